@@ -1,0 +1,167 @@
+/**
+ * The SQLite schema (drizzle). drizzle-kit generates the migrations in `drizzle/` from this file.
+ *
+ * Timestamps are ISO 8601 UTC strings with milliseconds (design section 4), which sort as text.
+ * Ids are UUID v4 strings. All SQL lives in the repository modules beside this file.
+ */
+import { sql } from 'drizzle-orm';
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+/** A person or agent account. `plan` names a plan of the operator's plan table (design section 6). */
+export const users = sqliteTable('users', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull().unique(),
+  plan: text('plan').notNull().default('free'),
+  createdAt: text('created_at').notNull(),
+});
+
+/** API tokens, stored only as SHA-256 of the whole token (design section 7). */
+export const apiTokens = sqliteTable(
+  'api_tokens',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    tokenHash: text('token_hash').notNull().unique(),
+    /** The first characters of the token (`svc_abcd`), enough to recognise it in a listing. */
+    displayPrefix: text('display_prefix').notNull(),
+    createdAt: text('created_at').notNull(),
+    expiresAt: text('expires_at'),
+    revokedAt: text('revoked_at'),
+  },
+  (t) => [index('api_tokens_user_idx').on(t.userId)],
+);
+
+/** Projects (spec section 2). */
+export const projects = sqliteTable(
+  'projects',
+  {
+    id: text('id').primaryKey(),
+    ownerId: text('owner_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    description: text('description'),
+    visibility: text('visibility', { enum: ['public', 'private'] }).notNull(),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [index('projects_owner_created_idx').on(t.ownerId, t.createdAt)],
+);
+
+/**
+ * Workflows (design section 4). At most one active workflow per project is enforced by the
+ * partial unique index `workflows_one_active_per_project`.
+ */
+export const workflows = sqliteTable(
+  'workflows',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    /** Monotonic order of creation across the whole store: FIFO order of the queue. */
+    seq: integer('seq').notNull().unique(),
+    kind: text('kind', { enum: ['build', 'deploy'] }).notNull(),
+    status: text('status', {
+      enum: ['queued', 'running', 'waiting_for_input', 'cancelling', 'completed', 'failed', 'cancelled'],
+    }).notNull(),
+    instruction: text('instruction').notNull(),
+    stepIndex: integer('step_index').notNull().default(0),
+    stepTotal: integer('step_total').notNull().default(0),
+    stepName: text('step_name'),
+    /** `pid@hostname` of the process whose engine runs this workflow; null when none does. */
+    runnerId: text('runner_id'),
+    errorCode: text('error_code'),
+    errorMessage: text('error_message'),
+    createdAt: text('created_at').notNull(),
+    startedAt: text('started_at'),
+    finishedAt: text('finished_at'),
+  },
+  (t) => [
+    uniqueIndex('workflows_one_active_per_project')
+      .on(t.projectId)
+      .where(sql`status in ('running', 'waiting_for_input', 'cancelling')`),
+    index('workflows_project_status_idx').on(t.projectId, t.status, t.seq),
+    index('workflows_status_seq_idx').on(t.status, t.seq),
+  ],
+);
+
+/** The conversation of a project. `seq` grows by one per project and never repeats. */
+export const messages = sqliteTable(
+  'messages',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    seq: integer('seq').notNull(),
+    role: text('role', { enum: ['user', 'agent', 'system'] }).notNull(),
+    type: text('type', {
+      enum: ['instruction', 'answer', 'question', 'progress', 'result', 'error', 'status'],
+    }).notNull(),
+    content: text('content').notNull(),
+    workflowId: text('workflow_id').references(() => workflows.id, { onDelete: 'set null' }),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('messages_project_seq_idx').on(t.projectId, t.seq)],
+);
+
+/** Questions the building agent asked (design section 5): stored so they survive a restart. */
+export const questions = sqliteTable(
+  'questions',
+  {
+    id: text('id').primaryKey(),
+    workflowId: text('workflow_id')
+      .notNull()
+      .references(() => workflows.id, { onDelete: 'cascade' }),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    /** The builder's name for the question (`app_identifier`): a resumed builder finds its answer by it. */
+    key: text('key').notNull(),
+    prompt: text('prompt').notNull(),
+    /** JSON array of allowed answers, or null. */
+    options: text('options'),
+    /** A regular expression (source) the whole answer must match, or null. */
+    pattern: text('pattern'),
+    askedAt: text('asked_at').notNull(),
+    answer: text('answer'),
+    answeredAt: text('answered_at'),
+  },
+  (t) => [
+    index('questions_workflow_idx').on(t.workflowId),
+    index('questions_project_key_idx').on(t.projectId, t.key),
+  ],
+);
+
+/** Published previews and deployments. Files live under `<dataDir>/artifacts/<id>/`. */
+export const artifacts = sqliteTable(
+  'artifacts',
+  {
+    id: text('id').primaryKey(),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    workflowId: text('workflow_id').references(() => workflows.id, { onDelete: 'set null' }),
+    kind: text('kind', { enum: ['preview', 'deployment'] }).notNull(),
+    platform: text('platform', { enum: ['web', 'ios', 'android'] }).notNull(),
+    /** Deployment number within the project (1, 2, ...); null for previews. */
+    number: integer('number'),
+    /** An external URL reported by a builder; null when the files are served by this service. */
+    externalUrl: text('external_url'),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [index('artifacts_project_idx').on(t.projectId, t.kind, t.createdAt)],
+);
+
+export type UserRow = typeof users.$inferSelect;
+export type ApiTokenRow = typeof apiTokens.$inferSelect;
+export type ProjectRow = typeof projects.$inferSelect;
+export type WorkflowRow = typeof workflows.$inferSelect;
+export type MessageRow = typeof messages.$inferSelect;
+export type QuestionRow = typeof questions.$inferSelect;
+export type ArtifactRow = typeof artifacts.$inferSelect;
+export type WorkflowStatus = WorkflowRow['status'];
+export type WorkflowKind = WorkflowRow['kind'];
