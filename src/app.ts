@@ -1,0 +1,185 @@
+/**
+ * Assembles the service from its parts (style section 2: a factory with no side effects on
+ * import): store -> repositories -> services -> workflow engine -> MCP server -> gateway.
+ * Transports (`transports/`) are thin entry points around the returned `App`.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RequestGate } from './auth/request-gate.js';
+import { TokenService } from './auth/token-service.js';
+import { CommandBuilder, loadCommandBuilderConfig } from './builders/command-builder.js';
+import type { Builder } from './builders/builder.js';
+import { ScriptedBuilder } from './builders/scripted-builder.js';
+import { systemClock, type Clock } from './clock.js';
+import { loadPlans, type PlanTable } from './limits/plans.js';
+import { MemoryRequestRateLimiter, type RequestRateLimiter } from './limits/request-rate-limiter.js';
+import { createLogger, type Logger } from './logger.js';
+import { JsonRpcGateway } from './mcp/json-rpc-gateway.js';
+import { createMcpServer } from './mcp/mcp-server.js';
+import { ALL_TOOLS } from './mcp/tools/index.js';
+import { ProjectAccess } from './services/project-access.js';
+import { ProjectService } from './services/project-service.js';
+import { PublicUrl } from './services/public-url.js';
+import { WorkflowService } from './services/workflow-service.js';
+import { ArtifactRepo } from './store/artifact-repo.js';
+import { openStore, type Store } from './store/database.js';
+import { MessageRepo } from './store/message-repo.js';
+import { ProjectRepo } from './store/project-repo.js';
+import { QuestionRepo } from './store/question-repo.js';
+import { TokenRepo } from './store/token-repo.js';
+import { UserRepo } from './store/user-repo.js';
+import { WorkflowRepo } from './store/workflow-repo.js';
+import { ArtifactStore } from './workflows/artifact-store.js';
+import { WorkflowEngine } from './workflows/workflow-engine.js';
+import { WorkflowJournal } from './workflows/workflow-journal.js';
+
+/** The package version, read from package.json. */
+export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** The builders a server can be started with (design section 5). */
+export const BUILDER_NAMES = ['scripted', 'command'] as const;
+export type BuilderName = (typeof BUILDER_NAMES)[number];
+
+export interface AppConfig {
+  /** Holds the SQLite file, the workspaces and the artifacts. Created if missing. */
+  dataDir: string;
+  /** `:memory:` for a private in-memory store; default `<dataDir>/mobile-builder.db`. */
+  databaseFile?: string;
+  builder?: BuilderName;
+  /** JSON config of the `command` builder (required with it). */
+  builderConfigFile?: string;
+  /** Pause per step of the `scripted` builder, in ms (default 500). */
+  scriptedStepMs?: number;
+  /** Workflows running at once in this process (default 2). */
+  maxConcurrentWorkflows?: number;
+  /** Base of preview links; default from the HTTP listener's address. */
+  publicUrl?: string;
+  /** Operator plan table (JSON); default the built-in plans. */
+  plansFile?: string;
+  plans?: PlanTable;
+  rateLimiter?: RequestRateLimiter;
+  logger?: Logger;
+  clock?: Clock;
+  pollIntervalMs?: number;
+  cancelTimeoutMs?: number;
+}
+
+export interface App {
+  config: AppConfig;
+  logger: Logger;
+  store: Store;
+  tokens: TokenService;
+  gate: RequestGate;
+  gateway: JsonRpcGateway;
+  engine: WorkflowEngine;
+  artifactStore: ArtifactStore;
+  artifacts: ArtifactRepo;
+  publicUrl: PublicUrl;
+  projects: ProjectService;
+  workflows: WorkflowService;
+  users: UserRepo;
+  plans: PlanTable;
+  /** Starts the workflow engine (crash recovery first) and the MCP server. */
+  start(): Promise<void>;
+  /** Graceful stop: engine shutdown, then the store. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the service. Opens (and migrates) the store, but runs nothing until `start()`.
+ * @throws Error for an unreadable builder config or plans file, or a store that cannot be opened.
+ */
+export function createApp(config: AppConfig): App {
+  const logger = config.logger ?? createLogger();
+  const clock = config.clock ?? systemClock;
+  mkdirSync(config.dataDir, { recursive: true });
+  const store = openStore(config.databaseFile ?? join(config.dataDir, 'mobile-builder.db'));
+  const plans = config.plans ?? loadPlans(config.plansFile);
+
+  const users = new UserRepo(store.db);
+  const tokenRepo = new TokenRepo(store.db);
+  const projectRepo = new ProjectRepo(store.db);
+  const workflowRepo = new WorkflowRepo(store.db);
+  const messageRepo = new MessageRepo(store.db);
+  const questionRepo = new QuestionRepo(store.db);
+  const artifactRepo = new ArtifactRepo(store.db);
+
+  const tokens = new TokenService(users, tokenRepo, clock);
+  const gate = new RequestGate(tokens, config.rateLimiter ?? new MemoryRequestRateLimiter(), plans);
+  const access = new ProjectAccess(projectRepo);
+  const projects = new ProjectService(store, projectRepo, access, plans, clock);
+  const journal = new WorkflowJournal(store, workflowRepo, messageRepo, projectRepo, clock);
+  const artifactStore = new ArtifactStore(config.dataDir);
+  const publicUrl = new PublicUrl(config.publicUrl);
+  const builder = createBuilder(config);
+  const engine = new WorkflowEngine(
+    {
+      workflows: workflowRepo,
+      questions: questionRepo,
+      artifacts: artifactRepo,
+      projects: projectRepo,
+      journal,
+      artifactStore,
+      builder,
+      dataDir: config.dataDir,
+      logger,
+    },
+    {
+      maxConcurrent: config.maxConcurrentWorkflows ?? 2,
+      ...(config.pollIntervalMs !== undefined && { pollIntervalMs: config.pollIntervalMs }),
+      ...(config.cancelTimeoutMs !== undefined && { cancelTimeoutMs: config.cancelTimeoutMs }),
+    },
+  );
+  const workflows = new WorkflowService({
+    store,
+    access,
+    workflows: workflowRepo,
+    messages: messageRepo,
+    questions: questionRepo,
+    artifacts: artifactRepo,
+    journal,
+    engine,
+    publicUrl,
+  });
+  const server = createMcpServer({ tools: ALL_TOOLS, services: { projects, workflows }, logger, version: VERSION });
+  const gateway = new JsonRpcGateway(server, logger);
+
+  let closed = false;
+  return {
+    config,
+    logger,
+    store,
+    tokens,
+    gate,
+    gateway,
+    engine,
+    artifactStore,
+    artifacts: artifactRepo,
+    publicUrl,
+    projects,
+    workflows,
+    users,
+    plans,
+    async start() {
+      engine.start();
+      await gateway.start();
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await engine.shutdown();
+      await gateway.close().catch(() => undefined);
+      store.close();
+    },
+  };
+}
+
+function createBuilder(config: AppConfig): Builder {
+  const name = config.builder ?? 'scripted';
+  if (name === 'command') {
+    if (!config.builderConfigFile) throw new Error('The command builder needs --builder-config FILE (JSON with "build" and/or "deploy" commands)');
+    return new CommandBuilder(loadCommandBuilderConfig(config.builderConfigFile));
+  }
+  if (name === 'scripted') return new ScriptedBuilder(config.scriptedStepMs ?? 500);
+  throw new Error(`Unknown builder "${name as string}": use one of ${BUILDER_NAMES.join(', ')}`);
+}

@@ -1,0 +1,111 @@
+/**
+ * Users and API tokens: issuing, listing, revoking and checking tokens (spec section 5,
+ * design sections 2 and 7).
+ */
+import { randomUUID } from 'node:crypto';
+import { isoNow, type Clock } from '../clock.js';
+import { unauthenticated } from '../errors.js';
+import type { TokenRepo } from '../store/token-repo.js';
+import type { UserRepo } from '../store/user-repo.js';
+import type { UserRow } from '../store/schema.js';
+import { displayPrefix, generateToken, hashToken, TOKEN_PREFIX } from './api-token.js';
+import type { Caller } from './caller.js';
+
+/** A token as a listing shows it: never the whole token. */
+export interface TokenSummary {
+  id: string;
+  user: string;
+  prefix: string;
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  state: 'active' | 'expired' | 'revoked';
+}
+
+export class TokenService {
+  constructor(
+    private readonly users: UserRepo,
+    private readonly tokens: TokenRepo,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Finds the user by name, creating it (on `plan`, default `free`) when new. */
+  ensureUser(name: string, plan = 'free'): UserRow {
+    const found = this.users.findByName(name);
+    if (found) return found;
+    const row: UserRow = { id: randomUUID(), name, plan, createdAt: isoNow(this.clock) };
+    this.users.insert(row);
+    return row;
+  }
+
+  /**
+   * Issues a token for `userName` (creating the user if new). The returned `token` is the only
+   * time the whole token exists outside the caller's hands.
+   * @param expiresInMs lifetime in milliseconds; undefined for a token that does not expire.
+   */
+  create(userName: string, expiresInMs?: number): { token: string; summary: TokenSummary } {
+    const user = this.ensureUser(userName);
+    const token = generateToken();
+    const now = this.clock();
+    const row = {
+      id: randomUUID(),
+      userId: user.id,
+      tokenHash: hashToken(token),
+      displayPrefix: displayPrefix(token),
+      createdAt: now.toISOString(),
+      expiresAt: expiresInMs === undefined ? null : new Date(now.getTime() + expiresInMs).toISOString(),
+      revokedAt: null,
+    };
+    this.tokens.insert(row);
+    return { token, summary: this.summarise(row, user.name) };
+  }
+
+  list(userName?: string): TokenSummary[] {
+    let userId: string | undefined;
+    if (userName !== undefined) {
+      const user = this.users.findByName(userName);
+      if (!user) return [];
+      userId = user.id;
+    }
+    return this.tokens.list(userId).map(({ token, user }) => this.summarise(token, user.name));
+  }
+
+  /** Revokes token `id`. Returns false when no such token exists. Revoking twice is harmless. */
+  revoke(id: string): boolean {
+    const row = this.tokens.findById(id);
+    if (!row) return false;
+    if (!row.revokedAt) this.tokens.revoke(id, isoNow(this.clock));
+    return true;
+  }
+
+  /**
+   * Checks a presented token.
+   * @throws ServiceError `unauthenticated` (-32001) when it is missing, malformed, unknown,
+   *   expired or revoked.
+   */
+  authenticate(token: string | undefined | null): Caller {
+    if (!token || !token.startsWith(TOKEN_PREFIX) || token.length > 200) throw unauthenticated();
+    const found = this.tokens.findByHash(hashToken(token));
+    if (!found) throw unauthenticated();
+    const { token: row, user } = found;
+    if (row.revokedAt) throw unauthenticated();
+    if (row.expiresAt && row.expiresAt <= isoNow(this.clock)) throw unauthenticated();
+    return { userId: user.id, userName: user.name, plan: user.plan, tokenId: row.id };
+  }
+
+  private summarise(
+    row: { id: string; displayPrefix: string; createdAt: string; expiresAt: string | null; revokedAt: string | null },
+    user: string,
+  ): TokenSummary {
+    const state = row.revokedAt ? 'revoked' : row.expiresAt && row.expiresAt <= isoNow(this.clock) ? 'expired' : 'active';
+    return {
+      id: row.id,
+      user,
+      prefix: `${row.displayPrefix}…`,
+      createdAt: row.createdAt,
+      expiresAt: row.expiresAt,
+      revokedAt: row.revokedAt,
+      state,
+    };
+  }
+}

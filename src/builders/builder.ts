@@ -1,0 +1,102 @@
+/**
+ * The building agent's interface (design section 5). The workflow engine calls `run` once per
+ * workflow (again after a restart, for a workflow resumed by an answer); the builder reports
+ * through the context and finishes by returning (completed) or throwing (failed). When `signal`
+ * aborts (cancel or shutdown) it must stop promptly; whatever it throws then is ignored.
+ */
+
+export type Platform = 'web' | 'ios' | 'android';
+
+/** What to build or deploy. */
+export interface BuildJob {
+  workflowId: string;
+  kind: 'build' | 'deploy';
+  /** The user's instruction for this workflow. */
+  instruction: string;
+  project: { id: string; name: string; description: string | null };
+  /** Instructions of the project's earlier completed workflows, oldest first. */
+  history: string[];
+  /** A folder the builder owns for this project; it persists across workflows. */
+  workspaceDir: string;
+  /** Aborted on cancel and on shutdown. */
+  signal: AbortSignal;
+}
+
+/** A question for the user; the answer must equal one of `options`, or match all of `pattern`. */
+export interface QuestionSpec {
+  /** The builder's stable name for the question (`app_identifier`). */
+  key: string;
+  prompt: string;
+  options?: string[];
+  /** A JavaScript regular expression source, matched against the whole answer. */
+  pattern?: string;
+}
+
+/** A published preview or deployment. `path` is the service-relative URL path (`/previews/<id>/`). */
+export interface PublishedArtifact {
+  id: string;
+  kind: 'preview' | 'deployment';
+  platform: Platform;
+  number: number | null;
+  path: string | null;
+  externalUrl: string | null;
+}
+
+/** What to publish: a folder of files to serve, another artifact's files, or an external URL. */
+export type PublishRequest =
+  | { kind: 'preview' | 'deployment'; platform: Platform; sourceDir: string }
+  | { kind: 'deployment'; platform: Platform; fromArtifactId: string }
+  | { kind: 'preview' | 'deployment'; platform: Platform; externalUrl: string };
+
+/** How a builder reports (every call is written to the store before it returns). */
+export interface BuildContext {
+  /** Records progress: step `index` (1-based) of `total`, and posts it as a progress message. */
+  step(index: number, total: number, name: string): void;
+  /** Posts an agent message to the conversation. */
+  say(content: string, type?: 'progress' | 'result'): void;
+  /**
+   * Asks the user and waits for a valid answer (the workflow is `waiting_for_input` meanwhile).
+   * A question already answered in this workflow (a resumed run) resolves at once.
+   * @throws the abort reason when the workflow is cancelled or the server shuts down.
+   */
+  ask(question: QuestionSpec): Promise<string>;
+  /** The latest answer the project gave to a question with `key` in any workflow, or null. */
+  recall(key: string): string | null;
+  /** Publishes artifacts; files are copied, so the builder may change its workspace afterwards. */
+  publish(request: PublishRequest): Promise<PublishedArtifact>;
+  /** The project's newest preview for `platform`, or null. */
+  latestPreview(platform: Platform): PublishedArtifact | null;
+}
+
+/** A building agent. */
+export interface Builder {
+  readonly name: string;
+  run(job: BuildJob, context: BuildContext): Promise<void>;
+}
+
+/** An error a builder throws to fail a workflow with a specific `error.code`. */
+export class BuildFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BuildFailure';
+  }
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,84 @@
+/**
+ * The `scripted` builder (design section 5): a deterministic simulation of a building agent, for
+ * trying the protocol and for tests. It says so in its messages.
+ *
+ * - build: four paced steps; writes a real static web preview (`build/web/index.html` in the
+ *   workspace) and publishes it.
+ * - deploy: builds first when the project has no preview yet; asks once per project for the app
+ *   identifier (reverse-DNS, validated); publishes the latest preview as an immutable, numbered
+ *   deployment.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { abortableDelay, type Builder, type BuildContext, type BuildJob } from './builder.js';
+import { renderPreviewPage } from './preview-page.js';
+
+/** Reverse-DNS app identifier, e.g. `com.example.app` (what app stores call a bundle id / package). */
+export const APP_IDENTIFIER_PATTERN = '[a-zA-Z][a-zA-Z0-9_]*(\\.[a-zA-Z][a-zA-Z0-9_]*)+';
+
+const SIMULATION_NOTE = 'This is the scripted builder: it simulates a building agent. No native binary is compiled and nothing is sent to an app store.';
+
+export class ScriptedBuilder implements Builder {
+  readonly name = 'scripted';
+
+  /** @param stepMs pause per step in milliseconds (`--scripted-step-ms`, default 500). */
+  constructor(private readonly stepMs: number = 500) {}
+
+  async run(job: BuildJob, context: BuildContext): Promise<void> {
+    if (job.kind === 'build') {
+      context.say(SIMULATION_NOTE);
+      await this.build(job, context, 0, 4);
+      return;
+    }
+    await this.deploy(job, context);
+  }
+
+  private async build(job: BuildJob, context: BuildContext, offset: number, total: number): Promise<void> {
+    context.step(offset + 1, total, 'Reading the instructions');
+    await abortableDelay(this.stepMs, job.signal);
+    context.step(offset + 2, total, 'Generating the app screens');
+    await abortableDelay(this.stepMs, job.signal);
+    const outDir = join(job.workspaceDir, 'build', 'web');
+    await mkdir(outDir, { recursive: true });
+    const html = renderPreviewPage({
+      projectName: job.project.name,
+      description: job.project.description,
+      instructions: [...job.history, job.instruction],
+      builtAt: new Date().toISOString(),
+      workflowId: job.workflowId,
+    });
+    await writeFile(join(outDir, 'index.html'), html, 'utf8');
+    context.step(offset + 3, total, 'Bundling the web preview');
+    await abortableDelay(this.stepMs, job.signal);
+    context.step(offset + 4, total, 'Publishing the preview');
+    const preview = await context.publish({ kind: 'preview', platform: 'web', sourceDir: outDir });
+    context.say(`Web preview published at ${preview.path} (open it from previewUrls of svc_get_session).`, 'result');
+  }
+
+  private async deploy(job: BuildJob, context: BuildContext): Promise<void> {
+    context.say(SIMULATION_NOTE);
+    const needsBuild = context.latestPreview('web') === null;
+    const offset = needsBuild ? 4 : 0;
+    const total = offset + 3;
+    if (needsBuild) {
+      context.say('No build exists yet: building first.');
+      await this.build(job, context, 0, total);
+    }
+    context.step(offset + 1, total, 'Checking the latest build');
+    await abortableDelay(this.stepMs, job.signal);
+    const appId =
+      context.recall('app_identifier') ??
+      (await context.ask({
+        key: 'app_identifier',
+        prompt: 'Which app identifier should this app be published under? Use reverse-DNS form, for example com.example.myapp.',
+        pattern: APP_IDENTIFIER_PATTERN,
+      }));
+    context.step(offset + 2, total, `Signing the build as ${appId} (simulated)`);
+    await abortableDelay(this.stepMs, job.signal);
+    const preview = context.latestPreview('web');
+    if (!preview) throw new Error('No preview to deploy');
+    context.step(offset + 3, total, 'Publishing the deployment');
+    const deployment = await context.publish({ kind: 'deployment', platform: 'web', fromArtifactId: preview.id });
+    context.say(`Deployment #${deployment.number} of ${appId} published at ${deployment.path} (immutable; see previewUrls of svc_get_session).`, 'result');
+  }
+}

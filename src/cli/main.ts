@@ -1,0 +1,274 @@
+/**
+ * The command line of design section 2 (a stable interface):
+ *
+ *   mobile-builder-mcp serve [--http] [--host H] [--port P] [--builder NAME] ...
+ *   mobile-builder-mcp token create --user NAME [--expires-in 30d]
+ *   mobile-builder-mcp token list [--user NAME]
+ *   mobile-builder-mcp token revoke ID
+ *   mobile-builder-mcp user list | user set-plan NAME PLAN
+ *   mobile-builder-mcp migrate
+ *
+ * Every option has an `SVC_*` environment equivalent. Logs go to stderr; stdout carries only the
+ * stdio protocol (serve) or the command's output.
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { BUILDER_NAMES, createApp, VERSION, type App, type AppConfig, type BuilderName } from '../app.js';
+import { parseDuration } from '../auth/api-token.js';
+import { createLogger } from '../logger.js';
+import { openStore } from '../store/database.js';
+import { serveStdio } from '../transports/stdio-server.js';
+import { startHttpServer, type RunningHttpServer } from '../transports/http-server.js';
+
+const DEFAULT_DATA_DIR = join(homedir(), '.mobile-builder-mcp');
+
+function positiveInt(name: string, min = 0) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be a whole number of at least ${min}`);
+    return n;
+  };
+}
+
+function dataDirOption(): Option {
+  return new Option('--data-dir <dir>', 'folder of the SQLite store, workspaces and artifacts').env('SVC_DATA_DIR').default(DEFAULT_DATA_DIR, '~/.mobile-builder-mcp');
+}
+
+/** Options of `serve`, after parsing. */
+interface ServeOptions {
+  http?: boolean;
+  host: string;
+  port: number;
+  dataDir: string;
+  builder: BuilderName;
+  builderConfig?: string;
+  publicUrl?: string;
+  scriptedStepMs: number;
+  maxConcurrentWorkflows: number;
+  plans?: string;
+  allowedHosts?: string;
+  bodyLimit: number;
+  logLevel: string;
+}
+
+/** Builds the program (exported for tests of the parser; `run` executes it). */
+export function buildProgram(): Command {
+  const program = new Command('mobile-builder-mcp')
+    .description('An MCP server that manages native mobile app projects and runs their build and deploy workflows.')
+    .version(VERSION)
+    .showHelpAfterError('(run with --help for usage)');
+
+  program
+    .command('serve')
+    .description('Serve MCP over stdio (default; what MCP hosts launch) or streamable HTTP (--http).')
+    .addOption(new Option('--http', 'serve streamable HTTP on POST /mcp instead of stdio').env('SVC_HTTP'))
+    .addOption(new Option('--host <host>', 'HTTP bind address').env('SVC_HOST').default('127.0.0.1'))
+    .addOption(new Option('--port <port>', 'HTTP port (0 = any free port); in stdio mode, the port of the preview server').env('SVC_PORT').default(3333).argParser(positiveInt('--port')))
+    .addOption(dataDirOption())
+    .addOption(new Option('--builder <name>', 'building agent').choices(BUILDER_NAMES).env('SVC_BUILDER').default('scripted'))
+    .addOption(new Option('--builder-config <file>', 'JSON config of the command builder').env('SVC_BUILDER_CONFIG'))
+    .addOption(new Option('--public-url <url>', 'base URL of preview links (default from host and port)').env('SVC_PUBLIC_URL'))
+    .addOption(new Option('--scripted-step-ms <ms>', 'pause per step of the scripted builder').env('SVC_SCRIPTED_STEP_MS').default(500).argParser(positiveInt('--scripted-step-ms')))
+    .addOption(new Option('--max-concurrent-workflows <n>', 'workflows running at once').env('SVC_MAX_CONCURRENT_WORKFLOWS').default(2).argParser(positiveInt('--max-concurrent-workflows', 1)))
+    .addOption(new Option('--plans <file>', 'JSON file of plan limits').env('SVC_PLANS_FILE'))
+    .addOption(new Option('--allowed-hosts <list>', 'comma-separated extra host names accepted in Host/Origin').env('SVC_ALLOWED_HOSTS'))
+    .addOption(new Option('--body-limit <bytes>', 'largest request body').env('SVC_BODY_LIMIT').default(1024 * 1024).argParser(positiveInt('--body-limit', 1)))
+    .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug or silent').env('SVC_LOG_LEVEL').default('info'))
+    .action(async (options: ServeOptions) => serve(options));
+
+  const token = program.command('token').description('Manage API tokens.');
+  token
+    .command('create')
+    .description('Create an API token (and the user, if new). Prints the token alone on the last line; it is not shown again.')
+    .requiredOption('--user <name>', 'user the token acts for')
+    .option('--expires-in <duration>', 'lifetime such as 30d, 12h or 90m (default: no expiry)')
+    .addOption(dataDirOption())
+    .action((options: { user: string; expiresIn?: string; dataDir: string }) => {
+      const expires = options.expiresIn === undefined ? undefined : parseDurationOption(options.expiresIn);
+      if (!/^[\w.@+-]{1,64}$/.test(options.user)) throw new InvalidArgumentError('--user must be 1 to 64 letters, digits or . _ @ + -');
+      withApp(options.dataDir, (app) => {
+        const { token: secret, summary } = app.tokens.create(options.user, expires);
+        const expiry = summary.expiresAt ? `expires ${summary.expiresAt}` : 'does not expire';
+        process.stdout.write(`Created token ${summary.id} for user "${summary.user}" (${expiry}).\nStore it now: it is not shown again.\n${secret}\n`);
+      });
+    });
+  token
+    .command('list')
+    .description('List tokens (never prints a whole token).')
+    .option('--user <name>', 'only this user\'s tokens')
+    .option('--json', 'print JSON')
+    .addOption(dataDirOption())
+    .action((options: { user?: string; json?: boolean; dataDir: string }) => {
+      withApp(options.dataDir, (app) => {
+        const rows = app.tokens.list(options.user);
+        if (options.json) return void process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+        if (rows.length === 0) return void process.stdout.write('No tokens.\n');
+        printTable(
+          ['ID', 'USER', 'TOKEN', 'STATE', 'CREATED', 'EXPIRES'],
+          rows.map((r) => [r.id, r.user, r.prefix, r.state, r.createdAt, r.expiresAt ?? 'never']),
+        );
+      });
+    });
+  token
+    .command('revoke')
+    .description('Revoke a token by its id (from token list). Takes effect on the next request.')
+    .argument('<id>', 'token id')
+    .addOption(dataDirOption())
+    .action((id: string, options: { dataDir: string }) => {
+      withApp(options.dataDir, (app) => {
+        if (!app.tokens.revoke(id)) {
+          process.stderr.write(`No token with id ${id}.\n`);
+          process.exitCode = 1;
+          return;
+        }
+        process.stdout.write(`Revoked token ${id}.\n`);
+      });
+    });
+
+  const user = program.command('user').description('Manage users and their plans.');
+  user
+    .command('list')
+    .description('List users with their plans.')
+    .addOption(dataDirOption())
+    .action((options: { dataDir: string }) => {
+      withApp(options.dataDir, (app) => {
+        const rows = app.users.list();
+        if (rows.length === 0) return void process.stdout.write('No users.\n');
+        printTable(['USER', 'PLAN', 'CREATED'], rows.map((r) => [r.name, r.plan, r.createdAt]));
+      });
+    });
+  user
+    .command('set-plan')
+    .description('Put a user on a plan (free, pro, or one from --plans FILE); creates the user if new.')
+    .argument('<name>', 'user name')
+    .argument('<plan>', 'plan name')
+    .addOption(dataDirOption())
+    .addOption(new Option('--plans <file>', 'JSON file of plan limits').env('SVC_PLANS_FILE'))
+    .action((name: string, plan: string, options: { dataDir: string; plans?: string }) => {
+      withApp(options.dataDir, (app) => {
+        if (!app.plans[plan]) {
+          process.stderr.write(`Unknown plan "${plan}". Plans: ${Object.keys(app.plans).join(', ')}.\n`);
+          process.exitCode = 1;
+          return;
+        }
+        const row = app.tokens.ensureUser(name);
+        app.users.setPlan(row.id, plan);
+        process.stdout.write(`User "${name}" is on plan "${plan}".\n`);
+      }, options.plans);
+    });
+
+  program
+    .command('migrate')
+    .description('Apply the database migrations (serve also does this at start).')
+    .addOption(dataDirOption())
+    .action((options: { dataDir: string }) => {
+      const file = join(resolve(options.dataDir), 'mobile-builder.db');
+      openStoreForMigrate(options.dataDir);
+      process.stdout.write(`Database is up to date: ${file}\n`);
+    });
+  return program;
+}
+
+function parseDurationOption(text: string): number {
+  try {
+    return parseDuration(text);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+}
+
+function openStoreForMigrate(dataDir: string): void {
+  const app = createApp({ dataDir: resolve(dataDir), logger: createLogger('warn') });
+  app.store.close();
+}
+
+/** Runs a short command against the store, without starting the engine. */
+function withApp(dataDir: string, fn: (app: App) => void, plansFile?: string): void {
+  const app = createApp({ dataDir: resolve(dataDir), logger: createLogger('warn'), ...(plansFile && { plansFile }) });
+  try {
+    fn(app);
+  } finally {
+    app.store.close();
+  }
+}
+
+function printTable(header: string[], rows: string[][]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  process.stdout.write(`${[line(header), ...rows.map(line)].join('\n')}\n`);
+}
+
+async function serve(options: ServeOptions): Promise<void> {
+  const logger = createLogger(options.logLevel);
+  const config: AppConfig = {
+    dataDir: resolve(options.dataDir),
+    builder: options.builder,
+    scriptedStepMs: options.scriptedStepMs,
+    maxConcurrentWorkflows: options.maxConcurrentWorkflows,
+    logger,
+    ...(options.builderConfig && { builderConfigFile: resolve(options.builderConfig) }),
+    ...(options.publicUrl && { publicUrl: options.publicUrl }),
+    ...(options.plans && { plansFile: resolve(options.plans) }),
+  };
+  const app = createApp(config);
+  await app.start();
+  const allowedHosts = options.allowedHosts?.split(',').map((h) => h.trim()).filter(Boolean);
+  const httpOptions = {
+    host: options.host,
+    bodyLimitBytes: options.bodyLimit,
+    ...(allowedHosts && { allowedHosts }),
+  };
+
+  let http: RunningHttpServer | undefined;
+  let stopping = false;
+  const stop = async (reason: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ reason }, 'shutting down');
+    await http?.close();
+    await app.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+
+  if (options.http) {
+    http = await startHttpServer(app, { ...httpOptions, port: options.port, serveMcp: true });
+    logger.info({ url: `${http.url}/mcp`, dataDir: config.dataDir, builder: options.builder }, 'serving MCP over streamable HTTP');
+    process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp (data: ${config.dataDir})\n`);
+    return;
+  }
+
+  // stdio: a loopback listener serves the previews; a busy port falls back to any free one.
+  try {
+    http = await startHttpServer(app, { ...httpOptions, port: options.port, serveMcp: false });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    http = await startHttpServer(app, { ...httpOptions, port: 0, serveMcp: false });
+    logger.warn({ port: options.port, using: http.port }, 'preview port in use; serving previews on another port');
+  }
+  const token = process.env.SVC_API_TOKEN?.trim() || undefined;
+  if (!token) logger.warn('SVC_API_TOKEN is not set: tools are listed, but every tool call answers -32001');
+  logger.info({ previews: http.url, dataDir: config.dataDir, builder: options.builder }, 'serving MCP over stdio');
+  await serveStdio(app, { token });
+  await stop('stdin closed');
+}
+
+/** Entry point of the bin. Exits non-zero with a message on stderr for bad usage or a failed command. */
+export async function run(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  program.exitOverride();
+  try {
+    await program.parseAsync(argv);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help') return;
+    if (code?.startsWith('commander.')) {
+      process.exitCode = (error as { exitCode?: number }).exitCode ?? 2;
+      return;
+    }
+    process.stderr.write(`mobile-builder-mcp: ${(error as Error).message}\n`);
+    process.exitCode = 1;
+  }
+}

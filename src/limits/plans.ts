@@ -1,0 +1,66 @@
+/**
+ * Plans and their limits (spec section 8, design section 6). The operator may replace or add
+ * plans with a JSON file (`--plans FILE`, env `SVC_PLANS_FILE`):
+ *
+ * ```json
+ * { "free": { "requestsPerMinute": 100, "projectCreationsPerHour": 10, "maxProjects": 100 },
+ *   "team": { "requestsPerMinute": 1000, "projectCreationsPerHour": 100, "maxProjects": 5000 } }
+ * ```
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+/** The limits of one plan. Counts are whole numbers; windows are fixed by the field name. */
+export interface PlanLimits {
+  /** Authenticated JSON-RPC requests per API key per minute. */
+  requestsPerMinute: number;
+  /** `svc_create_project` successes per user in any sliding hour. */
+  projectCreationsPerHour: number;
+  /** Projects a user may own at once. */
+  maxProjects: number;
+}
+
+export type PlanTable = Record<string, PlanLimits>;
+
+/** The spec's free tier, plus a larger `pro` plan an operator can hand out as it is. */
+export const DEFAULT_PLANS: PlanTable = {
+  free: { requestsPerMinute: 100, projectCreationsPerHour: 10, maxProjects: 100 },
+  pro: { requestsPerMinute: 1000, projectCreationsPerHour: 100, maxProjects: 1000 },
+};
+
+const planSchema = z.strictObject({
+  requestsPerMinute: z.number().int().positive(),
+  projectCreationsPerHour: z.number().int().positive(),
+  maxProjects: z.number().int().positive(),
+});
+const planFileSchema = z.record(z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/), planSchema.partial());
+
+/**
+ * The plan table: defaults, overlaid by the operator's JSON file when given (a plan named in
+ * the file takes its missing fields from the default plan of that name, else from `free`).
+ * @throws Error naming the file and the problem when it is unreadable or invalid.
+ */
+export function loadPlans(file?: string): PlanTable {
+  const plans: PlanTable = structuredClone(DEFAULT_PLANS);
+  if (!file) return plans;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new Error(`Cannot read plans file ${file}: ${(error as Error).message}`);
+  }
+  const parsed = planFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`Invalid plans file ${file}: ${issue?.path.join('.') || '(root)'} ${issue?.message ?? ''}`);
+  }
+  for (const [name, limits] of Object.entries(parsed.data)) {
+    plans[name] = { ...(plans[name] ?? DEFAULT_PLANS.free!), ...limits } as PlanLimits;
+  }
+  return plans;
+}
+
+/** The limits of `plan`; an unknown plan name gets the `free` plan's limits. */
+export function limitsFor(plans: PlanTable, plan: string): PlanLimits {
+  return plans[plan] ?? plans.free ?? DEFAULT_PLANS.free!;
+}

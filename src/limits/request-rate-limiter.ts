@@ -1,0 +1,55 @@
+/**
+ * Per-API-key request rate limiting (spec section 8, design section 6), behind one interface so
+ * that a shared store can replace process memory when the service runs on several machines
+ * (rate-limiter-flexible offers the same limiter over Redis and PostgreSQL).
+ */
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+
+/** The outcome of counting one request. */
+export interface RateDecision {
+  allowed: boolean;
+  /** Requests allowed per window. */
+  limit: number;
+  /** Requests left in the current window (0 when refused). */
+  remaining: number;
+  /** Unix time (seconds) at which the current window ends. */
+  resetAt: number;
+  /** Whole seconds to wait before retrying (at least 1); meaningful when refused. */
+  retryAfterSeconds: number;
+}
+
+/** Counts requests per key in fixed windows. */
+export interface RequestRateLimiter {
+  /** Counts one request of `key` against `limit` per `windowSeconds`. Never throws for a refusal. */
+  consume(key: string, limit: number, windowSeconds: number): Promise<RateDecision>;
+}
+
+/** The in-process limiter: exact within one process. */
+export class MemoryRequestRateLimiter implements RequestRateLimiter {
+  private readonly limiters = new Map<string, RateLimiterMemory>();
+
+  async consume(key: string, limit: number, windowSeconds: number): Promise<RateDecision> {
+    const id = `${limit}/${windowSeconds}`;
+    let limiter = this.limiters.get(id);
+    if (!limiter) {
+      limiter = new RateLimiterMemory({ points: limit, duration: windowSeconds, keyPrefix: id });
+      this.limiters.set(id, limiter);
+    }
+    try {
+      return decision(true, limit, await limiter.consume(key, 1));
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes) return decision(false, limit, rejection);
+      throw rejection;
+    }
+  }
+}
+
+function decision(allowed: boolean, limit: number, res: RateLimiterRes): RateDecision {
+  return {
+    allowed,
+    limit,
+    remaining: Math.max(0, res.remainingPoints),
+    resetAt: Math.ceil((Date.now() + res.msBeforeNext) / 1000),
+    retryAfterSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
+  };
+}

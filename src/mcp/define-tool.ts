@@ -1,0 +1,94 @@
+/**
+ * The one adapter that owns everything protocol-shaped about a tool (style section 3): the zod
+ * input and output schemas turned into JSON Schema once, annotations, title, the validation of
+ * arguments into design-table errors, and the `CallToolResult` of design section 3
+ * (`structuredContent` plus the same JSON as one text item). A tool file only declares.
+ */
+import { z } from 'zod';
+import type { Caller } from '../auth/caller.js';
+import { parameterError } from './parameter-errors.js';
+import type { ToolServices } from './tool-services.js';
+
+/** MCP tool annotations (hints for a host; they are not security controls). */
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/** What a tool's handler receives besides its arguments. */
+export interface ToolContext {
+  caller: Caller;
+  services: ToolServices;
+  /** Aborted when the client cancels the request or the connection closes. */
+  signal: AbortSignal;
+}
+
+/** A tool as declared in `src/mcp/tools/`. */
+export interface ToolDefinition<I extends z.ZodObject, O extends z.ZodObject> {
+  name: string;
+  title: string;
+  /** Written for a model: what it does, when to use it, what each error means. */
+  description: string;
+  input: I;
+  output: O;
+  annotations: ToolAnnotations;
+  handle(args: z.output<I>, context: ToolContext): z.input<O> | Promise<z.input<O>>;
+}
+
+/** The `tools/list` entry of a tool. */
+export interface ToolDescriptor {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema: Record<string, unknown>;
+  annotations: ToolAnnotations & { title: string };
+}
+
+/** The MCP `CallToolResult` a successful call returns. */
+export interface ToolResult {
+  [key: string]: unknown;
+  content: [{ type: 'text'; text: string }];
+  structuredContent: Record<string, unknown>;
+}
+
+/** A tool ready to list and call. */
+export interface Tool {
+  name: string;
+  descriptor: ToolDescriptor;
+  /**
+   * Validates `args` and runs the tool.
+   * @throws ServiceError -32602 for bad arguments, or whatever the service throws.
+   */
+  call(args: unknown, context: ToolContext): Promise<ToolResult>;
+}
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const out = z.toJSONSchema(schema, { io, target: 'draft-7', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete out.$schema;
+  return out;
+}
+
+/** Builds a callable tool from its declaration. Schemas are converted once, here. */
+export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definition: ToolDefinition<I, O>): Tool {
+  const descriptor: ToolDescriptor = {
+    name: definition.name,
+    title: definition.title,
+    description: definition.description,
+    inputSchema: jsonSchema(definition.input, 'input'),
+    outputSchema: jsonSchema(definition.output, 'output'),
+    annotations: { title: definition.title, ...definition.annotations },
+  };
+  return {
+    name: definition.name,
+    descriptor,
+    async call(args, context) {
+      const parsed = definition.input.safeParse(args ?? {});
+      if (!parsed.success) throw parameterError(parsed.error.issues, args ?? {});
+      const output = (await definition.handle(parsed.data, context)) as Record<string, unknown>;
+      return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
+    },
+  };
+}

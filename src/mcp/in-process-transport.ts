@@ -1,0 +1,49 @@
+/**
+ * An SDK `Transport` that lets one long-lived MCP `Server` answer many independent exchanges
+ * (HTTP requests, stdio lines) at once: each request gets a process-unique id on the way in, so
+ * that two clients that both use id 1 never collide, and its original id back on the way out.
+ * This keeps per-request work to the request's own work (no server or transport per request).
+ */
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { JSONRPCMessage, JSONRPCRequest, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
+
+/** A JSON-RPC response or error object as the server sent it. */
+export type JsonRpcReply = { jsonrpc: '2.0'; id: RequestId | null; result?: unknown; error?: { code: number; message: string; data?: unknown } };
+
+export class InProcessTransport implements Transport {
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+
+  private nextId = 1;
+  private readonly pending = new Map<number, { originalId: RequestId; resolve: (reply: JsonRpcReply) => void }>();
+
+  async start(): Promise<void> {}
+
+  /** Receives the server's replies; server-initiated notifications and requests are dropped. */
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (!('id' in message) || 'method' in message) return;
+    const entry = this.pending.get(message.id as number);
+    if (!entry) return;
+    this.pending.delete(message.id as number);
+    entry.resolve({ ...(message as JsonRpcReply), id: entry.originalId });
+  }
+
+  async close(): Promise<void> {
+    for (const [id, entry] of this.pending) {
+      entry.resolve({ jsonrpc: '2.0', id: entry.originalId, error: { code: -32603, message: 'Internal error' } });
+      this.pending.delete(id);
+    }
+    this.onclose?.();
+  }
+
+  /** Hands `request` to the server and resolves with its reply, carrying the request's own id. */
+  dispatch(request: JSONRPCRequest, authInfo?: AuthInfo): Promise<JsonRpcReply> {
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.pending.set(id, { originalId: request.id, resolve });
+      this.onmessage?.({ ...request, id }, authInfo ? { authInfo } : undefined);
+    });
+  }
+}

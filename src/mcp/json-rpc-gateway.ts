@@ -1,0 +1,147 @@
+/**
+ * The one path every JSON-RPC message takes, whatever the transport (design section 3): parse,
+ * envelope check, admission (authentication and rate limit, per the transport's policy), then the
+ * MCP server. Replies come back with the HTTP status of the design's table.
+ *
+ * Order of checks: parse (-32700, id null) -> envelope (-32600) -> params shape (-32602) ->
+ * admission (-32001, -32005) -> method and tool rules.
+ */
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { InitializeRequestSchema, PingRequestSchema, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { Admission } from '../auth/request-gate.js';
+import { RateLimitedError } from '../auth/request-gate.js';
+import {
+  ERROR_TABLE,
+  httpStatusForCode,
+  invalidParameter,
+  invalidRequest,
+  isExpectedError,
+  MESSAGES,
+  parseError,
+  toJsonRpcError,
+  type ServiceError,
+} from '../errors.js';
+import type { RateDecision } from '../limits/request-rate-limiter.js';
+import type { Logger } from '../logger.js';
+import { InProcessTransport, type JsonRpcReply } from './in-process-transport.js';
+import { parameterError } from './parameter-errors.js';
+
+/**
+ * Decides who may send `method`: returns the admission (caller and rate window), null when the
+ * method needs no caller, or throws a ServiceError (-32001, -32005).
+ */
+export type AdmissionPolicy = (method: string) => Promise<Admission | null>;
+
+/** What to send back: the body (null for a notification or a client response) and its HTTP status. */
+export interface GatewayReply {
+  body: JsonRpcReply | null;
+  status: number;
+  /** The rate window the request was counted in, when it was (for `X-RateLimit-*` headers). */
+  rate?: RateDecision;
+}
+
+/** Methods the SDK server answers itself, with the SDK's schema for their parameters. */
+const SDK_METHOD_SCHEMAS = new Map<string, typeof PingRequestSchema | typeof InitializeRequestSchema>([
+  ['initialize', InitializeRequestSchema],
+  ['ping', PingRequestSchema],
+]);
+
+const KNOWN_CODES = new Set(Object.values(ERROR_TABLE).map((e) => e.code));
+
+export class JsonRpcGateway {
+  private readonly transport = new InProcessTransport();
+
+  constructor(
+    private readonly server: Server,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Connects the MCP server to the gateway's transport. Call once before handling messages. */
+  async start(): Promise<void> {
+    await this.server.connect(this.transport);
+  }
+
+  async close(): Promise<void> {
+    await this.server.close();
+  }
+
+  /** Handles one raw message body (a JSON text). */
+  async handleText(text: string, admit: AdmissionPolicy): Promise<GatewayReply> {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return errorReply(null, parseError());
+    }
+    return this.handleValue(value, admit);
+  }
+
+  /** Handles one parsed message. */
+  async handleValue(value: unknown, admit: AdmissionPolicy): Promise<GatewayReply> {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      return errorReply(null, invalidRequest(Array.isArray(value) ? { reason: 'batch requests are not supported' } : undefined));
+    }
+    const message = value as Record<string, unknown>;
+    const id = validId(message.id) ? (message.id as RequestId) : null;
+    if (message.jsonrpc !== '2.0') return errorReply(id, invalidRequest({ reason: 'jsonrpc must be "2.0"' }));
+
+    if (!('method' in message)) {
+      // A response from the client: this server sends no requests, so there is nothing to match.
+      if ('id' in message && ('result' in message || 'error' in message)) return { body: null, status: 202 };
+      return errorReply(id, invalidRequest({ reason: 'method is required' }));
+    }
+    if (typeof message.method !== 'string' || message.method.length === 0) {
+      return errorReply(id, invalidRequest({ reason: 'method must be a non-empty string' }));
+    }
+    const isNotification = !('id' in message);
+    if (!isNotification && id === null) return errorReply(null, invalidRequest({ reason: 'id must be a string or a number' }));
+
+    let rate: RateDecision | undefined;
+    try {
+      if ('params' in message && (message.params === null || typeof message.params !== 'object' || Array.isArray(message.params))) {
+        throw invalidParameter('params', 'must be an object');
+      }
+      const params = message.params as Record<string, unknown> | undefined;
+      if (params && '_meta' in params && (params._meta === null || typeof params._meta !== 'object' || Array.isArray(params._meta))) {
+        throw invalidParameter('params._meta', 'must be an object');
+      }
+      const admission = await admit(message.method);
+      rate = admission?.rate;
+      if (isNotification) return { body: null, status: 202, ...(rate && { rate }) };
+
+      const sdkSchema = SDK_METHOD_SCHEMAS.get(message.method);
+      if (sdkSchema) {
+        const checked = sdkSchema.safeParse({ method: message.method, params: params ?? {} });
+        if (!checked.success) throw parameterError(checked.error.issues, { params: params ?? {} });
+      }
+      const authInfo = admission ? { token: '', clientId: admission.caller.tokenId, scopes: [], extra: { caller: admission.caller } } : undefined;
+      const reply = await this.transport.dispatch(message as unknown as JSONRPCRequest, authInfo);
+      return this.finish(reply, rate);
+    } catch (error) {
+      if (error instanceof RateLimitedError) rate = error.rate;
+      if (!isExpectedError(error)) this.logger.error({ err: error }, 'message handling failed');
+      const body = toJsonRpcError(error);
+      return { body: { jsonrpc: '2.0', id, error: body }, status: httpStatusForCode(body.code), ...(rate && { rate }) };
+    }
+  }
+
+  /** Keeps every error the server sends inside the design's table (no stack, no SDK wording). */
+  private finish(reply: JsonRpcReply, rate: RateDecision | undefined): GatewayReply {
+    if (!reply.error) return { body: reply, status: 200, ...(rate && { rate }) };
+    let error = reply.error;
+    if (!KNOWN_CODES.has(error.code) || (error.code === ERROR_TABLE.internal.code && error.message !== MESSAGES.internal)) {
+      this.logger.error({ error }, 'unexpected protocol error replaced by Internal error');
+      error = { code: ERROR_TABLE.internal.code, message: MESSAGES.internal };
+    }
+    return { body: { ...reply, error }, status: httpStatusForCode(error.code), ...(rate && { rate }) };
+  }
+}
+
+function validId(id: unknown): boolean {
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+}
+
+function errorReply(id: RequestId | null, error: ServiceError): GatewayReply {
+  const body = toJsonRpcError(error);
+  return { body: { jsonrpc: '2.0', id, error: body }, status: httpStatusForCode(body.code) };
+}

@@ -1,0 +1,31 @@
+/**
+ * Reusable zod parameter types with the rules of design section 4: lengths count Unicode code
+ * points (not UTF-16 units), ids are UUIDs. Each also shows its rule in the tool's JSON Schema.
+ */
+import { z } from 'zod';
+
+const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** Number of Unicode code points in `text`. */
+export function codePointLength(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+/** A string of at most `max` code points; `nonBlank` also refuses empty and whitespace-only text. */
+export function boundedText(max: number, description: string, options: { nonBlank?: boolean } = {}) {
+  let schema = z.string();
+  if (options.nonBlank) schema = schema.refine((s) => s.trim().length > 0, { message: 'must not be empty or blank' });
+  return schema
+    .refine((s) => codePointLength(s) <= max, { message: `must be at most ${max} characters` })
+    .meta({ maxLength: max, ...(options.nonBlank ? { minLength: 1 } : {}), description });
+}
+
+/** A UUID (any version; ours are v4), e.g. a project or workflow id. */
+export function uuidParameter(description: string) {
+  return z
+    .string()
+    .refine((s) => UUID_PATTERN.test(s), { message: 'must be a UUID' })
+    .meta({ format: 'uuid', description });
+}

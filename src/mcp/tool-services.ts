@@ -1,0 +1,8 @@
+/** The services tools call into (style section 1: tools never touch SQL). */
+import type { ProjectService } from '../services/project-service.js';
+import type { WorkflowService } from '../services/workflow-service.js';
+
+export interface ToolServices {
+  projects: ProjectService;
+  workflows: WorkflowService;
+}

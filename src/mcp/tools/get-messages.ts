@@ -1,0 +1,27 @@
+/** `svc_get_messages` (spec section 4, design section 4). */
+import { z } from 'zod';
+import { defineTool } from '../define-tool.js';
+import { uuidParameter } from '../parameters.js';
+import { messageSchema } from '../resource-schemas.js';
+
+export const getMessagesTool = defineTool({
+  name: 'svc_get_messages',
+  title: 'Read the project conversation',
+  description: [
+    "Returns the project's conversation, oldest first: the user's instructions and answers, the agent's progress, questions and results, and system status and error messages, each with the workflowId it belongs to.",
+    'To follow a running workflow, call it again with after = nextAfter of the previous page; hasMore says whether more messages are already waiting. limit is 1 to 500 (default 100).',
+    "Readable by the owner, and by anyone for a public project. Errors: -32602 invalid parameter; -32004 unknown project; -32003 another user's private project; -32001 bad API token; -32005 too many requests.",
+  ].join('\n'),
+  input: z.strictObject({
+    projectId: uuidParameter('UUID of the project'),
+    after: z.number().int().min(0).optional().describe('Return messages with seq greater than this (default 0)'),
+    limit: z.number().int().min(1).max(500).optional().describe('Page size, 1 to 500 (default 100)'),
+  }),
+  output: z.object({
+    messages: z.array(messageSchema),
+    hasMore: z.boolean(),
+    nextAfter: z.number().int().describe('Pass as `after` to read the next page'),
+  }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  handle: (args, { caller, services }) => services.workflows.messages(caller, args),
+});

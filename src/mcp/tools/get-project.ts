@@ -1,0 +1,19 @@
+/** `svc_get_project` (spec section 4). */
+import { z } from 'zod';
+import { defineTool } from '../define-tool.js';
+import { uuidParameter } from '../parameters.js';
+import { projectSchema } from '../resource-schemas.js';
+
+export const getProjectTool = defineTool({
+  name: 'svc_get_project',
+  title: 'Get a project',
+  description: [
+    "Reads one project by its id: name, description, visibility and timestamps. Works for the caller's own projects and for other users' public projects.",
+    'Use it to check a project before sending work to it. For build progress and preview URLs use svc_get_session instead.',
+    "Errors: -32602 projectId missing or not a UUID; -32004 no project has this id; -32003 the project is another user's private project; -32001 bad API token; -32005 too many requests.",
+  ].join('\n'),
+  input: z.strictObject({ projectId: uuidParameter('UUID of the project') }),
+  output: projectSchema,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  handle: ({ projectId }, { caller, services }) => services.projects.get(caller, projectId),
+});

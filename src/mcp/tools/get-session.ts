@@ -1,0 +1,27 @@
+/** `svc_get_session` (spec sections 3 and 4, design section 4). */
+import { z } from 'zod';
+import { defineTool } from '../define-tool.js';
+import { uuidParameter } from '../parameters.js';
+import { pendingQuestionSchema, previewUrlSchema, workflowSchema } from '../resource-schemas.js';
+
+export const getSessionTool = defineTool({
+  name: 'svc_get_session',
+  title: 'Get the build session of a project',
+  description: [
+    "Reports the project's workflows: the active one (running, waiting_for_input or cancelling) with its current step, the queued ones in start order, the last finished one with its error if it failed, the agent's pendingQuestion if it waits for an answer, and the project's latest preview and deployment URLs.",
+    'hasActiveWorkflows is true while any workflow is queued or active: poll this tool (every few seconds) until it is false before sending unrelated work. When pendingQuestion is set, answer it with svc_send_message (message = the answer, questionId = pendingQuestion.questionId).',
+    "Readable by the owner, and by anyone for a public project. Errors: -32602 projectId missing or not a UUID; -32004 unknown project; -32003 another user's private project; -32001 bad API token; -32005 too many requests.",
+  ].join('\n'),
+  input: z.strictObject({ projectId: uuidParameter('UUID of the project') }),
+  output: z.object({
+    projectId: z.string(),
+    hasActiveWorkflows: z.boolean(),
+    activeWorkflow: workflowSchema.nullable(),
+    queuedWorkflows: z.array(workflowSchema),
+    pendingQuestion: pendingQuestionSchema.nullable(),
+    previewUrls: z.array(previewUrlSchema).describe('Latest preview and deployment of each platform'),
+    lastWorkflow: workflowSchema.nullable(),
+  }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  handle: ({ projectId }, { caller, services }) => services.workflows.session(caller, projectId),
+});

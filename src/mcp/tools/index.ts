@@ -1,0 +1,19 @@
+/** Every tool the server exposes (spec section 1), in the order `tools/list` shows them. */
+import type { Tool } from '../define-tool.js';
+import { cancelWorkflowTool } from './cancel-workflow.js';
+import { createProjectTool } from './create-project.js';
+import { getMessagesTool } from './get-messages.js';
+import { getProjectTool } from './get-project.js';
+import { getSessionTool } from './get-session.js';
+import { listProjectsTool } from './list-projects.js';
+import { sendMessageTool } from './send-message.js';
+
+export const ALL_TOOLS: readonly Tool[] = [
+  listProjectsTool,
+  getProjectTool,
+  createProjectTool,
+  getSessionTool,
+  sendMessageTool,
+  cancelWorkflowTool,
+  getMessagesTool,
+];

@@ -1,0 +1,34 @@
+/**
+ * Who may see and change a project (spec section 4 `svc_get_project`, design section 4):
+ * reads are the owner's or anyone's on a public project; writes are the owner's alone.
+ */
+import type { Caller } from '../auth/caller.js';
+import { forbidden, notFound } from '../errors.js';
+import type { ProjectRepo } from '../store/project-repo.js';
+import type { ProjectRow } from '../store/schema.js';
+
+export class ProjectAccess {
+  constructor(private readonly projects: ProjectRepo) {}
+
+  /**
+   * @throws ServiceError `not_found` (-32004) for an unknown id; `forbidden` (-32003) for another
+   *   user's private project.
+   */
+  readable(caller: Caller, projectId: string): ProjectRow {
+    const project = this.projects.findById(projectId);
+    if (!project) throw notFound();
+    if (project.ownerId !== caller.userId && project.visibility !== 'public') throw forbidden();
+    return project;
+  }
+
+  /**
+   * @throws ServiceError `not_found` (-32004) for an unknown id; `forbidden` (-32003) for any
+   *   project the caller does not own, public or not.
+   */
+  writable(caller: Caller, projectId: string): ProjectRow {
+    const project = this.projects.findById(projectId);
+    if (!project) throw notFound();
+    if (project.ownerId !== caller.userId) throw forbidden();
+    return project;
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Project management (spec sections 2, 4 and 8; design sections 4 and 6): listing, reading and
+ * creating projects, with the hourly creation limit and the per-plan project cap checked in the
+ * same write transaction as the insert, so that concurrent creations can never exceed them.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Caller } from '../auth/caller.js';
+import { isoNow, type Clock } from '../clock.js';
+import { forbidden, rateLimited } from '../errors.js';
+import { limitsFor, type PlanTable } from '../limits/plans.js';
+import type { Store } from '../store/database.js';
+import type { ProjectRepo } from '../store/project-repo.js';
+import type { ProjectRow } from '../store/schema.js';
+import type { ProjectAccess } from './project-access.js';
+
+/** The Project resource of spec section 2. */
+export interface Project {
+  id: string;
+  name: string;
+  description: string | null;
+  visibility: 'public' | 'private';
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CreateProjectInput {
+  name: string;
+  description?: string | null | undefined;
+  visibility?: 'public' | 'private' | undefined;
+}
+
+const HOUR_MS = 3_600_000;
+
+/** The public shape of a stored project (never exposes the owner). */
+export function toProject(row: ProjectRow): Project {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    visibility: row.visibility,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+export class ProjectService {
+  constructor(
+    private readonly store: Store,
+    private readonly projects: ProjectRepo,
+    private readonly access: ProjectAccess,
+    private readonly plans: PlanTable,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The caller's own projects, public and private, newest first. */
+  list(caller: Caller): Project[] {
+    return this.projects.listByOwner(caller.userId).map(toProject);
+  }
+
+  /** @throws ServiceError -32004 unknown, -32003 another user's private project. */
+  get(caller: Caller, projectId: string): Project {
+    return toProject(this.access.readable(caller, projectId));
+  }
+
+  /**
+   * Creates a project owned by the caller. Input is already validated (lengths, enum, blank name).
+   * @throws ServiceError -32003 with `data.reason = "project_limit_reached"` at the plan's cap;
+   *   -32005 with `data.scope = "project_creation"` past the hourly creation limit. Nothing is
+   *   stored in either case.
+   */
+  create(caller: Caller, input: CreateProjectInput): Project {
+    const limits = limitsFor(this.plans, caller.plan);
+    return this.store.immediate(() => {
+      const now = this.clock();
+      const owned = this.projects.countByOwner(caller.userId);
+      if (owned >= limits.maxProjects) {
+        throw forbidden({ reason: 'project_limit_reached', limit: limits.maxProjects, plan: caller.plan });
+      }
+      const recent = this.projects.createdSince(caller.userId, new Date(now.getTime() - HOUR_MS).toISOString());
+      if (recent.n >= limits.projectCreationsPerHour) {
+        const resetMs = recent.oldest ? Date.parse(recent.oldest) + HOUR_MS : now.getTime() + HOUR_MS;
+        throw rateLimited({
+          scope: 'project_creation',
+          limit: limits.projectCreationsPerHour,
+          windowSeconds: 3600,
+          resetAt: Math.ceil(resetMs / 1000),
+          retryAfterSeconds: Math.max(1, Math.ceil((resetMs - now.getTime()) / 1000)),
+        });
+      }
+      const at = isoNow(() => now);
+      const row: ProjectRow = {
+        id: randomUUID(),
+        ownerId: caller.userId,
+        name: input.name,
+        description: input.description ?? null,
+        visibility: input.visibility ?? 'private',
+        createdAt: at,
+        updatedAt: at,
+      };
+      this.projects.insert(row);
+      return toProject(row);
+    });
+  }
+}

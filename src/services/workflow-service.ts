@@ -1,0 +1,328 @@
+/**
+ * The workflow tools' service (spec sections 1, 3 and 4; design section 4): sending
+ * instructions and answers, reading the session and the conversation, cancelling.
+ * Reads follow `svc_get_project`'s access rule; writes are the owner's alone.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Caller } from '../auth/caller.js';
+import { invalidParameter, notFound } from '../errors.js';
+import type { Store } from '../store/database.js';
+import type { ArtifactRepo } from '../store/artifact-repo.js';
+import type { MessageRepo } from '../store/message-repo.js';
+import type { QuestionRepo } from '../store/question-repo.js';
+import type { ArtifactRow, MessageRow, QuestionRow, WorkflowRow } from '../store/schema.js';
+import { TERMINAL_STATUSES, type WorkflowRepo } from '../store/workflow-repo.js';
+import { artifactPath } from '../workflows/artifact-store.js';
+import { checkAnswer, normaliseAnswer } from '../workflows/answer-rules.js';
+import type { WorkflowEngine } from '../workflows/workflow-engine.js';
+import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.js';
+import type { ProjectAccess } from './project-access.js';
+import type { PublicUrl } from './public-url.js';
+
+export type WorkflowKind = 'build' | 'deploy';
+
+export interface SendMessageInput {
+  projectId: string;
+  message: string;
+  kind?: WorkflowKind | undefined;
+  questionId?: string | undefined;
+}
+
+export interface SendMessageResult {
+  messageId: string;
+  workflowId: string;
+  kind: WorkflowKind;
+  status: 'queued' | 'running';
+  queuePosition?: number;
+}
+
+export interface PreviewUrl {
+  url: string;
+  platform: ArtifactRow['platform'];
+  kind: ArtifactRow['kind'];
+  workflowId: string | null;
+  createdAt: string;
+}
+
+export interface WorkflowView {
+  id: string;
+  kind: WorkflowKind;
+  status: WorkflowRow['status'];
+  step: { index: number; total: number; name: string | null };
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  error: { code: string; message: string } | null;
+  previewUrls: PreviewUrl[];
+}
+
+export interface PendingQuestion {
+  questionId: string;
+  workflowId: string;
+  prompt: string;
+  options?: string[];
+  pattern?: string;
+  askedAt: string;
+}
+
+export interface SessionView {
+  projectId: string;
+  hasActiveWorkflows: boolean;
+  activeWorkflow: WorkflowView | null;
+  queuedWorkflows: WorkflowView[];
+  pendingQuestion: PendingQuestion | null;
+  previewUrls: PreviewUrl[];
+  lastWorkflow: WorkflowView | null;
+}
+
+export interface MessageView {
+  id: string;
+  seq: number;
+  role: MessageRow['role'];
+  type: MessageRow['type'];
+  content: string;
+  workflowId: string | null;
+  createdAt: string;
+}
+
+export interface MessagesPage {
+  messages: MessageView[];
+  hasMore: boolean;
+  nextAfter: number;
+}
+
+export interface CancelResult {
+  workflowId: string;
+  status: WorkflowRow['status'];
+  cancelled: boolean;
+}
+
+/** Words that make an instruction a deploy when `kind` is not given (design section 4). */
+const DEPLOY_WORDS = /\b(deploy|deploying|deployment|publish|publishing|release|releasing|ship|shipping)\b/i;
+
+/** `deploy` when the text asks to deploy, publish, release or ship; else `build`. */
+export function inferKind(message: string): WorkflowKind {
+  return DEPLOY_WORDS.test(message) ? 'deploy' : 'build';
+}
+
+export interface WorkflowServiceDeps {
+  store: Store;
+  access: ProjectAccess;
+  workflows: WorkflowRepo;
+  messages: MessageRepo;
+  questions: QuestionRepo;
+  artifacts: ArtifactRepo;
+  journal: WorkflowJournal;
+  engine: WorkflowEngine;
+  publicUrl: PublicUrl;
+}
+
+export class WorkflowService {
+  constructor(private readonly deps: WorkflowServiceDeps) {}
+
+  /**
+   * Answers the pending question of the project's waiting workflow, or else starts (or queues) a
+   * new workflow with the message as its instruction.
+   * @throws ServiceError -32004/-32003 (project access, owner only); -32602 when `questionId` does
+   *   not name the pending question, or the answer breaks the question's rule (nothing changes and
+   *   the question stays pending).
+   */
+  send(caller: Caller, input: SendMessageInput): SendMessageResult {
+    const { access, engine } = this.deps;
+    access.writable(caller, input.projectId);
+    const reserved = engine.tryReserve();
+    let outcome: { result: SendMessageResult; answered?: { questionId: string; answer: string }; started?: WorkflowRow };
+    try {
+      outcome = this.deps.store.immediate(() => this.sendInTransaction(input, reserved));
+    } catch (error) {
+      if (reserved) engine.release();
+      throw error;
+    }
+    if (outcome.started) engine.launchReserved(outcome.started);
+    else {
+      if (reserved) engine.release();
+      if (outcome.answered) engine.deliverAnswer(outcome.result.workflowId, outcome.answered.questionId, outcome.answered.answer);
+      else engine.schedulePump();
+    }
+    return outcome.result;
+  }
+
+  private sendInTransaction(input: SendMessageInput, reserved: boolean) {
+    const { workflows, questions, journal, engine } = this.deps;
+    const active = workflows.findActive(input.projectId);
+    const pending = active?.status === 'waiting_for_input' ? questions.pendingOf(active.id) : undefined;
+
+    if (active && pending) {
+      if (input.questionId !== undefined && input.questionId !== pending.id) {
+        throw invalidParameter('questionId', 'does not match the pending question', { pendingQuestionId: pending.id });
+      }
+      const problem = checkAnswer(pending, input.message);
+      if (problem) throw invalidParameter('message', problem, answerRule(pending));
+      const answer = normaliseAnswer(input.message);
+      const now = journal.now();
+      questions.answer(pending.id, answer, now);
+      const message = journal.post(input.projectId, active.id, { role: 'user', type: 'answer', content: input.message });
+      journal.transition(active, ['waiting_for_input'], { status: 'running' });
+      return {
+        result: { messageId: message.id, workflowId: active.id, kind: active.kind, status: 'running' as const },
+        answered: { questionId: pending.id, answer },
+      };
+    }
+    if (input.questionId !== undefined) {
+      throw invalidParameter('questionId', 'does not match a pending question: no question is waiting for an answer');
+    }
+
+    const kind = input.kind ?? inferKind(input.message);
+    const ahead = workflows.countQueuedOrActive(input.projectId);
+    const runNow = ahead === 0 && reserved;
+    const now = journal.now();
+    const row: WorkflowRow = {
+      id: randomUUID(),
+      projectId: input.projectId,
+      seq: workflows.nextSeq(),
+      kind,
+      status: runNow ? 'running' : 'queued',
+      instruction: input.message,
+      stepIndex: 0,
+      stepTotal: 0,
+      stepName: null,
+      runnerId: runNow ? engine.runnerId : null,
+      errorCode: null,
+      errorMessage: null,
+      createdAt: now,
+      startedAt: runNow ? now : null,
+      finishedAt: null,
+    };
+    workflows.insert(row);
+    const message = journal.post(input.projectId, row.id, { role: 'user', type: 'instruction', content: input.message });
+    const result: SendMessageResult = { messageId: message.id, workflowId: row.id, kind, status: runNow ? 'running' : 'queued' };
+    if (!runNow) {
+      const position = workflows.listQueued(input.projectId).length;
+      result.queuePosition = position;
+      journal.post(input.projectId, row.id, {
+        role: 'system',
+        type: 'status',
+        content:
+          ahead > 0
+            ? `${kindLabel(kind)} queued at position ${position}: it starts when the workflows ahead of it finish.`
+            : `${kindLabel(kind)} queued: the server is running its maximum number of workflows; it starts when one finishes.`,
+      });
+      return { result };
+    }
+    return { result, started: row };
+  }
+
+  /** The project's workflow status, pending question and preview URLs. @throws -32004/-32003 */
+  session(caller: Caller, projectId: string): SessionView {
+    this.deps.access.readable(caller, projectId);
+    const { workflows, questions, artifacts } = this.deps;
+    const active = workflows.findActive(projectId);
+    const queued = workflows.listQueued(projectId);
+    const last = workflows.latestFinished(projectId);
+    const pending = active?.status === 'waiting_for_input' ? questions.pendingOf(active.id) : undefined;
+    const base = this.deps.publicUrl.get();
+    return {
+      projectId,
+      hasActiveWorkflows: active !== undefined || queued.length > 0,
+      activeWorkflow: active ? this.view(active, base) : null,
+      queuedWorkflows: queued.map((w) => this.view(w, base)),
+      pendingQuestion: pending ? toPendingQuestion(pending) : null,
+      previewUrls: artifacts.latestPerPlatform(projectId).map((a) => toPreviewUrl(a, base)),
+      lastWorkflow: last ? this.view(last, base) : null,
+    };
+  }
+
+  /** A page of the conversation, oldest first. @throws -32004/-32003 */
+  messages(caller: Caller, input: { projectId: string; after?: number | undefined; limit?: number | undefined }): MessagesPage {
+    this.deps.access.readable(caller, input.projectId);
+    const after = input.after ?? 0;
+    const limit = input.limit ?? 100;
+    const rows = this.deps.messages.list(input.projectId, after, limit + 1);
+    const page = rows.slice(0, limit);
+    return {
+      messages: page.map(toMessageView),
+      hasMore: rows.length > limit,
+      nextAfter: page.length > 0 ? page[page.length - 1]!.seq : after,
+    };
+  }
+
+  /**
+   * Cancels a workflow of the project: the given one, else the active one. A queued workflow is
+   * cancelled at once; an active one is stopped (its builder killed after a grace period) before
+   * this returns. A finished one is left as it is (`cancelled: false`).
+   * @throws ServiceError -32004 when the workflow is unknown or not the project's, or when no
+   *   workflow is active and none was named; -32003 for a project the caller does not own.
+   */
+  async cancel(caller: Caller, input: { projectId: string; workflowId?: string | undefined }): Promise<CancelResult> {
+    const { access, workflows, journal, engine } = this.deps;
+    access.writable(caller, input.projectId);
+    const target = input.workflowId ? workflows.findById(input.workflowId) : workflows.findActive(input.projectId);
+    if (!target || target.projectId !== input.projectId) throw notFound();
+
+    if (TERMINAL_STATUSES.includes(target.status)) return { workflowId: target.id, status: target.status, cancelled: false };
+
+    const label = kindLabel(target.kind);
+    if (journal.transition(target, ['queued'], { status: 'cancelled' }, { role: 'system', type: 'status', content: `${label} cancelled before it started.` })) {
+      return { workflowId: target.id, status: 'cancelled', cancelled: true };
+    }
+    journal.transition(target, ['running', 'waiting_for_input'], { status: 'cancelling' }, {
+      role: 'system',
+      type: 'status',
+      content: `Cancelling the ${label.toLowerCase()}…`,
+    });
+    await engine.cancel(target.id);
+    const final = workflows.findById(target.id)!;
+    return { workflowId: final.id, status: final.status, cancelled: final.status === 'cancelled' };
+  }
+
+  private view(row: WorkflowRow, base: string): WorkflowView {
+    return {
+      id: row.id,
+      kind: row.kind,
+      status: row.status,
+      step: { index: row.stepIndex, total: row.stepTotal, name: row.stepName },
+      createdAt: row.createdAt,
+      startedAt: row.startedAt,
+      finishedAt: row.finishedAt,
+      error: row.errorCode ? { code: row.errorCode, message: row.errorMessage ?? '' } : null,
+      previewUrls: this.deps.artifacts.listByWorkflow(row.id).map((a) => toPreviewUrl(a, base)),
+    };
+  }
+}
+
+function answerRule(question: QuestionRow): Record<string, unknown> {
+  const data: Record<string, unknown> = { questionId: question.id };
+  if (question.options) data.options = JSON.parse(question.options);
+  if (question.pattern) data.pattern = question.pattern;
+  return data;
+}
+
+function toPendingQuestion(q: QuestionRow): PendingQuestion {
+  const out: PendingQuestion = { questionId: q.id, workflowId: q.workflowId, prompt: q.prompt, askedAt: q.askedAt };
+  if (q.options) out.options = JSON.parse(q.options) as string[];
+  if (q.pattern) out.pattern = q.pattern;
+  return out;
+}
+
+/** A preview URL built at read time from the public base URL (design section 5). */
+function toPreviewUrl(row: ArtifactRow, base: string): PreviewUrl {
+  return {
+    url: row.externalUrl ?? `${base}${artifactPath(row)}`,
+    platform: row.platform,
+    kind: row.kind,
+    workflowId: row.workflowId,
+    createdAt: row.createdAt,
+  };
+}
+
+function toMessageView(row: MessageRow): MessageView {
+  return {
+    id: row.id,
+    seq: row.seq,
+    role: row.role,
+    type: row.type,
+    content: row.content,
+    workflowId: row.workflowId,
+    createdAt: row.createdAt,
+  };
+}

@@ -1,0 +1,50 @@
+/** SQL for projects. */
+import { and, count, desc, eq, gt, sql } from 'drizzle-orm';
+import type { Db } from './database.js';
+import { projects, type ProjectRow } from './schema.js';
+
+export class ProjectRepo {
+  private readonly byId;
+  private readonly byOwner;
+
+  constructor(private readonly db: Db) {
+    this.byId = db.select().from(projects).where(eq(projects.id, sql.placeholder('id'))).prepare();
+    this.byOwner = db
+      .select()
+      .from(projects)
+      .where(eq(projects.ownerId, sql.placeholder('ownerId')))
+      .orderBy(desc(projects.createdAt), desc(sql`rowid`))
+      .prepare();
+  }
+
+  findById(id: string): ProjectRow | undefined {
+    return this.byId.get({ id });
+  }
+
+  /** The owner's projects, newest first (design section 4). */
+  listByOwner(ownerId: string): ProjectRow[] {
+    return this.byOwner.all({ ownerId });
+  }
+
+  countByOwner(ownerId: string): number {
+    return this.db.select({ n: count() }).from(projects).where(eq(projects.ownerId, ownerId)).get()?.n ?? 0;
+  }
+
+  /** Projects the owner created strictly after `since` (ISO timestamp), and the oldest of them. */
+  createdSince(ownerId: string, since: string): { n: number; oldest: string | null } {
+    const row = this.db
+      .select({ n: count(), oldest: sql<string | null>`min(${projects.createdAt})` })
+      .from(projects)
+      .where(and(eq(projects.ownerId, ownerId), gt(projects.createdAt, since)))
+      .get();
+    return { n: row?.n ?? 0, oldest: row?.oldest ?? null };
+  }
+
+  insert(row: ProjectRow): void {
+    this.db.insert(projects).values(row).run();
+  }
+
+  touch(id: string, at: string): void {
+    this.db.update(projects).set({ updatedAt: at }).where(eq(projects.id, id)).run();
+  }
+}

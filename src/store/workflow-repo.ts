@@ -1,0 +1,126 @@
+/** SQL for workflows (design section 4). State changes are compare-and-set on the old status. */
+import { and, asc, count, desc, eq, inArray, max, sql } from 'drizzle-orm';
+import type { Db } from './database.js';
+import { workflows, type WorkflowRow, type WorkflowStatus } from './schema.js';
+
+/** Statuses that hold a project's single active slot. */
+export const ACTIVE_STATUSES: WorkflowStatus[] = ['running', 'waiting_for_input', 'cancelling'];
+/** Statuses that never change again. */
+export const TERMINAL_STATUSES: WorkflowStatus[] = ['completed', 'failed', 'cancelled'];
+
+export class WorkflowRepo {
+  constructor(private readonly db: Db) {}
+
+  nextSeq(): number {
+    return (this.db.select({ m: max(workflows.seq) }).from(workflows).get()?.m ?? 0) + 1;
+  }
+
+  insert(row: WorkflowRow): void {
+    this.db.insert(workflows).values(row).run();
+  }
+
+  findById(id: string): WorkflowRow | undefined {
+    return this.db.select().from(workflows).where(eq(workflows.id, id)).get();
+  }
+
+  findActive(projectId: string): WorkflowRow | undefined {
+    return this.db
+      .select()
+      .from(workflows)
+      .where(and(eq(workflows.projectId, projectId), inArray(workflows.status, ACTIVE_STATUSES)))
+      .get();
+  }
+
+  /** The project's queued workflows in FIFO order. */
+  listQueued(projectId: string): WorkflowRow[] {
+    return this.db
+      .select()
+      .from(workflows)
+      .where(and(eq(workflows.projectId, projectId), eq(workflows.status, 'queued')))
+      .orderBy(asc(workflows.seq))
+      .all();
+  }
+
+  countQueuedOrActive(projectId: string): number {
+    return (
+      this.db
+        .select({ n: count() })
+        .from(workflows)
+        .where(and(eq(workflows.projectId, projectId), inArray(workflows.status, ['queued', ...ACTIVE_STATUSES])))
+        .get()?.n ?? 0
+    );
+  }
+
+  latestFinished(projectId: string): WorkflowRow | undefined {
+    return this.db
+      .select()
+      .from(workflows)
+      .where(and(eq(workflows.projectId, projectId), inArray(workflows.status, TERMINAL_STATUSES)))
+      .orderBy(desc(workflows.finishedAt), desc(workflows.seq))
+      .get();
+  }
+
+  /** Instructions of the project's earlier workflows, oldest first (the builder's memory). */
+  instructionsBefore(projectId: string, seq: number): string[] {
+    return this.db
+      .select({ instruction: workflows.instruction })
+      .from(workflows)
+      .where(and(eq(workflows.projectId, projectId), sql`${workflows.seq} < ${seq}`, eq(workflows.status, 'completed')))
+      .orderBy(asc(workflows.seq))
+      .all()
+      .map((r) => r.instruction);
+  }
+
+  /** All active workflows of the store (for crash recovery and orphan checks). */
+  listActive(): WorkflowRow[] {
+    return this.db.select().from(workflows).where(inArray(workflows.status, ACTIVE_STATUSES)).all();
+  }
+
+  /** Status of each given workflow (ids missing from the store are absent from the map). */
+  statuses(ids: string[]): Map<string, WorkflowStatus> {
+    if (ids.length === 0) return new Map();
+    const rows = this.db.select({ id: workflows.id, status: workflows.status }).from(workflows).where(inArray(workflows.id, ids)).all();
+    return new Map(rows.map((r) => [r.id, r.status]));
+  }
+
+  /**
+   * Up to `limit` queued workflows that may start now: the oldest queued workflow of each project
+   * that has no active workflow, oldest first across projects (per-project FIFO).
+   */
+  startable(limit: number): WorkflowRow[] {
+    return this.db
+      .select()
+      .from(workflows)
+      .where(
+        sql`${workflows.status} = 'queued'
+          and not exists (select 1 from workflows a where a.project_id = ${workflows.projectId}
+                          and a.status in ('running', 'waiting_for_input', 'cancelling'))
+          and ${workflows.seq} = (select min(q.seq) from workflows q where q.project_id = ${workflows.projectId} and q.status = 'queued')`,
+      )
+      .orderBy(asc(workflows.seq))
+      .limit(limit)
+      .all();
+  }
+
+  /**
+   * Moves workflow `id` to a new status (and other fields) only if its status is one of `from`.
+   * @returns true when the row changed.
+   */
+  transition(id: string, from: WorkflowStatus[], patch: Partial<WorkflowRow> & { status: WorkflowStatus }): boolean {
+    const result = this.db
+      .update(workflows)
+      .set(patch)
+      .where(and(eq(workflows.id, id), inArray(workflows.status, from)))
+      .run();
+    return result.changes > 0;
+  }
+
+  /** Updates fields that are not the status (step, runner) of a non-terminal workflow. */
+  update(id: string, patch: Partial<Omit<WorkflowRow, 'status'>>): void {
+    this.db
+      .update(workflows)
+      .set(patch)
+      .where(and(eq(workflows.id, id), inArray(workflows.status, ['queued', ...ACTIVE_STATUSES])))
+      .run();
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * `GET /previews/<id>/<path>` and `GET /deployments/<id>/<path>` (design section 5): files of a
+ * published artifact, traversal-safe, with content types. Artifact ids are random UUIDs, so a link
+ * works as a capability: it is shown only to those who may read the project's session.
+ * Pages are sandboxed (CSP `sandbox`) so a preview's scripts run in an opaque origin.
+ */
+import { createReadStream } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { contentType } from 'mime-types';
+import type { App } from '../app.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function notFound(res: ServerResponse): void {
+  const body = JSON.stringify({ error: 'Not found' });
+  res.writeHead(404, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** Serves one artifact file, or 404 for anything else (unknown id, wrong kind, traversal, folder without index). */
+export async function serveArtifact(app: App, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405, { Allow: 'GET, HEAD' });
+    res.end();
+    return;
+  }
+  const [, section, id, ...rest] = path.split('/');
+  const kind = section === 'previews' ? 'preview' : 'deployment';
+  if (!id || !UUID.test(id)) return notFound(res);
+  const row = app.artifacts.findById(id);
+  if (!row || row.kind !== kind || row.externalUrl) return notFound(res);
+  if (rest.length === 0) {
+    res.writeHead(308, { Location: `/${section}/${id}/` });
+    res.end();
+    return;
+  }
+  let subPath: string;
+  try {
+    subPath = rest.map((segment) => decodeURIComponent(segment)).join('/');
+  } catch {
+    return notFound(res);
+  }
+  if (subPath.includes('\0') || subPath.split(/[\\/]/).some((s) => s === '..')) return notFound(res);
+  const file = await app.artifactStore.resolveFile(id, subPath);
+  if (!file) return notFound(res);
+  res.writeHead(200, {
+    'Content-Type': contentType(file.slice(file.lastIndexOf('/') + 1)) || 'application/octet-stream',
+    'X-Content-Type-Options': 'nosniff',
+    'Cache-Control': kind === 'deployment' ? 'public, max-age=31536000, immutable' : 'no-cache',
+    'Content-Security-Policy': 'sandbox allow-scripts allow-forms allow-popups allow-modals',
+    'Access-Control-Allow-Origin': '*',
+  });
+  if (req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  await new Promise<void>((resolve, reject) => {
+    const stream = createReadStream(file);
+    stream.on('error', reject);
+    stream.on('end', resolve);
+    stream.pipe(res);
+  });
+}

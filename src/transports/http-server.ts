@@ -1,0 +1,213 @@
+/**
+ * Streamable HTTP transport (design sections 2, 3 and 7) on plain `node:http`: `POST /mcp` answers
+ * each JSON-RPC message with a JSON body (stateless; no session id, no SSE stream), `GET /healthz`,
+ * and the artifact routes. One MCP server serves every request through the gateway, so per-request
+ * work is only the request's own work.
+ *
+ * Statuses follow the design's table; 401 carries `WWW-Authenticate: Bearer`, 429 `Retry-After`,
+ * and every authenticated response `X-RateLimit-Limit`, `-Remaining` and `-Reset`.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { App } from '../app.js';
+import { forbidden, httpStatusForCode, invalidRequest, rateLimited, toJsonRpcError, type ServiceError } from '../errors.js';
+import type { GatewayReply } from '../mcp/json-rpc-gateway.js';
+import { serveArtifact } from './artifact-routes.js';
+import { createHostCheck, LOOPBACK_HOSTS } from './host-check.js';
+
+export interface HttpServerOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Answer MCP on `/mcp` (false in stdio mode, where the listener serves artifacts only). */
+  serveMcp: boolean;
+  /** Largest request body, in bytes (default 1 MiB). Larger ones get 413. */
+  bodyLimitBytes?: number;
+  /** Extra host names accepted in `Host`/`Origin` besides loopback, the bind host and the public URL's host. */
+  allowedHosts?: string[];
+  /** Time allowed to receive the request headers, in ms (default 10 000). */
+  headersTimeoutMs?: number;
+  /** Time allowed to receive the whole request, in ms (default 30 000). */
+  requestTimeoutMs?: number;
+  /** MCP requests handled at once; more get 429 with `data.scope = "server"` (default 256). */
+  maxConcurrentRequests?: number;
+}
+
+export interface RunningHttpServer {
+  server: Server;
+  /** `http://127.0.0.1:PORT` as bound. */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const JSON_TYPE = 'application/json';
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
+
+/**
+ * Starts listening.
+ * @throws the listen error (EADDRINUSE, EACCES).
+ */
+export async function startHttpServer(app: App, options: HttpServerOptions): Promise<RunningHttpServer> {
+  const bodyLimit = options.bodyLimitBytes ?? 1024 * 1024;
+  const maxConcurrent = options.maxConcurrentRequests ?? 256;
+  const { logger } = app;
+  let inFlight = 0;
+  let hostCheck: ReturnType<typeof createHostCheck> = () => 'ok';
+
+  const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const verdict = hostCheck(req.headers.host, req.headers.origin);
+    if (verdict !== 'ok') return sendError(res, forbidden({ reason: verdict }));
+    if (inFlight >= maxConcurrent) {
+      res.setHeader('Retry-After', '1');
+      return sendError(res, rateLimited({ scope: 'server', limit: maxConcurrent }));
+    }
+    inFlight++;
+    try {
+      const body = await readBody(req, bodyLimit);
+      if (body === null) {
+        res.setHeader('Connection', 'close');
+        return sendError(res, invalidRequest({ reason: 'body_too_large', limitBytes: bodyLimit }), 413);
+      }
+      const token = bearerToken(req.headers.authorization);
+      const reply = await app.gateway.handleText(body, () => app.gate.admit(token));
+      sendReply(res, reply, token !== undefined);
+    } finally {
+      inFlight--;
+    }
+  };
+
+  const server = createServer((req, res) => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    let work: Promise<void> | void;
+    if (path === '/mcp' && options.serveMcp) {
+      if (req.method === 'POST') work = handleMcp(req, res);
+      else {
+        res.setHeader('Allow', 'POST');
+        work = sendJson(res, 405, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid request', data: { reason: 'use POST; this server does not open SSE streams' } } });
+      }
+    } else if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
+      work = sendJson(res, 200, { status: 'ok' });
+    } else if (path.startsWith('/previews/') || path.startsWith('/deployments/')) {
+      work = serveArtifact(app, req, res, path);
+    } else {
+      work = sendJson(res, 404, { error: 'Not found' });
+    }
+    if (work) {
+      work.catch((error: unknown) => {
+        logger.error({ err: error, path }, 'HTTP request failed');
+        if (!res.headersSent) sendJson(res, 500, { jsonrpc: '2.0', id: null, error: toJsonRpcError(error) });
+        else res.destroy();
+      });
+    }
+  });
+  server.headersTimeout = options.headersTimeoutMs ?? 10_000;
+  server.requestTimeout = options.requestTimeoutMs ?? 30_000;
+  server.keepAliveTimeout = 5_000;
+  server.maxHeadersCount = 100;
+  server.on('clientError', (_error, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    else socket.destroy();
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  app.publicUrl.bound(options.host, address.port);
+
+  if (WILDCARD_HOSTS.has(options.host) && !options.allowedHosts?.length) {
+    logger.warn({ host: options.host }, 'HTTP bound to every interface without --allowed-hosts: Host/Origin checks are off. Put it behind a proxy or pass --allowed-hosts.');
+  } else {
+    const allowed = [...LOOPBACK_HOSTS, options.host, new URL(app.publicUrl.get()).hostname, ...(options.allowedHosts ?? [])];
+    hostCheck = createHostCheck(allowed.filter((h) => !WILDCARD_HOSTS.has(h)));
+    if (!LOOPBACK_HOSTS.includes(options.host)) logger.warn({ host: options.host }, 'HTTP is bound to a non-loopback address: anyone who can reach it can try tokens.');
+  }
+
+  const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
+  return {
+    server,
+    url: `http://${WILDCARD_HOSTS.has(options.host) ? '127.0.0.1' : shownHost}:${address.port}`,
+    port: address.port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), 2000).unref();
+      }),
+  };
+}
+
+/** The token of an `Authorization: Bearer <token>` header, if any. */
+function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+  return match ? match[1] : '';
+}
+
+/** Reads the body as UTF-8, or null when it exceeds `limit` bytes. */
+function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume();
+    return Promise.resolve(null);
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      if (over) return;
+      size += chunk.length;
+      if (size > limit) {
+        over = true;
+        chunks.length = 0;
+        resolve(null);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (!over) resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    });
+    req.on('error', reject);
+  });
+}
+
+function sendReply(res: ServerResponse, reply: GatewayReply, tokenPresented: boolean): void {
+  if (reply.rate) {
+    res.setHeader('X-RateLimit-Limit', String(reply.rate.limit));
+    res.setHeader('X-RateLimit-Remaining', String(reply.rate.remaining));
+    res.setHeader('X-RateLimit-Reset', String(reply.rate.resetAt));
+  }
+  if (reply.status === 401) {
+    res.setHeader('WWW-Authenticate', tokenPresented ? 'Bearer realm="mobile-builder-mcp", error="invalid_token"' : 'Bearer realm="mobile-builder-mcp"');
+  }
+  if (reply.status === 429) {
+    const data = reply.body?.error?.data as { retryAfterSeconds?: number } | undefined;
+    res.setHeader('Retry-After', String(data?.retryAfterSeconds ?? reply.rate?.retryAfterSeconds ?? 1));
+  }
+  if (reply.body === null) {
+    res.statusCode = reply.status;
+    res.end();
+    return;
+  }
+  sendJson(res, reply.status, reply.body);
+}
+
+function sendError(res: ServerResponse, error: ServiceError, status?: number): void {
+  const body = toJsonRpcError(error);
+  sendJson(res, status ?? httpStatusForCode(body.code), { jsonrpc: '2.0', id: null, error: body });
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  const text = JSON.stringify(value);
+  res.writeHead(status, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store' });
+  res.end(text);
+}

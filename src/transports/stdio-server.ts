@@ -1,0 +1,61 @@
+/**
+ * stdio transport (design section 2): newline-delimited JSON-RPC on stdin/stdout, as MCP hosts
+ * (Claude Desktop, Claude Code, Cursor) launch it. The token is read once from `SVC_API_TOKEN`;
+ * without it the server still starts and lists its tools, and every tool call answers -32001.
+ *
+ * Lines go through the same gateway as HTTP. (The SDK's stdio transport drops a line it cannot
+ * parse without answering; the contract wants -32700 with id null, so framing is done here.)
+ */
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import type { App } from '../app.js';
+import { invalidRequest, toJsonRpcError } from '../errors.js';
+
+export interface StdioServerOptions {
+  /** The API token configured in the host (env `SVC_API_TOKEN`). */
+  token: string | undefined;
+  input?: Readable;
+  output?: Writable;
+  /** Longest accepted line, in UTF-16 units (default 1 MiB). */
+  lineLimit?: number;
+}
+
+/**
+ * Serves MCP on the given streams until the input ends.
+ * @returns a promise that settles when the input has ended and every reply is written.
+ */
+export function serveStdio(app: App, options: StdioServerOptions): Promise<void> {
+  const input = options.input ?? process.stdin;
+  const output = options.output ?? process.stdout;
+  const lineLimit = options.lineLimit ?? 1024 * 1024;
+  const token = options.token;
+  const admit = (method: string) => (method === 'tools/call' ? app.gate.admit(token) : Promise.resolve(null));
+  const inFlight = new Set<Promise<void>>();
+
+  const write = (value: unknown) => {
+    output.write(`${JSON.stringify(value)}\n`);
+  };
+
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  lines.on('line', (line) => {
+    if (line.trim().length === 0) return;
+    if (line.length > lineLimit) {
+      write({ jsonrpc: '2.0', id: null, error: toJsonRpcError(invalidRequest({ reason: 'body_too_large', limitBytes: lineLimit })) });
+      return;
+    }
+    const work = app.gateway
+      .handleText(line, admit)
+      .then((reply) => {
+        if (reply.body) write(reply.body);
+      })
+      .catch((error: unknown) => app.logger.error({ err: error }, 'stdio message failed'))
+      .finally(() => inFlight.delete(work));
+    inFlight.add(work);
+  });
+
+  return new Promise((resolve) => {
+    lines.once('close', () => {
+      void Promise.allSettled([...inFlight]).then(() => resolve());
+    });
+  });
+}

@@ -1,0 +1,131 @@
+/**
+ * The engine's implementation of a builder's `BuildContext` (design section 5): every report is
+ * written to the store (with its conversation message) before the call returns.
+ */
+import { randomUUID } from 'node:crypto';
+import type { BuildContext, Platform, PublishedArtifact, PublishRequest, QuestionSpec } from '../builders/builder.js';
+import type { ArtifactRow, WorkflowRow } from '../store/schema.js';
+import { artifactPath } from './artifact-store.js';
+import type { LocalRun, WorkflowEngineDeps } from './workflow-engine.js';
+
+/** The builder-facing view of an artifact row. */
+export function toPublished(row: ArtifactRow): PublishedArtifact {
+  return {
+    id: row.id,
+    kind: row.kind,
+    platform: row.platform,
+    number: row.number,
+    path: row.externalUrl ? null : artifactPath(row),
+    externalUrl: row.externalUrl,
+  };
+}
+
+export class EngineBuildContext implements BuildContext {
+  constructor(
+    private readonly workflow: WorkflowRow,
+    private readonly run: LocalRun,
+    private readonly deps: WorkflowEngineDeps,
+  ) {}
+
+  step(index: number, total: number, name: string): void {
+    this.deps.journal.store.immediate(() => {
+      this.deps.workflows.update(this.workflow.id, { stepIndex: index, stepTotal: total, stepName: name });
+      this.deps.journal.post(this.workflow.projectId, this.workflow.id, {
+        role: 'agent',
+        type: 'progress',
+        content: `Step ${index}/${total}: ${name}`,
+      });
+    });
+  }
+
+  say(content: string, type: 'progress' | 'result' = 'progress'): void {
+    this.deps.journal.post(this.workflow.projectId, this.workflow.id, { role: 'agent', type, content });
+  }
+
+  recall(key: string): string | null {
+    return this.deps.questions.latestAnswer(this.workflow.projectId, key) ?? null;
+  }
+
+  async ask(spec: QuestionSpec): Promise<string> {
+    const signal = this.run.controller.signal;
+    if (signal.aborted) throw signal.reason;
+    const { journal, questions, workflows } = this.deps;
+    const earlier = questions.findByKey(this.workflow.id, spec.key);
+    if (earlier?.answer != null) return earlier.answer;
+
+    const question =
+      earlier ??
+      journal.store.immediate(() => {
+        const row = {
+          id: randomUUID(),
+          workflowId: this.workflow.id,
+          projectId: this.workflow.projectId,
+          key: spec.key,
+          prompt: spec.prompt,
+          options: spec.options ? JSON.stringify(spec.options) : null,
+          pattern: spec.pattern ?? null,
+          askedAt: journal.now(),
+          answer: null,
+          answeredAt: null,
+        };
+        questions.insert(row);
+        return row;
+      });
+
+    return new Promise<string>((resolve, reject) => {
+      this.run.waiting = {
+        questionId: question.id,
+        resolve: (answer) => {
+          this.run.waiting = null;
+          resolve(answer);
+        },
+        reject: (reason) => {
+          this.run.waiting = null;
+          reject(reason);
+        },
+      };
+      const options = spec.options?.length ? ` Options: ${spec.options.join(', ')}.` : '';
+      const moved = journal.transition(this.workflow, ['running'], { status: 'waiting_for_input' }, {
+        role: 'agent',
+        type: 'question',
+        content: `${spec.prompt}${options}`,
+      });
+      if (!moved) {
+        // Cancelled between the builder's last step and this question, or answered already.
+        const current = workflows.findById(this.workflow.id);
+        const answered = questions.findById(question.id);
+        if (answered?.answer != null) this.run.waiting.resolve(answered.answer);
+        else if (current?.status !== 'waiting_for_input') this.run.waiting.reject('cancel');
+      }
+    });
+  }
+
+  async publish(request: PublishRequest): Promise<PublishedArtifact> {
+    const { artifacts, artifactStore, journal } = this.deps;
+    const id = randomUUID();
+    let externalUrl: string | null = null;
+    if ('sourceDir' in request) await artifactStore.importFolder(id, request.sourceDir);
+    else if ('fromArtifactId' in request) await artifactStore.importFolder(id, artifactStore.dirOf(request.fromArtifactId));
+    else externalUrl = request.externalUrl;
+    const row = journal.store.immediate(() => {
+      const inserted: ArtifactRow = {
+        id,
+        projectId: this.workflow.projectId,
+        workflowId: this.workflow.id,
+        kind: request.kind,
+        platform: request.platform,
+        number: request.kind === 'deployment' ? artifacts.nextDeploymentNumber(this.workflow.projectId) : null,
+        externalUrl,
+        createdAt: journal.now(),
+      };
+      artifacts.insert(inserted);
+      return inserted;
+    });
+    return toPublished(row);
+  }
+
+  latestPreview(platform: Platform): PublishedArtifact | null {
+    const row = this.deps.artifacts.latest(this.workflow.projectId, 'preview', platform);
+    return row ? toPublished(row) : null;
+  }
+}
