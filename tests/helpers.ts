@@ -1,0 +1,170 @@
+/**
+ * Test helpers: a real server (real SQLite file with the real migrations, real HTTP listener on
+ * port 0), real SDK clients, and raw HTTP requests. Nothing of our own server is mocked.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createApp, type App, type AppConfig } from '../src/app.js';
+import { silentLogger } from '../src/logger.js';
+import { startHttpServer, type HttpServerOptions, type RunningHttpServer } from '../src/transports/http-server.js';
+
+export interface TestServer {
+  app: App;
+  http: RunningHttpServer;
+  dataDir: string;
+  mcpUrl: string;
+  /** Issues a token for `user` (creating the user). */
+  token(user: string): string;
+  close(): Promise<void>;
+}
+
+export function tempDir(prefix = 'mbm-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Starts the whole service in this process on a free port. */
+export async function startTestServer(config: Partial<AppConfig> = {}, http: Partial<HttpServerOptions> = {}): Promise<TestServer> {
+  const dataDir = config.dataDir ?? tempDir();
+  const app = createApp({ dataDir, logger: silentLogger(), scriptedStepMs: 20, pollIntervalMs: 50, ...config });
+  await app.start();
+  const server = await startHttpServer(app, { host: '127.0.0.1', port: 0, serveMcp: true, ...http });
+  return {
+    app,
+    http: server,
+    dataDir,
+    mcpUrl: `${server.url}/mcp`,
+    token: (user) => app.tokens.create(user).token,
+    async close() {
+      await server.close();
+      await app.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A connected SDK client over streamable HTTP with a Bearer token. */
+export async function httpClient(mcpUrl: string, token?: string): Promise<Client> {
+  const client = new Client({ name: 'test-client', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), {
+    requestInit: token ? { headers: { Authorization: `Bearer ${token}` } } : {},
+  });
+  await client.connect(transport);
+  return client;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: any;
+}
+
+/** POSTs a body (object or raw string) to the MCP endpoint. */
+export async function post(mcpUrl: string, body: unknown, token?: string, headers: Record<string, string> = {}): Promise<RawResponse> {
+  const res = await fetch(mcpUrl, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      ...(token !== undefined && { Authorization: `Bearer ${token}` }),
+      ...headers,
+    },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json: any = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+let nextId = 1;
+/** Calls a tool with a raw JSON-RPC request. */
+export function callTool(mcpUrl: string, token: string | undefined, name: string, args?: unknown): Promise<RawResponse> {
+  return post(mcpUrl, { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, ...(args !== undefined && { arguments: args }) } }, token);
+}
+
+/** The structured result of a successful raw tool call; throws with the body otherwise. */
+export async function toolResult(mcpUrl: string, token: string, name: string, args?: unknown): Promise<any> {
+  const res = await callTool(mcpUrl, token, name, args);
+  if (res.status !== 200 || !res.json?.result) throw new Error(`${name} failed: ${res.status} ${res.text}`);
+  return res.json.result.structuredContent;
+}
+
+/**
+ * The JSON-RPC error inside an SDK client's rejection. Over HTTP the SDK client surfaces a non-2xx
+ * reply as `StreamableHTTPError(status, "Error POSTing to endpoint: <body>")`; over stdio it is an
+ * `McpError` with the code and "MCP error <code>: <message>".
+ */
+export function rpcErrorOf(error: unknown): { status?: number; code: number; message: string; data?: any } {
+  const e = error as { code?: number; message: string; data?: unknown };
+  const marker = 'Error POSTing to endpoint: ';
+  const at = e.message.indexOf(marker);
+  if (at !== -1) {
+    const body = JSON.parse(e.message.slice(at + marker.length));
+    return { status: e.code, ...body.error };
+  }
+  const m = /^MCP error (-?\d+): (.*)$/s.exec(e.message);
+  if (m) return { code: Number(m[1]), message: m[2]!, data: e.data };
+  throw error;
+}
+
+/** Polls `check` until it returns a truthy value, or fails after `timeoutMs`. */
+export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 15_000, what = 'condition'): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** A project created through the tool, returned as the Project object. */
+export function createProject(mcpUrl: string, token: string, args: Record<string, unknown> = {}): Promise<any> {
+  return toolResult(mcpUrl, token, 'svc_create_project', { name: 'App', ...args });
+}
+
+/** Waits until the project's session has no active or queued workflow; returns the session. */
+export function waitIdle(mcpUrl: string, token: string, projectId: string, timeoutMs = 20_000): Promise<any> {
+  return waitFor(async () => {
+    const s = await toolResult(mcpUrl, token, 'svc_get_session', { projectId });
+    return s.hasActiveWorkflows ? null : s;
+  }, timeoutMs, 'the session to become idle');
+}
+
+/** Waits until the session has a pending question; returns the session. */
+export function waitQuestion(mcpUrl: string, token: string, projectId: string, timeoutMs = 20_000): Promise<any> {
+  return waitFor(async () => {
+    const s = await toolResult(mcpUrl, token, 'svc_get_session', { projectId });
+    return s.pendingQuestion ? s : null;
+  }, timeoutMs, 'a pending question');
+}
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const BIN = join(ROOT, 'bin', 'mobile-builder-mcp.js');
+
+/** A request through `node:http`, which (unlike fetch) lets a test set any Host header. */
+export function rawHttp(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: options.method ?? 'GET', headers: options.headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    if (options.body) req.write(options.body);
+    req.end();
+  });
+}

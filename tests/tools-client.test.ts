@@ -1,0 +1,101 @@
+/** Every tool through a real SDK Client over streamable HTTP, and the tools/list snapshot (style section 7). */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { httpClient, rpcErrorOf, startTestServer, waitFor, type TestServer } from './helpers.js';
+
+let server: TestServer;
+let alice: Client;
+let bob: Client;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  alice = await httpClient(server.mcpUrl, server.token('alice'));
+  bob = await httpClient(server.mcpUrl, server.token('bob'));
+});
+afterAll(async () => {
+  await alice.close();
+  await bob.close();
+  await server.close();
+});
+
+async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
+  const result = await client.callTool({ name, arguments: args });
+  expect(result.isError).toBeFalsy();
+  const content = result.content as Array<{ type: string; text: string }>;
+  expect(content).toHaveLength(1);
+  expect(JSON.parse(content[0]!.text)).toEqual(result.structuredContent);
+  return result.structuredContent as any;
+}
+
+async function failure(client: Client, name: string, args: Record<string, unknown> = {}) {
+  try {
+    await client.callTool({ name, arguments: args });
+  } catch (error) {
+    return rpcErrorOf(error);
+  }
+  throw new Error(`${name} did not fail`);
+}
+
+describe('tools/list', () => {
+  it('matches the snapshot: names, titles, schemas, annotations (a contract change must be deliberate)', async () => {
+    const { tools } = await alice.listTools();
+    expect(tools.map((t) => t.name)).toEqual([
+      'svc_list_projects',
+      'svc_get_project',
+      'svc_create_project',
+      'svc_get_session',
+      'svc_send_message',
+      'svc_cancel_workflow',
+      'svc_get_messages',
+    ]);
+    for (const tool of tools) {
+      expect(tool.title, tool.name).toBeTruthy();
+      expect(tool.outputSchema, tool.name).toBeTruthy();
+      expect(tool.description!.length, tool.name).toBeGreaterThan(100);
+      expect(Object.keys(tool.annotations!).sort()).toEqual(['destructiveHint', 'idempotentHint', 'openWorldHint', 'readOnlyHint', 'title']);
+    }
+    expect(tools).toMatchSnapshot();
+  });
+});
+
+describe('project tools over the SDK client', () => {
+  it('create, get and list agree, with output validated by the client against outputSchema', async () => {
+    const created = await call(alice, 'svc_create_project', { name: 'Weather', description: 'Forecasts', visibility: 'public' });
+    expect(created).toMatchObject({ name: 'Weather', description: 'Forecasts', visibility: 'public' });
+    expect(await call(alice, 'svc_get_project', { projectId: created.id })).toEqual(created);
+    const listed = await call(alice, 'svc_list_projects');
+    expect(listed.projects[0]).toEqual(created);
+    expect((await call(bob, 'svc_list_projects')).projects).toEqual([]);
+  });
+
+  it('maps errors to JSON-RPC error objects, never isError results', async () => {
+    const missing = await failure(alice, 'svc_create_project', {});
+    expect(missing).toMatchObject({ status: 400, code: -32602, message: 'Missing required parameter: name' });
+    const unknown = await failure(alice, 'svc_get_project', { projectId: '00000000-0000-4000-8000-000000000000' });
+    expect(unknown).toMatchObject({ status: 404, code: -32004, message: 'Resource not found' });
+    const priv = await call(alice, 'svc_create_project', { name: 'Secret' });
+    const denied = await failure(bob, 'svc_get_project', { projectId: priv.id });
+    expect(denied).toMatchObject({ status: 403, code: -32003, message: 'Access denied - you do not have permission for this resource' });
+    const noTool = await failure(alice, 'svc_nope');
+    expect(noTool).toMatchObject({ status: 404, code: -32601, message: 'Tool not found: svc_nope' });
+  });
+});
+
+describe('workflow tools over the SDK client', () => {
+  it('send, session, messages and cancel work end to end', async () => {
+    const project = await call(alice, 'svc_create_project', { name: 'Todo' });
+    const sent = await call(alice, 'svc_send_message', { projectId: project.id, message: 'Build a todo app' });
+    expect(sent).toMatchObject({ kind: 'build', status: 'running' });
+    const done = await waitFor(async () => {
+      const s = await call(alice, 'svc_get_session', { projectId: project.id });
+      return s.hasActiveWorkflows ? null : s;
+    });
+    expect(done.lastWorkflow).toMatchObject({ id: sent.workflowId, status: 'completed' });
+    expect(done.previewUrls[0].url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/previews\/[0-9a-f-]{36}\/$/);
+    const page = await call(alice, 'svc_get_messages', { projectId: project.id, limit: 2 });
+    expect(page.messages.map((m: any) => m.seq)).toEqual([1, 2]);
+    expect(page).toMatchObject({ hasMore: true, nextAfter: 2 });
+    const cancel = await call(alice, 'svc_cancel_workflow', { projectId: project.id, workflowId: sent.workflowId });
+    expect(cancel).toEqual({ workflowId: sent.workflowId, status: 'completed', cancelled: false });
+  });
+});
