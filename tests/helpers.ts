@@ -27,10 +27,13 @@ export function tempDir(prefix = 'mbm-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-/** Starts the whole service in this process on a free port. */
+/** Limits high enough that polling tests never meet them; limit tests pass `DEFAULT_PLANS` instead. */
+export const GENEROUS_PLANS = { free: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1_000_000, maxProjects: 1_000_000 } };
+
+/** Starts the whole service in this process on a free port (generous limits unless `config.plans` says otherwise). */
 export async function startTestServer(config: Partial<AppConfig> = {}, http: Partial<HttpServerOptions> = {}): Promise<TestServer> {
   const dataDir = config.dataDir ?? tempDir();
-  const app = createApp({ dataDir, logger: silentLogger(), scriptedStepMs: 20, pollIntervalMs: 50, ...config });
+  const app = createApp({ dataDir, logger: silentLogger(), scriptedStepMs: 20, pollIntervalMs: 50, plans: GENEROUS_PLANS, ...config });
   await app.start();
   const server = await startHttpServer(app, { host: '127.0.0.1', port: 0, serveMcp: true, ...http });
   return {

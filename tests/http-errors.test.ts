@@ -3,6 +3,7 @@
  * and that a refused call changes nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_PLANS } from '../src/limits/plans.js';
 import { callTool, createProject, post, rawHttp, startTestServer, toolResult, type TestServer } from './helpers.js';
 
 let server: TestServer;
@@ -13,7 +14,7 @@ let privateId: string;
 const countProjects = () => (server.app.store.sqlite.prepare('select count(*) as n from projects').get() as { n: number }).n;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ plans: DEFAULT_PLANS });
   alice = server.token('alice');
   bob = server.token('bob');
   privateId = (await createProject(server.mcpUrl, alice, { name: 'Private' })).id;
