@@ -86,7 +86,7 @@ export function buildProgram(): Command {
     .addOption(dataDirOption())
     .action((options: { user: string; expiresIn?: string; dataDir: string }) => {
       const expires = options.expiresIn === undefined ? undefined : parseDurationOption(options.expiresIn);
-      if (!/^[\w.@+-]{1,64}$/.test(options.user)) throw new InvalidArgumentError('--user must be 1 to 64 letters, digits or . _ @ + -');
+      if (!/^[\w.@+-]{1,64}$/.test(options.user)) throw new Error('--user must be 1 to 64 letters, digits or . _ @ + -');
       withApp(options.dataDir, (app) => {
         const { token: secret, summary } = app.tokens.create(options.user, expires);
         const expiry = summary.expiresAt ? `expires ${summary.expiresAt}` : 'does not expire';
@@ -171,11 +171,8 @@ export function buildProgram(): Command {
 }
 
 function parseDurationOption(text: string): number {
-  try {
-    return parseDuration(text);
-  } catch (error) {
-    throw new InvalidArgumentError((error as Error).message);
-  }
+  // Thrown inside an action, so a plain Error: `run` prints it and exits 1.
+  return parseDuration(text);
 }
 
 function openStoreForMigrate(dataDir: string): void {

@@ -1,0 +1,129 @@
+/**
+ * The built bin over streamable HTTP on port 0, with the SDK client and raw fetch; the CLI of
+ * design section 2; and the MCP Inspector's CLI as an independent client over both transports.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, httpClient, post, ROOT, tempDir } from './helpers.js';
+import { cliToken, runCli, spawnHttpServer, type SpawnedServer } from './bin-helpers.js';
+
+let dataDir: string;
+let server: SpawnedServer;
+let token: string;
+
+beforeAll(async () => {
+  dataDir = tempDir();
+  token = cliToken(dataDir, 'alice');
+  server = await spawnHttpServer(dataDir, ['--scripted-step-ms', '10']);
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+describe('HTTP transport (spawned bin)', () => {
+  it('serves the SDK client: list tools, create and list a project', async () => {
+    const client = await httpClient(server.mcpUrl, token);
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('svc_create_project');
+    const created = (await client.callTool({ name: 'svc_create_project', arguments: { name: 'Over HTTP' } })).structuredContent as any;
+    const listed = (await client.callTool({ name: 'svc_list_projects', arguments: {} })).structuredContent as any;
+    expect(listed.projects[0].id).toBe(created.id);
+    await client.close();
+  });
+
+  it('answers raw requests with the table\'s statuses and headers', async () => {
+    const ok = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects' } }, token);
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('content-type')).toBe('application/json');
+    expect(ok.headers.get('x-ratelimit-limit')).toBe('100');
+    const unauth = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    expect(unauth.status).toBe(401);
+    expect(unauth.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    const parse = await post(server.mcpUrl, 'nope', token);
+    expect(parse.json).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+    const health = await fetch(`${server.url}/healthz`);
+    expect(await health.json()).toEqual({ status: 'ok' });
+  });
+
+  it('never writes a token to its logs', () => {
+    expect(server.stderr()).not.toContain(token);
+  });
+
+  it('stops cleanly on SIGTERM with exit code 0', async () => {
+    const other = await spawnHttpServer(tempDir());
+    expect(await other.stop('SIGTERM')).toBe(0);
+  });
+});
+
+describe('command line', () => {
+  it('token create prints the token alone on the last line; list never prints it; revoke refuses it afterwards', async () => {
+    const dir = tempDir();
+    const created = runCli(['token', 'create', '--user', 'bob', '--expires-in', '30d', '--data-dir', dir]);
+    expect(created.status).toBe(0);
+    const secret = created.stdout.trim().split('\n').at(-1)!;
+    expect(secret).toMatch(/^svc_[A-Za-z0-9_-]{43}$/);
+    const listed = runCli(['token', 'list', '--json', '--data-dir', dir]);
+    expect(listed.stdout).not.toContain(secret);
+    const [row] = JSON.parse(listed.stdout);
+    expect(row).toMatchObject({ user: 'bob', state: 'active', prefix: `${secret.slice(0, 8)}…` });
+    expect(Date.parse(row.expiresAt) - Date.parse(row.createdAt)).toBe(30 * 86_400_000);
+    expect(runCli(['token', 'revoke', row.id, '--data-dir', dir]).status).toBe(0);
+    expect(JSON.parse(runCli(['token', 'list', '--json', '--data-dir', dir]).stdout)[0].state).toBe('revoked');
+    expect(runCli(['token', 'revoke', 'no-such-id', '--data-dir', dir]).status).toBe(1);
+  });
+
+  it('reads SVC_DATA_DIR, migrates, sets plans, and explains bad usage', () => {
+    const dir = tempDir();
+    const migrated = runCli(['migrate'], { SVC_DATA_DIR: dir });
+    expect(migrated.status).toBe(0);
+    expect(existsSync(join(dir, 'mobile-builder.db'))).toBe(true);
+    expect(runCli(['user', 'set-plan', 'carol', 'pro', '--data-dir', dir]).status).toBe(0);
+    expect(runCli(['user', 'list', '--data-dir', dir]).stdout).toMatch(/carol\s+pro/);
+    const badPlan = runCli(['user', 'set-plan', 'carol', 'platinum', '--data-dir', dir]);
+    expect(badPlan.status).toBe(1);
+    expect(badPlan.stderr).toContain('Unknown plan "platinum"');
+    const badDuration = runCli(['token', 'create', '--user', 'x', '--expires-in', 'soon', '--data-dir', dir]);
+    expect(badDuration.status).not.toBe(0);
+    expect(badDuration.stderr).toContain('Invalid duration');
+    const unknown = runCli(['frobnicate']);
+    expect(unknown.status).not.toBe(0);
+    expect(unknown.stderr).toMatch(/unknown command/i);
+    for (const args of [['--help'], ['serve', '--help'], ['token', 'create', '--help']]) {
+      const help = runCli(args);
+      expect(help.status, args.join(' ')).toBe(0);
+      expect(help.stdout).toMatch(/Usage: mobile-builder-mcp/);
+    }
+    expect(runCli(['serve', '--help']).stdout).toContain('--scripted-step-ms');
+  });
+});
+
+describe('MCP Inspector CLI (independent client)', () => {
+  const inspector = (args: string[], env: Record<string, string> = {}) =>
+    spawnSync('npm', ['run', '--silent', 'inspect', '--', ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 60_000 });
+
+  it('lists tools and creates and lists a project over stdio', () => {
+    const dir = tempDir();
+    const t = cliToken(dir, 'inspector');
+    const serve = ['node', BIN, 'serve', '--data-dir', dir, '--port', '0'];
+    const list = inspector(['-e', `SVC_API_TOKEN=${t}`, ...serve, '--method', 'tools/list']);
+    expect(list.status, list.stderr).toBe(0);
+    expect(list.stdout).toContain('svc_send_message');
+    const create = inspector(['-e', `SVC_API_TOKEN=${t}`, ...serve, '--method', 'tools/call', '--tool-name', 'svc_create_project', '--tool-arg', 'name=Inspected']);
+    expect(create.status, create.stderr).toBe(0);
+    expect(create.stdout).toContain('"name": "Inspected"');
+    const projects = inspector(['-e', `SVC_API_TOKEN=${t}`, ...serve, '--method', 'tools/call', '--tool-name', 'svc_list_projects']);
+    expect(projects.stdout).toContain('Inspected');
+  });
+
+  it('lists tools and creates and lists a project over HTTP', () => {
+    const http = ['--transport', 'http', '--header', `Authorization: Bearer ${token}`];
+    const list = inspector([server.mcpUrl, ...http, '--method', 'tools/list']);
+    expect(list.status, list.stderr).toBe(0);
+    expect(list.stdout).toContain('svc_get_messages');
+    const create = inspector([server.mcpUrl, ...http, '--method', 'tools/call', '--tool-name', 'svc_create_project', '--tool-arg', 'name=ViaHttpInspector']);
+    expect(create.status, create.stderr).toBe(0);
+    const projects = inspector([server.mcpUrl, ...http, '--method', 'tools/call', '--tool-name', 'svc_list_projects']);
+    expect(projects.stdout).toContain('ViaHttpInspector');
+  });
+});

@@ -1,0 +1,83 @@
+/** The built bin over stdio, driven by the SDK's `StdioClientTransport` (design section 2). */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, rpcErrorOf, tempDir, waitFor } from './helpers.js';
+import { cliToken } from './bin-helpers.js';
+
+let dataDir: string;
+let token: string;
+
+beforeAll(() => {
+  dataDir = tempDir();
+  token = cliToken(dataDir, 'alice');
+});
+
+async function connect(env: Record<string, string>) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'serve', '--data-dir', dataDir, '--port', '0', '--scripted-step-ms', '10'],
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'stdio-test', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+describe('stdio transport (spawned bin)', () => {
+  let client: Client;
+  afterAll(() => client?.close());
+
+  it('lists the seven tools, creates and lists projects, and runs a build whose preview is served', async () => {
+    client = await connect({ SVC_API_TOKEN: token });
+    const { tools } = await client.listTools();
+    expect(tools).toHaveLength(7);
+    const created = await client.callTool({ name: 'svc_create_project', arguments: { name: 'Over stdio' } });
+    const project = created.structuredContent as any;
+    expect(project.name).toBe('Over stdio');
+    const listed = await client.callTool({ name: 'svc_list_projects', arguments: {} });
+    expect((listed.structuredContent as any).projects.map((p: any) => p.id)).toContain(project.id);
+    await client.callTool({ name: 'svc_send_message', arguments: { projectId: project.id, message: 'build it' } });
+    const session = await waitFor(async () => {
+      const s = (await client.callTool({ name: 'svc_get_session', arguments: { projectId: project.id } })).structuredContent as any;
+      return s.hasActiveWorkflows ? null : s;
+    });
+    const page = await fetch(session.previewUrls[0].url);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('Over stdio');
+  });
+
+  it('errors are JSON-RPC error objects with the table\'s codes', async () => {
+    const error = await client.callTool({ name: 'svc_get_project', arguments: { projectId: 'nope' } }).catch((e) => e);
+    expect(rpcErrorOf(error)).toMatchObject({ code: -32602, message: 'Invalid parameter: projectId must be a UUID' });
+  });
+
+  it('without SVC_API_TOKEN it starts and lists tools, and every tool call answers -32001', async () => {
+    const anonymous = await connect({});
+    expect((await anonymous.listTools()).tools).toHaveLength(7);
+    const error = await anonymous.callTool({ name: 'svc_list_projects', arguments: {} }).catch((e) => e);
+    expect(rpcErrorOf(error)).toMatchObject({ code: -32001, message: 'Authentication failed - invalid or expired API key' });
+    await anonymous.close();
+  });
+
+  it('answers an unparsable line with -32700 and id null, keeps stdout for protocol only, and logs to stderr', async () => {
+    const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--port', '0'], { env: { ...process.env, SVC_API_TOKEN: token }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdin.write('this is not json\n');
+    child.stdin.write('{"jsonrpc":"2.0","id":9,"method":"ping"}\n');
+    await waitFor(() => out.split('\n').filter(Boolean).length >= 2, 10_000, 'two replies');
+    child.stdin.end();
+    await new Promise((r) => child.once('exit', r));
+    const lines = out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    expect(lines).toContainEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+    expect(lines).toContainEqual({ jsonrpc: '2.0', id: 9, result: {} });
+    expect(lines).toHaveLength(2);
+    expect(err).toContain('serving MCP over stdio');
+    expect(err).not.toContain(token);
+  });
+});
