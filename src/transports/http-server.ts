@@ -65,6 +65,7 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
     inFlight++;
     try {
       const body = await readBody(req, bodyLimit);
+      if (body === ABORTED) return;
       if (body === null) {
         res.setHeader('Connection', 'close');
         return sendError(res, invalidRequest({ reason: 'body_too_large', limitBytes: bodyLimit }), 413);
@@ -77,7 +78,11 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
     }
   };
 
-  const server = createServer((req, res) => {
+  const headersTimeout = options.headersTimeoutMs ?? 10_000;
+  const requestTimeout = options.requestTimeoutMs ?? 30_000;
+  // Node enforces both timeouts on a timer; check often enough that a slow client is cut near its limit.
+  const connectionsCheckingInterval = Math.max(100, Math.min(1000, Math.floor(headersTimeout / 2)));
+  const server = createServer({ headersTimeout, requestTimeout, connectionsCheckingInterval }, (req, res) => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
@@ -103,13 +108,16 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
       });
     }
   });
-  server.headersTimeout = options.headersTimeoutMs ?? 10_000;
-  server.requestTimeout = options.requestTimeoutMs ?? 30_000;
   server.keepAliveTimeout = 5_000;
   server.maxHeadersCount = 100;
-  server.on('clientError', (_error, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-    else socket.destroy();
+  // Malformed requests and slow clients (header or request timeout): answer if we still can, then drop the connection.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    const status =
+      error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    const response = (socket as { _httpMessage?: ServerResponse })._httpMessage;
+    if (socket.writable && !response?.headersSent) {
+      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => socket.destroy());
+    } else socket.destroy();
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -151,8 +159,10 @@ function bearerToken(header: string | undefined): string | undefined {
   return match ? match[1] : '';
 }
 
-/** Reads the body as UTF-8, or null when it exceeds `limit` bytes. */
-function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
+const ABORTED = Symbol('aborted');
+
+/** Reads the body as UTF-8; null when it exceeds `limit` bytes; ABORTED when the client went away first. */
+function readBody(req: IncomingMessage, limit: number): Promise<string | null | typeof ABORTED> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     req.resume();
@@ -176,7 +186,10 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
     req.on('end', () => {
       if (!over) resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
     });
-    req.on('error', reject);
+    req.on('error', () => resolve(ABORTED));
+    req.on('close', () => {
+      if (!req.complete) resolve(ABORTED);
+    });
   });
 }
 
