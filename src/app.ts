@@ -6,6 +6,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RequestGate } from './auth/request-gate.js';
+import type { CachedToken } from './auth/token-cache.js';
 import { TokenService } from './auth/token-service.js';
 import { CommandBuilder, loadCommandBuilderConfig } from './builders/command-builder.js';
 import type { Builder } from './builders/builder.js';
@@ -17,12 +18,15 @@ import { createLogger, type Logger } from './logger.js';
 import { JsonRpcGateway } from './mcp/json-rpc-gateway.js';
 import { createMcpServer } from './mcp/mcp-server.js';
 import { ALL_TOOLS } from './mcp/tools/index.js';
+import { ToolDispatcher } from './mcp/tool-dispatcher.js';
 import { ProjectAccess } from './services/project-access.js';
 import { ProjectService } from './services/project-service.js';
 import { PublicUrl } from './services/public-url.js';
 import { WorkflowService } from './services/workflow-service.js';
 import { ArtifactRepo } from './store/artifact-repo.js';
 import { openStore, type Store } from './store/database.js';
+import { ExternalChangeWatch, ReadCache } from './store/read-cache.js';
+import type { ProjectRow } from './store/schema.js';
 import { MessageRepo } from './store/message-repo.js';
 import { ProjectRepo } from './store/project-repo.js';
 import { QuestionRepo } from './store/question-repo.js';
@@ -98,13 +102,16 @@ export function createApp(config: AppConfig): App {
 
   const users = new UserRepo(store.db);
   const tokenRepo = new TokenRepo(store.db);
-  const projectRepo = new ProjectRepo(store.db);
+  // One watch for other processes' commits, shared by the read caches of the hot path.
+  const dataVersion = store.sqlite.prepare('pragma data_version').pluck();
+  const externalChanges = new ExternalChangeWatch(() => dataVersion.get() as number);
+  const projectRepo = new ProjectRepo(store.db, new ReadCache<ProjectRow>(externalChanges));
   const workflowRepo = new WorkflowRepo(store.db);
   const messageRepo = new MessageRepo(store.db);
   const questionRepo = new QuestionRepo(store.db);
   const artifactRepo = new ArtifactRepo(store.db);
 
-  const tokens = new TokenService(users, tokenRepo, clock);
+  const tokens = new TokenService(users, tokenRepo, clock, new ReadCache<CachedToken>(externalChanges));
   const gate = new RequestGate(tokens, config.rateLimiter ?? new MemoryRequestRateLimiter(), plans);
   const access = new ProjectAccess(projectRepo);
   const projects = new ProjectService(store, projectRepo, access, plans, clock);
@@ -141,8 +148,7 @@ export function createApp(config: AppConfig): App {
     engine,
     publicUrl,
   });
-  const server = createMcpServer({ tools: ALL_TOOLS, services: { projects, workflows }, logger, version: VERSION });
-  const gateway = new JsonRpcGateway(server, logger);
+  const gateway = new JsonRpcGateway(createMcpServer(VERSION), new ToolDispatcher(ALL_TOOLS, { projects, workflows }), logger);
 
   let closed = false;
   return {

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, httpClient, post, ROOT, tempDir } from './helpers.js';
+import { BIN, httpClient, post, rawHttp, ROOT, tempDir } from './helpers.js';
 import { cliToken, runCli, spawnHttpServer, type SpawnedServer } from './bin-helpers.js';
 
 let dataDir: string;
@@ -125,5 +125,29 @@ describe('MCP Inspector CLI (independent client)', () => {
     expect(create.status, create.stderr).toBe(0);
     const projects = inspector([server.mcpUrl, ...http, '--method', 'tools/call', '--tool-name', 'svc_list_projects']);
     expect(projects.stdout).toContain('ViaHttpInspector');
+  });
+});
+
+describe('changes made by another process', () => {
+  it('a token revoked with the CLI while the server runs is refused within a second', async () => {
+    // spawnSync blocks this process, so requests here use fresh connections (no stale keep-alive sockets).
+    const listProjects = (t: string) =>
+      rawHttp(server.mcpUrl, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${t}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects' } }),
+      });
+    const t = cliToken(dataDir, 'revokee');
+    expect((await listProjects(t)).status).toBe(200);
+    const id = JSON.parse(runCli(['token', 'list', '--json', '--user', 'revokee', '--data-dir', dataDir]).stdout)[0].id;
+    expect(runCli(['token', 'revoke', id, '--data-dir', dataDir]).status).toBe(0);
+    const revokedAt = Date.now();
+    for (;;) {
+      const res = await listProjects(t);
+      if (res.status === 401) break;
+      expect(res.status).toBe(200);
+      expect(Date.now() - revokedAt).toBeLessThan(1000);
+      await new Promise((r) => setTimeout(r, 20));
+    }
   });
 });

@@ -3,6 +3,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
 import { ServiceError } from '../src/errors.js';
 import { silentLogger } from '../src/logger.js';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { ProjectRepo } from '../src/store/project-repo.js';
+import { ExternalChangeWatch, ReadCache } from '../src/store/read-cache.js';
 import { tempDir } from './helpers.js';
 
 let now = new Date('2026-11-22T09:00:00.000Z');
@@ -91,9 +95,42 @@ describe('projects', () => {
     expect(error.kind).toBe('forbidden');
     expect(error.data).toMatchObject({ reason: 'project_limit_reached', limit: 3 });
     expect(app.projects.list(alice)).toHaveLength(3);
-    app.users.setPlan(alice.userId, 'big');
+    app.tokens.setPlan('alice', 'big');
     alice = app.tokens.authenticate(app.tokens.create('alice').token);
     expect(app.projects.create(alice, { name: 'fourth' }).name).toBe('fourth');
+  });
+});
+
+describe('read caches', () => {
+  it('the project cache is exact for this process\'s writes and sees another connection\'s commit after the recheck interval', async () => {
+    const dir = tempDir();
+    const fileApp = createApp({ dataDir: dir, logger: silentLogger() });
+    const alice = fileApp.tokens.authenticate(fileApp.tokens.create('alice').token);
+    const p = fileApp.projects.create(alice, { name: 'cached' });
+    const repo = new ProjectRepo(fileApp.store.db, new ReadCache(new ExternalChangeWatch(() => fileApp.store.sqlite.prepare('pragma data_version').pluck().get() as number, 50)));
+    expect(repo.findById(p.id)!.updatedAt).toBe(p.updatedAt);
+    repo.touch(p.id, '2026-11-22T10:00:00.000Z');
+    expect(repo.findById(p.id)!.updatedAt).toBe('2026-11-22T10:00:00.000Z');
+    const other = new Database(join(dir, 'mobile-builder.db'));
+    other.prepare('update projects set name = ? where id = ?').run('renamed elsewhere', p.id);
+    other.close();
+    await new Promise((r) => setTimeout(r, 80));
+    expect(repo.findById(p.id)!.name).toBe('renamed elsewhere');
+    fileApp.store.close();
+  });
+
+  it('a token revoked by this process is refused at once, even after a cached success', () => {
+    const { token, summary } = app.tokens.create('alice');
+    expect(app.tokens.authenticate(token).userName).toBe('alice');
+    app.tokens.revoke(summary.id);
+    expect(thrown(() => app.tokens.authenticate(token)).kind).toBe('unauthenticated');
+  });
+
+  it('an expired token is refused even when it is cached', () => {
+    const { token } = app.tokens.create('alice', 1000);
+    expect(app.tokens.authenticate(token).userName).toBe('alice');
+    advance(1001);
+    expect(thrown(() => app.tokens.authenticate(token)).kind).toBe('unauthenticated');
   });
 });
 

@@ -10,6 +10,7 @@ import type { UserRepo } from '../store/user-repo.js';
 import type { UserRow } from '../store/schema.js';
 import { displayPrefix, generateToken, hashToken, TOKEN_PREFIX } from './api-token.js';
 import type { Caller } from './caller.js';
+import type { TokenCache } from './token-cache.js';
 
 /** A token as a listing shows it: never the whole token. */
 export interface TokenSummary {
@@ -27,6 +28,7 @@ export class TokenService {
     private readonly users: UserRepo,
     private readonly tokens: TokenRepo,
     private readonly clock: Clock,
+    private readonly cache?: TokenCache,
   ) {}
 
   /** Finds the user by name, creating it (on `plan`, default `free`) when new. */
@@ -75,7 +77,15 @@ export class TokenService {
     const row = this.tokens.findById(id);
     if (!row) return false;
     if (!row.revokedAt) this.tokens.revoke(id, isoNow(this.clock));
+    this.cache?.clear();
     return true;
+  }
+
+  /** Puts user `name` (created if new) on `plan`. The plan must exist in the operator's table. */
+  setPlan(name: string, plan: string): void {
+    const user = this.ensureUser(name);
+    this.users.setPlan(user.id, plan);
+    this.cache?.clear();
   }
 
   /**
@@ -85,12 +95,18 @@ export class TokenService {
    */
   authenticate(token: string | undefined | null): Caller {
     if (!token || !token.startsWith(TOKEN_PREFIX) || token.length > 200) throw unauthenticated();
-    const found = this.tokens.findByHash(hashToken(token));
+    const hash = hashToken(token);
+    const now = isoNow(this.clock);
+    const cached = this.cache?.get(hash);
+    if (cached && (cached.expiresAt === null || cached.expiresAt > now)) return cached.caller;
+    const found = this.tokens.findByHash(hash);
     if (!found) throw unauthenticated();
     const { token: row, user } = found;
     if (row.revokedAt) throw unauthenticated();
-    if (row.expiresAt && row.expiresAt <= isoNow(this.clock)) throw unauthenticated();
-    return { userId: user.id, userName: user.name, plan: user.plan, tokenId: row.id };
+    if (row.expiresAt && row.expiresAt <= now) throw unauthenticated();
+    const caller = { userId: user.id, userName: user.name, plan: user.plan, tokenId: row.id };
+    this.cache?.set(hash, { caller, expiresAt: row.expiresAt });
+    return caller;
   }
 
   private summarise(

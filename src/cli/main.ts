@@ -152,8 +152,7 @@ export function buildProgram(): Command {
           process.exitCode = 1;
           return;
         }
-        const row = app.tokens.ensureUser(name);
-        app.users.setPlan(row.id, plan);
+        app.tokens.setPlan(name, plan);
         process.stdout.write(`User "${name}" is on plan "${plan}".\n`);
       }, options.plans);
     });

@@ -21,8 +21,6 @@ export interface ToolAnnotations {
 export interface ToolContext {
   caller: Caller;
   services: ToolServices;
-  /** Aborted when the client cancels the request or the connection closes. */
-  signal: AbortSignal;
 }
 
 /** A tool as declared in `src/mcp/tools/`. */

@@ -5,6 +5,11 @@
  *
  * Order of checks: parse (-32700, id null) -> envelope (-32600) -> params shape (-32602) ->
  * admission (-32001, -32005) -> method and tool rules.
+ *
+ * `tools/list` and `tools/call` go straight to the tool dispatcher; every other method goes to
+ * the SDK's MCP server through an in-process transport. The SDK's per-message dispatch (three
+ * schema checks to classify the message, an AbortController, several promise hops) cost more
+ * than a whole `svc_get_project` call, and those two methods are entirely our adapter's code.
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { InitializeRequestSchema, PingRequestSchema, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
@@ -25,6 +30,7 @@ import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { Logger } from '../logger.js';
 import { InProcessTransport, type JsonRpcReply } from './in-process-transport.js';
 import { parameterError } from './parameter-errors.js';
+import type { ToolDispatcher } from './tool-dispatcher.js';
 
 /**
  * Decides who may send `method`: returns the admission (caller and rate window), null when the
@@ -53,6 +59,7 @@ export class JsonRpcGateway {
 
   constructor(
     private readonly server: Server,
+    private readonly tools: ToolDispatcher,
     private readonly logger: Logger,
   ) {}
 
@@ -109,6 +116,13 @@ export class JsonRpcGateway {
       rate = admission?.rate;
       if (isNotification) return { body: null, status: 202, ...(rate && { rate }) };
 
+      if (message.method === 'tools/call') {
+        const result = await this.tools.call(params, admission?.caller);
+        return { body: { jsonrpc: '2.0', id, result }, status: 200, ...(rate && { rate }) };
+      }
+      if (message.method === 'tools/list') {
+        return { body: { jsonrpc: '2.0', id, result: this.tools.listResult }, status: 200, ...(rate && { rate }) };
+      }
       const sdkSchema = SDK_METHOD_SCHEMAS.get(message.method);
       if (sdkSchema) {
         const checked = sdkSchema.safeParse({ method: message.method, params: params ?? {} });

@@ -1,13 +1,18 @@
 /** SQL for projects. */
 import { and, count, desc, eq, gt, sql } from 'drizzle-orm';
 import type { Db } from './database.js';
+import type { ReadCache } from './read-cache.js';
 import { projects, type ProjectRow } from './schema.js';
 
 export class ProjectRepo {
   private readonly byId;
   private readonly byOwner;
 
-  constructor(private readonly db: Db) {
+  /** @param cache optional read cache of rows by id; every write below keeps it exact. */
+  constructor(
+    private readonly db: Db,
+    private readonly cache?: ReadCache<ProjectRow>,
+  ) {
     this.byId = db.select().from(projects).where(eq(projects.id, sql.placeholder('id'))).prepare();
     this.byOwner = db
       .select()
@@ -17,8 +22,13 @@ export class ProjectRepo {
       .prepare();
   }
 
+  /** The row (shared with the cache: callers must not mutate it). */
   findById(id: string): ProjectRow | undefined {
-    return this.byId.get({ id });
+    const cached = this.cache?.get(id);
+    if (cached) return cached;
+    const row = this.byId.get({ id });
+    if (row) this.cache?.set(id, row);
+    return row;
   }
 
   /** The owner's projects, newest first (design section 4). */
@@ -45,6 +55,7 @@ export class ProjectRepo {
   }
 
   touch(id: string, at: string): void {
+    this.cache?.delete(id);
     this.db.update(projects).set({ updatedAt: at }).where(eq(projects.id, id)).run();
   }
 }

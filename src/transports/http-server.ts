@@ -194,24 +194,24 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | null | 
 }
 
 function sendReply(res: ServerResponse, reply: GatewayReply, tokenPresented: boolean): void {
+  // One header list and one writeHead: this runs for every request.
+  const headers: string[] = [];
   if (reply.rate) {
-    res.setHeader('X-RateLimit-Limit', String(reply.rate.limit));
-    res.setHeader('X-RateLimit-Remaining', String(reply.rate.remaining));
-    res.setHeader('X-RateLimit-Reset', String(reply.rate.resetAt));
+    headers.push('X-RateLimit-Limit', String(reply.rate.limit), 'X-RateLimit-Remaining', String(reply.rate.remaining), 'X-RateLimit-Reset', String(reply.rate.resetAt));
   }
   if (reply.status === 401) {
-    res.setHeader('WWW-Authenticate', tokenPresented ? 'Bearer realm="mobile-builder-mcp", error="invalid_token"' : 'Bearer realm="mobile-builder-mcp"');
+    headers.push('WWW-Authenticate', tokenPresented ? 'Bearer realm="mobile-builder-mcp", error="invalid_token"' : 'Bearer realm="mobile-builder-mcp"');
   }
   if (reply.status === 429) {
     const data = reply.body?.error?.data as { retryAfterSeconds?: number } | undefined;
-    res.setHeader('Retry-After', String(data?.retryAfterSeconds ?? reply.rate?.retryAfterSeconds ?? 1));
+    headers.push('Retry-After', String(data?.retryAfterSeconds ?? reply.rate?.retryAfterSeconds ?? 1));
   }
   if (reply.body === null) {
-    res.statusCode = reply.status;
+    res.writeHead(reply.status, headers);
     res.end();
     return;
   }
-  sendJson(res, reply.status, reply.body);
+  sendJson(res, reply.status, reply.body, headers);
 }
 
 function sendError(res: ServerResponse, error: ServiceError, status?: number): void {
@@ -219,8 +219,8 @@ function sendError(res: ServerResponse, error: ServiceError, status?: number): v
   sendJson(res, status ?? httpStatusForCode(body.code), { jsonrpc: '2.0', id: null, error: body });
 }
 
-function sendJson(res: ServerResponse, status: number, value: unknown): void {
+function sendJson(res: ServerResponse, status: number, value: unknown, extraHeaders: string[] = []): void {
   const text = JSON.stringify(value);
-  res.writeHead(status, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store' });
+  res.writeHead(status, ['Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(text)), 'Cache-Control', 'no-store', ...extraHeaders]);
   res.end(text);
 }

@@ -1,0 +1,41 @@
+/**
+ * `tools/list` and `tools/call` (design section 3): the tool adapter's entry points. Failures are
+ * thrown as `ServiceError`s (design table), never returned as `isError` results.
+ */
+import type { Caller } from '../auth/caller.js';
+import { invalidParameter, missingParameter, toolNotFound, unauthenticated } from '../errors.js';
+import type { Tool, ToolDescriptor, ToolResult } from './define-tool.js';
+import type { ToolServices } from './tool-services.js';
+
+export class ToolDispatcher {
+  private readonly byName: Map<string, Tool>;
+  /** The `tools/list` result, built once. */
+  readonly listResult: { tools: ToolDescriptor[] };
+
+  constructor(
+    tools: readonly Tool[],
+    private readonly services: ToolServices,
+  ) {
+    this.byName = new Map(tools.map((t) => [t.name, t]));
+    this.listResult = { tools: tools.map((t) => t.descriptor) };
+  }
+
+  /**
+   * Runs `tools/call` with its raw `params`.
+   * @throws ServiceError -32001 without a caller; -32602 for a missing or non-string `name` or
+   *   non-object `arguments`; -32601 for an unknown tool; else whatever the tool throws.
+   */
+  async call(params: Record<string, unknown> | undefined, caller: Caller | undefined): Promise<ToolResult> {
+    if (!caller) throw unauthenticated();
+    const p = params ?? {};
+    if (p.name === undefined) throw missingParameter('name');
+    if (typeof p.name !== 'string') throw invalidParameter('name', 'must be a string');
+    const tool = this.byName.get(p.name);
+    if (!tool) throw toolNotFound(p.name);
+    const args = p.arguments;
+    if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) {
+      throw invalidParameter('arguments', 'must be an object');
+    }
+    return tool.call(args, { caller, services: this.services });
+  }
+}
