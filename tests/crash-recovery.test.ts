@@ -72,3 +72,52 @@ describe('crash recovery', () => {
     }
   });
 });
+
+describe('graceful shutdown', () => {
+  it('SIGTERM mid-build records the workflow as failed/interrupted, kills the build process, and exits 0', async () => {
+    const { writeFileSync, readFileSync, existsSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const dataDir = tempDir();
+    const config = join(dataDir, 'builder.json');
+    writeFileSync(config, JSON.stringify({ killGraceMs: 500, build: { command: `echo $$ > ${dataDir}/build.pid; echo started; sleep 600` } }));
+    const token = cliToken(dataDir, 'alice');
+    const server = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config]);
+    const project = await toolResult(server.mcpUrl, token, 'svc_create_project', { name: 'Shutdown' });
+    const sent = await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build' });
+    await waitFor(() => existsSync(`${dataDir}/build.pid`) && readFileSync(`${dataDir}/build.pid`, 'utf8').trim(), 10_000, 'the build to start');
+    const pid = Number(readFileSync(`${dataDir}/build.pid`, 'utf8'));
+    expect(await server.stop('SIGTERM')).toBe(0);
+    expect(() => process.kill(pid, 0)).toThrow();
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(`${dataDir}/mobile-builder.db`, { readonly: true });
+    expect(db.prepare('select status, error_code from workflows where id = ?').get(sent.workflowId)).toEqual({ status: 'failed', error_code: 'interrupted' });
+    db.close();
+  });
+});
+
+describe('the README worked session', () => {
+  it('scripts/demo-session.sh runs end to end against the real bin, and its preview and deployment URLs open', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { ROOT } = await import('./helpers.js');
+    const dataDir = tempDir();
+    const token = cliToken(dataDir, 'newcomer');
+    const server = await spawnHttpServer(dataDir, ['--scripted-step-ms', '200']);
+    try {
+      const run = spawnSync('bash', ['scripts/demo-session.sh'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TOKEN: token, MCP_URL: server.mcpUrl }, timeout: 90_000 });
+      expect(run.status, run.stderr + run.stdout).toBe(0);
+      expect(run.stdout).toContain('question: Which app identifier');
+      expect(run.stdout).toContain('queued build: cancelled');
+      expect(run.stdout).toContain('running build: cancelled');
+      expect(run.stdout).toContain('cancelling the first again, cancelled: false');
+      const preview = /^PREVIEW=(.+)$/m.exec(run.stdout)![1]!;
+      const deployment = /^DEPLOYMENT=(.+)$/m.exec(run.stdout)![1]!;
+      for (const url of [preview, deployment]) {
+        const page = await fetch(url);
+        expect(page.status, url).toBe(200);
+        expect(await page.text()).toContain('Todo demo');
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+});
