@@ -62,7 +62,7 @@ SECOND_REPLY=$(call svc_send_message "{\"projectId\":\"$PROJECT\",\"message\":\"
 SECOND=$(echo "$SECOND_REPLY" | field workflowId)
 echo "   second build queued at position $(echo "$SECOND_REPLY" | field queuePosition)"
 call svc_cancel_workflow "{\"projectId\":\"$PROJECT\",\"workflowId\":\"$SECOND\"}" | field status | sed 's/^/   queued build: /'
-call svc_cancel_workflow "{\"projectId\":\"$PROJECT\"}" | field status | sed 's/^/   running build: /'
+call svc_cancel_workflow "{\"projectId\":\"$PROJECT\",\"workflowId\":\"$FIRST\"}" | field status | sed 's/^/   running build: /'
 call svc_cancel_workflow "{\"projectId\":\"$PROJECT\",\"workflowId\":\"$FIRST\"}" | field cancelled | sed 's/^/   cancelling the first again, cancelled: /'
 echo "PREVIEW=$PREVIEW"
 echo "DEPLOYMENT=$DEPLOYMENT"
