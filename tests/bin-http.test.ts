@@ -98,6 +98,26 @@ describe('command line', () => {
   });
 });
 
+describe('operator configuration errors', () => {
+  it('serve refuses a bad plans file, a bad builder config, and the command builder without one, with a clear message', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const dir = tempDir();
+    writeFileSync(join(dir, 'plans.json'), JSON.stringify({ free: { requestsPerMinute: -1 } }));
+    writeFileSync(join(dir, 'builder.json'), JSON.stringify({ build: { command: '' } }));
+    const cases: Array<[string[], RegExp]> = [
+      [['--plans', join(dir, 'plans.json')], /Invalid plans file .*plans\.json: free\.requestsPerMinute/],
+      [['--plans', join(dir, 'missing.json')], /Cannot read plans file/],
+      [['--builder', 'command', '--builder-config', join(dir, 'builder.json')], /Invalid builder config .*: build\.command/],
+      [['--builder', 'command'], /needs --builder-config/],
+    ];
+    for (const [args, message] of cases) {
+      const out = runCli(['serve', '--http', '--port', '0', '--data-dir', dir, ...args]);
+      expect(out.status, args.join(' ')).toBe(1);
+      expect(out.stderr).toMatch(message);
+    }
+  });
+});
+
 describe('MCP Inspector CLI (independent client)', () => {
   const inspector = (args: string[], env: Record<string, string> = {}) =>
     spawnSync('npm', ['run', '--silent', 'inspect', '--', ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 60_000 });

@@ -7,10 +7,10 @@
  * period, so no child survives.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
+import { readJsonConfig } from '../config-file.js';
 import { BuildFailure, type Builder, type BuildContext, type BuildJob } from './builder.js';
 import { parseDirective, type Directive } from './command-protocol.js';
 import { OutputBatcher } from './output-batcher.js';
@@ -39,19 +39,9 @@ export type CommandBuilderConfig = z.infer<typeof commandBuilderConfigSchema>;
  * @throws Error naming the file and the first problem.
  */
 export function loadCommandBuilderConfig(file: string): CommandBuilderConfig {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (error) {
-    throw new Error(`Cannot read builder config ${file}: ${(error as Error).message}`);
-  }
-  const parsed = commandBuilderConfigSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(`Invalid builder config ${file}: ${issue?.path.join('.') || '(root)'} ${issue?.message ?? ''}`);
-  }
-  if (!parsed.data.build && !parsed.data.deploy) throw new Error(`Invalid builder config ${file}: give a "build" or a "deploy" command`);
-  return parsed.data;
+  const config = readJsonConfig(file, commandBuilderConfigSchema, 'builder config');
+  if (!config.build && !config.deploy) throw new Error(`Invalid builder config ${file}: give a "build" or a "deploy" command`);
+  return config;
 }
 
 /** Environment variables the service itself uses; never handed to an operator's command. */

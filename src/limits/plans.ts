@@ -7,8 +7,8 @@
  *   "team": { "requestsPerMinute": 1000, "projectCreationsPerHour": 100, "maxProjects": 5000 } }
  * ```
  */
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { readJsonConfig } from '../config-file.js';
 
 /** The limits of one plan. Counts are whole numbers; windows are fixed by the field name. */
 export interface PlanLimits {
@@ -43,18 +43,7 @@ const planFileSchema = z.record(z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/), pla
 export function loadPlans(file?: string): PlanTable {
   const plans: PlanTable = structuredClone(DEFAULT_PLANS);
   if (!file) return plans;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (error) {
-    throw new Error(`Cannot read plans file ${file}: ${(error as Error).message}`);
-  }
-  const parsed = planFileSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(`Invalid plans file ${file}: ${issue?.path.join('.') || '(root)'} ${issue?.message ?? ''}`);
-  }
-  for (const [name, limits] of Object.entries(parsed.data)) {
+  for (const [name, limits] of Object.entries(readJsonConfig(file, planFileSchema, 'plans file'))) {
     plans[name] = { ...(plans[name] ?? DEFAULT_PLANS.free!), ...limits } as PlanLimits;
   }
   return plans;
