@@ -68,6 +68,7 @@ describe('error table over HTTP', () => {
       [{ name: 'ok', description: 'd'.repeat(1001) }, 'Invalid parameter: description must be at most 1000 characters'],
       [{ name: 'ok', visibility: 'secret' }, 'Invalid parameter: visibility must be one of "public", "private"'],
       [{ name: 'ok', owner: 'bob' }, 'Invalid parameter: owner is not a parameter of this tool'],
+      [{ name: 'lone \uD800 surrogate' }, 'Invalid parameter: name must be valid Unicode text (no lone surrogates)'],
     ];
     for (const [args, message] of cases) {
       const res = await callTool(server.mcpUrl, alice, 'svc_create_project', args);

@@ -13,9 +13,12 @@ export function codePointLength(text: string): number {
   return n;
 }
 
-/** A string of at most `max` code points; `nonBlank` also refuses empty and whitespace-only text. */
+/**
+ * A string of at most `max` code points; `nonBlank` also refuses empty and whitespace-only text.
+ * Ill-formed UTF-16 (a lone surrogate) is refused: it could not be stored as given.
+ */
 export function boundedText(max: number, description: string, options: { nonBlank?: boolean } = {}) {
-  let schema = z.string();
+  let schema = z.string().refine((s) => s.isWellFormed(), { message: 'must be valid Unicode text (no lone surrogates)' });
   if (options.nonBlank) schema = schema.refine((s) => s.trim().length > 0, { message: 'must not be empty or blank' });
   return schema
     .refine((s) => codePointLength(s) <= max, { message: `must be at most ${max} characters` })

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../auth/caller.js';
-import { isoNow, type Clock } from '../clock.js';
+import type { Clock } from '../clock.js';
 import { forbidden, rateLimited } from '../errors.js';
 import { limitsFor, type PlanTable } from '../limits/plans.js';
 import type { Store } from '../store/database.js';
@@ -87,7 +87,7 @@ export class ProjectService {
           retryAfterSeconds: Math.max(1, Math.ceil((resetMs - now.getTime()) / 1000)),
         });
       }
-      const at = isoNow(() => now);
+      const at = now.toISOString();
       const row: ProjectRow = {
         id: randomUUID(),
         ownerId: caller.userId,

@@ -172,7 +172,8 @@ export class WorkflowEngine {
     for (;;) {
       const row = this.deps.workflows.findById(workflowId);
       if (!row || row.status !== 'cancelling') return;
-      if (!isRunnerAlive(row.runnerId, this.runnerId) || row.status === 'cancelling' && row.runnerId === this.runnerId) {
+      // Nobody is running it (its process is gone, or it was this process's and has ended).
+      if (row.runnerId === this.runnerId || !isRunnerAlive(row.runnerId, this.runnerId)) {
         this.recordCancelled(workflowId);
         return;
       }
@@ -218,7 +219,8 @@ export class WorkflowEngine {
    */
   private recoverOrphans(message: string): void {
     for (const row of this.deps.workflows.listActive()) {
-      if (this.runs.has(row.id)) continue;
+      // A workflow waiting for an answer keeps waiting whoever ran it; its question is stored.
+      if (row.status === 'waiting_for_input' || this.runs.has(row.id)) continue;
       if (row.runnerId !== this.runnerId && isRunnerAlive(row.runnerId, this.runnerId)) continue;
       if (row.status === 'running') {
         this.deps.journal.transition(
