@@ -121,3 +121,44 @@ describe('the README worked session', () => {
     }
   });
 });
+
+describe('two server processes on one data dir', () => {
+  it('a cancel and an answer sent to one process reach the workflow the other process runs; the one-active rule holds across both', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const { runCli } = await import('./bin-helpers.js');
+    const dataDir = tempDir();
+    const plans = `${dataDir}/plans.json`;
+    writeFileSync(plans, JSON.stringify({ polling: { requestsPerMinute: 100_000 } }));
+    const token = cliToken(dataDir, 'alice');
+    expect(runCli(['user', 'set-plan', 'alice', 'polling', '--plans', plans, '--data-dir', dataDir]).status).toBe(0);
+    const a = await spawnHttpServer(dataDir, ['--scripted-step-ms', '800', '--plans', plans]);
+    const b = await spawnHttpServer(dataDir, ['--scripted-step-ms', '800', '--plans', plans]);
+    try {
+      const project = await toolResult(a.mcpUrl, token, 'svc_create_project', { name: 'Shared' });
+      const running = await toolResult(a.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build on A' });
+      const queued = await toolResult(b.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build on B' });
+      expect([running.status, queued.status]).toEqual(['running', 'queued']);
+      const cancelled = await toolResult(b.mcpUrl, token, 'svc_cancel_workflow', { projectId: project.id, workflowId: running.workflowId });
+      expect(cancelled).toEqual({ workflowId: running.workflowId, status: 'cancelled', cancelled: true });
+      // The queued one starts in one of the two processes, never both.
+      const session = await waitFor(async () => {
+        const s = await toolResult(a.mcpUrl, token, 'svc_get_session', { projectId: project.id });
+        return s.activeWorkflow?.id === queued.workflowId ? s : null;
+      }, 15_000, 'the queued workflow to start');
+      expect(session.queuedWorkflows).toEqual([]);
+      await toolResult(a.mcpUrl, token, 'svc_cancel_workflow', { projectId: project.id });
+
+      const deploy = await toolResult(a.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'deploy', kind: 'deploy' });
+      const question = await waitFor(async () => (await toolResult(b.mcpUrl, token, 'svc_get_session', { projectId: project.id })).pendingQuestion, 30_000, 'the question');
+      await toolResult(b.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'com.example.shared', questionId: question.questionId });
+      const done = await waitFor(async () => {
+        const s = await toolResult(a.mcpUrl, token, 'svc_get_session', { projectId: project.id });
+        return s.hasActiveWorkflows ? null : s;
+      }, 30_000, 'the deploy to finish');
+      expect(done.lastWorkflow).toMatchObject({ id: deploy.workflowId, status: 'completed' });
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+});

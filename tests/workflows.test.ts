@@ -238,3 +238,26 @@ describe('access matrix of the workflow tools', () => {
     }
   });
 });
+
+describe('server-wide concurrency limit', () => {
+  it('with --max-concurrent-workflows 1, a second project\'s workflow waits as queued (position 1) and starts when the first ends', async () => {
+    const limited = await startTestServer({ scriptedStepMs: 100, maxConcurrentWorkflows: 1 });
+    try {
+      const token = limited.token('alice');
+      const a = await createProject(limited.mcpUrl, token, { name: 'A' });
+      const b = await createProject(limited.mcpUrl, token, { name: 'B' });
+      const first = await toolResult(limited.mcpUrl, token, 'svc_send_message', { projectId: a.id, message: 'build A' });
+      const second = await toolResult(limited.mcpUrl, token, 'svc_send_message', { projectId: b.id, message: 'build B' });
+      expect(first.status).toBe('running');
+      expect(second).toMatchObject({ status: 'queued', queuePosition: 1 });
+      const { messages } = await toolResult(limited.mcpUrl, token, 'svc_get_messages', { projectId: b.id });
+      expect(messages.at(-1).content).toMatch(/maximum number of workflows/);
+      const doneB = await waitIdle(limited.mcpUrl, token, b.id);
+      const doneA = await toolResult(limited.mcpUrl, token, 'svc_get_session', { projectId: a.id });
+      expect(doneB.lastWorkflow.status).toBe('completed');
+      expect(doneB.lastWorkflow.startedAt >= doneA.lastWorkflow.finishedAt).toBe(true);
+    } finally {
+      await limited.close();
+    }
+  });
+});
