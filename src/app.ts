@@ -42,8 +42,10 @@ export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json
 
 /** The builders a server can be started with (design section 5). */
 export const BUILDER_NAMES = ['scripted', 'command'] as const;
+/** A builder name accepted by `--builder` (design section 5). */
 export type BuilderName = (typeof BUILDER_NAMES)[number];
 
+/** What `createApp` needs; every field but `dataDir` has a default (design section 2). */
 export interface AppConfig {
   /** Holds the SQLite file, the workspaces and the artifacts. Created if missing. */
   dataDir: string;
@@ -68,6 +70,7 @@ export interface AppConfig {
   cancelTimeoutMs?: number;
 }
 
+/** The assembled service: what transports, the CLI and tests use. */
 export interface App {
   config: AppConfig;
   logger: Logger;

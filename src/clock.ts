@@ -4,6 +4,7 @@
  */
 export type Clock = () => Date;
 
+/** The real clock. */
 export const systemClock: Clock = () => new Date();
 
 /** `2026-11-22T09:30:00.000Z` for the clock's current instant. */

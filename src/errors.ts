@@ -64,6 +64,7 @@ export const MESSAGES = {
   rateLimited: 'Rate limit exceeded - please slow down requests',
 } as const;
 
+/** Constructors for each row of the error table (design section 3), with the exact messages. */
 export const parseError = (): ServiceError => new ServiceError('parse_error', MESSAGES.parse);
 export const invalidRequest = (data?: ErrorData): ServiceError =>
   new ServiceError('invalid_request', MESSAGES.invalidRequest, data);

@@ -4,6 +4,7 @@
  */
 import { pino, type Logger } from 'pino';
 
+/** pino's logger type. */
 export type { Logger };
 
 /** Creates a logger on stderr. `level` defaults to env `SVC_LOG_LEVEL`, else `info`. */

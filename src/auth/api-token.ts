@@ -4,6 +4,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 
+/** Every token starts with this (design section 7). */
 export const TOKEN_PREFIX = 'svc_';
 
 /** A new random token, e.g. `svc_q1Xb...` (47 characters). */

@@ -27,6 +27,7 @@ export class RateLimitedError extends ServiceError {
   }
 }
 
+/** Authentication then rate limit, for every authenticated JSON-RPC request (design section 3 order). */
 export class RequestGate {
   constructor(
     private readonly tokens: TokenService,

@@ -7,10 +7,12 @@
 import type { ReadCache } from '../store/read-cache.js';
 import type { Caller } from './caller.js';
 
+/** A verified token as cached: its caller and expiry. */
 export interface CachedToken {
   caller: Caller;
   /** ISO timestamp, or null for a token that does not expire. */
   expiresAt: string | null;
 }
 
+/** The token cache: a `ReadCache` keyed by SHA-256 hex of the token. */
 export type TokenCache = ReadCache<CachedToken>;

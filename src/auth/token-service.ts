@@ -23,6 +23,7 @@ export interface TokenSummary {
   state: 'active' | 'expired' | 'revoked';
 }
 
+/** Issues, lists, revokes and checks API tokens; manages users' plans (spec section 5, design sections 2 and 7). */
 export class TokenService {
   constructor(
     private readonly users: UserRepo,

@@ -32,6 +32,7 @@ export const commandBuilderConfigSchema = z.strictObject({
   /** Output lines kept per workflow before the rest is dropped with a note (default 2000). */
   maxOutputLines: z.number().int().positive().optional(),
 });
+/** The validated content of a `--builder-config` file. */
 export type CommandBuilderConfig = z.infer<typeof commandBuilderConfigSchema>;
 
 /**
@@ -47,6 +48,10 @@ export function loadCommandBuilderConfig(file: string): CommandBuilderConfig {
 /** Environment variables the service itself uses; never handed to an operator's command. */
 const PRIVATE_ENV = ['SVC_API_TOKEN'];
 
+/**
+ * Runs the configured shell command of the workflow's kind (design section 5).
+ * @throws BuildFailure `not_configured`, `command_failed`, `timeout` or `protocol_error`; the abort reason on cancel.
+ */
 export class CommandBuilder implements Builder {
   readonly name = 'command';
 

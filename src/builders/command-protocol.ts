@@ -16,6 +16,7 @@
 import { z } from 'zod';
 import type { Platform, QuestionSpec } from './builder.js';
 
+/** One parsed `::` line of the command builder's protocol (table above). */
 export type Directive =
   | { type: 'step'; index: number; total: number; name: string }
   | { type: 'artifact'; kind: 'preview' | 'deployment'; platform: Platform; folder: string }

@@ -10,6 +10,7 @@ export interface OutputBatcherOptions {
   maxLineLength?: number;
 }
 
+/** Batches output lines into messages (limits above); `flush` emits what is pending at once. */
 export class OutputBatcher {
   private lines: string[] = [];
   private total = 0;

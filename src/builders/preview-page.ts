@@ -10,6 +10,7 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
 
+/** What the preview page shows; every string is escaped when rendered. */
 export interface PreviewPageInput {
   projectName: string;
   description: string | null;

@@ -18,6 +18,7 @@ export const APP_IDENTIFIER_PATTERN = '[a-zA-Z][a-zA-Z0-9_]*(\\.[a-zA-Z][a-zA-Z0
 
 const SIMULATION_NOTE = 'This is the scripted builder: it simulates a building agent. No native binary is compiled and nothing is sent to an app store.';
 
+/** The deterministic simulated builder (design section 5); fails only when aborted. */
 export class ScriptedBuilder implements Builder {
   readonly name = 'scripted';
 

@@ -20,6 +20,7 @@ export interface PlanLimits {
   maxProjects: number;
 }
 
+/** Plans by name (`free`, `pro`, or the operator's). */
 export type PlanTable = Record<string, PlanLimits>;
 
 /** The spec's free tier, plus a larger `pro` plan an operator can hand out as it is. */

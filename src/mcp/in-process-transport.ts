@@ -11,6 +11,7 @@ import type { JSONRPCMessage, JSONRPCRequest, MessageExtraInfo, RequestId } from
 /** A JSON-RPC response or error object as the server sent it. */
 export type JsonRpcReply = { jsonrpc: '2.0'; id: RequestId | null; result?: unknown; error?: { code: number; message: string; data?: unknown } };
 
+/** The multiplexing SDK transport described above; `dispatch` is its only way in. */
 export class InProcessTransport implements Transport {
   onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
   onclose?: () => void;

@@ -54,6 +54,7 @@ const SDK_METHOD_SCHEMAS = new Map<string, typeof PingRequestSchema | typeof Ini
 
 const KNOWN_CODES = new Set(Object.values(ERROR_TABLE).map((e) => e.code));
 
+/** Handles one JSON-RPC message (text or parsed) end to end; never throws (failures become error replies). */
 export class JsonRpcGateway {
   private readonly transport = new InProcessTransport();
 

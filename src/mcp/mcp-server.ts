@@ -8,6 +8,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { JsonRpcFailure, methodNotFound, toJsonRpcError } from '../errors.js';
 
+/** `serverInfo.name` at `initialize`. */
 export const SERVER_NAME = 'mobile-builder-mcp';
 
 /** Guidance the server gives a model at `initialize`. */

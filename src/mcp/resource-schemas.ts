@@ -6,6 +6,7 @@ import { z } from 'zod';
 
 const timestamp = z.string().describe('ISO 8601 UTC timestamp with milliseconds');
 
+/** Project (spec section 2). */
 export const projectSchema = z.object({
   id: z.string().describe('Project UUID'),
   name: z.string(),
@@ -15,6 +16,7 @@ export const projectSchema = z.object({
   updatedAt: timestamp.describe('ISO 8601 timestamp of the last update (moves when a workflow completes)'),
 });
 
+/** A preview or deployment URL (design section 4). */
 export const previewUrlSchema = z.object({
   url: z.string().describe('Absolute URL to open in a browser'),
   platform: z.enum(['web', 'ios', 'android']),
@@ -23,6 +25,7 @@ export const previewUrlSchema = z.object({
   createdAt: timestamp,
 });
 
+/** A workflow as `svc_get_session` shows it (design section 4). */
 export const workflowSchema = z.object({
   id: z.string(),
   kind: z.enum(['build', 'deploy']),
@@ -35,6 +38,7 @@ export const workflowSchema = z.object({
   previewUrls: z.array(previewUrlSchema),
 });
 
+/** The question the agent waits on (design section 4). */
 export const pendingQuestionSchema = z.object({
   questionId: z.string(),
   workflowId: z.string(),
@@ -44,6 +48,7 @@ export const pendingQuestionSchema = z.object({
   askedAt: timestamp,
 });
 
+/** One conversation message (design section 4). */
 export const messageSchema = z.object({
   id: z.string(),
   seq: z.number().int().describe('Position in the project conversation; pass as `after` to read on'),

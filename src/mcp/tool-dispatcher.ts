@@ -7,6 +7,7 @@ import { invalidParameter, missingParameter, toolNotFound, unauthenticated } fro
 import type { Tool, ToolDescriptor, ToolResult } from './define-tool.js';
 import type { ToolServices } from './tool-services.js';
 
+/** Lists and calls the tools by name. */
 export class ToolDispatcher {
   private readonly byName: Map<string, Tool>;
   /** The `tools/list` result, built once. */

@@ -2,6 +2,7 @@
 import type { ProjectService } from '../services/project-service.js';
 import type { WorkflowService } from '../services/workflow-service.js';
 
+/** The services every tool handler receives. */
 export interface ToolServices {
   projects: ProjectService;
   workflows: WorkflowService;

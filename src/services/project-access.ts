@@ -7,6 +7,7 @@ import { forbidden, notFound } from '../errors.js';
 import type { ProjectRepo } from '../store/project-repo.js';
 import type { ProjectRow } from '../store/schema.js';
 
+/** The read and write access rules of design section 4, in one place. */
 export class ProjectAccess {
   constructor(private readonly projects: ProjectRepo) {}
 

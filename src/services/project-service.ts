@@ -23,6 +23,7 @@ export interface Project {
   updatedAt: string;
 }
 
+/** Validated `svc_create_project` arguments. */
 export interface CreateProjectInput {
   name: string;
   description?: string | null | undefined;
@@ -43,6 +44,7 @@ export function toProject(row: ProjectRow): Project {
   };
 }
 
+/** Lists, reads and creates projects (spec section 4). */
 export class ProjectService {
   constructor(
     private readonly store: Store,

@@ -19,8 +19,10 @@ import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.j
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
 
+/** What a workflow does. */
 export type WorkflowKind = 'build' | 'deploy';
 
+/** Validated `svc_send_message` arguments. */
 export interface SendMessageInput {
   projectId: string;
   message: string;
@@ -28,6 +30,7 @@ export interface SendMessageInput {
   questionId?: string | undefined;
 }
 
+/** `svc_send_message`'s response (design section 4); `queuePosition` only when queued. */
 export interface SendMessageResult {
   messageId: string;
   workflowId: string;
@@ -36,6 +39,7 @@ export interface SendMessageResult {
   queuePosition?: number;
 }
 
+/** A preview or deployment link, absolute, built at read time. */
 export interface PreviewUrl {
   url: string;
   platform: ArtifactRow['platform'];
@@ -44,6 +48,7 @@ export interface PreviewUrl {
   createdAt: string;
 }
 
+/** A workflow as reported to clients; times are ISO 8601, `step.index` is 1-based (0 before the first step). */
 export interface WorkflowView {
   id: string;
   kind: WorkflowKind;
@@ -56,6 +61,7 @@ export interface WorkflowView {
   previewUrls: PreviewUrl[];
 }
 
+/** The unanswered question of a waiting workflow. */
 export interface PendingQuestion {
   questionId: string;
   workflowId: string;
@@ -65,6 +71,7 @@ export interface PendingQuestion {
   askedAt: string;
 }
 
+/** `svc_get_session`'s response (design section 4). */
 export interface SessionView {
   projectId: string;
   hasActiveWorkflows: boolean;
@@ -75,6 +82,7 @@ export interface SessionView {
   lastWorkflow: WorkflowView | null;
 }
 
+/** One conversation message as reported to clients. */
 export interface MessageView {
   id: string;
   seq: number;
@@ -85,12 +93,14 @@ export interface MessageView {
   createdAt: string;
 }
 
+/** `svc_get_messages`'s response: pass `nextAfter` as `after` to read on. */
 export interface MessagesPage {
   messages: MessageView[];
   hasMore: boolean;
   nextAfter: number;
 }
 
+/** `svc_cancel_workflow`'s response; `cancelled` is true only when this call cancelled it. */
 export interface CancelResult {
   workflowId: string;
   status: WorkflowRow['status'];
@@ -105,6 +115,7 @@ export function inferKind(message: string): WorkflowKind {
   return DEPLOY_WORDS.test(message) ? 'deploy' : 'build';
 }
 
+/** What the workflow service needs. */
 export interface WorkflowServiceDeps {
   store: Store;
   access: ProjectAccess;
@@ -117,6 +128,7 @@ export interface WorkflowServiceDeps {
   publicUrl: PublicUrl;
 }
 
+/** The four workflow tools' rules (design section 4). */
 export class WorkflowService {
   constructor(private readonly deps: WorkflowServiceDeps) {}
 

@@ -3,6 +3,7 @@ import { and, asc, desc, eq, max } from 'drizzle-orm';
 import type { Db } from './database.js';
 import { artifacts, type ArtifactRow } from './schema.js';
 
+/** Reads and writes artifact rows (the files are the `ArtifactStore`'s). */
 export class ArtifactRepo {
   constructor(private readonly db: Db) {}
 

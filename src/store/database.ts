@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import * as schema from './schema.js';
 
+/** The drizzle handle with our schema. */
 export type Db = BetterSQLite3Database<typeof schema>;
 
 /** The store: the drizzle handle plus the raw connection (for pragmas, backups and closing). */

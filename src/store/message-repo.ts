@@ -3,6 +3,7 @@ import { and, asc, eq, gt, max } from 'drizzle-orm';
 import type { Db } from './database.js';
 import { messages, type MessageRow } from './schema.js';
 
+/** Appends and pages conversation messages. */
 export class MessageRepo {
   constructor(private readonly db: Db) {}
 

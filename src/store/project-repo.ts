@@ -4,6 +4,7 @@ import type { Db } from './database.js';
 import type { ReadCache } from './read-cache.js';
 import { projects, type ProjectRow } from './schema.js';
 
+/** Reads and writes projects; the only writer of the `projects` table. */
 export class ProjectRepo {
   private readonly byId;
   private readonly byOwner;

@@ -3,6 +3,7 @@ import { and, desc, eq, isNotNull, isNull } from 'drizzle-orm';
 import type { Db } from './database.js';
 import { questions, type QuestionRow } from './schema.js';
 
+/** Reads and writes the agent's questions and their answers. */
 export class QuestionRepo {
   constructor(private readonly db: Db) {}
 

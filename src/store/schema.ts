@@ -156,6 +156,7 @@ export const artifacts = sqliteTable(
   (t) => [index('artifacts_project_idx').on(t.projectId, t.kind, t.createdAt)],
 );
 
+/** Row types of each table, as drizzle infers them. */
 export type UserRow = typeof users.$inferSelect;
 export type ApiTokenRow = typeof apiTokens.$inferSelect;
 export type ProjectRow = typeof projects.$inferSelect;
@@ -163,5 +164,6 @@ export type WorkflowRow = typeof workflows.$inferSelect;
 export type MessageRow = typeof messages.$inferSelect;
 export type QuestionRow = typeof questions.$inferSelect;
 export type ArtifactRow = typeof artifacts.$inferSelect;
+/** Workflow states of design section 4. */
 export type WorkflowStatus = WorkflowRow['status'];
 export type WorkflowKind = WorkflowRow['kind'];

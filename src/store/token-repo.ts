@@ -9,6 +9,7 @@ export interface TokenWithUser {
   user: UserRow;
 }
 
+/** Reads and writes API tokens (hashes only). */
 export class TokenRepo {
   /** Prepared once: the hot path of every authenticated request. */
   private readonly byHash;

@@ -3,6 +3,7 @@ import { asc, eq } from 'drizzle-orm';
 import type { Db } from './database.js';
 import { users, type UserRow } from './schema.js';
 
+/** Reads and writes users. */
 export class UserRepo {
   constructor(private readonly db: Db) {}
 

@@ -8,6 +8,7 @@ export const ACTIVE_STATUSES: WorkflowStatus[] = ['running', 'waiting_for_input'
 /** Statuses that never change again. */
 export const TERMINAL_STATUSES: WorkflowStatus[] = ['completed', 'failed', 'cancelled'];
 
+/** Reads workflows and changes them by compare-and-set on the status. */
 export class WorkflowRepo {
   constructor(private readonly db: Db) {}
 

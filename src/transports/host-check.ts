@@ -14,6 +14,7 @@ export function hostnameOf(hostHeader: string): string {
   return colon === -1 ? value : value.slice(0, colon);
 }
 
+/** `ok`, or why a request is refused (sent as `data.reason` with -32003). */
 export type HostVerdict = 'ok' | 'host_not_allowed' | 'origin_not_allowed';
 
 /**

@@ -15,6 +15,7 @@ import type { GatewayReply } from '../mcp/json-rpc-gateway.js';
 import { serveArtifact } from './artifact-routes.js';
 import { createHostCheck, LOOPBACK_HOSTS } from './host-check.js';
 
+/** Listener settings (design sections 2 and 7; issue 4 hardening). Times in ms, sizes in bytes. */
 export interface HttpServerOptions {
   host: string;
   /** 0 picks a free port. */
@@ -33,6 +34,7 @@ export interface HttpServerOptions {
   maxConcurrentRequests?: number;
 }
 
+/** A started listener and how to stop it. */
 export interface RunningHttpServer {
   server: Server;
   /** `http://127.0.0.1:PORT` as bound. */

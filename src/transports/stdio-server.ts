@@ -11,6 +11,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { App } from '../app.js';
 import { invalidRequest, toJsonRpcError } from '../errors.js';
 
+/** Streams default to the process's stdin and stdout. */
 export interface StdioServerOptions {
   /** The API token configured in the host (env `SVC_API_TOKEN`). */
   token: string | undefined;

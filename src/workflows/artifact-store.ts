@@ -8,6 +8,7 @@ import { cp, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import type { ArtifactRow } from '../store/schema.js';
 
+/** Artifact folders under `<dataDir>/artifacts/`. */
 export class ArtifactStore {
   readonly root: string;
 

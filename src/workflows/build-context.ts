@@ -20,6 +20,7 @@ export function toPublished(row: ArtifactRow): PublishedArtifact {
   };
 }
 
+/** The context one run of a builder reports through. */
 export class EngineBuildContext implements BuildContext {
   constructor(
     private readonly workflow: WorkflowRow,

@@ -40,6 +40,7 @@ export interface LocalRun {
   done: Promise<void>;
 }
 
+/** Engine tuning; defaults in each field's comment. */
 export interface WorkflowEngineOptions {
   /** Workflows running at once in this process (waiting ones do not count). Default 2. */
   maxConcurrent: number;
@@ -49,6 +50,7 @@ export interface WorkflowEngineOptions {
   cancelTimeoutMs?: number;
 }
 
+/** What the engine works with. */
 export interface WorkflowEngineDeps {
   workflows: WorkflowRepo;
   questions: QuestionRepo;
@@ -64,6 +66,7 @@ export interface WorkflowEngineDeps {
 const INTERRUPTED_AT_START = 'The server stopped while this workflow was running. Send the instruction again to retry.';
 const INTERRUPTED_AT_SHUTDOWN = 'The server shut down while this workflow was running. Send the instruction again to retry.';
 
+/** Runs workflows: starts, resumes, cancels and recovers them (design section 4). */
 export class WorkflowEngine {
   readonly runnerId = newRunnerId();
   private readonly runs = new Map<string, LocalRun>();

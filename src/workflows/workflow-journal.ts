@@ -11,7 +11,9 @@ import type { ProjectRepo } from '../store/project-repo.js';
 import type { MessageRow, WorkflowRow, WorkflowStatus } from '../store/schema.js';
 import type { WorkflowRepo } from '../store/workflow-repo.js';
 
+/** Who speaks in a message. */
 export type MessageRole = MessageRow['role'];
+/** What kind of message it is. */
 export type MessageType = MessageRow['type'];
 
 /** A message to append: who says it, what kind it is, and the text. */
@@ -24,6 +26,7 @@ export interface NewMessage {
 /** Longest content of one stored message, in UTF-16 units (longer text is cut with a note). */
 export const MAX_MESSAGE_CONTENT = 20_000;
 
+/** Atomic state changes with their messages (see above). */
 export class WorkflowJournal {
   constructor(
     readonly store: Store,

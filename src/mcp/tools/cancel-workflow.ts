@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { uuidParameter } from '../parameters.js';
 
+/** Cancels the named or the active workflow of a project; owner only. */
 export const cancelWorkflowTool = defineTool({
   name: 'svc_cancel_workflow',
   title: 'Cancel a workflow',

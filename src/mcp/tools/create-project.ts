@@ -4,6 +4,7 @@ import { defineTool } from '../define-tool.js';
 import { boundedText } from '../parameters.js';
 import { projectSchema } from '../resource-schemas.js';
 
+/** Creates a project for the caller, within the plan's limits. */
 export const createProjectTool = defineTool({
   name: 'svc_create_project',
   title: 'Create a project',

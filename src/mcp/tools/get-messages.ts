@@ -4,6 +4,7 @@ import { defineTool } from '../define-tool.js';
 import { uuidParameter } from '../parameters.js';
 import { messageSchema } from '../resource-schemas.js';
 
+/** Pages through a project's conversation, oldest first. */
 export const getMessagesTool = defineTool({
   name: 'svc_get_messages',
   title: 'Read the project conversation',

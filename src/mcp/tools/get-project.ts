@@ -4,6 +4,7 @@ import { defineTool } from '../define-tool.js';
 import { uuidParameter } from '../parameters.js';
 import { projectSchema } from '../resource-schemas.js';
 
+/** Reads one project (own, or anyone's public one). */
 export const getProjectTool = defineTool({
   name: 'svc_get_project',
   title: 'Get a project',

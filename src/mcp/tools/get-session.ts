@@ -4,6 +4,7 @@ import { defineTool } from '../define-tool.js';
 import { uuidParameter } from '../parameters.js';
 import { pendingQuestionSchema, previewUrlSchema, workflowSchema } from '../resource-schemas.js';
 
+/** Reports a project's workflows, pending question and preview URLs. */
 export const getSessionTool = defineTool({
   name: 'svc_get_session',
   title: 'Get the build session of a project',

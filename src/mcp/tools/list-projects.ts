@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { projectSchema } from '../resource-schemas.js';
 
+/** Lists the caller's projects, newest first. */
 export const listProjectsTool = defineTool({
   name: 'svc_list_projects',
   title: 'List my projects',

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { boundedText, uuidParameter } from '../parameters.js';
 
+/** Starts or queues a workflow, or answers the pending question; owner only. */
 export const sendMessageTool = defineTool({
   name: 'svc_send_message',
   title: 'Send a build or deploy instruction, or answer the agent',
