@@ -99,7 +99,8 @@ export interface App {
 export function createApp(config: AppConfig): App {
   const logger = config.logger ?? createLogger();
   const clock = config.clock ?? systemClock;
-  mkdirSync(config.dataDir, { recursive: true });
+  // Owner-only: the folder holds every user's projects (a folder that exists keeps its mode).
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const store = openStore(config.databaseFile ?? join(config.dataDir, 'mobile-builder.db'));
   const plans = config.plans ?? loadPlans(config.plansFile);
 

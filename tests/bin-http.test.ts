@@ -3,7 +3,7 @@
  * design section 2; and the MCP Inspector's CLI as an independent client over both transports.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, httpClient, post, rawHttp, ROOT, tempDir } from './helpers.js';
@@ -78,6 +78,9 @@ describe('command line', () => {
     const migrated = runCli(['migrate'], { SVC_DATA_DIR: dir });
     expect(migrated.status).toBe(0);
     expect(existsSync(join(dir, 'mobile-builder.db'))).toBe(true);
+    const fresh = join(tempDir(), 'new-data-dir');
+    expect(runCli(['migrate', '--data-dir', fresh]).status).toBe(0);
+    expect(statSync(fresh).mode & 0o777).toBe(0o700);
     expect(runCli(['user', 'set-plan', 'carol', 'pro', '--data-dir', dir]).status).toBe(0);
     expect(runCli(['user', 'list', '--data-dir', dir]).stdout).toMatch(/carol\s+pro/);
     const badPlan = runCli(['user', 'set-plan', 'carol', 'platinum', '--data-dir', dir]);

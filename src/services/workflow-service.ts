@@ -303,7 +303,11 @@ export class WorkflowService {
 }
 
 function answerRule(question: QuestionRow): Record<string, unknown> {
-  const data: Record<string, unknown> = { questionId: question.id };
+  const data: Record<string, unknown> = {
+    questionId: question.id,
+    prompt: question.prompt,
+    hint: 'A workflow of this project is waiting for an answer, so this message was taken as the answer. Answer the question, or cancel the workflow with svc_cancel_workflow to send a new instruction.',
+  };
   if (question.options) data.options = JSON.parse(question.options);
   if (question.pattern) data.pattern = question.pattern;
   return data;
