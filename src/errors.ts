@@ -76,7 +76,6 @@ export const missingParameter = (name: string, data?: ErrorData): ServiceError =
   new ServiceError('invalid_params', `Missing required parameter: ${name}`, data);
 export const invalidParameter = (name: string, reason: string, data?: ErrorData): ServiceError =>
   new ServiceError('invalid_params', `Invalid parameter: ${name} ${reason}`, data);
-export const internalError = (): ServiceError => new ServiceError('internal', MESSAGES.internal);
 export const unauthenticated = (): ServiceError => new ServiceError('unauthenticated', MESSAGES.unauthenticated);
 export const forbidden = (data?: ErrorData): ServiceError => new ServiceError('forbidden', MESSAGES.forbidden, data);
 export const notFound = (data?: ErrorData): ServiceError => new ServiceError('not_found', MESSAGES.notFound, data);
