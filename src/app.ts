@@ -107,8 +107,7 @@ export function createApp(config: AppConfig): App {
   const users = new UserRepo(store.db);
   const tokenRepo = new TokenRepo(store.db);
   // One watch for other processes' commits, shared by the read caches of the hot path.
-  const dataVersion = store.sqlite.prepare('pragma data_version').pluck();
-  const externalChanges = new ExternalChangeWatch(() => dataVersion.get() as number);
+  const externalChanges = new ExternalChangeWatch(store.dataVersion);
   const projectRepo = new ProjectRepo(store.db, new ReadCache<ProjectRow>(externalChanges));
   const workflowRepo = new WorkflowRepo(store.db);
   const messageRepo = new MessageRepo(store.db);

@@ -107,7 +107,7 @@ describe('read caches', () => {
     const fileApp = createApp({ dataDir: dir, logger: silentLogger() });
     const alice = fileApp.tokens.authenticate(fileApp.tokens.create('alice').token);
     const p = fileApp.projects.create(alice, { name: 'cached' });
-    const repo = new ProjectRepo(fileApp.store.db, new ReadCache(new ExternalChangeWatch(() => fileApp.store.sqlite.prepare('pragma data_version').pluck().get() as number, 50)));
+    const repo = new ProjectRepo(fileApp.store.db, new ReadCache(new ExternalChangeWatch(fileApp.store.dataVersion, 50)));
     expect(repo.findById(p.id)!.updatedAt).toBe(p.updatedAt);
     repo.touch(p.id, '2026-11-22T10:00:00.000Z');
     expect(repo.findById(p.id)!.updatedAt).toBe('2026-11-22T10:00:00.000Z');

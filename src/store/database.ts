@@ -23,6 +23,8 @@ export interface Store {
    * savepoints. Rolls back and rethrows whatever `fn` throws.
    */
   immediate<T>(fn: () => T): T;
+  /** SQLite's `PRAGMA data_version`: changes when another connection has committed to the file. */
+  dataVersion(): number;
   close(): void;
 }
 
@@ -42,10 +44,12 @@ export function openStore(file: string, options: { migrate?: boolean } = {}): St
   sqlite.pragma('synchronous = NORMAL');
   const db = drizzle(sqlite, { schema });
   if (options.migrate !== false) migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+  const dataVersion = sqlite.prepare('pragma data_version').pluck();
   return {
     db,
     sqlite,
     immediate: <T>(fn: () => T): T => sqlite.transaction(fn).immediate(),
+    dataVersion: () => dataVersion.get() as number,
     close: () => {
       if (sqlite.open) sqlite.close();
     },
