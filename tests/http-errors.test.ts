@@ -183,6 +183,14 @@ describe('HTTP transport', () => {
     expect(get.headers.get('allow')).toBe('POST');
   });
 
+  it('refuses an unsupported MCP-Protocol-Version header with 400, accepts a supported one', async () => {
+    const bad = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, alice, { 'MCP-Protocol-Version': '1999-01-01' });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toMatchObject({ code: -32600, message: 'Invalid request', data: { reason: 'unsupported MCP-Protocol-Version' } });
+    const good = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, alice, { 'MCP-Protocol-Version': '2025-06-18' });
+    expect(good.status).toBe(200);
+  });
+
   it('validates initialize parameters with the table\'s -32602', async () => {
     const res = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }, alice);
     expect(res.status).toBe(400);

@@ -9,6 +9,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { App } from '../app.js';
 import { forbidden, httpStatusForCode, invalidRequest, rateLimited, toJsonRpcError, type ServiceError } from '../errors.js';
 import type { GatewayReply } from '../mcp/json-rpc-gateway.js';
@@ -60,6 +61,11 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
   const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const verdict = hostCheck(req.headers.host, req.headers.origin);
     if (verdict !== 'ok') return sendError(res, forbidden({ reason: verdict }));
+    // MCP streamable HTTP: a client names the negotiated version on every request after initialize.
+    const version = req.headers['mcp-protocol-version'];
+    if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      return sendError(res, invalidRequest({ reason: 'unsupported MCP-Protocol-Version', supported: SUPPORTED_PROTOCOL_VERSIONS }));
+    }
     if (inFlight >= maxConcurrent) {
       res.setHeader('Retry-After', '1');
       return sendError(res, rateLimited({ scope: 'server', limit: maxConcurrent }));
