@@ -2,7 +2,7 @@
  * The gate every authenticated JSON-RPC request passes, on both transports: authentication,
  * then the request rate of the caller's plan (design section 3: auth before rate limit).
  */
-import { rateLimited, ServiceError } from '../errors.js';
+import { MESSAGES, ServiceError } from '../errors.js';
 import { limitsFor, type PlanTable } from '../limits/plans.js';
 import type { RateDecision, RequestRateLimiter } from '../limits/request-rate-limiter.js';
 import type { Caller } from './caller.js';
@@ -17,7 +17,7 @@ export interface Admission {
 /** A refusal by the rate limiter, with the window for the response headers. */
 export class RateLimitedError extends ServiceError {
   constructor(readonly rate: RateDecision) {
-    super('rate_limited', rateLimited({}).message, {
+    super('rate_limited', MESSAGES.rateLimited, {
       scope: 'requests',
       limit: rate.limit,
       windowSeconds: 60,
