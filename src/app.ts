@@ -33,6 +33,7 @@ import { QuestionRepo } from './store/question-repo.js';
 import { TokenRepo } from './store/token-repo.js';
 import { UserRepo } from './store/user-repo.js';
 import { WorkflowRepo } from './store/workflow-repo.js';
+import { ArtifactPublisher } from './workflows/artifact-publisher.js';
 import { ArtifactStore } from './workflows/artifact-store.js';
 import { WorkflowEngine } from './workflows/workflow-engine.js';
 import { WorkflowJournal } from './workflows/workflow-journal.js';
@@ -68,6 +69,8 @@ export interface AppConfig {
   clock?: Clock;
   pollIntervalMs?: number;
   cancelTimeoutMs?: number;
+  /** Longest time one JSON-RPC message may take before it is answered with -32603, in ms (default 30 000). */
+  requestDeadlineMs?: number;
 }
 
 /** The assembled service: what transports, the CLI and tests use. */
@@ -90,6 +93,8 @@ export interface App {
   start(): Promise<void>;
   /** Graceful stop: engine shutdown, then the store. */
   close(): Promise<void>;
+  /** Why the service cannot take work now (`"store_unavailable"`, `"stopped"`), or null when it can. */
+  healthProblem(): string | null;
 }
 
 /**
@@ -130,6 +135,7 @@ export function createApp(config: AppConfig): App {
       projects: projectRepo,
       journal,
       artifactStore,
+      publisher: new ArtifactPublisher({ store, artifacts: artifactRepo, projects: projectRepo, users, artifactStore, plans, clock, logger }),
       builder,
       dataDir: config.dataDir,
       logger,
@@ -151,7 +157,7 @@ export function createApp(config: AppConfig): App {
     engine,
     publicUrl,
   });
-  const gateway = new JsonRpcGateway(createMcpServer(VERSION), new ToolDispatcher(ALL_TOOLS, { projects, workflows }), logger);
+  const gateway = new JsonRpcGateway(createMcpServer(VERSION), new ToolDispatcher(ALL_TOOLS, { projects, workflows }), logger, config.requestDeadlineMs);
 
   let closed = false;
   return {
@@ -170,8 +176,19 @@ export function createApp(config: AppConfig): App {
     users,
     plans,
     async start() {
+      const stale = await artifactStore.removeTemporary();
+      if (stale > 0) logger.info({ folders: stale }, 'removed half-copied artifact folders left by an earlier stop');
       engine.start();
       await gateway.start();
+    },
+    healthProblem() {
+      if (closed) return 'stopped';
+      try {
+        store.dataVersion();
+        return null;
+      } catch {
+        return 'store_unavailable';
+      }
     },
     async close() {
       if (closed) return;

@@ -8,7 +8,7 @@ import { unauthenticated } from '../errors.js';
 import type { TokenRepo } from '../store/token-repo.js';
 import type { UserRepo } from '../store/user-repo.js';
 import type { UserRow } from '../store/schema.js';
-import { displayPrefix, generateToken, hashToken, TOKEN_PREFIX } from './api-token.js';
+import { displayPrefix, generateToken, hashToken, isExpired, MAX_TOKEN_LIFETIME_MS, TOKEN_PREFIX } from './api-token.js';
 import type { Caller } from './caller.js';
 import type { TokenCache } from './token-cache.js';
 
@@ -44,9 +44,13 @@ export class TokenService {
   /**
    * Issues a token for `userName` (creating the user if new). The returned `token` is the only
    * time the whole token exists outside the caller's hands.
-   * @param expiresInMs lifetime in milliseconds; undefined for a token that does not expire.
+   * @param expiresInMs lifetime in milliseconds (1 .. MAX_TOKEN_LIFETIME_MS); undefined for a token that does not expire.
+   * @throws RangeError for a lifetime out of that range.
    */
   create(userName: string, expiresInMs?: number): { token: string; summary: TokenSummary } {
+    if (expiresInMs !== undefined && !(Number.isSafeInteger(expiresInMs) && expiresInMs > 0 && expiresInMs <= MAX_TOKEN_LIFETIME_MS)) {
+      throw new RangeError(`A token lifetime must be between 1 ms and ${MAX_TOKEN_LIFETIME_MS} ms (ten years)`);
+    }
     const user = this.ensureUser(userName);
     const token = generateToken();
     const now = this.clock();
@@ -97,14 +101,14 @@ export class TokenService {
   authenticate(token: string | undefined | null): Caller {
     if (!token || !token.startsWith(TOKEN_PREFIX) || token.length > 200) throw unauthenticated();
     const hash = hashToken(token);
-    const now = isoNow(this.clock);
+    const now = this.clock();
     const cached = this.cache?.get(hash);
-    if (cached && (cached.expiresAt === null || cached.expiresAt > now)) return cached.caller;
+    if (cached && !isExpired(cached.expiresAt, now)) return cached.caller;
     const found = this.tokens.findByHash(hash);
     if (!found) throw unauthenticated();
     const { token: row, user } = found;
     if (row.revokedAt) throw unauthenticated();
-    if (row.expiresAt && row.expiresAt <= now) throw unauthenticated();
+    if (isExpired(row.expiresAt, now)) throw unauthenticated();
     const caller = { userId: user.id, userName: user.name, plan: user.plan, tokenId: row.id };
     this.cache?.set(hash, { caller, expiresAt: row.expiresAt });
     return caller;
@@ -114,7 +118,7 @@ export class TokenService {
     row: { id: string; displayPrefix: string; createdAt: string; expiresAt: string | null; revokedAt: string | null },
     user: string,
   ): TokenSummary {
-    const state = row.revokedAt ? 'revoked' : row.expiresAt && row.expiresAt <= isoNow(this.clock) ? 'expired' : 'active';
+    const state = row.revokedAt ? 'revoked' : isExpired(row.expiresAt, this.clock()) ? 'expired' : 'active';
     return {
       id: row.id,
       user,

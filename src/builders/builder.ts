@@ -66,6 +66,10 @@ export interface BuildContext {
   publish(request: PublishRequest): Promise<PublishedArtifact>;
   /** The project's newest preview for `platform`, or null. */
   latestPreview(platform: Platform): PublishedArtifact | null;
+  /** Records a process group the builder started, so that it is killed if the run is lost. */
+  trackProcessGroup?(pgid: number): void;
+  /** Forgets a process group once it is gone. */
+  untrackProcessGroup?(pgid: number): void;
 }
 
 /** A building agent. */

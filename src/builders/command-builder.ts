@@ -6,14 +6,21 @@
  * it. On cancel or timeout the whole process group gets SIGTERM, then SIGKILL after a grace
  * period, so no child survives.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { realpath } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { readJsonConfig } from '../config-file.js';
 import { BuildFailure, type Builder, type BuildContext, type BuildJob } from './builder.js';
 import { parseDirective, type Directive } from './command-protocol.js';
+import type { BoundedLine } from '../io/bounded-lines.js';
+import { redactPaths } from '../io/path-redaction.js';
 import { OutputBatcher } from './output-batcher.js';
+import { MAX_KILL_GRACE_MS, startProcess, type RunningProcess } from './process-runner.js';
+
+/** Output lines (directives included) kept per workflow unless the config says otherwise. */
+const DEFAULT_MAX_OUTPUT_LINES = 2000;
+/** Previews and deployments one workflow may publish. */
+export const MAX_ARTIFACTS_PER_WORKFLOW = 20;
 
 const commandSpec = z.strictObject({
   command: z.string().min(1),
@@ -27,8 +34,8 @@ export const commandBuilderConfigSchema = z.strictObject({
   deploy: commandSpec.optional(),
   /** Extra environment for every command (for example `EXPO_TOKEN`). */
   env: z.record(z.string(), z.string()).optional(),
-  /** Milliseconds between SIGTERM and SIGKILL on cancel (default 5000). */
-  killGraceMs: z.number().int().min(0).max(600_000).optional(),
+  /** Milliseconds between SIGTERM and SIGKILL on cancel (default 5000, at most 30 000). */
+  killGraceMs: z.number().int().min(0).max(MAX_KILL_GRACE_MS).optional(),
   /** Output lines kept per workflow before the rest is dropped with a note (default 2000). */
   maxOutputLines: z.number().int().positive().optional(),
 });
@@ -74,79 +81,75 @@ export class CommandBuilder implements Builder {
       SVC_WORKSPACE: job.workspaceDir,
     });
 
-    const child = spawn('/bin/sh', ['-c', spec.command], { cwd: job.workspaceDir, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-    const batcher = new OutputBatcher((text) => context.say(text), { maxLines: this.config.maxOutputLines ?? 2000 });
-    const graceMs = this.config.killGraceMs ?? 5000;
-    let stopCause: 'abort' | 'timeout' | null = null;
-    const stop = (cause: 'abort' | 'timeout') => {
-      if (stopCause) return;
-      stopCause = cause;
-      killGroup(child, 'SIGTERM');
-      setTimeout(() => killGroup(child, 'SIGKILL'), graceMs).unref();
-    };
-    const onAbort = () => stop('abort');
-    job.signal.addEventListener('abort', onAbort, { once: true });
-    const timeout = spec.timeoutSeconds ? setTimeout(() => stop('timeout'), spec.timeoutSeconds * 1000) : undefined;
-
+    const dataDir = resolve(job.workspaceDir, '..', '..');
+    const say = (text: string) => context.say(redactPaths(text, { dataDir, workspaceDir: job.workspaceDir }));
+    const batcher = new OutputBatcher(say, { maxLines: this.config.maxOutputLines ?? DEFAULT_MAX_OUTPUT_LINES });
     // Directives run one after another, in output order; a question blocks the ones after it.
     let chain: Promise<void> = Promise.resolve();
     let directiveError: Error | null = null;
-    const onDirective = (directive: Directive) => {
+    let published = 0;
+    const onStdout = ({ text, droppedBytes }: BoundedLine) => {
+      const directive = droppedBytes === 0 ? parseDirective(text) : null;
+      if (!directive) return batcher.push(text, droppedBytes);
+      // Directives count against the output cap like any line; a question is always relayed,
+      // since the command waits for its answer.
+      if (directive.type !== 'ask' && !batcher.count()) return;
+      if (directive.type === 'artifact' || directive.type === 'url') {
+        if (++published > MAX_ARTIFACTS_PER_WORKFLOW) {
+          directiveError ??= new Error(`A workflow may publish at most ${MAX_ARTIFACTS_PER_WORKFLOW} previews and deployments.`);
+          running.stop('abort');
+          return;
+        }
+      }
+      batcher.flush();
       chain = chain
-        .then(() => this.apply(directive, job, context, child))
+        .then(() => this.apply(directive, job, context, running))
         .catch((error: Error) => {
           if (job.signal.aborted) return;
           directiveError ??= error;
-          stop('abort');
+          running.stop('abort');
         });
     };
-    const stdout = createInterface({ input: child.stdout!, crlfDelay: Infinity });
-    stdout.on('line', (line) => {
-      const directive = parseDirective(line);
-      if (directive) {
-        batcher.flush();
-        onDirective(directive);
-      } else batcher.push(line);
+    const running = startProcess({
+      file: '/bin/sh',
+      args: ['-c', spec.command],
+      cwd: job.workspaceDir,
+      env,
+      signal: job.signal,
+      ...(spec.timeoutSeconds !== undefined && { timeoutMs: spec.timeoutSeconds * 1000 }),
+      killGraceMs: this.config.killGraceMs ?? 5000,
+      onStdoutLine: onStdout,
+      onStderrLine: ({ text, droppedBytes }) => batcher.push(text, droppedBytes),
+      onGroupStarted: (pgid) => context.trackProcessGroup?.(pgid),
+      onGroupEnded: (pgid) => context.untrackProcessGroup?.(pgid),
     });
-    createInterface({ input: child.stderr!, crlfDelay: Infinity }).on('line', (line) => batcher.push(line));
-    child.stdin!.on('error', () => undefined);
-
-    const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit, rejectExit) => {
-      child.once('error', rejectExit);
-      child.once('exit', (code, signal) => resolveExit({ code, signal }));
-    });
-    // The shell is gone; anything it left behind in its group goes too.
-    killGroup(child, 'SIGTERM');
-    await waitForClose(child, 2000);
-    if (timeout) clearTimeout(timeout);
-    job.signal.removeEventListener('abort', onAbort);
+    const exit = await running.result;
     batcher.flush();
     await chain;
+    batcher.close();
 
     if (job.signal.aborted) throw job.signal.reason;
     if (directiveError) throw new BuildFailure('protocol_error', (directiveError as Error).message);
-    if (stopCause === 'timeout') throw new BuildFailure('timeout', `The ${job.kind} command took longer than ${spec.timeoutSeconds} s and was stopped.`);
+    if (exit.stopCause === 'timeout') throw new BuildFailure('timeout', `The ${job.kind} command took longer than ${spec.timeoutSeconds} s and was stopped.`);
     if (exit.code !== 0) {
       const how = exit.code === null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
       throw new BuildFailure('command_failed', `The ${job.kind} command ${how}.`);
     }
   }
 
-  private async apply(directive: Directive, job: BuildJob, context: BuildContext, child: ChildProcess): Promise<void> {
+  private async apply(directive: Directive, job: BuildJob, context: BuildContext, running: RunningProcess): Promise<void> {
     switch (directive.type) {
       case 'step':
         context.step(directive.index, directive.total, directive.name);
         return;
       case 'result':
-        context.say(directive.text, 'result');
+        context.say(redactPaths(directive.text, { dataDir: resolve(job.workspaceDir, '..', '..'), workspaceDir: job.workspaceDir }), 'result');
         return;
       case 'message':
-        context.say(directive.text);
+        context.say(redactPaths(directive.text, { dataDir: resolve(job.workspaceDir, '..', '..'), workspaceDir: job.workspaceDir }));
         return;
       case 'artifact': {
-        const dir = resolve(job.workspaceDir, directive.folder);
-        const rel = relative(job.workspaceDir, dir);
-        if (rel.startsWith('..') || isAbsolute(rel)) throw new Error(`Artifact folder ${directive.folder} is outside the workspace`);
+        const dir = await insideWorkspace(job.workspaceDir, directive.folder);
         const published = await context.publish({ kind: directive.kind, platform: directive.platform, sourceDir: dir });
         context.say(`${directive.kind === 'preview' ? 'Preview' : `Deployment #${published.number}`} (${directive.platform}) published at ${published.path}.`);
         return;
@@ -157,30 +160,23 @@ export class CommandBuilder implements Builder {
         return;
       }
       case 'ask': {
-        const answer = await context.ask(directive.question);
-        if (!child.stdin!.destroyed) child.stdin!.write(`${answer}\n`);
+        running.writeLine(await context.ask(directive.question));
         return;
       }
     }
   }
 }
 
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // The group is already gone.
-  }
-}
-
-function waitForClose(child: ChildProcess, ms: number): Promise<void> {
-  if (child.stdout?.closed !== false && child.stderr?.closed !== false) return Promise.resolve();
-  return new Promise((done) => {
-    const timer = setTimeout(done, ms);
-    child.once('close', () => {
-      clearTimeout(timer);
-      done();
-    });
-  });
+/**
+ * The real path of workspace folder `folder`, checked to be inside the workspace after every
+ * link is resolved (a `dist -> /etc` link is refused, not followed).
+ * @throws Error naming the folder as the command gave it (never an absolute server path).
+ */
+async function insideWorkspace(workspaceDir: string, folder: string): Promise<string> {
+  const root = await realpath(workspaceDir);
+  const dir = await realpath(resolve(root, folder)).catch(() => null);
+  if (!dir) throw new Error(`Artifact folder ${folder} does not exist`);
+  const rel = relative(root, dir);
+  if (rel.startsWith('..') || isAbsolute(rel)) throw new Error(`Artifact folder ${folder} is outside the workspace`);
+  return dir;
 }

@@ -14,6 +14,7 @@
  * | `::message Waiting for the simulator` | posts an agent message |
  */
 import { z } from 'zod';
+import { compileAnswerPattern, MAX_PATTERN_LENGTH } from './answer-pattern.js';
 import type { Platform, QuestionSpec } from './builder.js';
 
 /** One parsed `::` line of the command builder's protocol (table above). */
@@ -29,7 +30,7 @@ const PLATFORMS = new Set(['web', 'ios', 'android']);
 const askBody = z.strictObject({
   prompt: z.string().min(1).max(2000),
   options: z.array(z.string().min(1).max(200)).min(1).max(50).optional(),
-  pattern: z.string().min(1).max(500).optional(),
+  pattern: z.string().min(1).max(MAX_PATTERN_LENGTH).optional(),
 });
 
 /** The directive a line holds, or null for an ordinary output line (including malformed directives). */
@@ -69,13 +70,8 @@ export function parseDirective(line: string): Directive | null {
       }
       const parsed = askBody.safeParse(body);
       if (!parsed.success) return null;
-      if (parsed.data.pattern) {
-        try {
-          new RegExp(parsed.data.pattern, 'u');
-        } catch {
-          return null;
-        }
-      }
+      // A pattern must be RE2 syntax: answers are matched in linear time (see answer-pattern.ts).
+      if (parsed.data.pattern && !compileAnswerPattern(parsed.data.pattern)) return null;
       return { type: 'ask', question: { key: m[1]!, ...parsed.data } };
     }
     case 'result':

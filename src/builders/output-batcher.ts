@@ -1,12 +1,14 @@
 /**
- * Groups a command's output lines into conversation messages: one message per 250 ms or per
- * 50 lines, lines cut at 1000 characters, and at most `maxLines` lines per workflow (then a
- * single note that the rest was dropped), so a chatty command cannot flood the store.
+ * Groups a builder's output lines into conversation messages: one message per 250 ms or per
+ * 50 lines, lines cut at 1000 characters (code points), and at most `maxLines` lines per workflow,
+ * directives included (then a single note that the rest was dropped), so a chatty or hostile
+ * command cannot flood the store.
  */
 export interface OutputBatcherOptions {
   maxLines: number;
   linesPerMessage?: number;
   intervalMs?: number;
+  /** Longest line kept, in code points (default 1000). */
   maxLineLength?: number;
 }
 
@@ -15,6 +17,7 @@ export class OutputBatcher {
   private lines: string[] = [];
   private total = 0;
   private dropped = false;
+  private droppedBytes = 0;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -22,18 +25,33 @@ export class OutputBatcher {
     private readonly options: OutputBatcherOptions,
   ) {}
 
-  push(line: string): void {
+  /**
+   * Counts one line against the workflow's cap without keeping it (for directives).
+   * @returns false when the cap is reached (the line must be ignored).
+   */
+  count(): boolean {
     if (this.total >= this.options.maxLines) {
-      if (!this.dropped) {
-        this.dropped = true;
-        this.flush();
-        this.emit(`[output truncated: more than ${this.options.maxLines} lines]`);
-      }
-      return;
+      this.noteDropped();
+      return false;
     }
     this.total++;
+    return true;
+  }
+
+  /**
+   * Adds an output line. `droppedBytes` says how much of it the line reader already cut off.
+   */
+  push(line: string, droppedBytes = 0): void {
+    if (!this.count()) return;
+    this.droppedBytes += droppedBytes;
     const max = this.options.maxLineLength ?? 1000;
-    this.lines.push(line.length > max ? `${line.slice(0, max)}…` : line);
+    // Code points, so a cut never splits a surrogate pair.
+    let text = line;
+    if (line.length > max) {
+      const points = Array.from(line);
+      if (points.length > max) text = `${points.slice(0, max).join('')}…`;
+    } else if (droppedBytes > 0) text = `${line}…`;
+    this.lines.push(text);
     if (this.lines.length >= (this.options.linesPerMessage ?? 50)) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.options.intervalMs ?? 250);
   }
@@ -45,5 +63,19 @@ export class OutputBatcher {
     const text = this.lines.join('\n');
     this.lines = [];
     this.emit(text);
+  }
+
+  /** Emits what is pending and, when long lines were cut, how many bytes were dropped. */
+  close(): void {
+    this.flush();
+    if (this.droppedBytes > 0) this.emit(`[output: ${this.droppedBytes} bytes of over-long lines dropped]`);
+    this.droppedBytes = 0;
+  }
+
+  private noteDropped(): void {
+    if (this.dropped) return;
+    this.dropped = true;
+    this.flush();
+    this.emit(`[output truncated: more than ${this.options.maxLines} lines]`);
   }
 }

@@ -19,9 +19,23 @@ export interface PreviewPageInput {
   workflowId: string;
 }
 
-/** The page as a string (UTF-8 HTML document). */
+/** Instructions one page shows at most (the newest), and code points shown of each. */
+export const PREVIEW_INSTRUCTIONS_SHOWN = 20;
+export const PREVIEW_INSTRUCTION_CHARS = 500;
+
+/**
+ * The page as a string (UTF-8 HTML document). Its size is bounded whatever the history: only the
+ * newest PREVIEW_INSTRUCTIONS_SHOWN instructions, each cut to PREVIEW_INSTRUCTION_CHARS code points.
+ */
 export function renderPreviewPage(input: PreviewPageInput): string {
-  const items = input.instructions.map((text, i) => `<li><span class="n">${i + 1}</span>${escapeHtml(text)}</li>`).join('\n          ');
+  const skipped = Math.max(0, input.instructions.length - PREVIEW_INSTRUCTIONS_SHOWN);
+  const shown = input.instructions.slice(skipped).map((text, i) => {
+    const points = Array.from(text);
+    const cut = points.length > PREVIEW_INSTRUCTION_CHARS ? `${points.slice(0, PREVIEW_INSTRUCTION_CHARS).join('')}…` : text;
+    return `<li><span class="n">${skipped + i + 1}</span>${escapeHtml(cut)}</li>`;
+  });
+  if (skipped > 0) shown.unshift(`<li class="earlier">${skipped} earlier instruction${skipped === 1 ? '' : 's'} not shown</li>`);
+  const items = shown.join('\n          ');
   const title = escapeHtml(input.projectName);
   return `<!doctype html>
 <html lang="en">

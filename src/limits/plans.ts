@@ -18,6 +18,8 @@ export interface PlanLimits {
   projectCreationsPerHour: number;
   /** Projects a user may own at once. */
   maxProjects: number;
+  /** Bytes of published previews and deployments a user may keep, in MiB (default 1024). */
+  artifactStorageMb?: number;
 }
 
 /** Plans by name (`free`, `pro`, or the operator's). */
@@ -25,14 +27,15 @@ export type PlanTable = Record<string, PlanLimits>;
 
 /** The spec's free tier, plus a larger `pro` plan an operator can hand out as it is. */
 export const DEFAULT_PLANS: PlanTable = {
-  free: { requestsPerMinute: 100, projectCreationsPerHour: 10, maxProjects: 100 },
-  pro: { requestsPerMinute: 1000, projectCreationsPerHour: 100, maxProjects: 1000 },
+  free: { requestsPerMinute: 100, projectCreationsPerHour: 10, maxProjects: 100, artifactStorageMb: 1024 },
+  pro: { requestsPerMinute: 1000, projectCreationsPerHour: 100, maxProjects: 1000, artifactStorageMb: 10240 },
 };
 
 const planSchema = z.strictObject({
   requestsPerMinute: z.number().int().positive(),
   projectCreationsPerHour: z.number().int().positive(),
   maxProjects: z.number().int().positive(),
+  artifactStorageMb: z.number().int().positive(),
 });
 const planFileSchema = z.record(z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/), planSchema.partial());
 

@@ -5,7 +5,6 @@
  * This keeps per-request work to the request's own work (no server or transport per request).
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { JSONRPCMessage, JSONRPCRequest, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 
 /** A JSON-RPC response or error object as the server sent it. */
@@ -39,12 +38,27 @@ export class InProcessTransport implements Transport {
     this.onclose?.();
   }
 
-  /** Hands `request` to the server and resolves with its reply, carrying the request's own id. */
-  dispatch(request: JSONRPCRequest, authInfo?: AuthInfo): Promise<JsonRpcReply> {
+  /**
+   * Hands `request` to the server and resolves with its reply, carrying the request's own id.
+   * When the server has not replied within `deadlineMs`, resolves with -32603 `Internal error`
+   * (`data.reason = "deadline_exceeded"`) and forgets the request, so nothing waits for ever.
+   */
+  dispatch(request: JSONRPCRequest, deadlineMs: number): Promise<JsonRpcReply> {
     const id = this.nextId++;
     return new Promise((resolve) => {
-      this.pending.set(id, { originalId: request.id, resolve });
-      this.onmessage?.({ ...request, id }, authInfo ? { authInfo } : undefined);
+      const timer = setTimeout(() => {
+        if (!this.pending.delete(id)) return;
+        resolve({ jsonrpc: '2.0', id: request.id, error: { code: -32603, message: 'Internal error', data: { reason: 'deadline_exceeded' } } });
+      }, deadlineMs);
+      timer.unref();
+      this.pending.set(id, {
+        originalId: request.id,
+        resolve: (reply) => {
+          clearTimeout(timer);
+          resolve(reply);
+        },
+      });
+      this.onmessage?.({ ...request, id });
     });
   }
 }

@@ -21,10 +21,11 @@ import {
   invalidParameter,
   invalidRequest,
   isExpectedError,
+  methodNotFound,
   MESSAGES,
   parseError,
+  ServiceError,
   toJsonRpcError,
-  type ServiceError,
 } from '../errors.js';
 import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { Logger } from '../logger.js';
@@ -52,16 +53,24 @@ const SDK_METHOD_SCHEMAS = new Map<string, typeof PingRequestSchema | typeof Ini
   ['ping', PingRequestSchema],
 ]);
 
+/** Default of the per-message deadline, in ms. */
+export const DEFAULT_DEADLINE_MS = 30_000;
+
 const KNOWN_CODES = new Set(Object.values(ERROR_TABLE).map((e) => e.code));
 
 /** Handles one JSON-RPC message (text or parsed) end to end; never throws (failures become error replies). */
 export class JsonRpcGateway {
   private readonly transport = new InProcessTransport();
 
+  /**
+   * @param deadlineMs longest time one message may take before it is answered with -32603
+   *   `Internal error` (`data.reason = "deadline_exceeded"`), in ms (default 30 000).
+   */
   constructor(
     private readonly server: Server,
     private readonly tools: ToolDispatcher,
     private readonly logger: Logger,
+    private readonly deadlineMs = DEFAULT_DEADLINE_MS,
   ) {}
 
   /** Connects the MCP server to the gateway's transport. Call once before handling messages. */
@@ -84,8 +93,25 @@ export class JsonRpcGateway {
     return this.handleValue(value, admit);
   }
 
-  /** Handles one parsed message. */
+  /** Handles one parsed message; answers within the deadline whatever the handling does. */
   async handleValue(value: unknown, admit: AdmissionPolicy): Promise<GatewayReply> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<GatewayReply>((resolve) => {
+      timer = setTimeout(() => {
+        const id = value && typeof value === 'object' && validId((value as { id?: unknown }).id) ? ((value as { id: RequestId }).id) : null;
+        this.logger.warn({ deadlineMs: this.deadlineMs }, 'request answered with Internal error: deadline exceeded');
+        resolve(errorReply(id, new ServiceError('internal', MESSAGES.internal, { reason: 'deadline_exceeded', deadlineMs: this.deadlineMs })));
+      }, this.deadlineMs);
+      timer.unref();
+    });
+    try {
+      return await Promise.race([this.route(value, admit), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async route(value: unknown, admit: AdmissionPolicy): Promise<GatewayReply> {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       return errorReply(null, invalidRequest(Array.isArray(value) ? { reason: 'batch requests are not supported' } : undefined));
     }
@@ -93,6 +119,10 @@ export class JsonRpcGateway {
     const id = validId(message.id) ? (message.id as RequestId) : null;
     if (message.jsonrpc !== '2.0') return errorReply(id, invalidRequest({ reason: 'jsonrpc must be "2.0"' }));
 
+    if ('method' in message && ('result' in message || 'error' in message)) {
+      // Neither a request nor a response: answer it rather than guess (JSON-RPC 2.0 section 4).
+      return errorReply(id, invalidRequest({ reason: 'a message cannot carry both method and result or error' }));
+    }
     if (!('method' in message)) {
       // A response from the client: this server sends no requests, so there is nothing to match.
       if ('id' in message && ('result' in message || 'error' in message)) return { body: null, status: 202 };
@@ -110,9 +140,7 @@ export class JsonRpcGateway {
         throw invalidParameter('params', 'must be an object');
       }
       const params = message.params as Record<string, unknown> | undefined;
-      if (params && '_meta' in params && (params._meta === null || typeof params._meta !== 'object' || Array.isArray(params._meta))) {
-        throw invalidParameter('params._meta', 'must be an object');
-      }
+      if (params && '_meta' in params) checkMeta(params._meta);
       const admission = await admit(message.method);
       rate = admission?.rate;
       if (isNotification) return { body: null, status: 202, ...(rate && { rate }) };
@@ -124,13 +152,13 @@ export class JsonRpcGateway {
       if (message.method === 'tools/list') {
         return { body: { jsonrpc: '2.0', id, result: this.tools.listResult }, status: 200, ...(rate && { rate }) };
       }
+      // Only the methods the SDK server answers reach it; anything else is answered here, at once,
+      // so that no request can depend on the SDK's handling of odd `params` to get a reply.
       const sdkSchema = SDK_METHOD_SCHEMAS.get(message.method);
-      if (sdkSchema) {
-        const checked = sdkSchema.safeParse({ method: message.method, params: params ?? {} });
-        if (!checked.success) throw parameterError(checked.error.issues, { params: params ?? {} });
-      }
-      const authInfo = admission ? { token: '', clientId: admission.caller.tokenId, scopes: [], extra: { caller: admission.caller } } : undefined;
-      const reply = await this.transport.dispatch(message as unknown as JSONRPCRequest, authInfo);
+      if (!sdkSchema) throw methodNotFound(message.method);
+      const checked = sdkSchema.safeParse({ method: message.method, params: params ?? {} });
+      if (!checked.success) throw parameterError(checked.error.issues, { params: params ?? {} });
+      const reply = await this.transport.dispatch(message as unknown as JSONRPCRequest, this.deadlineMs);
       return this.finish(reply, rate);
     } catch (error) {
       if (error instanceof RateLimitedError) rate = error.rate;
@@ -149,6 +177,20 @@ export class JsonRpcGateway {
       error = { code: ERROR_TABLE.internal.code, message: MESSAGES.internal };
     }
     return { body: { ...reply, error }, status: httpStatusForCode(error.code), ...(rate && { rate }) };
+  }
+}
+
+/**
+ * `params._meta` as MCP defines it: an object whose `progressToken`, when present, is a string or
+ * an integer.
+ * @throws ServiceError -32602 otherwise.
+ */
+function checkMeta(meta: unknown): void {
+  if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) throw invalidParameter('params._meta', 'must be an object');
+  if (!('progressToken' in meta)) return;
+  const token = (meta as { progressToken: unknown }).progressToken;
+  if (typeof token !== 'string' && !(typeof token === 'number' && Number.isSafeInteger(token))) {
+    throw invalidParameter('params._meta.progressToken', 'must be a string or an integer');
   }
 }
 

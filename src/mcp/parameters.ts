@@ -18,17 +18,26 @@ export function codePointLength(text: string): number {
  * Ill-formed UTF-16 (a lone surrogate) is refused: it could not be stored as given.
  */
 export function boundedText(max: number, description: string, options: { nonBlank?: boolean } = {}) {
-  let schema = z.string().refine((s) => s.isWellFormed(), { message: 'must be valid Unicode text (no lone surrogates)' });
+  let schema = z
+    .string()
+    .refine((s) => s.isWellFormed(), { message: 'must be valid Unicode text (no lone surrogates)' })
+    // NUL cannot travel through a process environment or a C string: refused here rather than
+    // failing every later build of the text.
+    .refine((s) => !s.includes('\u0000'), { message: 'must not contain NUL characters' });
   if (options.nonBlank) schema = schema.refine((s) => s.trim().length > 0, { message: 'must not be empty or blank' });
   return schema
     .refine((s) => codePointLength(s) <= max, { message: `must be at most ${max} characters` })
     .meta({ maxLength: max, ...(options.nonBlank ? { minLength: 1 } : {}), description });
 }
 
-/** A UUID (any version; ours are v4), e.g. a project or workflow id. */
+/**
+ * A UUID (any version; ours are v4), e.g. a project or workflow id. UUIDs compare without regard
+ * to case (RFC 9562): the value is handed on in lower case, as ids are stored.
+ */
 export function uuidParameter(description: string) {
   return z
     .string()
     .refine((s) => UUID_PATTERN.test(s), { message: 'must be a UUID' })
-    .meta({ format: 'uuid', description });
+    .meta({ format: 'uuid', description })
+    .transform((s) => s.toLowerCase());
 }

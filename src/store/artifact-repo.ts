@@ -1,7 +1,7 @@
 /** SQL for published previews and deployments. */
-import { and, asc, desc, eq, max } from 'drizzle-orm';
+import { and, asc, desc, eq, max, sql, sum } from 'drizzle-orm';
 import type { Db } from './database.js';
-import { artifacts, type ArtifactRow } from './schema.js';
+import { artifacts, projects, type ArtifactRow } from './schema.js';
 
 /** Reads and writes artifact rows (the files are the `ArtifactStore`'s). */
 export class ArtifactRepo {
@@ -15,20 +15,51 @@ export class ArtifactRepo {
     return this.db.select().from(artifacts).where(eq(artifacts.id, id)).get();
   }
 
-  listByWorkflow(workflowId: string): ArtifactRow[] {
-    return this.db.select().from(artifacts).where(eq(artifacts.workflowId, workflowId)).orderBy(asc(artifacts.createdAt)).all();
+  /** The workflow's artifacts, oldest first, at most `limit` of them. */
+  listByWorkflow(workflowId: string, limit = 50): ArtifactRow[] {
+    return this.db.select().from(artifacts).where(eq(artifacts.workflowId, workflowId)).orderBy(asc(artifacts.createdAt)).limit(limit).all();
   }
 
-  /** The newest artifact of each (kind, platform) of the project. */
+  /** The newest artifact of each (kind, platform) of the project: at most six rows, one indexed read each. */
   latestPerPlatform(projectId: string): ArtifactRow[] {
-    const rows = this.db.select().from(artifacts).where(eq(artifacts.projectId, projectId)).orderBy(desc(artifacts.createdAt), desc(artifacts.number)).all();
-    const seen = new Set<string>();
-    return rows.filter((r) => {
-      const key = `${r.kind}/${r.platform}`;
-      if (seen.has(key)) return false;
-      seen.add(key);
-      return true;
-    });
+    const rows: ArtifactRow[] = [];
+    for (const kind of ['preview', 'deployment'] as const) {
+      for (const platform of ['web', 'ios', 'android'] as const) {
+        const row = this.latest(projectId, kind, platform);
+        if (row) rows.push(row);
+      }
+    }
+    return rows.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
+  }
+
+  /** Bytes of published files held by the projects of user `ownerId`. */
+  bytesUsedByOwner(ownerId: string): number {
+    const row = this.db
+      .select({ total: sum(artifacts.bytes) })
+      .from(artifacts)
+      .innerJoin(projects, eq(projects.id, artifacts.projectId))
+      .where(eq(projects.ownerId, ownerId))
+      .get();
+    return Number(row?.total ?? 0);
+  }
+
+  /** The project's previews of `platform` beyond the newest `keep`, oldest first (for retention). */
+  previewsBeyond(projectId: string, platform: ArtifactRow['platform'], keep: number): ArtifactRow[] {
+    return this.db
+      .select()
+      .from(artifacts)
+      .where(and(eq(artifacts.projectId, projectId), eq(artifacts.kind, 'preview'), eq(artifacts.platform, platform)))
+      .orderBy(desc(artifacts.createdAt))
+      .limit(1_000_000)
+      .offset(keep)
+      .all()
+      .reverse();
+  }
+
+  /** Deletes artifact rows by id. */
+  delete(ids: string[]): void {
+    if (ids.length === 0) return;
+    this.db.delete(artifacts).where(sql`${artifacts.id} in ${ids}`).run();
   }
 
   latest(projectId: string, kind: ArtifactRow['kind'], platform: ArtifactRow['platform']): ArtifactRow | undefined {

@@ -151,9 +151,11 @@ export const artifacts = sqliteTable(
     number: integer('number'),
     /** An external URL reported by a builder; null when the files are served by this service. */
     externalUrl: text('external_url'),
+    /** Bytes of the published files (0 for an external URL): what counts against the owner's quota. */
+    bytes: integer('bytes').notNull().default(0),
     createdAt: text('created_at').notNull(),
   },
-  (t) => [index('artifacts_project_idx').on(t.projectId, t.kind, t.createdAt)],
+  (t) => [index('artifacts_project_idx').on(t.projectId, t.kind, t.createdAt), index('artifacts_workflow_idx').on(t.workflowId)],
 );
 
 /** Row types of each table, as drizzle infers them. */

@@ -31,8 +31,15 @@ export interface HttpServerOptions {
   headersTimeoutMs?: number;
   /** Time allowed to receive the whole request, in ms (default 30 000). */
   requestTimeoutMs?: number;
-  /** MCP requests handled at once; more get 429 with `data.scope = "server"` (default 256). */
+  /** Authenticated MCP requests handled at once; more get 429 with `data.scope = "server"` (default 256). */
   maxConcurrentRequests?: number;
+  /**
+   * Requests of one client address still being read or authenticated; more get 429 with
+   * `data.scope = "client"` and the connection is closed (default 32).
+   */
+  maxUnauthenticatedPerAddress?: number;
+  /** Open connections in all (default 1024); more are refused by the listener. */
+  maxConnections?: number;
 }
 
 /** A started listener and how to stop it. */
@@ -58,6 +65,11 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
   let inFlight = 0;
   let hostCheck: ReturnType<typeof createHostCheck> = () => 'ok';
 
+  // Requests still being read or authenticated, per client address: anonymous clients cannot fill
+  // the server's request slots, which are taken only once a caller is known.
+  const unauthenticated = new Map<string, number>();
+  const maxUnauthenticated = options.maxUnauthenticatedPerAddress ?? 32;
+
   const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const verdict = hostCheck(req.headers.host, req.headers.origin);
     if (verdict !== 'ok') return sendError(res, forbidden({ reason: verdict }));
@@ -66,23 +78,51 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
     if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
       return sendError(res, invalidRequest({ reason: 'unsupported MCP-Protocol-Version', supported: SUPPORTED_PROTOCOL_VERSIONS }));
     }
-    if (inFlight >= maxConcurrent) {
+    const address = req.socket.remoteAddress ?? '';
+    const pending = unauthenticated.get(address) ?? 0;
+    if (pending >= maxUnauthenticated) {
       res.setHeader('Retry-After', '1');
-      return sendError(res, rateLimited({ scope: 'server', limit: maxConcurrent }));
+      res.setHeader('Connection', 'close');
+      return sendError(res, rateLimited({ scope: 'client', limit: maxUnauthenticated, retryAfterSeconds: 1 }));
     }
-    inFlight++;
+    unauthenticated.set(address, pending + 1);
+    let body: Awaited<ReturnType<typeof readBody>>;
     try {
-      const body = await readBody(req, bodyLimit);
-      if (body === ABORTED) return;
-      if (body === null) {
-        res.setHeader('Connection', 'close');
-        return sendError(res, invalidRequest({ reason: 'body_too_large', limitBytes: bodyLimit }), 413);
-      }
-      const token = bearerToken(req.headers.authorization);
-      const reply = await app.gateway.handleText(body, () => app.gate.admit(token));
-      sendReply(res, reply, token !== undefined);
+      body = await readBody(req, bodyLimit);
     } finally {
-      inFlight--;
+      const left = (unauthenticated.get(address) ?? 1) - 1;
+      if (left <= 0) unauthenticated.delete(address);
+      else unauthenticated.set(address, left);
+    }
+    if (body === ABORTED) return;
+    if (body === null) {
+      res.setHeader('Connection', 'close');
+      return sendError(res, invalidRequest({ reason: 'body_too_large', limitBytes: bodyLimit }), 413);
+    }
+
+    // A request slot is taken once the caller is authenticated, and given back when the reply is
+    // sent or the client goes away, whichever comes first.
+    let holding = false;
+    const release = () => {
+      if (holding) {
+        holding = false;
+        inFlight--;
+      }
+    };
+    res.once('close', release);
+    const token = bearerToken(req.headers.authorization);
+    const admit = async () => {
+      const admission = await app.gate.admit(token);
+      if (inFlight >= maxConcurrent) throw rateLimited({ scope: 'server', limit: maxConcurrent, retryAfterSeconds: 1 });
+      inFlight++;
+      holding = true;
+      return admission;
+    };
+    try {
+      const reply = await app.gateway.handleText(body, admit);
+      if (!res.destroyed) sendReply(res, reply, token !== undefined);
+    } finally {
+      release();
     }
   };
 
@@ -102,7 +142,9 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
         work = sendJson(res, 405, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid request', data: { reason: 'use POST; this server does not open SSE streams' } } });
       }
     } else if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
-      work = sendJson(res, 200, { status: 'ok' });
+      // Unhealthy when no authenticated request could be admitted now, or the store does not answer.
+      const problem = options.serveMcp && inFlight >= maxConcurrent ? 'request_slots_full' : app.healthProblem();
+      work = problem ? sendJson(res, 503, { status: 'unavailable', reason: problem }) : sendJson(res, 200, { status: 'ok' });
     } else if (path.startsWith('/previews/') || path.startsWith('/deployments/')) {
       work = serveArtifact(app, req, res, path);
     } else {
@@ -118,6 +160,14 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
   });
   server.keepAliveTimeout = 5_000;
   server.maxHeadersCount = 100;
+  server.maxConnections = options.maxConnections ?? 1024;
+  // A connection that never sends a byte is closed after the header timeout, like a slow one.
+  server.on('connection', (socket) => {
+    const idle = setTimeout(() => socket.destroy(), headersTimeout);
+    idle.unref();
+    socket.once('data', () => clearTimeout(idle));
+    socket.once('close', () => clearTimeout(idle));
+  });
   // Malformed requests and slow clients (header or request timeout): answer if we still can, then drop the connection.
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     const status =

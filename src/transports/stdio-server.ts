@@ -6,10 +6,10 @@
  * Lines go through the same gateway as HTTP. (The SDK's stdio transport drops a line it cannot
  * parse without answering; the contract wants -32700 with id null, so framing is done here.)
  */
-import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { App } from '../app.js';
 import { invalidRequest, toJsonRpcError } from '../errors.js';
+import { readBoundedLines } from '../io/bounded-lines.js';
 
 /** Streams default to the process's stdin and stdout. */
 export interface StdioServerOptions {
@@ -17,7 +17,7 @@ export interface StdioServerOptions {
   token: string | undefined;
   input?: Readable;
   output?: Writable;
-  /** Longest accepted line, in UTF-16 units (default 1 MiB). */
+  /** Longest accepted line, in bytes of UTF-8 (default 1 MiB); a longer one is refused unread. */
   lineLimit?: number;
 }
 
@@ -37,13 +37,8 @@ export function serveStdio(app: App, options: StdioServerOptions): Promise<void>
     output.write(`${JSON.stringify(value)}\n`);
   };
 
-  const lines = createInterface({ input, crlfDelay: Infinity });
-  lines.on('line', (line) => {
+  const handle = (line: string) => {
     if (line.trim().length === 0) return;
-    if (line.length > lineLimit) {
-      write({ jsonrpc: '2.0', id: null, error: toJsonRpcError(invalidRequest({ reason: 'body_too_large', limitBytes: lineLimit })) });
-      return;
-    }
     const work = app.gateway
       .handleText(line, admit)
       .then((reply) => {
@@ -52,11 +47,17 @@ export function serveStdio(app: App, options: StdioServerOptions): Promise<void>
       .catch((error: unknown) => app.logger.error({ err: error }, 'stdio message failed'))
       .finally(() => inFlight.delete(work));
     inFlight.add(work);
-  });
+  };
 
-  return new Promise((resolve) => {
-    lines.once('close', () => {
-      void Promise.allSettled([...inFlight]).then(() => resolve());
-    });
-  });
+  // Every reply is bounded by the gateway's deadline, so the wait at the end of input is too.
+  return readBoundedLines(input, {
+    maxLineBytes: lineLimit,
+    onLine: ({ text, droppedBytes }) => {
+      if (droppedBytes > 0) {
+        write({ jsonrpc: '2.0', id: null, error: toJsonRpcError(invalidRequest({ reason: 'body_too_large', limitBytes: lineLimit })) });
+        return;
+      }
+      handle(text);
+    },
+  }).then(() => Promise.allSettled([...inFlight]).then(() => undefined));
 }

@@ -1,4 +1,5 @@
-/** Checks an answer against the rule of the question it answers (design section 4). */
+/** Checks an answer against the rule of the question it answers (README "Tools", `svc_send_message`). */
+import { compileAnswerPattern } from '../builders/answer-pattern.js';
 import type { QuestionRow } from '../store/schema.js';
 
 /** @returns null when `answer` is acceptable, else the reason it is not (for a -32602 message). */
@@ -10,13 +11,8 @@ export function checkAnswer(question: Pick<QuestionRow, 'options' | 'pattern'>, 
     if (!options.includes(value)) return `must be one of ${options.map((o) => JSON.stringify(o)).join(', ')}`;
   }
   if (question.pattern) {
-    let rule: RegExp;
-    try {
-      rule = new RegExp(`^(?:${question.pattern})$`, 'u');
-    } catch {
-      return null;
-    }
-    if (!rule.test(value)) return `must match the pattern ${question.pattern}`;
+    const rule = compileAnswerPattern(question.pattern);
+    if (rule && !rule.matches(value)) return `must match the pattern ${question.pattern}`;
   }
   return null;
 }

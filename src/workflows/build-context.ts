@@ -4,21 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { BuildContext, Platform, PublishedArtifact, PublishRequest, QuestionSpec } from '../builders/builder.js';
-import type { ArtifactRow, WorkflowRow } from '../store/schema.js';
-import { artifactPath } from './artifact-store.js';
+import type { WorkflowRow } from '../store/schema.js';
+import { toPublished } from './artifact-publisher.js';
 import type { LocalRun, WorkflowEngineDeps } from './workflow-engine.js';
-
-/** The builder-facing view of an artifact row. */
-export function toPublished(row: ArtifactRow): PublishedArtifact {
-  return {
-    id: row.id,
-    kind: row.kind,
-    platform: row.platform,
-    number: row.number,
-    path: row.externalUrl ? null : artifactPath(row),
-    externalUrl: row.externalUrl,
-  };
-}
 
 /** The context one run of a builder reports through. */
 export class EngineBuildContext implements BuildContext {
@@ -102,27 +90,13 @@ export class EngineBuildContext implements BuildContext {
   }
 
   async publish(request: PublishRequest): Promise<PublishedArtifact> {
-    const { artifacts, artifactStore, journal } = this.deps;
-    const id = randomUUID();
-    let externalUrl: string | null = null;
-    if ('sourceDir' in request) await artifactStore.importFolder(id, request.sourceDir);
-    else if ('fromArtifactId' in request) await artifactStore.importFolder(id, artifactStore.dirOf(request.fromArtifactId));
-    else externalUrl = request.externalUrl;
-    const row = journal.store.immediate(() => {
-      const inserted: ArtifactRow = {
-        id,
-        projectId: this.workflow.projectId,
-        workflowId: this.workflow.id,
-        kind: request.kind,
-        platform: request.platform,
-        number: request.kind === 'deployment' ? artifacts.nextDeploymentNumber(this.workflow.projectId) : null,
-        externalUrl,
-        createdAt: journal.now(),
-      };
-      artifacts.insert(inserted);
-      return inserted;
-    });
-    return toPublished(row);
+    const { published, refused } = await this.deps.publisher.publish(this.workflow.projectId, this.workflow.id, request);
+    if (refused.length > 0) {
+      const shown = refused.slice(0, 10).join(', ');
+      const more = refused.length > 10 ? ` and ${refused.length - 10} more` : '';
+      this.say(`Not published (links that leave the published folder, or not regular files): ${shown}${more}.`);
+    }
+    return published;
   }
 
   latestPreview(platform: Platform): PublishedArtifact | null {

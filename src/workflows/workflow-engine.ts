@@ -16,12 +16,14 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Builder, BuildJob } from '../builders/builder.js';
 import { BuildFailure } from '../builders/builder.js';
+import { redactPaths } from '../io/path-redaction.js';
 import type { Logger } from '../logger.js';
 import type { ArtifactRepo } from '../store/artifact-repo.js';
 import type { ProjectRepo } from '../store/project-repo.js';
 import type { QuestionRepo } from '../store/question-repo.js';
 import type { WorkflowRow } from '../store/schema.js';
 import type { WorkflowRepo } from '../store/workflow-repo.js';
+import type { ArtifactPublisher } from './artifact-publisher.js';
 import type { ArtifactStore } from './artifact-store.js';
 import { EngineBuildContext } from './build-context.js';
 import { isRunnerAlive, newRunnerId } from './runner-identity.js';
@@ -58,6 +60,7 @@ export interface WorkflowEngineDeps {
   projects: ProjectRepo;
   journal: WorkflowJournal;
   artifactStore: ArtifactStore;
+  publisher: ArtifactPublisher;
   builder: Builder;
   dataDir: string;
   logger: Logger;
@@ -322,10 +325,12 @@ export class WorkflowEngine {
     try {
       await builder.run(job, context);
     } catch (error) {
-      failure =
+      const raw =
         error instanceof BuildFailure
           ? { code: error.code, message: error.message }
           : { code: 'builder_error', message: error instanceof Error ? error.message : String(error) };
+      // Stored in the conversation, which other users may read on a public project: no server paths.
+      failure = { code: raw.code, message: redactPaths(raw.message, { dataDir: this.deps.dataDir, workspaceDir }) };
     }
 
     const cause = run.controller.signal.aborted ? (run.controller.signal.reason as AbortCause) : null;

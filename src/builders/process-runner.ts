@@ -1,0 +1,191 @@
+/**
+ * Runs one child process for a builder in its own process group, and guarantees that nothing of
+ * that group outlives the run: on exit, abort and timeout the whole group gets SIGTERM, then
+ * SIGKILL after a grace period (capped), and the run settles only once the group is gone.
+ * Output is read with a bounded line reader, so one huge line cannot exhaust memory.
+ * Every builder spawns through here (the command builder's shell command, toolchains, exports,
+ * agents), so the kill rules of the README's "Security" section hold for all of them.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { readBoundedLines, type BoundedLine } from '../io/bounded-lines.js';
+
+/** Longest grace period between SIGTERM and SIGKILL, whatever a config asks for (ms). */
+export const MAX_KILL_GRACE_MS = 30_000;
+/** Bytes of one output line kept in memory (the rest of the line is dropped and counted). */
+export const DEFAULT_MAX_LINE_BYTES = 16 * 1024;
+/** How long to wait for a SIGKILLed group to disappear before giving up (ms). */
+const GROUP_GONE_WAIT_MS = 5_000;
+
+/** How to run the process. */
+export interface ProcessRunOptions {
+  /** Executable (looked up in PATH) and its arguments; no shell unless `file` is one. */
+  file: string;
+  args: readonly string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Aborting stops the group (SIGTERM, then SIGKILL after the grace period). */
+  signal?: AbortSignal;
+  /** Stops the group after this many ms; the result says `stopCause: "timeout"`. */
+  timeoutMs?: number;
+  /** ms between SIGTERM and SIGKILL (default 5000, at most MAX_KILL_GRACE_MS). */
+  killGraceMs?: number;
+  /** Bytes of one output line kept (default DEFAULT_MAX_LINE_BYTES). */
+  maxLineBytes?: number;
+  onStdoutLine?(line: BoundedLine): void;
+  onStderrLine?(line: BoundedLine): void;
+  /** Called with the process group id once the process has started (to record it). */
+  onGroupStarted?(pgid: number): void;
+  /** Called once the group is gone (or given up on after SIGKILL). */
+  onGroupEnded?(pgid: number): void;
+}
+
+/** How the run ended. */
+export interface ProcessResult {
+  /** Exit code, or null when killed by a signal. */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Why we stopped it, if we did. */
+  stopCause: 'abort' | 'timeout' | null;
+  /** Output bytes dropped from over-long lines (stdout and stderr). */
+  droppedBytes: number;
+}
+
+/** A started process: its stdin, a way to stop it, and its result. */
+export interface RunningProcess {
+  child: ChildProcess;
+  /** Writes one line to the process's stdin (ignored once stdin is closed). */
+  writeLine(text: string): void;
+  stop(cause: 'abort' | 'timeout'): void;
+  /** Settles when the process has exited, its group is gone and its output is read. */
+  result: Promise<ProcessResult>;
+}
+
+/**
+ * Starts the process.
+ * @throws nothing synchronously; a spawn failure (ENOENT, EACCES) rejects `result`.
+ */
+export function startProcess(options: ProcessRunOptions): RunningProcess {
+  const graceMs = Math.min(Math.max(0, options.killGraceMs ?? 5000), MAX_KILL_GRACE_MS);
+  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  const child = spawn(options.file, [...options.args], { cwd: options.cwd, env: options.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  const pgid = child.pid;
+  if (pgid !== undefined) options.onGroupStarted?.(pgid);
+  child.stdin!.on('error', () => undefined);
+
+  let droppedBytes = 0;
+  const reading = [
+    readBoundedLines(child.stdout!, { maxLineBytes, onLine: (line) => ((droppedBytes += line.droppedBytes), options.onStdoutLine?.(line)) }),
+    readBoundedLines(child.stderr!, { maxLineBytes, onLine: (line) => ((droppedBytes += line.droppedBytes), options.onStderrLine?.(line)) }),
+  ];
+
+  let stopCause: 'abort' | 'timeout' | null = null;
+  let killTimer: NodeJS.Timeout | undefined;
+  const stop = (cause: 'abort' | 'timeout') => {
+    if (stopCause) return;
+    stopCause = cause;
+    signalGroup(pgid, 'SIGTERM');
+    killTimer = setTimeout(() => signalGroup(pgid, 'SIGKILL'), graceMs);
+  };
+  const onAbort = () => stop('abort');
+  if (options.signal?.aborted) queueMicrotask(onAbort);
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+  const timeout = options.timeoutMs !== undefined ? setTimeout(() => stop('timeout'), options.timeoutMs) : undefined;
+
+  const result = new Promise<ProcessResult>((resolve, reject) => {
+    child.once('error', (error) => {
+      cleanup();
+      if (pgid !== undefined) options.onGroupEnded?.(pgid);
+      reject(error);
+    });
+    child.once('exit', (code, signal) => {
+      // The leader is gone; whatever it left in its group goes too, by force after the grace period.
+      void endGroup(pgid, graceMs)
+        .then(() => Promise.all(reading))
+        .then(() => {
+          cleanup();
+          if (pgid !== undefined) options.onGroupEnded?.(pgid);
+          resolve({ code, signal, stopCause, droppedBytes });
+        });
+    });
+  });
+
+  function cleanup() {
+    if (timeout) clearTimeout(timeout);
+    if (killTimer) clearTimeout(killTimer);
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+
+  return {
+    child,
+    writeLine(text: string) {
+      if (!child.stdin!.destroyed && child.stdin!.writable) child.stdin!.write(`${text}\n`);
+    },
+    stop,
+    result,
+  };
+}
+
+/** Sends `signal` to every process of group `pgid`; false when the group no longer exists. */
+export function signalGroup(pgid: number | undefined, signal: NodeJS.Signals | 0): boolean {
+  if (pgid === undefined || pgid <= 1) return false;
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Ends group `pgid`: SIGTERM, up to `graceMs` for it to go, then SIGKILL, then a bounded wait
+ * until no process of it is left.
+ * @returns true when the group is gone.
+ */
+export async function endGroup(pgid: number | undefined, graceMs: number): Promise<boolean> {
+  if (!groupAlive(pgid)) return true;
+  signalGroup(pgid, 'SIGTERM');
+  if (await waitGroupGone(pgid, Math.min(graceMs, MAX_KILL_GRACE_MS))) return true;
+  signalGroup(pgid, 'SIGKILL');
+  return waitGroupGone(pgid, GROUP_GONE_WAIT_MS);
+}
+
+/**
+ * True while a live (not zombie) process is in group `pgid`. An orphan that was killed stays a
+ * zombie until the machine's init reaps it, and some container inits never do: on Linux the
+ * process table tells a zombie apart; elsewhere any member counts.
+ */
+export function groupAlive(pgid: number | undefined): boolean {
+  if (!signalGroup(pgid, 0)) return false;
+  if (process.platform !== 'linux') return true;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return true;
+  }
+  for (const entry of entries) {
+    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
+    } catch {
+      continue; // exited meanwhile
+    }
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses; split after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+  }
+  return false;
+}
+
+async function waitGroupGone(pgid: number | undefined, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  let pause = 5;
+  while (groupAlive(pgid)) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    pause = Math.min(pause * 2, 100);
+  }
+  return true;
+}

@@ -1,0 +1,123 @@
+/**
+ * Publishing a builder's artifacts (README "Previews and deployments"): copies the files into the
+ * artifact store within the owner's storage quota (the plan's `artifactStorageMb`), records the
+ * row with its size, and applies retention: only the newest previews of each platform of a project
+ * are kept (deployments are kept for ever, being immutable).
+ */
+import { randomUUID } from 'node:crypto';
+import { BuildFailure, type PublishedArtifact, type PublishRequest } from '../builders/builder.js';
+import { isoNow, type Clock } from '../clock.js';
+import { limitsFor, type PlanTable } from '../limits/plans.js';
+import type { Logger } from '../logger.js';
+import type { ArtifactRepo } from '../store/artifact-repo.js';
+import type { Store } from '../store/database.js';
+import type { ProjectRepo } from '../store/project-repo.js';
+import type { ArtifactRow } from '../store/schema.js';
+import type { UserRepo } from '../store/user-repo.js';
+import { ArtifactTooLargeError, artifactPath, type ArtifactStore } from './artifact-store.js';
+
+/** Artifact storage of a plan that names none, in MiB. */
+export const DEFAULT_ARTIFACT_STORAGE_MB = 1024;
+
+/** Newest previews kept per project and platform unless configured otherwise. */
+export const DEFAULT_PREVIEWS_KEPT = 10;
+
+/** The builder-facing view of an artifact row. */
+export function toPublished(row: ArtifactRow): PublishedArtifact {
+  return {
+    id: row.id,
+    kind: row.kind,
+    platform: row.platform,
+    number: row.number,
+    path: row.externalUrl ? null : artifactPath(row),
+    externalUrl: row.externalUrl,
+  };
+}
+
+/** What the publisher works with. */
+export interface ArtifactPublisherDeps {
+  store: Store;
+  artifacts: ArtifactRepo;
+  projects: ProjectRepo;
+  users: UserRepo;
+  artifactStore: ArtifactStore;
+  plans: PlanTable;
+  clock: Clock;
+  logger: Logger;
+  /** Newest previews kept per project and platform (default DEFAULT_PREVIEWS_KEPT). */
+  previewsKept?: number;
+}
+
+/** Publishes artifacts with quota and retention (see above). */
+export class ArtifactPublisher {
+  constructor(private readonly deps: ArtifactPublisherDeps) {}
+
+  /**
+   * Publishes `request` for workflow `workflowId` of project `projectId`.
+   * @returns the artifact, and the entries of the folder that were refused (links leaving it, or
+   *   not regular files), as paths relative to the folder.
+   * @throws BuildFailure `artifact_quota_exceeded` when the owner's storage is full;
+   *   Error when the folder to publish does not exist.
+   */
+  async publish(projectId: string, workflowId: string, request: PublishRequest): Promise<{ published: PublishedArtifact; refused: string[] }> {
+    const { artifacts, artifactStore, store } = this.deps;
+    const id = randomUUID();
+    let externalUrl: string | null = null;
+    let bytes = 0;
+    let refused: string[] = [];
+    if ('externalUrl' in request) externalUrl = request.externalUrl;
+    else {
+      const source = 'sourceDir' in request ? request.sourceDir : artifactStore.dirOf(request.fromArtifactId);
+      const { quotaBytes, usedBytes } = this.quota(projectId);
+      const allowance = quotaBytes - usedBytes;
+      if (allowance <= 0) throw quotaFailure(quotaBytes, usedBytes);
+      try {
+        ({ bytes, refused } = await artifactStore.importFolder(id, source, allowance));
+      } catch (error) {
+        if (error instanceof ArtifactTooLargeError) throw quotaFailure(quotaBytes, usedBytes);
+        throw error;
+      }
+    }
+    let expired: ArtifactRow[] = [];
+    const row = store.immediate(() => {
+      const inserted: ArtifactRow = {
+        id,
+        projectId,
+        workflowId,
+        kind: request.kind,
+        platform: request.platform,
+        number: request.kind === 'deployment' ? artifacts.nextDeploymentNumber(projectId) : null,
+        externalUrl,
+        bytes,
+        createdAt: isoNow(this.deps.clock),
+      };
+      artifacts.insert(inserted);
+      if (request.kind === 'preview') {
+        expired = artifacts.previewsBeyond(projectId, request.platform, this.deps.previewsKept ?? DEFAULT_PREVIEWS_KEPT);
+        artifacts.delete(expired.map((r) => r.id));
+      }
+      return inserted;
+    });
+    for (const old of expired) {
+      await artifactStore.remove(old.id).catch((error: unknown) => this.deps.logger.warn({ err: error, artifactId: old.id }, 'could not remove an expired preview'));
+    }
+    return { published: toPublished(row), refused };
+  }
+
+  /** The owner's storage quota and what the owner's projects use now, in bytes. */
+  private quota(projectId: string): { quotaBytes: number; usedBytes: number } {
+    const project = this.deps.projects.findById(projectId);
+    const owner = project ? this.deps.users.findById(project.ownerId) : undefined;
+    const limits = limitsFor(this.deps.plans, owner?.plan ?? 'free');
+    return { quotaBytes: (limits.artifactStorageMb ?? DEFAULT_ARTIFACT_STORAGE_MB) * 1024 * 1024, usedBytes: project ? this.deps.artifacts.bytesUsedByOwner(project.ownerId) : 0 };
+  }
+}
+
+function quotaFailure(quotaBytes: number, usedBytes: number): BuildFailure {
+  const mib = (n: number) => (n / (1024 * 1024)).toFixed(1);
+  return new BuildFailure(
+    'artifact_quota_exceeded',
+    `The account's artifact storage is full (${mib(usedBytes)} of ${mib(quotaBytes)} MiB used; this publication does not fit). ` +
+      `Only the newest ${DEFAULT_PREVIEWS_KEPT} previews of each project are kept; deployments are kept. Ask the operator for a larger plan.`,
+  );
+}
