@@ -126,22 +126,4 @@ describe('HTTP hardening', () => {
     const token = server.token('alice');
     expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, token)).status).toBe(200);
   });
-
-  it('bounds concurrent requests: past the bound, 429 with scope server; afterwards it answers again', async () => {
-    server = await startTestServer({}, { maxConcurrentRequests: 2, requestTimeoutMs: 10_000 });
-    const url = new URL(server.http.url);
-    const token = server.token('alice');
-    const holders = Array.from({ length: 2 }, () =>
-      connect(Number(url.port), url.hostname, function (this: any) {
-        this.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`);
-      }).on('error', () => undefined),
-    );
-    await new Promise((r) => setTimeout(r, 200));
-    const refused = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, token);
-    expect(refused.status).toBe(429);
-    expect(refused.json.error).toMatchObject({ code: -32005, data: { scope: 'server', limit: 2 } });
-    expect(refused.headers.get('retry-after')).toBe('1');
-    for (const h of holders) h.destroy();
-    await waitFor(async () => (await post(server!.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'ping' }, token)).status === 200, 5000, 'the server to accept again');
-  });
 });

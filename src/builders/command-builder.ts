@@ -129,7 +129,9 @@ export class CommandBuilder implements Builder {
     batcher.close();
 
     if (job.signal.aborted) throw job.signal.reason;
-    if (directiveError) throw new BuildFailure('protocol_error', (directiveError as Error).message);
+    // Assigned in callbacks, which the compiler cannot follow.
+    const failure = directiveError as Error | null;
+    if (failure) throw failure instanceof BuildFailure ? failure : new BuildFailure('protocol_error', failure.message);
     if (exit.stopCause === 'timeout') throw new BuildFailure('timeout', `The ${job.kind} command took longer than ${spec.timeoutSeconds} s and was stopped.`);
     if (exit.code !== 0) {
       const how = exit.code === null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
