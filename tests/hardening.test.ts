@@ -372,3 +372,80 @@ describe('small input faults', () => {
     expect((await waitIdle(server!.mcpUrl, token, project.id)).lastWorkflow.status).toBe('completed');
   });
 });
+
+describe('soak: a flood of every hostile class, while a well-behaved client keeps being served', () => {
+  it('for a bounded time, every request of the good client is answered within its deadline', async () => {
+    const { token, project } = await withCommands(
+      {
+        build: { command: 'i=0; while [ $i -lt 3000 ]; do echo "::message flood $i"; head -c 20000 /dev/zero | tr "\\0" b; echo; i=$((i+1)); done' },
+        maxOutputLines: 500,
+      },
+      { requestDeadlineMs: 5000 },
+      { maxConcurrentRequests: 16, maxUnauthenticatedPerAddress: 8, headersTimeoutMs: 2000, requestTimeoutMs: 5000 },
+    );
+    const good = server!.token('good');
+    const goodProject = await createProject(server!.mcpUrl, good, { name: 'Good' });
+    const url = new URL(server!.http.url);
+    const stopAt = Date.now() + 15_000;
+    let stop = false;
+    const sockets: import('node:net').Socket[] = [];
+
+    const floods: Promise<unknown>[] = [
+      // Unrouted methods with odd progress tokens, and ambiguous messages, with a valid token.
+      (async () => {
+        let i = 0;
+        while (!stop) {
+          await Promise.all(
+            Array.from({ length: 20 }, () =>
+              post(server!.mcpUrl, { jsonrpc: '2.0', id: i++, method: 'x/y', params: { _meta: { progressToken: ODD_META[i % ODD_META.length] } } }, token).catch(() => null),
+            ),
+          );
+        }
+      })(),
+      // Anonymous slow clients from another loopback address.
+      (async () => {
+        while (!stop) {
+          for (let k = 0; k < 20; k++) {
+            const socket = connect({ port: Number(url.port), host: '127.0.0.1', localAddress: '127.0.0.3' });
+            socket.on('error', () => undefined);
+            socket.on('connect', () => socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{'));
+            sockets.push(socket);
+          }
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      })(),
+      // Bodies over the cap and unparsable ones.
+      (async () => {
+        while (!stop) {
+          await post(server!.mcpUrl, 'x'.repeat(2 * 1024 * 1024), token).catch(() => null);
+          await post(server!.mcpUrl, '{not json', token).catch(() => null);
+        }
+      })(),
+      // Builds that flood output and directives.
+      (async () => {
+        while (!stop) {
+          await callTool(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'flood', kind: 'build' }).catch(() => null);
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      })(),
+    ];
+
+    let answered = 0;
+    while (Date.now() < stopAt) {
+      const res = await fetch(server!.mcpUrl, {
+        method: 'POST',
+        signal: AbortSignal.timeout(10_000),
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${good}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: answered, method: 'tools/call', params: { name: 'svc_get_project', arguments: { projectId: goodProject.id } } }),
+      });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as any).result.structuredContent.id).toBe(goodProject.id);
+      answered++;
+    }
+    stop = true;
+    await Promise.all(floods);
+    for (const s of sockets) s.destroy();
+    expect(answered).toBeGreaterThan(5);
+    expect((await rawHttp(server!.http.url + '/healthz')).status).toBe(200);
+  });
+});
