@@ -123,12 +123,13 @@ export function createApp(config: AppConfig): App {
   const gate = new RequestGate(tokens, config.rateLimiter ?? new MemoryRequestRateLimiter(), plans);
   const access = new ProjectAccess(projectRepo);
   const projects = new ProjectService(store, projectRepo, access, plans, clock);
-  const journal = new WorkflowJournal(store, workflowRepo, messageRepo, projectRepo, clock);
+  const journal = new WorkflowJournal(store, workflowRepo, messageRepo, projectRepo, clock, logger);
   const artifactStore = new ArtifactStore(config.dataDir);
   const publicUrl = new PublicUrl(config.publicUrl);
   const builder = createBuilder(config);
   const engine = new WorkflowEngine(
     {
+      store,
       workflows: workflowRepo,
       questions: questionRepo,
       artifacts: artifactRepo,

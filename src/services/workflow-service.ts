@@ -11,11 +11,15 @@ import type { ArtifactRepo } from '../store/artifact-repo.js';
 import type { MessageRepo } from '../store/message-repo.js';
 import type { QuestionRepo } from '../store/question-repo.js';
 import type { ArtifactRow, MessageRow, QuestionRow, WorkflowRow } from '../store/schema.js';
-import { TERMINAL_STATUSES, type WorkflowRepo } from '../store/workflow-repo.js';
+import type { WorkflowRepo } from '../store/workflow-repo.js';
 import { artifactPath } from '../workflows/artifact-store.js';
 import { checkAnswer, normaliseAnswer } from '../workflows/answer-rules.js';
 import type { WorkflowEngine } from '../workflows/workflow-engine.js';
 import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.js';
+
+/** Longest `svc_send_message` text in code points; stored whole (see the journal). */
+export { MAX_MESSAGE_LENGTH } from '../workflows/workflow-journal.js';
+import { isTerminal } from '../workflows/workflow-states.js';
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
 
@@ -174,7 +178,7 @@ export class WorkflowService {
       const now = journal.now();
       questions.answer(pending.id, answer, now);
       const message = journal.post(input.projectId, active.id, { role: 'user', type: 'answer', content: input.message });
-      journal.transition(active, ['waiting_for_input'], { status: 'running' });
+      journal.transition(active, 'waiting_for_input', 'answer');
       return {
         result: { messageId: message.id, workflowId: active.id, kind: active.kind, status: 'running' as const },
         answered: { questionId: pending.id, answer },
@@ -271,17 +275,15 @@ export class WorkflowService {
     const target = input.workflowId ? workflows.findById(input.workflowId) : workflows.findActive(input.projectId);
     if (!target || target.projectId !== input.projectId) throw notFound();
 
-    if (TERMINAL_STATUSES.includes(target.status)) return { workflowId: target.id, status: target.status, cancelled: false };
+    if (isTerminal(target.status)) return { workflowId: target.id, status: target.status, cancelled: false };
 
     const label = kindLabel(target.kind);
-    if (journal.transition(target, ['queued'], { status: 'cancelled' }, { role: 'system', type: 'status', content: `${label} cancelled before it started.` })) {
+    if (journal.transition(target, 'queued', 'cancel', {}, { role: 'system', type: 'status', content: `${label} cancelled before it started.` })) {
       return { workflowId: target.id, status: 'cancelled', cancelled: true };
     }
-    journal.transition(target, ['running', 'waiting_for_input'], { status: 'cancelling' }, {
-      role: 'system',
-      type: 'status',
-      content: `Cancelling the ${label.toLowerCase()}…`,
-    });
+    const cancelling = { role: 'system' as const, type: 'status' as const, content: `Cancelling the ${label.toLowerCase()}…` };
+    // The status may move between the read and the write: try each active status in turn.
+    for (const from of ['running', 'waiting_for_input'] as const) if (journal.transition(target, from, 'cancel', {}, cancelling)) break;
     await engine.cancel(target.id);
     const final = workflows.findById(target.id)!;
     return { workflowId: final.id, status: final.status, cancelled: final.status === 'cancelled' };

@@ -51,7 +51,18 @@ export const projects = sqliteTable(
 );
 
 /**
- * Workflows (design section 4). At most one active workflow per project is enforced by the
+ * Workflow statuses as the store declares them. The store sits below the workflow engine, so it
+ * does not import the state machine (`src/workflows/workflow-states.ts`); a test checks that these
+ * lists and the index in the database equal the state machine's.
+ */
+export const STORED_WORKFLOW_STATUSES = ['queued', 'running', 'waiting_for_input', 'cancelling', 'completed', 'failed', 'cancelled'] as const;
+/** Statuses covered by the one-active-per-project index. */
+export const STORED_ACTIVE_STATUSES = ['running', 'waiting_for_input', 'cancelling'] as const;
+/** Statuses that never change again. */
+export const STORED_TERMINAL_STATUSES = ['completed', 'failed', 'cancelled'] as const;
+
+/**
+ * Workflows (docs/workflows.md). At most one active workflow per project is enforced by the
  * partial unique index `workflows_one_active_per_project`.
  */
 export const workflows = sqliteTable(
@@ -64,9 +75,7 @@ export const workflows = sqliteTable(
     /** Monotonic order of creation across the whole store: FIFO order of the queue. */
     seq: integer('seq').notNull().unique(),
     kind: text('kind', { enum: ['build', 'deploy'] }).notNull(),
-    status: text('status', {
-      enum: ['queued', 'running', 'waiting_for_input', 'cancelling', 'completed', 'failed', 'cancelled'],
-    }).notNull(),
+    status: text('status', { enum: STORED_WORKFLOW_STATUSES }).notNull(),
     instruction: text('instruction').notNull(),
     stepIndex: integer('step_index').notNull().default(0),
     stepTotal: integer('step_total').notNull().default(0),
@@ -82,7 +91,7 @@ export const workflows = sqliteTable(
   (t) => [
     uniqueIndex('workflows_one_active_per_project')
       .on(t.projectId)
-      .where(sql`status in ('running', 'waiting_for_input', 'cancelling')`),
+      .where(sql.raw(`status in (${STORED_ACTIVE_STATUSES.map((s) => `'${s}'`).join(', ')})`)),
     index('workflows_project_status_idx').on(t.projectId, t.status, t.seq),
     index('workflows_status_seq_idx').on(t.status, t.seq),
   ],

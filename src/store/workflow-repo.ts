@@ -1,12 +1,14 @@
-/** SQL for workflows (design section 4). State changes are compare-and-set on the old status. */
+/**
+ * SQL for workflows (docs/workflows.md). State changes are compare-and-set on the old status; the
+ * caller (the workflow journal) decides which changes are legal.
+ */
 import { and, asc, count, desc, eq, inArray, max, sql } from 'drizzle-orm';
 import type { Db } from './database.js';
-import { workflows, type WorkflowRow, type WorkflowStatus } from './schema.js';
+import { STORED_ACTIVE_STATUSES, STORED_TERMINAL_STATUSES, workflows, type WorkflowRow, type WorkflowStatus } from './schema.js';
 
-/** Statuses that hold a project's single active slot. */
-export const ACTIVE_STATUSES: WorkflowStatus[] = ['running', 'waiting_for_input', 'cancelling'];
-/** Statuses that never change again. */
-export const TERMINAL_STATUSES: WorkflowStatus[] = ['completed', 'failed', 'cancelled'];
+const ACTIVE_STATUSES = [...STORED_ACTIVE_STATUSES];
+const TERMINAL_STATUSES = [...STORED_TERMINAL_STATUSES];
+const ACTIVE_SQL = sql.raw(STORED_ACTIVE_STATUSES.map((s) => `'${s}'`).join(', '));
 
 /** Reads workflows and changes them by compare-and-set on the status. */
 export class WorkflowRepo {
@@ -95,7 +97,7 @@ export class WorkflowRepo {
       .where(
         sql`${workflows.status} = 'queued'
           and not exists (select 1 from workflows a where a.project_id = ${workflows.projectId}
-                          and a.status in ('running', 'waiting_for_input', 'cancelling'))
+                          and a.status in (${ACTIVE_SQL}))
           and ${workflows.seq} = (select min(q.seq) from workflows q where q.project_id = ${workflows.projectId} and q.status = 'queued')`,
       )
       .orderBy(asc(workflows.seq))
@@ -104,14 +106,15 @@ export class WorkflowRepo {
   }
 
   /**
-   * Moves workflow `id` to a new status (and other fields) only if its status is one of `from`.
+   * Moves workflow `id` to a new status (and other fields) only if its status is `from` and, when
+   * `owner` is given, its runner is `owner`.
    * @returns true when the row changed.
    */
-  transition(id: string, from: WorkflowStatus[], patch: Partial<WorkflowRow> & { status: WorkflowStatus }): boolean {
+  transition(id: string, from: WorkflowStatus, patch: Partial<WorkflowRow> & { status: WorkflowStatus }, owner?: string): boolean {
     const result = this.db
       .update(workflows)
       .set(patch)
-      .where(and(eq(workflows.id, id), inArray(workflows.status, from)))
+      .where(and(eq(workflows.id, id), eq(workflows.status, from), owner === undefined ? undefined : eq(workflows.runnerId, owner)))
       .run();
     return result.changes > 0;
   }

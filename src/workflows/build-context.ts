@@ -17,7 +17,7 @@ export class EngineBuildContext implements BuildContext {
   ) {}
 
   step(index: number, total: number, name: string): void {
-    this.deps.journal.store.immediate(() => {
+    this.deps.store.immediate(() => {
       this.deps.workflows.update(this.workflow.id, { stepIndex: index, stepTotal: total, stepName: name });
       this.deps.journal.post(this.workflow.projectId, this.workflow.id, {
         role: 'agent',
@@ -38,13 +38,13 @@ export class EngineBuildContext implements BuildContext {
   async ask(spec: QuestionSpec): Promise<string> {
     const signal = this.run.controller.signal;
     if (signal.aborted) throw signal.reason;
-    const { journal, questions, workflows } = this.deps;
+    const { journal, questions, workflows, store } = this.deps;
     const earlier = questions.findByKey(this.workflow.id, spec.key);
     if (earlier?.answer != null) return earlier.answer;
 
     const question =
       earlier ??
-      journal.store.immediate(() => {
+      store.immediate(() => {
         const row = {
           id: randomUUID(),
           workflowId: this.workflow.id,
@@ -74,7 +74,7 @@ export class EngineBuildContext implements BuildContext {
         },
       };
       const options = spec.options?.length ? ` Options: ${spec.options.join(', ')}.` : '';
-      const moved = journal.transition(this.workflow, ['running'], { status: 'waiting_for_input' }, {
+      const moved = journal.transition(this.workflow, 'running', 'ask', {}, {
         role: 'agent',
         type: 'question',
         content: `${spec.prompt}${options}`,

@@ -19,6 +19,7 @@ import { BuildFailure } from '../builders/builder.js';
 import { redactPaths } from '../io/path-redaction.js';
 import type { Logger } from '../logger.js';
 import type { ArtifactRepo } from '../store/artifact-repo.js';
+import type { Store } from '../store/database.js';
 import type { ProjectRepo } from '../store/project-repo.js';
 import type { QuestionRepo } from '../store/question-repo.js';
 import type { WorkflowRow } from '../store/schema.js';
@@ -54,6 +55,7 @@ export interface WorkflowEngineOptions {
 
 /** What the engine works with. */
 export interface WorkflowEngineDeps {
+  store: Store;
   workflows: WorkflowRepo;
   questions: QuestionRepo;
   artifacts: ArtifactRepo;
@@ -206,7 +208,7 @@ export class WorkflowEngine {
   private recordCancelled(workflowId: string): void {
     const row = this.deps.workflows.findById(workflowId);
     if (!row) return;
-    this.deps.journal.transition(row, ['cancelling'], { status: 'cancelled', runnerId: null }, {
+    this.deps.journal.transition(row, 'cancelling', 'stopped', { runnerId: null }, {
       role: 'system',
       type: 'status',
       content: `${kindLabel(row.kind)} cancelled.`,
@@ -231,8 +233,9 @@ export class WorkflowEngine {
       if (row.status === 'running') {
         this.deps.journal.transition(
           row,
-          ['running'],
-          { status: 'failed', errorCode: 'interrupted', errorMessage: message, runnerId: null },
+          'running',
+          'interrupt',
+          { errorCode: 'interrupted', errorMessage: message, runnerId: null },
           { role: 'system', type: 'error', content: `${kindLabel(row.kind)} interrupted: ${message}` },
         );
         this.deps.logger.warn({ workflowId: row.id }, 'workflow interrupted by an earlier stop');
@@ -270,8 +273,7 @@ export class WorkflowEngine {
     for (const row of this.deps.workflows.startable(free)) {
       let started = false;
       try {
-        started = this.deps.journal.transition(row, ['queued'], {
-          status: 'running',
+        started = this.deps.journal.transition(row, 'queued', 'claim', {
           runnerId: this.runnerId,
           startedAt: this.deps.journal.now(),
         });
@@ -337,8 +339,9 @@ export class WorkflowEngine {
     if (cause === 'shutdown') {
       journal.transition(
         row,
-        ['running'],
-        { status: 'failed', errorCode: 'interrupted', errorMessage: INTERRUPTED_AT_SHUTDOWN, runnerId: null },
+        'running',
+        'interrupt',
+        { errorCode: 'interrupted', errorMessage: INTERRUPTED_AT_SHUTDOWN, runnerId: null },
         { role: 'system', type: 'error', content: `${kindLabel(row.kind)} interrupted: ${INTERRUPTED_AT_SHUTDOWN}` },
       );
       this.recordCancelled(row.id);
@@ -352,13 +355,14 @@ export class WorkflowEngine {
     if (failure) {
       journal.transition(
         row,
-        ['running'],
-        { status: 'failed', errorCode: failure.code, errorMessage: failure.message, runnerId: null },
+        'running',
+        'fail',
+        { errorCode: failure.code, errorMessage: failure.message, runnerId: null },
         { role: 'system', type: 'error', content: `${kindLabel(row.kind)} failed: ${failure.message}` },
       );
       logger.info({ workflowId: row.id, code: failure.code }, 'workflow failed');
     } else {
-      journal.transition(row, ['running'], { status: 'completed', runnerId: null }, {
+      journal.transition(row, 'running', 'complete', { runnerId: null }, {
         role: 'system',
         type: 'status',
         content: `${kindLabel(row.kind)} completed.`,
