@@ -63,8 +63,8 @@ export class WorkflowJournal {
   }
 
   /**
-   * Applies `event` to `workflow` if its stored status is still `from` (and, with `patch.runnerId`
-   * absent and `owner` given, if `owner` still holds it), writes `patch`, and posts `message`.
+   * Applies `event` to `workflow` if its stored status is still `from` (and, when `owner` is given,
+   * if `owner` still holds it; `null`: if no runner does), writes `patch`, and posts `message`.
    * Finishing statuses get `finishedAt`; `completed` also moves the project's `updatedAt`.
    * @returns true when the transition happened (false: the row had moved on, or another runner holds it).
    * @throws IllegalTransitionError (logged) when `event` is not allowed from `from`: nothing is written.
@@ -75,7 +75,7 @@ export class WorkflowJournal {
     event: WorkflowEvent,
     patch: Partial<Omit<WorkflowRow, 'status'>> = {},
     message?: NewMessage,
-    owner?: string,
+    owner?: string | null,
   ): boolean {
     let to: WorkflowStatus;
     try {
@@ -90,6 +90,21 @@ export class WorkflowJournal {
       if (!this.workflows.transition(workflow.id, from, full, owner)) return false;
       if (to === 'completed') this.projects.touch(workflow.projectId, now);
       if (message) this.post(workflow.projectId, workflow.id, message);
+      return true;
+    });
+  }
+
+  /**
+   * The claim of a queued workflow (`queued -> running` with `patch`: runner, lease, start time),
+   * only if it is the oldest queued workflow of its project and the project has no active one;
+   * posts `message` with it.
+   * @returns true when this call claimed it.
+   */
+  claim(workflow: Pick<WorkflowRow, 'id' | 'projectId'>, patch: Partial<Omit<WorkflowRow, 'status'>>, message: NewMessage): boolean {
+    const to = nextStatus('queued', 'claim');
+    return this.store.immediate(() => {
+      if (!this.workflows.claimQueued(workflow.id, { ...patch, status: to })) return false;
+      this.post(workflow.projectId, workflow.id, message);
       return true;
     });
   }
