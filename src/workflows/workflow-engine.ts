@@ -331,13 +331,22 @@ export class WorkflowEngine {
   /** Kills process groups recorded on this host whose workflow no live runner holds. */
   private async sweepGroups(): Promise<void> {
     const { processGroups, workflows } = this.deps;
-    for (const group of processGroups.listByHost(this.runner.host)) {
-      const row = workflows.findById(group.workflowId);
-      if (row && this.runs.has(row.id) && row.runnerId === this.runner.id) continue;
-      if (row && row.runnerId === group.runnerId && this.liveHolder(row)) continue;
-      if (await killGroup(group.pgid, this.killGraceMs)) processGroups.remove(group.host, group.pgid);
-      else this.deps.logger.error({ pgid: group.pgid, workflowId: group.workflowId }, 'a build process group survived SIGKILL');
+    let killed = 0;
+    try {
+      for (const group of processGroups.listByHost(this.runner.host)) {
+        const row = workflows.findById(group.workflowId);
+        if (row && this.runs.has(row.id) && row.runnerId === this.runner.id) continue;
+        if (row && row.runnerId === group.runnerId && this.liveHolder(row)) continue;
+        if (await killGroup(group.pgid, this.killGraceMs)) {
+          processGroups.remove(group.host, group.pgid);
+          killed++;
+        } else this.deps.logger.error({ pgid: group.pgid, workflowId: group.workflowId }, 'a build process group survived SIGKILL');
+      }
+    } catch (error) {
+      this.deps.logger.error({ err: error }, 'sweeping build process groups failed');
     }
+    // A project whose next workflow waited for these processes to die may start now.
+    if (killed > 0) this.schedulePump();
   }
 
   private async killRecordedGroups(workflowId: string): Promise<void> {
