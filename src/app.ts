@@ -34,6 +34,7 @@ import { TokenRepo } from './store/token-repo.js';
 import { UserRepo } from './store/user-repo.js';
 import { WorkflowRepo } from './store/workflow-repo.js';
 import { ArtifactPublisher } from './workflows/artifact-publisher.js';
+import { ProcessGroupRepo } from './store/process-group-repo.js';
 import { ArtifactStore } from './workflows/artifact-store.js';
 import { WorkflowEngine } from './workflows/workflow-engine.js';
 import { WorkflowJournal } from './workflows/workflow-journal.js';
@@ -67,10 +68,17 @@ export interface AppConfig {
   rateLimiter?: RequestRateLimiter;
   logger?: Logger;
   clock?: Clock;
+  /** How often the engine reaps expired leases and looks for work (ms, default 1000). */
   pollIntervalMs?: number;
   cancelTimeoutMs?: number;
   /** Longest time one JSON-RPC message may take before it is answered with -32603, in ms (default 30 000). */
   requestDeadlineMs?: number;
+  /** Length of a workflow claim's lease (ms, default 8000); see docs/workflows.md, "Leases". */
+  leaseMs?: number;
+  /** How often a running workflow's lease is renewed (ms, default min(1000, leaseMs / 4)). */
+  heartbeatMs?: number;
+  /** A builder object to run instead of `builder` (embedding, and tests that drive a builder by hand). */
+  builderInstance?: Builder;
 }
 
 /** The assembled service: what transports, the CLI and tests use. */
@@ -123,27 +131,32 @@ export function createApp(config: AppConfig): App {
   const gate = new RequestGate(tokens, config.rateLimiter ?? new MemoryRequestRateLimiter(), plans);
   const access = new ProjectAccess(projectRepo);
   const projects = new ProjectService(store, projectRepo, access, plans, clock);
-  const journal = new WorkflowJournal(store, workflowRepo, messageRepo, projectRepo, clock);
+  const journal = new WorkflowJournal(store, workflowRepo, messageRepo, projectRepo, clock, logger);
   const artifactStore = new ArtifactStore(config.dataDir);
   const publicUrl = new PublicUrl(config.publicUrl);
   const builder = createBuilder(config);
   const engine = new WorkflowEngine(
     {
+      store,
       workflows: workflowRepo,
       questions: questionRepo,
       artifacts: artifactRepo,
       projects: projectRepo,
+      processGroups: new ProcessGroupRepo(store.db),
       journal,
       artifactStore,
       publisher: new ArtifactPublisher({ store, artifacts: artifactRepo, projects: projectRepo, users, artifactStore, plans, clock, logger }),
       builder,
       dataDir: config.dataDir,
       logger,
+      clock,
     },
     {
       maxConcurrent: config.maxConcurrentWorkflows ?? 2,
       ...(config.pollIntervalMs !== undefined && { pollIntervalMs: config.pollIntervalMs }),
       ...(config.cancelTimeoutMs !== undefined && { cancelTimeoutMs: config.cancelTimeoutMs }),
+      ...(config.leaseMs !== undefined && { leaseMs: config.leaseMs }),
+      ...(config.heartbeatMs !== undefined && { heartbeatMs: config.heartbeatMs }),
     },
   );
   const workflows = new WorkflowService({
@@ -201,6 +214,7 @@ export function createApp(config: AppConfig): App {
 }
 
 function createBuilder(config: AppConfig): Builder {
+  if (config.builderInstance) return config.builderInstance;
   const name = config.builder ?? 'scripted';
   if (name === 'command') {
     if (!config.builderConfigFile) throw new Error('The command builder needs --builder-config FILE (JSON with "build" and/or "deploy" commands)');

@@ -101,7 +101,9 @@ describe('the README worked session', () => {
     const { ROOT } = await import('./helpers.js');
     const dataDir = tempDir();
     const token = cliToken(dataDir, 'newcomer');
-    const server = await spawnHttpServer(dataDir, ['--scripted-step-ms', '200']);
+    // Steps long enough that step 6's first build is still running when the script cancels it
+    // (four curl | node calls later, on a busy machine); the script waits on states otherwise.
+    const server = await spawnHttpServer(dataDir, ['--scripted-step-ms', '2000']);
     try {
       const run = spawnSync('bash', ['scripts/demo-session.sh'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TOKEN: token, MCP_URL: server.mcpUrl }, timeout: 90_000 });
       expect(run.status, run.stderr + run.stdout).toBe(0);

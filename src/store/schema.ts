@@ -5,7 +5,7 @@
  * Ids are UUID v4 strings. All SQL lives in the repository modules beside this file.
  */
 import { sql } from 'drizzle-orm';
-import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 /** A person or agent account. `plan` names a plan of the operator's plan table (design section 6). */
 export const users = sqliteTable('users', {
@@ -51,7 +51,18 @@ export const projects = sqliteTable(
 );
 
 /**
- * Workflows (design section 4). At most one active workflow per project is enforced by the
+ * Workflow statuses as the store declares them. The store sits below the workflow engine, so it
+ * does not import the state machine (`src/workflows/workflow-states.ts`); a test checks that these
+ * lists and the index in the database equal the state machine's.
+ */
+export const STORED_WORKFLOW_STATUSES = ['queued', 'running', 'waiting_for_input', 'cancelling', 'completed', 'failed', 'cancelled'] as const;
+/** Statuses covered by the one-active-per-project index. */
+export const STORED_ACTIVE_STATUSES = ['running', 'waiting_for_input', 'cancelling'] as const;
+/** Statuses that never change again. */
+export const STORED_TERMINAL_STATUSES = ['completed', 'failed', 'cancelled'] as const;
+
+/**
+ * Workflows (docs/workflows.md). At most one active workflow per project is enforced by the
  * partial unique index `workflows_one_active_per_project`.
  */
 export const workflows = sqliteTable(
@@ -64,15 +75,18 @@ export const workflows = sqliteTable(
     /** Monotonic order of creation across the whole store: FIFO order of the queue. */
     seq: integer('seq').notNull().unique(),
     kind: text('kind', { enum: ['build', 'deploy'] }).notNull(),
-    status: text('status', {
-      enum: ['queued', 'running', 'waiting_for_input', 'cancelling', 'completed', 'failed', 'cancelled'],
-    }).notNull(),
+    status: text('status', { enum: STORED_WORKFLOW_STATUSES }).notNull(),
     instruction: text('instruction').notNull(),
     stepIndex: integer('step_index').notNull().default(0),
     stepTotal: integer('step_total').notNull().default(0),
     stepName: text('step_name'),
-    /** `pid@hostname` of the process whose engine runs this workflow; null when none does. */
+    /** `<host>:<pid>:<nonce>` of the engine that holds this workflow's lease; null when none does. */
     runnerId: text('runner_id'),
+    /**
+     * End of the runner's lease, in ms since the Unix epoch; the runner's heartbeat moves it on.
+     * Past it, any engine may take the workflow over (docs/workflows.md, "Leases").
+     */
+    leaseExpiresAt: integer('lease_expires_at'),
     errorCode: text('error_code'),
     errorMessage: text('error_message'),
     createdAt: text('created_at').notNull(),
@@ -82,7 +96,7 @@ export const workflows = sqliteTable(
   (t) => [
     uniqueIndex('workflows_one_active_per_project')
       .on(t.projectId)
-      .where(sql`status in ('running', 'waiting_for_input', 'cancelling')`),
+      .where(sql.raw(`status in (${STORED_ACTIVE_STATUSES.map((s) => `'${s}'`).join(', ')})`)),
     index('workflows_project_status_idx').on(t.projectId, t.status, t.seq),
     index('workflows_status_seq_idx').on(t.status, t.seq),
   ],
@@ -158,6 +172,26 @@ export const artifacts = sqliteTable(
   (t) => [index('artifacts_project_idx').on(t.projectId, t.kind, t.createdAt), index('artifacts_workflow_idx').on(t.workflowId)],
 );
 
+/**
+ * Process groups of running builds (docs/workflows.md, "Build processes"): recorded while a
+ * build runs so that whoever takes over or restarts on the same host can kill them.
+ */
+export const processGroups = sqliteTable(
+  'process_groups',
+  {
+    /** The runner identity's host: only an engine with the same host may signal the group. */
+    host: text('host').notNull(),
+    pgid: integer('pgid').notNull(),
+    workflowId: text('workflow_id')
+      .notNull()
+      .references(() => workflows.id, { onDelete: 'cascade' }),
+    projectId: text('project_id').notNull(),
+    runnerId: text('runner_id').notNull(),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.host, t.pgid] }), index('process_groups_project_idx').on(t.projectId)],
+);
+
 /** Row types of each table, as drizzle infers them. */
 export type UserRow = typeof users.$inferSelect;
 export type ApiTokenRow = typeof apiTokens.$inferSelect;
@@ -166,6 +200,7 @@ export type WorkflowRow = typeof workflows.$inferSelect;
 export type MessageRow = typeof messages.$inferSelect;
 export type QuestionRow = typeof questions.$inferSelect;
 export type ArtifactRow = typeof artifacts.$inferSelect;
+export type ProcessGroupRow = typeof processGroups.$inferSelect;
 /** Workflow states of design section 4. */
 export type WorkflowStatus = WorkflowRow['status'];
 export type WorkflowKind = WorkflowRow['kind'];

@@ -1,12 +1,14 @@
-/** SQL for workflows (design section 4). State changes are compare-and-set on the old status. */
-import { and, asc, count, desc, eq, inArray, max, sql } from 'drizzle-orm';
+/**
+ * SQL for workflows (docs/workflows.md). State changes are compare-and-set on the old status; the
+ * caller (the workflow journal) decides which changes are legal.
+ */
+import { and, asc, count, desc, eq, inArray, isNull, max, sql } from 'drizzle-orm';
 import type { Db } from './database.js';
-import { workflows, type WorkflowRow, type WorkflowStatus } from './schema.js';
+import { STORED_ACTIVE_STATUSES, STORED_TERMINAL_STATUSES, workflows, type WorkflowRow, type WorkflowStatus } from './schema.js';
 
-/** Statuses that hold a project's single active slot. */
-export const ACTIVE_STATUSES: WorkflowStatus[] = ['running', 'waiting_for_input', 'cancelling'];
-/** Statuses that never change again. */
-export const TERMINAL_STATUSES: WorkflowStatus[] = ['completed', 'failed', 'cancelled'];
+const ACTIVE_STATUSES = [...STORED_ACTIVE_STATUSES];
+const TERMINAL_STATUSES = [...STORED_TERMINAL_STATUSES];
+const ACTIVE_SQL = sql.raw(STORED_ACTIVE_STATUSES.map((s) => `'${s}'`).join(', '));
 
 /** Reads workflows and changes them by compare-and-set on the status. */
 export class WorkflowRepo {
@@ -95,7 +97,7 @@ export class WorkflowRepo {
       .where(
         sql`${workflows.status} = 'queued'
           and not exists (select 1 from workflows a where a.project_id = ${workflows.projectId}
-                          and a.status in ('running', 'waiting_for_input', 'cancelling'))
+                          and a.status in (${ACTIVE_SQL}))
           and ${workflows.seq} = (select min(q.seq) from workflows q where q.project_id = ${workflows.projectId} and q.status = 'queued')`,
       )
       .orderBy(asc(workflows.seq))
@@ -104,24 +106,101 @@ export class WorkflowRepo {
   }
 
   /**
-   * Moves workflow `id` to a new status (and other fields) only if its status is one of `from`.
+   * Moves workflow `id` to a new status (and other fields) only if its status is `from` and, when
+   * `owner` is given, its runner is `owner` (`null`: no runner).
    * @returns true when the row changed.
    */
-  transition(id: string, from: WorkflowStatus[], patch: Partial<WorkflowRow> & { status: WorkflowStatus }): boolean {
+  transition(id: string, from: WorkflowStatus, patch: Partial<WorkflowRow> & { status: WorkflowStatus }, owner?: string | null): boolean {
     const result = this.db
       .update(workflows)
       .set(patch)
-      .where(and(eq(workflows.id, id), inArray(workflows.status, from)))
+      .where(and(eq(workflows.id, id), eq(workflows.status, from), ownerIs(owner)))
       .run();
     return result.changes > 0;
   }
 
-  /** Updates fields that are not the status (step, runner) of a non-terminal workflow. */
-  update(id: string, patch: Partial<Omit<WorkflowRow, 'status'>>): void {
-    this.db
+  /**
+   * The claim's compare-and-set: moves queued workflow `id` to `patch` (status `running`) only if it
+   * is still queued, is the oldest queued workflow of its project, and the project has no active
+   * workflow. Never trips the one-active index.
+   * @returns true when this call claimed it.
+   */
+  claimQueued(id: string, patch: Partial<WorkflowRow> & { status: WorkflowStatus }): boolean {
+    const result = this.db
       .update(workflows)
       .set(patch)
-      .where(and(eq(workflows.id, id), inArray(workflows.status, ['queued', ...ACTIVE_STATUSES])))
+      .where(
+        sql`${workflows.id} = ${id} and ${workflows.status} = 'queued'
+          and not exists (select 1 from workflows a where a.project_id = ${workflows.projectId} and a.status in (${ACTIVE_SQL}))
+          and ${workflows.seq} = (select min(q.seq) from workflows q where q.project_id = ${workflows.projectId} and q.status = 'queued')`,
+      )
       .run();
+    return result.changes > 0;
   }
+
+  /**
+   * The heartbeat's compare-and-set: moves the lease of active workflow `id` to `leaseExpiresAt`
+   * only while `runnerId` holds it.
+   * @returns false when the runner has lost the workflow (taken over, finished, or gone).
+   */
+  renewLease(id: string, runnerId: string, leaseExpiresAt: number): boolean {
+    const result = this.db
+      .update(workflows)
+      .set({ leaseExpiresAt })
+      .where(and(eq(workflows.id, id), eq(workflows.runnerId, runnerId), inArray(workflows.status, ACTIVE_STATUSES)))
+      .run();
+    return result.changes > 0;
+  }
+
+  /** True while `runnerId` holds active workflow `id` (call inside the write that depends on it). */
+  isHeldBy(id: string, runnerId: string): boolean {
+    return (
+      this.db
+        .select({ id: workflows.id })
+        .from(workflows)
+        .where(and(eq(workflows.id, id), eq(workflows.runnerId, runnerId), inArray(workflows.status, ACTIVE_STATUSES)))
+        .get() !== undefined
+    );
+  }
+
+  /**
+   * Gives up the lease of a workflow waiting for input (its question stays stored), only if
+   * `owner` (`null`: nobody) still holds it.
+   */
+  releaseWaiting(id: string, owner: string | null): boolean {
+    const result = this.db
+      .update(workflows)
+      .set({ runnerId: null, leaseExpiresAt: null })
+      .where(and(eq(workflows.id, id), eq(workflows.status, 'waiting_for_input'), ownerIs(owner)))
+      .run();
+    return result.changes > 0;
+  }
+
+  /** Workflows waiting for input whose question is answered and that no runner holds: ready to resume. */
+  resumable(): WorkflowRow[] {
+    return this.db
+      .select()
+      .from(workflows)
+      .where(
+        sql`${workflows.status} = 'waiting_for_input' and ${workflows.runnerId} is null
+          and not exists (select 1 from questions q where q.workflow_id = ${workflows.id} and q.answer is null)`,
+      )
+      .orderBy(asc(workflows.seq))
+      .all();
+  }
+
+  /** Updates fields that are not the status (the step) of an active workflow, only while `runnerId` holds it. */
+  updateHeld(id: string, runnerId: string, patch: Partial<Omit<WorkflowRow, 'status'>>): boolean {
+    const result = this.db
+      .update(workflows)
+      .set(patch)
+      .where(and(eq(workflows.id, id), eq(workflows.runnerId, runnerId), inArray(workflows.status, ACTIVE_STATUSES)))
+      .run();
+    return result.changes > 0;
+  }
+}
+
+function ownerIs(owner: string | null | undefined) {
+  if (owner === undefined) return undefined;
+  return owner === null ? isNull(workflows.runnerId) : eq(workflows.runnerId, owner);
 }

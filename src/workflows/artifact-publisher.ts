@@ -56,10 +56,17 @@ export class ArtifactPublisher {
    * Publishes `request` for workflow `workflowId` of project `projectId`.
    * @returns the artifact, and the entries of the folder that were refused (links leaving it, or
    *   not regular files), as paths relative to the folder.
+   * @param beforeInsert runs inside the transaction that records the row, first; what it throws
+   *   rolls the row back (the workflow engine checks there that its runner still holds the workflow).
    * @throws BuildFailure `artifact_quota_exceeded` when the owner's storage is full;
-   *   Error when the folder to publish does not exist.
+   *   Error when the folder to publish does not exist; whatever `beforeInsert` throws.
    */
-  async publish(projectId: string, workflowId: string, request: PublishRequest): Promise<{ published: PublishedArtifact; refused: string[] }> {
+  async publish(
+    projectId: string,
+    workflowId: string,
+    request: PublishRequest,
+    beforeInsert?: () => void,
+  ): Promise<{ published: PublishedArtifact; refused: string[] }> {
     const { artifacts, artifactStore, store } = this.deps;
     const id = randomUUID();
     let externalUrl: string | null = null;
@@ -80,6 +87,7 @@ export class ArtifactPublisher {
     }
     let expired: ArtifactRow[] = [];
     const row = store.immediate(() => {
+      beforeInsert?.();
       const inserted: ArtifactRow = {
         id,
         projectId,

@@ -1,34 +1,56 @@
 /**
- * The engine's implementation of a builder's `BuildContext` (design section 5): every report is
- * written to the store (with its conversation message) before the call returns.
+ * The engine's implementation of a builder's `BuildContext` (src/builders/builder.ts): every report
+ * is written to the store (with its conversation message) before the call returns, and every
+ * write is a compare-and-set on the runner that holds the workflow's lease, so that a runner that
+ * lost its lease writes nothing more (docs/workflows.md, "Leases").
  */
 import { randomUUID } from 'node:crypto';
 import type { BuildContext, Platform, PublishedArtifact, PublishRequest, QuestionSpec } from '../builders/builder.js';
+import type { Logger } from '../logger.js';
+import type { ArtifactRepo } from '../store/artifact-repo.js';
+import type { Store } from '../store/database.js';
+import type { ProcessGroupRepo } from '../store/process-group-repo.js';
+import type { QuestionRepo } from '../store/question-repo.js';
 import type { WorkflowRow } from '../store/schema.js';
-import { toPublished } from './artifact-publisher.js';
-import type { LocalRun, WorkflowEngineDeps } from './workflow-engine.js';
+import type { WorkflowRepo } from '../store/workflow-repo.js';
+import { toPublished, type ArtifactPublisher } from './artifact-publisher.js';
+import { LeaseLostError, type LocalRun } from './local-run.js';
+import { killGroupNow } from './process-groups.js';
+import type { RunnerIdentity } from './runner-identity.js';
+import type { NewMessage, WorkflowJournal } from './workflow-journal.js';
+
+/** What a build context writes through. */
+export interface BuildContextDeps {
+  store: Store;
+  workflows: WorkflowRepo;
+  questions: QuestionRepo;
+  artifacts: ArtifactRepo;
+  processGroups: ProcessGroupRepo;
+  journal: WorkflowJournal;
+  publisher: ArtifactPublisher;
+  runner: RunnerIdentity;
+  logger: Logger;
+  /** Called (once per run is enough) when a write finds that this runner lost the lease. */
+  onLeaseLost(run: LocalRun): void;
+}
 
 /** The context one run of a builder reports through. */
 export class EngineBuildContext implements BuildContext {
   constructor(
     private readonly workflow: WorkflowRow,
     private readonly run: LocalRun,
-    private readonly deps: WorkflowEngineDeps,
+    private readonly deps: BuildContextDeps,
   ) {}
 
   step(index: number, total: number, name: string): void {
-    this.deps.journal.store.immediate(() => {
-      this.deps.workflows.update(this.workflow.id, { stepIndex: index, stepTotal: total, stepName: name });
-      this.deps.journal.post(this.workflow.projectId, this.workflow.id, {
-        role: 'agent',
-        type: 'progress',
-        content: `Step ${index}/${total}: ${name}`,
-      });
+    this.held(() => {
+      this.deps.workflows.updateHeld(this.workflow.id, this.deps.runner.id, { stepIndex: index, stepTotal: total, stepName: name });
+      this.post({ role: 'agent', type: 'progress', content: `Step ${index}/${total}: ${name}` });
     });
   }
 
   say(content: string, type: 'progress' | 'result' = 'progress'): void {
-    this.deps.journal.post(this.workflow.projectId, this.workflow.id, { role: 'agent', type, content });
+    this.held(() => this.post({ role: 'agent', type, content }));
   }
 
   recall(key: string): string | null {
@@ -38,13 +60,13 @@ export class EngineBuildContext implements BuildContext {
   async ask(spec: QuestionSpec): Promise<string> {
     const signal = this.run.controller.signal;
     if (signal.aborted) throw signal.reason;
-    const { journal, questions, workflows } = this.deps;
+    const { journal, questions, runner } = this.deps;
     const earlier = questions.findByKey(this.workflow.id, spec.key);
     if (earlier?.answer != null) return earlier.answer;
 
     const question =
       earlier ??
-      journal.store.immediate(() => {
+      this.held(() => {
         const row = {
           id: randomUUID(),
           workflowId: this.workflow.id,
@@ -74,23 +96,22 @@ export class EngineBuildContext implements BuildContext {
         },
       };
       const options = spec.options?.length ? ` Options: ${spec.options.join(', ')}.` : '';
-      const moved = journal.transition(this.workflow, ['running'], { status: 'waiting_for_input' }, {
-        role: 'agent',
-        type: 'question',
-        content: `${spec.prompt}${options}`,
-      });
+      const moved = journal.transition(this.workflow, 'running', 'ask', {}, { role: 'agent', type: 'question', content: `${spec.prompt}${options}` }, runner.id);
       if (!moved) {
-        // Cancelled between the builder's last step and this question, or answered already.
-        const current = workflows.findById(this.workflow.id);
+        // Cancelled between the builder's last step and this question, answered already, or lost.
+        const current = this.deps.workflows.findById(this.workflow.id);
         const answered = questions.findById(question.id);
-        if (answered?.answer != null) this.run.waiting.resolve(answered.answer);
+        if (current?.runnerId !== runner.id) this.leaseLost();
+        else if (answered?.answer != null) this.run.waiting.resolve(answered.answer);
         else if (current?.status !== 'waiting_for_input') this.run.waiting.reject('cancel');
       }
     });
   }
 
   async publish(request: PublishRequest): Promise<PublishedArtifact> {
-    const { published, refused } = await this.deps.publisher.publish(this.workflow.projectId, this.workflow.id, request);
+    if (this.run.lost) throw new LeaseLostError(this.workflow.id);
+    // The row is recorded only while this runner holds the workflow.
+    const { published, refused } = await this.deps.publisher.publish(this.workflow.projectId, this.workflow.id, request, () => this.held(() => undefined));
     if (refused.length > 0) {
       const shown = refused.slice(0, 10).join(', ');
       const more = refused.length > 10 ? ` and ${refused.length - 10} more` : '';
@@ -102,5 +123,59 @@ export class EngineBuildContext implements BuildContext {
   latestPreview(platform: Platform): PublishedArtifact | null {
     const row = this.deps.artifacts.latest(this.workflow.projectId, 'preview', platform);
     return row ? toPublished(row) : null;
+  }
+
+  trackProcessGroup(pgid: number): void {
+    if (!Number.isInteger(pgid) || pgid <= 1) throw new Error(`Not a process group id: ${pgid}`);
+    this.run.groups.add(pgid);
+    try {
+      this.held(() =>
+        this.deps.processGroups.insert({
+          host: this.deps.runner.host,
+          pgid,
+          workflowId: this.workflow.id,
+          projectId: this.workflow.projectId,
+          runnerId: this.deps.runner.id,
+          createdAt: this.deps.journal.now(),
+        }),
+      );
+    } catch (error) {
+      // Not ours any more: the group must not outlive the workflow.
+      killGroupNow(pgid);
+      throw error;
+    }
+  }
+
+  untrackProcessGroup(pgid: number): void {
+    this.run.groups.delete(pgid);
+    // Removing our own row needs no lease: a stale row would only be swept later.
+    this.deps.processGroups.remove(this.deps.runner.host, pgid);
+  }
+
+  private post(message: NewMessage): void {
+    this.deps.journal.post(this.workflow.projectId, this.workflow.id, message);
+  }
+
+  /**
+   * Runs `write` in one write transaction that first checks this runner still holds the workflow.
+   * @throws LeaseLostError (after telling the engine) when it does not; nothing is written.
+   */
+  private held<T>(write: () => T): T {
+    if (this.run.lost) throw new LeaseLostError(this.workflow.id);
+    let lost = false;
+    const result = this.deps.store.immediate(() => {
+      if (!this.deps.workflows.isHeldBy(this.workflow.id, this.deps.runner.id)) {
+        lost = true;
+        return undefined;
+      }
+      return write();
+    });
+    if (lost) this.leaseLost();
+    return result as T;
+  }
+
+  private leaseLost(): never {
+    this.deps.onLeaseLost(this.run);
+    throw new LeaseLostError(this.workflow.id);
   }
 }

@@ -1,30 +1,44 @@
 /**
- * Which process runs a workflow. A runner id is `<hostname>:<pid>:<nonce>`; a runner is alive when
- * it is this process, or another process on this host whose pid still exists. The nonce tells a
- * restarted process apart from its predecessor when it gets the same pid (containers often do).
+ * Which engine runs a workflow. A runner id is `<host>:<pid>:<nonce>`; the nonce tells a restarted
+ * process apart from its predecessor when it gets the same pid (containers often do). Whether a
+ * runner still holds a workflow is decided by its lease (docs/workflows.md, "Leases"); the pid is
+ * only a fast path on the same host, where a dead pid means the lease can be taken at once.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 
-const HOST = hostname();
-
-/** A new runner id for this process. */
-export function newRunnerId(): string {
-  return `${HOST}:${process.pid}:${randomBytes(6).toString('hex')}`;
+/** This process's identity as a runner. */
+export interface RunnerIdentity {
+  /** `<host>:<pid>:<nonce>`, stored as the workflow's `runnerId`. */
+  id: string;
+  /** The host part: process groups are signalled only by engines of the same host. */
+  host: string;
 }
 
-/** True when the process `runnerId` names may still be running workflows. */
-export function isRunnerAlive(runnerId: string | null, self: string): boolean {
-  if (!runnerId) return false;
-  if (runnerId === self) return true;
+/**
+ * A new identity for this process. The host is `SVC_RUNNER_HOST` when set (two containers sharing
+ * one data dir, or a test that plays them), else the machine's host name.
+ */
+export function newRunnerIdentity(host: string = process.env.SVC_RUNNER_HOST || hostname()): RunnerIdentity {
+  const safeHost = host.replace(/:/g, '_');
+  return { id: `${safeHost}:${process.pid}:${randomBytes(6).toString('hex')}`, host: safeHost };
+}
+
+/**
+ * True when `runnerId` names a process of `self`'s host that no longer exists (or an earlier
+ * process with this process's pid): its leases may be taken over without waiting for them to expire.
+ */
+export function isDeadOnThisHost(runnerId: string, self: RunnerIdentity): boolean {
+  if (runnerId === self.id) return false;
   const [host, pidText] = runnerId.split(':');
-  if (host !== HOST) return true; // cannot tell: assume alive (SQLite stores are local in practice)
+  if (host !== self.host) return false;
   const pid = Number(pidText);
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  if (!Number.isInteger(pid) || pid <= 0) return true;
+  if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);
-    return true;
+    return false;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }

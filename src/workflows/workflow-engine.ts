@@ -1,24 +1,29 @@
 /**
- * The in-process workflow runner (design section 4; issue 3 item 2): a global concurrency limit,
- * per-project FIFO, the state machine
+ * The workflow engine (docs/workflows.md): it owns the only claim path, runs builders under
+ * leases, and reaps what other runners left. The database is the source of truth:
  *
- *   queued -> running -> completed | failed
- *   running <-> waiting_for_input
- *   queued -> cancelled
- *   running | waiting_for_input -> cancelling -> cancelled
- *
- * crash recovery at start, and graceful shutdown. The database is the source of truth: every
- * start is a compare-and-set of `queued -> running`, and the partial unique index keeps one active
- * workflow per project even when several processes share the store. A poll loop picks up work and
- * cancellations coming from other processes.
+ * - Every start is a compare-and-set `queued -> running` (oldest queued of its project, project
+ *   idle) or `waiting_for_input -> running` (answered), in one immediate transaction that also
+ *   writes this runner's id and a lease end.
+ * - While a builder runs, a heartbeat renews the lease by a compare-and-set on (id, runner); a
+ *   runner that finds it lost the lease aborts its builder, kills its process groups and writes
+ *   nothing more. Every write of a run is such a compare-and-set.
+ * - A reaper in every engine (the tick; start-up recovery is the same code) takes over expired
+ *   leases: `running` -> `failed` (`interrupted`), `cancelling` -> `cancelled`, and a
+ *   `waiting_for_input` workflow only loses its runner (its question stays).
+ * - Process groups a build reports are recorded; whoever ends or takes over a workflow on the
+ *   same host kills them, and no workflow of the project is claimed while one lives.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Builder, BuildJob } from '../builders/builder.js';
 import { BuildFailure } from '../builders/builder.js';
+import type { Clock } from '../clock.js';
 import { redactPaths } from '../io/path-redaction.js';
 import type { Logger } from '../logger.js';
 import type { ArtifactRepo } from '../store/artifact-repo.js';
+import type { Store } from '../store/database.js';
+import type { ProcessGroupRepo } from '../store/process-group-repo.js';
 import type { ProjectRepo } from '../store/project-repo.js';
 import type { QuestionRepo } from '../store/question-repo.js';
 import type { WorkflowRow } from '../store/schema.js';
@@ -26,60 +31,67 @@ import type { WorkflowRepo } from '../store/workflow-repo.js';
 import type { ArtifactPublisher } from './artifact-publisher.js';
 import type { ArtifactStore } from './artifact-store.js';
 import { EngineBuildContext } from './build-context.js';
-import { isRunnerAlive, newRunnerId } from './runner-identity.js';
-import { kindLabel, type WorkflowJournal } from './workflow-journal.js';
+import { LeaseLostError, LocalRun, type AbortCause } from './local-run.js';
+import { isGroupAlive, killGroup } from './process-groups.js';
+import { isDeadOnThisHost, newRunnerIdentity, type RunnerIdentity } from './runner-identity.js';
+import { kindLabel, type NewMessage, type WorkflowJournal } from './workflow-journal.js';
 
-/** Why a run's signal aborted. */
-export type AbortCause = 'cancel' | 'shutdown';
-
-/** A workflow this process is running. */
-export interface LocalRun {
-  workflowId: string;
-  projectId: string;
-  controller: AbortController;
-  /** Set while the builder waits for an answer. */
-  waiting: { questionId: string; resolve: (answer: string) => void; reject: (reason: unknown) => void } | null;
-  done: Promise<void>;
-}
+export type { AbortCause } from './local-run.js';
 
 /** Engine tuning; defaults in each field's comment. */
 export interface WorkflowEngineOptions {
   /** Workflows running at once in this process (waiting ones do not count). Default 2. */
   maxConcurrent: number;
-  /** How often to look for work, answers and cancellations from other processes (ms). Default 1000. */
+  /** How often the reaper and the queue pump run, and other processes' answers and cancels are seen (ms). Default 1000. */
   pollIntervalMs?: number;
-  /** How long a cancel waits for the builder to stop before recording `cancelled` anyway (ms). Default 15000. */
+  /** How long a cancel waits for the builder to stop before killing its processes and recording `cancelled` (ms). Default 15000. */
   cancelTimeoutMs?: number;
+  /** Length of a claim's lease (ms). Default 8000. */
+  leaseMs?: number;
+  /** How often a runner renews its leases (ms). Default the smaller of 1000 and a quarter of the lease. */
+  heartbeatMs?: number;
+  /** Longest wait between SIGTERM and SIGKILL when the engine kills a build's process group (ms). Default 2000. */
+  killGraceMs?: number;
+  /** This process's runner identity. Default a new one (`SVC_RUNNER_HOST` or the host name). */
+  runner?: RunnerIdentity;
 }
 
 /** What the engine works with. */
 export interface WorkflowEngineDeps {
+  store: Store;
   workflows: WorkflowRepo;
   questions: QuestionRepo;
   artifacts: ArtifactRepo;
   projects: ProjectRepo;
+  processGroups: ProcessGroupRepo;
   journal: WorkflowJournal;
   artifactStore: ArtifactStore;
   publisher: ArtifactPublisher;
   builder: Builder;
   dataDir: string;
   logger: Logger;
+  clock: Clock;
 }
 
-const INTERRUPTED_AT_START = 'The server stopped while this workflow was running. Send the instruction again to retry.';
+const INTERRUPTED_BY_STOP = 'The server running this workflow stopped or lost contact. Send the instruction again to retry.';
 const INTERRUPTED_AT_SHUTDOWN = 'The server shut down while this workflow was running. Send the instruction again to retry.';
 
-/** Runs workflows: starts, resumes, cancels and recovers them (design section 4). */
+/** Runs workflows: claims, runs under leases, resumes, cancels and reaps them (docs/workflows.md). */
 export class WorkflowEngine {
-  readonly runnerId = newRunnerId();
+  readonly runner: RunnerIdentity;
   private readonly runs = new Map<string, LocalRun>();
-  private reserved = 0;
   private accepting = false;
-  private timer: NodeJS.Timeout | undefined;
+  private tickTimer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
   private pumpQueued = false;
   private readonly maxConcurrent: number;
   private readonly pollIntervalMs: number;
   private readonly cancelTimeoutMs: number;
+  private readonly leaseMs: number;
+  private readonly heartbeatMs: number;
+  private readonly killGraceMs: number;
+  /** Counts of lease writes, for the benchmark. */
+  readonly stats = { heartbeatWrites: 0, takeovers: 0 };
 
   constructor(
     private readonly deps: WorkflowEngineDeps,
@@ -88,14 +100,25 @@ export class WorkflowEngine {
     this.maxConcurrent = Math.max(1, options.maxConcurrent);
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.cancelTimeoutMs = options.cancelTimeoutMs ?? 15_000;
+    this.leaseMs = Math.max(100, options.leaseMs ?? 8000);
+    this.heartbeatMs = Math.max(10, options.heartbeatMs ?? Math.min(1000, Math.floor(this.leaseMs / 4)));
+    this.killGraceMs = Math.min(Math.max(0, options.killGraceMs ?? 2000), 10_000);
+    this.runner = options.runner ?? newRunnerIdentity();
   }
 
-  /** Recovers what an earlier process left, then starts taking work. */
+  /** The runner id stored in the workflows this engine claims. */
+  get runnerId(): string {
+    return this.runner.id;
+  }
+
+  /** Recovers what earlier runners left (the reaper's code path), then starts taking work. */
   start(): void {
-    this.recoverOrphans(INTERRUPTED_AT_START);
+    this.reap();
     this.accepting = true;
-    this.timer = setInterval(() => this.tick(), this.pollIntervalMs);
-    this.timer.unref();
+    this.tickTimer = setInterval(() => this.tick(), this.pollIntervalMs);
+    this.tickTimer.unref();
+    this.heartbeatTimer = setInterval(() => this.heartbeat(), this.heartbeatMs);
+    this.heartbeatTimer.unref();
     this.schedulePump();
   }
 
@@ -106,31 +129,18 @@ export class WorkflowEngine {
     return n;
   }
 
-  /** True while `workflowId` runs in this process. */
-  isLocal(workflowId: string): boolean {
-    return this.runs.has(workflowId);
-  }
-
   /**
-   * Reserves a slot for a workflow that is about to be stored as `running` (synchronous, so that
-   * the caller's transaction and this check cannot interleave with another start).
-   * @returns false when the engine is full or not accepting work.
+   * Tries to claim and start queued workflow `workflowId` now (synchronous: the claim is one
+   * immediate transaction). It starts only if this engine has a free slot, the workflow is the
+   * oldest queued one of its project, and the project has no active workflow nor a live build
+   * process of an earlier workflow.
+   * @returns true when this engine claimed and started it.
    */
-  tryReserve(): boolean {
-    if (!this.accepting || this.busy + this.reserved >= this.maxConcurrent) return false;
-    this.reserved++;
-    return true;
-  }
-
-  /** Gives back a reservation that was not used. */
-  release(): void {
-    if (this.reserved > 0) this.reserved--;
-  }
-
-  /** Starts the builder of a workflow stored as `running` by this process under a reservation. */
-  launchReserved(row: WorkflowRow): void {
-    this.release();
-    this.startRun(row);
+  tryStart(workflowId: string): boolean {
+    if (!this.accepting || this.busy >= this.maxConcurrent) return false;
+    const row = this.deps.workflows.findById(workflowId);
+    if (!row || row.status !== 'queued') return false;
+    return this.claimAndRun(row);
   }
 
   /** Asks the engine to look for queued work soon (coalesced). */
@@ -139,160 +149,285 @@ export class WorkflowEngine {
     this.pumpQueued = true;
     setImmediate(() => {
       this.pumpQueued = false;
-      this.pump();
+      try {
+        this.pump();
+      } catch (error) {
+        this.deps.logger.error({ err: error }, 'workflow pump failed');
+      }
     });
   }
 
   /**
-   * Hands a stored answer to the builder waiting for it. When no builder of this process waits
-   * (the workflow outlived an earlier process), claims the workflow and runs its builder again;
-   * the builder's `ask` then finds the stored answer at once.
+   * Resumes a workflow whose question was just answered (the answer is stored). The runner that
+   * holds its lease resumes it, whichever process that is: this one at once, another at its next
+   * tick. When no live runner holds it, this engine claims it (`waiting_for_input -> running`)
+   * and runs its builder again; the builder's `ask` then finds the stored answer.
+   * @returns the workflow's status afterwards (`running` unless it was cancelled meanwhile, or
+   *   this engine is shutting down and no other runner holds it: then it stays answered and
+   *   waiting, and the next engine to tick resumes it).
    */
-  deliverAnswer(workflowId: string, questionId: string, answer: string): void {
+  resumeAnswered(workflowId: string): WorkflowRow['status'] | undefined {
+    const { store, workflows } = this.deps;
+    let claimed: WorkflowRow | null = null;
+    store.immediate(() => {
+      const row = workflows.findById(workflowId);
+      if (!row || row.status !== 'waiting_for_input') return;
+      const holder = this.liveHolder(row);
+      if (holder) {
+        // The holder keeps its lease and resumes the builder waiting in its memory.
+        this.deps.journal.transition(row, 'waiting_for_input', 'answer', {}, undefined, holder);
+        return;
+      }
+      if (!this.accepting) return;
+      if (this.deps.journal.transition(row, 'waiting_for_input', 'answer', this.claimPatch(), undefined, row.runnerId)) claimed = row;
+    });
     const run = this.runs.get(workflowId);
-    if (run) {
-      if (run.waiting?.questionId === questionId) run.waiting.resolve(answer);
-      return;
-    }
-    const row = this.deps.workflows.findById(workflowId);
-    if (!row || row.status !== 'running' || !this.accepting) return;
-    if (row.runnerId && row.runnerId !== this.runnerId && isRunnerAlive(row.runnerId, this.runnerId)) return;
-    this.deps.workflows.update(workflowId, { runnerId: this.runnerId });
-    this.startRun({ ...row, runnerId: this.runnerId });
+    if (run?.waiting) this.resolveIfAnswered(run);
+    if (claimed) this.launch({ ...(claimed as WorkflowRow), status: 'running', runnerId: this.runner.id });
+    return workflows.findById(workflowId)?.status;
   }
 
   /**
    * Stops the builder of a workflow already stored as `cancelling`, and records `cancelled` once it
-   * has stopped (or after the cancel timeout, or at once when no live process runs it).
-   * @returns when the workflow is terminal, or when the other process running it did not finish in time.
+   * has stopped (after the cancel timeout its process groups are killed first). For a workflow
+   * another live runner holds, waits for that runner to record it, or for its lease to expire.
+   * @returns when the workflow is terminal, or when the other runner did not finish in time.
    */
   async cancel(workflowId: string): Promise<void> {
     const run = this.runs.get(workflowId);
     if (run) {
-      this.abortRun(run, 'cancel');
+      run.abort('cancel');
       await Promise.race([run.done, delay(this.cancelTimeoutMs)]);
-      this.recordCancelled(workflowId);
+      if (this.runs.has(workflowId)) await this.killGroups(run);
+      this.recordStopped(workflowId, this.runner.id);
       return;
     }
-    const deadline = Date.now() + this.cancelTimeoutMs;
+    const deadline = Date.now() + this.cancelTimeoutMs + this.leaseMs;
     for (;;) {
       const row = this.deps.workflows.findById(workflowId);
       if (!row || row.status !== 'cancelling') return;
-      // Nobody is running it (its process is gone, or it was this process's and has ended).
-      if (row.runnerId === this.runnerId || !isRunnerAlive(row.runnerId, this.runnerId)) {
-        this.recordCancelled(workflowId);
-        return;
+      if (!this.liveHolder(row)) {
+        await this.killRecordedGroups(row.id);
+        this.recordStopped(workflowId, row.runnerId);
+        continue;
       }
       if (Date.now() > deadline) return;
-      await delay(Math.min(200, this.pollIntervalMs));
+      await delay(Math.min(100, this.pollIntervalMs));
     }
   }
 
   /**
-   * Graceful shutdown (SIGTERM/SIGINT): stops taking work, stops every builder, and records what
-   * was interrupted (`running` -> `failed` with `error.code = "interrupted"`; a workflow waiting
-   * for input keeps waiting, its question stored).
+   * Graceful shutdown (SIGTERM/SIGINT): stops taking work, stops every builder, kills their
+   * process groups, and records what was interrupted (`running` -> `failed` with
+   * `error.code = "interrupted"`; a workflow waiting for input keeps waiting, its lease given up).
    */
   async shutdown(): Promise<void> {
     this.accepting = false;
-    if (this.timer) clearInterval(this.timer);
+    if (this.tickTimer) clearInterval(this.tickTimer);
     const runs = [...this.runs.values()];
-    for (const run of runs) this.abortRun(run, 'shutdown');
+    for (const run of runs) run.abort('shutdown');
     await Promise.race([Promise.allSettled(runs.map((r) => r.done)), delay(this.cancelTimeoutMs)]);
+    // Builders that did not stop in time: kill their processes and record the outcome ourselves.
+    for (const run of [...this.runs.values()]) {
+      await this.killGroups(run);
+      this.recordEnd(run, null);
+    }
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
   }
 
   // --- internals -------------------------------------------------------------------------
 
-  private recordCancelled(workflowId: string): void {
-    const row = this.deps.workflows.findById(workflowId);
-    if (!row) return;
-    this.deps.journal.transition(row, ['cancelling'], { status: 'cancelled', runnerId: null }, {
-      role: 'system',
-      type: 'status',
-      content: `${kindLabel(row.kind)} cancelled.`,
-    });
+  private now(): number {
+    return this.deps.clock().getTime();
   }
 
-  private abortRun(run: LocalRun, cause: AbortCause): void {
-    if (run.controller.signal.aborted) return;
-    run.controller.abort(cause);
-    run.waiting?.reject(cause);
+  private claimPatch(): Partial<WorkflowRow> {
+    return { runnerId: this.runner.id, leaseExpiresAt: this.now() + this.leaseMs };
+  }
+
+  /** The runner that still holds `row`'s lease, or null when none does (expired, none, or dead on this host). */
+  private liveHolder(row: WorkflowRow): string | null {
+    if (!row.runnerId) return null;
+    if (row.runnerId === this.runner.id) return this.runs.has(row.id) ? row.runnerId : null;
+    if (row.leaseExpiresAt === null || row.leaseExpiresAt <= this.now()) return null;
+    if (isDeadOnThisHost(row.runnerId, this.runner)) return null;
+    return row.runnerId;
+  }
+
+  /** The claim: one compare-and-set `queued -> running` with this runner and a lease, plus its message. */
+  private claimAndRun(row: WorkflowRow): boolean {
+    const claimed = this.deps.store.immediate(
+      () =>
+        !this.projectHasLiveGroups(row.projectId) &&
+        this.deps.journal.claim(row, { ...this.claimPatch(), startedAt: this.deps.journal.now() }, {
+          role: 'system',
+          type: 'status',
+          content: `${kindLabel(row.kind)} started (builder: ${this.deps.builder.name}).`,
+        }),
+    );
+    if (!claimed) return false;
+    this.launch({ ...row, status: 'running', runnerId: this.runner.id });
+    return true;
   }
 
   /**
-   * Active workflows whose process is gone: `running` -> `failed` (interrupted), `cancelling` ->
-   * `cancelled`; `waiting_for_input` keeps its state and question.
+   * True while a process group recorded for the project on this host lives (the next workflow
+   * must not start over it). Groups found dead are forgotten. Groups of other hosts cannot be
+   * checked from here; their own host's engines kill them (docs/workflows.md).
    */
-  private recoverOrphans(message: string): void {
-    for (const row of this.deps.workflows.listActive()) {
-      // A workflow waiting for an answer keeps waiting whoever ran it; its question is stored.
-      if (row.status === 'waiting_for_input' || this.runs.has(row.id)) continue;
-      if (row.runnerId !== this.runnerId && isRunnerAlive(row.runnerId, this.runnerId)) continue;
-      if (row.status === 'running') {
-        this.deps.journal.transition(
-          row,
-          ['running'],
-          { status: 'failed', errorCode: 'interrupted', errorMessage: message, runnerId: null },
-          { role: 'system', type: 'error', content: `${kindLabel(row.kind)} interrupted: ${message}` },
-        );
-        this.deps.logger.warn({ workflowId: row.id }, 'workflow interrupted by an earlier stop');
-      } else if (row.status === 'cancelling') {
-        this.recordCancelled(row.id);
-      }
+  private projectHasLiveGroups(projectId: string): boolean {
+    let alive = false;
+    for (const group of this.deps.processGroups.listByProject(projectId)) {
+      if (group.host !== this.runner.host) continue;
+      if (isGroupAlive(group.pgid)) alive = true;
+      else this.deps.processGroups.remove(group.host, group.pgid);
     }
+    return alive;
+  }
+
+  private recordStopped(workflowId: string, owner: string | null): void {
+    const row = this.deps.workflows.findById(workflowId);
+    if (!row) return;
+    this.deps.journal.transition(row, 'cancelling', 'stopped', { runnerId: null, leaseExpiresAt: null }, stoppedMessage(row), owner);
+  }
+
+  /**
+   * The reaper (and start-up recovery): takes over every active workflow whose lease expired or
+   * whose runner is known dead on this host, then kills process groups on this host that no live
+   * runner holds.
+   */
+  private reap(): void {
+    const { store, workflows, journal, logger } = this.deps;
+    const reaped: string[] = [];
+    for (const row of workflows.listActive()) {
+      if (this.runs.has(row.id) || this.liveHolder(row)) continue;
+      store.immediate(() => {
+        // Re-read inside the transaction: the runner may have renewed since the list was read.
+        const current = workflows.findById(row.id);
+        if (!current || current.runnerId !== row.runnerId || current.leaseExpiresAt !== row.leaseExpiresAt || current.status !== row.status) return;
+        if (current.status === 'running') {
+          if (
+            journal.transition(current, 'running', 'interrupt', { errorCode: 'interrupted', errorMessage: INTERRUPTED_BY_STOP, runnerId: null, leaseExpiresAt: null }, {
+              role: 'system',
+              type: 'error',
+              content: `${kindLabel(current.kind)} interrupted: ${INTERRUPTED_BY_STOP}`,
+            }, current.runnerId)
+          ) {
+            reaped.push(current.id);
+            logger.warn({ workflowId: current.id, runnerId: current.runnerId }, 'workflow interrupted: its runner lost its lease');
+          }
+        } else if (current.status === 'cancelling') {
+          if (journal.transition(current, 'cancelling', 'stopped', { runnerId: null, leaseExpiresAt: null }, stoppedMessage(current), current.runnerId)) reaped.push(current.id);
+        } else if (current.runnerId !== null && workflows.releaseWaiting(current.id, current.runnerId)) {
+          // Waiting for input: the question stays; whoever gets the answer resumes it.
+          reaped.push(current.id);
+        }
+      });
+    }
+    this.stats.takeovers += reaped.length;
+    void this.sweepGroups();
+  }
+
+  /** Kills process groups recorded on this host whose workflow no live runner holds. */
+  private async sweepGroups(): Promise<void> {
+    const { processGroups, workflows } = this.deps;
+    let killed = 0;
+    try {
+      for (const group of processGroups.listByHost(this.runner.host)) {
+        const row = workflows.findById(group.workflowId);
+        if (row && this.runs.has(row.id) && row.runnerId === this.runner.id) continue;
+        if (row && row.runnerId === group.runnerId && this.liveHolder(row)) continue;
+        if (await killGroup(group.pgid, this.killGraceMs)) {
+          processGroups.remove(group.host, group.pgid);
+          killed++;
+        } else this.deps.logger.error({ pgid: group.pgid, workflowId: group.workflowId }, 'a build process group survived SIGKILL');
+      }
+    } catch (error) {
+      this.deps.logger.error({ err: error }, 'sweeping build process groups failed');
+    }
+    // A project whose next workflow waited for these processes to die may start now.
+    if (killed > 0) this.schedulePump();
+  }
+
+  private async killRecordedGroups(workflowId: string): Promise<void> {
+    for (const group of this.deps.processGroups.listByHost(this.runner.host)) {
+      if (group.workflowId !== workflowId) continue;
+      if (await killGroup(group.pgid, this.killGraceMs)) this.deps.processGroups.remove(group.host, group.pgid);
+    }
+  }
+
+  /** Kills what is left of a local run's process groups (SIGTERM, then SIGKILL after the capped grace). */
+  private async killGroups(run: LocalRun): Promise<void> {
+    await Promise.all(
+      [...run.groups].map(async (pgid) => {
+        if (await killGroup(pgid, this.killGraceMs)) {
+          run.groups.delete(pgid);
+          this.deps.processGroups.remove(this.runner.host, pgid);
+        }
+      }),
+    );
+  }
+
+  /** Renews the lease of every local run; a run whose renewal fails has lost its workflow. */
+  private heartbeat(): void {
+    try {
+      const until = this.now() + this.leaseMs;
+      for (const run of this.runs.values()) {
+        if (run.lost) continue;
+        this.stats.heartbeatWrites++;
+        if (!this.deps.workflows.renewLease(run.workflowId, this.runner.id, until)) this.leaseLost(run);
+      }
+    } catch (error) {
+      this.deps.logger.error({ err: error }, 'lease heartbeat failed');
+    }
+  }
+
+  /** This runner lost `run`'s workflow: stop the builder and its processes, write nothing more. */
+  private leaseLost(run: LocalRun): void {
+    if (run.lost) return;
+    run.lost = true;
+    this.deps.logger.warn({ workflowId: run.workflowId }, 'lost the lease of a workflow: stopping its builder');
+    run.abort('lease_lost');
+    void this.killGroups(run);
   }
 
   private tick(): void {
     try {
       if (this.runs.size > 0) {
-        const statuses = this.deps.workflows.statuses([...this.runs.keys()]);
         for (const run of this.runs.values()) {
-          const status = statuses.get(run.workflowId);
-          if (status === 'cancelling' || status === undefined) this.abortRun(run, 'cancel');
-          else if (run.waiting && status === 'running') {
-            const question = this.deps.questions.findById(run.waiting.questionId);
-            if (question?.answer != null) run.waiting.resolve(question.answer);
-          }
+          if (run.lost) continue;
+          const row = this.deps.workflows.findById(run.workflowId);
+          if (!row || row.runnerId !== this.runner.id) this.leaseLost(run);
+          else if (row.status === 'cancelling') run.abort('cancel');
+          else if (run.waiting && row.status === 'running') this.resolveIfAnswered(run);
         }
       }
-      this.recoverOrphans(INTERRUPTED_AT_START);
+      this.reap();
       this.pump();
     } catch (error) {
       this.deps.logger.error({ err: error }, 'workflow engine tick failed');
     }
   }
 
-  /** Starts queued workflows while slots are free (per-project FIFO, oldest first). */
+  private resolveIfAnswered(run: LocalRun): void {
+    if (!run.waiting) return;
+    const question = this.deps.questions.findById(run.waiting.questionId);
+    if (question?.answer != null) run.waiting.resolve(question.answer);
+  }
+
+  /** Claims queued workflows while slots are free (per-project FIFO, oldest first), and resumes answered ones. */
   private pump(): void {
     if (!this.accepting) return;
-    let free = this.maxConcurrent - this.busy - this.reserved;
+    for (const row of this.deps.workflows.resumable()) this.resumeAnswered(row.id);
+    let free = this.maxConcurrent - this.busy;
     if (free <= 0) return;
     for (const row of this.deps.workflows.startable(free)) {
-      let started = false;
-      try {
-        started = this.deps.journal.transition(row, ['queued'], {
-          status: 'running',
-          runnerId: this.runnerId,
-          startedAt: this.deps.journal.now(),
-        });
-      } catch (error) {
-        // Another process started a workflow of this project first (partial unique index).
-        if (!String((error as Error).message).includes('UNIQUE')) throw error;
-      }
-      if (!started) continue;
-      this.startRun({ ...row, status: 'running', runnerId: this.runnerId });
-      if (--free <= 0) break;
+      if (this.claimAndRun(row) && --free <= 0) break;
     }
   }
 
-  private startRun(row: WorkflowRow): void {
-    const run: LocalRun = {
-      workflowId: row.id,
-      projectId: row.projectId,
-      controller: new AbortController(),
-      waiting: null,
-      done: Promise.resolve(),
-    };
+  private launch(row: WorkflowRow): void {
+    const run = new LocalRun(row.id, row.projectId);
     this.runs.set(row.id, run);
     run.done = this.execute(row, run)
       .catch((error) => this.deps.logger.error({ err: error, workflowId: row.id }, 'workflow run failed unexpectedly'))
@@ -303,7 +438,7 @@ export class WorkflowEngine {
   }
 
   private async execute(row: WorkflowRow, run: LocalRun): Promise<void> {
-    const { journal, builder, logger } = this.deps;
+    const { builder, logger } = this.deps;
     const project = this.deps.projects.findById(row.projectId);
     if (!project) return;
     const workspaceDir = join(this.deps.dataDir, 'workspaces', row.projectId);
@@ -317,8 +452,7 @@ export class WorkflowEngine {
       workspaceDir,
       signal: run.controller.signal,
     };
-    const context = new EngineBuildContext(row, run, this.deps);
-    journal.post(row.projectId, row.id, { role: 'system', type: 'status', content: `${kindLabel(row.kind)} started (builder: ${builder.name}).` });
+    const context = new EngineBuildContext(row, run, { ...this.deps, runner: this.runner, onLeaseLost: (r) => this.leaseLost(r) });
     logger.info({ workflowId: row.id, kind: row.kind }, 'workflow started');
 
     let failure: { code: string; message: string } | null = null;
@@ -331,41 +465,54 @@ export class WorkflowEngine {
           : { code: 'builder_error', message: error instanceof Error ? error.message : String(error) };
       // Stored in the conversation, which other users may read on a public project: no server paths.
       failure = { code: raw.code, message: redactPaths(raw.message, { dataDir: this.deps.dataDir, workspaceDir }) };
+      if (error instanceof LeaseLostError) this.leaseLost(run);
     }
+    // No process of this workflow outlives it.
+    await this.killGroups(run);
+    this.recordEnd(run, failure);
+  }
 
-    const cause = run.controller.signal.aborted ? (run.controller.signal.reason as AbortCause) : null;
+  /** Writes how a run ended, as compare-and-sets on this runner (a run that lost its lease writes nothing). */
+  private recordEnd(run: LocalRun, failure: { code: string; message: string } | null): void {
+    if (run.lost) return;
+    const { journal, workflows, logger } = this.deps;
+    const row = workflows.findById(run.workflowId);
+    if (!row || row.runnerId !== this.runner.id) return;
+    const owner = this.runner.id;
+    const cause = run.cause;
+    const released = { runnerId: null, leaseExpiresAt: null };
     if (cause === 'shutdown') {
-      journal.transition(
-        row,
-        ['running'],
-        { status: 'failed', errorCode: 'interrupted', errorMessage: INTERRUPTED_AT_SHUTDOWN, runnerId: null },
-        { role: 'system', type: 'error', content: `${kindLabel(row.kind)} interrupted: ${INTERRUPTED_AT_SHUTDOWN}` },
-      );
-      this.recordCancelled(row.id);
+      if (row.status === 'running') {
+        journal.transition(row, 'running', 'interrupt', { errorCode: 'interrupted', errorMessage: INTERRUPTED_AT_SHUTDOWN, ...released }, {
+          role: 'system',
+          type: 'error',
+          content: `${kindLabel(row.kind)} interrupted: ${INTERRUPTED_AT_SHUTDOWN}`,
+        }, owner);
+      } else if (row.status === 'waiting_for_input') workflows.releaseWaiting(row.id, owner);
+      else if (row.status === 'cancelling') this.recordStopped(row.id, owner);
       return;
     }
     // A cancel that raced with the builder's end wins: the user asked for it.
-    if (cause === 'cancel' || this.deps.workflows.findById(row.id)?.status === 'cancelling') {
-      this.recordCancelled(row.id);
+    if (cause === 'cancel' || row.status === 'cancelling') {
+      this.recordStopped(row.id, owner);
       return;
     }
     if (failure) {
-      journal.transition(
-        row,
-        ['running'],
-        { status: 'failed', errorCode: failure.code, errorMessage: failure.message, runnerId: null },
-        { role: 'system', type: 'error', content: `${kindLabel(row.kind)} failed: ${failure.message}` },
-      );
+      journal.transition(row, 'running', 'fail', { errorCode: failure.code, errorMessage: failure.message, ...released }, {
+        role: 'system',
+        type: 'error',
+        content: `${kindLabel(row.kind)} failed: ${failure.message}`,
+      }, owner);
       logger.info({ workflowId: row.id, code: failure.code }, 'workflow failed');
     } else {
-      journal.transition(row, ['running'], { status: 'completed', runnerId: null }, {
-        role: 'system',
-        type: 'status',
-        content: `${kindLabel(row.kind)} completed.`,
-      });
+      journal.transition(row, 'running', 'complete', released, { role: 'system', type: 'status', content: `${kindLabel(row.kind)} completed.` }, owner);
       logger.info({ workflowId: row.id }, 'workflow completed');
     }
   }
+}
+
+function stoppedMessage(row: WorkflowRow): NewMessage {
+  return { role: 'system', type: 'status', content: `${kindLabel(row.kind)} cancelled.` };
 }
 
 function delay(ms: number): Promise<void> {

@@ -1,15 +1,18 @@
 /**
  * Writes workflow state changes together with the conversation messages that report them, in one
- * write transaction each (issue: "every state change is written before its effect is reported").
- * Terminal states are never left: every transition is a compare-and-set on the old status.
+ * write transaction each: every state change is stored before its effect is reported
+ * (docs/workflows.md). Every change is a compare-and-set on the old status, checked against the
+ * transition table of `workflow-states.ts`, and optionally on the runner that holds the lease.
  */
 import { randomUUID } from 'node:crypto';
 import { isoNow, type Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
 import type { Store } from '../store/database.js';
 import type { MessageRepo } from '../store/message-repo.js';
 import type { ProjectRepo } from '../store/project-repo.js';
-import type { MessageRow, WorkflowRow, WorkflowStatus } from '../store/schema.js';
+import type { MessageRow, WorkflowRow } from '../store/schema.js';
 import type { WorkflowRepo } from '../store/workflow-repo.js';
+import { IllegalTransitionError, isTerminal, nextStatus, type WorkflowEvent, type WorkflowStatus } from './workflow-states.js';
 
 /** Who speaks in a message. */
 export type MessageRole = MessageRow['role'];
@@ -23,53 +26,102 @@ export interface NewMessage {
   content: string;
 }
 
-/** Longest content of one stored message, in UTF-16 units (longer text is cut with a note). */
-export const MAX_MESSAGE_CONTENT = 20_000;
+/**
+ * Longest message, in Unicode code points: the bound `svc_send_message` puts on a user's text,
+ * and the length at which builder and system text is cut when stored. User text is never cut.
+ */
+export const MAX_MESSAGE_LENGTH = 20_000;
+
+const TRUNCATION_NOTE = '\n[truncated]';
 
 /** Atomic state changes with their messages (see above). */
 export class WorkflowJournal {
   constructor(
-    readonly store: Store,
+    private readonly store: Store,
     private readonly workflows: WorkflowRepo,
     private readonly messages: MessageRepo,
     private readonly projects: ProjectRepo,
     private readonly clock: Clock,
+    private readonly logger?: Logger,
   ) {}
 
+  /** The clock's instant as ISO 8601. */
   now(): string {
     return isoNow(this.clock);
   }
 
-  /** Appends a message to the project's conversation (inside the caller's transaction, if any). */
+  /**
+   * Appends a message to the project's conversation (inside the caller's transaction, if any).
+   * Agent and system text longer than `MAX_MESSAGE_LENGTH` code points is cut with a note; a
+   * user's text is stored as acknowledged.
+   */
   post(projectId: string, workflowId: string | null, message: NewMessage): MessageRow {
-    const content =
-      message.content.length > MAX_MESSAGE_CONTENT ? `${message.content.slice(0, MAX_MESSAGE_CONTENT)}\n[truncated]` : message.content;
+    const content = message.role === 'user' ? message.content : cutToLength(message.content, MAX_MESSAGE_LENGTH);
     return this.store.immediate(() =>
       this.messages.append({ id: randomUUID(), projectId, workflowId, role: message.role, type: message.type, content, createdAt: this.now() }),
     );
   }
 
   /**
-   * Moves `workflow` from one of `from` to `patch.status` and posts `message` if it did.
+   * Applies `event` to `workflow` if its stored status is still `from` (and, when `owner` is given,
+   * if `owner` still holds it; `null`: if no runner does), writes `patch`, and posts `message`.
    * Finishing statuses get `finishedAt`; `completed` also moves the project's `updatedAt`.
-   * @returns true when the transition happened.
+   * @returns true when the transition happened (false: the row had moved on, or another runner holds it).
+   * @throws IllegalTransitionError (logged) when `event` is not allowed from `from`: nothing is written.
    */
   transition(
     workflow: Pick<WorkflowRow, 'id' | 'projectId'>,
-    from: WorkflowStatus[],
-    patch: Partial<WorkflowRow> & { status: WorkflowStatus },
+    from: WorkflowStatus,
+    event: WorkflowEvent,
+    patch: Partial<Omit<WorkflowRow, 'status'>> = {},
     message?: NewMessage,
+    owner?: string | null,
   ): boolean {
+    let to: WorkflowStatus;
+    try {
+      to = nextStatus(from, event);
+    } catch (error) {
+      if (error instanceof IllegalTransitionError) this.logger?.error({ workflowId: workflow.id, from, event }, error.message);
+      throw error;
+    }
     return this.store.immediate(() => {
       const now = this.now();
-      const finishing = patch.status === 'completed' || patch.status === 'failed' || patch.status === 'cancelled';
-      const full = finishing ? { finishedAt: now, ...patch } : patch;
-      if (!this.workflows.transition(workflow.id, from, full)) return false;
-      if (patch.status === 'completed') this.projects.touch(workflow.projectId, now);
+      const full = { ...(isTerminal(to) && { finishedAt: now }), ...patch, status: to };
+      if (!this.workflows.transition(workflow.id, from, full, owner)) return false;
+      if (to === 'completed') this.projects.touch(workflow.projectId, now);
       if (message) this.post(workflow.projectId, workflow.id, message);
       return true;
     });
   }
+
+  /**
+   * The claim of a queued workflow (`queued -> running` with `patch`: runner, lease, start time),
+   * only if it is the oldest queued workflow of its project and the project has no active one;
+   * posts `message` with it.
+   * @returns true when this call claimed it.
+   */
+  claim(workflow: Pick<WorkflowRow, 'id' | 'projectId'>, patch: Partial<Omit<WorkflowRow, 'status'>>, message: NewMessage): boolean {
+    const to = nextStatus('queued', 'claim');
+    return this.store.immediate(() => {
+      if (!this.workflows.claimQueued(workflow.id, { ...patch, status: to })) return false;
+      this.post(workflow.projectId, workflow.id, message);
+      return true;
+    });
+  }
+}
+
+/** `text` cut to at most `max` code points (never inside a surrogate pair), with a note when cut. */
+export function cutToLength(text: string, max: number): string {
+  // Fast path: UTF-16 length bounds the code point count from above.
+  if (text.length <= max) return text;
+  let count = 0;
+  let end = 0;
+  for (const ch of text) {
+    if (count === max) return `${text.slice(0, end)}${TRUNCATION_NOTE}`;
+    count++;
+    end += ch.length;
+  }
+  return text;
 }
 
 /** `Build` / `Deploy`: the kind as a message starts it. */

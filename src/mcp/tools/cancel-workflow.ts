@@ -1,5 +1,6 @@
 /** `svc_cancel_workflow` (spec section 4, design section 4). */
 import { z } from 'zod';
+import { WORKFLOW_STATUSES } from '../../workflows/workflow-states.js';
 import { defineTool } from '../define-tool.js';
 import { uuidParameter } from '../parameters.js';
 
@@ -18,7 +19,7 @@ export const cancelWorkflowTool = defineTool({
   }),
   output: z.object({
     workflowId: z.string(),
-    status: z.enum(['queued', 'running', 'waiting_for_input', 'cancelling', 'completed', 'failed', 'cancelled']),
+    status: z.enum(WORKFLOW_STATUSES),
     cancelled: z.boolean().describe('true when this call cancelled the workflow; false when it had already finished'),
   }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },

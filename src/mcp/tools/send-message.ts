@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { boundedText, uuidParameter } from '../parameters.js';
+import { MAX_MESSAGE_LENGTH } from '../../services/workflow-service.js';
 
 /** Starts or queues a workflow, or answers the pending question; owner only. */
 export const sendMessageTool = defineTool({
@@ -16,7 +17,7 @@ export const sendMessageTool = defineTool({
   ].join('\n'),
   input: z.strictObject({
     projectId: uuidParameter('UUID of the project'),
-    message: boundedText(20_000, 'The instruction (what to build or deploy) or the answer to the pending question', { nonBlank: true }),
+    message: boundedText(MAX_MESSAGE_LENGTH, 'The instruction (what to build or deploy) or the answer to the pending question', { nonBlank: true }),
     kind: z.enum(['build', 'deploy']).optional().describe('Workflow kind; inferred from the message when absent'),
     questionId: uuidParameter('The pendingQuestion.questionId this message answers').optional(),
   }),
