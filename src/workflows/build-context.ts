@@ -148,8 +148,12 @@ export class EngineBuildContext implements BuildContext {
 
   untrackProcessGroup(pgid: number): void {
     this.run.groups.delete(pgid);
-    // Removing our own row needs no lease: a stale row would only be swept later.
-    this.deps.processGroups.remove(this.deps.runner.host, pgid);
+    // Only while this runner still holds the workflow: a runner that lost its lease writes
+    // nothing, and the one that took over sweeps the row once the group is gone.
+    if (this.run.lost) return;
+    this.deps.store.immediate(() => {
+      if (this.deps.workflows.isHeldBy(this.workflow.id, this.deps.runner.id)) this.deps.processGroups.remove(this.deps.runner.host, pgid);
+    });
   }
 
   private post(message: NewMessage): void {
