@@ -1,0 +1,29 @@
+/**
+ * The layer rule (docs/architecture.md): data flows one way,
+ *   cli -> app -> transports -> mcp -> services -> workflows | auth | limits -> builders -> store,
+ * with `io/` and the root modules (errors, clock, logger, config-file) usable from every layer,
+ * and no import cycles anywhere. `npm test` runs it (`npm run lint:layers`).
+ */
+const layer = (name) => `^src/${name}/`;
+const forbid = (name, from, to, comment) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } });
+
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', comment: 'Import cycles make the layers meaningless.', from: {}, to: { circular: true } },
+    forbid('store-is-the-bottom', layer('store'), '^src/(cli|transports|mcp|services|workflows|auth|limits|builders)/|^src/app\\.ts$', 'Repositories hold SQL only.'),
+    forbid('builders-below-the-engine', layer('builders'), '^src/(cli|transports|mcp|services|workflows|auth|limits)/|^src/app\\.ts$', 'A builder sees only its BuildContext.'),
+    forbid('workflows-below-services', layer('workflows'), '^src/(cli|transports|mcp|services)/|^src/app\\.ts$', 'The engine calls services never, tools never.'),
+    forbid('auth-and-limits-below-services', '^src/(auth|limits)/', '^src/(cli|transports|mcp|services|workflows|builders)/|^src/app\\.ts$', 'Authentication and limits are used by the edges, not the reverse.'),
+    forbid('services-below-mcp', layer('services'), '^src/(cli|transports|mcp)/|^src/app\\.ts$', 'Services never touch the protocol.'),
+    forbid('mcp-below-transports', layer('mcp'), '^src/(cli|transports)/|^src/app\\.ts$', 'The tool adapter knows no transport.'),
+    forbid('transports-below-cli', layer('transports'), '^src/cli/', 'Transports are entry points the CLI starts.'),
+    forbid('io-is-a-leaf', layer('io'), '^src/(cli|transports|mcp|services|workflows|auth|limits|builders|store)/|^src/app\\.ts$', 'Stream and text helpers depend on nothing of ours.'),
+    forbid('sdk-in-few-files', '^src/(services|workflows|builders|store|auth|limits)/', '@modelcontextprotocol/sdk', 'Only the adapter and the transports import the SDK.'),
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js'] },
+  },
+};

@@ -1,0 +1,24 @@
+// ESLint (flat config): the recommended JavaScript and typescript-eslint rules over the sources,
+// tests, benchmarks and scripts. Type-aware rules are left out to keep `npm test` fast.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'coverage/', '.cache/', 'toolchains/', '**/*.d.ts'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: {
+      globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly', queueMicrotask: 'readonly', fetch: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', TextDecoder: 'readonly', TextEncoder: 'readonly', performance: 'readonly', global: 'readonly', structuredClone: 'readonly', Headers: 'readonly', Response: 'readonly', Request: 'readonly' },
+    },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      'no-constant-condition': ['error', { checkLoops: false }],
+    },
+  },
+  {
+    // Tests talk to raw JSON-RPC replies, whose shapes they assert on.
+    files: ['tests/**', 'bench/**', 'scripts/**'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+);
