@@ -70,14 +70,15 @@ describe('project tools over the SDK client', () => {
 
   it('maps errors to JSON-RPC error objects, never isError results', async () => {
     const missing = await failure(alice, 'svc_create_project', {});
-    expect(missing).toMatchObject({ status: 400, code: -32602, message: 'Missing required parameter: name' });
+    // MCP clients get JSON-RPC errors with HTTP 200, so the SDK client surfaces them as McpError with code and data.
+    expect(missing).toMatchObject({ code: -32602, message: 'Missing required parameter: name' });
     const unknown = await failure(alice, 'svc_get_project', { projectId: '00000000-0000-4000-8000-000000000000' });
-    expect(unknown).toMatchObject({ status: 404, code: -32004, message: 'Resource not found' });
+    expect(unknown).toMatchObject({ code: -32004, message: 'Resource not found' });
     const priv = await call(alice, 'svc_create_project', { name: 'Secret' });
     const denied = await failure(bob, 'svc_get_project', { projectId: priv.id });
-    expect(denied).toMatchObject({ status: 403, code: -32003, message: 'Access denied - you do not have permission for this resource' });
+    expect(denied).toMatchObject({ code: -32003, message: 'Access denied - you do not have permission for this resource' });
     const noTool = await failure(alice, 'svc_nope');
-    expect(noTool).toMatchObject({ status: 404, code: -32601, message: 'Tool not found: svc_nope' });
+    expect(noTool).toMatchObject({ code: -32601, message: 'Tool not found: svc_nope' });
   });
 });
 
