@@ -58,6 +58,27 @@ describe('tools/list', () => {
   });
 });
 
+describe('tool descriptions a model can act on', () => {
+  it('each description says what each of its error codes means and what to do', async () => {
+    const { tools } = await alice.listTools();
+    const byName = new Map(tools.map((t) => [t.name, t.description!]));
+    for (const [name, text] of byName) {
+      for (const shared of ['-32001', '-32005', 'retryAfterSeconds', '-32603']) expect(text, `${name} ${shared}`).toContain(shared);
+    }
+    for (const name of ['svc_get_project', 'svc_create_project', 'svc_get_session', 'svc_send_message', 'svc_cancel_workflow', 'svc_get_messages']) {
+      expect(byName.get(name), name).toContain('-32602');
+    }
+    for (const name of ['svc_get_project', 'svc_get_session', 'svc_send_message', 'svc_cancel_workflow', 'svc_get_messages']) {
+      expect(byName.get(name), name).toMatch(/-32004[\s\S]*-32003/);
+    }
+    const create = byName.get('svc_create_project')!;
+    expect(create).toContain('"project_creation"');
+    expect(create).toContain('This is not the request rate');
+    expect(create).toMatch(/-32003 with error\.data\.reason "project_limit_reached"/);
+    expect(byName.get('svc_send_message')).toContain('Always pass kind');
+  });
+});
+
 describe('project tools over the SDK client', () => {
   it('create, get and list agree, with output validated by the client against outputSchema', async () => {
     const created = await call(alice, 'svc_create_project', { name: 'Weather', description: 'Forecasts', visibility: 'public' });
