@@ -179,7 +179,7 @@ export function createApp(config: AppConfig): App {
     engine,
     publicUrl,
   });
-  const gateway = new JsonRpcGateway(createMcpServer(VERSION), new ToolDispatcher(ALL_TOOLS, { projects, workflows }), logger, config.requestDeadlineMs);
+  const gateway = new JsonRpcGateway(createMcpServer(VERSION), new ToolDispatcher(ALL_TOOLS, { projects, workflows, logger }), logger, config.requestDeadlineMs);
 
   let closed = false;
   return {

@@ -100,12 +100,14 @@ export class RequestGate {
   policy(origin: RequestOrigin): Policy {
     if (origin.transport === 'stdio') {
       return async (method) => {
+        if (method === 'notifications/cancelled') this.logger?.info({ transport: 'stdio' }, 'client cancelled a request');
         if (method !== 'tools/call') return null;
         return this.count(this.authenticate(origin), 'requests');
       };
     }
     return async (method) => {
       const caller = await this.authenticateHttp(origin);
+      if (method === 'notifications/cancelled') this.logger?.info({ user: caller.userName, address: origin.address }, 'client cancelled a request');
       return this.count(caller, method === 'tools/call' ? 'requests' : 'housekeeping');
     };
   }

@@ -29,5 +29,10 @@ export const cancelWorkflowTool = defineTool({
     cancelled: z.boolean().describe('true when this call cancelled the workflow; false when it had already finished'),
   }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  handle: (args, { caller, services }) => services.workflows.cancel(caller, args),
+  handle: async (args, { caller, services }) => {
+    const result = await services.workflows.cancel(caller, args);
+    // Operators see who stopped what (README "Tokens and security": never a token).
+    if (result.cancelled) services.logger?.info({ user: caller.userName, projectId: args.projectId, workflowId: result.workflowId }, 'workflow cancelled by its owner');
+    return result;
+  },
 });
