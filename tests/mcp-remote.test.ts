@@ -24,7 +24,7 @@ beforeAll(async () => {
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: [join(ROOT, 'node_modules/mcp-remote/dist/proxy.js'), server.mcpUrl, '--header', `Authorization: Bearer ${alice}`, '--transport', 'http-only'],
+      args: [join(ROOT, 'node_modules/mcp-remote/dist/proxy.js'), server.mcpUrl, '--header', `Authorization: Bearer ${alice}`],
       // mcp-remote keeps OAuth state in its config dir: a private one per run.
       env: { ...(process.env as Record<string, string>), MCP_REMOTE_CONFIG_DIR: configDir },
       stderr: 'pipe',
