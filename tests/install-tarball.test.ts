@@ -9,7 +9,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -26,19 +26,32 @@ function claudeDesktopConfig(): { command: string; args: string[]; env: Record<s
   return JSON.parse(block).mcpServers['mobile-builder'];
 }
 
+/** Runs a command without blocking the test worker (vitest's worker must keep answering its RPC). */
+function run(command: string, args: string[], options: { cwd?: string; timeoutMs: number }): Promise<{ status: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
+    child.once('exit', (status) => {
+      clearTimeout(timer);
+      resolve({ status, output });
+    });
+  });
+}
+
 describe('global install from the packed tarball', () => {
   it('runs the README\'s Claude Desktop config through an SDK client', async () => {
     const config = claudeDesktopConfig();
     expect(config.command).toBe('mobile-builder-mcp');
 
-    execFileSync('npm', ['pack', '--pack-destination', work], { cwd: ROOT, stdio: 'ignore' });
+    const packed = await run('npm', ['pack', '--pack-destination', work], { cwd: ROOT, timeoutMs: 120_000 });
+    expect(packed.status, packed.output).toBe(0);
     const tarball = readdirSync(work).find((f) => /^mobile-builder-mcp-.*\.tgz$/.test(f))!;
     const prefix = join(work, 'prefix');
-    const install = spawnSync('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball)], {
-      encoding: 'utf8',
-      timeout: 540_000,
-    });
-    expect(install.status, install.stderr).toBe(0);
+    const install = await run('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball)], { timeoutMs: 420_000 });
+    expect(install.status, install.output).toBe(0);
 
     // A fresh home: the default data dir (~/.mobile-builder-mcp) and nothing else of this machine's.
     const home = join(work, 'home');

@@ -172,7 +172,7 @@ describe('limits by kind of request', () => {
     expect((await post(server.mcpUrl, toolCall(22, 'svc_list_projects', {}), erin)).status).toBe(200);
   });
 
-  it('requests without a valid token are bounded per client address: 401 up to the bound, then 429 scope address', async () => {
+  it('requests without a valid token are bounded per client address: 401 up to the bound, then 429 scope unauthenticated', async () => {
     const own = await startTestServer({ plans: PLANS, unauthenticatedPerMinute: 3 });
     try {
       const valid = own.token('gina');
@@ -181,7 +181,7 @@ describe('limits by kind of request', () => {
       expect(statuses).toEqual([401, 401, 401, 429]);
       const refused = await post(own.mcpUrl, { jsonrpc: '2.0', id: 9, method: 'ping' }, undefined, { 'MCP-Protocol-Version': VERSION });
       expect(refused.status).toBe(429);
-      expect(refused.json.error).toMatchObject({ code: -32005, data: { scope: 'address', limit: 3 } });
+      expect(refused.json.error).toMatchObject({ code: -32005, data: { scope: 'unauthenticated', limit: 3 } });
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       expect(refused.headers.get('x-ratelimit-limit')).toBeNull();
       // A valid token from the same address is not affected.

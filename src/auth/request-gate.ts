@@ -8,7 +8,7 @@
  *   against its own per-key bound, `HOUSEKEEPING_FACTOR` times the plan's rate, so a host's health
  *   checks keep working while its tool calls are limited;
  * - a request whose token is missing or refused counts against a per-client-address bound; past
- *   it the address gets -32005 (`data.scope = "address"`) instead of -32001.
+ *   it the address gets -32005 (`data.scope = "unauthenticated"`) instead of -32001.
  */
 import { MESSAGES, rateLimited, ServiceError } from '../errors.js';
 import { limitsFor, type PlanTable } from '../limits/plans.js';
@@ -130,7 +130,7 @@ export class RequestGate {
       if (!rate.allowed) {
         // Logged once per window, so that a flood does not flood the log too.
         if (rate.remaining === 0 && rate.firstRefusal) this.logger?.warn({ address }, 'unauthenticated requests from this address are limited');
-        throw rateLimited({ scope: 'address', limit: rate.limit, windowSeconds: 60, resetAt: rate.resetAt, retryAfterSeconds: rate.retryAfterSeconds });
+        throw rateLimited({ scope: 'unauthenticated', limit: rate.limit, windowSeconds: 60, resetAt: rate.resetAt, retryAfterSeconds: rate.retryAfterSeconds });
       }
       this.logger?.warn({ transport: origin.transport, address, tokenPresented: Boolean(origin.token) }, 'authentication failed');
       throw error;
