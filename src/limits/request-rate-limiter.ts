@@ -26,25 +26,15 @@ export interface RequestRateLimiter {
   consume(key: string, limit: number, windowSeconds: number): Promise<RateDecision>;
 }
 
-/** The subset of rate-limiter-flexible's limiters used here. */
-export interface PointLimiter {
-  consume(key: string, points: number): Promise<RateLimiterRes>;
-}
-
-/**
- * A `RequestRateLimiter` over rate-limiter-flexible limiters, one per (limit, window) pair,
- * created on first use by `create`.
- */
-export class FlexibleRequestRateLimiter implements RequestRateLimiter {
-  private readonly limiters = new Map<string, PointLimiter>();
-
-  constructor(private readonly create: (limit: number, windowSeconds: number, keyPrefix: string) => PointLimiter) {}
+/** The in-process limiter (rate-limiter-flexible): exact within one process, not shared with other processes. */
+export class MemoryRequestRateLimiter implements RequestRateLimiter {
+  private readonly limiters = new Map<string, RateLimiterMemory>();
 
   async consume(key: string, limit: number, windowSeconds: number): Promise<RateDecision> {
     const id = `${limit}/${windowSeconds}`;
     let limiter = this.limiters.get(id);
     if (!limiter) {
-      limiter = this.create(limit, windowSeconds, id);
+      limiter = new RateLimiterMemory({ points: limit, duration: windowSeconds, keyPrefix: id });
       this.limiters.set(id, limiter);
     }
     try {
@@ -53,13 +43,6 @@ export class FlexibleRequestRateLimiter implements RequestRateLimiter {
       if (rejection instanceof RateLimiterRes) return decision(false, limit, rejection);
       throw rejection;
     }
-  }
-}
-
-/** The in-process limiter: exact within one process, not shared with other processes. */
-export class MemoryRequestRateLimiter extends FlexibleRequestRateLimiter {
-  constructor() {
-    super((limit, windowSeconds, keyPrefix) => new RateLimiterMemory({ points: limit, duration: windowSeconds, keyPrefix }));
   }
 }
 
