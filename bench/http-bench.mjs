@@ -1,9 +1,17 @@
-// `npm run bench`: svc_get_project over HTTP under autocannon, against two baselines started in the
-// same run (a bare node:http server and the SDK's stock stateless server). Prints requests/s,
-// p50/p99 latency and peak RSS of each server process, and the ratios. Figures are relative:
-// the machine is shared and noisy, so only the ratios within one run mean much.
+// `npm run bench`, three parts, each against baselines measured in the same run (figures are
+// relative: the machine is shared and noisy, so only the ratios within one run mean much):
 //
-// Options (env): BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32), BENCH_WARMUP_SECONDS (default 2).
+// 1. svc_get_project over HTTP under autocannon, against three baselines: a bare node:http server,
+//    the SDK's stock stateless server (a server per request), and a long-lived SDK McpServer (one
+//    server and transport reused, stateful JSON mode). Requests/s, p50/p99 latency, peak RSS and
+//    server CPU per request of each, in one table, and the ratios.
+// 2. stdio start-up: spawn to the answer to `initialize`, against a bare Node process that echoes
+//    a line; with the V8 code cache warm (every start after the first) and cold (first start).
+// 3. The request limiter: cost of counting one request in process memory and in the store
+//    (shared by every process on the data dir).
+//
+// Options (env): BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32), BENCH_WARMUP_SECONDS
+// (default 2), BENCH_STARTS (default 9 starts per start-up figure).
 import autocannon from 'autocannon';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -54,10 +62,10 @@ async function load(port, pid, headers, body) {
   return result;
 }
 
-async function measure(name, start, headers, body) {
+async function measure(name, start, headers, body, prepare = async () => ({})) {
   const { child, port } = await start();
   try {
-    const result = await load(port, child.pid, headers, body);
+    const result = await load(port, child.pid, { ...headers, ...(await prepare(port)) }, body);
     const errors = result.errors + result.timeouts + result.non2xx;
     return {
       name,
@@ -101,6 +109,9 @@ const results = [];
 results.push(await measure('bare node:http (fixed JSON-RPC reply)', () => startChild([join(root, 'bench/baselines/bare-server.mjs')], /PORT=(\d+)/), headers, body));
 results.push(await measure('stock SDK stateless (server per request)', () => startChild([join(root, 'bench/baselines/sdk-stateless-server.mjs')], /PORT=(\d+)/), headers, body));
 results.push(
+  await measure('SDK McpServer, long-lived (stateful JSON)', () => startChild([join(root, 'bench/baselines/sdk-long-lived-server.mjs')], /PORT=(\d+)/), headers, body, initializeSession),
+);
+results.push(
   await measure(
     'mobile-builder-mcp svc_get_project',
     () => startChild([BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--plans', plans, '--log-level', 'warn'], /listening on http:\/\/127\.0\.0\.1:(\d+)/),
@@ -108,25 +119,116 @@ results.push(
     body,
   ),
 );
-rmSync(dataDir, { recursive: true, force: true });
 
-const [bare, sdk, ours] = results;
+const [bare, sdk, sdkLongLived, ours] = results;
 const pad = (s, n) => String(s).padEnd(n);
-console.log(`${pad('server', 44)}${pad('req/s', 10)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('peak RSS MiB', 14)}${pad('CPU µs/req', 12)}errors`);
+console.log(`${pad('server', 44)}${pad('req/s', 10)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('peak RSS MiB', 14)}${pad('CPU µs/req', 12)}${pad('ours / this', 13)}errors`);
 for (const r of results) {
   console.log(
-    `${pad(r.name, 44)}${pad(r.requestsPerSecond.toFixed(0), 10)}${pad(r.p50Ms, 8)}${pad(r.p99Ms, 8)}${pad(r.peakRssMiB.toFixed(1), 14)}${pad(r.cpuMicrosPerRequest.toFixed(1), 12)}${r.errors}`,
+    `${pad(r.name, 44)}${pad(r.requestsPerSecond.toFixed(0), 10)}${pad(r.p50Ms, 8)}${pad(r.p99Ms, 8)}${pad(r.peakRssMiB.toFixed(1), 14)}${pad(r.cpuMicrosPerRequest.toFixed(1), 12)}${pad(`${(ours.requestsPerSecond / r.requestsPerSecond).toFixed(2)}x`, 13)}${r.errors}`,
   );
 }
 const vsBare = ours.requestsPerSecond / bare.requestsPerSecond;
 const vsSdk = ours.requestsPerSecond / sdk.requestsPerSecond;
+const vsSdkLongLived = ours.requestsPerSecond / sdkLongLived.requestsPerSecond;
 console.log(`\nratio ours / bare node:http: ${vsBare.toFixed(2)}x (target >= 0.5x)`);
 console.log(`ratio ours / stock SDK stateless: ${vsSdk.toFixed(2)}x (target >= 3x)`);
-console.log(`server CPU per request ours / bare: ${(ours.cpuMicrosPerRequest / bare.cpuMicrosPerRequest).toFixed(2)}x; ours / stock SDK: ${(ours.cpuMicrosPerRequest / sdk.cpuMicrosPerRequest).toFixed(2)}x`);
-console.log(`peak RSS ours / bare: ${(ours.peakRssMiB / bare.peakRssMiB).toFixed(2)}x; ours / stock SDK: ${(ours.peakRssMiB / sdk.peakRssMiB).toFixed(2)}x`);
+console.log(`ratio ours / SDK McpServer long-lived: ${vsSdkLongLived.toFixed(2)}x`);
+console.log(`server CPU per request ours / bare: ${(ours.cpuMicrosPerRequest / bare.cpuMicrosPerRequest).toFixed(2)}x; ours / stock SDK: ${(ours.cpuMicrosPerRequest / sdk.cpuMicrosPerRequest).toFixed(2)}x; ours / long-lived SDK: ${(ours.cpuMicrosPerRequest / sdkLongLived.cpuMicrosPerRequest).toFixed(2)}x`);
+console.log(`peak RSS ours / bare: ${(ours.peakRssMiB / bare.peakRssMiB).toFixed(2)}x; ours / stock SDK: ${(ours.peakRssMiB / sdk.peakRssMiB).toFixed(2)}x; ours / long-lived SDK: ${(ours.peakRssMiB / sdkLongLived.peakRssMiB).toFixed(2)}x`);
+
+const startup = await measureStartup();
+console.log(`\nstdio start-up, spawn to the answer to initialize (median of ${startup.starts}):`);
+console.log(`  bare node echo process: ${startup.echoMs.toFixed(0)} ms`);
+console.log(`  mobile-builder-mcp serve, code cache warm: ${startup.warmMs.toFixed(0)} ms (${startup.warmRatio.toFixed(2)}x the echo process; target <= 2.5x)`);
+console.log(`  mobile-builder-mcp serve, first start (cold code cache): ${startup.coldMs.toFixed(0)} ms (${startup.coldRatio.toFixed(2)}x)`);
+
+const limiter = await measureLimiter();
+console.log(`\nrequest limiter, one counted request: in memory ${limiter.memoryMicros.toFixed(1)} µs; in the store (shared across processes) ${limiter.storeMicros.toFixed(1)} µs (+${(limiter.storeMicros - limiter.memoryMicros).toFixed(1)} µs)`);
+
+rmSync(dataDir, { recursive: true, force: true });
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
-writeFileSync(join(root, 'bench', 'results', 'latest.json'), JSON.stringify({ date: new Date().toISOString(), seconds, connections, results, ratios: { vsBare, vsSdk } }, null, 2));
+writeFileSync(
+  join(root, 'bench', 'results', 'latest.json'),
+  JSON.stringify({ date: new Date().toISOString(), seconds, connections, results, ratios: { vsBare, vsSdk, vsSdkLongLived }, startup, limiter }, null, 2),
+);
 if (results.some((r) => r.errors > 0)) {
   console.error('some requests failed: see the errors column');
   process.exitCode = 1;
+}
+
+/** Initializes one session of the long-lived SDK server; returns the headers every request then carries. */
+async function initializeSession(port) {
+  const url = `http://127.0.0.1:${port}/mcp`;
+  const init = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }),
+  });
+  const session = init.headers.get('mcp-session-id');
+  await init.text();
+  const extra = { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+  await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...extra },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  }).then((r) => r.text());
+  return extra;
+}
+
+/** Milliseconds from spawn to the first stdout line answering `input`. */
+async function timeToFirstLine(args, env) {
+  const started = performance.now();
+  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'ignore'], env: { ...process.env, ...env } });
+  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } })}\n`);
+  await new Promise((resolve) => child.stdout.once('data', resolve));
+  const ms = performance.now() - started;
+  child.kill('SIGKILL');
+  await new Promise((resolve) => child.once('exit', resolve));
+  return ms;
+}
+
+async function measureStartup() {
+  const starts = Number(process.env.BENCH_STARTS ?? 9);
+  const startupDir = mkdtempSync(join(tmpdir(), 'mbm-bench-start-'));
+  const serve = [BIN, 'serve', '--data-dir', join(startupDir, 'data'), '--port', '0', '--log-level', 'warn'];
+  const echo = ['-e', "process.stdin.once('data', (line) => process.stdout.write(line))"];
+  const warmCache = join(startupDir, 'cache-warm');
+  // One start that lives long enough to write the code cache (it is written a second after start).
+  const first = spawn(process.execPath, serve, { stdio: ['pipe', 'ignore', 'ignore'], env: { ...process.env, XDG_CACHE_HOME: warmCache } });
+  await new Promise((resolve) => setTimeout(resolve, 2500));
+  first.kill('SIGTERM');
+  await new Promise((resolve) => first.once('exit', resolve));
+  const times = { echo: [], warm: [], cold: [] };
+  for (let i = 0; i < starts; i++) {
+    times.echo.push(await timeToFirstLine(echo, {}));
+    times.warm.push(await timeToFirstLine(serve, { XDG_CACHE_HOME: warmCache }));
+    times.cold.push(await timeToFirstLine(serve, { XDG_CACHE_HOME: join(startupDir, `cache-cold-${i}`) }));
+  }
+  rmSync(startupDir, { recursive: true, force: true });
+  const median = (list) => list.sort((a, b) => a - b)[Math.floor(list.length / 2)];
+  const echoMs = median(times.echo);
+  const warmMs = median(times.warm);
+  const coldMs = median(times.cold);
+  return { starts, echoMs, warmMs, coldMs, warmRatio: warmMs / echoMs, coldRatio: coldMs / echoMs };
+}
+
+async function measureLimiter() {
+  const { MemoryRequestRateLimiter } = await import('../dist/limits/request-rate-limiter.js');
+  const { StoreRequestRateLimiter } = await import('../dist/limits/store-rate-limiter.js');
+  const { openStore } = await import('../dist/store/database.js');
+  const limiterDir = mkdtempSync(join(tmpdir(), 'mbm-bench-limiter-'));
+  const store = openStore(join(limiterDir, 'mobile-builder.db'));
+  const perCall = async (limiter) => {
+    const n = 20_000;
+    for (let i = 0; i < 1000; i++) await limiter.consume(`warm${i % 10}`, 1_000_000_000, 60);
+    const started = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) await limiter.consume(`key${i % 100}`, 1_000_000_000, 60);
+    return Number(process.hrtime.bigint() - started) / 1000 / n;
+  };
+  const memoryMicros = await perCall(new MemoryRequestRateLimiter());
+  const storeMicros = await perCall(new StoreRequestRateLimiter(store.sqlite));
+  store.close();
+  rmSync(limiterDir, { recursive: true, force: true });
+  return { memoryMicros, storeMicros };
 }

@@ -14,6 +14,7 @@ import { ScriptedBuilder } from './builders/scripted-builder.js';
 import { systemClock, type Clock } from './clock.js';
 import { loadPlans, type PlanTable } from './limits/plans.js';
 import { MemoryRequestRateLimiter, type RequestRateLimiter } from './limits/request-rate-limiter.js';
+import { StoreRequestRateLimiter } from './limits/store-rate-limiter.js';
 import { createLogger, type Logger } from './logger.js';
 import { JsonRpcGateway } from './mcp/json-rpc-gateway.js';
 import { createMcpServer } from './mcp/mcp-server.js';
@@ -65,7 +66,10 @@ export interface AppConfig {
   /** Operator plan table (JSON); default the built-in plans. */
   plansFile?: string;
   plans?: PlanTable;
+  /** Default: counted in the store (shared by every process on this data dir); in memory for `:memory:`. */
   rateLimiter?: RequestRateLimiter;
+  /** Requests with a missing or refused token allowed per client address and minute over HTTP (default 120). */
+  unauthenticatedPerMinute?: number;
   logger?: Logger;
   clock?: Clock;
   /** How often the engine reaps expired leases and looks for work (ms, default 1000). */
@@ -128,7 +132,12 @@ export function createApp(config: AppConfig): App {
   const artifactRepo = new ArtifactRepo(store.db);
 
   const tokens = new TokenService(users, tokenRepo, clock, new ReadCache<CachedToken>(externalChanges));
-  const gate = new RequestGate(tokens, config.rateLimiter ?? new MemoryRequestRateLimiter(), plans);
+  // A file store may be served by several processes: count in the store so that they share the limits.
+  const rateLimiter = config.rateLimiter ?? (store.sqlite.memory ? new MemoryRequestRateLimiter() : new StoreRequestRateLimiter(store.sqlite));
+  const gate = new RequestGate(tokens, rateLimiter, plans, {
+    logger,
+    ...(config.unauthenticatedPerMinute !== undefined && { unauthenticatedPerMinute: config.unauthenticatedPerMinute }),
+  });
   const access = new ProjectAccess(projectRepo);
   const projects = new ProjectService(store, projectRepo, access, plans, clock);
   const journal = new WorkflowJournal(store, workflowRepo, messageRepo, projectRepo, clock, logger);
@@ -170,7 +179,7 @@ export function createApp(config: AppConfig): App {
     engine,
     publicUrl,
   });
-  const gateway = new JsonRpcGateway(createMcpServer(VERSION), new ToolDispatcher(ALL_TOOLS, { projects, workflows }), logger, config.requestDeadlineMs);
+  const gateway = new JsonRpcGateway(createMcpServer(VERSION), new ToolDispatcher(ALL_TOOLS, { projects, workflows, logger }), logger, config.requestDeadlineMs);
 
   let closed = false;
   return {

@@ -122,31 +122,36 @@ describe('operator configuration errors', () => {
 });
 
 describe('MCP Inspector CLI (independent client)', () => {
-  const inspector = (args: string[], env: Record<string, string> = {}) =>
-    spawnSync('npm', ['run', '--silent', 'inspect', '--', ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 60_000 });
+  // Not --silent: npm echoes the script line, and the token (given in the environment) must not be in it.
+  const inspector = (args: string[], t: string) => {
+    const out = spawnSync('npm', ['run', 'inspect', '--', ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, SVC_API_TOKEN: t }, timeout: 60_000 });
+    expect(out.stdout + out.stderr).not.toContain(t);
+    expect(out.stdout).toContain('> node scripts/inspect.mjs');
+    return out;
+  };
 
   it('lists tools and creates and lists a project over stdio', () => {
     const dir = tempDir();
     const t = cliToken(dir, 'inspector');
     const serve = ['node', BIN, 'serve', '--data-dir', dir, '--port', '0'];
-    const list = inspector(['-e', `SVC_API_TOKEN=${t}`, ...serve, '--method', 'tools/list']);
+    const list = inspector([...serve, '--method', 'tools/list'], t);
     expect(list.status, list.stderr).toBe(0);
     expect(list.stdout).toContain('svc_send_message');
-    const create = inspector(['-e', `SVC_API_TOKEN=${t}`, ...serve, '--method', 'tools/call', '--tool-name', 'svc_create_project', '--tool-arg', 'name=Inspected']);
+    const create = inspector([...serve, '--method', 'tools/call', '--tool-name', 'svc_create_project', '--tool-arg', 'name=Inspected'], t);
     expect(create.status, create.stderr).toBe(0);
     expect(create.stdout).toContain('"name": "Inspected"');
-    const projects = inspector(['-e', `SVC_API_TOKEN=${t}`, ...serve, '--method', 'tools/call', '--tool-name', 'svc_list_projects']);
+    const projects = inspector([...serve, '--method', 'tools/call', '--tool-name', 'svc_list_projects'], t);
     expect(projects.stdout).toContain('Inspected');
   });
 
   it('lists tools and creates and lists a project over HTTP', () => {
-    const http = ['--transport', 'http', '--header', `Authorization: Bearer ${token}`];
-    const list = inspector([server.mcpUrl, ...http, '--method', 'tools/list']);
+    const http = ['--transport', 'http'];
+    const list = inspector([server.mcpUrl, ...http, '--method', 'tools/list'], token);
     expect(list.status, list.stderr).toBe(0);
     expect(list.stdout).toContain('svc_get_messages');
-    const create = inspector([server.mcpUrl, ...http, '--method', 'tools/call', '--tool-name', 'svc_create_project', '--tool-arg', 'name=ViaHttpInspector']);
+    const create = inspector([server.mcpUrl, ...http, '--method', 'tools/call', '--tool-name', 'svc_create_project', '--tool-arg', 'name=ViaHttpInspector'], token);
     expect(create.status, create.stderr).toBe(0);
-    const projects = inspector([server.mcpUrl, ...http, '--method', 'tools/call', '--tool-name', 'svc_list_projects']);
+    const projects = inspector([server.mcpUrl, ...http, '--method', 'tools/call', '--tool-name', 'svc_list_projects'], token);
     expect(projects.stdout).toContain('ViaHttpInspector');
   });
 });

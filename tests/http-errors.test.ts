@@ -139,11 +139,11 @@ describe('error table over HTTP', () => {
     expect(res.json.error).toEqual({ code: -32004, message: 'Resource not found' });
   });
 
-  it('-32005 / 429 with Retry-After and rate headers past 100 requests a minute', async () => {
+  it('-32005 / 429 with Retry-After and rate headers past 100 tool calls a minute; housekeeping still answers', async () => {
     const carol = server.token('carol');
     let last;
     for (let i = 0; i < 100; i++) {
-      last = await post(server.mcpUrl, { jsonrpc: '2.0', id: i, method: 'ping' }, carol);
+      last = await post(server.mcpUrl, { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'svc_list_projects' } }, carol);
       expect(last.status).toBe(200);
     }
     expect(last!.headers.get('x-ratelimit-remaining')).toBe('0');
@@ -157,8 +157,13 @@ describe('error table over HTTP', () => {
     expect(reset).toBeGreaterThan(Date.now() / 1000);
     expect(reset).toBeLessThanOrEqual(Date.now() / 1000 + 61);
     expect(refused.json.error.data.resetAt).toBe(reset);
+    // Housekeeping has its own bound (10x), so a limited key's host still sees a live server.
+    const ping = await post(server.mcpUrl, { jsonrpc: '2.0', id: 102, method: 'ping' }, carol);
+    expect(ping.status).toBe(200);
+    expect(ping.headers.get('x-ratelimit-limit')).toBe('1000');
+    expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: 103, method: 'tools/list' }, carol)).status).toBe(200);
     // Another key of another user is not affected.
-    expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, bob)).status).toBe(200);
+    expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects' } }, bob)).status).toBe(200);
   });
 });
 
@@ -174,7 +179,8 @@ describe('HTTP transport', () => {
     expect(init.status).toBe(200);
     expect(init.json.result.serverInfo.name).toBe('mobile-builder-mcp');
     expect(init.json.result.protocolVersion).toBe('2025-06-18');
-    expect(init.headers.get('x-ratelimit-limit')).toBe('100');
+    // Housekeeping counts against its own per-key bound: 10 times the plan's tool-call rate.
+    expect(init.headers.get('x-ratelimit-limit')).toBe('1000');
     const note = await post(server.mcpUrl, { jsonrpc: '2.0', method: 'notifications/initialized' }, alice);
     expect(note.status).toBe(202);
     expect(note.text).toBe('');

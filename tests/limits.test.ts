@@ -39,9 +39,10 @@ describe('request rate under concurrency', () => {
   it('counts per API key: two keys of one user have a window each', async () => {
     server = await startTestServer({ plans: { free: { ...DEFAULT_PLANS.free!, requestsPerMinute: 3 } } });
     const [a, b] = [server.token('alice'), server.token('alice')];
-    for (let i = 0; i < 3; i++) expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: i, method: 'ping' }, a)).status).toBe(200);
-    expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: 9, method: 'ping' }, a)).status).toBe(429);
-    expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: 9, method: 'ping' }, b)).status).toBe(200);
+    const list = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'svc_list_projects' } });
+    for (let i = 0; i < 3; i++) expect((await post(server.mcpUrl, list(i), a)).status).toBe(200);
+    expect((await post(server.mcpUrl, list(9), a)).status).toBe(429);
+    expect((await post(server.mcpUrl, list(9), b)).status).toBe(200);
   });
 
   it('stdio tool calls count against the same per-key limit', async () => {

@@ -58,6 +58,27 @@ describe('tools/list', () => {
   });
 });
 
+describe('tool descriptions a model can act on', () => {
+  it('each description says what each of its error codes means and what to do', async () => {
+    const { tools } = await alice.listTools();
+    const byName = new Map(tools.map((t) => [t.name, t.description!]));
+    for (const [name, text] of byName) {
+      for (const shared of ['-32001', '-32005', 'retryAfterSeconds', '-32603']) expect(text, `${name} ${shared}`).toContain(shared);
+    }
+    for (const name of ['svc_get_project', 'svc_create_project', 'svc_get_session', 'svc_send_message', 'svc_cancel_workflow', 'svc_get_messages']) {
+      expect(byName.get(name), name).toContain('-32602');
+    }
+    for (const name of ['svc_get_project', 'svc_get_session', 'svc_send_message', 'svc_cancel_workflow', 'svc_get_messages']) {
+      expect(byName.get(name), name).toMatch(/-32004[\s\S]*-32003/);
+    }
+    const create = byName.get('svc_create_project')!;
+    expect(create).toContain('"project_creation"');
+    expect(create).toContain('This is not the request rate');
+    expect(create).toMatch(/-32003 with error\.data\.reason "project_limit_reached"/);
+    expect(byName.get('svc_send_message')).toContain('Always pass kind');
+  });
+});
+
 describe('project tools over the SDK client', () => {
   it('create, get and list agree, with output validated by the client against outputSchema', async () => {
     const created = await call(alice, 'svc_create_project', { name: 'Weather', description: 'Forecasts', visibility: 'public' });
@@ -70,14 +91,15 @@ describe('project tools over the SDK client', () => {
 
   it('maps errors to JSON-RPC error objects, never isError results', async () => {
     const missing = await failure(alice, 'svc_create_project', {});
-    expect(missing).toMatchObject({ status: 400, code: -32602, message: 'Missing required parameter: name' });
+    // MCP clients get JSON-RPC errors with HTTP 200, so the SDK client surfaces them as McpError with code and data.
+    expect(missing).toMatchObject({ code: -32602, message: 'Missing required parameter: name' });
     const unknown = await failure(alice, 'svc_get_project', { projectId: '00000000-0000-4000-8000-000000000000' });
-    expect(unknown).toMatchObject({ status: 404, code: -32004, message: 'Resource not found' });
+    expect(unknown).toMatchObject({ code: -32004, message: 'Resource not found' });
     const priv = await call(alice, 'svc_create_project', { name: 'Secret' });
     const denied = await failure(bob, 'svc_get_project', { projectId: priv.id });
-    expect(denied).toMatchObject({ status: 403, code: -32003, message: 'Access denied - you do not have permission for this resource' });
+    expect(denied).toMatchObject({ code: -32003, message: 'Access denied - you do not have permission for this resource' });
     const noTool = await failure(alice, 'svc_nope');
-    expect(noTool).toMatchObject({ status: 404, code: -32601, message: 'Tool not found: svc_nope' });
+    expect(noTool).toMatchObject({ code: -32601, message: 'Tool not found: svc_nope' });
   });
 });
 

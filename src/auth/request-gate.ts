@@ -1,10 +1,19 @@
 /**
- * The gate every authenticated JSON-RPC request passes, on both transports: authentication,
- * then the request rate of the caller's plan (design section 3: auth before rate limit).
+ * The gate every JSON-RPC request passes, on both transports: authentication, then the request
+ * rate of the caller's plan (checks run in this order: auth before rate limit).
+ *
+ * Which limit counts a request (README "Limits and plans"):
+ * - `tools/call` counts against the plan's `requestsPerMinute`, per API key, on both transports;
+ * - protocol housekeeping (`initialize`, `ping`, `tools/list`, notifications) over HTTP counts
+ *   against its own per-key bound, `HOUSEKEEPING_FACTOR` times the plan's rate, so a host's health
+ *   checks keep working while its tool calls are limited;
+ * - a request whose token is missing or refused counts against a per-client-address bound; past
+ *   it the address gets -32005 (`data.scope = "unauthenticated"`) instead of -32001.
  */
-import { MESSAGES, ServiceError } from '../errors.js';
+import { MESSAGES, rateLimited, ServiceError } from '../errors.js';
 import { limitsFor, type PlanTable } from '../limits/plans.js';
 import type { RateDecision, RequestRateLimiter } from '../limits/request-rate-limiter.js';
+import type { Logger } from '../logger.js';
 import type { Caller } from './caller.js';
 import type { TokenService } from './token-service.js';
 
@@ -14,11 +23,23 @@ export interface Admission {
   rate: RateDecision;
 }
 
-/** A refusal by the rate limiter, with the window for the response headers. */
+/** Housekeeping requests allowed per key and minute, as a multiple of the plan's tool-call rate. */
+export const HOUSEKEEPING_FACTOR = 10;
+
+/** Default bound on requests with a missing or refused token, per client address and minute. */
+export const DEFAULT_UNAUTHENTICATED_PER_MINUTE = 120;
+
+/** What the limit that refused a request counts (`error.data.scope`). */
+export type RateScope = 'requests' | 'housekeeping';
+
+/** A refusal by a per-key rate limit, with the window for the response headers. */
 export class RateLimitedError extends ServiceError {
-  constructor(readonly rate: RateDecision) {
+  constructor(
+    readonly rate: RateDecision,
+    scope: RateScope = 'requests',
+  ) {
     super('rate_limited', MESSAGES.rateLimited, {
-      scope: 'requests',
+      scope,
       limit: rate.limit,
       windowSeconds: 60,
       resetAt: rate.resetAt,
@@ -27,24 +48,102 @@ export class RateLimitedError extends ServiceError {
   }
 }
 
-/** Authentication then rate limit, for every authenticated JSON-RPC request (design section 3 order). */
+/** Where a request came from, for the admission policy. */
+export interface RequestOrigin {
+  transport: 'http' | 'stdio';
+  /** The presented API token (HTTP: the Bearer token; stdio: `SVC_API_TOKEN`). */
+  token: string | undefined | null;
+  /** The client's address (HTTP only), for the bound on unauthenticated requests. */
+  address?: string | undefined;
+}
+
+/** Decides who may send `method`: the admission, null when the method needs no caller, or a ServiceError (the gateway's `AdmissionPolicy`). */
+type Policy = (method: string) => Promise<Admission | null>;
+
+/** Options of the gate; every field has a default. */
+export interface RequestGateOptions {
+  /** Requests with a missing or refused token per client address and minute (default 120). */
+  unauthenticatedPerMinute?: number;
+  logger?: Logger;
+}
+
+/** Authentication then rate limit, for every JSON-RPC request. */
 export class RequestGate {
+  private readonly unauthenticatedPerMinute: number;
+  private readonly logger: Logger | undefined;
+
   constructor(
     private readonly tokens: TokenService,
     private readonly limiter: RequestRateLimiter,
     private readonly plans: PlanTable,
-  ) {}
+    options: RequestGateOptions = {},
+  ) {
+    this.unauthenticatedPerMinute = options.unauthenticatedPerMinute ?? DEFAULT_UNAUTHENTICATED_PER_MINUTE;
+    this.logger = options.logger;
+  }
 
   /**
-   * Authenticates `token` and counts the request against its key.
+   * Authenticates `token` and counts one tool call against its key.
    * @throws ServiceError `unauthenticated` (-32001) for a bad token;
    *   RateLimitedError (-32005, `data.scope = "requests"`) over the plan's rate.
    */
   async admit(token: string | undefined | null): Promise<Admission> {
     const caller = this.tokens.authenticate(token);
+    return this.count(caller, 'requests');
+  }
+
+  /**
+   * The admission policy of one request (see the file comment).
+   * stdio: only `tools/call` needs a caller (initialize, ping and tools/list work without a
+   * token, and the one local client has the process to itself). HTTP: every request needs one.
+   */
+  policy(origin: RequestOrigin): Policy {
+    if (origin.transport === 'stdio') {
+      return async (method) => {
+        if (method === 'notifications/cancelled') this.logger?.info({ transport: 'stdio' }, 'client cancelled a request');
+        if (method !== 'tools/call') return null;
+        return this.count(this.authenticate(origin), 'requests');
+      };
+    }
+    return async (method) => {
+      const caller = await this.authenticateHttp(origin);
+      if (method === 'notifications/cancelled') this.logger?.info({ user: caller.userName, address: origin.address }, 'client cancelled a request');
+      return this.count(caller, method === 'tools/call' ? 'requests' : 'housekeeping');
+    };
+  }
+
+  private authenticate(origin: RequestOrigin): Caller {
+    try {
+      return this.tokens.authenticate(origin.token);
+    } catch (error) {
+      this.logger?.warn({ transport: origin.transport, address: origin.address, tokenPresented: Boolean(origin.token) }, 'authentication failed');
+      throw error;
+    }
+  }
+
+  private async authenticateHttp(origin: RequestOrigin): Promise<Caller> {
+    try {
+      return this.tokens.authenticate(origin.token);
+    } catch (error) {
+      const address = origin.address ?? 'unknown';
+      const rate = await this.limiter.consume(`address:${address}`, this.unauthenticatedPerMinute, 60);
+      if (!rate.allowed) {
+        // Logged once per window, so that a flood does not flood the log too.
+        if (rate.remaining === 0 && rate.firstRefusal) this.logger?.warn({ address }, 'unauthenticated requests from this address are limited');
+        throw rateLimited({ scope: 'unauthenticated', limit: rate.limit, windowSeconds: 60, resetAt: rate.resetAt, retryAfterSeconds: rate.retryAfterSeconds });
+      }
+      this.logger?.warn({ transport: origin.transport, address, tokenPresented: Boolean(origin.token) }, 'authentication failed');
+      throw error;
+    }
+  }
+
+  private async count(caller: Caller, scope: RateScope): Promise<Admission> {
     const { requestsPerMinute } = limitsFor(this.plans, caller.plan);
-    const rate = await this.limiter.consume(caller.tokenId, requestsPerMinute, 60);
-    if (!rate.allowed) throw new RateLimitedError(rate);
+    const rate =
+      scope === 'requests'
+        ? await this.limiter.consume(caller.tokenId, requestsPerMinute, 60)
+        : await this.limiter.consume(`housekeeping:${caller.tokenId}`, requestsPerMinute * HOUSEKEEPING_FACTOR, 60);
+    if (!rate.allowed) throw new RateLimitedError(rate, scope);
     return { caller, rate };
   }
 }

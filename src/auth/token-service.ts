@@ -114,6 +114,20 @@ export class TokenService {
     return caller;
   }
 
+  /**
+   * What this store knows of a presented token, for operator messages (never for answers to a
+   * client, which only ever see -32001): `malformed` (not an `svc_` token), `unknown` (not issued
+   * in this store), `revoked`, `expired` or `active`.
+   */
+  stateOf(token: string): 'malformed' | 'unknown' | 'revoked' | 'expired' | 'active' {
+    if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return 'malformed';
+    const found = this.tokens.findByHash(hashToken(token));
+    if (!found) return 'unknown';
+    if (found.token.revokedAt) return 'revoked';
+    if (found.token.expiresAt && found.token.expiresAt <= isoNow(this.clock)) return 'expired';
+    return 'active';
+  }
+
   private summarise(
     row: { id: string; displayPrefix: string; createdAt: string; expiresAt: string | null; revokedAt: string | null },
     user: string,

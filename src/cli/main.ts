@@ -12,6 +12,7 @@
  * stdio protocol (serve) or the command's output.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BUILDER_NAMES, createApp, VERSION, type App, type AppConfig, type BuilderName } from '../app.js';
@@ -177,13 +178,13 @@ function parseDurationOption(text: string): number {
 }
 
 function openStoreForMigrate(dataDir: string): void {
-  const app = createApp({ dataDir: resolve(dataDir), logger: createLogger('warn') });
+  const app = openApp({ dataDir: resolve(dataDir), logger: createLogger('warn') });
   app.store.close();
 }
 
 /** Runs a short command against the store, without starting the engine. */
 function withApp(dataDir: string, fn: (app: App) => void, plansFile?: string): void {
-  const app = createApp({ dataDir: resolve(dataDir), logger: createLogger('warn'), ...(plansFile && { plansFile }) });
+  const app = openApp({ dataDir: resolve(dataDir), logger: createLogger('warn'), ...(plansFile && { plansFile }) });
   try {
     fn(app);
   } finally {
@@ -210,7 +211,7 @@ async function serve(options: ServeOptions): Promise<void> {
     ...(options.publicUrl && { publicUrl: options.publicUrl }),
     ...(options.plans && { plansFile: resolve(options.plans) }),
   };
-  const app = createApp(config);
+  const app = openApp(config);
   await app.start();
   const allowedHosts = options.allowedHosts?.split(',').map((h) => h.trim()).filter(Boolean);
   const httpOptions = {
@@ -239,6 +240,10 @@ async function serve(options: ServeOptions): Promise<void> {
     return;
   }
 
+  const token = process.env.SVC_API_TOKEN?.trim() || undefined;
+  warnAboutToken(app, token, config.dataDir);
+  // The protocol first: hosts wait for the answer to `initialize`; previews can wait a moment.
+  const served = serveStdio(app, { token });
   // stdio: a loopback listener serves the previews; a busy port falls back to any free one.
   try {
     http = await startHttpServer(app, { ...httpOptions, port: options.port, serveMcp: false });
@@ -247,11 +252,54 @@ async function serve(options: ServeOptions): Promise<void> {
     http = await startHttpServer(app, { ...httpOptions, port: 0, serveMcp: false });
     logger.warn({ port: options.port, using: http.port }, 'preview port in use; serving previews on another port');
   }
-  const token = process.env.SVC_API_TOKEN?.trim() || undefined;
-  if (!token) logger.warn('SVC_API_TOKEN is not set: tools are listed, but every tool call answers -32001');
   logger.info({ previews: http.url, dataDir: config.dataDir, builder: options.builder }, 'serving MCP over stdio');
-  await serveStdio(app, { token });
+  await served;
   await stop('stdin closed');
+}
+
+/**
+ * Tells the operator at start when the stdio token cannot work in this data dir (a token is
+ * only valid in the store that issued it). Names the data dir, never the token.
+ */
+function warnAboutToken(app: App, token: string | undefined, dataDir: string): void {
+  const fix = `create one with: mobile-builder-mcp token create --user NAME --data-dir ${dataDir}`;
+  if (!token) {
+    app.logger.warn({ dataDir }, `SVC_API_TOKEN is not set: tools are listed, but every tool call answers -32001; ${fix}`);
+    return;
+  }
+  const state = app.tokens.stateOf(token);
+  if (state === 'active') return;
+  const what = {
+    malformed: 'is not an API token of this server (they start with svc_)',
+    unknown: `is not known in the data dir ${dataDir} (tokens are valid only in the data dir that issued them: check --data-dir / SVC_DATA_DIR)`,
+    revoked: `was revoked in the data dir ${dataDir}`,
+    expired: `has expired in the data dir ${dataDir}`,
+  }[state];
+  app.logger.warn({ dataDir, tokenState: state }, `SVC_API_TOKEN ${what}: every tool call will answer -32001; ${fix}`);
+}
+
+/**
+ * Opens the service on `dataDir`, turning a data dir that cannot be created or written into a
+ * message with the path and the fix.
+ * @throws Error naming the data dir and what to do.
+ */
+function openApp(config: AppConfig): App {
+  const dir = config.dataDir;
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    accessSync(dir, constants.W_OK | constants.X_OK);
+    const db = join(dir, 'mobile-builder.db');
+    if (existsSync(db)) accessSync(db, constants.R_OK | constants.W_OK);
+    return createApp(config);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? '';
+    if (/^(EACCES|EPERM|EROFS|ENOTDIR|EEXIST|ENOENT|SQLITE_CANTOPEN|SQLITE_READONLY|SQLITE_PERM)/.test(code)) {
+      throw new Error(
+        `cannot write the data dir ${dir} (${code}). Fix: make it a folder this user can write (for example: mkdir -p "${dir}" && chmod u+rwx "${dir}"), or choose another with --data-dir DIR (env SVC_DATA_DIR).`,
+      );
+    }
+    throw error;
+  }
 }
 
 /** Entry point of the bin. Exits non-zero with a message on stderr for bad usage or a failed command. */

@@ -1,7 +1,7 @@
 /**
- * Per-API-key request rate limiting (spec section 8, design section 6), behind one interface so
- * that a shared store can replace process memory when the service runs on several machines
- * (rate-limiter-flexible offers the same limiter over Redis and PostgreSQL).
+ * Request rate limiting (spec section 8; README "Limits and plans"), behind one interface so that
+ * the backend can change without touching the gate: process memory for a private store, the
+ * SQLite store itself when several processes may serve one data dir (`store-rate-limiter.ts`).
  */
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 
@@ -16,6 +16,8 @@ export interface RateDecision {
   resetAt: number;
   /** Whole seconds to wait before retrying (at least 1); meaningful when refused. */
   retryAfterSeconds: number;
+  /** True for the first refusal of a window (to log a refusal once, not once per request). */
+  firstRefusal?: boolean;
 }
 
 /** Counts requests per key in fixed windows. */
@@ -24,7 +26,7 @@ export interface RequestRateLimiter {
   consume(key: string, limit: number, windowSeconds: number): Promise<RateDecision>;
 }
 
-/** The in-process limiter: exact within one process. */
+/** The in-process limiter (rate-limiter-flexible): exact within one process, not shared with other processes. */
 export class MemoryRequestRateLimiter implements RequestRateLimiter {
   private readonly limiters = new Map<string, RateLimiterMemory>();
 
@@ -51,5 +53,6 @@ function decision(allowed: boolean, limit: number, res: RateLimiterRes): RateDec
     remaining: Math.max(0, res.remainingPoints),
     resetAt: Math.ceil((Date.now() + res.msBeforeNext) / 1000),
     retryAfterSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
+    ...(!allowed && { firstRefusal: res.consumedPoints === limit + 1 }),
   };
 }

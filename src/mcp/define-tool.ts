@@ -69,19 +69,23 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, u
   return out;
 }
 
-/** Builds a callable tool from its declaration. Schemas are converted once, here. */
+/** Builds a callable tool from its declaration. Schemas are converted once, on first use. */
 export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definition: ToolDefinition<I, O>): Tool {
-  const descriptor: ToolDescriptor = {
-    name: definition.name,
-    title: definition.title,
-    description: definition.description,
-    inputSchema: jsonSchema(definition.input, 'input'),
-    outputSchema: jsonSchema(definition.output, 'output'),
-    annotations: { title: definition.title, ...definition.annotations },
-  };
+  // Converted on first `tools/list`, not at start: `initialize` does not need them (README "Start-up time").
+  let descriptor: ToolDescriptor | undefined;
   return {
     name: definition.name,
-    descriptor,
+    get descriptor() {
+      descriptor ??= {
+        name: definition.name,
+        title: definition.title,
+        description: definition.description,
+        inputSchema: jsonSchema(definition.input, 'input'),
+        outputSchema: jsonSchema(definition.output, 'output'),
+        annotations: { title: definition.title, ...definition.annotations },
+      };
+      return descriptor;
+    },
     async call(args, context) {
       const parsed = definition.input.safeParse(args ?? {});
       if (!parsed.success) throw parameterError(parsed.error.issues, args ?? {});

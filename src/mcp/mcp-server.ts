@@ -14,9 +14,10 @@ export const SERVER_NAME = 'mobile-builder-mcp';
 /** Guidance the server gives a model at `initialize`. */
 export const SERVER_INSTRUCTIONS = [
   'This server manages native mobile app projects and runs build and deploy workflows on them through a building agent.',
-  'Typical use: svc_create_project, then svc_send_message with a build instruction, then svc_send_message with a deploy instruction.',
+  'Typical use: svc_create_project, then svc_send_message with kind "build" and an instruction, then svc_send_message with kind "deploy". Always pass kind.',
   'Workflows run one at a time per project; later ones queue. Poll svc_get_session until hasActiveWorkflows is false, and read progress with svc_get_messages (pass nextAfter as after).',
   'When svc_get_session shows a pendingQuestion, answer it with svc_send_message (questionId = pendingQuestion.questionId). Open previewUrls in a browser to see the result. svc_cancel_workflow stops work.',
+  'Errors are JSON-RPC errors; each tool description says what its codes mean and what to do. -32005 means wait (error.data.retryAfterSeconds) and repeat; -32003 and -32004 will not change by retrying.',
 ].join('\n');
 
 /** Creates the SDK server. No side effects until it is connected to a transport. */

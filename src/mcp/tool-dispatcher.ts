@@ -10,15 +10,19 @@ import type { ToolServices } from './tool-services.js';
 /** Lists and calls the tools by name. */
 export class ToolDispatcher {
   private readonly byName: Map<string, Tool>;
-  /** The `tools/list` result, built once. */
-  readonly listResult: { tools: ToolDescriptor[] };
+  private list: { tools: ToolDescriptor[] } | undefined;
 
   constructor(
     tools: readonly Tool[],
     private readonly services: ToolServices,
   ) {
     this.byName = new Map(tools.map((t) => [t.name, t]));
-    this.listResult = { tools: tools.map((t) => t.descriptor) };
+  }
+
+  /** The `tools/list` result, built once, on first use. */
+  get listResult(): { tools: ToolDescriptor[] } {
+    this.list ??= { tools: [...this.byName.values()].map((t) => t.descriptor) };
+    return this.list;
   }
 
   /**

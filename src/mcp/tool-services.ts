@@ -1,4 +1,5 @@
 /** The services tools call into (style section 1: tools never touch SQL). */
+import type { Logger } from '../logger.js';
 import type { ProjectService } from '../services/project-service.js';
 import type { WorkflowService } from '../services/workflow-service.js';
 
@@ -6,4 +7,6 @@ import type { WorkflowService } from '../services/workflow-service.js';
 export interface ToolServices {
   projects: ProjectService;
   workflows: WorkflowService;
+  /** For operator-facing events of a tool (never a token). Optional: tests may leave it out. */
+  logger?: Logger;
 }

@@ -20,6 +20,7 @@ import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.j
 /** Longest `svc_send_message` text in code points; stored whole (see the journal). */
 export { MAX_MESSAGE_LENGTH } from '../workflows/workflow-journal.js';
 import { isTerminal } from '../workflows/workflow-states.js';
+import { inferKind } from './instruction-kind.js';
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
 
@@ -109,14 +110,6 @@ export interface CancelResult {
   workflowId: string;
   status: WorkflowRow['status'];
   cancelled: boolean;
-}
-
-/** Words that make an instruction a deploy when `kind` is not given (design section 4). */
-const DEPLOY_WORDS = /\b(deploy|deploying|deployment|publish|publishing|release|releasing|ship|shipping)\b/i;
-
-/** `deploy` when the text asks to deploy, publish, release or ship; else `build`. */
-export function inferKind(message: string): WorkflowKind {
-  return DEPLOY_WORDS.test(message) ? 'deploy' : 'build';
 }
 
 /** What the workflow service needs. */

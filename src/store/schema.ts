@@ -204,3 +204,15 @@ export type ProcessGroupRow = typeof processGroups.$inferSelect;
 /** Workflow states of design section 4. */
 export type WorkflowStatus = WorkflowRow['status'];
 export type WorkflowKind = WorkflowRow['kind'];
+
+/**
+ * Request-rate counters shared by every process that serves this data dir (README "Limits and
+ * plans"). The layout is the one rate-limiter-flexible's `RateLimiterSQLite` reads and writes:
+ * `key` = limiter prefix and counted key, `points` used in the window, `expire` = end of the
+ * window in Unix milliseconds.
+ */
+export const rateLimits = sqliteTable('rate_limits', {
+  key: text('key').primaryKey(),
+  points: integer('points').notNull().default(0),
+  expire: integer('expire'),
+});

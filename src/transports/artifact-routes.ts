@@ -6,7 +6,6 @@
  */
 import { createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { contentType } from 'mime-types';
 import type { App } from '../app.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -43,6 +42,8 @@ export async function serveArtifact(app: App, req: IncomingMessage, res: ServerR
   if (subPath.includes('\0') || subPath.split(/[\\/]/).some((s) => s === '..')) return notFound(res);
   const file = await app.artifactStore.resolveFile(id, subPath);
   if (!file) return notFound(res);
+  // Loaded on first use: its database of types is not needed to start (README "Start-up time").
+  const { contentType } = await import('mime-types');
   res.writeHead(200, {
     'Content-Type': contentType(file.slice(file.lastIndexOf('/') + 1)) || 'application/octet-stream',
     'X-Content-Type-Options': 'nosniff',

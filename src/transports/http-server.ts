@@ -111,8 +111,9 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
     };
     res.once('close', release);
     const token = bearerToken(req.headers.authorization);
-    const admit = async () => {
-      const admission = await app.gate.admit(token);
+    const policy = app.gate.policy({ transport: 'http', token, address });
+    const admit = async (method: string) => {
+      const admission = await policy(method);
       if (inFlight >= maxConcurrent) throw rateLimited({ scope: 'server', limit: maxConcurrent, retryAfterSeconds: 1 });
       inFlight++;
       holding = true;
@@ -120,7 +121,7 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
     };
     try {
       const reply = await app.gateway.handleText(body, admit);
-      if (!res.destroyed) sendReply(res, reply, token !== undefined);
+      if (!res.destroyed) sendReply(res, reply, token !== undefined, mcpClient(version));
     } finally {
       release();
     }
@@ -251,7 +252,22 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | null | 
   });
 }
 
-function sendReply(res: ServerResponse, reply: GatewayReply, tokenPresented: boolean): void {
+/**
+ * JSON-RPC errors that an MCP client receives with HTTP 200 when they answer a well-formed,
+ * authenticated request. MCP hosts treat any non-2xx reply as a broken transport: the SDK's
+ * client throws `StreamableHTTPError` without `error.code`/`error.data`, and `mcp-remote` turns
+ * it into -32001. -32001 keeps 401 (it is how MCP signals authentication), and refusals of the
+ * transport itself (parse, envelope, body cap, foreign Host/Origin, protocol version, server
+ * busy) keep their status. See README "Errors".
+ */
+const IN_BAND_CODES: ReadonlySet<number> = new Set([-32601, -32602, -32603, -32003, -32004, -32005]);
+
+/** True when the request names a supported `MCP-Protocol-Version` (an MCP client, after initialize). */
+function mcpClient(version: string | string[] | undefined): boolean {
+  return typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version);
+}
+
+function sendReply(res: ServerResponse, reply: GatewayReply, tokenPresented: boolean, mcp: boolean): void {
   // One header list and one writeHead: this runs for every request.
   const headers: string[] = [];
   if (reply.rate) {
@@ -269,7 +285,9 @@ function sendReply(res: ServerResponse, reply: GatewayReply, tokenPresented: boo
     res.end();
     return;
   }
-  sendJson(res, reply.status, reply.body, headers);
+  // A reply that carries a rate window answers an authenticated request (the gate counted it).
+  const inBand = mcp && reply.rate !== undefined && reply.body.error !== undefined && IN_BAND_CODES.has(reply.body.error.code);
+  sendJson(res, inBand ? 200 : reply.status, reply.body, headers);
 }
 
 function sendError(res: ServerResponse, error: ServiceError, status?: number): void {

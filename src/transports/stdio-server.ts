@@ -30,7 +30,7 @@ export function serveStdio(app: App, options: StdioServerOptions): Promise<void>
   const output = options.output ?? process.stdout;
   const lineLimit = options.lineLimit ?? 1024 * 1024;
   const token = options.token;
-  const admit = (method: string) => (method === 'tools/call' ? app.gate.admit(token) : Promise.resolve(null));
+  const admit = app.gate.policy({ transport: 'stdio', token });
   const inFlight = new Set<Promise<void>>();
 
   const write = (value: unknown) => {

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { WORKFLOW_STATUSES } from '../../workflows/workflow-states.js';
 import { defineTool } from '../define-tool.js';
+import { errorGuide } from './error-guide.js';
 import { uuidParameter } from '../parameters.js';
 
 /** Cancels the named or the active workflow of a project; owner only. */
@@ -11,7 +12,12 @@ export const cancelWorkflowTool = defineTool({
   description: [
     'Cancels a workflow of the project: the one named by workflowId, or else the active one. A queued workflow is cancelled at once; an active one is stopped (its build process is killed) before the call returns with status "cancelled". Queued workflows behind it then start in order.',
     'Cancelling a workflow that already finished is not an error: cancelled is false and status is its final status.',
-    "Only the project's owner may cancel. Errors: -32602 invalid parameter; -32004 unknown project or workflow, or no active workflow when workflowId is omitted; -32003 not the project's owner; -32001 bad API token; -32005 too many requests.",
+    "Only the project's owner may cancel.",
+    errorGuide([
+      '-32602: projectId or workflowId is not a UUID.',
+      '-32004: no such project, no such workflow in this project, or (without workflowId) no active workflow. Queued workflows are cancelled by id: take it from svc_get_session\'s queuedWorkflows.',
+      "-32003: the project belongs to another user; only its owner may cancel. Do not retry.",
+    ]),
   ].join('\n'),
   input: z.strictObject({
     projectId: uuidParameter('UUID of the project'),
@@ -23,5 +29,10 @@ export const cancelWorkflowTool = defineTool({
     cancelled: z.boolean().describe('true when this call cancelled the workflow; false when it had already finished'),
   }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  handle: (args, { caller, services }) => services.workflows.cancel(caller, args),
+  handle: async (args, { caller, services }) => {
+    const result = await services.workflows.cancel(caller, args);
+    // Operators see who stopped what (README "Tokens and security": never a token).
+    if (result.cancelled) services.logger?.info({ user: caller.userName, projectId: args.projectId, workflowId: result.workflowId }, 'workflow cancelled by its owner');
+    return result;
+  },
 });

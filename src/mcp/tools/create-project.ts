@@ -1,6 +1,7 @@
 /** `svc_create_project` (spec section 4, limits of section 8). */
 import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
+import { errorGuide } from './error-guide.js';
 import { boundedText } from '../parameters.js';
 import { projectSchema } from '../resource-schemas.js';
 
@@ -11,7 +12,11 @@ export const createProjectTool = defineTool({
   description: [
     'Creates a new native mobile app project owned by the user of the API token and returns it. The project starts empty: send it a build instruction with svc_send_message next.',
     'name is kept exactly as given (1 to 255 characters, not blank). description is optional (at most 1000 characters). visibility is "private" (default, only the owner sees it) or "public" (anyone with the id can read it).',
-    'Errors: -32602 a parameter is missing, too long, blank or not one of the allowed values (error.data.issues lists them); -32005 with error.data.scope "project_creation" when the hourly creation limit is reached (error.data.resetAt says when to retry); -32003 with error.data.reason "project_limit_reached" when the plan\'s project cap is reached; -32001 bad API token.',
+    errorGuide([
+      '-32602: a parameter is missing, too long, blank or not an allowed value; error.data.issues lists each one. Fix them and call again.',
+      '-32005 with error.data.scope "project_creation": the user created as many projects this hour as the plan allows (10 an hour on the free plan). This is not the request rate: other tools still work. Nothing was created. Reuse an existing project (svc_list_projects) or retry after error.data.retryAfterSeconds seconds, which can be up to an hour.',
+      '-32003 with error.data.reason "project_limit_reached": the user owns as many projects as the plan allows (error.data.limit). Retrying will keep failing; reuse an existing project or tell the user.',
+    ]),
   ].join('\n'),
   input: z.strictObject({
     name: boundedText(255, 'Project name, kept as given', { nonBlank: true }),

@@ -1,6 +1,7 @@
 /** `svc_get_messages` (spec section 4, design section 4). */
 import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
+import { errorGuide } from './error-guide.js';
 import { uuidParameter } from '../parameters.js';
 import { messageSchema } from '../resource-schemas.js';
 
@@ -11,7 +12,12 @@ export const getMessagesTool = defineTool({
   description: [
     "Returns the project's conversation, oldest first: the user's instructions and answers, the agent's progress, questions and results, and system status and error messages, each with the workflowId it belongs to.",
     'To follow a running workflow, call it again with after = nextAfter of the previous page; hasMore says whether more messages are already waiting. limit is 1 to 500 (default 100).',
-    "Readable by the owner, and by anyone for a public project. Errors: -32602 invalid parameter; -32004 unknown project; -32003 another user's private project; -32001 bad API token; -32005 too many requests.",
+    'Readable by the owner, and by anyone for a public project.',
+    errorGuide([
+      '-32602: a parameter is invalid (projectId not a UUID, after negative, limit outside 1 to 500); error.data.issues lists each one.',
+      '-32004: no project has this id. Check the id with svc_list_projects.',
+      "-32003: the project is another user's private project. You cannot read it; do not retry.",
+    ]),
   ].join('\n'),
   input: z.strictObject({
     projectId: uuidParameter('UUID of the project'),

@@ -1,6 +1,7 @@
 /** `svc_get_project` (spec section 4). */
 import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
+import { errorGuide } from './error-guide.js';
 import { uuidParameter } from '../parameters.js';
 import { projectSchema } from '../resource-schemas.js';
 
@@ -11,7 +12,11 @@ export const getProjectTool = defineTool({
   description: [
     "Reads one project by its id: name, description, visibility and timestamps. Works for the caller's own projects and for other users' public projects.",
     'Use it to check a project before sending work to it. For build progress and preview URLs use svc_get_session instead.',
-    "Errors: -32602 projectId missing or not a UUID; -32004 no project has this id; -32003 the project is another user's private project; -32001 bad API token; -32005 too many requests.",
+    errorGuide([
+      '-32602: projectId is missing or not a UUID. Take ids from svc_list_projects or from svc_create_project\'s response; do not make one up.',
+      '-32004: no project has this id. Check the id with svc_list_projects.',
+      "-32003: the project is another user's private project. You cannot read it; do not retry.",
+    ]),
   ].join('\n'),
   input: z.strictObject({ projectId: uuidParameter('UUID of the project') }),
   output: projectSchema,

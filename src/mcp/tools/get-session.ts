@@ -1,6 +1,7 @@
 /** `svc_get_session` (spec sections 3 and 4, design section 4). */
 import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
+import { errorGuide } from './error-guide.js';
 import { uuidParameter } from '../parameters.js';
 import { pendingQuestionSchema, previewUrlSchema, workflowSchema } from '../resource-schemas.js';
 
@@ -11,7 +12,12 @@ export const getSessionTool = defineTool({
   description: [
     "Reports the project's workflows: the active one (running, waiting_for_input or cancelling) with its current step, the queued ones in start order, the last finished one with its error if it failed, the agent's pendingQuestion if it waits for an answer, and the project's latest preview and deployment URLs.",
     'hasActiveWorkflows is true while any workflow is queued or active: poll this tool (every few seconds) until it is false before sending unrelated work. When pendingQuestion is set, answer it with svc_send_message (message = the answer, questionId = pendingQuestion.questionId).',
-    "Readable by the owner, and by anyone for a public project. Errors: -32602 projectId missing or not a UUID; -32004 unknown project; -32003 another user's private project; -32001 bad API token; -32005 too many requests.",
+    'Readable by the owner, and by anyone for a public project.',
+    errorGuide([
+      '-32602: projectId is missing or not a UUID. Take ids from svc_list_projects.',
+      '-32004: no project has this id. Check the id with svc_list_projects.',
+      "-32003: the project is another user's private project. You cannot read it; do not retry.",
+    ]),
   ].join('\n'),
   input: z.strictObject({ projectId: uuidParameter('UUID of the project') }),
   output: z.object({

@@ -1,6 +1,7 @@
 /** `svc_list_projects` (spec section 4). */
 import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
+import { errorGuide } from './error-guide.js';
 import { projectSchema } from '../resource-schemas.js';
 
 /** Lists the caller's projects, newest first. */
@@ -10,7 +11,7 @@ export const listProjectsTool = defineTool({
   description: [
     'Lists every project owned by the user of the API token, public and private, newest first. There is no pagination: all projects are returned, and an empty array means the user has none yet.',
     'Use it to find a projectId before calling svc_get_project, svc_send_message or svc_get_session.',
-    'Errors: -32001 the API token is missing, invalid, expired or revoked; -32005 too many requests (wait until the reset time in error.data).',
+    errorGuide([]),
   ].join('\n'),
   input: z.strictObject({}),
   output: z.object({ projects: z.array(projectSchema) }),

@@ -1,6 +1,7 @@
 /** `svc_send_message` (spec sections 3 and 4, design section 4). */
 import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
+import { errorGuide } from './error-guide.js';
 import { boundedText, uuidParameter } from '../parameters.js';
 import { MAX_MESSAGE_LENGTH } from '../../services/workflow-service.js';
 
@@ -11,20 +12,24 @@ export const sendMessageTool = defineTool({
   description: [
     "Sends a message to the project's building agent. Only the project's owner may send.",
     '- If the session has a pendingQuestion (see svc_get_session), the message is the answer to it; give questionId to be sure you answer the question you read. An answer that breaks the question\'s rule (options or pattern) is refused with -32602 and the question stays pending.',
-    '- Otherwise the message starts a new workflow: kind "build" or "deploy" as given, else "deploy" when the text asks to deploy, publish, release or ship, else "build".',
+    '- Otherwise the message starts a new workflow. Always pass kind: "build" (change the app and publish a preview) or "deploy" (publish a release). Without kind the server guesses: "deploy" only when the message begins with deploy, publish, release or ship as a command ("Deploy it", "Please publish to the stores"), else "build". The response\'s kind says which kind was started.',
     'Only one workflow runs per project at a time: when another is queued or active the new one is stored with status "queued" and a queuePosition, and starts by itself in order. Poll svc_get_session until hasActiveWorkflows is false before sending unrelated follow-up work, and read progress with svc_get_messages.',
-    "Errors: -32602 missing or invalid parameter, or a bad answer; -32004 unknown project; -32003 not the project's owner; -32001 bad API token; -32005 too many requests.",
+    errorGuide([
+      '-32602: a parameter is missing or invalid (error.data.issues lists each one); or the message answers a pending question and breaks its rule (the question stays pending: ask the user for an answer that fits its options or pattern, then send it); or questionId is not the pending question (read svc_get_session again).',
+      '-32004: no project has this id. Check the id with svc_list_projects.',
+      "-32003: the project belongs to another user. Anyone may read a public project, but only its owner may send to it. Do not retry.",
+    ]),
   ].join('\n'),
   input: z.strictObject({
     projectId: uuidParameter('UUID of the project'),
     message: boundedText(MAX_MESSAGE_LENGTH, 'The instruction (what to build or deploy) or the answer to the pending question', { nonBlank: true }),
-    kind: z.enum(['build', 'deploy']).optional().describe('Workflow kind; inferred from the message when absent'),
+    kind: z.enum(['build', 'deploy']).optional().describe('Workflow kind; pass it. When absent: "deploy" only for a message that begins with deploy, publish, release or ship as a command, else "build"'),
     questionId: uuidParameter('The pendingQuestion.questionId this message answers').optional(),
   }),
   output: z.object({
     messageId: z.string(),
     workflowId: z.string().describe('The new workflow, or the one whose question was answered'),
-    kind: z.enum(['build', 'deploy']),
+    kind: z.enum(['build', 'deploy']).describe('The kind of the workflow started (as passed, or as guessed from the message)'),
     status: z.enum(['queued', 'running']).describe('"queued" when it waits for other workflows to finish'),
     queuePosition: z.number().int().optional().describe('1 = next to start; present when queued'),
   }),
