@@ -7,6 +7,7 @@
  *   mobile-builder-mcp token revoke ID
  *   mobile-builder-mcp user list | user set-plan NAME PLAN
  *   mobile-builder-mcp migrate
+ *   mobile-builder-mcp toolchain install [--sdk 56]
  *
  * Every option has an `SVC_*` environment equivalent. Logs go to stderr; stdout carries only the
  * stdio protocol (serve) or the command's output.
@@ -16,6 +17,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BUILDER_NAMES, createApp, VERSION, type App, type AppConfig, type BuilderName } from '../app.js';
 import { parseDuration } from '../auth/api-token.js';
+import { DEFAULT_EXPO_SDK, SUPPORTED_EXPO_SDKS, toolchainFor } from '../builders/expo/index.js';
 import { createLogger } from '../logger.js';
 import { openStore } from '../store/database.js';
 import { serveStdio } from '../transports/stdio-server.js';
@@ -29,6 +31,12 @@ function positiveInt(name: string, min = 0) {
     if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be a whole number of at least ${min}`);
     return n;
   };
+}
+
+function expoSdk(value: string): number {
+  const n = Number(value);
+  if (!(SUPPORTED_EXPO_SDKS as readonly number[]).includes(n)) throw new InvalidArgumentError(`supported Expo SDKs: ${SUPPORTED_EXPO_SDKS.join(', ')}`);
+  return n;
 }
 
 function dataDirOption(): Option {
@@ -51,6 +59,10 @@ interface ServeOptions {
   allowedHosts?: string;
   bodyLimit: number;
   logLevel: string;
+  expoSdk: number;
+  agentCommand?: string;
+  agentTimeout: number;
+  maxHeavySteps: number;
 }
 
 /** Builds the program (exported for tests of the parser; `run` executes it). */
@@ -77,7 +89,28 @@ export function buildProgram(): Command {
     .addOption(new Option('--allowed-hosts <list>', 'comma-separated extra host names accepted in Host/Origin').env('SVC_ALLOWED_HOSTS'))
     .addOption(new Option('--body-limit <bytes>', 'largest request body').env('SVC_BODY_LIMIT').default(1024 * 1024).argParser(positiveInt('--body-limit', 1)))
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug or silent').env('SVC_LOG_LEVEL').default('info'))
+    .addOption(new Option('--expo-sdk <n>', 'Expo SDK of the expo builder').env('SVC_EXPO_SDK').default(DEFAULT_EXPO_SDK).argParser(expoSdk))
+    .addOption(new Option('--agent-command <cmd>', 'code agent the expo builder runs in the workspace (shell command line; default: deterministic edits only)').env('SVC_AGENT_COMMAND'))
+    .addOption(new Option('--agent-timeout <seconds>', 'limit of one code agent run').env('SVC_AGENT_TIMEOUT').default(900).argParser(positiveInt('--agent-timeout', 1)))
+    .addOption(new Option('--max-heavy-steps <n>', 'type checks and exports of the expo builder running at once').env('SVC_MAX_HEAVY_STEPS').default(1).argParser(positiveInt('--max-heavy-steps', 1)))
     .action(async (options: ServeOptions) => serve(options));
+
+  program
+    .command('toolchain')
+    .description('Manage the expo builder\'s toolchain.')
+    .command('install')
+    .description('Install the Expo SDK toolchain ahead of its first use (npm ci from the lockfile shipped in this package; about 1-2 min).')
+    .addOption(new Option('--sdk <n>', 'Expo SDK').env('SVC_EXPO_SDK').default(DEFAULT_EXPO_SDK).argParser(expoSdk))
+    .addOption(dataDirOption())
+    .action(async (options: { sdk: number; dataDir: string }) => {
+      const toolchain = toolchainFor({ dataDir: resolve(options.dataDir), sdk: options.sdk });
+      if (toolchain.isInstalled()) {
+        process.stdout.write(`The Expo SDK ${options.sdk} toolchain is already installed: ${toolchain.dir}\n`);
+        return;
+      }
+      await toolchain.ensure({ onProgress: (text) => process.stderr.write(`${text}\n`) });
+      process.stdout.write(`Installed the Expo SDK ${options.sdk} toolchain: ${toolchain.dir}\n`);
+    });
 
   const token = program.command('token').description('Manage API tokens.');
   token
@@ -206,6 +239,12 @@ async function serve(options: ServeOptions): Promise<void> {
     maxConcurrentWorkflows: options.maxConcurrentWorkflows,
     leaseMs: options.leaseMs,
     logger,
+    expo: {
+      sdk: options.expoSdk,
+      agentTimeoutSeconds: options.agentTimeout,
+      heavySteps: options.maxHeavySteps,
+      ...(options.agentCommand && { agentCommand: options.agentCommand }),
+    },
     ...(options.builderConfig && { builderConfigFile: resolve(options.builderConfig) }),
     ...(options.publicUrl && { publicUrl: options.publicUrl }),
     ...(options.plans && { plansFile: resolve(options.plans) }),
