@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 // Two projects: `fast` (everything but the real Expo toolchain) and `expo` (installs Expo SDK 56
 // into .cache/expo-toolchain once, then builds, deploys and opens previews in headless Chromium).
-// `npm test` runs them one after the other so the heavy one never slows the fast one down.
+// `npm test` runs them one after the other (the expo files one at a time: real exports use the
+// whole machine), so the heavy one never slows the fast one down.
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -21,8 +22,6 @@ export default defineConfig({
         test: {
           name: 'expo',
           include: ['tests/expo/**/*.test.ts'],
-          // One file at a time: each runs real exports, which use the whole machine.
-          fileParallelism: false,
           testTimeout: 600_000,
           hookTimeout: 900_000,
         },
