@@ -27,7 +27,8 @@ import { ExpoWorkspace, OUTPUT_DIR } from './workspace.js';
 
 /** Settings of the `expo` builder. */
 export interface ExpoBuilderOptions {
-  dataDir: string;
+  /** Metro's transform cache, shared by every project (in the data dir, not /tmp). */
+  metroCacheDir: string;
   toolchain: ExpoToolchain;
   agent: AgentStep;
   heavy: HeavyStepSemaphore;
@@ -168,7 +169,7 @@ export class ExpoBuilder implements Builder {
   }
 
   private childEnv(): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = { ...process.env, ...EXPO_ENV, SVC_METRO_CACHE_DIR: join(this.options.dataDir, 'cache', 'metro'), NODE_ENV: 'production' };
+    const env: NodeJS.ProcessEnv = { ...process.env, ...EXPO_ENV, SVC_METRO_CACHE_DIR: this.options.metroCacheDir, NODE_ENV: 'production' };
     for (const key of PRIVATE_ENV) delete env[key];
     return env;
   }

@@ -22,6 +22,8 @@ export interface ExpoBuilderSettings {
   /** Where toolchains are installed (default `<dataDir>/toolchains`). */
   toolchainsDir?: string;
   sdk?: number;
+  /** Metro's transform cache, shared by every project (default `<dataDir>/cache/metro`). */
+  metroCacheDir?: string;
   /** The operator's code agent (a shell command line); without one, deterministic edits only. */
   agentCommand?: string;
   /** Limit of one agent run, in seconds (default 900). */
@@ -47,7 +49,7 @@ export function createExpoBuilder(settings: ExpoBuilderSettings): ExpoBuilder {
     ? new CommandAgent({ command: settings.agentCommand, timeoutMs: (settings.agentTimeoutSeconds ?? 900) * 1000 })
     : new DeterministicEdits();
   return new ExpoBuilder({
-    dataDir: settings.dataDir,
+    metroCacheDir: settings.metroCacheDir ?? join(settings.dataDir, 'cache', 'metro'),
     toolchain: toolchainFor(settings),
     agent,
     heavy: new HeavyStepSemaphore(settings.heavySteps ?? 1),
