@@ -59,6 +59,8 @@ export interface AppConfig {
   builderConfigFile?: string;
   /** Settings of the `expo` builder (`--expo-sdk`, `--agent-command`, ...). */
   expo?: Omit<ExpoBuilderSettings, 'dataDir'>;
+  /** PEM private key that signs Expo Updates manifests (`--updates-signing-key`). */
+  updatesSigningKeyFile?: string;
   /** Pause per step of the `scripted` builder, in ms (default 500). */
   scriptedStepMs?: number;
   /** Workflows running at once in this process (default 2). */

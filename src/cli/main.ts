@@ -21,6 +21,7 @@ import { DEFAULT_EXPO_SDK, SUPPORTED_EXPO_SDKS, toolchainFor } from '../builders
 import { createLogger } from '../logger.js';
 import { openStore } from '../store/database.js';
 import { serveStdio } from '../transports/stdio-server.js';
+import { loadUpdatesSigningKey } from '../transports/expo-updates-routes.js';
 import { startHttpServer, type RunningHttpServer } from '../transports/http-server.js';
 
 const DEFAULT_DATA_DIR = join(homedir(), '.mobile-builder-mcp');
@@ -63,6 +64,7 @@ interface ServeOptions {
   agentCommand?: string;
   agentTimeout: number;
   maxHeavySteps: number;
+  updatesSigningKey?: string;
 }
 
 /** Builds the program (exported for tests of the parser; `run` executes it). */
@@ -92,6 +94,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--expo-sdk <n>', 'Expo SDK of the expo builder').env('SVC_EXPO_SDK').default(DEFAULT_EXPO_SDK).argParser(expoSdk))
     .addOption(new Option('--agent-command <cmd>', 'code agent the expo builder runs in the workspace (shell command line; default: deterministic edits only)').env('SVC_AGENT_COMMAND'))
     .addOption(new Option('--agent-timeout <seconds>', 'limit of one code agent run').env('SVC_AGENT_TIMEOUT').default(900).argParser(positiveInt('--agent-timeout', 1)))
+    .addOption(new Option('--updates-signing-key <file>', 'PEM RSA private key that signs Expo Updates manifests (keyid "main")').env('SVC_UPDATES_SIGNING_KEY'))
     .addOption(new Option('--max-heavy-steps <n>', 'type checks and exports of the expo builder running at once').env('SVC_MAX_HEAVY_STEPS').default(1).argParser(positiveInt('--max-heavy-steps', 1)))
     .action(async (options: ServeOptions) => serve(options));
 
@@ -248,7 +251,10 @@ async function serve(options: ServeOptions): Promise<void> {
     ...(options.builderConfig && { builderConfigFile: resolve(options.builderConfig) }),
     ...(options.publicUrl && { publicUrl: options.publicUrl }),
     ...(options.plans && { plansFile: resolve(options.plans) }),
+    ...(options.updatesSigningKey && { updatesSigningKeyFile: resolve(options.updatesSigningKey) }),
   };
+  // A bad signing key fails at start, not on a phone's first request.
+  if (config.updatesSigningKeyFile) loadUpdatesSigningKey(config.updatesSigningKeyFile);
   const app = createApp(config);
   await app.start();
   const allowedHosts = options.allowedHosts?.split(',').map((h) => h.trim()).filter(Boolean);

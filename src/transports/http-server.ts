@@ -14,6 +14,7 @@ import type { App } from '../app.js';
 import { forbidden, httpStatusForCode, invalidRequest, rateLimited, toJsonRpcError, type ServiceError } from '../errors.js';
 import type { GatewayReply } from '../mcp/json-rpc-gateway.js';
 import { serveArtifact } from './artifact-routes.js';
+import { serveExpoUpdates, serveUpdateLanding } from './expo-updates-routes.js';
 import { createHostCheck, LOOPBACK_HOSTS } from './host-check.js';
 
 /** Listener settings (design sections 2 and 7; issue 4 hardening). Times in ms, sizes in bytes. */
@@ -145,8 +146,10 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
       // Unhealthy when no authenticated request could be admitted now, or the store does not answer.
       const problem = options.serveMcp && inFlight >= maxConcurrent ? 'request_slots_full' : app.healthProblem();
       work = problem ? sendJson(res, 503, { status: 'unavailable', reason: problem }) : sendJson(res, 200, { status: 'ok' });
+    } else if (path.startsWith('/updates/')) {
+      work = serveExpoUpdates(app, req, res, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));
     } else if (path.startsWith('/previews/') || path.startsWith('/deployments/')) {
-      work = serveArtifact(app, req, res, path);
+      work = serveUpdateLanding(app, req, res, path).then((served) => (served ? undefined : serveArtifact(app, req, res, path)));
     } else {
       work = sendJson(res, 404, { error: 'Not found' });
     }
