@@ -47,6 +47,7 @@ export class ExpoWorkspace {
       await cp(join(this.toolchain.shippedDir, 'package.json'), join(this.dir, 'package.json'));
       await this.linkNodeModules();
       await this.syncAppConfig(identity);
+      await this.nameSettings(identity.name);
       await this.git(['init', '-q', '-b', 'main']);
       await this.commit(`Create ${identity.name} from the Expo SDK ${this.toolchain.sdk} template`);
       created = true;
@@ -92,6 +93,17 @@ export class ExpoWorkspace {
     if (after === before) return false;
     await writeFile(file, after);
     return true;
+  }
+
+  /** Puts the app's name into the template's `src/app-settings.json` (what its `App.tsx` shows). */
+  private async nameSettings(name: string): Promise<void> {
+    const file = join(this.dir, 'src', 'app-settings.json');
+    try {
+      const settings = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+      await writeFile(file, `${JSON.stringify({ ...settings, name }, null, 2)}\n`);
+    } catch {
+      // Not the shipped template's layout: nothing to name.
+    }
   }
 
   /** The app's public config (`app.json`'s `expo` object). */
