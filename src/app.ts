@@ -67,6 +67,8 @@ export interface AppConfig {
   maxConcurrentWorkflows?: number;
   /** Base of preview links; default from the HTTP listener's address. */
   publicUrl?: string;
+  /** Base of artifact links when artifacts have their own origin (`--artifact-url`). */
+  artifactUrl?: string;
   /** Operator plan table (JSON); default the built-in plans. */
   plansFile?: string;
   plans?: PlanTable;
@@ -138,7 +140,7 @@ export function createApp(config: AppConfig): App {
   const projects = new ProjectService(store, projectRepo, access, plans, clock);
   const journal = new WorkflowJournal(store, workflowRepo, messageRepo, projectRepo, clock, logger);
   const artifactStore = new ArtifactStore(config.dataDir);
-  const publicUrl = new PublicUrl(config.publicUrl);
+  const publicUrl = new PublicUrl(config.publicUrl, config.artifactUrl);
   const builder = createBuilder(config);
   const engine = new WorkflowEngine(
     {

@@ -65,6 +65,7 @@ interface ServeOptions {
   agentTimeout: number;
   maxHeavySteps: number;
   updatesSigningKey?: string;
+  artifactUrl?: string;
 }
 
 /** Builds the program (exported for tests of the parser; `run` executes it). */
@@ -94,6 +95,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--expo-sdk <n>', 'Expo SDK of the expo builder').env('SVC_EXPO_SDK').default(DEFAULT_EXPO_SDK).argParser(expoSdk))
     .addOption(new Option('--agent-command <cmd>', 'code agent the expo builder runs in the workspace (shell command line; default: deterministic edits only)').env('SVC_AGENT_COMMAND'))
     .addOption(new Option('--agent-timeout <seconds>', 'limit of one code agent run').env('SVC_AGENT_TIMEOUT').default(900).argParser(positiveInt('--agent-timeout', 1)))
+    .addOption(new Option('--artifact-url <url>', 'public base URL of previews, deployments and updates (default: the artifact listener on the next free port after --port)').env('SVC_ARTIFACT_URL'))
     .addOption(new Option('--updates-signing-key <file>', 'PEM RSA private key that signs Expo Updates manifests (keyid "main")').env('SVC_UPDATES_SIGNING_KEY'))
     .addOption(new Option('--max-heavy-steps <n>', 'type checks and exports of the expo builder running at once').env('SVC_MAX_HEAVY_STEPS').default(1).argParser(positiveInt('--max-heavy-steps', 1)))
     .action(async (options: ServeOptions) => serve(options));
@@ -250,6 +252,7 @@ async function serve(options: ServeOptions): Promise<void> {
     },
     ...(options.builderConfig && { builderConfigFile: resolve(options.builderConfig) }),
     ...(options.publicUrl && { publicUrl: options.publicUrl }),
+    ...(options.artifactUrl && { artifactUrl: options.artifactUrl }),
     ...(options.plans && { plansFile: resolve(options.plans) }),
     ...(options.updatesSigningKey && { updatesSigningKeyFile: resolve(options.updatesSigningKey) }),
   };
@@ -265,12 +268,13 @@ async function serve(options: ServeOptions): Promise<void> {
   };
 
   let http: RunningHttpServer | undefined;
+  let artifacts: RunningHttpServer | undefined;
   let stopping = false;
   const stop = async (reason: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ reason }, 'shutting down');
-    await http?.close();
+    await Promise.all([http?.close(), artifacts?.close()]);
     await app.close();
     process.exit(0);
   };
@@ -279,8 +283,11 @@ async function serve(options: ServeOptions): Promise<void> {
 
   if (options.http) {
     http = await startHttpServer(app, { ...httpOptions, port: options.port, serveMcp: true });
-    logger.info({ url: `${http.url}/mcp`, dataDir: config.dataDir, builder: options.builder }, 'serving MCP over streamable HTTP');
-    process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp (data: ${config.dataDir})\n`);
+    // Previews, deployments and updates also get their own origin (the next free port), so a
+    // preview may keep its origin (localStorage) without ever sharing one with /mcp.
+    artifacts = await startArtifactListener(app, httpOptions, options.port === 0 ? 0 : http.port + 1);
+    logger.info({ url: `${http.url}/mcp`, artifacts: app.publicUrl.artifacts(), dataDir: config.dataDir, builder: options.builder }, 'serving MCP over streamable HTTP');
+    process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp, artifacts on ${artifacts.url} (data: ${config.dataDir})\n`);
     return;
   }
 
@@ -297,6 +304,17 @@ async function serve(options: ServeOptions): Promise<void> {
   logger.info({ previews: http.url, dataDir: config.dataDir, builder: options.builder }, 'serving MCP over stdio');
   await serveStdio(app, { token });
   await stop('stdin closed');
+}
+
+/** Starts the artifact origin's listener on `port` or the next free one after it (any, for 0). */
+async function startArtifactListener(app: App, httpOptions: { host: string; bodyLimitBytes: number; allowedHosts?: string[] }, port: number): Promise<RunningHttpServer> {
+  for (let candidate = port; ; candidate++) {
+    try {
+      return await startHttpServer(app, { ...httpOptions, port: candidate, serveMcp: false, artifactOrigin: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || port === 0 || candidate >= port + 50 || candidate >= 65535) throw error;
+    }
+  }
 }
 
 /** Entry point of the bin. Exits non-zero with a message on stderr for bad usage or a failed command. */

@@ -166,7 +166,7 @@ export function negotiate(accept: string | null): (typeof MANIFEST_TYPES)[number
 }
 
 function buildManifest(app: App, row: ArtifactRow, update: UpdateDescription, runtimeVersion: string): Record<string, unknown> {
-  const base = app.publicUrl.get();
+  const base = app.publicUrl.artifacts();
   const url = (asset: UpdateAsset) => `${base}/updates/assets/${row.id}/${asset.path.split('/').map(encodeURIComponent).join('/')}`;
   const slug = typeof update.expoClient.slug === 'string' ? update.expoClient.slug : 'app';
   return {
@@ -234,7 +234,7 @@ export async function serveUpdateLanding(app: App, req: IncomingMessage, res: Se
   const row = app.artifacts.findById(match[1]!);
   const update = row ? await readUpdate(app, row) : null;
   if (!row || !update) return false;
-  const base = new URL(app.publicUrl.get());
+  const base = new URL(app.publicUrl.artifacts());
   const manifestUrl = `${base.origin}${base.pathname.replace(/\/$/, '')}/updates/d/${row.id}`;
   const expUrl = manifestUrl.replace(/^http:/, 'exp:').replace(/^https:/, 'exps:');
   const svg = await QRCode.toString(expUrl, { type: 'svg', margin: 2, width: 280, errorCorrectionLevel: 'M' });

@@ -24,6 +24,11 @@ export interface HttpServerOptions {
   port: number;
   /** Answer MCP on `/mcp` (false in stdio mode, where the listener serves artifacts only). */
   serveMcp: boolean;
+  /**
+   * This listener is the artifact origin next to an MCP listener (`--artifact-url`): its bound
+   * address becomes the base of artifact links instead of the public URL.
+   */
+  artifactOrigin?: boolean;
   /** Largest request body, in bytes (default 1 MiB). Larger ones get 413. */
   bodyLimitBytes?: number;
   /** Extra host names accepted in `Host`/`Origin` besides loopback, the bind host and the public URL's host. */
@@ -149,7 +154,7 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
     } else if (path.startsWith('/updates/')) {
       work = serveExpoUpdates(app, req, res, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));
     } else if (path.startsWith('/previews/') || path.startsWith('/deployments/')) {
-      work = serveUpdateLanding(app, req, res, path).then((served) => (served ? undefined : serveArtifact(app, req, res, path)));
+      work = serveUpdateLanding(app, req, res, path).then((served) => (served ? undefined : serveArtifact(app, req, res, path, !options.serveMcp)));
     } else {
       work = sendJson(res, 404, { error: 'Not found' });
     }
@@ -189,7 +194,8 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
     });
   });
   const address = server.address() as AddressInfo;
-  app.publicUrl.bound(options.host, address.port);
+  if (options.artifactOrigin) app.publicUrl.artifactsBound(options.host, address.port);
+  else app.publicUrl.bound(options.host, address.port);
 
   if (WILDCARD_HOSTS.has(options.host) && !options.allowedHosts?.length) {
     logger.warn({ host: options.host }, 'HTTP bound to every interface without --allowed-hosts: Host/Origin checks are off. Put it behind a proxy or pass --allowed-hosts.');
