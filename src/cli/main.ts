@@ -82,7 +82,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--host <host>', 'HTTP bind address').env('SVC_HOST').default('127.0.0.1'))
     .addOption(new Option('--port <port>', 'HTTP port (0 = any free port); in stdio mode, the port of the preview server').env('SVC_PORT').default(3333).argParser(positiveInt('--port')))
     .addOption(dataDirOption())
-    .addOption(new Option('--builder <name>', 'building agent').choices(BUILDER_NAMES).env('SVC_BUILDER').default('scripted'))
+    .addOption(new Option('--builder <name>', 'building agent: expo (real Expo apps), scripted (a fast simulation for tests and demos) or command (your own commands)').choices(BUILDER_NAMES).env('SVC_BUILDER').default('expo'))
     .addOption(new Option('--builder-config <file>', 'JSON config of the command builder').env('SVC_BUILDER_CONFIG'))
     .addOption(new Option('--public-url <url>', 'base URL of preview links (default from host and port)').env('SVC_PUBLIC_URL'))
     .addOption(new Option('--scripted-step-ms <ms>', 'pause per step of the scripted builder').env('SVC_SCRIPTED_STEP_MS').default(500).argParser(positiveInt('--scripted-step-ms')))
