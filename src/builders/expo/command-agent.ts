@@ -21,7 +21,7 @@ import { BuildFailure, type BuildContext } from '../builder.js';
 import { parseDirective, type Directive } from '../command-protocol.js';
 import { OutputBatcher } from '../output-batcher.js';
 import type { AgentInput, AgentOutcome, AgentStep } from './agent-step.js';
-import { runProcess } from './run-process.js';
+import { groupHooks, runProcess } from './run-process.js';
 import { OUTPUT_DIR } from './workspace.js';
 
 /** Settings of the `command` agent. */
@@ -74,7 +74,7 @@ export class CommandAgent implements AgentStep {
     job.signal.addEventListener('abort', onAbort, { once: true });
     let lastResult = '';
     const apply = async (directive: Directive, ctx: BuildContext) => {
-      if (directive.type === 'ask') writeStdin(`${await ctx.ask(directive.question)}\n`);
+      if (directive.type === 'ask') writeStdin(await ctx.ask(directive.question));
       else if (directive.type === 'message') ctx.say(directive.text);
       else if (directive.type === 'result') {
         lastResult = directive.text;
@@ -105,6 +105,7 @@ export class CommandAgent implements AgentStep {
             });
         },
         onStderr: (line) => batcher.push(line),
+        ...groupHooks(context),
       });
       batcher.flush();
       await chain;

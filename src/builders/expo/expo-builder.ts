@@ -19,7 +19,7 @@ import { OutputBatcher } from '../output-batcher.js';
 import { APP_IDENTIFIER_PATTERN } from '../scripted-builder.js';
 import type { AgentStep } from './agent-step.js';
 import { HeavyStepSemaphore } from './heavy-steps.js';
-import { runProcess } from './run-process.js';
+import { groupHooks, runProcess } from './run-process.js';
 import { EXPO_ENV, ExpoToolchain } from './toolchain.js';
 import { prepareUpdateFolder } from './update-bundle.js';
 import { latestUpdatePath, type UpdateChannels } from './update-channels.js';
@@ -78,7 +78,7 @@ export class ExpoBuilder implements Builder {
           `The Expo SDK ${toolchain.sdk} toolchain is not installed on this server. Run \`mobile-builder-mcp toolchain install --sdk ${toolchain.sdk}\`.`,
         );
       }
-      await toolchain.ensure({ onProgress: (text) => context.say(text), signal: job.signal, ...(this.options.toolchainEnv && { env: this.options.toolchainEnv }) });
+      await toolchain.ensure({ onProgress: (text) => context.say(text), signal: job.signal, ...groupHooks(context), ...(this.options.toolchainEnv && { env: this.options.toolchainEnv }) });
     }
     if (job.signal.aborted) throw job.signal.reason;
     const { created } = await workspace.ensure({ name: job.project.name, identifier: context.recall('app_identifier') });
@@ -194,6 +194,7 @@ export class ExpoBuilder implements Builder {
           output.push(line);
         },
         onStderr: (line) => output.push(line),
+        ...groupHooks(context),
       }),
     );
     output.flush();
@@ -226,6 +227,7 @@ export class ExpoBuilder implements Builder {
         timeoutMs,
         onStdout: (line) => output.push(line),
         onStderr: (line) => output.push(line),
+        ...groupHooks(context),
       }),
     );
     output.flush();

@@ -1,11 +1,11 @@
 /**
  * The one place the `expo` builder starts child processes (npm, tsc, expo export, git, the code
- * agent). Each child runs in its own process group (so everything it starts can be stopped
- * together), its output is read line by line, and on abort or timeout the whole group gets
- * SIGTERM, then SIGKILL after a grace period. No shell is involved unless the caller runs one.
+ * agent), on top of the shared process runner: each child runs in its own process group, its
+ * output is read in bounded lines, and on abort, timeout or exit the whole group is ended
+ * (SIGTERM, then SIGKILL). No shell is involved unless the caller runs one.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import type { BuildContext } from '../builder.js';
+import { startProcess } from '../process-runner.js';
 
 /** What to run and how. */
 export interface ProcessSpec {
@@ -20,12 +20,15 @@ export interface ProcessSpec {
   timeoutMs?: number;
   /** Milliseconds between SIGTERM and SIGKILL (default 5000). */
   killGraceMs?: number;
-  /** Called for each stdout line (lines longer than 64 KiB are cut). */
+  /** Called for each stdout line (long lines are cut by the runner). */
   onStdout?: (line: string) => void;
   /** Called for each stderr line. */
   onStderr?: (line: string) => void;
-  /** Called once the child started, with a writer to its stdin (for answers to questions). */
-  onStart?: (stdin: (text: string) => void) => void;
+  /** Called once the child started, with a writer of one line to its stdin (answers to questions). */
+  onStart?: (writeLine: (text: string) => void) => void;
+  /** Called with the process group id when it starts and when it is gone (to record it). */
+  onGroupStarted?: (pgid: number) => void;
+  onGroupEnded?: (pgid: number) => void;
   /** Output lines kept for the result's `tail` (default 60). */
   tailLines?: number;
 }
@@ -40,10 +43,9 @@ export interface ProcessResult {
   tail: string[];
 }
 
-const MAX_LINE = 64 * 1024;
-
 /**
- * Runs a process to its end (or until stopped). Never rejects for a non-zero exit.
+ * Runs a process to its end (or until stopped) and until its group is gone. Never rejects for a
+ * non-zero exit.
  * @throws Error when the executable cannot be started (ENOENT, EACCES).
  */
 export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
@@ -54,67 +56,34 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     if (tail.length > tailMax) tail.shift();
   };
   if (spec.signal?.aborted) return { code: null, signal: null, timedOut: false, aborted: true, tail };
+  const running = startProcess({
+    file: spec.command,
+    args: spec.args,
+    cwd: spec.cwd,
+    env: spec.env,
+    ...(spec.signal && { signal: spec.signal }),
+    ...(spec.timeoutMs !== undefined && { timeoutMs: spec.timeoutMs }),
+    ...(spec.killGraceMs !== undefined && { killGraceMs: spec.killGraceMs }),
+    onStdoutLine: (line) => {
+      keep(line.text);
+      spec.onStdout?.(line.text);
+    },
+    onStderrLine: (line) => {
+      keep(line.text);
+      spec.onStderr?.(line.text);
+    },
+    ...(spec.onGroupStarted && { onGroupStarted: spec.onGroupStarted }),
+    ...(spec.onGroupEnded && { onGroupEnded: spec.onGroupEnded }),
+  });
+  spec.onStart?.((text) => running.writeLine(text));
+  const result = await running.result;
+  return { code: result.code, signal: result.signal, timedOut: result.stopCause === 'timeout', aborted: result.stopCause === 'abort', tail };
+}
 
-  const child = spawn(spec.command, spec.args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-  const graceMs = spec.killGraceMs ?? 5000;
-  let stopCause: 'abort' | 'timeout' | null = null;
-  let killTimer: NodeJS.Timeout | undefined;
-  const stop = (cause: 'abort' | 'timeout') => {
-    if (stopCause) return;
-    stopCause = cause;
-    killGroup(child, 'SIGTERM');
-    killTimer = setTimeout(() => killGroup(child, 'SIGKILL'), graceMs);
-    killTimer.unref();
+/** Hooks that record a child's process group with the workflow (so a restart can end an orphan). */
+export function groupHooks(context: BuildContext): Pick<ProcessSpec, 'onGroupStarted' | 'onGroupEnded'> {
+  return {
+    onGroupStarted: (pgid) => context.trackProcessGroup?.(pgid),
+    onGroupEnded: (pgid) => context.untrackProcessGroup?.(pgid),
   };
-  const onAbort = () => stop('abort');
-  spec.signal?.addEventListener('abort', onAbort, { once: true });
-  const timer = spec.timeoutMs ? setTimeout(() => stop('timeout'), spec.timeoutMs) : undefined;
-
-  const read = (stream: NodeJS.ReadableStream, onLine?: (line: string) => void) =>
-    createInterface({ input: stream, crlfDelay: Infinity }).on('line', (raw: string) => {
-      const line = raw.length > MAX_LINE ? raw.slice(0, MAX_LINE) : raw;
-      keep(line);
-      onLine?.(line);
-    });
-  read(child.stdout!, spec.onStdout);
-  read(child.stderr!, spec.onStderr);
-  child.stdin!.on('error', () => undefined);
-  spec.onStart?.((text) => {
-    if (!child.stdin!.destroyed) child.stdin!.write(text);
-  });
-
-  try {
-    const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit, rejectExit) => {
-      child.once('error', rejectExit);
-      child.once('exit', (code, signal) => resolveExit({ code, signal }));
-    });
-    // The leader is gone; anything it left behind in its group goes too.
-    killGroup(child, 'SIGKILL');
-    await waitForClose(child, 2000);
-    return { ...exit, timedOut: stopCause === 'timeout', aborted: stopCause === 'abort', tail };
-  } finally {
-    if (timer) clearTimeout(timer);
-    if (killTimer) clearTimeout(killTimer);
-    spec.signal?.removeEventListener('abort', onAbort);
-  }
-}
-
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // The group is already gone.
-  }
-}
-
-function waitForClose(child: ChildProcess, ms: number): Promise<void> {
-  if (child.stdout?.closed !== false && child.stderr?.closed !== false) return Promise.resolve();
-  return new Promise((done) => {
-    const timer = setTimeout(done, ms);
-    child.once('close', () => {
-      clearTimeout(timer);
-      done();
-    });
-  });
 }

@@ -38,6 +38,9 @@ export interface ToolchainInstallOptions {
   timeoutMs?: number;
   /** Extra environment for npm (tests point `npm_config_registry` somewhere). */
   env?: NodeJS.ProcessEnv;
+  /** Called with npm's process group id when it starts and ends. */
+  onGroupStarted?: (pgid: number) => void;
+  onGroupEnded?: (pgid: number) => void;
 }
 
 /** One Expo SDK's toolchain under the data dir. */
@@ -137,6 +140,8 @@ export class ExpoToolchain {
         ...(options.signal && { signal: options.signal }),
         timeoutMs,
         tailLines: 40,
+        ...(options.onGroupStarted && { onGroupStarted: options.onGroupStarted }),
+        ...(options.onGroupEnded && { onGroupEnded: options.onGroupEnded }),
       });
       if (result.aborted) throw options.signal?.reason ?? new Error('aborted');
       if (result.timedOut) {
