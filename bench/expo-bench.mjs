@@ -26,7 +26,11 @@ results.toolchainDiskMiB = duMiB(join(dataDir, 'toolchains'));
 
 // 2. The server (HTTP, expo builder), with a sampler of its and its children's memory.
 const token = execFileSync(process.execPath, [BIN, 'token', 'create', '--user', 'bench', '--data-dir', dataDir], { encoding: 'utf8' }).trim().split('\n').at(-1);
-const server = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--builder', 'expo', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+// The benchmark polls its sessions: give its user a plan whose request rate it never meets.
+const plans = join(dataDir, 'plans.json');
+writeFileSync(plans, JSON.stringify({ bench: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 10, maxProjects: 10 } }));
+execFileSync(process.execPath, [BIN, 'user', 'set-plan', 'bench', 'bench', '--plans', plans, '--data-dir', dataDir]);
+const server = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--builder', 'expo', '--plans', plans, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
 let serverErr = '';
 server.stderr.on('data', (d) => (serverErr += d.toString()));
 const port = await new Promise((resolve, reject) => {

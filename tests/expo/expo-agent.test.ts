@@ -48,6 +48,12 @@ EOF
     read answer
     printf '{"name":"%s","subtitle":"Likes %s","accentColor":"#12a594","darkMode":false,"instructions":[]}\\n' "$SVC_PROJECT_NAME" "$answer" > src/app-settings.json
     ;;
+  *"link out"*)
+    ln -s /etc src/outside
+    ;;
+  *"flood"*)
+    seq 1 200000
+    ;;
   *"slow"*)
     echo "thinking"
     sleep 300 &

@@ -63,6 +63,9 @@ export class ExpoBuilder implements Builder {
       output.flush();
       // A broken edit never poisons the next build: back to the last good commit.
       await workspace.reset().catch(() => undefined);
+      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') {
+        throw new BuildFailure('disk_full', 'The disk of the server is full; the workspace was reset. Free some space (old artifacts, the Metro cache under the data dir) and build again.');
+      }
       throw error;
     } finally {
       output.flush();
@@ -96,6 +99,8 @@ export class ExpoBuilder implements Builder {
     context.step(offset + 2, total, agent.stepName);
     const outcome = await agent.run({ job, context, workspace, sdk: this.options.toolchain.sdk });
     if (job.signal.aborted) throw job.signal.reason;
+    const links = await workspace.linksLeaving();
+    if (links.length) throw new BuildFailure('agent_failed', `The agent step left symbolic links that point outside the workspace (${links.join(', ')}); nothing was built and the workspace was reset.`);
     // The agent may not touch the identity: put it back.
     await workspace.syncAppConfig({ name: job.project.name, identifier: context.recall('app_identifier') });
 

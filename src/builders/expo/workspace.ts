@@ -7,8 +7,8 @@
  * last good commit (`git reset --hard` + `git clean -fd`), so a broken edit never poisons the next
  * build. Ignored files (`node_modules`, `.expo/`, export output in `.svc/`) survive a reset.
  */
-import { cp, lstat, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { cp, lstat, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { BuildFailure } from '../builder.js';
 import { runProcess } from './run-process.js';
 import type { ExpoToolchain } from './toolchain.js';
@@ -128,6 +128,30 @@ export class ExpoWorkspace {
     if (!(await exists(join(this.dir, '.git')))) return;
     await this.git(['reset', '-q', '--hard', 'HEAD']);
     await this.git(['clean', '-fdq']);
+  }
+
+  /**
+   * Symbolic links in the app's sources that point outside the workspace (what a hostile or
+   * careless agent might leave), as workspace-relative paths. `node_modules`, `.git` and the
+   * output folders are not searched.
+   */
+  async linksLeaving(): Promise<string[]> {
+    const found: string[] = [];
+    const skip = new Set(['node_modules', '.git', '.expo', OUTPUT_DIR]);
+    const walk = async (dir: string, depth: number): Promise<void> => {
+      if (depth > 20 || found.length >= 10) return;
+      for (const entry of await readdir(dir, { withFileTypes: true })) {
+        if (dir === this.dir && skip.has(entry.name)) continue;
+        const path = join(dir, entry.name);
+        if (entry.isSymbolicLink()) {
+          const target = resolve(dir, await readlink(path));
+          const rel = relative(this.dir, target);
+          if (rel.startsWith('..') || isAbsolute(rel)) found.push(relative(this.dir, path));
+        } else if (entry.isDirectory()) await walk(path, depth + 1);
+      }
+    };
+    await walk(this.dir, 0);
+    return found;
   }
 
   /** Short hash of the last commit. */
