@@ -97,11 +97,22 @@ export class ExpoToolchain {
    *   the abort reason when `signal` aborts.
    */
   async ensure(options: ToolchainInstallOptions = {}): Promise<void> {
-    if (this.isInstalled()) return;
-    this.installing ??= this.install(options).finally(() => {
-      this.installing = null;
-    });
-    return this.installing;
+    // A shared install stopped by another caller's cancel is started again for this one.
+    for (let attempt = 1; ; attempt++) {
+      if (this.isInstalled()) return;
+      if (options.signal?.aborted) throw options.signal.reason;
+      if (this.installing) options.onProgress?.(`Waiting for the Expo SDK ${this.sdk} toolchain install that another build started…`);
+      this.installing ??= this.install(options).finally(() => {
+        this.installing = null;
+      });
+      try {
+        await this.installing;
+        return;
+      } catch (error) {
+        if (options.signal?.aborted) throw options.signal.reason;
+        if (error instanceof BuildFailure || attempt >= 3) throw error;
+      }
+    }
   }
 
   private lockHash(): string {
@@ -143,7 +154,7 @@ export class ExpoToolchain {
         ...(options.onGroupStarted && { onGroupStarted: options.onGroupStarted }),
         ...(options.onGroupEnded && { onGroupEnded: options.onGroupEnded }),
       });
-      if (result.aborted) throw options.signal?.reason ?? new Error('aborted');
+      if (result.aborted) throw new Error('The toolchain install was stopped');
       if (result.timedOut) {
         throw new BuildFailure(
           'toolchain_install_failed',
