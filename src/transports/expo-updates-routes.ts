@@ -35,20 +35,31 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const SIGNING_KEY_ID = 'main';
 const MANIFEST_TYPES = ['multipart/mixed', 'application/expo+json', 'application/json'] as const;
 
+/** The routes of one listener, bound to the app (see `createExpoUpdateRoutes`). */
+export interface ExpoUpdateRoutes {
+  /** Serves `/updates/...` (table above). */
+  serveUpdates(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void>;
+  /** Serves an ios/android deployment's landing page; false when `path` is not one (serve the files instead). */
+  serveLanding(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean>;
+}
+
 interface UpdatesState {
+  app: App;
   channels: UpdateChannels;
   signingKey: KeyObject | null;
 }
-const states = new WeakMap<App, UpdatesState>();
 
-function stateOf(app: App): UpdatesState {
-  let state = states.get(app);
-  if (!state) {
-    const file = app.config.updatesSigningKeyFile;
-    state = { channels: new UpdateChannels(app.config.dataDir), signingKey: file ? loadUpdatesSigningKey(file) : null };
-    states.set(app, state);
-  }
-  return state;
+/**
+ * The Expo update routes of a listener: reads the signing key (`--updates-signing-key`) once.
+ * @throws Error when the signing key cannot be read.
+ */
+export function createExpoUpdateRoutes(app: App): ExpoUpdateRoutes {
+  const file = app.config.updatesSigningKeyFile;
+  const state: UpdatesState = { app, channels: new UpdateChannels(app.config.dataDir), signingKey: file ? loadUpdatesSigningKey(file) : null };
+  return {
+    serveUpdates: (req, res, path, query) => serveExpoUpdates(state, req, res, path, query),
+    serveLanding: (req, res, path) => serveUpdateLanding(app, req, res, path),
+  };
 }
 
 /**
@@ -81,8 +92,8 @@ async function readUpdate(app: App, row: ArtifactRow): Promise<UpdateDescription
   }
 }
 
-/** Serves `/updates/...` (table above). */
-export async function serveExpoUpdates(app: App, req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> {
+async function serveExpoUpdates(state: UpdatesState, req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> {
+  const { app } = state;
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.writeHead(405, { Allow: 'GET, HEAD' });
     res.end();
@@ -102,7 +113,7 @@ export async function serveExpoUpdates(app: App, req: IncomingMessage, res: Serv
 
   let row: ArtifactRow | undefined;
   if (section === 'latest') {
-    const projectId = stateOf(app).channels.projectOf(id);
+    const projectId = state.channels.projectOf(id);
     row = projectId ? app.artifacts.latest(projectId, 'deployment', platform) : undefined;
   } else if (UUID.test(id)) {
     const pinned = app.artifacts.findById(id);
@@ -123,7 +134,7 @@ export async function serveExpoUpdates(app: App, req: IncomingMessage, res: Serv
 
   const manifest = buildManifest(app, row, update, runtimeVersion);
   const manifestText = JSON.stringify(manifest);
-  const signature = signatureFor(req, stateOf(app).signingKey, manifestText);
+  const signature = signatureFor(req, state.signingKey, manifestText);
 
   if (type === 'multipart/mixed') {
     const boundary = `expo-${randomBytes(12).toString('hex')}`;
@@ -224,11 +235,8 @@ async function serveAsset(app: App, req: IncomingMessage, res: ServerResponse, i
   else await pipeline(source, res);
 }
 
-/**
- * Serves the landing page of an ios/android Expo update deployment at `/deployments/<id>/`.
- * @returns false when `path` is not such a page (the caller serves the artifact's files).
- */
-export async function serveUpdateLanding(app: App, req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
+/** The landing page of an ios/android Expo update deployment at `/deployments/<id>/`; false when `path` is not one. */
+async function serveUpdateLanding(app: App, req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
   const match = /^\/deployments\/([0-9a-f-]{36})\/(index\.html)?$/.exec(path);
   if (!match || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
   const row = app.artifacts.findById(match[1]!);

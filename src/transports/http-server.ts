@@ -14,7 +14,7 @@ import type { App } from '../app.js';
 import { forbidden, httpStatusForCode, invalidRequest, rateLimited, toJsonRpcError, type ServiceError } from '../errors.js';
 import type { GatewayReply } from '../mcp/json-rpc-gateway.js';
 import { serveArtifact } from './artifact-routes.js';
-import { serveExpoUpdates, serveUpdateLanding } from './expo-updates-routes.js';
+import { createExpoUpdateRoutes } from './expo-updates-routes.js';
 import { createHostCheck, LOOPBACK_HOSTS } from './host-check.js';
 
 /** Listener settings (design sections 2 and 7; issue 4 hardening). Times in ms, sizes in bytes. */
@@ -68,6 +68,7 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
   const bodyLimit = options.bodyLimitBytes ?? 1024 * 1024;
   const maxConcurrent = options.maxConcurrentRequests ?? 256;
   const { logger } = app;
+  const updates = createExpoUpdateRoutes(app);
   let inFlight = 0;
   let hostCheck: ReturnType<typeof createHostCheck> = () => 'ok';
 
@@ -152,9 +153,9 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
       const problem = options.serveMcp && inFlight >= maxConcurrent ? 'request_slots_full' : app.healthProblem();
       work = problem ? sendJson(res, 503, { status: 'unavailable', reason: problem }) : sendJson(res, 200, { status: 'ok' });
     } else if (path.startsWith('/updates/')) {
-      work = serveExpoUpdates(app, req, res, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));
+      work = updates.serveUpdates(req, res, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));
     } else if (path.startsWith('/previews/') || path.startsWith('/deployments/')) {
-      work = serveUpdateLanding(app, req, res, path).then((served) => (served ? undefined : serveArtifact(app, req, res, path, !options.serveMcp)));
+      work = updates.serveLanding(req, res, path).then((served) => (served ? undefined : serveArtifact(app, req, res, path, !options.serveMcp)));
     } else {
       work = sendJson(res, 404, { error: 'Not found' });
     }
