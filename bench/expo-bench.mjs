@@ -141,7 +141,7 @@ function descendants(pid) {
   const stack = [pid];
   while (stack.length) {
     const parent = stack.pop();
-    let children = '';
+    let children;
     try {
       children = readdirSync(`/proc/${parent}/task`).map((task) => readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8')).join(' ');
     } catch {

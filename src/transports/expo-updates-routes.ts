@@ -32,7 +32,7 @@ import type { ArtifactRow } from '../store/schema.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** The keyid our signatures carry (Expo's convention for a project's own key). */
-export const SIGNING_KEY_ID = 'main';
+const SIGNING_KEY_ID = 'main';
 const MANIFEST_TYPES = ['multipart/mixed', 'application/expo+json', 'application/json'] as const;
 
 /** The routes of one listener, bound to the app (see `createExpoUpdateRoutes`). */
@@ -70,7 +70,7 @@ export function loadUpdatesSigningKey(file: string): KeyObject {
   try {
     return createPrivateKey(readFileSync(file));
   } catch (error) {
-    throw new Error(`Cannot read the updates signing key ${file}: ${(error as Error).message}`);
+    throw new Error(`Cannot read the updates signing key ${file}: ${(error as Error).message}`, { cause: error });
   }
 }
 

@@ -14,7 +14,7 @@ import { ROOT, startTestServer, tempDir, type TestServer } from '../helpers.js';
 /** Where the tests keep the installed toolchain between runs. */
 export const TOOLCHAINS_CACHE = join(ROOT, '.cache', 'expo-toolchain');
 /** Where the tests keep Metro's transform cache between runs. */
-export const METRO_CACHE = join(ROOT, '.cache', 'expo-metro');
+const METRO_CACHE = join(ROOT, '.cache', 'expo-metro');
 
 /** Installs the SDK 56 toolchain into the cache folder unless it is there (about 1-2 min the first time). */
 export async function ensureToolchain(): Promise<void> {

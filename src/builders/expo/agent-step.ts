@@ -9,7 +9,7 @@ import type { BuildContext, BuildJob } from '../builder.js';
 import type { ExpoWorkspace } from './workspace.js';
 
 /** The agent modes this server knows. */
-export type AgentMode = 'none' | 'command';
+type AgentMode = 'none' | 'command';
 
 /** What an agent step gets. */
 export interface AgentInput {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { AgentInput, AgentOutcome, AgentStep } from './agent-step.js';
 
 /** The content of the template's `src/app-settings.json`. */
-export interface AppSettings {
+interface AppSettings {
   name: string;
   subtitle: string;
   accentColor: string;
@@ -19,7 +19,7 @@ export interface AppSettings {
 }
 
 /** Colour words understood in instructions, with the hex value used. */
-export const COLOUR_WORDS: Record<string, string> = {
+const COLOUR_WORDS: Record<string, string> = {
   red: '#e5484d',
   orange: '#f76b15',
   amber: '#ffb224',

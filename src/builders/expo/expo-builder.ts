@@ -153,7 +153,7 @@ export class ExpoBuilder implements Builder {
       await this.exportPlatforms(job, context, workspace, output, ['web'], webDir);
     }
 
-    context.step(++step, total, 'Publishing deployments (web, ios, android)');
+    context.step(step + 1, total, 'Publishing deployments (web, ios, android)');
     const appConfig = await workspace.appConfig();
     const web = await context.publish({ kind: 'deployment', platform: 'web', sourceDir: webDir });
     const published: string[] = [`web #${web.number} at ${web.path}`];

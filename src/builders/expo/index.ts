@@ -10,11 +10,7 @@ import { HeavyStepSemaphore } from './heavy-steps.js';
 import { DEFAULT_EXPO_SDK, ExpoToolchain } from './toolchain.js';
 import { UpdateChannels } from './update-channels.js';
 
-export { ExpoBuilder } from './expo-builder.js';
-export { ExpoToolchain, DEFAULT_EXPO_SDK, SUPPORTED_EXPO_SDKS } from './toolchain.js';
-export { HeavyStepSemaphore } from './heavy-steps.js';
-export { UpdateChannels } from './update-channels.js';
-export type { AgentMode, AgentStep } from './agent-step.js';
+export { DEFAULT_EXPO_SDK, SUPPORTED_EXPO_SDKS } from './toolchain.js';
 
 /** What `serve` passes to the `expo` builder (design: `--expo-sdk`, `--agent-command`). */
 export interface ExpoBuilderSettings {

@@ -22,7 +22,7 @@ export const SUPPORTED_EXPO_SDKS = [56] as const;
 export const DEFAULT_EXPO_SDK = 56;
 
 /** Folder of the shipped lockfiles and app templates (`<package>/toolchains/`). */
-export const SHIPPED_TOOLCHAINS_DIR = fileURLToPath(new URL('../../../toolchains/', import.meta.url));
+const SHIPPED_TOOLCHAINS_DIR = fileURLToPath(new URL('../../../toolchains/', import.meta.url));
 
 /** Environment every Expo command runs with: no telemetry, no interactive prompts. */
 export const EXPO_ENV = { EXPO_NO_TELEMETRY: '1', CI: '1' } as const;

@@ -75,9 +75,10 @@ export class ExpoWorkspace {
   async syncAppConfig(identity: AppIdentity): Promise<boolean> {
     const file = join(this.dir, 'app.json');
     const before = await readFile(file, 'utf8');
-    let config: { expo?: Record<string, any> };
+    type Section = Record<string, unknown>;
+    let config: { expo?: Section & { experiments?: Section; ios?: Section; android?: Section } };
     try {
-      config = JSON.parse(before) as { expo?: Record<string, any> };
+      config = JSON.parse(before) as typeof config;
     } catch {
       throw new BuildFailure('workspace_failed', 'app.json is not valid JSON.');
     }
