@@ -27,7 +27,7 @@ import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
 import QRCode from 'qrcode';
 import type { App } from '../app.js';
 import { UPDATE_FILE, type UpdateAsset, type UpdateDescription } from '../builders/expo/update-bundle.js';
-import { UpdateChannels } from '../builders/expo/update-channels.js';
+import { latestUpdatePath, UpdateChannels } from '../builders/expo/update-channels.js';
 import type { ArtifactRow } from '../store/schema.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -58,7 +58,7 @@ export function createExpoUpdateRoutes(app: App): ExpoUpdateRoutes {
   const state: UpdatesState = { app, channels: new UpdateChannels(app.config.dataDir), signingKey: file ? loadUpdatesSigningKey(file) : null };
   return {
     serveUpdates: (req, res, path, query) => serveExpoUpdates(state, req, res, path, query),
-    serveLanding: (req, res, path) => serveUpdateLanding(app, req, res, path),
+    serveLanding: (req, res, path) => serveUpdateLanding(state, req, res, path),
   };
 }
 
@@ -236,14 +236,17 @@ async function serveAsset(app: App, req: IncomingMessage, res: ServerResponse, i
 }
 
 /** The landing page of an ios/android Expo update deployment at `/deployments/<id>/`; false when `path` is not one. */
-async function serveUpdateLanding(app: App, req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
+async function serveUpdateLanding(state: UpdatesState, req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
+  const { app } = state;
   const match = /^\/deployments\/([0-9a-f-]{36})\/(index\.html)?$/.exec(path);
   if (!match || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
   const row = app.artifacts.findById(match[1]!);
   const update = row ? await readUpdate(app, row) : null;
   if (!row || !update) return false;
   const base = new URL(app.publicUrl.artifacts());
-  const manifestUrl = `${base.origin}${base.pathname.replace(/\/$/, '')}/updates/d/${row.id}`;
+  const root = `${base.origin}${base.pathname.replace(/\/$/, '')}`;
+  const manifestUrl = `${root}/updates/d/${row.id}`;
+  const latestUrl = `${root}${latestUpdatePath(state.channels.tokenOf(row.projectId))}`;
   const expUrl = manifestUrl.replace(/^http:/, 'exp:').replace(/^https:/, 'exps:');
   const svg = await QRCode.toString(expUrl, { type: 'svg', margin: 2, width: 280, errorCorrectionLevel: 'M' });
   const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(base.hostname);
@@ -258,7 +261,7 @@ async function serveUpdateLanding(app: App, req: IncomingMessage, res: ServerRes
 <div class="qr" id="qr" role="img" aria-label="QR code of ${escapeHtml(expUrl)}">${svg}</div>
 <p>Scan with the camera (Expo Go for SDK ${update.sdk} installed) or open <code id="exp-url">${escapeHtml(expUrl)}</code>.</p>
 ${loopback ? '<p class="warn">This server\'s public URL is a loopback address, which a phone cannot reach. Start the server with <code>--public-url http://&lt;LAN address or domain&gt;:&lt;port&gt;</code>.</p>' : ''}
-<p>Manifest (Expo Updates protocol v1): <code>${escapeHtml(manifestUrl)}</code>. A development build can load it by setting <code>updates.url</code> to it.</p>
+<p>Manifest of this deployment (Expo Updates protocol v1): <code>${escapeHtml(manifestUrl)}</code>. The project's latest update (follows every deploy; keep it private): <code id="latest-url">${escapeHtml(latestUrl)}</code>. A development build loads either when its <code>updates.url</code> is set to it.</p>
 <p>Expo Go from the stores runs only the newest SDK; this update needs an Expo Go (or a development build) of SDK ${update.sdk}.</p>
 </body></html>`;
   res.writeHead(200, {

@@ -172,7 +172,8 @@ describe('expo builder: deploy and Expo Updates', () => {
     const latest = await get(`${base}${latestPath}`, { ...EXPO_GO, accept: 'application/json' });
     expect(JSON.parse(latest.body.toString()).id).toBe(manifest.id);
 
-    // The landing page's QR code decodes to the exp:// URL.
+    // The landing page names the latest URL too, and its QR code decodes to the exp:// URL.
+    expect((await get(ios.url)).body.toString()).toContain(`${base}${latestPath}`);
     if (browser) {
       const tab = await browser.newPage({ viewport: { width: 800, height: 900 } });
       await tab.goto(ios.url);
