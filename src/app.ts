@@ -10,6 +10,7 @@ import type { CachedToken } from './auth/token-cache.js';
 import { TokenService } from './auth/token-service.js';
 import { CommandBuilder, loadCommandBuilderConfig } from './builders/command-builder.js';
 import type { Builder } from './builders/builder.js';
+import { createExpoBuilder, type ExpoBuilderSettings } from './builders/expo/index.js';
 import { ScriptedBuilder } from './builders/scripted-builder.js';
 import { systemClock, type Clock } from './clock.js';
 import { loadPlans, type PlanTable } from './limits/plans.js';
@@ -44,7 +45,7 @@ import { WorkflowJournal } from './workflows/workflow-journal.js';
 export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** The builders a server can be started with (design section 5). */
-export const BUILDER_NAMES = ['scripted', 'command'] as const;
+export const BUILDER_NAMES = ['scripted', 'command', 'expo'] as const;
 /** A builder name accepted by `--builder` (design section 5). */
 export type BuilderName = (typeof BUILDER_NAMES)[number];
 
@@ -57,12 +58,18 @@ export interface AppConfig {
   builder?: BuilderName;
   /** JSON config of the `command` builder (required with it). */
   builderConfigFile?: string;
+  /** Settings of the `expo` builder (`--expo-sdk`, `--agent-command`, ...). */
+  expo?: Omit<ExpoBuilderSettings, 'dataDir'>;
+  /** PEM private key that signs Expo Updates manifests (`--updates-signing-key`). */
+  updatesSigningKeyFile?: string;
   /** Pause per step of the `scripted` builder, in ms (default 500). */
   scriptedStepMs?: number;
   /** Workflows running at once in this process (default 2). */
   maxConcurrentWorkflows?: number;
   /** Base of preview links; default from the HTTP listener's address. */
   publicUrl?: string;
+  /** Base of artifact links when artifacts have their own origin (`--artifact-url`). */
+  artifactUrl?: string;
   /** Operator plan table (JSON); default the built-in plans. */
   plansFile?: string;
   plans?: PlanTable;
@@ -142,7 +149,7 @@ export function createApp(config: AppConfig): App {
   const projects = new ProjectService(store, projectRepo, access, plans, clock);
   const journal = new WorkflowJournal(store, workflowRepo, messageRepo, projectRepo, clock, logger);
   const artifactStore = new ArtifactStore(config.dataDir);
-  const publicUrl = new PublicUrl(config.publicUrl);
+  const publicUrl = new PublicUrl(config.publicUrl, config.artifactUrl);
   const builder = createBuilder(config);
   const engine = new WorkflowEngine(
     {
@@ -230,5 +237,6 @@ function createBuilder(config: AppConfig): Builder {
     return new CommandBuilder(loadCommandBuilderConfig(config.builderConfigFile));
   }
   if (name === 'scripted') return new ScriptedBuilder(config.scriptedStepMs ?? 500);
+  if (name === 'expo') return createExpoBuilder({ ...config.expo, dataDir: config.dataDir });
   throw new Error(`Unknown builder "${name as string}": use one of ${BUILDER_NAMES.join(', ')}`);
 }

@@ -23,9 +23,9 @@ export interface SpawnedServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `serve --http --port 0` (with extra environment variables) and waits for its "listening on" line. */
+/** Starts `serve --http --port 0 --builder scripted` (unless `extra` names another; with extra environment variables) and waits for its "listening on" line. */
 export async function spawnHttpServer(dataDir: string, extra: string[] = [], env: Record<string, string> = {}): Promise<SpawnedServer> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--builder', 'scripted', ...extra], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let err = '';
   let out = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));

@@ -17,7 +17,7 @@ beforeAll(() => {
 async function connect(env: Record<string, string>) {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [BIN, 'serve', '--data-dir', dataDir, '--port', '0', '--scripted-step-ms', '10'],
+    args: [BIN, 'serve', '--data-dir', dataDir, '--port', '0', '--builder', 'scripted', '--scripted-step-ms', '10'],
     env: { PATH: process.env.PATH ?? '', ...env },
     stderr: 'pipe',
   });
@@ -63,7 +63,7 @@ describe('stdio transport (spawned bin)', () => {
   });
 
   it('answers an unparsable line with -32700 and id null, keeps stdout for protocol only, and logs to stderr', async () => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--port', '0'], { env: { ...process.env, SVC_API_TOKEN: token }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--port', '0', '--builder', 'scripted'], { env: { ...process.env, SVC_API_TOKEN: token }, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));

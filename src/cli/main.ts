@@ -7,6 +7,7 @@
  *   mobile-builder-mcp token revoke ID
  *   mobile-builder-mcp user list | user set-plan NAME PLAN
  *   mobile-builder-mcp migrate
+ *   mobile-builder-mcp toolchain install [--sdk 56]
  *
  * Every option has an `SVC_*` environment equivalent. Logs go to stderr; stdout carries only the
  * stdio protocol (serve) or the command's output.
@@ -17,9 +18,11 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BUILDER_NAMES, createApp, VERSION, type App, type AppConfig, type BuilderName } from '../app.js';
 import { parseDuration } from '../auth/api-token.js';
+import { DEFAULT_EXPO_SDK, SUPPORTED_EXPO_SDKS, toolchainFor } from '../builders/expo/index.js';
 import { createLogger } from '../logger.js';
 import { openStore } from '../store/database.js';
 import { serveStdio } from '../transports/stdio-server.js';
+import { loadUpdatesSigningKey } from '../transports/expo-updates-routes.js';
 import { startHttpServer, type RunningHttpServer } from '../transports/http-server.js';
 
 const DEFAULT_DATA_DIR = join(homedir(), '.mobile-builder-mcp');
@@ -30,6 +33,12 @@ function positiveInt(name: string, min = 0) {
     if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be a whole number of at least ${min}`);
     return n;
   };
+}
+
+function expoSdk(value: string): number {
+  const n = Number(value);
+  if (!(SUPPORTED_EXPO_SDKS as readonly number[]).includes(n)) throw new InvalidArgumentError(`supported Expo SDKs: ${SUPPORTED_EXPO_SDKS.join(', ')}`);
+  return n;
 }
 
 function dataDirOption(): Option {
@@ -52,6 +61,12 @@ interface ServeOptions {
   allowedHosts?: string;
   bodyLimit: number;
   logLevel: string;
+  expoSdk: number;
+  agentCommand?: string;
+  agentTimeout: number;
+  maxHeavySteps: number;
+  updatesSigningKey?: string;
+  artifactUrl?: string;
 }
 
 /** Builds the program (exported for tests of the parser; `run` executes it). */
@@ -68,7 +83,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--host <host>', 'HTTP bind address').env('SVC_HOST').default('127.0.0.1'))
     .addOption(new Option('--port <port>', 'HTTP port (0 = any free port); in stdio mode, the port of the preview server').env('SVC_PORT').default(3333).argParser(positiveInt('--port')))
     .addOption(dataDirOption())
-    .addOption(new Option('--builder <name>', 'building agent').choices(BUILDER_NAMES).env('SVC_BUILDER').default('scripted'))
+    .addOption(new Option('--builder <name>', 'building agent: expo (real Expo apps), scripted (a fast simulation for tests and demos) or command (your own commands)').choices(BUILDER_NAMES).env('SVC_BUILDER').default('expo'))
     .addOption(new Option('--builder-config <file>', 'JSON config of the command builder').env('SVC_BUILDER_CONFIG'))
     .addOption(new Option('--public-url <url>', 'base URL of preview links (default from host and port)').env('SVC_PUBLIC_URL'))
     .addOption(new Option('--scripted-step-ms <ms>', 'pause per step of the scripted builder').env('SVC_SCRIPTED_STEP_MS').default(500).argParser(positiveInt('--scripted-step-ms')))
@@ -78,7 +93,30 @@ export function buildProgram(): Command {
     .addOption(new Option('--allowed-hosts <list>', 'comma-separated extra host names accepted in Host/Origin').env('SVC_ALLOWED_HOSTS'))
     .addOption(new Option('--body-limit <bytes>', 'largest request body').env('SVC_BODY_LIMIT').default(1024 * 1024).argParser(positiveInt('--body-limit', 1)))
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug or silent').env('SVC_LOG_LEVEL').default('info'))
+    .addOption(new Option('--expo-sdk <n>', 'Expo SDK of the expo builder').env('SVC_EXPO_SDK').default(DEFAULT_EXPO_SDK).argParser(expoSdk))
+    .addOption(new Option('--agent-command <cmd>', 'code agent the expo builder runs in the workspace (shell command line; default: deterministic edits only)').env('SVC_AGENT_COMMAND'))
+    .addOption(new Option('--agent-timeout <seconds>', 'limit of one code agent run').env('SVC_AGENT_TIMEOUT').default(900).argParser(positiveInt('--agent-timeout', 1)))
+    .addOption(new Option('--artifact-url <url>', 'public base URL of previews, deployments and updates (default: the artifact listener on the next free port after --port)').env('SVC_ARTIFACT_URL'))
+    .addOption(new Option('--updates-signing-key <file>', 'PEM RSA private key that signs Expo Updates manifests (keyid "main")').env('SVC_UPDATES_SIGNING_KEY'))
+    .addOption(new Option('--max-heavy-steps <n>', 'type checks and exports of the expo builder running at once').env('SVC_MAX_HEAVY_STEPS').default(1).argParser(positiveInt('--max-heavy-steps', 1)))
     .action(async (options: ServeOptions) => serve(options));
+
+  program
+    .command('toolchain')
+    .description('Manage the expo builder\'s toolchain.')
+    .command('install')
+    .description('Install the Expo SDK toolchain ahead of its first use (npm ci from the lockfile shipped in this package; about 1-2 min).')
+    .addOption(new Option('--sdk <n>', 'Expo SDK').env('SVC_EXPO_SDK').default(DEFAULT_EXPO_SDK).argParser(expoSdk))
+    .addOption(dataDirOption())
+    .action(async (options: { sdk: number; dataDir: string }) => {
+      const toolchain = toolchainFor({ dataDir: resolve(options.dataDir), sdk: options.sdk });
+      if (toolchain.isInstalled()) {
+        process.stdout.write(`The Expo SDK ${options.sdk} toolchain is already installed: ${toolchain.dir}\n`);
+        return;
+      }
+      await toolchain.ensure({ onProgress: (text) => process.stderr.write(`${text}\n`) });
+      process.stdout.write(`Installed the Expo SDK ${options.sdk} toolchain: ${toolchain.dir}\n`);
+    });
 
   const token = program.command('token').description('Manage API tokens.');
   token
@@ -207,10 +245,20 @@ async function serve(options: ServeOptions): Promise<void> {
     maxConcurrentWorkflows: options.maxConcurrentWorkflows,
     leaseMs: options.leaseMs,
     logger,
+    expo: {
+      sdk: options.expoSdk,
+      agentTimeoutSeconds: options.agentTimeout,
+      heavySteps: options.maxHeavySteps,
+      ...(options.agentCommand && { agentCommand: options.agentCommand }),
+    },
     ...(options.builderConfig && { builderConfigFile: resolve(options.builderConfig) }),
     ...(options.publicUrl && { publicUrl: options.publicUrl }),
+    ...(options.artifactUrl && { artifactUrl: options.artifactUrl }),
     ...(options.plans && { plansFile: resolve(options.plans) }),
+    ...(options.updatesSigningKey && { updatesSigningKeyFile: resolve(options.updatesSigningKey) }),
   };
+  // A bad signing key fails at start, not on a phone's first request.
+  if (config.updatesSigningKeyFile) loadUpdatesSigningKey(config.updatesSigningKeyFile);
   const app = openApp(config);
   await app.start();
   const allowedHosts = options.allowedHosts?.split(',').map((h) => h.trim()).filter(Boolean);
@@ -221,12 +269,13 @@ async function serve(options: ServeOptions): Promise<void> {
   };
 
   let http: RunningHttpServer | undefined;
+  let artifacts: RunningHttpServer | undefined;
   let stopping = false;
   const stop = async (reason: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ reason }, 'shutting down');
-    await http?.close();
+    await Promise.all([http?.close(), artifacts?.close()]);
     await app.close();
     process.exit(0);
   };
@@ -235,8 +284,11 @@ async function serve(options: ServeOptions): Promise<void> {
 
   if (options.http) {
     http = await startHttpServer(app, { ...httpOptions, port: options.port, serveMcp: true });
-    logger.info({ url: `${http.url}/mcp`, dataDir: config.dataDir, builder: options.builder }, 'serving MCP over streamable HTTP');
-    process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp (data: ${config.dataDir})\n`);
+    // Previews, deployments and updates also get their own origin (the next free port), so a
+    // preview may keep its origin (localStorage) without ever sharing one with /mcp.
+    artifacts = await startArtifactListener(app, httpOptions, options.port === 0 ? 0 : http.port + 1);
+    logger.info({ url: `${http.url}/mcp`, artifacts: app.publicUrl.artifacts(), dataDir: config.dataDir, builder: options.builder }, 'serving MCP over streamable HTTP');
+    process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp, artifacts on ${artifacts.url} (data: ${config.dataDir})\n`);
     return;
   }
 
@@ -299,6 +351,17 @@ function openApp(config: AppConfig): App {
       );
     }
     throw error;
+  }
+}
+
+/** Starts the artifact origin's listener on `port` or the next free one after it (any, for 0). */
+async function startArtifactListener(app: App, httpOptions: { host: string; bodyLimitBytes: number; allowedHosts?: string[] }, port: number): Promise<RunningHttpServer> {
+  for (let candidate = port; ; candidate++) {
+    try {
+      return await startHttpServer(app, { ...httpOptions, port: candidate, serveMcp: false, artifactOrigin: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || port === 0 || candidate >= port + 50 || candidate >= 65535) throw error;
+    }
   }
 }
 

@@ -223,7 +223,7 @@ export class WorkflowService {
     const queued = workflows.listQueued(projectId);
     const last = workflows.latestFinished(projectId);
     const pending = active?.status === 'waiting_for_input' ? questions.pendingOf(active.id) : undefined;
-    const base = this.deps.publicUrl.get();
+    const base = this.deps.publicUrl.artifacts();
     return {
       projectId,
       hasActiveWorkflows: active !== undefined || queued.length > 0,

@@ -2,7 +2,9 @@
  * `GET /previews/<id>/<path>` and `GET /deployments/<id>/<path>` (design section 5): files of a
  * published artifact, traversal-safe, with content types. Artifact ids are random UUIDs, so a link
  * works as a capability: it is shown only to those who may read the project's session.
- * Pages are sandboxed (CSP `sandbox`) so a preview's scripts run in an opaque origin.
+ * Pages are sandboxed (CSP `sandbox`) so a preview's scripts run in an opaque origin; on a
+ * listener that serves no MCP (the artifact origin) they keep their origin, so a preview may use
+ * `localStorage` like the real app.
  */
 import { createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -17,7 +19,7 @@ function notFound(res: ServerResponse): void {
 }
 
 /** Serves one artifact file, or 404 for anything else (unknown id, wrong kind, traversal, folder without index). */
-export async function serveArtifact(app: App, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+export async function serveArtifact(app: App, req: IncomingMessage, res: ServerResponse, path: string, ownOrigin = false): Promise<void> {
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.writeHead(405, { Allow: 'GET, HEAD' });
     res.end();
@@ -48,7 +50,7 @@ export async function serveArtifact(app: App, req: IncomingMessage, res: ServerR
     'Content-Type': contentType(file.slice(file.lastIndexOf('/') + 1)) || 'application/octet-stream',
     'X-Content-Type-Options': 'nosniff',
     'Cache-Control': kind === 'deployment' ? 'public, max-age=31536000, immutable' : 'no-cache',
-    'Content-Security-Policy': 'sandbox allow-scripts allow-forms allow-popups allow-modals',
+    'Content-Security-Policy': `sandbox allow-scripts allow-forms allow-popups allow-modals${ownOrigin ? ' allow-same-origin' : ''}`,
     'Access-Control-Allow-Origin': '*',
   });
   if (req.method === 'HEAD') {

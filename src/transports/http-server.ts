@@ -14,6 +14,7 @@ import type { App } from '../app.js';
 import { forbidden, httpStatusForCode, invalidRequest, rateLimited, toJsonRpcError, type ServiceError } from '../errors.js';
 import type { GatewayReply } from '../mcp/json-rpc-gateway.js';
 import { serveArtifact } from './artifact-routes.js';
+import { createExpoUpdateRoutes } from './expo-updates-routes.js';
 import { createHostCheck, LOOPBACK_HOSTS } from './host-check.js';
 
 /** Listener settings (design sections 2 and 7; issue 4 hardening). Times in ms, sizes in bytes. */
@@ -23,6 +24,11 @@ export interface HttpServerOptions {
   port: number;
   /** Answer MCP on `/mcp` (false in stdio mode, where the listener serves artifacts only). */
   serveMcp: boolean;
+  /**
+   * This listener is the artifact origin next to an MCP listener (`--artifact-url`): its bound
+   * address becomes the base of artifact links instead of the public URL.
+   */
+  artifactOrigin?: boolean;
   /** Largest request body, in bytes (default 1 MiB). Larger ones get 413. */
   bodyLimitBytes?: number;
   /** Extra host names accepted in `Host`/`Origin` besides loopback, the bind host and the public URL's host. */
@@ -62,6 +68,7 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
   const bodyLimit = options.bodyLimitBytes ?? 1024 * 1024;
   const maxConcurrent = options.maxConcurrentRequests ?? 256;
   const { logger } = app;
+  const updates = createExpoUpdateRoutes(app);
   let inFlight = 0;
   let hostCheck: ReturnType<typeof createHostCheck> = () => 'ok';
 
@@ -146,8 +153,10 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
       // Unhealthy when no authenticated request could be admitted now, or the store does not answer.
       const problem = options.serveMcp && inFlight >= maxConcurrent ? 'request_slots_full' : app.healthProblem();
       work = problem ? sendJson(res, 503, { status: 'unavailable', reason: problem }) : sendJson(res, 200, { status: 'ok' });
+    } else if (path.startsWith('/updates/')) {
+      work = updates.serveUpdates(req, res, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));
     } else if (path.startsWith('/previews/') || path.startsWith('/deployments/')) {
-      work = serveArtifact(app, req, res, path);
+      work = updates.serveLanding(req, res, path).then((served) => (served ? undefined : serveArtifact(app, req, res, path, !options.serveMcp)));
     } else {
       work = sendJson(res, 404, { error: 'Not found' });
     }
@@ -187,7 +196,8 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
     });
   });
   const address = server.address() as AddressInfo;
-  app.publicUrl.bound(options.host, address.port);
+  if (options.artifactOrigin) app.publicUrl.artifactsBound(options.host, address.port);
+  else app.publicUrl.bound(options.host, address.port);
 
   if (WILDCARD_HOSTS.has(options.host) && !options.allowedHosts?.length) {
     logger.warn({ host: options.host }, 'HTTP bound to every interface without --allowed-hosts: Host/Origin checks are off. Put it behind a proxy or pass --allowed-hosts.');

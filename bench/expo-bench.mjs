@@ -1,0 +1,164 @@
+// `npm run bench:expo`: the `expo` builder on this machine, in one run, through the real bin over
+// HTTP: toolchain install (npm ci from the shipped lockfile into a fresh data dir; npm's own cache
+// is used as it is), new workspace, first build of a first and of a second project, warm rebuild
+// after a one-line edit, deploy (cold, then warm), extra disk per project, and peak RSS of the
+// server and of the export process tree. Prints a table and writes bench/results/expo-<time>.json.
+//
+// Options (env): BENCH_KEEP=1 keeps the data dir.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = join(root, 'bin', 'mobile-builder-mcp.js');
+const dataDir = mkdtempSync(join(tmpdir(), 'mbm-expo-bench-'));
+const results = {};
+const seconds = (ms) => Math.round(ms / 100) / 10;
+
+// 1. Toolchain install.
+let t = Date.now();
+const install = spawnSync(process.execPath, [BIN, 'toolchain', 'install', '--sdk', '56', '--data-dir', dataDir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+if (install.status !== 0) throw new Error(`toolchain install failed: ${install.stdout}`);
+results.toolchainInstallS = seconds(Date.now() - t);
+results.toolchainDiskMiB = duMiB(join(dataDir, 'toolchains'));
+
+// 2. The server (HTTP, expo builder), with a sampler of its and its children's memory.
+const token = execFileSync(process.execPath, [BIN, 'token', 'create', '--user', 'bench', '--data-dir', dataDir], { encoding: 'utf8' }).trim().split('\n').at(-1);
+// The benchmark polls its sessions: give its user a plan whose request rate it never meets.
+const plans = join(dataDir, 'plans.json');
+writeFileSync(plans, JSON.stringify({ bench: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 10, maxProjects: 10 } }));
+execFileSync(process.execPath, [BIN, 'user', 'set-plan', 'bench', 'bench', '--plans', plans, '--data-dir', dataDir]);
+const server = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--builder', 'expo', '--plans', plans, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+let serverErr = '';
+server.stderr.on('data', (d) => (serverErr += d.toString()));
+const port = await new Promise((resolve, reject) => {
+  const timer = setTimeout(() => reject(new Error(`server did not start: ${serverErr}`)), 30_000);
+  const poll = setInterval(() => {
+    const m = /listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(serverErr);
+    if (m) {
+      clearInterval(poll);
+      clearTimeout(timer);
+      resolve(Number(m[1]));
+    }
+  }, 50);
+});
+const mcpUrl = `http://127.0.0.1:${port}/mcp`;
+let peakExportTreeMiB = 0;
+let peakExportProcessMiB = 0;
+const sampler = setInterval(() => {
+  const tree = descendants(server.pid);
+  let sum = 0;
+  for (const pid of tree) {
+    const rss = rssMiB(pid);
+    sum += rss;
+    peakExportProcessMiB = Math.max(peakExportProcessMiB, rss);
+  }
+  peakExportTreeMiB = Math.max(peakExportTreeMiB, sum);
+}, 200);
+
+let id = 1;
+async function tool(name, args) {
+  const res = await fetch(mcpUrl, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: id++, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  const body = await res.json();
+  if (!body.result || body.result.isError) throw new Error(`${name}: ${JSON.stringify(body)}`);
+  return body.result.structuredContent;
+}
+
+/** Sends an instruction, answers the app identifier question if asked, and returns the finished workflow. */
+async function run(projectId, message, kind) {
+  await tool('svc_send_message', { projectId, message, kind });
+  for (;;) {
+    const s = await tool('svc_get_session', { projectId });
+    if (s.pendingQuestion) await tool('svc_send_message', { projectId, message: 'com.example.bench', questionId: s.pendingQuestion.questionId });
+    else if (!s.hasActiveWorkflows) {
+      if (s.lastWorkflow.status !== 'completed') throw new Error(`${kind} failed: ${JSON.stringify(s.lastWorkflow.error)}`);
+      return s.lastWorkflow;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+const duration = (w) => seconds(Date.parse(w.finishedAt) - Date.parse(w.startedAt));
+
+try {
+  // 3. A new workspace, alone (the same code the first build runs).
+  const { ExpoWorkspace } = await import(join(root, 'dist', 'builders', 'expo', 'workspace.js'));
+  const { toolchainFor } = await import(join(root, 'dist', 'builders', 'expo', 'index.js'));
+  const probe = join(dataDir, 'probe-workspace');
+  t = performance.now();
+  await new ExpoWorkspace(probe, toolchainFor({ dataDir })).ensure({ name: 'Probe' });
+  results.newWorkspaceS = Math.round(performance.now() - t) / 1000;
+  results.newWorkspaceMiB = duMiB(probe);
+  rmSync(probe, { recursive: true, force: true });
+
+  const first = await tool('svc_create_project', { name: 'Bench One' });
+  results.firstBuildS = duration(await run(first.id, 'A habit tracker, make it green', 'build'));
+  const second = await tool('svc_create_project', { name: 'Bench Two' });
+  results.secondProjectFirstBuildS = duration(await run(second.id, 'A recipe box in dark mode', 'build'));
+  results.warmRebuildS = duration(await run(first.id, 'accent #ff8800', 'build'));
+  results.coldDeployS = duration(await run(first.id, 'deploy', 'deploy'));
+  results.warmDeployS = duration(await run(first.id, 'deploy again', 'deploy'));
+  results.diskPerProjectMiB = duMiB(join(dataDir, 'workspaces', second.id));
+  results.serverPeakRssMiB = Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))[1]) / 1024);
+  results.exportPeakProcessRssMiB = Math.round(peakExportProcessMiB);
+  results.exportPeakTreeRssMiB = Math.round(peakExportTreeMiB);
+} finally {
+  clearInterval(sampler);
+  server.kill('SIGTERM');
+  if (!process.env.BENCH_KEEP) setTimeout(() => rmSync(dataDir, { recursive: true, force: true }), 3000);
+}
+
+const rows = [
+  ['toolchain install (npm ci, SDK 56)', `${results.toolchainInstallS} s (${results.toolchainDiskMiB} MiB)`],
+  ['new workspace', `${results.newWorkspaceS} s, ${results.newWorkspaceMiB} MiB`],
+  ['first build, first project (cold Metro cache)', `${results.firstBuildS} s`],
+  ['first build, second project', `${results.secondProjectFirstBuildS} s`],
+  ['warm rebuild after a one-line edit', `${results.warmRebuildS} s`],
+  ['deploy, first (cold native export)', `${results.coldDeployS} s`],
+  ['deploy, warm', `${results.warmDeployS} s`],
+  ['extra disk per project (after one build)', `${results.diskPerProjectMiB} MiB`],
+  ['peak RSS, server', `${results.serverPeakRssMiB} MiB`],
+  ['peak RSS, largest export process / whole tree', `${results.exportPeakProcessRssMiB} / ${results.exportPeakTreeRssMiB} MiB`],
+];
+const width = Math.max(...rows.map((r) => r[0].length));
+process.stdout.write(`\n${rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n')}\n`);
+mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+writeFileSync(join(root, 'bench', 'results', `expo-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), `${JSON.stringify(results, null, 2)}\n`);
+
+function duMiB(path) {
+  // du counts the workspace's own files; the node_modules symlink is not followed.
+  const kb = Number(execFileSync('du', ['-sk', path], { encoding: 'utf8' }).split('\t')[0]);
+  return Math.round((kb / 1024) * 10) / 10;
+}
+
+function descendants(pid) {
+  const out = [];
+  const stack = [pid];
+  while (stack.length) {
+    const parent = stack.pop();
+    let children;
+    try {
+      children = readdirSync(`/proc/${parent}/task`).map((task) => readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8')).join(' ');
+    } catch {
+      continue;
+    }
+    for (const child of children.split(/\s+/).filter(Boolean).map(Number)) {
+      out.push(child);
+      stack.push(child);
+    }
+  }
+  return out;
+}
+
+function rssMiB(pid) {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * The `command` agent: an operator's code agent (`--agent-command`, a shell command line) run in
+ * the project's workspace. It reads the instruction and the project from its environment:
+ *
+ * | variable | value |
+ * |---|---|
+ * | `SVC_INSTRUCTION` | the user's instruction for this build |
+ * | `SVC_PROJECT_ID`, `SVC_PROJECT_NAME`, `SVC_PROJECT_DESCRIPTION` | the project |
+ * | `SVC_HISTORY_FILE` | a JSON file: `{"instructions": [earlier instructions, oldest first]}` |
+ * | `SVC_WORKSPACE` | the workspace (also the working directory) |
+ * | `SVC_EXPO_SDK` | the Expo SDK of the app (`56`) |
+ *
+ * Its output becomes progress messages; a `::ask key {"prompt": ...}` line asks the user and the
+ * answer arrives on its stdin as one line, `::message text` and `::result text` post messages (the
+ * command builder's line protocol). Exit 0 means done; the build then type-checks and exports.
+ * It is stopped with its whole process group on cancel and after the timeout.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { BuildFailure, type BuildContext } from '../builder.js';
+import { parseDirective, type Directive } from '../command-protocol.js';
+import { OutputBatcher } from '../output-batcher.js';
+import type { AgentInput, AgentOutcome, AgentStep } from './agent-step.js';
+import { groupHooks, runProcess } from './run-process.js';
+import { OUTPUT_DIR } from './workspace.js';
+
+/** Settings of the `command` agent. */
+export interface CommandAgentOptions {
+  /** The shell command line (run with `/bin/sh -c`). */
+  command: string;
+  /** Stops the agent after this many ms (default 15 min); the build fails with `timeout`. */
+  timeoutMs?: number;
+  /** Output lines kept per run (default 2000). */
+  maxOutputLines?: number;
+  /** Extra environment (for the agent's own credentials). */
+  env?: Record<string, string>;
+}
+
+/** Environment variables the service itself uses; never handed to an agent. */
+const PRIVATE_ENV = ['SVC_API_TOKEN'];
+
+/** The `command` agent (see the file comment). */
+export class CommandAgent implements AgentStep {
+  readonly mode = 'command' as const;
+  readonly stepName = 'Running the code agent';
+
+  constructor(private readonly options: CommandAgentOptions) {}
+
+  async run({ job, context, workspace, sdk }: AgentInput): Promise<AgentOutcome> {
+    const historyFile = join(workspace.dir, OUTPUT_DIR, 'history.json');
+    await mkdir(join(workspace.dir, OUTPUT_DIR), { recursive: true });
+    await writeFile(historyFile, `${JSON.stringify({ instructions: job.history, instruction: job.instruction }, null, 2)}\n`);
+
+    const env: NodeJS.ProcessEnv = { ...process.env, ...this.options.env };
+    for (const key of PRIVATE_ENV) delete env[key];
+    Object.assign(env, {
+      SVC_WORKFLOW_ID: job.workflowId,
+      SVC_INSTRUCTION: job.instruction,
+      SVC_PROJECT_ID: job.project.id,
+      SVC_PROJECT_NAME: job.project.name,
+      SVC_PROJECT_DESCRIPTION: job.project.description ?? '',
+      SVC_HISTORY_FILE: historyFile,
+      SVC_WORKSPACE: workspace.dir,
+      SVC_EXPO_SDK: String(sdk),
+      EXPO_NO_TELEMETRY: '1',
+    });
+
+    const batcher = new OutputBatcher((text) => context.say(text), { maxLines: this.options.maxOutputLines ?? 2000 });
+    let writeStdin: (text: string) => void = () => undefined;
+    let chain: Promise<void> = Promise.resolve();
+    let directiveError: Error | null = null;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(job.signal.reason);
+    job.signal.addEventListener('abort', onAbort, { once: true });
+    let lastResult = '';
+    const apply = async (directive: Directive, ctx: BuildContext) => {
+      if (directive.type === 'ask') writeStdin(await ctx.ask(directive.question));
+      else if (directive.type === 'message') ctx.say(directive.text);
+      else if (directive.type === 'result') {
+        lastResult = directive.text;
+        ctx.say(directive.text);
+      } else batcher.push(`(ignored directive ${directive.type}: the expo builder publishes previews itself)`);
+    };
+    const timeoutMs = this.options.timeoutMs ?? 15 * 60_000;
+    try {
+      const result = await runProcess({
+        command: '/bin/sh',
+        args: ['-c', this.options.command],
+        cwd: workspace.dir,
+        env,
+        signal: controller.signal,
+        timeoutMs,
+        onStart: (write) => (writeStdin = write),
+        onStdout: (line) => {
+          const directive = parseDirective(line);
+          if (!directive) return batcher.push(line);
+          batcher.flush();
+          // Directives run in output order; a question blocks the ones after it.
+          chain = chain
+            .then(() => apply(directive, context))
+            .catch((error: Error) => {
+              if (job.signal.aborted) return;
+              directiveError ??= error;
+              controller.abort(error);
+            });
+        },
+        onStderr: (line) => batcher.push(line),
+        ...groupHooks(context),
+      });
+      batcher.flush();
+      await chain;
+      if (job.signal.aborted) throw job.signal.reason;
+      if (directiveError) throw new BuildFailure('agent_failed', `The code agent's directive failed: ${(directiveError as Error).message}`);
+      if (result.timedOut) throw new BuildFailure('timeout', `The code agent took longer than ${Math.round(timeoutMs / 1000)} s and was stopped.`);
+      if (result.code !== 0) {
+        const how = result.code === null ? `was killed by ${result.signal}` : `exited with code ${result.code}`;
+        throw new BuildFailure('agent_failed', `The code agent ${how}. Its last output:\n${result.tail.slice(-10).join('\n')}`);
+      }
+      return { summary: lastResult || 'changes by the code agent' };
+    } finally {
+      job.signal.removeEventListener('abort', onAbort);
+      batcher.flush();
+    }
+  }
+}

@@ -1,0 +1,246 @@
+/**
+ * The `expo` builder: every build is a real Expo (React Native) app, every deploy a real Expo
+ * update (README "The expo builder").
+ *
+ * - build: workspace (toolchain installed on first use, template copied, `app.json` synced) ->
+ *   agent step (deterministic edits or the operator's code agent) -> `tsc --noEmit` ->
+ *   `expo export --platform web` -> web preview. Success commits the workspace; failure or
+ *   cancel resets it to the last good commit.
+ * - deploy: builds first when there is no good build -> app identifier (asked once per
+ *   project) -> `expo export --platform ios --platform android` (Hermes bytecode) and a web export
+ *   -> immutable, numbered deployments `web`, `ios`, `android`; the native ones are served as
+ *   Expo Updates (protocol v1) by the server.
+ * Type check and exports run under the server-wide heavy-step semaphore.
+ */
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { BuildFailure, type Builder, type BuildContext, type BuildJob } from '../builder.js';
+import { OutputBatcher } from '../output-batcher.js';
+import { APP_IDENTIFIER_PATTERN } from '../scripted-builder.js';
+import type { AgentStep } from './agent-step.js';
+import { HeavyStepSemaphore } from './heavy-steps.js';
+import { groupHooks, runProcess } from './run-process.js';
+import { EXPO_ENV, ExpoToolchain } from './toolchain.js';
+import { prepareUpdateFolder } from './update-bundle.js';
+import { latestUpdatePath, type UpdateChannels } from './update-channels.js';
+import { ExpoWorkspace, OUTPUT_DIR } from './workspace.js';
+
+/** Settings of the `expo` builder. */
+export interface ExpoBuilderOptions {
+  /** Metro's transform cache, shared by every project (in the data dir, not /tmp). */
+  metroCacheDir: string;
+  toolchain: ExpoToolchain;
+  agent: AgentStep;
+  heavy: HeavyStepSemaphore;
+  /** Install the toolchain on first use (default true); false fails with `toolchain_missing`. */
+  installToolchain?: boolean;
+  /** Limit of one type check or export, in ms (default 10 min); then `timeout`. */
+  stepTimeoutMs?: number;
+  /** Output lines posted per workflow (default 400). */
+  maxOutputLines?: number;
+  /** Extra environment for npm during a toolchain install. */
+  toolchainEnv?: NodeJS.ProcessEnv;
+  /** Tokens of the projects' secret "latest" update URLs. */
+  channels: UpdateChannels;
+}
+
+/** Environment variables the service itself uses; never handed to a child process. */
+const PRIVATE_ENV = ['SVC_API_TOKEN'];
+
+/** The `expo` builder (see the file comment). */
+export class ExpoBuilder implements Builder {
+  readonly name = 'expo';
+
+  constructor(private readonly options: ExpoBuilderOptions) {}
+
+  async run(job: BuildJob, context: BuildContext): Promise<void> {
+    const workspace = new ExpoWorkspace(job.workspaceDir, this.options.toolchain);
+    const output = new OutputBatcher((text) => context.say(text), { maxLines: this.options.maxOutputLines ?? 400 });
+    try {
+      if (job.kind === 'build') await this.build(job, context, workspace, output, 0, 5);
+      else await this.deploy(job, context, workspace, output);
+    } catch (error) {
+      output.flush();
+      // A broken edit never poisons the next build: back to the last good commit.
+      await workspace.reset().catch(() => undefined);
+      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') {
+        throw new BuildFailure('disk_full', 'The disk of the server is full; the workspace was reset. Free some space (old artifacts, the Metro cache under the data dir) and build again.');
+      }
+      throw error;
+    } finally {
+      output.flush();
+    }
+  }
+
+  private async prepare(job: BuildJob, context: BuildContext, workspace: ExpoWorkspace): Promise<void> {
+    const { toolchain } = this.options;
+    if (!toolchain.isInstalled()) {
+      if (this.options.installToolchain === false) {
+        throw new BuildFailure(
+          'toolchain_missing',
+          `The Expo SDK ${toolchain.sdk} toolchain is not installed on this server. Run \`mobile-builder-mcp toolchain install --sdk ${toolchain.sdk}\`.`,
+        );
+      }
+      await toolchain.ensure({ onProgress: (text) => context.say(text), signal: job.signal, ...groupHooks(context), ...(this.options.toolchainEnv && { env: this.options.toolchainEnv }) });
+    }
+    if (job.signal.aborted) throw job.signal.reason;
+    const { created } = await workspace.ensure({ name: job.project.name, identifier: context.recall('app_identifier') });
+    if (created) context.say(`Created the app's workspace from the Expo SDK ${toolchain.sdk} blank TypeScript template.`);
+    // A previous run may have been killed mid-way (server crash): start from the last good commit.
+    await workspace.reset();
+    await workspace.syncAppConfig({ name: job.project.name, identifier: context.recall('app_identifier') });
+  }
+
+  private async build(job: BuildJob, context: BuildContext, workspace: ExpoWorkspace, output: OutputBatcher, offset: number, total: number): Promise<void> {
+    const { agent } = this.options;
+    context.step(offset + 1, total, `Preparing the workspace (Expo SDK ${this.options.toolchain.sdk})`);
+    await this.prepare(job, context, workspace);
+
+    context.step(offset + 2, total, agent.stepName);
+    const outcome = await agent.run({ job, context, workspace, sdk: this.options.toolchain.sdk });
+    if (job.signal.aborted) throw job.signal.reason;
+    const links = await workspace.linksLeaving();
+    if (links.length) throw new BuildFailure('agent_failed', `The agent step left symbolic links that point outside the workspace (${links.join(', ')}); nothing was built and the workspace was reset.`);
+    // The agent may not touch the identity: put it back.
+    await workspace.syncAppConfig({ name: job.project.name, identifier: context.recall('app_identifier') });
+
+    context.step(offset + 3, total, 'Type checking (tsc --noEmit)');
+    await this.typeCheck(job, context, workspace, output);
+
+    context.step(offset + 4, total, 'Exporting the web app (expo export --platform web)');
+    const webDir = join(workspace.dir, OUTPUT_DIR, 'web');
+    await this.exportPlatforms(job, context, workspace, output, ['web'], webDir);
+
+    context.step(offset + 5, total, 'Publishing the web preview');
+    const preview = await context.publish({ kind: 'preview', platform: 'web', sourceDir: webDir });
+    const firstLine = job.instruction.split('\n')[0]!.slice(0, 72);
+    await workspace.commit(`${firstLine || 'Build'}\n\n${outcome.summary}\nWorkflow ${job.workflowId}`);
+    context.say(`Web preview of ${job.project.name} published at ${preview.path} (a real Expo web export; open it from previewUrls of svc_get_session).`, 'result');
+  }
+
+  private async deploy(job: BuildJob, context: BuildContext, workspace: ExpoWorkspace, output: OutputBatcher): Promise<void> {
+    const needsBuild = context.latestPreview('web') === null;
+    // With no good build yet, the build's own web export is the one deployed.
+    const base = needsBuild ? 5 : 1;
+    const total = base + (needsBuild ? 3 : 4);
+    if (needsBuild) {
+      context.say('This project has no good build yet: building first.');
+      await this.build(job, context, workspace, output, 0, total);
+    } else {
+      context.step(1, total, `Preparing the workspace (Expo SDK ${this.options.toolchain.sdk})`);
+      await this.prepare(job, context, workspace);
+    }
+    let step = base;
+
+    context.step(++step, total, 'Checking the app identifier');
+    const appId =
+      context.recall('app_identifier') ??
+      (await context.ask({
+        key: 'app_identifier',
+        prompt: 'Which app identifier should this app be published under? Use reverse-DNS form, for example com.example.myapp.',
+        pattern: APP_IDENTIFIER_PATTERN,
+      }));
+    await workspace.syncAppConfig({ name: job.project.name, identifier: appId });
+    await workspace.commit(`Set the app identifier ${appId}`);
+
+    context.step(++step, total, 'Exporting native bundles for iOS and Android (Hermes bytecode)');
+    const nativeDir = join(workspace.dir, OUTPUT_DIR, 'native');
+    await this.exportPlatforms(job, context, workspace, output, ['ios', 'android'], nativeDir);
+
+    const webDir = join(workspace.dir, OUTPUT_DIR, 'web');
+    if (!needsBuild) {
+      context.step(++step, total, 'Exporting the web app (expo export --platform web)');
+      await this.exportPlatforms(job, context, workspace, output, ['web'], webDir);
+    }
+
+    context.step(step + 1, total, 'Publishing deployments (web, ios, android)');
+    const appConfig = await workspace.appConfig();
+    const web = await context.publish({ kind: 'deployment', platform: 'web', sourceDir: webDir });
+    const published: string[] = [`web #${web.number} at ${web.path}`];
+    for (const platform of ['ios', 'android'] as const) {
+      const dir = join(workspace.dir, OUTPUT_DIR, 'updates', platform);
+      const update = await prepareUpdateFolder(nativeDir, platform, dir, appConfig, this.options.toolchain.sdk);
+      const deployment = await context.publish({ kind: 'deployment', platform, sourceDir: dir });
+      published.push(`${platform} #${deployment.number} (Expo update ${update.id}, ${update.assets.length + 1} files) at ${deployment.path}`);
+    }
+    const latest = latestUpdatePath(this.options.channels.tokenOf(job.project.id));
+    context.say(
+      `Deployed ${job.project.name} as ${appId} (Expo SDK ${this.options.toolchain.sdk}): ${published.join('; ')}. ` +
+        'The ios and android links open a page with an exp:// QR code for Expo Go (SDK ' +
+        `${this.options.toolchain.sdk}) or a development build.` +
+        ` The project's "latest" update URL path (follows every new deploy; keep it private): ${latest}`,
+      'result',
+    );
+  }
+
+  private childEnv(): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = { ...process.env, ...EXPO_ENV, SVC_METRO_CACHE_DIR: this.options.metroCacheDir, NODE_ENV: 'production' };
+    for (const key of PRIVATE_ENV) delete env[key];
+    return env;
+  }
+
+  private heavy<T>(job: BuildJob, context: BuildContext, fn: () => Promise<T>): Promise<T> {
+    return this.options.heavy.run(job.signal, fn, () => context.say('Waiting for another build on this server to finish its export (one heavy step at a time)…'));
+  }
+
+  private async typeCheck(job: BuildJob, context: BuildContext, workspace: ExpoWorkspace, output: OutputBatcher): Promise<void> {
+    const timeoutMs = this.options.stepTimeoutMs ?? 10 * 60_000;
+    const diagnostics: string[] = [];
+    const result = await this.heavy(job, context, () =>
+      runProcess({
+        command: process.execPath,
+        args: [this.options.toolchain.bin('typescript/bin/tsc'), '--noEmit', '--pretty', 'false'],
+        cwd: workspace.dir,
+        env: this.childEnv(),
+        signal: job.signal,
+        timeoutMs,
+        onStdout: (line) => {
+          if (diagnostics.length < 20) diagnostics.push(line);
+          output.push(line);
+        },
+        onStderr: (line) => output.push(line),
+        ...groupHooks(context),
+      }),
+    );
+    output.flush();
+    if (result.aborted || job.signal.aborted) throw job.signal.reason;
+    if (result.timedOut) throw new BuildFailure('timeout', `The type check took longer than ${Math.round(timeoutMs / 1000)} s and was stopped.`);
+    if (result.code !== 0) {
+      throw new BuildFailure('type_check_failed', `The app does not type-check (tsc --noEmit); the workspace was reset to its last good version:\n${(diagnostics.length ? diagnostics : result.tail.slice(-10)).slice(0, 10).join('\n')}`);
+    }
+  }
+
+  private async exportPlatforms(
+    job: BuildJob,
+    context: BuildContext,
+    workspace: ExpoWorkspace,
+    output: OutputBatcher,
+    platforms: Array<'web' | 'ios' | 'android'>,
+    outDir: string,
+  ): Promise<void> {
+    const timeoutMs = this.options.stepTimeoutMs ?? 10 * 60_000;
+    await rm(outDir, { recursive: true, force: true });
+    await mkdir(join(outDir, '..'), { recursive: true });
+    const args = [this.options.toolchain.bin('expo/bin/cli'), 'export', ...platforms.flatMap((p) => ['--platform', p]), '--output-dir', outDir];
+    const result = await this.heavy(job, context, () =>
+      runProcess({
+        command: process.execPath,
+        args,
+        cwd: workspace.dir,
+        env: this.childEnv(),
+        signal: job.signal,
+        timeoutMs,
+        onStdout: (line) => output.push(line),
+        onStderr: (line) => output.push(line),
+        ...groupHooks(context),
+      }),
+    );
+    output.flush();
+    if (result.aborted || job.signal.aborted) throw job.signal.reason;
+    if (result.timedOut) throw new BuildFailure('timeout', `The ${platforms.join('+')} export took longer than ${Math.round(timeoutMs / 1000)} s and was stopped.`);
+    if (result.code !== 0) {
+      const how = result.code === null ? `was killed by ${result.signal}` : `exited with code ${result.code}`;
+      throw new BuildFailure('export_failed', `expo export --platform ${platforms.join(' --platform ')} ${how}:\n${result.tail.slice(-12).join('\n')}`);
+    }
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * The `expo` builder's public surface: its settings and a factory that assembles it from them.
+ */
+import { join } from 'node:path';
+import type { AgentStep } from './agent-step.js';
+import { CommandAgent } from './command-agent.js';
+import { DeterministicEdits } from './deterministic-edits.js';
+import { ExpoBuilder } from './expo-builder.js';
+import { HeavyStepSemaphore } from './heavy-steps.js';
+import { DEFAULT_EXPO_SDK, ExpoToolchain } from './toolchain.js';
+import { UpdateChannels } from './update-channels.js';
+
+export { DEFAULT_EXPO_SDK, SUPPORTED_EXPO_SDKS } from './toolchain.js';
+
+/** What `serve` passes to the `expo` builder (design: `--expo-sdk`, `--agent-command`). */
+export interface ExpoBuilderSettings {
+  dataDir: string;
+  /** Where toolchains are installed (default `<dataDir>/toolchains`). */
+  toolchainsDir?: string;
+  sdk?: number;
+  /** Metro's transform cache, shared by every project (default `<dataDir>/cache/metro`). */
+  metroCacheDir?: string;
+  /** The operator's code agent (a shell command line); without one, deterministic edits only. */
+  agentCommand?: string;
+  /** Limit of one agent run, in seconds (default 900). */
+  agentTimeoutSeconds?: number;
+  /** Heavy steps (type check, exports) running at once on this server (default 1). */
+  heavySteps?: number;
+  /** Install the toolchain on first use (default true). */
+  installToolchain?: boolean;
+  /** Limit of one type check or export, in seconds (default 600). */
+  stepTimeoutSeconds?: number;
+  /** Extra environment for npm during a toolchain install. */
+  toolchainEnv?: NodeJS.ProcessEnv;
+}
+
+/** The toolchain a server with these settings uses. @throws Error for an SDK this package does not ship. */
+export function toolchainFor(settings: Pick<ExpoBuilderSettings, 'dataDir' | 'toolchainsDir' | 'sdk'>): ExpoToolchain {
+  return new ExpoToolchain(settings.toolchainsDir ?? join(settings.dataDir, 'toolchains'), settings.sdk ?? DEFAULT_EXPO_SDK);
+}
+
+/** Assembles the `expo` builder. @throws Error for an SDK this package does not ship. */
+export function createExpoBuilder(settings: ExpoBuilderSettings): ExpoBuilder {
+  const agent: AgentStep = settings.agentCommand
+    ? new CommandAgent({ command: settings.agentCommand, timeoutMs: (settings.agentTimeoutSeconds ?? 900) * 1000 })
+    : new DeterministicEdits();
+  return new ExpoBuilder({
+    metroCacheDir: settings.metroCacheDir ?? join(settings.dataDir, 'cache', 'metro'),
+    toolchain: toolchainFor(settings),
+    agent,
+    heavy: new HeavyStepSemaphore(settings.heavySteps ?? 1),
+    channels: new UpdateChannels(settings.dataDir),
+    ...(settings.installToolchain !== undefined && { installToolchain: settings.installToolchain }),
+    ...(settings.stepTimeoutSeconds !== undefined && { stepTimeoutMs: settings.stepTimeoutSeconds * 1000 }),
+    ...(settings.toolchainEnv && { toolchainEnv: settings.toolchainEnv }),
+  });
+}

@@ -1,0 +1,199 @@
+/**
+ * The `expo` builder's toolchain: one installed Expo app template per SDK under
+ * `<dataDir>/toolchains/expo-sdk-<sdk>/`, installed with `npm ci` from the lockfile that ships in
+ * this package (`toolchains/expo-sdk-<sdk>/`), so every server installs exactly the same tree.
+ * Project workspaces share its `node_modules` through a symlink.
+ *
+ * Installing is atomic: `npm ci` runs in a temporary folder that is renamed into place only when
+ * it succeeded, so a half-installed toolchain is never used. Two processes installing at once
+ * both work; the second rename loses and its copy is removed.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { copyFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BuildFailure } from '../builder.js';
+import { runProcess } from './run-process.js';
+
+/** The Expo SDKs whose lockfile ships in this package. */
+export const SUPPORTED_EXPO_SDKS = [56] as const;
+/** The SDK used when none is configured (the newest whose template installs from the registry). */
+export const DEFAULT_EXPO_SDK = 56;
+
+/** Folder of the shipped lockfiles and app templates (`<package>/toolchains/`). */
+const SHIPPED_TOOLCHAINS_DIR = fileURLToPath(new URL('../../../toolchains/', import.meta.url));
+
+/** Environment every Expo command runs with: no telemetry, no interactive prompts. */
+export const EXPO_ENV = { EXPO_NO_TELEMETRY: '1', CI: '1' } as const;
+
+const MARKER = '.svc-toolchain.json';
+
+/** Options of a toolchain install. */
+export interface ToolchainInstallOptions {
+  /** Called with progress lines meant for people ("installing…", "still installing (40 s)"). */
+  onProgress?: (text: string) => void;
+  signal?: AbortSignal;
+  /** Whole-install limit in ms (default 15 min); then `toolchain_install_failed`. */
+  timeoutMs?: number;
+  /** Extra environment for npm (tests point `npm_config_registry` somewhere). */
+  env?: NodeJS.ProcessEnv;
+  /** Called with npm's process group id when it starts and ends. */
+  onGroupStarted?: (pgid: number) => void;
+  onGroupEnded?: (pgid: number) => void;
+}
+
+/** One Expo SDK's toolchain under the data dir. */
+export class ExpoToolchain {
+  /** `<toolchainsDir>/expo-sdk-<sdk>` */
+  readonly dir: string;
+  /** The shipped lockfile folder (`<package>/toolchains/expo-sdk-<sdk>`). */
+  readonly shippedDir: string;
+  private installing: Promise<void> | null = null;
+
+  /**
+   * @param toolchainsDir where toolchains are installed (`<dataDir>/toolchains`).
+   * @throws Error when no lockfile for `sdk` ships in this package.
+   */
+  constructor(
+    toolchainsDir: string,
+    readonly sdk: number = DEFAULT_EXPO_SDK,
+  ) {
+    this.shippedDir = join(SHIPPED_TOOLCHAINS_DIR, `expo-sdk-${sdk}`);
+    if (!existsSync(join(this.shippedDir, 'package-lock.json'))) {
+      throw new Error(`Expo SDK ${sdk} is not supported by this version of mobile-builder-mcp (supported: ${SUPPORTED_EXPO_SDKS.join(', ')})`);
+    }
+    this.dir = join(toolchainsDir, `expo-sdk-${sdk}`);
+  }
+
+  /** The app template copied into every new workspace. */
+  get templateDir(): string {
+    return join(this.shippedDir, 'template');
+  }
+
+  /** `<toolchain>/node_modules`, the target of every workspace's `node_modules` symlink. */
+  get nodeModules(): string {
+    return join(this.dir, 'node_modules');
+  }
+
+  /** Path of a package's file inside the toolchain (`expo/bin/cli`). */
+  bin(relativePath: string): string {
+    return join(this.nodeModules, relativePath);
+  }
+
+  /** True when this exact lockfile is installed. */
+  isInstalled(): boolean {
+    try {
+      const marker = JSON.parse(readFileSync(join(this.dir, MARKER), 'utf8')) as { lockSha256?: string };
+      return marker.lockSha256 === this.lockHash() && existsSync(this.bin('expo/bin/cli'));
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Installs the toolchain unless it is installed already; concurrent calls share one install.
+   * @throws BuildFailure `toolchain_install_failed` (registry unreachable, npm failed, timeout);
+   *   the abort reason when `signal` aborts.
+   */
+  async ensure(options: ToolchainInstallOptions = {}): Promise<void> {
+    // A shared install stopped by another caller's cancel is started again for this one.
+    for (let attempt = 1; ; attempt++) {
+      if (this.isInstalled()) return;
+      if (options.signal?.aborted) throw options.signal.reason;
+      if (this.installing) options.onProgress?.(`Waiting for the Expo SDK ${this.sdk} toolchain install that another build started…`);
+      this.installing ??= this.install(options).finally(() => {
+        this.installing = null;
+      });
+      try {
+        await this.installing;
+        return;
+      } catch (error) {
+        if (options.signal?.aborted) throw options.signal.reason;
+        if (error instanceof BuildFailure || attempt >= 3) throw error;
+      }
+    }
+  }
+
+  private lockHash(): string {
+    return createHash('sha256').update(readFileSync(join(this.shippedDir, 'package-lock.json'))).digest('hex');
+  }
+
+  private async install(options: ToolchainInstallOptions): Promise<void> {
+    const say = options.onProgress ?? (() => undefined);
+    const root = join(this.dir, '..');
+    await mkdir(root, { recursive: true });
+    const tmp = join(root, `.tmp-expo-sdk-${this.sdk}-${randomUUID()}`);
+    await mkdir(tmp);
+    const started = Date.now();
+    say(`Installing the Expo SDK ${this.sdk} toolchain (once per server, about 1-2 min)…`);
+    const ticker = setInterval(() => say(`Still installing the Expo SDK ${this.sdk} toolchain (${Math.round((Date.now() - started) / 1000)} s)…`), 20_000);
+    ticker.unref();
+    try {
+      await copyFile(join(this.shippedDir, 'package.json'), join(tmp, 'package.json'));
+      await copyFile(join(this.shippedDir, 'package-lock.json'), join(tmp, 'package-lock.json'));
+      const timeoutMs = options.timeoutMs ?? 15 * 60_000;
+      const result = await runProcess({
+        command: 'npm',
+        args: ['ci', '--no-audit', '--no-fund'],
+        cwd: tmp,
+        env: {
+          ...process.env,
+          ...EXPO_ENV,
+          // A registry that cannot be reached fails in about a minute instead of npm's 5-minute default per request.
+          npm_config_fetch_retries: '1',
+          npm_config_fetch_retry_mintimeout: '2000',
+          npm_config_fetch_retry_maxtimeout: '10000',
+          npm_config_fetch_timeout: '60000',
+          npm_config_update_notifier: 'false',
+          ...options.env,
+        },
+        ...(options.signal && { signal: options.signal }),
+        timeoutMs,
+        tailLines: 40,
+        ...(options.onGroupStarted && { onGroupStarted: options.onGroupStarted }),
+        ...(options.onGroupEnded && { onGroupEnded: options.onGroupEnded }),
+      });
+      if (result.aborted) throw new Error('The toolchain install was stopped');
+      if (result.timedOut) {
+        throw new BuildFailure(
+          'toolchain_install_failed',
+          `Installing the Expo SDK ${this.sdk} toolchain took longer than ${Math.round(timeoutMs / 60_000)} min and was stopped. Check that the npm registry is reachable from this machine (npm config get registry; proxy settings), then run \`mobile-builder-mcp toolchain install --sdk ${this.sdk}\`.`,
+        );
+      }
+      if (result.code !== 0) throw installFailure(this.sdk, result.tail);
+      await writeFile(join(tmp, MARKER), `${JSON.stringify({ sdk: this.sdk, lockSha256: this.lockHash(), installedAt: new Date().toISOString() })}\n`);
+      // Replace an older install (another lockfile) only now that the new one works.
+      if (existsSync(this.dir)) {
+        const old = join(root, `.old-expo-sdk-${this.sdk}-${randomUUID()}`);
+        await rename(this.dir, old).catch(() => undefined);
+        void rm(old, { recursive: true, force: true });
+      }
+      try {
+        await rename(tmp, this.dir);
+      } catch (error) {
+        // Another process finished first: use its install.
+        if (!this.isInstalled()) throw error;
+      }
+      say(`Expo SDK ${this.sdk} toolchain installed in ${Math.round((Date.now() - started) / 1000)} s.`);
+    } finally {
+      clearInterval(ticker);
+      await rm(tmp, { recursive: true, force: true });
+    }
+  }
+}
+
+const NETWORK_ERRORS = /\b(ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH|ERR_SOCKET_TIMEOUT|network|request to \S+ failed)\b/i;
+
+function installFailure(sdk: number, tail: string[]): BuildFailure {
+  const errors = tail.filter((line) => /npm (error|ERR!)/.test(line)).slice(0, 8);
+  const detail = (errors.length ? errors : tail.slice(-8)).join('\n');
+  const retry = `run \`mobile-builder-mcp toolchain install --sdk ${sdk}\` (or build again)`;
+  if (NETWORK_ERRORS.test(tail.join('\n'))) {
+    return new BuildFailure(
+      'toolchain_install_failed',
+      `Could not install the Expo SDK ${sdk} toolchain: the npm registry could not be reached from this machine. Check the network, proxy and registry settings (npm config get registry), then ${retry}.\n${detail}`,
+    );
+  }
+  return new BuildFailure('toolchain_install_failed', `Could not install the Expo SDK ${sdk} toolchain (npm ci failed). Fix the cause below, then ${retry}.\n${detail}`);
+}

@@ -1,0 +1,196 @@
+/**
+ * A project's Expo workspace: `<dataDir>/workspaces/<projectId>/` holds the app's sources (copied
+ * from the toolchain's template), a git repository, and a `node_modules` symlink to the shared
+ * toolchain, so a new project costs well under a second and a few hundred KB.
+ *
+ * Git is the safety net: a successful workflow commits, a failed or cancelled one resets to the
+ * last good commit (`git reset --hard` + `git clean -fd`), so a broken edit never poisons the next
+ * build. Ignored files (`node_modules`, `.expo/`, export output in `.svc/`) survive a reset.
+ */
+import { cp, lstat, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { BuildFailure } from '../builder.js';
+import { runProcess } from './run-process.js';
+import type { ExpoToolchain } from './toolchain.js';
+
+/** What `app.json` is kept in sync with. */
+export interface AppIdentity {
+  /** Display name (the project's name). */
+  name: string;
+  /** Reverse-DNS app identifier (`com.example.app`), once the project gave one. */
+  identifier?: string | null;
+}
+
+/** The folder export output goes to (ignored by git). */
+export const OUTPUT_DIR = '.svc';
+
+const GIT_IDENTITY = ['-c', 'user.name=mobile-builder-mcp', '-c', 'user.email=builder@mobile-builder-mcp.invalid', '-c', 'commit.gpgsign=false'];
+
+/** One project's workspace (see the file comment). */
+export class ExpoWorkspace {
+  constructor(
+    readonly dir: string,
+    private readonly toolchain: ExpoToolchain,
+  ) {}
+
+  /**
+   * Creates the workspace from the template when it has no git repository yet, and points its
+   * `node_modules` at the toolchain. Cheap when the workspace exists.
+   * @throws BuildFailure `workspace_failed` when git cannot create the repository.
+   */
+  async ensure(identity: AppIdentity): Promise<{ created: boolean }> {
+    let created = false;
+    if (!(await exists(join(this.dir, '.git')))) {
+      await cp(this.toolchain.templateDir, this.dir, { recursive: true, force: true });
+      // npm never packs a file named `.gitignore`, so the template ships it as `gitignore`.
+      await rename(join(this.dir, 'gitignore'), join(this.dir, '.gitignore'));
+      await cp(join(this.toolchain.shippedDir, 'package.json'), join(this.dir, 'package.json'));
+      await this.linkNodeModules();
+      await this.syncAppConfig(identity);
+      await this.nameSettings(identity.name);
+      await this.git(['init', '-q', '-b', 'main']);
+      await this.commit(`Create ${identity.name} from the Expo SDK ${this.toolchain.sdk} template`);
+      created = true;
+    } else {
+      await this.linkNodeModules();
+    }
+    return { created };
+  }
+
+  private async linkNodeModules(): Promise<void> {
+    const link = join(this.dir, 'node_modules');
+    const target = this.toolchain.nodeModules;
+    const info = await lstat(link).catch(() => null);
+    if (info?.isSymbolicLink() && (await readlink(link)) === target) return;
+    if (info) await rm(link, { recursive: true, force: true });
+    await symlink(target, link, 'dir');
+  }
+
+  /**
+   * Writes the project's name, slug and identifiers into `app.json`, and the constant relative
+   * base URL of web exports (`experiments.baseUrl: "."`: previews are served under a path, and the
+   * base URL is part of Metro's cache key, so it never changes).
+   * @returns true when the file changed.
+   */
+  async syncAppConfig(identity: AppIdentity): Promise<boolean> {
+    const file = join(this.dir, 'app.json');
+    const before = await readFile(file, 'utf8');
+    type Section = Record<string, unknown>;
+    let config: { expo?: Section & { experiments?: Section; ios?: Section; android?: Section } };
+    try {
+      config = JSON.parse(before) as typeof config;
+    } catch {
+      throw new BuildFailure('workspace_failed', 'app.json is not valid JSON.');
+    }
+    const expo = (config.expo ??= {});
+    expo.name = identity.name;
+    expo.slug = slugOf(identity.name);
+    expo.experiments = { ...(expo.experiments ?? {}), baseUrl: '.' };
+    if (identity.identifier) {
+      expo.ios = { ...(expo.ios ?? {}), bundleIdentifier: identity.identifier };
+      expo.android = { ...(expo.android ?? {}), package: identity.identifier };
+    }
+    const after = `${JSON.stringify(config, null, 2)}\n`;
+    if (after === before) return false;
+    await writeFile(file, after);
+    return true;
+  }
+
+  /** Puts the app's name into the template's `src/app-settings.json` (what its `App.tsx` shows). */
+  private async nameSettings(name: string): Promise<void> {
+    const file = join(this.dir, 'src', 'app-settings.json');
+    try {
+      const settings = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+      await writeFile(file, `${JSON.stringify({ ...settings, name }, null, 2)}\n`);
+    } catch {
+      // Not the shipped template's layout: nothing to name.
+    }
+  }
+
+  /** The app's public config (`app.json`'s `expo` object). */
+  async appConfig(): Promise<Record<string, unknown>> {
+    return (JSON.parse(await readFile(join(this.dir, 'app.json'), 'utf8')) as { expo: Record<string, unknown> }).expo;
+  }
+
+  /**
+   * Commits every change (nothing when the tree is clean).
+   * @returns true when a commit was made.
+   */
+  async commit(message: string): Promise<boolean> {
+    await this.git(['add', '-A']);
+    const status = await this.git(['status', '--porcelain']);
+    if (status.length === 0) return false;
+    await this.git(['commit', '-q', '--no-verify', '-m', message]);
+    return true;
+  }
+
+  /** Puts the workspace back at its last commit: tracked files restored, untracked ones removed. */
+  async reset(): Promise<void> {
+    if (!(await exists(join(this.dir, '.git')))) return;
+    await this.git(['reset', '-q', '--hard', 'HEAD']);
+    await this.git(['clean', '-fdq']);
+  }
+
+  /**
+   * Symbolic links in the app's sources that point outside the workspace (what a hostile or
+   * careless agent might leave), as workspace-relative paths. `node_modules`, `.git` and the
+   * output folders are not searched.
+   */
+  async linksLeaving(): Promise<string[]> {
+    const found: string[] = [];
+    const skip = new Set(['node_modules', '.git', '.expo', OUTPUT_DIR]);
+    const walk = async (dir: string, depth: number): Promise<void> => {
+      if (depth > 20 || found.length >= 10) return;
+      for (const entry of await readdir(dir, { withFileTypes: true })) {
+        if (dir === this.dir && skip.has(entry.name)) continue;
+        const path = join(dir, entry.name);
+        if (entry.isSymbolicLink()) {
+          const target = resolve(dir, await readlink(path));
+          const rel = relative(this.dir, target);
+          if (rel.startsWith('..') || isAbsolute(rel)) found.push(relative(this.dir, path));
+        } else if (entry.isDirectory()) await walk(path, depth + 1);
+      }
+    };
+    await walk(this.dir, 0);
+    return found;
+  }
+
+  /** Short hash of the last commit. */
+  async head(): Promise<string> {
+    return (await this.git(['rev-parse', '--short', 'HEAD']))[0] ?? '';
+  }
+
+  /** The files git tracks (for agents and messages). */
+  async trackedFiles(): Promise<string[]> {
+    return this.git(['ls-files']);
+  }
+
+  private async git(args: string[]): Promise<string[]> {
+    const lines: string[] = [];
+    const result = await runProcess({
+      command: 'git',
+      args: [...GIT_IDENTITY, ...args],
+      cwd: this.dir,
+      env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+      onStdout: (line) => lines.push(line),
+      timeoutMs: 60_000,
+    });
+    if (result.code !== 0) throw new BuildFailure('workspace_failed', `git ${args[0]} failed in the workspace:\n${result.tail.slice(-5).join('\n')}`);
+    return lines;
+  }
+}
+
+/** A URL- and store-safe slug of a name: `My Habit Tracker!` -> `my-habit-tracker`. */
+export function slugOf(name: string): string {
+  const slug = name
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60);
+  return slug || 'app';
+}
+
+async function exists(path: string): Promise<boolean> {
+  return (await lstat(path).catch(() => null)) !== null;
+}

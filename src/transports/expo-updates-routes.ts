@@ -1,0 +1,280 @@
+/**
+ * Expo Updates (protocol v1, Expo's "Expo Updates v1" specification) for the `expo` builder's
+ * native deployments, and the landing page of an ios/android deployment:
+ *
+ * | route | answers |
+ * |---|---|
+ * | `GET /updates/latest/<token>` | the manifest of the project's newest deployment for `expo-platform` (token: secret, per project) |
+ * | `GET /updates/d/<deploymentId>` | the manifest of that deployment (or of its sibling for the other platform) |
+ * | `GET /updates/assets/<deploymentId>/<path>` | an asset or the launch bundle; immutable, gzip/br when accepted |
+ * | `GET /deployments/<id>/` (ios, android) | a landing page with an `exp://` QR code for Expo Go / a development build |
+ *
+ * The manifest is multipart/mixed or JSON by `accept` negotiation (406 when nothing fits), with
+ * `expo-protocol-version: 1`, `expo-sfv-version: 0`, `cache-control: private, max-age=0`. A bad
+ * platform or a missing runtime version is 400; no such deployment, or none for the requested
+ * runtime version, is 404. With `--updates-signing-key`, a request carrying
+ * `expo-expect-signature` with keyid "main" gets an RSA-SHA256 `expo-signature`; any other keyid
+ * (Expo Go asks for "expo-root") gets an unsigned manifest, never an error. Hashes were computed
+ * at publish time (`expo-update.json`); absolute URLs are built here from the public URL.
+ */
+import { createHash, createPrivateKey, createSign, randomBytes, type KeyObject } from 'node:crypto';
+import { createReadStream, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
+import QRCode from 'qrcode';
+import type { App } from '../app.js';
+import { UPDATE_FILE, type UpdateAsset, type UpdateDescription } from '../builders/expo/update-bundle.js';
+import { latestUpdatePath, UpdateChannels } from '../builders/expo/update-channels.js';
+import type { ArtifactRow } from '../store/schema.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** The keyid our signatures carry (Expo's convention for a project's own key). */
+const SIGNING_KEY_ID = 'main';
+const MANIFEST_TYPES = ['multipart/mixed', 'application/expo+json', 'application/json'] as const;
+
+/** The routes of one listener, bound to the app (see `createExpoUpdateRoutes`). */
+export interface ExpoUpdateRoutes {
+  /** Serves `/updates/...` (table above). */
+  serveUpdates(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void>;
+  /** Serves an ios/android deployment's landing page; false when `path` is not one (serve the files instead). */
+  serveLanding(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean>;
+}
+
+interface UpdatesState {
+  app: App;
+  channels: UpdateChannels;
+  signingKey: KeyObject | null;
+}
+
+/**
+ * The Expo update routes of a listener: reads the signing key (`--updates-signing-key`) once.
+ * @throws Error when the signing key cannot be read.
+ */
+export function createExpoUpdateRoutes(app: App): ExpoUpdateRoutes {
+  const file = app.config.updatesSigningKeyFile;
+  const state: UpdatesState = { app, channels: new UpdateChannels(app.config.dataDir), signingKey: file ? loadUpdatesSigningKey(file) : null };
+  return {
+    serveUpdates: (req, res, path, query) => serveExpoUpdates(state, req, res, path, query),
+    serveLanding: (req, res, path) => serveUpdateLanding(state, req, res, path),
+  };
+}
+
+/**
+ * Checks that the signing key can be read (at startup, so a bad key fails fast).
+ * @throws Error naming the file.
+ */
+export function loadUpdatesSigningKey(file: string): KeyObject {
+  try {
+    return createPrivateKey(readFileSync(file));
+  } catch (error) {
+    throw new Error(`Cannot read the updates signing key ${file}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store', ...headers });
+  res.end(text);
+}
+
+const PROTOCOL_HEADERS = { 'expo-protocol-version': '1', 'expo-sfv-version': '0', 'cache-control': 'private, max-age=0' };
+
+async function readUpdate(app: App, row: ArtifactRow): Promise<UpdateDescription | null> {
+  if (row.kind !== 'deployment' || (row.platform !== 'ios' && row.platform !== 'android') || row.externalUrl) return null;
+  try {
+    const description = JSON.parse(await readFile(join(app.artifactStore.dirOf(row.id), UPDATE_FILE), 'utf8')) as UpdateDescription;
+    return description.format === 'expo-updates-v1' ? description : null;
+  } catch {
+    return null;
+  }
+}
+
+async function serveExpoUpdates(state: UpdatesState, req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> {
+  const { app } = state;
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405, { Allow: 'GET, HEAD' });
+    res.end();
+    return;
+  }
+  const [, , section, id, ...rest] = path.split('/');
+  if (section === 'assets' && id && UUID.test(id)) return serveAsset(app, req, res, id, rest);
+  if (section !== 'latest' && section !== 'd') return sendJson(res, 404, { error: 'Not found' });
+  if (!id || rest.some((segment) => segment !== '')) return sendJson(res, 404, { error: 'Not found' });
+
+  const platform = header(req, 'expo-platform') ?? query.get('platform');
+  if (platform !== 'ios' && platform !== 'android') {
+    return sendJson(res, 400, { error: 'expo-platform must be "ios" or "android"' }, PROTOCOL_HEADERS);
+  }
+  const runtimeVersion = header(req, 'expo-runtime-version') ?? query.get('runtime-version');
+  if (!runtimeVersion) return sendJson(res, 400, { error: 'expo-runtime-version is required' }, PROTOCOL_HEADERS);
+
+  let row: ArtifactRow | undefined;
+  if (section === 'latest') {
+    const projectId = state.channels.projectOf(id);
+    row = projectId ? app.artifacts.latest(projectId, 'deployment', platform) : undefined;
+  } else if (UUID.test(id)) {
+    const pinned = app.artifacts.findById(id);
+    if (pinned?.kind === 'deployment') {
+      // A deploy publishes ios and android together: a pinned URL serves the pair.
+      if (pinned.platform === platform) row = pinned;
+      else if (pinned.workflowId) row = app.artifacts.listByWorkflow(pinned.workflowId).find((a) => a.kind === 'deployment' && a.platform === platform);
+    }
+  }
+  const update = row ? await readUpdate(app, row) : null;
+  if (!row || !update) return sendJson(res, 404, { error: `No ${platform} update here` }, PROTOCOL_HEADERS);
+  if (!update.runtimeVersions.includes(runtimeVersion)) {
+    return sendJson(res, 404, { error: `No update for runtime version ${runtimeVersion}; this update targets ${update.runtimeVersions.join(' or ')}` }, PROTOCOL_HEADERS);
+  }
+
+  const type = negotiate(header(req, 'accept'));
+  if (!type) return sendJson(res, 406, { error: `Accept one of ${MANIFEST_TYPES.join(', ')}` }, PROTOCOL_HEADERS);
+
+  const manifest = buildManifest(app, row, update, runtimeVersion);
+  const manifestText = JSON.stringify(manifest);
+  const signature = signatureFor(req, state.signingKey, manifestText);
+
+  if (type === 'multipart/mixed') {
+    const boundary = `expo-${randomBytes(12).toString('hex')}`;
+    const part = (name: string, body: string, extra: string[] = []) =>
+      [`--${boundary}`, 'Content-Type: application/json; charset=utf-8', `Content-Disposition: inline; name="${name}"`, ...extra, '', body].join('\r\n');
+    const body = `${[part('manifest', manifestText, signature ? [`expo-signature: ${signature}`] : []), part('extensions', JSON.stringify({ assetRequestHeaders: {} }))].join('\r\n')}\r\n--${boundary}--\r\n`;
+    res.writeHead(200, { ...PROTOCOL_HEADERS, 'Content-Type': `multipart/mixed; boundary=${boundary}`, 'Content-Length': Buffer.byteLength(body) });
+    res.end(req.method === 'HEAD' ? undefined : body);
+    return;
+  }
+  res.writeHead(200, {
+    ...PROTOCOL_HEADERS,
+    'Content-Type': `${type}; charset=utf-8`,
+    'Content-Length': Buffer.byteLength(manifestText),
+    ...(signature && { 'expo-signature': signature }),
+  });
+  res.end(req.method === 'HEAD' ? undefined : manifestText);
+}
+
+function header(req: IncomingMessage, name: string): string | null {
+  const value = req.headers[name];
+  return typeof value === 'string' && value.trim() ? value.trim() : null;
+}
+
+/** The manifest type to answer for an `accept` header (q-values honoured), or null (406). A missing header accepts anything. */
+export function negotiate(accept: string | null): (typeof MANIFEST_TYPES)[number] | null {
+  if (!accept) return MANIFEST_TYPES[0];
+  const ranges = accept.split(',').map((item) => {
+    const [range, ...params] = item.trim().toLowerCase().split(';');
+    const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/.exec(p)).find(Boolean);
+    return { range: range!.trim(), q: q ? Number(q[1]) : 1 };
+  });
+  let best: { type: (typeof MANIFEST_TYPES)[number]; q: number } | null = null;
+  for (const type of MANIFEST_TYPES) {
+    const [major] = type.split('/');
+    const exact = ranges.find((r) => r.range === type) ?? ranges.find((r) => r.range === `${major}/*`) ?? ranges.find((r) => r.range === '*/*');
+    if (exact && exact.q > 0 && (!best || exact.q > best.q)) best = { type, q: exact.q };
+  }
+  return best?.type ?? null;
+}
+
+function buildManifest(app: App, row: ArtifactRow, update: UpdateDescription, runtimeVersion: string): Record<string, unknown> {
+  const base = app.publicUrl.artifacts();
+  const url = (asset: UpdateAsset) => `${base}/updates/assets/${row.id}/${asset.path.split('/').map(encodeURIComponent).join('/')}`;
+  const slug = typeof update.expoClient.slug === 'string' ? update.expoClient.slug : 'app';
+  return {
+    id: update.id,
+    createdAt: update.createdAt,
+    runtimeVersion,
+    launchAsset: { hash: update.launchAsset.hash, key: update.launchAsset.key, contentType: update.launchAsset.contentType, url: url(update.launchAsset) },
+    assets: update.assets.map((asset) => ({ hash: asset.hash, key: asset.key, contentType: asset.contentType, fileExtension: asset.fileExtension, url: url(asset) })),
+    metadata: {},
+    extra: {
+      expoClient: update.expoClient,
+      // Expo Go needs a scope key; an anonymous one, distinct per project, is accepted.
+      scopeKey: `@anonymous/${slug}-${createHash('sha256').update(row.projectId).digest('hex').slice(0, 12)}`,
+      eas: {},
+    },
+  };
+}
+
+/** The `expo-signature` value for the manifest, or null (no key, not asked, or another keyid). */
+function signatureFor(req: IncomingMessage, key: KeyObject | null, manifestText: string): string | null {
+  const expect = header(req, 'expo-expect-signature');
+  if (!key || !expect) return null;
+  const keyid = /(?:^|[,\s])keyid="([^"]*)"/.exec(expect)?.[1] ?? SIGNING_KEY_ID;
+  if (keyid !== SIGNING_KEY_ID) return null;
+  const sig = createSign('RSA-SHA256').update(manifestText, 'utf8').sign(key, 'base64');
+  return `sig="${sig}", keyid="${SIGNING_KEY_ID}", alg="rsa-v1_5-sha256"`;
+}
+
+async function serveAsset(app: App, req: IncomingMessage, res: ServerResponse, id: string, rest: string[]): Promise<void> {
+  const row = app.artifacts.findById(id);
+  const update = row ? await readUpdate(app, row) : null;
+  let wanted: string;
+  try {
+    wanted = rest.map((segment) => decodeURIComponent(segment)).join('/');
+  } catch {
+    return sendJson(res, 404, { error: 'Not found' });
+  }
+  // Only files the manifest names are served: no traversal is possible.
+  const asset = update && [update.launchAsset, ...update.assets].find((a) => a.path === wanted);
+  if (!asset) return sendJson(res, 404, { error: 'Not found' });
+  const file = join(app.artifactStore.dirOf(id), asset.path);
+  const accepted = header(req, 'accept-encoding') ?? '';
+  const encoding = /\bbr\b/.test(accepted) ? 'br' : /\bgzip\b/.test(accepted) ? 'gzip' : null;
+  res.writeHead(200, {
+    'Content-Type': asset.contentType,
+    'Cache-Control': 'public, max-age=31536000, immutable',
+    'X-Content-Type-Options': 'nosniff',
+    Vary: 'Accept-Encoding',
+    ...(encoding && { 'Content-Encoding': encoding }),
+  });
+  if (req.method === 'HEAD') return void res.end();
+  const source = createReadStream(file);
+  if (encoding === 'br') await pipeline(source, createBrotliCompress({ params: { [zlib.BROTLI_PARAM_QUALITY]: 5 } }), res);
+  else if (encoding === 'gzip') await pipeline(source, createGzip({ level: 6 }), res);
+  else await pipeline(source, res);
+}
+
+/** The landing page of an ios/android Expo update deployment at `/deployments/<id>/`; false when `path` is not one. */
+async function serveUpdateLanding(state: UpdatesState, req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
+  const { app } = state;
+  const match = /^\/deployments\/([0-9a-f-]{36})\/(index\.html)?$/.exec(path);
+  if (!match || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
+  const row = app.artifacts.findById(match[1]!);
+  const update = row ? await readUpdate(app, row) : null;
+  if (!row || !update) return false;
+  const base = new URL(app.publicUrl.artifacts());
+  const root = `${base.origin}${base.pathname.replace(/\/$/, '')}`;
+  const manifestUrl = `${root}/updates/d/${row.id}`;
+  const latestUrl = `${root}${latestUpdatePath(state.channels.tokenOf(row.projectId))}`;
+  const expUrl = manifestUrl.replace(/^http:/, 'exp:').replace(/^https:/, 'exps:');
+  const svg = await QRCode.toString(expUrl, { type: 'svg', margin: 2, width: 280, errorCorrectionLevel: 'M' });
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(base.hostname);
+  const name = typeof update.expoClient.name === 'string' ? update.expoClient.name : 'App';
+  const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(name)} · ${row.platform} update #${row.number}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1b1f24}code{background:#f2f4f7;padding:.1rem .3rem;border-radius:4px;word-break:break-all}.qr{width:280px;height:280px}.warn{background:#fff4e5;padding:.75rem;border-radius:6px}</style>
+</head><body>
+<h1>${escapeHtml(name)}</h1>
+<p>${row.platform === 'ios' ? 'iOS' : 'Android'} deployment #${row.number}: an Expo update (Expo SDK ${update.sdk}, Hermes bytecode), published ${escapeHtml(update.createdAt)}.</p>
+<div class="qr" id="qr" role="img" aria-label="QR code of ${escapeHtml(expUrl)}">${svg}</div>
+<p>Scan with the camera (Expo Go for SDK ${update.sdk} installed) or open <code id="exp-url">${escapeHtml(expUrl)}</code>.</p>
+${loopback ? '<p class="warn">This server\'s public URL is a loopback address, which a phone cannot reach. Start the server with <code>--public-url http://&lt;LAN address or domain&gt;:&lt;port&gt;</code>.</p>' : ''}
+<p>Manifest of this deployment (Expo Updates protocol v1): <code>${escapeHtml(manifestUrl)}</code>. The project's latest update (follows every deploy; keep it private): <code id="latest-url">${escapeHtml(latestUrl)}</code>. A development build loads either when its <code>updates.url</code> is set to it.</p>
+<p>Expo Go from the stores runs only the newest SDK; this update needs an Expo Go (or a development build) of SDK ${update.sdk}.</p>
+</body></html>`;
+  res.writeHead(200, {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Content-Length': Buffer.byteLength(html),
+    'Cache-Control': 'no-cache',
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
+  });
+  res.end(req.method === 'HEAD' ? undefined : html);
+  return true;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}

@@ -1,0 +1,76 @@
+/**
+ * Helpers of the toolchain tests: the real Expo SDK 56 toolchain, installed once into
+ * `.cache/expo-toolchain` (git-ignored, reused between runs), and headless Debian Chromium driven
+ * by playwright-core.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { toolchainFor } from '../../src/builders/expo/index.js';
+import type { AppConfig } from '../../src/app.js';
+import { ROOT, startTestServer, tempDir, type TestServer } from '../helpers.js';
+
+/** Where the tests keep the installed toolchain between runs. */
+export const TOOLCHAINS_CACHE = join(ROOT, '.cache', 'expo-toolchain');
+/** Where the tests keep Metro's transform cache between runs. */
+const METRO_CACHE = join(ROOT, '.cache', 'expo-metro');
+
+/** Installs the SDK 56 toolchain into the cache folder unless it is there (about 1-2 min the first time). */
+export async function ensureToolchain(): Promise<void> {
+  const toolchain = toolchainFor({ dataDir: tempDir(), toolchainsDir: TOOLCHAINS_CACHE, sdk: 56 });
+  await toolchain.ensure({ onProgress: (text) => process.stderr.write(`[toolchain] ${text}\n`) });
+}
+
+/** A server with the `expo` builder on the cached toolchain. */
+export function startExpoServer(expo: NonNullable<AppConfig['expo']> = {}, config: Partial<AppConfig> = {}): Promise<TestServer> {
+  return startTestServer({
+    builder: 'expo',
+    expo: { toolchainsDir: TOOLCHAINS_CACHE, metroCacheDir: METRO_CACHE, installToolchain: false, ...expo },
+    ...config,
+  });
+}
+
+const CHROMIUM = '/usr/bin/chromium';
+
+/**
+ * Headless Chromium, installing Debian's `chromium` first when it is missing and we are root.
+ * @returns null (after a loud message) when no browser can be had; the caller skips.
+ */
+export async function launchChromium(): Promise<Browser | null> {
+  if (!existsSync(CHROMIUM) && process.getuid?.() === 0) {
+    process.stderr.write('[chromium] /usr/bin/chromium is missing: installing it with apt-get (root)…\n');
+    try {
+      execFileSync('/bin/sh', ['-c', 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium'], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 600_000 });
+    } catch (error) {
+      process.stderr.write(`[chromium] apt-get install chromium failed: ${(error as Error).message}\n`);
+    }
+  }
+  if (!existsSync(CHROMIUM)) {
+    process.stderr.write('\n\n*** SKIPPING the browser checks: no /usr/bin/chromium and it cannot be installed here (not root). Install Debian\'s chromium to run them. ***\n\n');
+    return null;
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}
+
+/** The body text of a page once `text` shows up in it (the app renders client-side). */
+export async function pageText(browser: Browser, url: string, text: string): Promise<string> {
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  try {
+    await page.goto(url, { waitUntil: 'load' });
+    try {
+      await page.waitForFunction(`document.body.innerText.includes(${JSON.stringify(text)})`, undefined, { timeout: 30_000 });
+    } catch (error) {
+      throw new Error(`"${text}" never appeared at ${url}. Page errors: ${errors.join(' | ') || 'none'}. Body: ${await page.evaluate<string>('document.body.innerText')}`, { cause: error });
+    }
+    return await page.evaluate<string>('document.body.innerText');
+  } finally {
+    await page.close();
+  }
+}
