@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../src/clock.js';
 import { silentLogger } from '../src/logger.js';
-import { workflowSchema } from '../src/mcp/resource-schemas.js';
+import { workflowSchema } from '../src/services/resource-shapes.js';
 import { cancelWorkflowTool } from '../src/mcp/tools/cancel-workflow.js';
 import { openStore } from '../src/store/database.js';
 import { MessageRepo } from '../src/store/message-repo.js';

@@ -11,17 +11,8 @@ import { limitsFor, type PlanTable } from '../limits/plans.js';
 import type { Store } from '../store/database.js';
 import type { ProjectRepo } from '../store/project-repo.js';
 import type { ProjectRow } from '../store/schema.js';
+import type { Project } from './resource-shapes.js';
 import type { ProjectAccess } from './project-access.js';
-
-/** The Project resource of spec section 2. */
-export interface Project {
-  id: string;
-  name: string;
-  description: string | null;
-  visibility: 'public' | 'private';
-  createdAt: string;
-  updatedAt: string;
-}
 
 /** Validated `svc_create_project` arguments. */
 export interface CreateProjectInput {

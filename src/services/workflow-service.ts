@@ -21,6 +21,7 @@ import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.j
 export { MAX_MESSAGE_LENGTH } from '../workflows/workflow-journal.js';
 import { isTerminal } from '../workflows/workflow-states.js';
 import { inferKind } from './instruction-kind.js';
+import type { CancelResult, MessagesPage, MessageView, PendingQuestion, PreviewUrl, SendMessageResult, SessionView, WorkflowView } from './resource-shapes.js';
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
 
@@ -33,83 +34,6 @@ export interface SendMessageInput {
   message: string;
   kind?: WorkflowKind | undefined;
   questionId?: string | undefined;
-}
-
-/** `svc_send_message`'s response (design section 4); `queuePosition` only when queued. */
-export interface SendMessageResult {
-  messageId: string;
-  workflowId: string;
-  kind: WorkflowKind;
-  status: 'queued' | 'running';
-  queuePosition?: number;
-}
-
-/** A preview or deployment link, absolute, built at read time. */
-export interface PreviewUrl {
-  url: string;
-  platform: ArtifactRow['platform'];
-  kind: ArtifactRow['kind'];
-  workflowId: string | null;
-  createdAt: string;
-}
-
-/** A workflow as reported to clients; times are ISO 8601, `step.index` is 1-based (0 before the first step). */
-export interface WorkflowView {
-  id: string;
-  kind: WorkflowKind;
-  status: WorkflowRow['status'];
-  step: { index: number; total: number; name: string | null };
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  error: { code: string; message: string } | null;
-  previewUrls: PreviewUrl[];
-}
-
-/** The unanswered question of a waiting workflow. */
-export interface PendingQuestion {
-  questionId: string;
-  workflowId: string;
-  prompt: string;
-  options?: string[];
-  pattern?: string;
-  askedAt: string;
-}
-
-/** `svc_get_session`'s response (design section 4). */
-export interface SessionView {
-  projectId: string;
-  hasActiveWorkflows: boolean;
-  activeWorkflow: WorkflowView | null;
-  queuedWorkflows: WorkflowView[];
-  pendingQuestion: PendingQuestion | null;
-  previewUrls: PreviewUrl[];
-  lastWorkflow: WorkflowView | null;
-}
-
-/** One conversation message as reported to clients. */
-export interface MessageView {
-  id: string;
-  seq: number;
-  role: MessageRow['role'];
-  type: MessageRow['type'];
-  content: string;
-  workflowId: string | null;
-  createdAt: string;
-}
-
-/** `svc_get_messages`'s response: pass `nextAfter` as `after` to read on. */
-export interface MessagesPage {
-  messages: MessageView[];
-  hasMore: boolean;
-  nextAfter: number;
-}
-
-/** `svc_cancel_workflow`'s response; `cancelled` is true only when this call cancelled it. */
-export interface CancelResult {
-  workflowId: string;
-  status: WorkflowRow['status'];
-  cancelled: boolean;
 }
 
 /** What the workflow service needs. */

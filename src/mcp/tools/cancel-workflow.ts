@@ -1,6 +1,6 @@
 /** `svc_cancel_workflow` (spec section 4, design section 4). */
 import { z } from 'zod';
-import { WORKFLOW_STATUSES } from '../../workflows/workflow-states.js';
+import { cancelResultSchema } from '../../services/resource-shapes.js';
 import { defineTool } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';
 import { uuidParameter } from '../parameters.js';
@@ -23,11 +23,7 @@ export const cancelWorkflowTool = defineTool({
     projectId: uuidParameter('UUID of the project'),
     workflowId: uuidParameter('The workflow to cancel; default the active one').optional(),
   }),
-  output: z.object({
-    workflowId: z.string(),
-    status: z.enum(WORKFLOW_STATUSES),
-    cancelled: z.boolean().describe('true when this call cancelled the workflow; false when it had already finished'),
-  }),
+  output: cancelResultSchema,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   handle: async (args, { caller, services }) => {
     const result = await services.workflows.cancel(caller, args);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';
 import { boundedText } from '../parameters.js';
-import { projectSchema } from '../resource-schemas.js';
+import { projectSchema } from '../../services/resource-shapes.js';
 
 /** Creates a project for the caller, within the plan's limits. */
 export const createProjectTool = defineTool({

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';
 import { uuidParameter } from '../parameters.js';
-import { messageSchema } from '../resource-schemas.js';
+import { messagesPageSchema } from '../../services/resource-shapes.js';
 
 /** Pages through a project's conversation, oldest first. */
 export const getMessagesTool = defineTool({
@@ -24,11 +24,7 @@ export const getMessagesTool = defineTool({
     after: z.number().int().min(0).optional().describe('Return messages with seq greater than this (default 0)'),
     limit: z.number().int().min(1).max(500).optional().describe('Page size, 1 to 500 (default 100)'),
   }),
-  output: z.object({
-    messages: z.array(messageSchema),
-    hasMore: z.boolean(),
-    nextAfter: z.number().int().describe('Pass as `after` to read the next page'),
-  }),
+  output: messagesPageSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   handle: (args, { caller, services }) => services.workflows.messages(caller, args),
 });

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';
 import { uuidParameter } from '../parameters.js';
-import { projectSchema } from '../resource-schemas.js';
+import { projectSchema } from '../../services/resource-shapes.js';
 
 /** Reads one project (own, or anyone's public one). */
 export const getProjectTool = defineTool({

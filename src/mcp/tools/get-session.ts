@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';
 import { uuidParameter } from '../parameters.js';
-import { pendingQuestionSchema, previewUrlSchema, workflowSchema } from '../resource-schemas.js';
+import { sessionSchema } from '../../services/resource-shapes.js';
 
 /** Reports a project's workflows, pending question and preview URLs. */
 export const getSessionTool = defineTool({
@@ -20,15 +20,7 @@ export const getSessionTool = defineTool({
     ]),
   ].join('\n'),
   input: z.strictObject({ projectId: uuidParameter('UUID of the project') }),
-  output: z.object({
-    projectId: z.string(),
-    hasActiveWorkflows: z.boolean(),
-    activeWorkflow: workflowSchema.nullable(),
-    queuedWorkflows: z.array(workflowSchema),
-    pendingQuestion: pendingQuestionSchema.nullable(),
-    previewUrls: z.array(previewUrlSchema).describe('Latest preview and deployment of each platform'),
-    lastWorkflow: workflowSchema.nullable(),
-  }),
+  output: sessionSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   handle: ({ projectId }, { caller, services }) => services.workflows.session(caller, projectId),
 });

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';
-import { projectSchema } from '../resource-schemas.js';
+import { projectListSchema } from '../../services/resource-shapes.js';
 
 /** Lists the caller's projects, newest first. */
 export const listProjectsTool = defineTool({
@@ -14,7 +14,7 @@ export const listProjectsTool = defineTool({
     errorGuide([]),
   ].join('\n'),
   input: z.strictObject({}),
-  output: z.object({ projects: z.array(projectSchema) }),
+  output: projectListSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   handle: (_args, { caller, services }) => ({ projects: services.projects.list(caller) }),
 });

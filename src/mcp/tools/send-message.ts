@@ -1,5 +1,6 @@
 /** `svc_send_message` (spec sections 3 and 4, design section 4). */
 import { z } from 'zod';
+import { sendMessageResultSchema } from '../../services/resource-shapes.js';
 import { defineTool } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';
 import { boundedText, uuidParameter } from '../parameters.js';
@@ -26,13 +27,7 @@ export const sendMessageTool = defineTool({
     kind: z.enum(['build', 'deploy']).optional().describe('Workflow kind; pass it. When absent: "deploy" only for a message that begins with deploy, publish, release or ship as a command, else "build"'),
     questionId: uuidParameter('The pendingQuestion.questionId this message answers').optional(),
   }),
-  output: z.object({
-    messageId: z.string(),
-    workflowId: z.string().describe('The new workflow, or the one whose question was answered'),
-    kind: z.enum(['build', 'deploy']).describe('The kind of the workflow started (as passed, or as guessed from the message)'),
-    status: z.enum(['queued', 'running']).describe('"queued" when it waits for other workflows to finish'),
-    queuePosition: z.number().int().optional().describe('1 = next to start; present when queued'),
-  }),
+  output: sendMessageResultSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   handle: (args, { caller, services }) => services.workflows.send(caller, args),
 });

@@ -1,0 +1,109 @@
+/**
+ * The shapes the services return and the tools answer with (docs/contract.md#resources), declared
+ * once, as zod: each tool's `outputSchema` is generated from them and the services' result types
+ * are inferred from them, so a shape cannot drift between the two.
+ */
+import { z } from 'zod';
+import { WORKFLOW_STATUSES } from '../workflows/workflow-states.js';
+
+const timestamp = z.string().describe('ISO 8601 UTC timestamp with milliseconds');
+
+/** A project. */
+export const projectSchema = z.object({
+  id: z.string().describe('Project UUID'),
+  name: z.string(),
+  description: z.string().nullable().describe('null when none was set'),
+  visibility: z.enum(['public', 'private']),
+  createdAt: timestamp,
+  updatedAt: timestamp.describe('ISO 8601 timestamp of the last update (moves when a workflow completes)'),
+});
+
+/** A preview or deployment link, absolute, built at read time. */
+export const previewUrlSchema = z.object({
+  url: z.string().describe('Absolute URL to open in a browser'),
+  platform: z.enum(['web', 'ios', 'android']),
+  kind: z.enum(['preview', 'deployment']),
+  workflowId: z.string().nullable(),
+  createdAt: timestamp,
+});
+
+/** A workflow as clients see it; `step.index` is 1-based (0 before the first step). */
+export const workflowSchema = z.object({
+  id: z.string(),
+  kind: z.enum(['build', 'deploy']),
+  status: z.enum(WORKFLOW_STATUSES),
+  step: z.object({ index: z.number().int(), total: z.number().int(), name: z.string().nullable() }),
+  createdAt: timestamp,
+  startedAt: timestamp.nullable(),
+  finishedAt: timestamp.nullable(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  previewUrls: z.array(previewUrlSchema),
+});
+
+/** The unanswered question of a waiting workflow. */
+export const pendingQuestionSchema = z.object({
+  questionId: z.string(),
+  workflowId: z.string(),
+  prompt: z.string(),
+  options: z.array(z.string()).optional(),
+  pattern: z.string().optional(),
+  askedAt: timestamp,
+});
+
+/** One conversation message. */
+export const messageSchema = z.object({
+  id: z.string(),
+  seq: z.number().int().describe('Position in the project conversation; pass as `after` to read on'),
+  role: z.enum(['user', 'agent', 'system']),
+  type: z.enum(['instruction', 'answer', 'question', 'progress', 'result', 'error', 'status']),
+  content: z.string(),
+  workflowId: z.string().nullable(),
+  createdAt: timestamp,
+});
+
+/** `svc_list_projects`'s response. */
+export const projectListSchema = z.object({ projects: z.array(projectSchema) });
+
+/** `svc_send_message`'s response; `queuePosition` only when queued. */
+export const sendMessageResultSchema = z.object({
+  messageId: z.string(),
+  workflowId: z.string().describe('The new workflow, or the one whose question was answered'),
+  kind: z.enum(['build', 'deploy']).describe('The kind of the workflow started (as passed, or as guessed from the message)'),
+  status: z.enum(['queued', 'running']).describe('"queued" when it waits for other workflows to finish'),
+  queuePosition: z.number().int().optional().describe('1 = next to start; present when queued'),
+});
+
+/** `svc_get_session`'s response. */
+export const sessionSchema = z.object({
+  projectId: z.string(),
+  hasActiveWorkflows: z.boolean(),
+  activeWorkflow: workflowSchema.nullable(),
+  queuedWorkflows: z.array(workflowSchema),
+  pendingQuestion: pendingQuestionSchema.nullable(),
+  previewUrls: z.array(previewUrlSchema).describe('Latest preview and deployment of each platform'),
+  lastWorkflow: workflowSchema.nullable(),
+});
+
+/** `svc_get_messages`'s response: pass `nextAfter` as `after` to read on. */
+export const messagesPageSchema = z.object({
+  messages: z.array(messageSchema),
+  hasMore: z.boolean(),
+  nextAfter: z.number().int().describe('Pass as `after` to read the next page'),
+});
+
+/** `svc_cancel_workflow`'s response; `cancelled` is true only when this call cancelled it. */
+export const cancelResultSchema = z.object({
+  workflowId: z.string(),
+  status: z.enum(WORKFLOW_STATUSES),
+  cancelled: z.boolean().describe('true when this call cancelled the workflow; false when it had already finished'),
+});
+
+export type Project = z.infer<typeof projectSchema>;
+export type PreviewUrl = z.infer<typeof previewUrlSchema>;
+export type WorkflowView = z.infer<typeof workflowSchema>;
+export type PendingQuestion = z.infer<typeof pendingQuestionSchema>;
+export type MessageView = z.infer<typeof messageSchema>;
+export type SendMessageResult = z.infer<typeof sendMessageResultSchema>;
+export type SessionView = z.infer<typeof sessionSchema>;
+export type MessagesPage = z.infer<typeof messagesPageSchema>;
+export type CancelResult = z.infer<typeof cancelResultSchema>;
