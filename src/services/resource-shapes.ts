@@ -6,6 +6,14 @@
 import { z } from 'zod';
 import { WORKFLOW_STATUSES } from '../workflows/workflow-states.js';
 
+/** Longest project name, in code points. */
+export const PROJECT_NAME_MAX = 255;
+/** Longest project description, in code points. */
+export const PROJECT_DESCRIPTION_MAX = 1000;
+/** Largest and default page of `svc_get_messages`. */
+export const MESSAGES_PAGE_MAX = 500;
+export const MESSAGES_PAGE_DEFAULT = 100;
+
 const timestamp = z.string().describe('ISO 8601 UTC timestamp with milliseconds');
 
 /** A project. */

@@ -21,7 +21,7 @@ import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.j
 export { MAX_MESSAGE_LENGTH } from '../workflows/workflow-journal.js';
 import { isTerminal } from '../workflows/workflow-states.js';
 import { inferKind } from './instruction-kind.js';
-import type { CancelResult, MessagesPage, MessageView, PendingQuestion, PreviewUrl, SendMessageResult, SessionView, WorkflowView } from './resource-shapes.js';
+import { MESSAGES_PAGE_DEFAULT, type CancelResult, type MessagesPage, type MessageView, type PendingQuestion, type PreviewUrl, type SendMessageResult, type SessionView, type WorkflowView } from './resource-shapes.js';
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
 
@@ -163,7 +163,7 @@ export class WorkflowService {
   messages(caller: Caller, input: { projectId: string; after?: number | undefined; limit?: number | undefined }): MessagesPage {
     this.deps.access.readable(caller, input.projectId);
     const after = input.after ?? 0;
-    const limit = input.limit ?? 100;
+    const limit = input.limit ?? MESSAGES_PAGE_DEFAULT;
     const rows = this.deps.messages.list(input.projectId, after, limit + 1);
     const page = rows.slice(0, limit);
     return {
