@@ -5,7 +5,7 @@
  * directive floods, preview growth and quota, process groups, and the small input faults.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -124,7 +124,7 @@ describe('every message gets an answer', () => {
       {},
       { maxConcurrentRequests: 1 },
     );
-    const sent = await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build', kind: 'build' });
+    await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build', kind: 'build' });
     await waitFor(async () => (await messagesOf(token, project.id)).some((m) => m.content.includes('started')), 20_000, 'the build to start');
     const aborter = new AbortController();
     const cancel = fetch(server!.mcpUrl, {

@@ -237,7 +237,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | null | 
     req.resume();
     return Promise.resolve(null);
   }
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let over = false;
