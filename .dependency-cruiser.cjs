@@ -17,6 +17,7 @@ module.exports = {
     forbid('services-below-mcp', layer('services'), '^src/(cli|transports|mcp)/|^src/app\\.ts$', 'Services never touch the protocol.'),
     forbid('mcp-below-transports', layer('mcp'), '^src/(cli|transports)/|^src/app\\.ts$', 'The tool adapter knows no transport.'),
     forbid('transports-below-cli', layer('transports'), '^src/cli/', 'Transports are entry points the CLI starts.'),
+    forbid('transports-take-narrow-deps', layer('transports'), '^src/app\\.ts$', 'A transport gets the narrow interface it needs, never the whole App.'),
     forbid('io-is-a-leaf', layer('io'), '^src/(cli|transports|mcp|services|workflows|auth|limits|builders|store)/|^src/app\\.ts$', 'Stream and text helpers depend on nothing of ours.'),
     forbid('sdk-in-few-files', '^src/(services|workflows|builders|store|auth|limits)/', '@modelcontextprotocol/sdk', 'Only the adapter and the transports import the SDK.'),
   ],

@@ -35,6 +35,8 @@ import { QuestionRepo } from './store/question-repo.js';
 import { TokenRepo } from './store/token-repo.js';
 import { UserRepo } from './store/user-repo.js';
 import { WorkflowRepo } from './store/workflow-repo.js';
+import { ArtifactReader } from './services/artifact-reader.js';
+import { startHttpServer, type HttpServerDeps, type HttpServerOptions, type RunningHttpServer } from './transports/http-server.js';
 import { ArtifactPublisher } from './workflows/artifact-publisher.js';
 import { ProcessGroupRepo } from './store/process-group-repo.js';
 import { ArtifactStore } from './workflows/artifact-store.js';
@@ -114,6 +116,39 @@ export interface App {
   close(): Promise<void>;
   /** Why the service cannot take work now (`"store_unavailable"`, `"stopped"`), or null when it can. */
   healthProblem(): string | null;
+}
+
+/**
+ * The narrow view of the service the HTTP transport works with (docs/architecture.md).
+ */
+export function httpDepsOf(app: App): HttpServerDeps {
+  const artifacts = new ArtifactReader(app.artifacts, app.artifactStore);
+  return {
+    gateway: app.gateway,
+    gate: app.gate,
+    healthProblem: () => app.healthProblem(),
+    artifacts,
+    updates: {
+      artifacts,
+      artifactBaseUrl: () => app.publicUrl.artifacts(),
+      dataDir: app.config.dataDir,
+      updatesSigningKeyFile: app.config.updatesSigningKeyFile,
+    },
+    publicUrl: app.publicUrl,
+    logger: app.logger,
+  };
+}
+
+/**
+ * Starts an HTTP listener for `app` and records its bound address as the public base URL of the
+ * service (or of artifact links, for `artifactOrigin`), unless the operator configured one.
+ * @throws the listen error (EADDRINUSE, EACCES).
+ */
+export async function listenHttp(app: App, options: HttpServerOptions): Promise<RunningHttpServer> {
+  const http = await startHttpServer(httpDepsOf(app), options);
+  if (options.artifactOrigin) app.publicUrl.artifactsBound(options.host, http.port);
+  else app.publicUrl.bound(options.host, http.port);
+  return http;
 }
 
 /**

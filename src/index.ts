@@ -1,9 +1,9 @@
 /**
  * mobile-builder-mcp as a library: build the service with `createApp`, then serve it with
- * `startHttpServer` or `serveStdio`. The CLI (`bin/`) does exactly that.
+ * `listenHttp` or `serveStdio`. The CLI (`bin/`) does exactly that.
  */
-export { createApp, VERSION, BUILDER_NAMES, type App, type AppConfig, type BuilderName } from './app.js';
-export { startHttpServer, type HttpServerOptions, type RunningHttpServer } from './transports/http-server.js';
+export { createApp, listenHttp, httpDepsOf, VERSION, BUILDER_NAMES, type App, type AppConfig, type BuilderName } from './app.js';
+export { startHttpServer, type HttpServerDeps, type HttpServerOptions, type RunningHttpServer } from './transports/http-server.js';
 export { serveStdio, type StdioServerOptions } from './transports/stdio-server.js';
 export { ServiceError, ERROR_TABLE, MESSAGES, type ServiceErrorKind } from './errors.js';
 export type { Builder, BuildContext, BuildJob, QuestionSpec, PublishRequest, PublishedArtifact, Platform } from './builders/builder.js';

@@ -5,7 +5,8 @@
  * into an opaque origin.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHttpServer, type RunningHttpServer } from '../src/transports/http-server.js';
+import type { RunningHttpServer } from '../src/transports/http-server.js';
+import { listenHttp } from '../src/app.js';
 import { createProject, post, startTestServer, toolResult, waitIdle, type TestServer } from './helpers.js';
 
 let server: TestServer;
@@ -13,7 +14,7 @@ let artifacts: RunningHttpServer;
 
 beforeAll(async () => {
   server = await startTestServer({ builder: 'scripted' });
-  artifacts = await startHttpServer(server.app, { host: '127.0.0.1', port: 0, serveMcp: false, artifactOrigin: true });
+  artifacts = await listenHttp(server.app, { host: '127.0.0.1', port: 0, serveMcp: false, artifactOrigin: true });
 });
 
 afterAll(async () => {

@@ -104,12 +104,12 @@ describe('every message gets an answer', () => {
 
   it('a request that outlives its deadline is answered -32603, and a client that goes away frees its slot', async () => {
     const { token, project } = await withCommands(
-      { build: { command: "trap '' TERM; echo started; while :; do sleep 0.2; done" }, killGraceMs: 5000 },
+      { build: { command: "trap '' TERM; echo trap-is-set; while :; do sleep 0.2; done" }, killGraceMs: 5000 },
       { requestDeadlineMs: 1000 },
       { maxConcurrentRequests: 1 },
     );
     const sent = await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build', kind: 'build' });
-    await waitFor(async () => (await messagesOf(token, project.id)).some((m) => m.content.includes('started')), 20_000, 'the build to start');
+    await waitFor(async () => (await messagesOf(token, project.id)).some((m) => m.content.includes('trap-is-set')), 20_000, 'the build to ignore SIGTERM');
     // The cancel waits for a command that ignores SIGTERM: it cannot finish within the 1 s deadline.
     const cancel = await callTool(server!.mcpUrl, token, 'svc_cancel_workflow', { projectId: project.id, workflowId: sent.workflowId });
     expect(cancel.status).toBe(500);
@@ -120,12 +120,12 @@ describe('every message gets an answer', () => {
 
   it('a client that disconnects gives its slot back at once; /healthz says when no slot is free', async () => {
     const { token, project } = await withCommands(
-      { build: { command: "trap '' TERM; echo started; while :; do sleep 0.2; done" }, killGraceMs: 20_000 },
+      { build: { command: "trap '' TERM; echo trap-is-set; while :; do sleep 0.2; done" }, killGraceMs: 20_000 },
       {},
       { maxConcurrentRequests: 1 },
     );
     await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build', kind: 'build' });
-    await waitFor(async () => (await messagesOf(token, project.id)).some((m) => m.content.includes('started')), 20_000, 'the build to start');
+    await waitFor(async () => (await messagesOf(token, project.id)).some((m) => m.content.includes('trap-is-set')), 20_000, 'the build to ignore SIGTERM');
     const aborter = new AbortController();
     const cancel = fetch(server!.mcpUrl, {
       method: 'POST',

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createApp, type App, type AppConfig } from '../src/app.js';
+import { createApp, listenHttp, type App, type AppConfig } from '../src/app.js';
 import { silentLogger } from '../src/logger.js';
-import { startHttpServer, type HttpServerOptions, type RunningHttpServer } from '../src/transports/http-server.js';
+import type { HttpServerOptions, RunningHttpServer } from '../src/transports/http-server.js';
 
 export interface TestServer {
   app: App;
@@ -35,7 +35,7 @@ export async function startTestServer(config: Partial<AppConfig> = {}, http: Par
   const dataDir = config.dataDir ?? tempDir();
   const app = createApp({ dataDir, logger: silentLogger(), scriptedStepMs: 20, pollIntervalMs: 50, plans: GENEROUS_PLANS, ...config });
   await app.start();
-  const server = await startHttpServer(app, { host: '127.0.0.1', port: 0, serveMcp: true, ...http });
+  const server = await listenHttp(app, { host: '127.0.0.1', port: 0, serveMcp: true, ...http });
   return {
     app,
     http: server,

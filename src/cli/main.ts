@@ -16,14 +16,14 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { BUILDER_NAMES, createApp, VERSION, type App, type AppConfig, type BuilderName } from '../app.js';
+import { BUILDER_NAMES, createApp, listenHttp, VERSION, type App, type AppConfig, type BuilderName } from '../app.js';
 import { parseDuration } from '../auth/api-token.js';
 import { DEFAULT_EXPO_SDK, SUPPORTED_EXPO_SDKS, toolchainFor } from '../builders/expo/index.js';
 import { createLogger } from '../logger.js';
 import { openStore } from '../store/database.js';
 import { serveStdio } from '../transports/stdio-server.js';
 import { loadUpdatesSigningKey } from '../transports/expo-updates-routes.js';
-import { startHttpServer, type RunningHttpServer } from '../transports/http-server.js';
+import type { RunningHttpServer } from '../transports/http-server.js';
 
 const DEFAULT_DATA_DIR = join(homedir(), '.mobile-builder-mcp');
 
@@ -283,7 +283,7 @@ async function serve(options: ServeOptions): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'));
 
   if (options.http) {
-    http = await startHttpServer(app, { ...httpOptions, port: options.port, serveMcp: true });
+    http = await listenHttp(app, { ...httpOptions, port: options.port, serveMcp: true });
     // Previews, deployments and updates also get their own origin (the next free port), so a
     // preview may keep its origin (localStorage) without ever sharing one with /mcp.
     artifacts = await startArtifactListener(app, httpOptions, options.port === 0 ? 0 : http.port + 1);
@@ -298,10 +298,10 @@ async function serve(options: ServeOptions): Promise<void> {
   const served = serveStdio(app, { token });
   // stdio: a loopback listener serves the previews; a busy port falls back to any free one.
   try {
-    http = await startHttpServer(app, { ...httpOptions, port: options.port, serveMcp: false });
+    http = await listenHttp(app, { ...httpOptions, port: options.port, serveMcp: false });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    http = await startHttpServer(app, { ...httpOptions, port: 0, serveMcp: false });
+    http = await listenHttp(app, { ...httpOptions, port: 0, serveMcp: false });
     logger.warn({ port: options.port, using: http.port }, 'preview port in use; serving previews on another port');
   }
   logger.info({ previews: http.url, dataDir: config.dataDir, builder: options.builder }, 'serving MCP over stdio');
@@ -358,7 +358,7 @@ function openApp(config: AppConfig): App {
 async function startArtifactListener(app: App, httpOptions: { host: string; bodyLimitBytes: number; allowedHosts?: string[] }, port: number): Promise<RunningHttpServer> {
   for (let candidate = port; ; candidate++) {
     try {
-      return await startHttpServer(app, { ...httpOptions, port: candidate, serveMcp: false, artifactOrigin: true });
+      return await listenHttp(app, { ...httpOptions, port: candidate, serveMcp: false, artifactOrigin: true });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || port === 0 || candidate >= port + 50 || candidate >= 65535) throw error;
     }

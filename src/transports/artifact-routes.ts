@@ -8,7 +8,7 @@
  */
 import { createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { App } from '../app.js';
+import type { ArtifactReader } from '../services/artifact-reader.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -19,7 +19,7 @@ function notFound(res: ServerResponse): void {
 }
 
 /** Serves one artifact file, or 404 for anything else (unknown id, wrong kind, traversal, folder without index). */
-export async function serveArtifact(app: App, req: IncomingMessage, res: ServerResponse, path: string, ownOrigin = false): Promise<void> {
+export async function serveArtifact(artifacts: ArtifactReader, req: IncomingMessage, res: ServerResponse, path: string, ownOrigin = false): Promise<void> {
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.writeHead(405, { Allow: 'GET, HEAD' });
     res.end();
@@ -28,7 +28,7 @@ export async function serveArtifact(app: App, req: IncomingMessage, res: ServerR
   const [, section, id, ...rest] = path.split('/');
   const kind = section === 'previews' ? 'preview' : 'deployment';
   if (!id || !UUID.test(id)) return notFound(res);
-  const row = app.artifacts.findById(id);
+  const row = artifacts.find(id);
   if (!row || row.kind !== kind || row.externalUrl) return notFound(res);
   if (rest.length === 0) {
     res.writeHead(308, { Location: `/${section}/${id}/` });
@@ -42,7 +42,7 @@ export async function serveArtifact(app: App, req: IncomingMessage, res: ServerR
     return notFound(res);
   }
   if (subPath.includes('\0') || subPath.split(/[\\/]/).some((s) => s === '..')) return notFound(res);
-  const file = await app.artifactStore.resolveFile(id, subPath);
+  const file = await artifacts.resolveFile(id, subPath);
   if (!file) return notFound(res);
   // Loaded on first use: its database of types is not needed to start (README "Start-up time").
   const { contentType } = await import('mime-types');

@@ -25,10 +25,9 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
 import QRCode from 'qrcode';
-import type { App } from '../app.js';
 import { UPDATE_FILE, type UpdateAsset, type UpdateDescription } from '../builders/expo/update-bundle.js';
 import { latestUpdatePath, UpdateChannels } from '../builders/expo/update-channels.js';
-import type { ArtifactRow } from '../store/schema.js';
+import type { ArtifactReader, PublishedArtifactRow } from '../services/artifact-reader.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** The keyid our signatures carry (Expo's convention for a project's own key). */
@@ -43,8 +42,19 @@ export interface ExpoUpdateRoutes {
   serveLanding(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean>;
 }
 
+/** What the update routes read: published artifacts, and the base URL of artifact links. */
+export interface ExpoUpdateSources {
+  artifacts: ArtifactReader;
+  /** Base of artifact links (no trailing slash), read at each request. */
+  artifactBaseUrl(): string;
+  /** The data dir (where the secret per-project update channels are kept). */
+  dataDir: string;
+  /** `--updates-signing-key`, if any. */
+  updatesSigningKeyFile?: string | undefined;
+}
+
 interface UpdatesState {
-  app: App;
+  app: ExpoUpdateSources;
   channels: UpdateChannels;
   signingKey: KeyObject | null;
 }
@@ -53,9 +63,9 @@ interface UpdatesState {
  * The Expo update routes of a listener: reads the signing key (`--updates-signing-key`) once.
  * @throws Error when the signing key cannot be read.
  */
-export function createExpoUpdateRoutes(app: App): ExpoUpdateRoutes {
-  const file = app.config.updatesSigningKeyFile;
-  const state: UpdatesState = { app, channels: new UpdateChannels(app.config.dataDir), signingKey: file ? loadUpdatesSigningKey(file) : null };
+export function createExpoUpdateRoutes(app: ExpoUpdateSources): ExpoUpdateRoutes {
+  const file = app.updatesSigningKeyFile;
+  const state: UpdatesState = { app, channels: new UpdateChannels(app.dataDir), signingKey: file ? loadUpdatesSigningKey(file) : null };
   return {
     serveUpdates: (req, res, path, query) => serveExpoUpdates(state, req, res, path, query),
     serveLanding: (req, res, path) => serveUpdateLanding(state, req, res, path),
@@ -82,10 +92,10 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
 
 const PROTOCOL_HEADERS = { 'expo-protocol-version': '1', 'expo-sfv-version': '0', 'cache-control': 'private, max-age=0' };
 
-async function readUpdate(app: App, row: ArtifactRow): Promise<UpdateDescription | null> {
+async function readUpdate(app: ExpoUpdateSources, row: PublishedArtifactRow): Promise<UpdateDescription | null> {
   if (row.kind !== 'deployment' || (row.platform !== 'ios' && row.platform !== 'android') || row.externalUrl) return null;
   try {
-    const description = JSON.parse(await readFile(join(app.artifactStore.dirOf(row.id), UPDATE_FILE), 'utf8')) as UpdateDescription;
+    const description = JSON.parse(await readFile(join(app.artifacts.dirOf(row.id), UPDATE_FILE), 'utf8')) as UpdateDescription;
     return description.format === 'expo-updates-v1' ? description : null;
   } catch {
     return null;
@@ -111,16 +121,16 @@ async function serveExpoUpdates(state: UpdatesState, req: IncomingMessage, res: 
   const runtimeVersion = header(req, 'expo-runtime-version') ?? query.get('runtime-version');
   if (!runtimeVersion) return sendJson(res, 400, { error: 'expo-runtime-version is required' }, PROTOCOL_HEADERS);
 
-  let row: ArtifactRow | undefined;
+  let row: PublishedArtifactRow | undefined;
   if (section === 'latest') {
     const projectId = state.channels.projectOf(id);
-    row = projectId ? app.artifacts.latest(projectId, 'deployment', platform) : undefined;
+    row = projectId ? app.artifacts.latestDeployment(projectId, platform) : undefined;
   } else if (UUID.test(id)) {
-    const pinned = app.artifacts.findById(id);
+    const pinned = app.artifacts.find(id);
     if (pinned?.kind === 'deployment') {
       // A deploy publishes ios and android together: a pinned URL serves the pair.
       if (pinned.platform === platform) row = pinned;
-      else if (pinned.workflowId) row = app.artifacts.listByWorkflow(pinned.workflowId).find((a) => a.kind === 'deployment' && a.platform === platform);
+      else row = app.artifacts.sibling(pinned, platform);
     }
   }
   const update = row ? await readUpdate(app, row) : null;
@@ -176,8 +186,8 @@ export function negotiate(accept: string | null): (typeof MANIFEST_TYPES)[number
   return best?.type ?? null;
 }
 
-function buildManifest(app: App, row: ArtifactRow, update: UpdateDescription, runtimeVersion: string): Record<string, unknown> {
-  const base = app.publicUrl.artifacts();
+function buildManifest(app: ExpoUpdateSources, row: PublishedArtifactRow, update: UpdateDescription, runtimeVersion: string): Record<string, unknown> {
+  const base = app.artifactBaseUrl();
   const url = (asset: UpdateAsset) => `${base}/updates/assets/${row.id}/${asset.path.split('/').map(encodeURIComponent).join('/')}`;
   const slug = typeof update.expoClient.slug === 'string' ? update.expoClient.slug : 'app';
   return {
@@ -206,8 +216,8 @@ function signatureFor(req: IncomingMessage, key: KeyObject | null, manifestText:
   return `sig="${sig}", keyid="${SIGNING_KEY_ID}", alg="rsa-v1_5-sha256"`;
 }
 
-async function serveAsset(app: App, req: IncomingMessage, res: ServerResponse, id: string, rest: string[]): Promise<void> {
-  const row = app.artifacts.findById(id);
+async function serveAsset(app: ExpoUpdateSources, req: IncomingMessage, res: ServerResponse, id: string, rest: string[]): Promise<void> {
+  const row = app.artifacts.find(id);
   const update = row ? await readUpdate(app, row) : null;
   let wanted: string;
   try {
@@ -218,7 +228,7 @@ async function serveAsset(app: App, req: IncomingMessage, res: ServerResponse, i
   // Only files the manifest names are served: no traversal is possible.
   const asset = update && [update.launchAsset, ...update.assets].find((a) => a.path === wanted);
   if (!asset) return sendJson(res, 404, { error: 'Not found' });
-  const file = join(app.artifactStore.dirOf(id), asset.path);
+  const file = join(app.artifacts.dirOf(id), asset.path);
   const accepted = header(req, 'accept-encoding') ?? '';
   const encoding = /\bbr\b/.test(accepted) ? 'br' : /\bgzip\b/.test(accepted) ? 'gzip' : null;
   res.writeHead(200, {
@@ -240,10 +250,10 @@ async function serveUpdateLanding(state: UpdatesState, req: IncomingMessage, res
   const { app } = state;
   const match = /^\/deployments\/([0-9a-f-]{36})\/(index\.html)?$/.exec(path);
   if (!match || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
-  const row = app.artifacts.findById(match[1]!);
+  const row = app.artifacts.find(match[1]!);
   const update = row ? await readUpdate(app, row) : null;
   if (!row || !update) return false;
-  const base = new URL(app.publicUrl.artifacts());
+  const base = new URL(app.artifactBaseUrl());
   const root = `${base.origin}${base.pathname.replace(/\/$/, '')}`;
   const manifestUrl = `${root}/updates/d/${row.id}`;
   const latestUrl = `${root}${latestUpdatePath(state.channels.tokenOf(row.projectId))}`;

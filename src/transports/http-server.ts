@@ -10,11 +10,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
-import type { App } from '../app.js';
+import type { RequestGate } from '../auth/request-gate.js';
 import { forbidden, httpStatusForCode, invalidRequest, rateLimited, toJsonRpcError, type ServiceError } from '../errors.js';
-import type { GatewayReply } from '../mcp/json-rpc-gateway.js';
+import type { Logger } from '../logger.js';
+import type { GatewayReply, JsonRpcGateway } from '../mcp/json-rpc-gateway.js';
+import type { ArtifactReader } from '../services/artifact-reader.js';
 import { serveArtifact } from './artifact-routes.js';
-import { createExpoUpdateRoutes } from './expo-updates-routes.js';
+import { createExpoUpdateRoutes, type ExpoUpdateSources } from './expo-updates-routes.js';
 import { createHostCheck, LOOPBACK_HOSTS } from './host-check.js';
 
 /** Listener settings (design sections 2 and 7; issue 4 hardening). Times in ms, sizes in bytes. */
@@ -26,7 +28,7 @@ export interface HttpServerOptions {
   serveMcp: boolean;
   /**
    * This listener is the artifact origin next to an MCP listener (`--artifact-url`): its bound
-   * address becomes the base of artifact links instead of the public URL.
+   * address becomes the base of artifact links instead of the public URL (see `listenHttp`).
    */
   artifactOrigin?: boolean;
   /** Largest request body, in bytes (default 1 MiB). Larger ones get 413. */
@@ -48,6 +50,24 @@ export interface HttpServerOptions {
   maxConnections?: number;
 }
 
+/**
+ * What the HTTP transport works with: the JSON-RPC gateway, the admission policies, read access to
+ * published artifacts, and the public base URLs (read only: the composition root records the bound
+ * address, see `listenHttp` in `app.ts`).
+ */
+export interface HttpServerDeps {
+  gateway: Pick<JsonRpcGateway, 'handleText'>;
+  gate: Pick<RequestGate, 'policy'>;
+  /** Why the service cannot take work now, or null (for `/healthz`). */
+  healthProblem(): string | null;
+  artifacts: ArtifactReader;
+  /** What the Expo update routes read. */
+  updates: ExpoUpdateSources;
+  /** Base URLs of the service and of artifact links, read at each use (no trailing slash). */
+  publicUrl: { get(): string; artifacts(): string };
+  logger: Logger;
+}
+
 /** A started listener and how to stop it. */
 export interface RunningHttpServer {
   server: Server;
@@ -64,11 +84,11 @@ const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
  * Starts listening.
  * @throws the listen error (EADDRINUSE, EACCES).
  */
-export async function startHttpServer(app: App, options: HttpServerOptions): Promise<RunningHttpServer> {
+export async function startHttpServer(deps: HttpServerDeps, options: HttpServerOptions): Promise<RunningHttpServer> {
   const bodyLimit = options.bodyLimitBytes ?? 1024 * 1024;
   const maxConcurrent = options.maxConcurrentRequests ?? 256;
-  const { logger } = app;
-  const updates = createExpoUpdateRoutes(app);
+  const { logger } = deps;
+  const updates = createExpoUpdateRoutes(deps.updates);
   let inFlight = 0;
   let hostCheck: ReturnType<typeof createHostCheck> = () => 'ok';
 
@@ -118,7 +138,7 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
     };
     res.once('close', release);
     const token = bearerToken(req.headers.authorization);
-    const policy = app.gate.policy({ transport: 'http', token, address });
+    const policy = deps.gate.policy({ transport: 'http', token, address });
     const admit = async (method: string) => {
       const admission = await policy(method);
       if (inFlight >= maxConcurrent) throw rateLimited({ scope: 'server', limit: maxConcurrent, retryAfterSeconds: 1 });
@@ -127,7 +147,7 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
       return admission;
     };
     try {
-      const reply = await app.gateway.handleText(body, admit);
+      const reply = await deps.gateway.handleText(body, admit);
       if (!res.destroyed) sendReply(res, reply, token !== undefined, mcpClient(version));
     } finally {
       release();
@@ -151,12 +171,12 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
       }
     } else if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
       // Unhealthy when no authenticated request could be admitted now, or the store does not answer.
-      const problem = options.serveMcp && inFlight >= maxConcurrent ? 'request_slots_full' : app.healthProblem();
+      const problem = options.serveMcp && inFlight >= maxConcurrent ? 'request_slots_full' : deps.healthProblem();
       work = problem ? sendJson(res, 503, { status: 'unavailable', reason: problem }) : sendJson(res, 200, { status: 'ok' });
     } else if (path.startsWith('/updates/')) {
       work = updates.serveUpdates(req, res, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));
     } else if (path.startsWith('/previews/') || path.startsWith('/deployments/')) {
-      work = updates.serveLanding(req, res, path).then((served) => (served ? undefined : serveArtifact(app, req, res, path, !options.serveMcp)));
+      work = updates.serveLanding(req, res, path).then((served) => (served ? undefined : serveArtifact(deps.artifacts, req, res, path, !options.serveMcp)));
     } else {
       work = sendJson(res, 404, { error: 'Not found' });
     }
@@ -196,14 +216,23 @@ export async function startHttpServer(app: App, options: HttpServerOptions): Pro
     });
   });
   const address = server.address() as AddressInfo;
-  if (options.artifactOrigin) app.publicUrl.artifactsBound(options.host, address.port);
-  else app.publicUrl.bound(options.host, address.port);
 
   if (WILDCARD_HOSTS.has(options.host) && !options.allowedHosts?.length) {
     logger.warn({ host: options.host }, 'HTTP bound to every interface without --allowed-hosts: Host/Origin checks are off. Put it behind a proxy or pass --allowed-hosts.');
   } else {
-    const allowed = [...LOOPBACK_HOSTS, options.host, new URL(app.publicUrl.get()).hostname, ...(options.allowedHosts ?? [])];
-    hostCheck = createHostCheck(allowed.filter((h) => !WILDCARD_HOSTS.has(h)));
+    // The public URL's host is allowed too; it is known once the composition root has recorded the
+    // bound address, so the check follows it.
+    const fixed = [...LOOPBACK_HOSTS, options.host, ...(options.allowedHosts ?? [])].filter((h) => !WILDCARD_HOSTS.has(h));
+    let checkedBase = '';
+    let check = createHostCheck(fixed);
+    hostCheck = (host, origin) => {
+      const base = deps.publicUrl.get();
+      if (base !== checkedBase) {
+        checkedBase = base;
+        check = createHostCheck([...fixed, new URL(base).hostname]);
+      }
+      return check(host, origin);
+    };
     if (!LOOPBACK_HOSTS.includes(options.host)) logger.warn({ host: options.host }, 'HTTP is bound to a non-loopback address: anyone who can reach it can try tokens.');
   }
 

@@ -7,9 +7,18 @@
  * parse without answering; the contract wants -32700 with id null, so framing is done here.)
  */
 import type { Readable, Writable } from 'node:stream';
-import type { App } from '../app.js';
+import type { RequestGate } from '../auth/request-gate.js';
+import type { Logger } from '../logger.js';
+import type { JsonRpcGateway } from '../mcp/json-rpc-gateway.js';
 import { invalidRequest, toJsonRpcError } from '../errors.js';
 import { readBoundedLines } from '../io/bounded-lines.js';
+
+/** What the stdio transport works with (the whole `App` satisfies it). */
+export interface StdioServerDeps {
+  gateway: Pick<JsonRpcGateway, 'handleText'>;
+  gate: Pick<RequestGate, 'policy'>;
+  logger: Logger;
+}
 
 /** Streams default to the process's stdin and stdout. */
 export interface StdioServerOptions {
@@ -25,7 +34,7 @@ export interface StdioServerOptions {
  * Serves MCP on the given streams until the input ends.
  * @returns a promise that settles when the input has ended and every reply is written.
  */
-export function serveStdio(app: App, options: StdioServerOptions): Promise<void> {
+export function serveStdio(app: StdioServerDeps, options: StdioServerOptions): Promise<void> {
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stdout;
   const lineLimit = options.lineLimit ?? 1024 * 1024;

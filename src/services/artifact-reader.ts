@@ -1,0 +1,48 @@
+/**
+ * What the artifact routes may read (README "Previews and deployments", "Expo updates"): published
+ * artifacts by id, the newest deployment of a project, and their files, resolved safely. The
+ * routes get this instead of the repositories, so serving a file never reaches any other table.
+ */
+import type { ArtifactRepo } from '../store/artifact-repo.js';
+import type { ArtifactRow } from '../store/schema.js';
+import type { ArtifactStore } from '../workflows/artifact-store.js';
+
+/** A published artifact as the routes see it. */
+export type PublishedArtifactRow = Readonly<ArtifactRow>;
+
+/** Read-only access to published artifacts and their files. */
+export class ArtifactReader {
+  constructor(
+    private readonly artifacts: ArtifactRepo,
+    private readonly files: ArtifactStore,
+  ) {}
+
+  /** The artifact with id `id`, or undefined. */
+  find(id: string): PublishedArtifactRow | undefined {
+    return this.artifacts.findById(id);
+  }
+
+  /** The project's newest deployment for `platform`, or undefined. */
+  latestDeployment(projectId: string, platform: ArtifactRow['platform']): PublishedArtifactRow | undefined {
+    return this.artifacts.latest(projectId, 'deployment', platform);
+  }
+
+  /** The deployment for `platform` published by the same workflow as `artifact` (ios and android go together). */
+  sibling(artifact: PublishedArtifactRow, platform: ArtifactRow['platform']): PublishedArtifactRow | undefined {
+    if (!artifact.workflowId) return undefined;
+    return this.artifacts.listByWorkflow(artifact.workflowId).find((a) => a.kind === artifact.kind && a.platform === platform);
+  }
+
+  /** Folder of artifact `id` (its files never change once published). */
+  dirOf(id: string): string {
+    return this.files.dirOf(id);
+  }
+
+  /**
+   * The file to serve for `subPath` inside artifact `id`, or null when it leaves the artifact's
+   * folder (before or after resolving links) or names nothing; a folder maps to its `index.html`.
+   */
+  resolveFile(id: string, subPath: string): Promise<string | null> {
+    return this.files.resolveFile(id, subPath);
+  }
+}
