@@ -68,6 +68,12 @@ export interface HttpServerDeps {
   logger: Logger;
 }
 
+/** One entry of the routing table. */
+interface Route {
+  matches(path: string): boolean;
+  handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> | void;
+}
+
 /** A started listener and how to stop it. */
 export interface RunningHttpServer {
   server: Server;
@@ -158,28 +164,33 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
   const requestTimeout = options.requestTimeoutMs ?? 30_000;
   // Node enforces both timeouts on a timer; check often enough that a slow client is cut near its limit.
   const connectionsCheckingInterval = Math.max(100, Math.min(1000, Math.floor(headersTimeout / 2)));
+  // The routing table: the first route whose path matches handles the request.
+  const routes: Route[] = [
+    ...(options.serveMcp ? [{ matches: (path: string) => path === '/mcp', handle: (req: IncomingMessage, res: ServerResponse) => (req.method === 'POST' ? handleMcp(req, res) : refuseMcpMethod(res)) }] : []),
+    { matches: (path) => path === '/healthz', handle: (req, res) => handleHealth(req, res) },
+    { matches: (path) => path.startsWith('/updates/'), handle: (req, res, path, query) => updates.serveUpdates(req, res, path, query) },
+    { matches: (path) => path.startsWith('/previews/') || path.startsWith('/deployments/'), handle: (req, res, path) => handleArtifact(req, res, path) },
+  ];
+
+  const handleHealth = (req: IncomingMessage, res: ServerResponse): void => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return notFound(res);
+    // Unhealthy when no authenticated request could be admitted now, or the store does not answer.
+    const problem = options.serveMcp && inFlight >= maxConcurrent ? 'request_slots_full' : deps.healthProblem();
+    if (problem) sendJson(res, 503, { status: 'unavailable', reason: problem });
+    else sendJson(res, 200, { status: 'ok' });
+  };
+
+  const handleArtifact = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
+    if (await updates.serveLanding(req, res, path)) return;
+    await serveArtifact(deps.artifacts, req, res, path, !options.serveMcp);
+  };
+
   const server = createServer({ headersTimeout, requestTimeout, connectionsCheckingInterval }, (req, res) => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    let work: Promise<void> | void;
-    if (path === '/mcp' && options.serveMcp) {
-      if (req.method === 'POST') work = handleMcp(req, res);
-      else {
-        res.setHeader('Allow', 'POST');
-        work = sendJson(res, 405, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid request', data: { reason: 'use POST; this server does not open SSE streams' } } });
-      }
-    } else if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
-      // Unhealthy when no authenticated request could be admitted now, or the store does not answer.
-      const problem = options.serveMcp && inFlight >= maxConcurrent ? 'request_slots_full' : deps.healthProblem();
-      work = problem ? sendJson(res, 503, { status: 'unavailable', reason: problem }) : sendJson(res, 200, { status: 'ok' });
-    } else if (path.startsWith('/updates/')) {
-      work = updates.serveUpdates(req, res, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));
-    } else if (path.startsWith('/previews/') || path.startsWith('/deployments/')) {
-      work = updates.serveLanding(req, res, path).then((served) => (served ? undefined : serveArtifact(deps.artifacts, req, res, path, !options.serveMcp)));
-    } else {
-      work = sendJson(res, 404, { error: 'Not found' });
-    }
+    const route = routes.find((r) => r.matches(path));
+    const work = route ? route.handle(req, res, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1))) : notFound(res);
     if (work) {
       work.catch((error: unknown) => {
         logger.error({ err: error, path }, 'HTTP request failed');
@@ -327,6 +338,16 @@ function sendReply(res: ServerResponse, reply: GatewayReply, tokenPresented: boo
   // A reply that carries a rate window answers an authenticated request (the gate counted it).
   const inBand = mcp && reply.rate !== undefined && reply.body.error !== undefined && IN_BAND_CODES.has(reply.body.error.code);
   sendJson(res, inBand ? 200 : reply.status, reply.body, headers);
+}
+
+function notFound(res: ServerResponse): void {
+  sendJson(res, 404, { error: 'Not found' });
+}
+
+/** `/mcp` answers POST only: this server opens no SSE stream. */
+function refuseMcpMethod(res: ServerResponse): void {
+  res.setHeader('Allow', 'POST');
+  sendJson(res, 405, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid request', data: { reason: 'use POST; this server does not open SSE streams' } } });
 }
 
 function sendError(res: ServerResponse, error: ServiceError, status?: number): void {
