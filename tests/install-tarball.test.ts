@@ -4,19 +4,48 @@
  * the command, args and env of the README's Claude Desktop block, with the placeholder token
  * replaced by a real one. The block is read from README.md, so the README is what is tested.
  *
- * Slow: the install compiles better-sqlite3 from source when no prebuilt binary can be fetched
- * (about two minutes here), hence the long timeout.
+ * better-sqlite3 installs the way it does for users: `prebuild-install` downloads a prebuilt
+ * binary. This machine reaches no release host, so the test serves the binary this checkout
+ * already built from a loopback mirror (`npm_config_better_sqlite3_binary_host`, prebuild-install's
+ * documented mirror setting). Without the mirror the install compiles from source (about two
+ * minutes here), which is why the timeout stays long.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, tempDir } from './helpers.js';
 
 const work = tempDir('mbm-install-');
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+let mirror: Server | undefined;
+afterAll(() => {
+  mirror?.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+/**
+ * A loopback prebuild mirror serving this checkout's compiled better-sqlite3 under the name
+ * prebuild-install asks for. @returns the mirror's base URL.
+ */
+async function startPrebuildMirror(): Promise<string> {
+  const archive = join(work, 'better-sqlite3-prebuilt.tar.gz');
+  const packed = spawnSync('tar', ['-czf', archive, '-C', join(ROOT, 'node_modules', 'better-sqlite3'), 'build/Release/better_sqlite3.node']);
+  if (packed.status !== 0) throw new Error(`tar failed: ${packed.stderr}`);
+  const body = readFileSync(archive);
+  mirror = createServer((req, res) => {
+    if (!req.url?.endsWith(`-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`)) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'application/gzip', 'Content-Length': body.length }).end(body);
+  });
+  await new Promise<void>((resolve) => mirror!.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(mirror.address() as AddressInfo).port}`;
+}
 
 /** The `mcpServers["mobile-builder"]` entry of the first JSON block after "**Claude Desktop**". */
 function claudeDesktopConfig(): { command: string; args: string[]; env: Record<string, string> } {
@@ -27,9 +56,9 @@ function claudeDesktopConfig(): { command: string; args: string[]; env: Record<s
 }
 
 /** Runs a command without blocking the test worker (vitest's worker must keep answering its RPC). */
-function run(command: string, args: string[], options: { cwd?: string; timeoutMs: number }): Promise<{ status: number | null; output: string }> {
+function run(command: string, args: string[], options: { cwd?: string; timeoutMs: number; env?: NodeJS.ProcessEnv }): Promise<{ status: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -50,7 +79,11 @@ describe('global install from the packed tarball', () => {
     expect(packed.status, packed.output).toBe(0);
     const tarball = readdirSync(work).find((f) => /^mobile-builder-mcp-.*\.tgz$/.test(f))!;
     const prefix = join(work, 'prefix');
-    const install = await run('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball)], { timeoutMs: 420_000 });
+    const binaryHost = await startPrebuildMirror();
+    const install = await run('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball)], {
+      timeoutMs: 420_000,
+      env: { ...process.env, npm_config_better_sqlite3_binary_host: binaryHost },
+    });
     expect(install.status, install.output).toBe(0);
 
     // A fresh home: the default data dir (~/.mobile-builder-mcp) and nothing else of this machine's.
