@@ -120,4 +120,47 @@ describe('leases across two server processes with different runner hosts', () =>
       await b.stop();
     }
   });
+
+  it('command builder: after SIGKILL of its server the build keeps running until a restarted server kills its group, and only then does the next workflow start', async () => {
+    const dataDir = tempDir();
+    const token = cliToken(dataDir, 'alice');
+    const config = join(dataDir, 'builder.json');
+    const pidFile = join(dataDir, 'build.pid');
+    // The first build ignores SIGTERM and sleeps; the second reports whether the first's group lives.
+    const command = [
+      `if [ ! -f ${pidFile} ]; then echo $$ > ${pidFile}; trap '' TERM; echo started; sleep 1000;`,
+      `else if kill -0 -- -$(cat ${pidFile}) 2>/dev/null; then echo first-group-alive; else echo first-group-gone; fi; fi`,
+    ].join(' ');
+    writeFileSync(config, JSON.stringify({ killGraceMs: 200, build: { command } }));
+    const first = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config]);
+    const project = await toolResult(first.mcpUrl, token, 'svc_create_project', { name: 'Orphans' });
+    const one = await toolResult(first.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'one', kind: 'build' });
+    const two = await toolResult(first.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'two', kind: 'build' });
+    expect([one.status, two.status]).toEqual(['running', 'queued']);
+    await waitFor(() => readStore(dataDir).groups.length === 1 && existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim(), 15_000, 'the build group to be recorded');
+    const pgid = Number(readFileSync(pidFile, 'utf8'));
+    expect(readStore(dataDir).groups[0]).toMatchObject({ pgid, workflow_id: one.workflowId });
+    await first.stop('SIGKILL');
+    expect(() => process.kill(-pgid, 0)).not.toThrow(); // the orphaned build outlived its server
+
+    const second = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config]);
+    try {
+      const done = await waitFor(() => {
+        const s = readStore(dataDir);
+        return s.workflows[1].status === 'completed' ? s : null;
+      }, 30_000, 'the second workflow to complete');
+      expect(done.workflows[0]).toMatchObject({ status: 'failed', error_code: 'interrupted' });
+      expect(() => process.kill(-pgid, 0)).toThrow();
+      expect(done.messages.some((m) => m.content.includes('first-group-gone'))).toBe(true);
+      expect(done.messages.some((m) => m.content.includes('first-group-alive'))).toBe(false);
+      expect(done.groups).toEqual([]);
+    } finally {
+      try {
+        process.kill(-pgid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      await second.stop();
+    }
+  });
 });

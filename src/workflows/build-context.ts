@@ -15,7 +15,7 @@ import type { WorkflowRow } from '../store/schema.js';
 import type { WorkflowRepo } from '../store/workflow-repo.js';
 import { toPublished, type ArtifactPublisher } from './artifact-publisher.js';
 import { LeaseLostError, type LocalRun } from './local-run.js';
-import { killGroupNow } from './process-groups.js';
+import { killGroupNow, processStart } from './process-groups.js';
 import type { RunnerIdentity } from './runner-identity.js';
 import type { NewMessage, WorkflowJournal } from './workflow-journal.js';
 
@@ -133,6 +133,7 @@ export class EngineBuildContext implements BuildContext {
         this.deps.processGroups.insert({
           host: this.deps.runner.host,
           pgid,
+          leaderStart: processStart(pgid),
           workflowId: this.workflow.id,
           projectId: this.workflow.projectId,
           runnerId: this.deps.runner.id,

@@ -32,7 +32,7 @@ import type { ArtifactPublisher } from './artifact-publisher.js';
 import type { ArtifactStore } from './artifact-store.js';
 import { EngineBuildContext } from './build-context.js';
 import { LeaseLostError, LocalRun, type AbortCause } from './local-run.js';
-import { isGroupAlive, killGroup } from './process-groups.js';
+import { isGroupAlive, isReusedGroup, killGroup } from './process-groups.js';
 import { isDeadOnThisHost, newRunnerIdentity, type RunnerIdentity } from './runner-identity.js';
 import { kindLabel, type NewMessage, type WorkflowJournal } from './workflow-journal.js';
 
@@ -279,7 +279,7 @@ export class WorkflowEngine {
     let alive = false;
     for (const group of this.deps.processGroups.listByProject(projectId)) {
       if (group.host !== this.runner.host) continue;
-      if (isGroupAlive(group.pgid)) alive = true;
+      if (isGroupAlive(group.pgid) && !isReusedGroup(group.pgid, group.leaderStart)) alive = true;
       else this.deps.processGroups.remove(group.host, group.pgid);
     }
     return alive;
@@ -337,6 +337,11 @@ export class WorkflowEngine {
         const row = workflows.findById(group.workflowId);
         if (row && this.runs.has(row.id) && row.runnerId === this.runner.id) continue;
         if (row && row.runnerId === group.runnerId && this.liveHolder(row)) continue;
+        if (isReusedGroup(group.pgid, group.leaderStart)) {
+          // The recorded group is gone and its id now names another process: forget it, never signal it.
+          processGroups.remove(group.host, group.pgid);
+          continue;
+        }
         if (await killGroup(group.pgid, this.killGraceMs)) {
           processGroups.remove(group.host, group.pgid);
           killed++;
@@ -352,6 +357,10 @@ export class WorkflowEngine {
   private async killRecordedGroups(workflowId: string): Promise<void> {
     for (const group of this.deps.processGroups.listByHost(this.runner.host)) {
       if (group.workflowId !== workflowId) continue;
+      if (isReusedGroup(group.pgid, group.leaderStart)) {
+        this.deps.processGroups.remove(group.host, group.pgid);
+        continue;
+      }
       if (await killGroup(group.pgid, this.killGraceMs)) this.deps.processGroups.remove(group.host, group.pgid);
     }
   }
