@@ -90,8 +90,6 @@ export class WorkflowEngine {
   private readonly leaseMs: number;
   private readonly heartbeatMs: number;
   private readonly killGraceMs: number;
-  /** Counts of lease writes, for the benchmark. */
-  readonly stats = { heartbeatWrites: 0, takeovers: 0 };
 
   constructor(
     private readonly deps: WorkflowEngineDeps,
@@ -324,7 +322,8 @@ export class WorkflowEngine {
         }
       });
     }
-    this.stats.takeovers += reaped.length;
+    // The projects of reaped workflows may start their next queued workflow.
+    if (reaped.length > 0) this.schedulePump();
     void this.sweepGroups();
   }
 
@@ -383,7 +382,6 @@ export class WorkflowEngine {
       const until = this.now() + this.leaseMs;
       for (const run of this.runs.values()) {
         if (run.lost) continue;
-        this.stats.heartbeatWrites++;
         if (!this.deps.workflows.renewLease(run.workflowId, this.runner.id, until)) this.leaseLost(run);
       }
     } catch (error) {
