@@ -127,13 +127,14 @@ export class EngineBuildContext implements BuildContext {
 
   trackProcessGroup(pgid: number): void {
     if (!Number.isInteger(pgid) || pgid <= 1) throw new Error(`Not a process group id: ${pgid}`);
-    this.run.groups.add(pgid);
+    const leaderStart = processStart(pgid);
+    this.run.groups.set(pgid, leaderStart);
     try {
       this.held(() =>
         this.deps.processGroups.insert({
           host: this.deps.runner.host,
           pgid,
-          leaderStart: processStart(pgid),
+          leaderStart,
           workflowId: this.workflow.id,
           projectId: this.workflow.projectId,
           runnerId: this.deps.runner.id,

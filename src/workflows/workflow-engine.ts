@@ -367,8 +367,9 @@ export class WorkflowEngine {
   /** Kills what is left of a local run's process groups (SIGTERM, then SIGKILL after the capped grace). */
   private async killGroups(run: LocalRun): Promise<void> {
     await Promise.all(
-      [...run.groups].map(async (pgid) => {
-        if (await killGroup(pgid, this.killGraceMs)) {
+      [...run.groups].map(async ([pgid, leaderStart]) => {
+        // A group that ended without being released may have handed its id to another process.
+        if (isReusedGroup(pgid, leaderStart) || (await killGroup(pgid, this.killGraceMs))) {
           run.groups.delete(pgid);
           this.deps.processGroups.remove(this.runner.host, pgid);
         }
