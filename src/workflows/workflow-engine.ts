@@ -31,12 +31,11 @@ import type { WorkflowRepo } from '../store/workflow-repo.js';
 import type { ArtifactPublisher } from './artifact-publisher.js';
 import type { ArtifactStore } from './artifact-store.js';
 import { EngineBuildContext } from './build-context.js';
-import { LeaseLostError, LocalRun, type AbortCause } from './local-run.js';
+import { LeaseLostError, LocalRun } from './local-run.js';
 import { isGroupAlive, isReusedGroup, killGroup } from './process-groups.js';
 import { isDeadOnThisHost, newRunnerIdentity, type RunnerIdentity } from './runner-identity.js';
 import { kindLabel, type NewMessage, type WorkflowJournal } from './workflow-journal.js';
 
-export type { AbortCause } from './local-run.js';
 
 /** Engine tuning; defaults in each field's comment. */
 export interface WorkflowEngineOptions {
