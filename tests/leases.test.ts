@@ -94,23 +94,17 @@ describe('leases across two server processes with different runner hosts', () =>
         return s.workflows[0].status === 'failed' ? s : null;
       }, 30_000, 'B to take the workflow over');
       expect(taken.workflows[0]).toMatchObject({ id: sent.workflowId, error_code: 'interrupted' });
-      expect(() => process.kill(buildPid, 0)).not.toThrow(); // A is frozen, so its build still runs
+      expect(isGroupAlive(buildPid)).toBe(true); // A is frozen, so its build still runs
 
       a.child.kill('SIGCONT');
       stopped = false;
       // A notices it lost the lease: it says so, and its build's process group dies.
       await waitFor(() => a.stderr().includes('lost the lease'), 15_000, 'A to notice the lost lease');
-      await waitFor(() => {
-        try {
-          process.kill(-buildPid, 0);
-          return false;
-        } catch {
-          return true;
-        }
-      }, 15_000, "the woken runner's build process group to be killed");
+      await waitFor(() => !isGroupAlive(buildPid), 15_000, "the woken runner's build process group to be killed");
       // A graceful stop waits for A's run to end; still nothing written by A to the workflow or
       // the conversation. (Forgetting the row of a process group it has just killed is cleanup of
       // its own host, and may be done by A or by B's sweep.)
+      expect(taken.groups.map((g) => g.pgid)).toEqual([buildPid]);
       expect(await a.stop('SIGTERM')).toBe(0);
       const after = readStore(dataDir);
       expect({ workflows: after.workflows, messages: after.messages }).toEqual({ workflows: taken.workflows, messages: taken.messages });
@@ -143,7 +137,7 @@ describe('leases across two server processes with different runner hosts', () =>
     const leader = processStart(pgid);
     expect(readStore(dataDir).groups[0]).toMatchObject({ pgid, workflow_id: one.workflowId, leader_start: leader });
     await first.stop('SIGKILL');
-    expect(() => process.kill(-pgid, 0)).not.toThrow(); // the orphaned build outlived its server
+    expect(isGroupAlive(pgid)).toBe(true); // the orphaned build outlived its server
 
     const second = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config]);
     try {
@@ -152,7 +146,7 @@ describe('leases across two server processes with different runner hosts', () =>
         return s.workflows[1].status === 'completed' ? s : null;
       }, 30_000, 'the second workflow to complete');
       expect(done.workflows[0]).toMatchObject({ status: 'failed', error_code: 'interrupted' });
-      expect(() => process.kill(-pgid, 0)).toThrow();
+      expect(isGroupAlive(pgid)).toBe(false);
       expect(done.messages.some((m) => m.content.includes('first-group-gone'))).toBe(true);
       expect(done.messages.some((m) => m.content.includes('first-group-alive'))).toBe(false);
       expect(done.groups).toEqual([]);
