@@ -8,6 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
+import { isGroupAlive, isReusedGroup, processStart } from '../src/workflows/process-groups.js';
 import { cliToken, runCli, spawnHttpServer } from './bin-helpers.js';
 import { tempDir, toolResult, waitFor } from './helpers.js';
 
@@ -93,23 +94,17 @@ describe('leases across two server processes with different runner hosts', () =>
         return s.workflows[0].status === 'failed' ? s : null;
       }, 30_000, 'B to take the workflow over');
       expect(taken.workflows[0]).toMatchObject({ id: sent.workflowId, error_code: 'interrupted' });
-      expect(() => process.kill(buildPid, 0)).not.toThrow(); // A is frozen, so its build still runs
+      expect(isGroupAlive(buildPid)).toBe(true); // A is frozen, so its build still runs
 
       a.child.kill('SIGCONT');
       stopped = false;
       // A notices it lost the lease: it says so, and its build's process group dies.
       await waitFor(() => a.stderr().includes('lost the lease'), 15_000, 'A to notice the lost lease');
-      await waitFor(() => {
-        try {
-          process.kill(-buildPid, 0);
-          return false;
-        } catch {
-          return true;
-        }
-      }, 15_000, "the woken runner's build process group to be killed");
+      await waitFor(() => !isGroupAlive(buildPid), 15_000, "the woken runner's build process group to be killed");
       // A graceful stop waits for A's run to end; still nothing written by A to the workflow or
       // the conversation. (Forgetting the row of a process group it has just killed is cleanup of
       // its own host, and may be done by A or by B's sweep.)
+      expect(taken.groups.map((g) => g.pgid)).toEqual([buildPid]);
       expect(await a.stop('SIGTERM')).toBe(0);
       const after = readStore(dataDir);
       expect({ workflows: after.workflows, messages: after.messages }).toEqual({ workflows: taken.workflows, messages: taken.messages });
@@ -118,6 +113,47 @@ describe('leases across two server processes with different runner hosts', () =>
       if (stopped) a.child.kill('SIGCONT');
       await a.stop('SIGKILL');
       await b.stop();
+    }
+  });
+
+  it('command builder: after SIGKILL of its server the build keeps running until a restarted server kills its group, and only then does the next workflow start', async () => {
+    const dataDir = tempDir();
+    const token = cliToken(dataDir, 'alice');
+    const config = join(dataDir, 'builder.json');
+    const pidFile = join(dataDir, 'build.pid');
+    // The first build ignores SIGTERM and sleeps; the second reports whether the first's group lives.
+    const command = [
+      `if [ ! -f ${pidFile} ]; then echo $$ > ${pidFile}; trap '' TERM; echo started; sleep 1000;`,
+      `else if kill -0 -- -$(cat ${pidFile}) 2>/dev/null; then echo first-group-alive; else echo first-group-gone; fi; fi`,
+    ].join(' ');
+    writeFileSync(config, JSON.stringify({ killGraceMs: 200, build: { command } }));
+    const first = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config]);
+    const project = await toolResult(first.mcpUrl, token, 'svc_create_project', { name: 'Orphans' });
+    const one = await toolResult(first.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'one', kind: 'build' });
+    const two = await toolResult(first.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'two', kind: 'build' });
+    expect([one.status, two.status]).toEqual(['running', 'queued']);
+    await waitFor(() => readStore(dataDir).groups.length === 1 && existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim(), 15_000, 'the build group to be recorded');
+    const pgid = Number(readFileSync(pidFile, 'utf8'));
+    const leader = processStart(pgid);
+    expect(readStore(dataDir).groups[0]).toMatchObject({ pgid, workflow_id: one.workflowId, leader_start: leader });
+    await first.stop('SIGKILL');
+    expect(isGroupAlive(pgid)).toBe(true); // the orphaned build outlived its server
+
+    const second = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config]);
+    try {
+      const done = await waitFor(() => {
+        const s = readStore(dataDir);
+        return s.workflows[1].status === 'completed' ? s : null;
+      }, 30_000, 'the second workflow to complete');
+      expect(done.workflows[0]).toMatchObject({ status: 'failed', error_code: 'interrupted' });
+      expect(isGroupAlive(pgid)).toBe(false);
+      expect(done.messages.some((m) => m.content.includes('first-group-gone'))).toBe(true);
+      expect(done.messages.some((m) => m.content.includes('first-group-alive'))).toBe(false);
+      expect(done.groups).toEqual([]);
+    } finally {
+      // Only if it is still our group: pids wrap around quickly on a busy machine.
+      if (isGroupAlive(pgid) && !isReusedGroup(pgid, leader)) process.kill(-pgid, 'SIGKILL');
+      await second.stop();
     }
   });
 });

@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import type { Builder, BuildContext, BuildJob, QuestionSpec } from '../src/builders/builder.js';
 import { BuildFailure } from '../src/builders/builder.js';
+import { processStart } from '../src/workflows/process-groups.js';
 
 type Command =
   | { kind: 'finish' }
@@ -22,6 +23,8 @@ export class ManualRun {
   readonly answers: string[] = [];
   /** Process groups this run started (detached `sleep`). */
   readonly groups: number[] = [];
+  /** Leader identity of each group when started (to never signal a reused pgid when cleaning up). */
+  readonly leaders = new Map<number, string | null>();
   /** Settles when the builder's `run` returned or threw. */
   ended = false;
   error: unknown = null;
@@ -87,6 +90,7 @@ export class ManualRun {
         const child = spawn('sh', ['-c', 'trap "" TERM; sleep 1000'], { detached: true, stdio: 'ignore' });
         child.unref();
         this.groups.push(child.pid!);
+        this.leaders.set(child.pid!, processStart(child.pid!));
         this.context.trackProcessGroup(child.pid!);
       }
     }

@@ -4,7 +4,7 @@
  * state, crash recovery, build process groups, and the message length bound.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { isGroupAlive } from '../src/workflows/process-groups.js';
+import { isGroupAlive, isReusedGroup } from '../src/workflows/process-groups.js';
 import { startEngine, type EngineUnderTest } from './engine-harness.js';
 import { startTestServer, toolResult, waitFor } from './helpers.js';
 import { ManualBuilder } from './manual-builder.js';
@@ -17,7 +17,10 @@ async function engine(options: Parameters<typeof startEngine>[0] = {}) {
 }
 afterEach(async () => {
   for (const e of engines.splice(0)) {
-    for (const run of e.builder.runs) for (const pgid of run.groups) if (isGroupAlive(pgid)) process.kill(-pgid, 'SIGKILL');
+    // Only groups still ours: pids wrap around quickly on a busy machine.
+    for (const run of e.builder.runs) {
+      for (const pgid of run.groups) if (isGroupAlive(pgid) && !isReusedGroup(pgid, run.leaders.get(pgid) ?? null)) process.kill(-pgid, 'SIGKILL');
+    }
     await e.stop();
   }
 });

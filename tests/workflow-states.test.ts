@@ -73,7 +73,12 @@ describe('the workflow state machine', () => {
     const reached = new Set<WorkflowStatus>(['queued']);
     for (let grew = true; grew; ) {
       grew = false;
-      for (const t of TRANSITIONS) if (reached.has(t.from) && !reached.has(t.to)) (reached.add(t.to), (grew = true));
+      for (const t of TRANSITIONS) {
+        if (reached.has(t.from) && !reached.has(t.to)) {
+          reached.add(t.to);
+          grew = true;
+        }
+      }
     }
     expect([...reached].sort()).toEqual([...WORKFLOW_STATUSES].sort());
   });

@@ -182,6 +182,12 @@ export const processGroups = sqliteTable(
     /** The runner identity's host: only an engine with the same host may signal the group. */
     host: text('host').notNull(),
     pgid: integer('pgid').notNull(),
+    /**
+     * Start time of the group's leader (`/proc/<pgid>/stat` field 22, with the boot id) when it was
+     * recorded, or null where that cannot be read: a leader with another start time means the pgid
+     * was reused by an unrelated process, which must never be signalled.
+     */
+    leaderStart: text('leader_start'),
     workflowId: text('workflow_id')
       .notNull()
       .references(() => workflows.id, { onDelete: 'cascade' }),

@@ -15,7 +15,7 @@ import type { WorkflowRow } from '../store/schema.js';
 import type { WorkflowRepo } from '../store/workflow-repo.js';
 import { toPublished, type ArtifactPublisher } from './artifact-publisher.js';
 import { LeaseLostError, type LocalRun } from './local-run.js';
-import { killGroupNow } from './process-groups.js';
+import { killGroupNow, processStart } from './process-groups.js';
 import type { RunnerIdentity } from './runner-identity.js';
 import type { NewMessage, WorkflowJournal } from './workflow-journal.js';
 
@@ -127,12 +127,14 @@ export class EngineBuildContext implements BuildContext {
 
   trackProcessGroup(pgid: number): void {
     if (!Number.isInteger(pgid) || pgid <= 1) throw new Error(`Not a process group id: ${pgid}`);
-    this.run.groups.add(pgid);
+    const leaderStart = processStart(pgid);
+    this.run.groups.set(pgid, leaderStart);
     try {
       this.held(() =>
         this.deps.processGroups.insert({
           host: this.deps.runner.host,
           pgid,
+          leaderStart,
           workflowId: this.workflow.id,
           projectId: this.workflow.projectId,
           runnerId: this.deps.runner.id,

@@ -15,8 +15,8 @@ export class LocalRun {
   readonly controller = new AbortController();
   /** Set while the builder waits for an answer. */
   waiting: Waiting | null = null;
-  /** Process groups the builder reported and has not released. */
-  readonly groups = new Set<number>();
+  /** Process groups the builder reported and has not released, with their leader's identity (see process-groups.ts). */
+  readonly groups = new Map<number, string | null>();
   /** True once the runner lost its lease: from then on it writes nothing. */
   lost = false;
   /** Settles when the run has ended and written its outcome. */

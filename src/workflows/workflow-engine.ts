@@ -31,12 +31,11 @@ import type { WorkflowRepo } from '../store/workflow-repo.js';
 import type { ArtifactPublisher } from './artifact-publisher.js';
 import type { ArtifactStore } from './artifact-store.js';
 import { EngineBuildContext } from './build-context.js';
-import { LeaseLostError, LocalRun, type AbortCause } from './local-run.js';
-import { isGroupAlive, killGroup } from './process-groups.js';
+import { LeaseLostError, LocalRun } from './local-run.js';
+import { isGroupAlive, isReusedGroup, killGroup } from './process-groups.js';
 import { isDeadOnThisHost, newRunnerIdentity, type RunnerIdentity } from './runner-identity.js';
 import { kindLabel, type NewMessage, type WorkflowJournal } from './workflow-journal.js';
 
-export type { AbortCause } from './local-run.js';
 
 /** Engine tuning; defaults in each field's comment. */
 export interface WorkflowEngineOptions {
@@ -90,8 +89,6 @@ export class WorkflowEngine {
   private readonly leaseMs: number;
   private readonly heartbeatMs: number;
   private readonly killGraceMs: number;
-  /** Counts of lease writes, for the benchmark. */
-  readonly stats = { heartbeatWrites: 0, takeovers: 0 };
 
   constructor(
     private readonly deps: WorkflowEngineDeps,
@@ -279,7 +276,7 @@ export class WorkflowEngine {
     let alive = false;
     for (const group of this.deps.processGroups.listByProject(projectId)) {
       if (group.host !== this.runner.host) continue;
-      if (isGroupAlive(group.pgid)) alive = true;
+      if (isGroupAlive(group.pgid) && !isReusedGroup(group.pgid, group.leaderStart)) alive = true;
       else this.deps.processGroups.remove(group.host, group.pgid);
     }
     return alive;
@@ -324,7 +321,8 @@ export class WorkflowEngine {
         }
       });
     }
-    this.stats.takeovers += reaped.length;
+    // The projects of reaped workflows may start their next queued workflow.
+    if (reaped.length > 0) this.schedulePump();
     void this.sweepGroups();
   }
 
@@ -337,6 +335,11 @@ export class WorkflowEngine {
         const row = workflows.findById(group.workflowId);
         if (row && this.runs.has(row.id) && row.runnerId === this.runner.id) continue;
         if (row && row.runnerId === group.runnerId && this.liveHolder(row)) continue;
+        if (isReusedGroup(group.pgid, group.leaderStart)) {
+          // The recorded group is gone and its id now names another process: forget it, never signal it.
+          processGroups.remove(group.host, group.pgid);
+          continue;
+        }
         if (await killGroup(group.pgid, this.killGraceMs)) {
           processGroups.remove(group.host, group.pgid);
           killed++;
@@ -352,6 +355,10 @@ export class WorkflowEngine {
   private async killRecordedGroups(workflowId: string): Promise<void> {
     for (const group of this.deps.processGroups.listByHost(this.runner.host)) {
       if (group.workflowId !== workflowId) continue;
+      if (isReusedGroup(group.pgid, group.leaderStart)) {
+        this.deps.processGroups.remove(group.host, group.pgid);
+        continue;
+      }
       if (await killGroup(group.pgid, this.killGraceMs)) this.deps.processGroups.remove(group.host, group.pgid);
     }
   }
@@ -359,8 +366,9 @@ export class WorkflowEngine {
   /** Kills what is left of a local run's process groups (SIGTERM, then SIGKILL after the capped grace). */
   private async killGroups(run: LocalRun): Promise<void> {
     await Promise.all(
-      [...run.groups].map(async (pgid) => {
-        if (await killGroup(pgid, this.killGraceMs)) {
+      [...run.groups].map(async ([pgid, leaderStart]) => {
+        // A group that ended without being released may have handed its id to another process.
+        if (isReusedGroup(pgid, leaderStart) || (await killGroup(pgid, this.killGraceMs))) {
           run.groups.delete(pgid);
           this.deps.processGroups.remove(this.runner.host, pgid);
         }
@@ -374,7 +382,6 @@ export class WorkflowEngine {
       const until = this.now() + this.leaseMs;
       for (const run of this.runs.values()) {
         if (run.lost) continue;
-        this.stats.heartbeatWrites++;
         if (!this.deps.workflows.renewLease(run.workflowId, this.runner.id, until)) this.leaseLost(run);
       }
     } catch (error) {

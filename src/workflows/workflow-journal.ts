@@ -15,9 +15,9 @@ import type { WorkflowRepo } from '../store/workflow-repo.js';
 import { IllegalTransitionError, isTerminal, nextStatus, type WorkflowEvent, type WorkflowStatus } from './workflow-states.js';
 
 /** Who speaks in a message. */
-export type MessageRole = MessageRow['role'];
+type MessageRole = MessageRow['role'];
 /** What kind of message it is. */
-export type MessageType = MessageRow['type'];
+type MessageType = MessageRow['type'];
 
 /** A message to append: who says it, what kind it is, and the text. */
 export interface NewMessage {
@@ -111,7 +111,7 @@ export class WorkflowJournal {
 }
 
 /** `text` cut to at most `max` code points (never inside a surrogate pair), with a note when cut. */
-export function cutToLength(text: string, max: number): string {
+function cutToLength(text: string, max: number): string {
   // Fast path: UTF-16 length bounds the code point count from above.
   if (text.length <= max) return text;
   let count = 0;

@@ -13,8 +13,6 @@ export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
 export const ACTIVE_STATUSES = ['running', 'waiting_for_input', 'cancelling'] as const satisfies readonly WorkflowStatus[];
 /** Statuses that never change again. */
 export const TERMINAL_STATUSES = ['completed', 'failed', 'cancelled'] as const satisfies readonly WorkflowStatus[];
-/** Statuses that are neither terminal: queued or active. */
-export const OPEN_STATUSES = ['queued', ...ACTIVE_STATUSES] as const satisfies readonly WorkflowStatus[];
 
 /** What makes a workflow change state. */
 export const WORKFLOW_EVENTS = ['claim', 'ask', 'answer', 'complete', 'fail', 'interrupt', 'cancel', 'stopped'] as const;
@@ -68,24 +66,9 @@ export function nextStatus(from: WorkflowStatus, event: WorkflowEvent): Workflow
   return row.to;
 }
 
-/** The statuses from which `event` is allowed. */
-export function statusesAllowing(event: WorkflowEvent): WorkflowStatus[] {
-  return TRANSITIONS.filter((t) => t.event === event).map((t) => t.from);
-}
-
 /** True for `completed`, `failed` and `cancelled`. */
 export function isTerminal(status: WorkflowStatus): boolean {
   return (TERMINAL_STATUSES as readonly WorkflowStatus[]).includes(status);
-}
-
-/** True for `running`, `waiting_for_input` and `cancelling`. */
-export function isActive(status: WorkflowStatus): boolean {
-  return (ACTIVE_STATUSES as readonly WorkflowStatus[]).includes(status);
-}
-
-/** `'a', 'b'`: a status list as an SQL literal list (the values are the constants above, never input). */
-export function sqlStatusList(statuses: readonly WorkflowStatus[]): string {
-  return statuses.map((s) => `'${s}'`).join(', ');
 }
 
 /**

@@ -1,0 +1,1 @@
+ALTER TABLE `process_groups` ADD `leader_start` text;
