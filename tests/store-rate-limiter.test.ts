@@ -1,7 +1,8 @@
 /**
  * The request limiter counted in the store (README "Limits and plans"): two connections to one
- * database file (as two processes have) share one window; a key refused in its window is refused
- * from memory without writing; the memory limiter answers when the store cannot.
+ * database file (as two processes have) share one window; counts are claimed in leases; a key
+ * refused in its window is refused from memory without writing; the memory limiter answers when
+ * the store cannot.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -41,6 +42,24 @@ describe('StoreRequestRateLimiter', () => {
     expect(pointsOf('2/60:token-2')).toBe(3);
     for (let i = 0; i < 50; i++) expect((await limiter.consume('token-2', 2, 60)).allowed).toBe(false);
     expect(pointsOf('2/60:token-2')).toBe(3);
+  });
+
+  it('claims counts in leases (1/16 of the limit) and spends them from memory; alone it allows exactly the limit', async () => {
+    const limiter = new StoreRequestRateLimiter(a.sqlite);
+    const decisions = [];
+    for (let i = 0; i < 25; i++) decisions.push(await limiter.consume('token-5', 160, 60));
+    expect(pointsOf('160/60:token-5')).toBe(30);
+    expect(decisions.map((d) => d.remaining)).toEqual(Array.from({ length: 25 }, (_, i) => 159 - i));
+    let allowed = 25;
+    for (let i = 0; i < 200; i++) if ((await limiter.consume('token-5', 160, 60)).allowed) allowed++;
+    expect(allowed).toBe(160);
+  });
+
+  it('two connections with leases never allow more than the limit together', async () => {
+    const [first, second] = [new StoreRequestRateLimiter(a.sqlite), new StoreRequestRateLimiter(b.sqlite)];
+    let allowed = 0;
+    for (let i = 0; i < 400; i++) if ((await (i % 2 ? first : second).consume('token-6', 160, 60)).allowed) allowed++;
+    expect(allowed).toBe(160);
   });
 
   it('a different limit (a plan change) counts in its own window', async () => {
