@@ -75,7 +75,9 @@ describe('global install from the packed tarball', () => {
     const config = claudeDesktopConfig();
     expect(config.command).toBe('mobile-builder-mcp');
 
-    const packed = await run('npm', ['pack', '--pack-destination', work], { cwd: ROOT, timeoutMs: 120_000 });
+    // --ignore-scripts: pack the dist/ that `npm test` built; rebuilding it here would rewrite files
+    // that other test files' spawned servers are loading at the same moment.
+    const packed = await run('npm', ['pack', '--ignore-scripts', '--pack-destination', work], { cwd: ROOT, timeoutMs: 120_000 });
     expect(packed.status, packed.output).toBe(0);
     const tarball = readdirSync(work).find((f) => /^mobile-builder-mcp-.*\.tgz$/.test(f))!;
     const prefix = join(work, 'prefix');

@@ -1,7 +1,7 @@
 /**
  * Limits shared through the store (README "Limits and plans"): two real server processes on one
- * data dir count one key's tool calls in the same window, so together they accept exactly the
- * plan's limit, not twice it.
+ * data dir count one key's tool calls in the same window, so together they accept the plan's
+ * limit, not twice it (exactly the limit when it is low enough for a lease of one count).
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,5 +37,22 @@ describe('two processes on one data dir', () => {
       expect(res.status).toBe(429);
       expect(res.json.error.data).toMatchObject({ scope: 'requests', limit: 30 });
     }
+  });
+
+  it('with the default free plan (leases of 6 counts), two processes together never pass the limit: 100 of 300', async () => {
+    const token = cliToken(dataDir, 'bob');
+    const port = (s: SpawnedServer) => s.mcpUrl;
+    const defaults = [await spawnHttpServer(dataDir, ['--log-level', 'warn']), await spawnHttpServer(dataDir, ['--log-level', 'warn'])];
+    servers.push(...defaults);
+    const statuses = await Promise.all(
+      Array.from({ length: 300 }, (_, i) =>
+        post(port(defaults[i % 2]!), { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'svc_list_projects' } }, token).then((r) => r.status),
+      ),
+    );
+    // Each process may keep fewer than one lease unspent while the other refuses: at most 2 x 5.
+    const accepted = statuses.filter((s) => s === 200).length;
+    expect(accepted).toBeLessThanOrEqual(100);
+    expect(accepted).toBeGreaterThanOrEqual(90);
+    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
   });
 });

@@ -24,10 +24,10 @@ export interface Admission {
 }
 
 /** Housekeeping requests allowed per key and minute, as a multiple of the plan's tool-call rate. */
-export const HOUSEKEEPING_FACTOR = 10;
+const HOUSEKEEPING_FACTOR = 10;
 
 /** Default bound on requests with a missing or refused token, per client address and minute. */
-export const DEFAULT_UNAUTHENTICATED_PER_MINUTE = 120;
+const DEFAULT_UNAUTHENTICATED_PER_MINUTE = 120;
 
 /** What the limit that refused a request counts (`error.data.scope`). */
 export type RateScope = 'requests' | 'housekeeping';

@@ -20,7 +20,6 @@ import { BUILDER_NAMES, createApp, listenHttp, VERSION, type App, type AppConfig
 import { parseDuration } from '../auth/api-token.js';
 import { DEFAULT_EXPO_SDK, SUPPORTED_EXPO_SDKS, toolchainFor } from '../builders/expo/index.js';
 import { createLogger } from '../logger.js';
-import { openStore } from '../store/database.js';
 import { serveStdio } from '../transports/stdio-server.js';
 import { loadUpdatesSigningKey } from '../transports/expo-updates-routes.js';
 import type { RunningHttpServer } from '../transports/http-server.js';
@@ -348,6 +347,7 @@ function openApp(config: AppConfig): App {
     if (/^(EACCES|EPERM|EROFS|ENOTDIR|EEXIST|ENOENT|SQLITE_CANTOPEN|SQLITE_READONLY|SQLITE_PERM)/.test(code)) {
       throw new Error(
         `cannot write the data dir ${dir} (${code}). Fix: make it a folder this user can write (for example: mkdir -p "${dir}" && chmod u+rwx "${dir}"), or choose another with --data-dir DIR (env SVC_DATA_DIR).`,
+        { cause: error },
       );
     }
     throw error;

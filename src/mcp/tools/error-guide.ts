@@ -6,15 +6,15 @@
  */
 
 /** -32001, the same for every tool. */
-export const AUTH_ERROR =
+const AUTH_ERROR =
   '-32001: the API token is missing, invalid, expired or revoked. Retrying will not help; ask the user to configure a valid token (mobile-builder-mcp token create).';
 
 /** -32005 for the request rate, the same for every tool. */
-export const RATE_ERROR =
+const RATE_ERROR =
   '-32005 with error.data.scope "requests": this API key made more tool calls this minute than its plan allows. Nothing was done. Wait error.data.retryAfterSeconds seconds (60 if you cannot see error.data), then repeat the same call. scope "server" means the server is busy: wait a second and repeat.';
 
 /** -32603, the same for every tool. */
-export const INTERNAL_ERROR = '-32603: a fault in the server. Try once more a little later; if it persists, tell the user.';
+const INTERNAL_ERROR = '-32603: a fault in the server. Try once more a little later; if it persists, tell the user.';
 
 /** An errors section: one line per code, specific codes first, then the ones every tool shares. */
 export function errorGuide(specific: string[]): string {

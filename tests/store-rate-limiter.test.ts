@@ -1,0 +1,79 @@
+/**
+ * The request limiter counted in the store (README "Limits and plans"): two connections to one
+ * database file (as two processes have) share one window; counts are claimed in leases; a key
+ * refused in its window is refused from memory without writing; the memory limiter answers when
+ * the store cannot.
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { StoreRequestRateLimiter } from '../src/limits/store-rate-limiter.js';
+import { openStore } from '../src/store/database.js';
+import { tempDir } from './helpers.js';
+
+const dir = tempDir();
+const file = join(dir, 'mobile-builder.db');
+const a = openStore(file);
+const b = openStore(file);
+afterAll(() => {
+  a.close();
+  b.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const pointsOf = (key: string) => (a.sqlite.prepare('select points from rate_limits where key = ?').get(key) as { points: number } | undefined)?.points;
+
+describe('StoreRequestRateLimiter', () => {
+  it('two connections share one window: exactly the limit is allowed in total', async () => {
+    const [first, second] = [new StoreRequestRateLimiter(a.sqlite), new StoreRequestRateLimiter(b.sqlite)];
+    const decisions = [];
+    for (let i = 0; i < 10; i++) decisions.push(await (i % 2 ? first : second).consume('token-1', 4, 60));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, false, false, false, false, false, false]);
+    expect(decisions.map((d) => d.remaining).slice(0, 5)).toEqual([3, 2, 1, 0, 0]);
+    const refused = decisions[4]!;
+    expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(refused.resetAt).toBeGreaterThan(Date.now() / 1000);
+    expect(refused.firstRefusal).toBe(true);
+  });
+
+  it('a refused key is answered from memory: the store is not written again in that window', async () => {
+    const limiter = new StoreRequestRateLimiter(a.sqlite);
+    for (let i = 0; i < 3; i++) await limiter.consume('token-2', 2, 60);
+    expect(pointsOf('2/60:token-2')).toBe(3);
+    for (let i = 0; i < 50; i++) expect((await limiter.consume('token-2', 2, 60)).allowed).toBe(false);
+    expect(pointsOf('2/60:token-2')).toBe(3);
+  });
+
+  it('claims counts in leases (1/16 of the limit) and spends them from memory; alone it allows exactly the limit', async () => {
+    const limiter = new StoreRequestRateLimiter(a.sqlite);
+    const decisions = [];
+    for (let i = 0; i < 25; i++) decisions.push(await limiter.consume('token-5', 160, 60));
+    expect(pointsOf('160/60:token-5')).toBe(30);
+    expect(decisions.map((d) => d.remaining)).toEqual(Array.from({ length: 25 }, (_, i) => 159 - i));
+    let allowed = 25;
+    for (let i = 0; i < 200; i++) if ((await limiter.consume('token-5', 160, 60)).allowed) allowed++;
+    expect(allowed).toBe(160);
+  });
+
+  it('two connections with leases never allow more than the limit together', async () => {
+    const [first, second] = [new StoreRequestRateLimiter(a.sqlite), new StoreRequestRateLimiter(b.sqlite)];
+    let allowed = 0;
+    for (let i = 0; i < 400; i++) if ((await (i % 2 ? first : second).consume('token-6', 160, 60)).allowed) allowed++;
+    expect(allowed).toBe(160);
+  });
+
+  it('a different limit (a plan change) counts in its own window', async () => {
+    const limiter = new StoreRequestRateLimiter(a.sqlite);
+    expect((await limiter.consume('token-3', 1, 60)).allowed).toBe(true);
+    expect((await limiter.consume('token-3', 1, 60)).allowed).toBe(false);
+    expect((await limiter.consume('token-3', 5, 60)).allowed).toBe(true);
+  });
+
+  it('falls back to process memory when the store cannot answer', async () => {
+    const own = openStore(join(dir, 'closed.db'));
+    const limiter = new StoreRequestRateLimiter(own.sqlite);
+    own.close();
+    expect((await limiter.consume('token-4', 1, 60)).allowed).toBe(true);
+    expect((await limiter.consume('token-4', 1, 60)).allowed).toBe(false);
+  });
+});
