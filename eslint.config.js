@@ -17,6 +17,11 @@ export default tseslint.config(
     },
   },
   {
+    // CommonJS config files of the tools (dependency-cruiser).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+  },
+  {
     // Tests talk to raw JSON-RPC replies, whose shapes they assert on.
     files: ['tests/**', 'bench/**', 'scripts/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

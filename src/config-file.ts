@@ -12,7 +12,7 @@ export function readJsonConfig<S extends z.ZodType>(file: string, schema: S, wha
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new Error(`Cannot read ${what} ${file}: ${(error as Error).message}`);
+    throw new Error(`Cannot read ${what} ${file}: ${(error as Error).message}`, { cause: error });
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {

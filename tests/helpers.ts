@@ -80,7 +80,7 @@ export async function post(mcpUrl: string, body: unknown, token?: string, header
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await res.text();
-  let json: any = null;
+  let json: any;
   try {
     json = text ? JSON.parse(text) : null;
   } catch {

@@ -20,7 +20,7 @@ import { MAX_KILL_GRACE_MS, startProcess, type RunningProcess } from './process-
 /** Output lines (directives included) kept per workflow unless the config says otherwise. */
 const DEFAULT_MAX_OUTPUT_LINES = 2000;
 /** Previews and deployments one workflow may publish. */
-export const MAX_ARTIFACTS_PER_WORKFLOW = 20;
+const MAX_ARTIFACTS_PER_WORKFLOW = 20;
 
 const commandSpec = z.strictObject({
   command: z.string().min(1),
@@ -29,7 +29,7 @@ const commandSpec = z.strictObject({
 });
 
 /** The builder's config file (`--builder-config FILE`, JSON). */
-export const commandBuilderConfigSchema = z.strictObject({
+const commandBuilderConfigSchema = z.strictObject({
   build: commandSpec.optional(),
   deploy: commandSpec.optional(),
   /** Extra environment for every command (for example `EXPO_TOKEN`). */

@@ -6,7 +6,7 @@
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /** HTML-escapes text for element content and quoted attributes. */
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
 
@@ -20,8 +20,8 @@ export interface PreviewPageInput {
 }
 
 /** Instructions one page shows at most (the newest), and code points shown of each. */
-export const PREVIEW_INSTRUCTIONS_SHOWN = 20;
-export const PREVIEW_INSTRUCTION_CHARS = 500;
+const PREVIEW_INSTRUCTIONS_SHOWN = 20;
+const PREVIEW_INSTRUCTION_CHARS = 500;
 
 /**
  * The page as a string (UTF-8 HTML document). Its size is bounded whatever the history: only the

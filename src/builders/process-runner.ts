@@ -13,7 +13,7 @@ import { readBoundedLines, type BoundedLine } from '../io/bounded-lines.js';
 /** Longest grace period between SIGTERM and SIGKILL, whatever a config asks for (ms). */
 export const MAX_KILL_GRACE_MS = 30_000;
 /** Bytes of one output line kept in memory (the rest of the line is dropped and counted). */
-export const DEFAULT_MAX_LINE_BYTES = 16 * 1024;
+const DEFAULT_MAX_LINE_BYTES = 16 * 1024;
 /** How long to wait for a SIGKILLed group to disappear before giving up (ms). */
 const GROUP_GONE_WAIT_MS = 5_000;
 
@@ -41,7 +41,7 @@ export interface ProcessRunOptions {
 }
 
 /** How the run ended. */
-export interface ProcessResult {
+interface ProcessResult {
   /** Exit code, or null when killed by a signal. */
   code: number | null;
   signal: NodeJS.Signals | null;

@@ -10,7 +10,7 @@ import { parameterError } from './parameter-errors.js';
 import type { ToolServices } from './tool-services.js';
 
 /** MCP tool annotations (hints for a host; they are not security controls). */
-export interface ToolAnnotations {
+interface ToolAnnotations {
   readOnlyHint: boolean;
   destructiveHint: boolean;
   idempotentHint: boolean;
@@ -18,7 +18,7 @@ export interface ToolAnnotations {
 }
 
 /** What a tool's handler receives besides its arguments. */
-export interface ToolContext {
+interface ToolContext {
   caller: Caller;
   services: ToolServices;
 }

@@ -54,7 +54,7 @@ const SDK_METHOD_SCHEMAS = new Map<string, typeof PingRequestSchema | typeof Ini
 ]);
 
 /** Default of the per-message deadline, in ms. */
-export const DEFAULT_DEADLINE_MS = 30_000;
+const DEFAULT_DEADLINE_MS = 30_000;
 
 const KNOWN_CODES = new Set(Object.values(ERROR_TABLE).map((e) => e.code));
 

@@ -9,10 +9,10 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { JsonRpcFailure, methodNotFound, toJsonRpcError } from '../errors.js';
 
 /** `serverInfo.name` at `initialize`. */
-export const SERVER_NAME = 'mobile-builder-mcp';
+const SERVER_NAME = 'mobile-builder-mcp';
 
 /** Guidance the server gives a model at `initialize`. */
-export const SERVER_INSTRUCTIONS = [
+const SERVER_INSTRUCTIONS = [
   'This server manages native mobile app projects and runs build and deploy workflows on them through a building agent.',
   'Typical use: svc_create_project, then svc_send_message with kind "build" and an instruction, then svc_send_message with kind "deploy". Always pass kind.',
   'Workflows run one at a time per project; later ones queue. Poll svc_get_session until hasActiveWorkflows is false, and read progress with svc_get_messages (pass nextAfter as after).',

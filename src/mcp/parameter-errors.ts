@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import { invalidParameter, missingParameter, type ServiceError } from '../errors.js';
 
 /** One problem with one parameter, as listed in `error.data.issues`. */
-export interface ParameterIssue {
+interface ParameterIssue {
   parameter: string;
   problem: string;
 }

@@ -7,7 +7,7 @@ import { z } from 'zod';
 const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /** Number of Unicode code points in `text`. */
-export function codePointLength(text: string): number {
+function codePointLength(text: string): number {
   let n = 0;
   for (const _ of text) n++;
   return n;

@@ -24,7 +24,7 @@ export interface CreateProjectInput {
 const HOUR_MS = 3_600_000;
 
 /** The public shape of a stored project (never exposes the owner). */
-export function toProject(row: ProjectRow): Project {
+function toProject(row: ProjectRow): Project {
   return {
     id: row.id,
     name: row.name,

@@ -27,7 +27,7 @@ export const projectSchema = z.object({
 });
 
 /** A preview or deployment link, absolute, built at read time. */
-export const previewUrlSchema = z.object({
+const previewUrlSchema = z.object({
   url: z.string().describe('Absolute URL to open in a browser'),
   platform: z.enum(['web', 'ios', 'android']),
   kind: z.enum(['preview', 'deployment']),
@@ -49,7 +49,7 @@ export const workflowSchema = z.object({
 });
 
 /** The unanswered question of a waiting workflow. */
-export const pendingQuestionSchema = z.object({
+const pendingQuestionSchema = z.object({
   questionId: z.string(),
   workflowId: z.string(),
   prompt: z.string(),
@@ -59,7 +59,7 @@ export const pendingQuestionSchema = z.object({
 });
 
 /** One conversation message. */
-export const messageSchema = z.object({
+const messageSchema = z.object({
   id: z.string(),
   seq: z.number().int().describe('Position in the project conversation; pass as `after` to read on'),
   role: z.enum(['user', 'agent', 'system']),

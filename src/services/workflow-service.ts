@@ -26,7 +26,7 @@ import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
 
 /** What a workflow does. */
-export type WorkflowKind = 'build' | 'deploy';
+type WorkflowKind = 'build' | 'deploy';
 
 /** Validated `svc_send_message` arguments. */
 export interface SendMessageInput {

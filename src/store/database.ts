@@ -29,7 +29,7 @@ export interface Store {
 }
 
 /** Folder of the shipped migrations: `<package>/drizzle`, both from `src/` and from `dist/`. */
-export const MIGRATIONS_FOLDER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'drizzle');
+const MIGRATIONS_FOLDER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'drizzle');
 
 /**
  * Opens (creating if needed) the database at `file` (`:memory:` for a private in-memory one)

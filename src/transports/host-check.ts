@@ -7,7 +7,7 @@
 export const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '::1'];
 
 /** Host name of a `Host` header value (`[::1]:3333` -> `::1`, `Example.com:80` -> `example.com`). */
-export function hostnameOf(hostHeader: string): string {
+function hostnameOf(hostHeader: string): string {
   const value = hostHeader.trim().toLowerCase();
   if (value.startsWith('[')) return value.slice(1, value.indexOf(']') === -1 ? undefined : value.indexOf(']'));
   const colon = value.indexOf(':');

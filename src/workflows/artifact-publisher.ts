@@ -17,10 +17,10 @@ import type { UserRepo } from '../store/user-repo.js';
 import { ArtifactTooLargeError, artifactPath, type ArtifactStore } from './artifact-store.js';
 
 /** Artifact storage of a plan that names none, in MiB. */
-export const DEFAULT_ARTIFACT_STORAGE_MB = 1024;
+const DEFAULT_ARTIFACT_STORAGE_MB = 1024;
 
 /** Newest previews kept per project and platform unless configured otherwise. */
-export const DEFAULT_PREVIEWS_KEPT = 10;
+const DEFAULT_PREVIEWS_KEPT = 10;
 
 /** The builder-facing view of an artifact row. */
 export function toPublished(row: ArtifactRow): PublishedArtifact {
