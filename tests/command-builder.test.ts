@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { callTool, createProject, startTestServer, tempDir, toolResult, waitFor, waitIdle, waitQuestion, type TestServer } from './helpers.js';
+import { callTool, createProject, startTestServer, tempDir, toolResult, waitFor, waitIdle, waitQuestion, type TestServer, processAlive as alive } from './helpers.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -22,15 +22,6 @@ async function withCommands(config: Record<string, unknown>, dir = tempDir('mbm-
   return { token, project, dir };
 }
 
-/** True while `pid` exists and is not a zombie. */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 describe('command builder', () => {
   it('runs the command in the workspace with the instruction in the environment and follows the line protocol', async () => {

@@ -12,7 +12,7 @@ import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDuration } from '../src/auth/api-token.js';
 import { serveStdio } from '../src/transports/stdio-server.js';
-import { BIN, callTool, createProject, post, rawHttp, startTestServer, tempDir, toolResult, waitFor, waitIdle, waitQuestion, type TestServer } from './helpers.js';
+import { BIN, callTool, createProject, post, rawHttp, startTestServer, tempDir, toolResult, waitFor, waitIdle, waitQuestion, type TestServer, processAlive as alive } from './helpers.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -41,15 +41,6 @@ async function messagesOf(token: string, projectId: string): Promise<any[]> {
   }
 }
 
-/** True while `pid` exists and is not a zombie. */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 const ODD_META = [null, {}, [], 1.5, true];
 

@@ -4,7 +4,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
@@ -118,6 +118,16 @@ export function rpcErrorOf(error: unknown): { status?: number; code: number; mes
   const m = /^MCP error (-?\d+): (.*)$/s.exec(e.message);
   if (m) return { code: Number(m[1]), message: m[2]!, data: e.data };
   throw error;
+}
+
+/** True while process `pid` exists and is not a zombie (Linux `/proc`). */
+export function processAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
 }
 
 /** Polls `check` until it returns a truthy value, or fails after `timeoutMs`. */
