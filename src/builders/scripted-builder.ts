@@ -11,10 +11,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { abortableDelay, type Builder, type BuildContext, type BuildJob } from './builder.js';
+import { appIdentifier } from './app-identifier.js';
 import { renderPreviewPage } from './preview-page.js';
-
-/** Reverse-DNS app identifier, e.g. `com.example.app` (what app stores call a bundle id / package). */
-export const APP_IDENTIFIER_PATTERN = '[a-zA-Z][a-zA-Z0-9_]*(\\.[a-zA-Z][a-zA-Z0-9_]*)+';
 
 const SIMULATION_NOTE = 'This is the scripted builder: it simulates a building agent. No native binary is compiled and nothing is sent to an app store.';
 
@@ -67,13 +65,7 @@ export class ScriptedBuilder implements Builder {
     }
     context.step(offset + 1, total, 'Checking the latest build');
     await abortableDelay(this.stepMs, job.signal);
-    const appId =
-      context.recall('app_identifier') ??
-      (await context.ask({
-        key: 'app_identifier',
-        prompt: 'Which app identifier should this app be published under? Use reverse-DNS form, for example com.example.myapp.',
-        pattern: APP_IDENTIFIER_PATTERN,
-      }));
+    const appId = await appIdentifier(context);
     context.step(offset + 2, total, `Signing the build as ${appId} (simulated)`);
     await abortableDelay(this.stepMs, job.signal);
     const preview = context.latestPreview('web');

@@ -16,7 +16,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BuildFailure, type Builder, type BuildContext, type BuildJob } from '../builder.js';
 import { OutputBatcher } from '../output-batcher.js';
-import { APP_IDENTIFIER_PATTERN } from '../scripted-builder.js';
+import { appIdentifier } from '../app-identifier.js';
 import type { AgentStep } from './agent-step.js';
 import { HeavyStepSemaphore } from './heavy-steps.js';
 import { groupHooks, runProcess } from './run-process.js';
@@ -133,13 +133,7 @@ export class ExpoBuilder implements Builder {
     let step = base;
 
     context.step(++step, total, 'Checking the app identifier');
-    const appId =
-      context.recall('app_identifier') ??
-      (await context.ask({
-        key: 'app_identifier',
-        prompt: 'Which app identifier should this app be published under? Use reverse-DNS form, for example com.example.myapp.',
-        pattern: APP_IDENTIFIER_PATTERN,
-      }));
+    const appId = await appIdentifier(context);
     await workspace.syncAppConfig({ name: job.project.name, identifier: appId });
     await workspace.commit(`Set the app identifier ${appId}`);
 
