@@ -427,7 +427,7 @@ describe('soak: a flood of every hostile class, while a well-behaved client keep
     while (Date.now() < stopAt) {
       const res = await fetch(server!.mcpUrl, {
         method: 'POST',
-        signal: AbortSignal.timeout(10_000),
+        signal: AbortSignal.timeout(30_000),
         headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${good}` },
         body: JSON.stringify({ jsonrpc: '2.0', id: answered, method: 'tools/call', params: { name: 'svc_get_project', arguments: { projectId: goodProject.id } } }),
       });
