@@ -1,5 +1,5 @@
 /**
- * Assembles the service from its parts (style section 2: a factory with no side effects on
+ * Assembles the service from its parts (docs/architecture.md: a factory with no side effects on
  * import): store -> repositories -> services -> workflow engine -> MCP server -> gateway.
  * Transports (`transports/`) are thin entry points around the returned `App`.
  */
@@ -46,12 +46,12 @@ import { WorkflowJournal } from './workflows/workflow-journal.js';
 /** The package version, read from package.json. */
 export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-/** The builders a server can be started with (design section 5). */
+/** The builders a server can be started with (README.md#builders). */
 export const BUILDER_NAMES = ['scripted', 'command', 'expo'] as const;
-/** A builder name accepted by `--builder` (design section 5). */
+/** A builder name accepted by `--builder` (README.md#builders). */
 export type BuilderName = (typeof BUILDER_NAMES)[number];
 
-/** What `createApp` needs; every field but `dataDir` has a default (design section 2). */
+/** What `createApp` needs; every field but `dataDir` has a default (README.md#command-line). */
 export interface AppConfig {
   /** Holds the SQLite file, the workspaces and the artifacts. Created if missing. */
   dataDir: string;

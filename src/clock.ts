@@ -1,6 +1,6 @@
 /**
  * Time source. Services take a `Clock` so that tests can move time (hourly limits) without
- * waiting. Timestamps leave the service as ISO 8601 UTC with milliseconds (design section 4).
+ * waiting. Timestamps leave the service as ISO 8601 UTC with milliseconds (docs/contract.md#tools).
  */
 export type Clock = () => Date;
 

@@ -1,10 +1,10 @@
 /**
  * Domain errors and their one mapping to JSON-RPC error objects and HTTP statuses
- * (spec section 7, design section 3). Services throw `ServiceError`s; only the tool adapter and
+ * (docs/contract.md#errors). Services throw `ServiceError`s; only the tool adapter and
  * the transports turn them into wire errors.
  */
 
-/** The kinds of failure a caller can see. Each maps to one row of the design's error table. */
+/** The kinds of failure a caller can see. Each maps to one row of the error table (docs/contract.md#errors). */
 export type ServiceErrorKind =
   | 'parse_error'
   | 'invalid_request'
@@ -31,7 +31,7 @@ export class ServiceError extends Error {
   }
 }
 
-/** JSON-RPC code and HTTP status of each kind (design section 3). */
+/** JSON-RPC code and HTTP status of each kind (docs/contract.md#errors). */
 export const ERROR_TABLE: Record<ServiceErrorKind, { code: number; httpStatus: number }> = {
   parse_error: { code: -32700, httpStatus: 400 },
   invalid_request: { code: -32600, httpStatus: 400 },
@@ -53,7 +53,7 @@ export function httpStatusForCode(code: number): number {
   return HTTP_STATUS_BY_CODE.get(code) ?? 500;
 }
 
-/** The exact messages of spec section 7. */
+/** The exact messages of docs/contract.md#errors. */
 export const MESSAGES = {
   parse: 'Parse error',
   invalidRequest: 'Invalid request',
@@ -64,7 +64,7 @@ export const MESSAGES = {
   rateLimited: 'Rate limit exceeded - please slow down requests',
 } as const;
 
-/** Constructors for each row of the error table (design section 3), with the exact messages. */
+/** Constructors for each row of the error table (docs/contract.md#errors), with the exact messages. */
 export const parseError = (): ServiceError => new ServiceError('parse_error', MESSAGES.parse);
 export const invalidRequest = (data?: ErrorData): ServiceError =>
   new ServiceError('invalid_request', MESSAGES.invalidRequest, data);

@@ -1,6 +1,6 @@
 /**
  * The built bin over streamable HTTP on port 0, with the SDK client and raw fetch; the CLI of
- * design section 2; and the MCP Inspector's CLI as an independent client over both transports.
+ * README.md#command-line; and the MCP Inspector's CLI as an independent client over both transports.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';

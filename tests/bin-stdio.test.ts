@@ -1,4 +1,4 @@
-/** The built bin over stdio, driven by the SDK's `StdioClientTransport` (design section 2). */
+/** The built bin over stdio, driven by the SDK's `StdioClientTransport` (README.md#command-line). */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { spawn } from 'node:child_process';

@@ -1,5 +1,5 @@
 /**
- * The `command` builder with real shell processes (design section 5; issue 3 items 3 and 6):
+ * The `command` builder with real shell processes (README.md#builders):
  * the line protocol, output streaming, exit status, and that cancel leaves no process behind.
  */
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Crash recovery (design section 4) with the real bin killed by SIGKILL mid-workflow and
+ * Crash recovery (docs/contract.md#tools) with the real bin killed by SIGKILL mid-workflow and
  * restarted on the same data dir: the running workflow is reported interrupted, the queued one
  * then runs, a question survives and resumes, and no message is lost.
  */
@@ -34,7 +34,7 @@ describe('crash recovery', () => {
       expect(interrupted.content).toMatch(/interrupted/);
       const cancel = await toolResult(second.mcpUrl, token, 'svc_cancel_workflow', { projectId: project.id, workflowId: running.workflowId });
       expect(cancel).toEqual({ workflowId: running.workflowId, status: 'failed', cancelled: false });
-      // The interrupted workflow's error is visible in the store as the design says.
+      // The interrupted workflow's error is visible in the store as docs/workflows.md says.
       const { default: Database } = await import('better-sqlite3');
       const db = new Database(`${dataDir}/mobile-builder.db`, { readonly: true });
       expect(db.prepare('select status, error_code from workflows where id = ?').get(running.workflowId)).toEqual({ status: 'failed', error_code: 'interrupted' });

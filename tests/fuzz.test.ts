@@ -1,5 +1,5 @@
 /**
- * Hostile input at the HTTP endpoint (issue 4 item 5), generated with fast-check: malformed
+ * Hostile input at the HTTP endpoint (), generated with fast-check: malformed
  * bodies, envelopes and tool arguments (wrong types, huge strings, deep nesting, unicode, SQL and
  * path fragments, prototype-pollution keys). Every reply must be a row of the error table with
  * its HTTP status, the server must stay up, and a refused call must change nothing.

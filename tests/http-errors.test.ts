@@ -1,5 +1,5 @@
 /**
- * Every row of the error table (design section 3) over raw HTTP: status, headers and exact body,
+ * Every row of the error table (docs/contract.md#errors) over raw HTTP: status, headers and exact body,
  * and that a refused call changes nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

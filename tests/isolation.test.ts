@@ -1,5 +1,5 @@
 /**
- * Tenant isolation and tokens (issue 4 item 7; design section 7): the store never holds a token,
+ * Tenant isolation and tokens (the README; docs/contract.md#tokens-and-security): the store never holds a token,
  * and a matrix of every tool x {owner, other user, no token} x {private, public project}.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -54,7 +54,7 @@ describe('tokens at rest', () => {
 type Who = 'owner' | 'other' | 'none';
 const tokenOf = (who: Who) => (who === 'owner' ? owner : who === 'other' ? other : undefined);
 
-/** Expected HTTP status of each tool for each caller and visibility (design section 4 access rules). */
+/** Expected HTTP status of each tool for each caller and visibility (docs/contract.md#tools access rules). */
 const MATRIX: Array<{ tool: string; args: (id: string) => Record<string, unknown>; write: boolean; projectScoped: boolean }> = [
   { tool: 'svc_list_projects', args: () => ({}), write: false, projectScoped: false },
   { tool: 'svc_get_project', args: (id) => ({ projectId: id }), write: false, projectScoped: true },

@@ -1,5 +1,5 @@
 /**
- * Limits of spec section 8 and the HTTP hardening of issue 4: exact counts under concurrency,
+ * Limits of docs/contract.md#limits-and-plans and the HTTP hardening of the README: exact counts under concurrency,
  * the stdio transport's rate limit, slow clients, the bound on concurrent requests, plan limits.
  */
 import { connect } from 'node:net';

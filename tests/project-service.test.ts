@@ -1,4 +1,4 @@
-/** Project rules of design section 4 and limits of section 6, on the services with real SQLite and the real migrations. */
+/** Project rules of docs/contract.md#tools and docs/contract.md#limits-and-plans, on the services with real SQLite and the real migrations. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
 import { ServiceError } from '../src/errors.js';

@@ -1,4 +1,4 @@
-/** Every tool through a real SDK Client over streamable HTTP, and the tools/list snapshot (style section 7). */
+/** Every tool through a real SDK Client over streamable HTTP, and the tools/list snapshot (docs/architecture.md). */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpClient, rpcErrorOf, startTestServer, waitFor, type TestServer } from './helpers.js';

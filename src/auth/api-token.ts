@@ -1,10 +1,10 @@
 /**
- * API token format and hashing (design section 7): `svc_` followed by 43 base64url characters
+ * API token format and hashing (docs/contract.md#tokens-and-security): `svc_` followed by 43 base64url characters
  * (32 random bytes). Only the SHA-256 of the whole token is stored.
  */
 import { createHash, randomBytes } from 'node:crypto';
 
-/** Every token starts with this (design section 7). */
+/** Every token starts with this (docs/contract.md#tokens-and-security). */
 export const TOKEN_PREFIX = 'svc_';
 
 /** A new random token, e.g. `svc_q1Xb...` (47 characters). */

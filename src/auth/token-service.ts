@@ -1,6 +1,6 @@
 /**
- * Users and API tokens: issuing, listing, revoking and checking tokens (spec section 5,
- * design sections 2 and 7).
+ * Users and API tokens: issuing, listing, revoking and checking tokens (docs/contract.md#tokens-and-security,
+ * README.md#command-line, docs/contract.md#tokens-and-security).
  */
 import { randomUUID } from 'node:crypto';
 import { isoNow, type Clock } from '../clock.js';
@@ -23,7 +23,7 @@ export interface TokenSummary {
   state: 'active' | 'expired' | 'revoked';
 }
 
-/** Issues, lists, revokes and checks API tokens; manages users' plans (spec section 5, design sections 2 and 7). */
+/** Issues, lists, revokes and checks API tokens; manages users' plans (docs/contract.md#tokens-and-security, README.md#command-line, docs/contract.md#tokens-and-security). */
 export class TokenService {
   constructor(
     private readonly users: UserRepo,

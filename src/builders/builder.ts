@@ -1,5 +1,5 @@
 /**
- * The building agent's interface (design section 5). The workflow engine calls `run` once per
+ * The building agent's interface (README.md#builders). The workflow engine calls `run` once per
  * workflow (again after a restart, for a workflow resumed by an answer); the builder reports
  * through the context and finishes by returning (completed) or throwing (failed). When `signal`
  * aborts (cancel or shutdown) it must stop promptly; whatever it throws then is ignored.

@@ -1,5 +1,5 @@
 /**
- * The `command` builder (design section 5): runs the operator's shell command for the workflow's
+ * The `command` builder (README.md#builders): runs the operator's shell command for the workflow's
  * kind in the project's workspace (a real pipeline: `npx expo export`, `eas build`, `fastlane`),
  * streams its output into the conversation (batched, bounded), and reads a line protocol on
  * stdout (see `command-protocol.ts`). Exit status 0 completes the workflow; anything else fails
@@ -56,7 +56,7 @@ export function loadCommandBuilderConfig(file: string): CommandBuilderConfig {
 const PRIVATE_ENV = ['SVC_API_TOKEN'];
 
 /**
- * Runs the configured shell command of the workflow's kind (design section 5).
+ * Runs the configured shell command of the workflow's kind (README.md#builders).
  * @throws BuildFailure `not_configured`, `command_failed`, `timeout` or `protocol_error`; the abort reason on cancel.
  */
 export class CommandBuilder implements Builder {

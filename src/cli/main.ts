@@ -1,5 +1,5 @@
 /**
- * The command line of design section 2 (a stable interface):
+ * The command line of README.md#command-line (a stable interface):
  *
  *   mobile-builder-mcp serve [--http] [--host H] [--port P] [--builder NAME] ...
  *   mobile-builder-mcp token create --user NAME [--expires-in 30d]

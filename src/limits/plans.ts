@@ -1,5 +1,5 @@
 /**
- * Plans and their limits (spec section 8, design section 6). The operator may replace or add
+ * Plans and their limits (docs/contract.md#limits-and-plans). The operator may replace or add
  * plans with a JSON file (`--plans FILE`, env `SVC_PLANS_FILE`):
  *
  * ```json

@@ -1,7 +1,7 @@
 /**
- * The one adapter that owns everything protocol-shaped about a tool (style section 3): the zod
+ * The one adapter that owns everything protocol-shaped about a tool (docs/architecture.md): the zod
  * input and output schemas turned into JSON Schema once, annotations, title, the validation of
- * arguments into design-table errors, and the `CallToolResult` of design section 3
+ * arguments into errors of the table in docs/contract.md#errors, and the `CallToolResult` of the same page
  * (`structuredContent` plus the same JSON as one text item). A tool file only declares.
  */
 import { z } from 'zod';

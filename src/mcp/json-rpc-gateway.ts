@@ -1,7 +1,7 @@
 /**
- * The one path every JSON-RPC message takes, whatever the transport (design section 3): parse,
+ * The one path every JSON-RPC message takes, whatever the transport (docs/contract.md#errors): parse,
  * envelope check, admission (authentication and rate limit, per the transport's policy), then the
- * MCP server. Replies come back with the HTTP status of the design's table.
+ * MCP server. Replies come back with the HTTP status of the error table (docs/contract.md#errors).
  *
  * Order of checks: parse (-32700, id null) -> envelope (-32600) -> params shape (-32602) ->
  * admission (-32001, -32005) -> method and tool rules.
@@ -168,7 +168,7 @@ export class JsonRpcGateway {
     }
   }
 
-  /** Keeps every error the server sends inside the design's table (no stack, no SDK wording). */
+  /** Keeps every error the server sends inside the error table (docs/contract.md#errors) (no stack, no SDK wording). */
   private finish(reply: JsonRpcReply, rate: RateDecision | undefined): GatewayReply {
     if (!reply.error) return { body: reply, status: 200, ...(rate && { rate }) };
     let error = reply.error;

@@ -1,5 +1,5 @@
 /**
- * The MCP server of the protocol itself (design section 3): the SDK's `Server` answers
+ * The MCP server of the protocol itself (docs/contract.md#errors): the SDK's `Server` answers
  * `initialize` (version negotiation, capabilities, instructions), `ping`, and refuses any other
  * method with `Method not found: <method>`. Tool traffic (`tools/list`, `tools/call`) is answered
  * by the `ToolDispatcher` through the gateway, which saves the SDK's per-message dispatch cost on

@@ -1,5 +1,5 @@
 /**
- * Turns zod validation issues into the -32602 errors of design section 3:
+ * Turns zod validation issues into the -32602 errors of docs/contract.md#errors:
  * `Missing required parameter: <name>` when a required parameter is absent, else
  * `Invalid parameter: <name> <reason>`; `data.issues` lists every problem found.
  */

@@ -1,5 +1,5 @@
 /**
- * Reusable zod parameter types with the rules of design section 4: lengths count Unicode code
+ * Reusable zod parameter types with the rules of docs/contract.md#tools: lengths count Unicode code
  * points (not UTF-16 units), ids are UUIDs. Each also shows its rule in the tool's JSON Schema.
  */
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * `tools/list` and `tools/call` (design section 3): the tool adapter's entry points. Failures are
+ * `tools/list` and `tools/call` (docs/contract.md#errors): the tool adapter's entry points. Failures are
  * thrown as `ServiceError`s (design table), never returned as `isError` results.
  */
 import type { Caller } from '../auth/caller.js';

@@ -1,4 +1,4 @@
-/** The services tools call into (style section 1: tools never touch SQL). */
+/** The services tools call into (docs/architecture.md: tools never touch SQL). */
 import type { Logger } from '../logger.js';
 import type { ProjectService } from '../services/project-service.js';
 import type { WorkflowService } from '../services/workflow-service.js';

@@ -1,5 +1,5 @@
 /**
- * Who may see and change a project (spec section 4 `svc_get_project`, design section 4):
+ * Who may see and change a project (docs/contract.md#tools `svc_get_project`, docs/contract.md#tools):
  * reads are the owner's or anyone's on a public project; writes are the owner's alone.
  */
 import type { Caller } from '../auth/caller.js';
@@ -7,7 +7,7 @@ import { forbidden, notFound } from '../errors.js';
 import type { ProjectRepo } from '../store/project-repo.js';
 import type { ProjectRow } from '../store/schema.js';
 
-/** The read and write access rules of design section 4, in one place. */
+/** The read and write access rules of docs/contract.md#tools, in one place. */
 export class ProjectAccess {
   constructor(private readonly projects: ProjectRepo) {}
 

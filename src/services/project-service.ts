@@ -1,5 +1,5 @@
 /**
- * Project management (spec sections 2, 4 and 8; design sections 4 and 6): listing, reading and
+ * Project management (docs/contract.md#tools, docs/contract.md#limits-and-plans; docs/contract.md#tools, docs/contract.md#limits-and-plans): listing, reading and
  * creating projects, with the hourly creation limit and the per-plan project cap checked in the
  * same write transaction as the insert, so that concurrent creations can never exceed them.
  */
@@ -35,7 +35,7 @@ function toProject(row: ProjectRow): Project {
   };
 }
 
-/** Lists, reads and creates projects (spec section 4). */
+/** Lists, reads and creates projects (docs/contract.md#tools). */
 export class ProjectService {
   constructor(
     private readonly store: Store,

@@ -1,5 +1,5 @@
 /**
- * The public base URLs of links (design section 5: URLs are built at read time, never stored
+ * The public base URLs of links (README.md#builders: URLs are built at read time, never stored
  * absolute). `get()` is the service's own base (`--public-url`, else from the address the HTTP
  * listener bound). `artifacts()` is the base of previews, deployments and Expo updates: their own
  * origin when one is configured (`--artifact-url`) or listening, so a preview may use

@@ -1,5 +1,5 @@
 /**
- * The workflow tools' service (spec sections 1, 3 and 4; design section 4): sending
+ * The workflow tools' service (docs/contract.md#tools, docs/workflows.md; docs/contract.md#tools): sending
  * instructions and answers, reading the session and the conversation, cancelling.
  * Reads follow `svc_get_project`'s access rule; writes are the owner's alone.
  */
@@ -49,7 +49,7 @@ export interface WorkflowServiceDeps {
   publicUrl: PublicUrl;
 }
 
-/** The four workflow tools' rules (design section 4). */
+/** The four workflow tools' rules (docs/contract.md#tools). */
 export class WorkflowService {
   constructor(private readonly deps: WorkflowServiceDeps) {}
 
@@ -233,7 +233,7 @@ function toPendingQuestion(q: QuestionRow): PendingQuestion {
   return out;
 }
 
-/** A preview URL built at read time from the public base URL (design section 5). */
+/** A preview URL built at read time from the public base URL (README.md#builders). */
 function toPreviewUrl(row: ArtifactRow, base: string): PreviewUrl {
   return {
     url: row.externalUrl ?? `${base}${artifactPath(row)}`,

@@ -1,6 +1,6 @@
 /**
  * Opening the SQLite store: better-sqlite3 with WAL, foreign keys and a busy timeout, wrapped
- * by drizzle, with the shipped migrations of `drizzle/` applied (style section 6).
+ * by drizzle, with the shipped migrations of `drizzle/` applied (docs/architecture.md).
  */
 import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';

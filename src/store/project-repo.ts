@@ -32,7 +32,7 @@ export class ProjectRepo {
     return row;
   }
 
-  /** The owner's projects, newest first (design section 4). */
+  /** The owner's projects, newest first (docs/contract.md#tools). */
   listByOwner(ownerId: string): ProjectRow[] {
     return this.byOwner.all({ ownerId });
   }

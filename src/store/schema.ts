@@ -1,13 +1,13 @@
 /**
  * The SQLite schema (drizzle). drizzle-kit generates the migrations in `drizzle/` from this file.
  *
- * Timestamps are ISO 8601 UTC strings with milliseconds (design section 4), which sort as text.
+ * Timestamps are ISO 8601 UTC strings with milliseconds (docs/contract.md#tools), which sort as text.
  * Ids are UUID v4 strings. All SQL lives in the repository modules beside this file.
  */
 import { sql } from 'drizzle-orm';
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
-/** A person or agent account. `plan` names a plan of the operator's plan table (design section 6). */
+/** A person or agent account. `plan` names a plan of the operator's plan table (docs/contract.md#limits-and-plans). */
 export const users = sqliteTable('users', {
   id: text('id').primaryKey(),
   name: text('name').notNull().unique(),
@@ -15,7 +15,7 @@ export const users = sqliteTable('users', {
   createdAt: text('created_at').notNull(),
 });
 
-/** API tokens, stored only as SHA-256 of the whole token (design section 7). */
+/** API tokens, stored only as SHA-256 of the whole token (docs/contract.md#tokens-and-security). */
 export const apiTokens = sqliteTable(
   'api_tokens',
   {
@@ -33,7 +33,7 @@ export const apiTokens = sqliteTable(
   (t) => [index('api_tokens_user_idx').on(t.userId)],
 );
 
-/** Projects (spec section 2). */
+/** Projects (docs/contract.md#tools). */
 export const projects = sqliteTable(
   'projects',
   {
@@ -122,7 +122,7 @@ export const messages = sqliteTable(
   (t) => [uniqueIndex('messages_project_seq_idx').on(t.projectId, t.seq)],
 );
 
-/** Questions the building agent asked (design section 5): stored so they survive a restart. */
+/** Questions the building agent asked (README.md#builders): stored so they survive a restart. */
 export const questions = sqliteTable(
   'questions',
   {
@@ -207,7 +207,7 @@ export type MessageRow = typeof messages.$inferSelect;
 export type QuestionRow = typeof questions.$inferSelect;
 export type ArtifactRow = typeof artifacts.$inferSelect;
 export type ProcessGroupRow = typeof processGroups.$inferSelect;
-/** Workflow states of design section 4. */
+/** Workflow states of docs/contract.md#tools. */
 export type WorkflowStatus = WorkflowRow['status'];
 export type WorkflowKind = WorkflowRow['kind'];
 

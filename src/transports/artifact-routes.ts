@@ -1,5 +1,5 @@
 /**
- * `GET /previews/<id>/<path>` and `GET /deployments/<id>/<path>` (design section 5): files of a
+ * `GET /previews/<id>/<path>` and `GET /deployments/<id>/<path>` (README.md#builders): files of a
  * published artifact, traversal-safe, with content types. Artifact ids are random UUIDs, so a link
  * works as a capability: it is shown only to those who may read the project's session.
  * Pages are sandboxed (CSP `sandbox`) so a preview's scripts run in an opaque origin; on a

@@ -1,5 +1,5 @@
 /**
- * DNS-rebinding protection (design section 7): the `Host` header, and the `Origin` header when a
+ * DNS-rebinding protection (docs/contract.md#tokens-and-security): the `Host` header, and the `Origin` header when a
  * browser sends one, must name a host this server answers for.
  */
 

@@ -1,10 +1,10 @@
 /**
- * Streamable HTTP transport (design sections 2, 3 and 7) on plain `node:http`: `POST /mcp` answers
+ * Streamable HTTP transport (README.md#command-line, docs/contract.md#errors, docs/contract.md#tokens-and-security) on plain `node:http`: `POST /mcp` answers
  * each JSON-RPC message with a JSON body (stateless; no session id, no SSE stream), `GET /healthz`,
  * and the artifact routes. One MCP server serves every request through the gateway, so per-request
  * work is only the request's own work.
  *
- * Statuses follow the design's table; 401 carries `WWW-Authenticate: Bearer`, 429 `Retry-After`,
+ * Statuses follow the error table (docs/contract.md#errors); 401 carries `WWW-Authenticate: Bearer`, 429 `Retry-After`,
  * and every authenticated response `X-RateLimit-Limit`, `-Remaining` and `-Reset`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -19,7 +19,7 @@ import { serveArtifact } from './artifact-routes.js';
 import { createExpoUpdateRoutes, type ExpoUpdateSources } from './expo-updates-routes.js';
 import { createHostCheck, LOOPBACK_HOSTS } from './host-check.js';
 
-/** Listener settings (design sections 2 and 7; issue 4 hardening). Times in ms, sizes in bytes. */
+/** Listener settings (README.md#command-line, docs/contract.md#tokens-and-security; the README hardening). Times in ms, sizes in bytes. */
 export interface HttpServerOptions {
   host: string;
   /** 0 picks a free port. */

@@ -1,5 +1,5 @@
 /**
- * stdio transport (design section 2): newline-delimited JSON-RPC on stdin/stdout, as MCP hosts
+ * stdio transport (README.md#command-line): newline-delimited JSON-RPC on stdin/stdout, as MCP hosts
  * (Claude Desktop, Claude Code, Cursor) launch it. The token is read once from `SVC_API_TOKEN`;
  * without it the server still starts and lists its tools, and every tool call answers -32001.
  *

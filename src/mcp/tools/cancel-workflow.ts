@@ -1,4 +1,4 @@
-/** `svc_cancel_workflow` (spec section 4, design section 4). */
+/** `svc_cancel_workflow` (docs/contract.md#tools). */
 import { z } from 'zod';
 import { cancelResultSchema } from '../../services/resource-shapes.js';
 import { defineTool } from '../define-tool.js';

@@ -1,4 +1,4 @@
-/** `svc_create_project` (spec section 4, limits of section 8). */
+/** `svc_create_project` (docs/contract.md#tools, docs/contract.md#limits-and-plans). */
 import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';

@@ -1,4 +1,4 @@
-/** `svc_get_messages` (spec section 4, design section 4). */
+/** `svc_get_messages` (docs/contract.md#tools). */
 import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';

@@ -1,4 +1,4 @@
-/** `svc_get_project` (spec section 4). */
+/** `svc_get_project` (docs/contract.md#tools). */
 import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';

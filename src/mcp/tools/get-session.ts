@@ -1,4 +1,4 @@
-/** `svc_get_session` (spec sections 3 and 4, design section 4). */
+/** `svc_get_session` (docs/workflows.md, docs/contract.md#tools). */
 import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';

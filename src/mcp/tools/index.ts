@@ -1,4 +1,4 @@
-/** Every tool the server exposes (spec section 1), in the order `tools/list` shows them. */
+/** Every tool the server exposes (docs/contract.md#tools), in the order `tools/list` shows them. */
 import type { Tool } from '../define-tool.js';
 import { cancelWorkflowTool } from './cancel-workflow.js';
 import { createProjectTool } from './create-project.js';

@@ -1,4 +1,4 @@
-/** `svc_list_projects` (spec section 4). */
+/** `svc_list_projects` (docs/contract.md#tools). */
 import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';

@@ -1,4 +1,4 @@
-/** `svc_send_message` (spec sections 3 and 4, design section 4). */
+/** `svc_send_message` (docs/workflows.md, docs/contract.md#tools). */
 import { z } from 'zod';
 import { sendMessageResultSchema } from '../../services/resource-shapes.js';
 import { defineTool } from '../define-tool.js';
