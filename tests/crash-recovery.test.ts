@@ -97,15 +97,14 @@ describe('graceful shutdown', () => {
 
 describe('the README worked session', () => {
   it('scripts/demo-session.sh runs end to end against the real bin, and its preview and deployment URLs open', async () => {
-    const { spawnSync } = await import('node:child_process');
-    const { ROOT } = await import('./helpers.js');
+    const { ROOT, runCommand } = await import('./helpers.js');
     const dataDir = tempDir();
     const token = cliToken(dataDir, 'newcomer');
     // Steps long enough that step 6's first build is still running when the script cancels it
     // (four curl | node calls later, on a busy machine); the script waits on states otherwise.
     const server = await spawnHttpServer(dataDir, ['--scripted-step-ms', '2000']);
     try {
-      const run = spawnSync('bash', ['scripts/demo-session.sh'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TOKEN: token, MCP_URL: server.mcpUrl }, timeout: 90_000 });
+      const run = await runCommand('bash', ['scripts/demo-session.sh'], { cwd: ROOT, env: { ...process.env, TOKEN: token, MCP_URL: server.mcpUrl }, timeoutMs: 120_000 });
       expect(run.status, run.stderr + run.stdout).toBe(0);
       expect(run.stdout).toContain('question: Which app identifier');
       expect(run.stdout).toContain('queued build: cancelled');

@@ -4,6 +4,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { request as httpRequest } from 'node:http';
@@ -118,6 +119,33 @@ export function rpcErrorOf(error: unknown): { status?: number; code: number; mes
   const m = /^MCP error (-?\d+): (.*)$/s.exec(e.message);
   if (m) return { code: Number(m[1]), message: m[2]!, data: e.data };
   throw error;
+}
+
+/**
+ * Runs a command to completion without blocking the test worker (a worker blocked for a minute
+ * cannot answer vitest's own RPC). Never rejects: a spawn failure is reported as status null.
+ */
+export function runCommand(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      resolve({ status: null, stdout, stderr: stderr + String(error) });
+    });
+    child.once('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
 }
 
 /** True while process `pid` exists and is not a zombie (Linux `/proc`). */

@@ -12,13 +12,13 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT, tempDir } from './helpers.js';
+import { ROOT, runCommand, tempDir } from './helpers.js';
 
 const work = tempDir('mbm-install-');
 let mirror: Server | undefined;
@@ -55,20 +55,6 @@ function claudeDesktopConfig(): { command: string; args: string[]; env: Record<s
   return JSON.parse(block).mcpServers['mobile-builder'];
 }
 
-/** Runs a command without blocking the test worker (vitest's worker must keep answering its RPC). */
-function run(command: string, args: string[], options: { cwd?: string; timeoutMs: number; env?: NodeJS.ProcessEnv }): Promise<{ status: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
-    child.once('exit', (status) => {
-      clearTimeout(timer);
-      resolve({ status, output });
-    });
-  });
-}
 
 describe('global install from the packed tarball', () => {
   it('runs the README\'s Claude Desktop config through an SDK client', async () => {
@@ -77,16 +63,16 @@ describe('global install from the packed tarball', () => {
 
     // --ignore-scripts: pack the dist/ that `npm test` built; rebuilding it here would rewrite files
     // that other test files' spawned servers are loading at the same moment.
-    const packed = await run('npm', ['pack', '--ignore-scripts', '--pack-destination', work], { cwd: ROOT, timeoutMs: 120_000 });
-    expect(packed.status, packed.output).toBe(0);
+    const packed = await runCommand('npm', ['pack', '--ignore-scripts', '--pack-destination', work], { cwd: ROOT, timeoutMs: 120_000 });
+    expect(packed.status, packed.stdout + packed.stderr).toBe(0);
     const tarball = readdirSync(work).find((f) => /^mobile-builder-mcp-.*\.tgz$/.test(f))!;
     const prefix = join(work, 'prefix');
     const binaryHost = await startPrebuildMirror();
-    const install = await run('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball)], {
+    const install = await runCommand('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball)], {
       timeoutMs: 420_000,
       env: { ...process.env, npm_config_better_sqlite3_binary_host: binaryHost },
     });
-    expect(install.status, install.output).toBe(0);
+    expect(install.status, install.stdout + install.stderr).toBe(0);
 
     // A fresh home: the default data dir (~/.mobile-builder-mcp) and nothing else of this machine's.
     const home = join(work, 'home');
