@@ -59,6 +59,9 @@ describe('expo builder: build', () => {
     expect(said).toContain('Edit made: subtitle "Daily streaks".');
     expect(said.some((m) => m.startsWith('No code agent is configured on this server'))).toBe(true);
     expect(said.some((m) => m.startsWith('Step 3/5: Type checking'))).toBe(true);
+    // Tool output is posted without server paths.
+    expect(said.some((m) => m.includes('Exported: <workspace>/.svc/web'))).toBe(true);
+    expect(said.join('\n')).not.toContain(server.dataDir);
 
     // The workspace: sources + git + node_modules shared with the toolchain.
     const workspace = join(server.dataDir, 'workspaces', habits.id);

@@ -13,7 +13,8 @@
  * Type check and exports run under the server-wide heavy-step semaphore.
  */
 import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { redactPaths } from '../../io/path-redaction.js';
 import { BuildFailure, type Builder, type BuildContext, type BuildJob } from '../builder.js';
 import { OutputBatcher } from '../output-batcher.js';
 import { appIdentifier } from '../app-identifier.js';
@@ -53,7 +54,8 @@ export class ExpoBuilder implements Builder {
 
   constructor(private readonly options: ExpoBuilderOptions) {}
 
-  async run(job: BuildJob, context: BuildContext): Promise<void> {
+  async run(job: BuildJob, original: BuildContext): Promise<void> {
+    const context = redactingContext(original, job.workspaceDir);
     const workspace = new ExpoWorkspace(job.workspaceDir, this.options.toolchain);
     const output = new OutputBatcher((text) => context.say(text), { maxLines: this.options.maxOutputLines ?? 400 });
     try {
@@ -190,9 +192,9 @@ export class ExpoBuilder implements Builder {
         timeoutMs,
         onStdout: (line) => {
           if (diagnostics.length < 20) diagnostics.push(line);
-          output.push(line);
+          pushLine(output, line);
         },
-        onStderr: (line) => output.push(line),
+        onStderr: (line) => pushLine(output, line),
         ...groupHooks(context),
       }),
     );
@@ -224,8 +226,8 @@ export class ExpoBuilder implements Builder {
         env: this.childEnv(),
         signal: job.signal,
         timeoutMs,
-        onStdout: (line) => output.push(line),
-        onStderr: (line) => output.push(line),
+        onStdout: (line) => pushLine(output, line),
+        onStderr: (line) => pushLine(output, line),
         ...groupHooks(context),
       }),
     );
@@ -237,4 +239,27 @@ export class ExpoBuilder implements Builder {
       throw new BuildFailure('export_failed', `expo export --platform ${platforms.join(' --platform ')} ${how}:\n${result.tail.slice(-12).join('\n')}`);
     }
   }
+}
+
+/** Posts non-blank output lines (Metro pads its report with empty ones). */
+function pushLine(output: OutputBatcher, line: string): void {
+  if (line.trim()) output.push(line);
+}
+
+/**
+ * The context with server paths taken out of every message (README "Tokens and security": the
+ * conversation of a public project is readable by anyone), for the builder, its agent and its tools' output.
+ */
+function redactingContext(context: BuildContext, workspaceDir: string): BuildContext {
+  const places = { dataDir: resolve(workspaceDir, '..', '..'), workspaceDir };
+  return {
+    step: (index, total, name) => context.step(index, total, name),
+    say: (content, type) => context.say(redactPaths(content, places), type),
+    ask: (question) => context.ask(question),
+    recall: (key) => context.recall(key),
+    publish: (request) => context.publish(request),
+    latestPreview: (platform) => context.latestPreview(platform),
+    trackProcessGroup: (pgid) => context.trackProcessGroup(pgid),
+    untrackProcessGroup: (pgid) => context.untrackProcessGroup(pgid),
+  };
 }
