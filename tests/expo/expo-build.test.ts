@@ -62,6 +62,8 @@ describe('expo builder: build', () => {
     // Tool output is posted without server paths.
     expect(said.some((m) => m.includes('Exported: <workspace>/.svc/web'))).toBe(true);
     expect(said.join('\n')).not.toContain(server.dataDir);
+    // ... while the builder's own result names the preview's service path.
+    expect(said.some((m) => m.includes(`published at ${new URL(preview.url).pathname}`))).toBe(true);
 
     // The workspace: sources + git + node_modules shared with the toolchain.
     const workspace = join(server.dataDir, 'workspaces', habits.id);

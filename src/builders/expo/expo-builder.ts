@@ -13,13 +13,13 @@
  * Type check and exports run under the server-wide heavy-step semaphore.
  */
 import { mkdir, rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { redactPaths } from '../../io/path-redaction.js';
+import { join } from 'node:path';
 import { BuildFailure, type Builder, type BuildContext, type BuildJob } from '../builder.js';
 import { OutputBatcher } from '../output-batcher.js';
 import { appIdentifier } from '../app-identifier.js';
 import type { AgentStep } from './agent-step.js';
 import { HeavyStepSemaphore } from './heavy-steps.js';
+import { pathRedactor } from './output-redaction.js';
 import { groupHooks, runProcess } from './run-process.js';
 import { EXPO_ENV, ExpoToolchain } from './toolchain.js';
 import { prepareUpdateFolder } from './update-bundle.js';
@@ -54,10 +54,10 @@ export class ExpoBuilder implements Builder {
 
   constructor(private readonly options: ExpoBuilderOptions) {}
 
-  async run(job: BuildJob, original: BuildContext): Promise<void> {
-    const context = redactingContext(original, job.workspaceDir);
+  async run(job: BuildJob, context: BuildContext): Promise<void> {
     const workspace = new ExpoWorkspace(job.workspaceDir, this.options.toolchain);
-    const output = new OutputBatcher((text) => context.say(text), { maxLines: this.options.maxOutputLines ?? 400 });
+    const redact = pathRedactor(job.workspaceDir);
+    const output = new OutputBatcher((text) => context.say(redact(text)), { maxLines: this.options.maxOutputLines ?? 400 });
     try {
       if (job.kind === 'build') await this.build(job, context, workspace, output, 0, 5);
       else await this.deploy(job, context, workspace, output);
@@ -244,22 +244,4 @@ export class ExpoBuilder implements Builder {
 /** Posts non-blank output lines (Metro pads its report with empty ones). */
 function pushLine(output: OutputBatcher, line: string): void {
   if (line.trim()) output.push(line);
-}
-
-/**
- * The context with server paths taken out of every message (README "Tokens and security": the
- * conversation of a public project is readable by anyone), for the builder, its agent and its tools' output.
- */
-function redactingContext(context: BuildContext, workspaceDir: string): BuildContext {
-  const places = { dataDir: resolve(workspaceDir, '..', '..'), workspaceDir };
-  return {
-    step: (index, total, name) => context.step(index, total, name),
-    say: (content, type) => context.say(redactPaths(content, places), type),
-    ask: (question) => context.ask(question),
-    recall: (key) => context.recall(key),
-    publish: (request) => context.publish(request),
-    latestPreview: (platform) => context.latestPreview(platform),
-    trackProcessGroup: (pgid) => context.trackProcessGroup(pgid),
-    untrackProcessGroup: (pgid) => context.untrackProcessGroup(pgid),
-  };
 }
