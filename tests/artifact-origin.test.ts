@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHttpServer } from '../src/transports/http-server.js';
 import { listenHttp } from '../src/app.js';
+import { PublicUrl } from '../src/services/public-url.js';
 import { createProject, post, startTestServer, toolResult, waitIdle, type TestServer } from './helpers.js';
 
 let server: TestServer;
@@ -41,5 +42,26 @@ describe('artifact origin', () => {
 
     const mcp = await post(`${artifacts.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, token);
     expect(mcp.status).toBe(404);
+  });
+});
+
+describe('artifact base URL', () => {
+  it('follows --artifact-url, else the artifact listener, keeping a configured public host', () => {
+    const plain = new PublicUrl();
+    plain.bound('127.0.0.1', 3333);
+    plain.artifactsBound('127.0.0.1', 3334);
+    expect([plain.get(), plain.artifacts()]).toEqual(['http://127.0.0.1:3333', 'http://127.0.0.1:3334']);
+
+    const lan = new PublicUrl('http://192.168.1.20:3333/');
+    lan.artifactsBound('0.0.0.0', 3334);
+    expect(lan.artifacts()).toBe('http://192.168.1.20:3334');
+
+    const proxied = new PublicUrl('https://builder.example.com');
+    proxied.artifactsBound('127.0.0.1', 3334);
+    expect(proxied.artifacts()).toBe('https://builder.example.com');
+
+    const configured = new PublicUrl('https://builder.example.com', 'https://previews.example.net/');
+    configured.artifactsBound('127.0.0.1', 3334);
+    expect(configured.artifacts()).toBe('https://previews.example.net');
   });
 });

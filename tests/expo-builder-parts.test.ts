@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseEdits } from '../src/builders/expo/deterministic-edits.js';
+import { HeavyStepSemaphore } from '../src/builders/expo/heavy-steps.js';
 import { toolchainFor } from '../src/builders/expo/index.js';
 import { ExpoWorkspace, slugOf } from '../src/builders/expo/workspace.js';
 import { negotiate } from '../src/transports/expo-updates-routes.js';
@@ -30,6 +31,26 @@ describe('deterministic edits', () => {
   it('makes slugs', () => {
     expect(slugOf('My Habit Tracker!')).toBe('my-habit-tracker');
     expect(slugOf('日本')).toBe('app');
+  });
+});
+
+describe('heavy step semaphore', () => {
+  it('runs one step at a time and drops a cancelled waiter at once', async () => {
+    const heavy = new HeavyStepSemaphore(1);
+    let release!: () => void;
+    const first = heavy.run(new AbortController().signal, () => new Promise<string>((r) => (release = () => r('first'))));
+    const cancelled = new AbortController();
+    let queued = 0;
+    const second = heavy.run(cancelled.signal, async () => 'never', () => queued++);
+    const third = heavy.run(new AbortController().signal, async () => 'third');
+    expect(queued).toBe(1);
+    cancelled.abort(new Error('cancelled'));
+    await expect(second).rejects.toThrow('cancelled');
+    expect(heavy.running).toBe(1);
+    release();
+    expect(await first).toBe('first');
+    expect(await third).toBe('third');
+    expect(heavy.running).toBe(0);
   });
 });
 

@@ -34,10 +34,23 @@ export class PublicUrl {
     this.value = urlOf(host, port);
   }
 
-  /** Records the artifact listener's bound address, unless the operator configured `--artifact-url`. */
+  /**
+   * Records the artifact listener's bound address, unless the operator configured `--artifact-url`.
+   * With a configured `--public-url` that names a port (a direct address such as a LAN IP), the
+   * artifact base is that host with the artifact listener's port, so links stay reachable from a
+   * phone; a public URL without a port (a proxy) keeps artifacts under the public URL until
+   * `--artifact-url` says where the proxy serves them.
+   */
   artifactsBound(host: string, port: number): void {
     if (this.artifactFixed) return;
-    this.artifactValue = urlOf(host, port);
+    if (!this.fixed) {
+      this.artifactValue = urlOf(host, port);
+      return;
+    }
+    const publicBase = new URL(this.value);
+    if (!publicBase.port) return;
+    publicBase.port = String(port);
+    this.artifactValue = publicBase.toString().replace(/\/+$/, '');
   }
 }
 

@@ -119,6 +119,20 @@ describe('expo builder: command agent', () => {
     expect(next.lastWorkflow.status, JSON.stringify(next.lastWorkflow.error)).toBe('completed');
   });
 
+  it('an agent that links out of the workspace fails with agent_failed; one that floods output is bounded', async () => {
+    const project = await createProject(server.mcpUrl, token, { name: 'Hostile App' });
+    const linked = await build(project.id, 'link out');
+    expect(linked.lastWorkflow.error?.code).toBe('agent_failed');
+    expect(linked.lastWorkflow.error.message).toContain('src/outside');
+    const workspace = join(server.dataDir, 'workspaces', project.id);
+    expect(execFileSync('git', ['status', '--porcelain'], { cwd: workspace, encoding: 'utf8' })).toBe('');
+
+    const flooded = await build(project.id, 'flood');
+    expect(flooded.lastWorkflow.status, JSON.stringify(flooded.lastWorkflow.error)).toBe('completed');
+    const page = await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId: project.id, limit: 200 });
+    expect(page.messages.some((m: { content: string }) => m.content.startsWith('[output truncated'))).toBe(true);
+  });
+
   it('relays the agent\'s ::ask question and hands it the answer', async () => {
     const project = await createProject(server.mcpUrl, token, { name: 'Asking App' });
     await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'ask first', kind: 'build' });

@@ -8,22 +8,28 @@ import { lstatSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listenHttp } from '../../src/app.js';
+import type { RunningHttpServer } from '../../src/transports/http-server.js';
 import { createProject, toolResult, waitIdle, type TestServer } from '../helpers.js';
 import { ensureToolchain, launchChromium, pageText, startExpoServer, TOOLCHAINS_CACHE } from './expo-helpers.js';
 
 let server: TestServer;
+let artifacts: RunningHttpServer;
 let token: string;
 let browser: Browser | null;
 
 beforeAll(async () => {
   await ensureToolchain();
   server = await startExpoServer();
+  // Previews from their own origin, as `serve --http` does.
+  artifacts = await listenHttp(server.app, { host: '127.0.0.1', port: 0, serveMcp: false, artifactOrigin: true });
   token = server.token('alice');
   browser = await launchChromium();
 });
 
 afterAll(async () => {
   await browser?.close();
+  await artifacts?.close();
   await server?.close();
 });
 
@@ -46,12 +52,18 @@ describe('expo builder: build', () => {
     expect(session.lastWorkflow.step).toMatchObject({ index: 5, total: 5, name: 'Publishing the web preview' });
     const preview = session.previewUrls.find((p: { platform: string }) => p.platform === 'web');
     expect(preview.url).toMatch(/\/previews\/[0-9a-f-]{36}\/$/);
+    expect(new URL(preview.url).origin).toBe(artifacts.url);
 
     const said = await messages(habits.id);
     expect(said).toContain('Edit made: accent colour #30a46c (from "green").');
     expect(said).toContain('Edit made: subtitle "Daily streaks".');
     expect(said.some((m) => m.startsWith('No code agent is configured on this server'))).toBe(true);
     expect(said.some((m) => m.startsWith('Step 3/5: Type checking'))).toBe(true);
+    // Tool output is posted without server paths.
+    expect(said.some((m) => m.includes('Exported: <workspace>/.svc/web'))).toBe(true);
+    expect(said.join('\n')).not.toContain(server.dataDir);
+    // ... while the builder's own result names the preview's service path.
+    expect(said.some((m) => m.includes(`published at ${new URL(preview.url).pathname}`))).toBe(true);
 
     // The workspace: sources + git + node_modules shared with the toolchain.
     const workspace = join(server.dataDir, 'workspaces', habits.id);
@@ -66,6 +78,14 @@ describe('expo builder: build', () => {
       const text = await pageText(browser, preview.url, 'Habit Tracker');
       expect(text).toContain('Daily streaks');
       expect(text).toContain('A habit tracker. Make it green');
+      // On its own origin the preview keeps its origin: storage works as in the real app.
+      const page = await browser.newPage();
+      await page.goto(preview.url);
+      expect(await page.evaluate<string | null>("(localStorage.setItem('k', 'v'), localStorage.getItem('k'))")).toBe('v');
+      // The same files from the MCP listener run in an opaque origin: no storage shared with /mcp.
+      await page.goto(`${server.http.url}${new URL(preview.url).pathname}`);
+      expect(await page.evaluate<string>("(() => { try { localStorage.getItem('k'); return 'readable'; } catch (e) { return e.name; } })()")).toBe('SecurityError');
+      await page.close();
     }
 
     // A second project: its first build reuses the toolchain and Metro's cache.

@@ -21,6 +21,7 @@ import { BuildFailure, type BuildContext } from '../builder.js';
 import { parseDirective, type Directive } from '../command-protocol.js';
 import { OutputBatcher } from '../output-batcher.js';
 import type { AgentInput, AgentOutcome, AgentStep } from './agent-step.js';
+import { pathRedactor } from './output-redaction.js';
 import { groupHooks, runProcess } from './run-process.js';
 import { OUTPUT_DIR } from './workspace.js';
 
@@ -65,7 +66,8 @@ export class CommandAgent implements AgentStep {
       EXPO_NO_TELEMETRY: '1',
     });
 
-    const batcher = new OutputBatcher((text) => context.say(text), { maxLines: this.options.maxOutputLines ?? 2000 });
+    const redact = pathRedactor(job.workspaceDir);
+    const batcher = new OutputBatcher((text) => context.say(redact(text)), { maxLines: this.options.maxOutputLines ?? 2000 });
     let writeStdin: (text: string) => void = () => undefined;
     let chain: Promise<void> = Promise.resolve();
     let directiveError: Error | null = null;
@@ -75,10 +77,10 @@ export class CommandAgent implements AgentStep {
     let lastResult = '';
     const apply = async (directive: Directive, ctx: BuildContext) => {
       if (directive.type === 'ask') writeStdin(await ctx.ask(directive.question));
-      else if (directive.type === 'message') ctx.say(directive.text);
+      else if (directive.type === 'message') ctx.say(redact(directive.text));
       else if (directive.type === 'result') {
-        lastResult = directive.text;
-        ctx.say(directive.text);
+        lastResult = redact(directive.text);
+        ctx.say(lastResult);
       } else batcher.push(`(ignored directive ${directive.type}: the expo builder publishes previews itself)`);
     };
     const timeoutMs = this.options.timeoutMs ?? 15 * 60_000;

@@ -19,6 +19,7 @@ import { OutputBatcher } from '../output-batcher.js';
 import { appIdentifier } from '../app-identifier.js';
 import type { AgentStep } from './agent-step.js';
 import { HeavyStepSemaphore } from './heavy-steps.js';
+import { pathRedactor } from './output-redaction.js';
 import { groupHooks, runProcess } from './run-process.js';
 import { EXPO_ENV, ExpoToolchain } from './toolchain.js';
 import { prepareUpdateFolder } from './update-bundle.js';
@@ -55,7 +56,8 @@ export class ExpoBuilder implements Builder {
 
   async run(job: BuildJob, context: BuildContext): Promise<void> {
     const workspace = new ExpoWorkspace(job.workspaceDir, this.options.toolchain);
-    const output = new OutputBatcher((text) => context.say(text), { maxLines: this.options.maxOutputLines ?? 400 });
+    const redact = pathRedactor(job.workspaceDir);
+    const output = new OutputBatcher((text) => context.say(redact(text)), { maxLines: this.options.maxOutputLines ?? 400 });
     try {
       if (job.kind === 'build') await this.build(job, context, workspace, output, 0, 5);
       else await this.deploy(job, context, workspace, output);
@@ -190,9 +192,9 @@ export class ExpoBuilder implements Builder {
         timeoutMs,
         onStdout: (line) => {
           if (diagnostics.length < 20) diagnostics.push(line);
-          output.push(line);
+          pushLine(output, line);
         },
-        onStderr: (line) => output.push(line),
+        onStderr: (line) => pushLine(output, line),
         ...groupHooks(context),
       }),
     );
@@ -224,8 +226,8 @@ export class ExpoBuilder implements Builder {
         env: this.childEnv(),
         signal: job.signal,
         timeoutMs,
-        onStdout: (line) => output.push(line),
-        onStderr: (line) => output.push(line),
+        onStdout: (line) => pushLine(output, line),
+        onStderr: (line) => pushLine(output, line),
         ...groupHooks(context),
       }),
     );
@@ -237,4 +239,9 @@ export class ExpoBuilder implements Builder {
       throw new BuildFailure('export_failed', `expo export --platform ${platforms.join(' --platform ')} ${how}:\n${result.tail.slice(-12).join('\n')}`);
     }
   }
+}
+
+/** Posts non-blank output lines (Metro pads its report with empty ones). */
+function pushLine(output: OutputBatcher, line: string): void {
+  if (line.trim()) output.push(line);
 }
