@@ -37,7 +37,16 @@ echo "2. Send a build instruction"
 call svc_send_message "{\"projectId\":\"$PROJECT\",\"message\":\"Build a todo list with due dates\"}" | field status | sed 's/^/   status: /'
 
 echo "3. Watch the session until the build is done"
-wait_until '!s.hasActiveWorkflows'
+# With the expo builder's default agent (host), the build asks a code question: it is meant for
+# the model of an MCP host, which answers with the app's files. This script has no model, so it
+# answers "skip" (deterministic edits only). README "Code questions" shows a real answer.
+wait_until '!s.hasActiveWorkflows || (s.pendingQuestion !== null && s.pendingQuestion.kind === "code")'
+CODE_QID=$(call svc_get_session "{\"projectId\":\"$PROJECT\"}" | field pendingQuestion.questionId)
+if [ "$CODE_QID" != "null" ] && [ "$CODE_QID" != "undefined" ]; then
+  echo "   a code question for the host's model; answering \"skip\""
+  call svc_send_message "{\"projectId\":\"$PROJECT\",\"message\":\"skip\",\"questionId\":\"$CODE_QID\"}" | field status | sed 's/^/   answered, status: /'
+  wait_until '!s.hasActiveWorkflows'
+fi
 PREVIEW=$(call svc_get_session "{\"projectId\":\"$PROJECT\"}" | field previewUrls.0.url)
 echo "   preview (open it in a browser): $PREVIEW"
 
