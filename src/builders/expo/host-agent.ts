@@ -85,8 +85,7 @@ export class HostAgent implements AgentStep {
         continue;
       }
       if (checked.answer === 'skip') {
-        context.say('The code question was answered "skip": building with deterministic edits only.');
-        return new DeterministicEdits().run(input);
+        return new DeterministicEdits('The code question was answered "skip", so only deterministic edits were made').run(input);
       }
       const answer = checked.answer;
       context.say(`Staging ${describe(answer)} and type checking them (tsc --noEmit) before anything is applied.`);
