@@ -21,9 +21,10 @@ import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.j
 import { MAX_MESSAGE_LENGTH } from '../workflows/workflow-journal.js';
 /**
  * Longest answer to a code question, in code points: what `svc_send_message` accepts at most.
- * Source text escapes to at most 4 bytes per code point in a JSON-RPC body (a quote or backslash
- * escaped twice; control characters other than tab and line breaks are refused), so such an
- * answer fits the 1 MiB HTTP body and stdio line limits.
+ * Each code point of a valid answer takes at most 4 bytes in the JSON-RPC request (an escaped
+ * quote, backslash or line break 2, a code point outside the BMP 4; files may hold no other
+ * control characters), so such an answer fits the 1 MiB HTTP body and stdio line limits
+ * (README "Code questions").
  */
 export const MAX_CODE_ANSWER_LENGTH = 240_000;
 import { isTerminal } from '../workflows/workflow-states.js';

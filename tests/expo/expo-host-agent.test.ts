@@ -217,7 +217,23 @@ describe('expo builder: the host agent over HTTP', () => {
     await waitPending(call, project.id);
     const cancelled = await call('svc_cancel_workflow', { projectId: project.id });
     expect(cancelled.status).toBe('cancelled');
-    expect(existsSync(join(server.dataDir, 'workspaces', project.id, '.svc', 'staging'))).toBe(false);
+    const workspace = join(server.dataDir, 'workspaces', project.id);
+    expect(existsSync(join(workspace, '.svc', 'staging'))).toBe(false);
+
+    // Cancelled while the answer is staged and type-checked: the staging copy goes too, and the
+    // workspace stays at its last good commit.
+    await send(call, project.id, 'add a counter');
+    const question = await waitPending(call, project.id);
+    await send(call, project.id, settingsAnswer(question.prompt), question.questionId);
+    await waitFor(async () => {
+      const { messages } = await call('svc_get_messages', { projectId: project.id, limit: 500 });
+      return messages.some((m: any) => m.content.startsWith('Staging 2 files'));
+    }, 120_000, 'the answer to be staged');
+    const stopped = await call('svc_cancel_workflow', { projectId: project.id });
+    expect(stopped.status).toBe('cancelled');
+    expect(existsSync(join(workspace, '.svc', 'staging'))).toBe(false);
+    expect(existsSync(join(workspace, 'src', 'screens'))).toBe(false);
+    expect(execFileSync('git', ['status', '--porcelain'], { cwd: workspace, encoding: 'utf8' })).toBe('');
   });
 });
 
