@@ -264,7 +264,14 @@ export function checkCodeAnswer(rules: CodeAnswerRules, message: string): CodeAn
       }
       return;
     }
-    for (const specifier of importsOf(file.path, file.content, rules.typescriptFrom)) {
+    let specifiers: Array<string | null>;
+    try {
+      specifiers = importsOf(file.path, file.content, rules.typescriptFrom);
+    } catch {
+      // The toolchain went away (reinstalled elsewhere): refuse rather than let imports through.
+      return issues.push({ parameter: `${where}.content`, problem: 'cannot be checked now: the Expo toolchain is not installed on the server (build again once it is)' });
+    }
+    for (const specifier of specifiers) {
       const problem = importProblem(file.path, specifier, packages);
       if (problem) issues.push({ parameter: `${where}.content`, problem: `${file.path} ${problem}` });
     }
