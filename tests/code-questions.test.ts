@@ -11,11 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeAnswerFormat, pathProblem, type CodeAnswerRules } from '../src/builders/code-answer.js';
 import { ServiceError } from '../src/errors.js';
-import { SERVER_INSTRUCTIONS } from '../src/mcp/mcp-server.js';
-import { getSessionTool } from '../src/mcp/tools/get-session.js';
-import { sendMessageTool } from '../src/mcp/tools/send-message.js';
 import { startEngine, type EngineUnderTest } from './engine-harness.js';
-import { ROOT, tempDir, waitFor } from './helpers.js';
+import { httpClient, ROOT, startTestServer, tempDir, waitFor } from './helpers.js';
 
 let engine: EngineUnderTest;
 const root = tempDir('mbm-code-');
@@ -165,10 +162,19 @@ describe('code questions', () => {
     await engine.reach(workflowId, 'completed');
   });
 
-  it('what the model reads: the server instructions and tool descriptions explain code questions', () => {
-    expect(SERVER_INSTRUCTIONS).toContain('kind "code"');
-    expect(sendMessageTool.descriptor.description).toMatch(/kind "code".*"summary".*"files".*maxLength/s);
-    expect(getSessionTool.descriptor.description).toContain('kind "code"');
+  it('what the model reads: the server instructions and tool descriptions explain code questions', async () => {
+    const server = await startTestServer();
+    const client = await httpClient(server.mcpUrl, server.token('alice'));
+    try {
+      expect(client.getInstructions()).toContain('kind "code"');
+      const { tools } = await client.listTools();
+      const description = (name: string) => tools.find((t) => t.name === name)!.description!;
+      expect(description('svc_send_message')).toMatch(/kind "code".*"summary".*"files".*maxLength/s);
+      expect(description('svc_get_session')).toContain('kind "code"');
+    } finally {
+      await client.close();
+      await server.close();
+    }
   });
 
   it('the path rule', () => {

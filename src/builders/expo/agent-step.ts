@@ -17,7 +17,7 @@ export type AgentMode = 'none' | 'command' | 'host';
 export const AGENT_MODES: readonly AgentMode[] = ['host', 'command', 'none'];
 
 /** The outcome of a type check. */
-export interface TypeCheckResult {
+interface TypeCheckResult {
   ok: boolean;
   /** The compiler's output lines (the first ones), with paths relative to the checked folder. */
   diagnostics: string[];
