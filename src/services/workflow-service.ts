@@ -273,7 +273,8 @@ function longerThan(text: string, limit: number): boolean {
 function answerRule(question: QuestionRow): Record<string, unknown> {
   const data: Record<string, unknown> = {
     questionId: question.id,
-    prompt: question.prompt,
+    // A code question's prompt holds the app's files: the model has it already.
+    ...(question.kind !== 'code' && { prompt: question.prompt }),
     hint: 'A workflow of this project is waiting for an answer, so this message was taken as the answer. Answer the question, or cancel the workflow with svc_cancel_workflow to send a new instruction.',
   };
   if (question.options) data.options = JSON.parse(question.options);
