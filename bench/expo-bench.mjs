@@ -30,7 +30,7 @@ const token = execFileSync(process.execPath, [BIN, 'token', 'create', '--user', 
 const plans = join(dataDir, 'plans.json');
 writeFileSync(plans, JSON.stringify({ bench: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 10, maxProjects: 10 } }));
 execFileSync(process.execPath, [BIN, 'user', 'set-plan', 'bench', 'bench', '--plans', plans, '--data-dir', dataDir]);
-const server = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--builder', 'expo', '--plans', plans, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+const server = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--builder', 'expo', '--agent', 'none', '--plans', plans, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
 let serverErr = '';
 server.stderr.on('data', (d) => (serverErr += d.toString()));
 const port = await new Promise((resolve, reject) => {

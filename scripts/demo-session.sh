@@ -37,7 +37,16 @@ echo "2. Send a build instruction"
 call svc_send_message "{\"projectId\":\"$PROJECT\",\"message\":\"Build a todo list with due dates\"}" | field status | sed 's/^/   status: /'
 
 echo "3. Watch the session until the build is done"
-wait_until '!s.hasActiveWorkflows'
+# With the expo builder's default agent (host), the build asks a code question: it is meant for
+# the model of an MCP host, which answers with the app's files. This script has no model, so it
+# answers "skip" (deterministic edits only). README "Code questions" shows a real answer.
+wait_until '!s.hasActiveWorkflows || (s.pendingQuestion !== null && s.pendingQuestion.kind === "code")'
+CODE_QID=$(call svc_get_session "{\"projectId\":\"$PROJECT\"}" | field pendingQuestion.questionId)
+if [ "$CODE_QID" != "null" ] && [ "$CODE_QID" != "undefined" ]; then
+  echo "   a code question for the host's model; answering \"skip\""
+  call svc_send_message "{\"projectId\":\"$PROJECT\",\"message\":\"skip\",\"questionId\":\"$CODE_QID\"}" | field status | sed 's/^/   answered, status: /'
+  wait_until '!s.hasActiveWorkflows'
+fi
 PREVIEW=$(call svc_get_session "{\"projectId\":\"$PROJECT\"}" | field previewUrls.0.url)
 echo "   preview (open it in a browser): $PREVIEW"
 
@@ -59,9 +68,15 @@ call svc_get_messages "{\"projectId\":\"$PROJECT\",\"limit\":500}" \
 echo "6. Queue two builds, then cancel both: the queued one at once, the running one by stopping it"
 FIRST=$(call svc_send_message "{\"projectId\":\"$PROJECT\",\"message\":\"Add a dark mode\"}" | field workflowId)
 SECOND_REPLY=$(call svc_send_message "{\"projectId\":\"$PROJECT\",\"message\":\"Add reminders\"}")
-SECOND=$(echo "$SECOND_REPLY" | field workflowId)
-echo "   second build queued at position $(echo "$SECOND_REPLY" | field queuePosition)"
-call svc_cancel_workflow "{\"projectId\":\"$PROJECT\",\"workflowId\":\"$SECOND\"}" | field status | sed 's/^/   queued build: /'
+if echo "$SECOND_REPLY" | grep -q '"error"'; then
+  # The first build already waits for its code question: a message is then its answer (refused
+  # here, nothing written), so no second build is queued.
+  echo "   the first build already asks its code question, so the message was taken as its answer and refused; no second build"
+else
+  SECOND=$(echo "$SECOND_REPLY" | field workflowId)
+  echo "   second build queued at position $(echo "$SECOND_REPLY" | field queuePosition)"
+  call svc_cancel_workflow "{\"projectId\":\"$PROJECT\",\"workflowId\":\"$SECOND\"}" | field status | sed 's/^/   queued build: /'
+fi
 call svc_cancel_workflow "{\"projectId\":\"$PROJECT\",\"workflowId\":\"$FIRST\"}" | field status | sed 's/^/   running build: /'
 call svc_cancel_workflow "{\"projectId\":\"$PROJECT\",\"workflowId\":\"$FIRST\"}" | field cancelled | sed 's/^/   cancelling the first again, cancelled: /'
 echo "PREVIEW=$PREVIEW"

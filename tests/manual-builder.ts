@@ -48,9 +48,9 @@ export class ManualRun {
   step(name: string): void {
     this.push({ kind: 'step', name });
   }
-  /** Makes the builder ask a question (it waits for the answer). */
-  ask(key = 'q', prompt = 'Which one?'): void {
-    this.push({ kind: 'ask', spec: { key, prompt } });
+  /** Makes the builder ask a question (it waits for the answer); `extra` adds to its spec. */
+  ask(key = 'q', prompt = 'Which one?', extra: Partial<QuestionSpec> = {}): void {
+    this.push({ kind: 'ask', spec: { key, prompt, ...extra } });
   }
   /** Makes the builder start a detached process group running `sleep 1000` and track it. */
   spawnGroup(): void {

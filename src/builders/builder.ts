@@ -4,6 +4,7 @@
  * through the context and finishes by returning (completed) or throwing (failed). When `signal`
  * aborts (cancel or shutdown) it must stop promptly; whatever it throws then is ignored.
  */
+import type { CodeAnswerRules } from './code-answer.js';
 
 export type Platform = 'web' | 'ios' | 'android';
 
@@ -30,6 +31,17 @@ export interface QuestionSpec {
   options?: string[];
   /** A JavaScript regular expression source, matched against the whole answer. */
   pattern?: string;
+  /**
+   * `text` (default): a person's answer. `code`: files for the app, as JSON checked against
+   * `rules` when it is sent (README "Code questions"); `options` and `pattern` do not apply.
+   */
+  kind?: 'text' | 'code';
+  /** JSON Schema of the answer, shown to the client (code questions). */
+  format?: Record<string, unknown>;
+  /** Longest answer in code points (code questions; default: the instruction limit). */
+  maxLength?: number;
+  /** What a code answer must pass before it is accepted. */
+  rules?: CodeAnswerRules;
 }
 
 /** A published preview or deployment. `path` is the service-relative URL path (`/previews/<id>/`). */

@@ -18,7 +18,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BUILDER_NAMES, createApp, listenHttp, VERSION, type App, type AppConfig, type BuilderName } from '../app.js';
 import { parseDuration } from '../auth/api-token.js';
-import { DEFAULT_EXPO_SDK, SUPPORTED_EXPO_SDKS, toolchainFor } from '../builders/expo/index.js';
+import { AGENT_MODES, DEFAULT_EXPO_SDK, SUPPORTED_EXPO_SDKS, toolchainFor, type AgentMode } from '../builders/expo/index.js';
 import { createLogger } from '../logger.js';
 import { serveStdio } from '../transports/stdio-server.js';
 import { loadUpdatesSigningKey } from '../transports/expo-updates-routes.js';
@@ -62,6 +62,7 @@ interface ServeOptions {
   logLevel: string;
   expoSdk: number;
   agentCommand?: string;
+  agent?: AgentMode;
   agentTimeout: number;
   maxHeavySteps: number;
   updatesSigningKey?: string;
@@ -93,7 +94,8 @@ export function buildProgram(): Command {
     .addOption(new Option('--body-limit <bytes>', 'largest request body').env('SVC_BODY_LIMIT').default(1024 * 1024).argParser(positiveInt('--body-limit', 1)))
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug or silent').env('SVC_LOG_LEVEL').default('info'))
     .addOption(new Option('--expo-sdk <n>', 'Expo SDK of the expo builder').env('SVC_EXPO_SDK').default(DEFAULT_EXPO_SDK).argParser(expoSdk))
-    .addOption(new Option('--agent-command <cmd>', 'code agent the expo builder runs in the workspace (shell command line; default: deterministic edits only)').env('SVC_AGENT_COMMAND'))
+    .addOption(new Option('--agent <mode>', "who writes the expo app's code: host (the MCP host's own model, through code questions), command (--agent-command) or none (deterministic edits only); default host, or command when --agent-command is set").choices(AGENT_MODES).env('SVC_AGENT'))
+    .addOption(new Option('--agent-command <cmd>', 'code agent the expo builder runs in the workspace (shell command line; implies --agent command)').env('SVC_AGENT_COMMAND'))
     .addOption(new Option('--agent-timeout <seconds>', 'limit of one code agent run').env('SVC_AGENT_TIMEOUT').default(900).argParser(positiveInt('--agent-timeout', 1)))
     .addOption(new Option('--artifact-url <url>', 'public base URL of previews, deployments and updates (default: the artifact listener on the next free port after --port)').env('SVC_ARTIFACT_URL'))
     .addOption(new Option('--updates-signing-key <file>', 'PEM RSA private key that signs Expo Updates manifests (keyid "main")').env('SVC_UPDATES_SIGNING_KEY'))
@@ -249,6 +251,7 @@ async function serve(options: ServeOptions): Promise<void> {
       agentTimeoutSeconds: options.agentTimeout,
       heavySteps: options.maxHeavySteps,
       ...(options.agentCommand && { agentCommand: options.agentCommand }),
+      ...(options.agent && { agent: options.agent }),
     },
     ...(options.builderConfig && { builderConfigFile: resolve(options.builderConfig) }),
     ...(options.publicUrl && { publicUrl: options.publicUrl }),

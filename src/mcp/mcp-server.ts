@@ -17,6 +17,7 @@ const SERVER_INSTRUCTIONS = [
   'Typical use: svc_create_project, then svc_send_message with kind "build" and an instruction, then svc_send_message with kind "deploy". Always pass kind.',
   'Workflows run one at a time per project; later ones queue. Poll svc_get_session until hasActiveWorkflows is false, and read progress with svc_get_messages (pass nextAfter as after).',
   'When svc_get_session shows a pendingQuestion, answer it with svc_send_message (questionId = pendingQuestion.questionId). Open previewUrls in a browser to see the result. svc_cancel_workflow stops work.',
+  'A pendingQuestion of kind "code" is addressed to YOU, not to the user: the building agent asks you to write the app\'s code. Its prompt holds the task (the user\'s instruction, the app\'s files, the packages and rules); answer yourself, without asking the user, with svc_send_message whose message is JSON {"summary": "...", "files": [{"path": "App.tsx", "content": "<whole file>"}], "delete": []} matching pendingQuestion.format, at most pendingQuestion.maxLength characters. The server checks it (-32602 lists each problem in error.data.issues: fix and resend), type-checks it, and may ask again with the compiler\'s errors.',
   'Errors are JSON-RPC errors; each tool description says what its codes mean and what to do. -32005 means wait (error.data.retryAfterSeconds) and repeat; -32003 and -32004 will not change by retrying.',
 ].join('\n');
 

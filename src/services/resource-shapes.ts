@@ -52,9 +52,12 @@ export const workflowSchema = z.object({
 const pendingQuestionSchema = z.object({
   questionId: z.string(),
   workflowId: z.string(),
+  kind: z.enum(['text', 'code']).describe('"text": ask the user and send their answer. "code": the building agent asks YOU for code: follow prompt and answer with JSON matching format'),
   prompt: z.string(),
   options: z.array(z.string()).optional(),
   pattern: z.string().optional(),
+  format: z.record(z.string(), z.unknown()).optional().describe('Code questions: JSON Schema of the answer'),
+  maxLength: z.number().int().optional().describe('Code questions: longest answer, in characters'),
   askedAt: timestamp,
 });
 

@@ -13,12 +13,20 @@ import type { QuestionRepo } from '../store/question-repo.js';
 import type { ArtifactRow, MessageRow, QuestionRow, WorkflowRow } from '../store/schema.js';
 import type { WorkflowRepo } from '../store/workflow-repo.js';
 import { artifactPath } from '../workflows/artifact-store.js';
-import { checkAnswer, normaliseAnswer } from '../workflows/answer-rules.js';
+import { checkAnswer, checkCodeQuestionAnswer, normaliseAnswer } from '../workflows/answer-rules.js';
 import type { WorkflowEngine } from '../workflows/workflow-engine.js';
 import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.js';
 
-/** Longest `svc_send_message` text in code points; stored whole (see the journal). */
-export { MAX_MESSAGE_LENGTH } from '../workflows/workflow-journal.js';
+/** Longest instruction and text answer in code points; stored whole (see the journal). */
+import { MAX_MESSAGE_LENGTH } from '../workflows/workflow-journal.js';
+/**
+ * Longest answer to a code question, in code points: what `svc_send_message` accepts at most.
+ * Each code point of a valid answer takes at most 4 bytes in the JSON-RPC request (an escaped
+ * quote, backslash or line break 2, a code point outside the BMP 4; files may hold no other
+ * control characters), so such an answer fits the 1 MiB HTTP body and stdio line limits
+ * (README "Code questions").
+ */
+export const MAX_CODE_ANSWER_LENGTH = 240_000;
 import { isTerminal } from '../workflows/workflow-states.js';
 import { inferKind } from './instruction-kind.js';
 import { MESSAGES_PAGE_DEFAULT, type CancelResult, type MessagesPage, type MessageView, type PendingQuestion, type PreviewUrl, type SendMessageResult, type SessionView, type WorkflowView } from './resource-shapes.js';
@@ -63,7 +71,10 @@ export class WorkflowService {
   send(caller: Caller, input: SendMessageInput): SendMessageResult {
     const { access, engine, store } = this.deps;
     access.writable(caller, input.projectId);
-    const recorded = store.immediate(() => this.record(input));
+    // A code answer is checked (syntax trees, the workspace on disk) before the write lock is taken.
+    const pending = this.pendingOf(input.projectId);
+    const checked = pending?.kind === 'code' && (input.questionId ?? pending.id) === pending.id ? this.checkCode(pending, input.message) : undefined;
+    const recorded = store.immediate(() => this.record(input, checked));
     if (recorded.answered) {
       // The engine re-claims the workflow (or lets the runner holding it resume).
       engine.resumeAnswered(recorded.result.workflowId);
@@ -74,8 +85,30 @@ export class WorkflowService {
     return store.immediate(() => this.reportQueued(recorded.result));
   }
 
+  /** The unanswered question of the project's waiting workflow, if any. */
+  private pendingOf(projectId: string): QuestionRow | undefined {
+    const active = this.deps.workflows.findActive(projectId);
+    return active?.status === 'waiting_for_input' ? this.deps.questions.pendingOf(active.id) : undefined;
+  }
+
+  /**
+   * Checks an answer to the code question `question`.
+   * @returns the conversation text of the answer.
+   * @throws ServiceError -32602 with every problem in `data.issues`.
+   */
+  private checkCode(question: QuestionRow, message: string): { questionId: string; content: string } {
+    const limit = question.maxLength ?? MAX_MESSAGE_LENGTH;
+    if (longerThan(message, limit)) throw tooLong(limit, answerRule(question));
+    const checked = checkCodeQuestionAnswer(question, message);
+    if (!checked.ok) {
+      const first = checked.issues[0]!;
+      throw invalidParameter(first.parameter, first.problem, { issues: checked.issues, ...answerRule(question) });
+    }
+    return { questionId: question.id, content: checked.content };
+  }
+
   /** Stores the answer, or the new workflow as `queued` with its instruction message. */
-  private record(input: SendMessageInput): { result: SendMessageResult; answered: boolean } {
+  private record(input: SendMessageInput, checked: { questionId: string; content: string } | undefined): { result: SendMessageResult; answered: boolean } {
     const { workflows, questions, journal } = this.deps;
     const active = workflows.findActive(input.projectId);
     const pending = active?.status === 'waiting_for_input' ? questions.pendingOf(active.id) : undefined;
@@ -84,15 +117,22 @@ export class WorkflowService {
       if (input.questionId !== undefined && input.questionId !== pending.id) {
         throw invalidParameter('questionId', 'does not match the pending question', { pendingQuestionId: pending.id });
       }
-      const problem = checkAnswer(pending, input.message);
-      if (problem) throw invalidParameter('message', problem, answerRule(pending));
+      let content = input.message;
+      if (pending.kind === 'code') {
+        content = (checked?.questionId === pending.id ? checked : this.checkCode(pending, input.message)).content;
+      } else {
+        if (longerThan(input.message, MAX_MESSAGE_LENGTH)) throw tooLong(MAX_MESSAGE_LENGTH);
+        const problem = checkAnswer(pending, input.message);
+        if (problem) throw invalidParameter('message', problem, answerRule(pending));
+      }
       questions.answer(pending.id, normaliseAnswer(input.message), journal.now());
-      const message = journal.post(input.projectId, active.id, { role: 'user', type: 'answer', content: input.message });
+      const message = journal.post(input.projectId, active.id, { role: 'user', type: 'answer', content });
       return { result: { messageId: message.id, workflowId: active.id, kind: active.kind, status: 'running' }, answered: true };
     }
     if (input.questionId !== undefined) {
       throw invalidParameter('questionId', 'does not match a pending question: no question is waiting for an answer');
     }
+    if (longerThan(input.message, MAX_MESSAGE_LENGTH)) throw tooLong(MAX_MESSAGE_LENGTH);
 
     const kind = input.kind ?? inferKind(input.message);
     const row: WorkflowRow = {
@@ -215,21 +255,45 @@ export class WorkflowService {
   }
 }
 
+/** -32602 for a message over `limit` code points (the text the tool schema used to give). */
+function tooLong(limit: number, data: Record<string, unknown> = {}): Error {
+  const problem = `must be at most ${limit} characters`;
+  return invalidParameter('message', problem, { issues: [{ parameter: 'message', problem }], ...data });
+}
+
+/** Whether `text` has more than `limit` Unicode code points. */
+function longerThan(text: string, limit: number): boolean {
+  // Fast path: UTF-16 length bounds the code point count from above.
+  if (text.length <= limit) return false;
+  let n = 0;
+  for (const _ of text) if (++n > limit) return true;
+  return false;
+}
+
 function answerRule(question: QuestionRow): Record<string, unknown> {
   const data: Record<string, unknown> = {
     questionId: question.id,
-    prompt: question.prompt,
+    // A code question's prompt holds the app's files: the model has it already.
+    ...(question.kind !== 'code' && { prompt: question.prompt }),
     hint: 'A workflow of this project is waiting for an answer, so this message was taken as the answer. Answer the question, or cancel the workflow with svc_cancel_workflow to send a new instruction.',
   };
   if (question.options) data.options = JSON.parse(question.options);
   if (question.pattern) data.pattern = question.pattern;
+  if (question.kind === 'code') {
+    data.kind = 'code';
+    data.hint = 'A code question is waiting: fix the answer (each problem is listed in issues) and send it again with the same questionId, or answer "skip".';
+  }
   return data;
 }
 
 function toPendingQuestion(q: QuestionRow): PendingQuestion {
-  const out: PendingQuestion = { questionId: q.id, workflowId: q.workflowId, prompt: q.prompt, askedAt: q.askedAt };
+  const out: PendingQuestion = { questionId: q.id, workflowId: q.workflowId, kind: q.kind, prompt: q.prompt, askedAt: q.askedAt };
   if (q.options) out.options = JSON.parse(q.options) as string[];
   if (q.pattern) out.pattern = q.pattern;
+  if (q.kind === 'code') {
+    if (q.format) out.format = JSON.parse(q.format) as Record<string, unknown>;
+    out.maxLength = q.maxLength ?? MAX_MESSAGE_LENGTH;
+  }
   return out;
 }
 

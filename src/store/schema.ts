@@ -140,6 +140,14 @@ export const questions = sqliteTable(
     options: text('options'),
     /** A regular expression (source) the whole answer must match, or null. */
     pattern: text('pattern'),
+    /** `text`: a person's answer; `code`: files for the app as JSON (README "Code questions"). */
+    kind: text('kind', { enum: ['text', 'code'] }).notNull().default('text'),
+    /** JSON Schema (as JSON) of a code answer, shown to the client; null for text questions. */
+    format: text('format'),
+    /** Longest answer in code points; null: the instruction limit. */
+    maxLength: integer('max_length'),
+    /** JSON of the checks a code answer must pass at answer time (never shown to clients). */
+    rules: text('rules'),
     askedAt: text('asked_at').notNull(),
     answer: text('answer'),
     answeredAt: text('answered_at'),

@@ -75,6 +75,10 @@ export class EngineBuildContext implements BuildContext {
           prompt: spec.prompt,
           options: spec.options ? JSON.stringify(spec.options) : null,
           pattern: spec.pattern ?? null,
+          kind: spec.kind ?? 'text',
+          format: spec.format ? JSON.stringify(spec.format) : null,
+          maxLength: spec.maxLength ?? null,
+          rules: spec.rules ? JSON.stringify(spec.rules) : null,
           askedAt: journal.now(),
           answer: null,
           answeredAt: null,
@@ -96,7 +100,9 @@ export class EngineBuildContext implements BuildContext {
         },
       };
       const options = spec.options?.length ? ` Options: ${spec.options.join(', ')}.` : '';
-      const moved = journal.transition(this.workflow, 'running', 'ask', {}, { role: 'agent', type: 'question', content: `${spec.prompt}${options}` }, runner.id);
+      // A code question's prompt carries the app's files: the conversation shows its head only.
+      const content = spec.kind === 'code' ? shortened(spec.prompt, 1500, 'the whole task is in pendingQuestion.prompt of svc_get_session') : `${spec.prompt}${options}`;
+      const moved = journal.transition(this.workflow, 'running', 'ask', {}, { role: 'agent', type: 'question', content }, runner.id);
       if (!moved) {
         // Cancelled between the builder's last step and this question, answered already, or lost.
         const current = this.deps.workflows.findById(this.workflow.id);
@@ -184,4 +190,10 @@ export class EngineBuildContext implements BuildContext {
     this.deps.onLeaseLost(this.run);
     throw new LeaseLostError(this.workflow.id);
   }
+}
+
+/** The first `max` characters of `text`, with `note` when cut. */
+function shortened(text: string, max: number, note: string): string {
+  if (text.length <= max) return text;
+  return `${text.slice(0, max).replace(/[\uD800-\uDBFF]$/, '')}… (${note})`;
 }

@@ -22,11 +22,14 @@ export async function ensureToolchain(): Promise<void> {
   await toolchain.ensure({ onProgress: (text) => process.stderr.write(`[toolchain] ${text}\n`) });
 }
 
-/** A server with the `expo` builder on the cached toolchain. */
+/**
+ * A server with the `expo` builder on the cached toolchain; its agent is `none` (deterministic
+ * edits) unless `expo` names one or gives an agent command.
+ */
 export function startExpoServer(expo: NonNullable<AppConfig['expo']> = {}, config: Partial<AppConfig> = {}): Promise<TestServer> {
   return startTestServer({
     builder: 'expo',
-    expo: { toolchainsDir: TOOLCHAINS_CACHE, metroCacheDir: METRO_CACHE, installToolchain: false, ...expo },
+    expo: { toolchainsDir: TOOLCHAINS_CACHE, metroCacheDir: METRO_CACHE, installToolchain: false, agent: expo.agentCommand ? 'command' : 'none', ...expo },
     ...config,
   });
 }

@@ -75,6 +75,9 @@ export class DeterministicEdits implements AgentStep {
   readonly mode = 'none' as const;
   readonly stepName = 'Applying the instruction (deterministic edits; no code agent configured)';
 
+  /** @param why the last message's first sentence: why only deterministic edits were made. */
+  constructor(private readonly why = 'No code agent is configured on this server, so only deterministic edits were made') {}
+
   async run({ job, context, workspace }: AgentInput): Promise<AgentOutcome> {
     const file = join(workspace.dir, 'src', 'app-settings.json');
     let settings: AppSettings;
@@ -112,9 +115,9 @@ export class DeterministicEdits implements AgentStep {
 
     for (const edit of done) context.say(`Edit made: ${edit}.`);
     context.say(
-      'No code agent is configured on this server, so only deterministic edits were made (app name, accent colour, dark mode, subtitle, the instruction list). ' +
+      `${this.why} (app name, accent colour, dark mode, subtitle, the instruction list). ` +
         'Screens, features and logic the instruction asks for were NOT implemented; the app lists the instruction instead. ' +
-        'An operator can plug in a code agent with --agent-command (see the README).',
+        'An operator can plug in a code agent with --agent-command, or let the MCP host\'s model write the code with --agent host (see the README).',
     );
     return { summary: done.length ? done.join(', ') : 'no deterministic edit applied' };
   }

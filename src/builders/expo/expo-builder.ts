@@ -99,7 +99,14 @@ export class ExpoBuilder implements Builder {
     await this.prepare(job, context, workspace);
 
     context.step(offset + 2, total, agent.stepName);
-    const outcome = await agent.run({ job, context, workspace, sdk: this.options.toolchain.sdk });
+    const outcome = await agent.run({
+      job,
+      context,
+      workspace,
+      sdk: this.options.toolchain.sdk,
+      toolchain: this.options.toolchain,
+      typeCheck: (dir) => this.checkTypes(job, context, dir, output),
+    });
     if (job.signal.aborted) throw job.signal.reason;
     const links = await workspace.linksLeaving();
     if (links.length) throw new BuildFailure('agent_failed', `The agent step left symbolic links that point outside the workspace (${links.join(', ')}); nothing was built and the workspace was reset.`);
@@ -107,7 +114,8 @@ export class ExpoBuilder implements Builder {
     await workspace.syncAppConfig({ name: job.project.name, identifier: context.recall('app_identifier') });
 
     context.step(offset + 3, total, 'Type checking (tsc --noEmit)');
-    await this.typeCheck(job, context, workspace, output);
+    if (outcome.typeChecked) context.say('The applied files passed tsc --noEmit in the staging copy.');
+    else await this.typeCheck(job, context, workspace, output);
 
     context.step(offset + 4, total, 'Exporting the web app (expo export --platform web)');
     const webDir = join(workspace.dir, OUTPUT_DIR, 'web');
@@ -180,13 +188,24 @@ export class ExpoBuilder implements Builder {
   }
 
   private async typeCheck(job: BuildJob, context: BuildContext, workspace: ExpoWorkspace, output: OutputBatcher): Promise<void> {
+    const { ok, diagnostics } = await this.checkTypes(job, context, workspace.dir, output);
+    if (!ok) {
+      throw new BuildFailure('type_check_failed', `The app does not type-check (tsc --noEmit); the workspace was reset to its last good version:\n${diagnostics.slice(0, 10).join('\n')}`);
+    }
+  }
+
+  /**
+   * `tsc --noEmit` in `dir` (fixed argv, no shell), under the heavy-step semaphore.
+   * @throws BuildFailure `timeout`; the abort reason on cancel.
+   */
+  private async checkTypes(job: BuildJob, context: BuildContext, dir: string, output: OutputBatcher): Promise<{ ok: boolean; diagnostics: string[] }> {
     const timeoutMs = this.options.stepTimeoutMs ?? 10 * 60_000;
     const diagnostics: string[] = [];
     const result = await this.heavy(job, context, () =>
       runProcess({
         command: process.execPath,
         args: [this.options.toolchain.bin('typescript/bin/tsc'), '--noEmit', '--pretty', 'false'],
-        cwd: workspace.dir,
+        cwd: dir,
         env: this.childEnv(),
         signal: job.signal,
         timeoutMs,
@@ -201,9 +220,8 @@ export class ExpoBuilder implements Builder {
     output.flush();
     if (result.aborted || job.signal.aborted) throw job.signal.reason;
     if (result.timedOut) throw new BuildFailure('timeout', `The type check took longer than ${Math.round(timeoutMs / 1000)} s and was stopped.`);
-    if (result.code !== 0) {
-      throw new BuildFailure('type_check_failed', `The app does not type-check (tsc --noEmit); the workspace was reset to its last good version:\n${(diagnostics.length ? diagnostics : result.tail.slice(-10)).slice(0, 10).join('\n')}`);
-    }
+    if (result.code === 0) return { ok: true, diagnostics: [] };
+    return { ok: false, diagnostics: diagnostics.length ? diagnostics : result.tail.slice(-10) };
   }
 
   private async exportPlatforms(

@@ -2,15 +2,17 @@
  * The `expo` builder's public surface: its settings and a factory that assembles it from them.
  */
 import { join } from 'node:path';
-import type { AgentStep } from './agent-step.js';
+import type { AgentMode, AgentStep } from './agent-step.js';
 import { CommandAgent } from './command-agent.js';
 import { DeterministicEdits } from './deterministic-edits.js';
 import { ExpoBuilder } from './expo-builder.js';
 import { HeavyStepSemaphore } from './heavy-steps.js';
+import { HostAgent } from './host-agent.js';
 import { DEFAULT_EXPO_SDK, ExpoToolchain } from './toolchain.js';
 import { UpdateChannels } from './update-channels.js';
 
 export { DEFAULT_EXPO_SDK, SUPPORTED_EXPO_SDKS } from './toolchain.js';
+export { AGENT_MODES, type AgentMode } from './agent-step.js';
 
 /** What `serve` passes to the `expo` builder (design: `--expo-sdk`, `--agent-command`). */
 export interface ExpoBuilderSettings {
@@ -20,7 +22,13 @@ export interface ExpoBuilderSettings {
   sdk?: number;
   /** Metro's transform cache, shared by every project (default `<dataDir>/cache/metro`). */
   metroCacheDir?: string;
-  /** The operator's code agent (a shell command line); without one, deterministic edits only. */
+  /**
+   * Who writes the code (`--agent`): `host` (the MCP host's model, through code questions),
+   * `command` (the operator's code agent), `none` (deterministic edits only). Default: `command`
+   * when `agentCommand` is set, else `host`.
+   */
+  agent?: AgentMode;
+  /** The operator's code agent (a shell command line), for `agent: "command"`. */
   agentCommand?: string;
   /** Limit of one agent run, in seconds (default 900). */
   agentTimeoutSeconds?: number;
@@ -39,11 +47,18 @@ export function toolchainFor(settings: Pick<ExpoBuilderSettings, 'dataDir' | 'to
   return new ExpoToolchain(settings.toolchainsDir ?? join(settings.dataDir, 'toolchains'), settings.sdk ?? DEFAULT_EXPO_SDK);
 }
 
-/** Assembles the `expo` builder. @throws Error for an SDK this package does not ship. */
+/** The agent step of these settings. @throws Error for `command` without an agent command. */
+function agentOf(settings: ExpoBuilderSettings): AgentStep {
+  const mode = settings.agent ?? (settings.agentCommand ? 'command' : 'host');
+  if (mode === 'host') return new HostAgent();
+  if (mode === 'none') return new DeterministicEdits();
+  if (!settings.agentCommand) throw new Error('--agent command needs --agent-command <cmd> (the code agent to run)');
+  return new CommandAgent({ command: settings.agentCommand, timeoutMs: (settings.agentTimeoutSeconds ?? 900) * 1000 });
+}
+
+/** Assembles the `expo` builder. @throws Error for an SDK this package does not ship, or agent settings that do not fit. */
 export function createExpoBuilder(settings: ExpoBuilderSettings): ExpoBuilder {
-  const agent: AgentStep = settings.agentCommand
-    ? new CommandAgent({ command: settings.agentCommand, timeoutMs: (settings.agentTimeoutSeconds ?? 900) * 1000 })
-    : new DeterministicEdits();
+  const agent = agentOf(settings);
   return new ExpoBuilder({
     metroCacheDir: settings.metroCacheDir ?? join(settings.dataDir, 'cache', 'metro'),
     toolchain: toolchainFor(settings),

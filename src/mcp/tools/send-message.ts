@@ -4,7 +4,7 @@ import { sendMessageResultSchema } from '../../services/resource-shapes.js';
 import { defineTool } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';
 import { boundedText, uuidParameter } from '../parameters.js';
-import { MAX_MESSAGE_LENGTH } from '../../services/workflow-service.js';
+import { MAX_CODE_ANSWER_LENGTH } from '../../services/workflow-service.js';
 
 /** Starts or queues a workflow, or answers the pending question; owner only. */
 export const sendMessageTool = defineTool({
@@ -13,17 +13,22 @@ export const sendMessageTool = defineTool({
   description: [
     "Sends a message to the project's building agent. Only the project's owner may send.",
     '- If the session has a pendingQuestion (see svc_get_session), the message is the answer to it; give questionId to be sure you answer the question you read. An answer that breaks the question\'s rule (options or pattern) is refused with -32602 and the question stays pending.',
+    '- A pendingQuestion of kind "code" asks YOU (the model) for the app\'s code: do what its prompt says and answer with message = JSON {"summary": "what you changed", "files": [{"path": "App.tsx", "content": "<whole file>"}, {"path": "src/screens/Settings.tsx", "content": "..."}], "delete": ["src/old.ts"]} (pendingQuestion.format is its JSON Schema). Only App.tsx and src/**/*.{ts,tsx,json} may be written; imports only relative or from the packages the prompt lists. Such an answer may be up to pendingQuestion.maxLength characters (instructions and other answers: 20000). "skip" builds without code changes. A refused answer (-32602, one entry per problem in error.data.issues) leaves the question pending: fix it and send again. If the code does not type-check, a new code question arrives with the compiler\'s errors: answer it with the complete corrected files.',
     '- Otherwise the message starts a new workflow. Always pass kind: "build" (change the app and publish a preview) or "deploy" (publish a release). Without kind the server guesses: "deploy" only when the message begins with deploy, publish, release or ship as a command ("Deploy it", "Please publish to the stores"), else "build". The response\'s kind says which kind was started.',
     'Only one workflow runs per project at a time: when another is queued or active the new one is stored with status "queued" and a queuePosition, and starts by itself in order. Poll svc_get_session until hasActiveWorkflows is false before sending unrelated follow-up work, and read progress with svc_get_messages.',
     errorGuide([
-      '-32602: a parameter is missing or invalid (error.data.issues lists each one); or the message answers a pending question and breaks its rule (the question stays pending: ask the user for an answer that fits its options or pattern, then send it); or questionId is not the pending question (read svc_get_session again).',
+      '-32602: a parameter is missing or invalid (error.data.issues lists each one); or the message answers a pending question and breaks its rule (the question stays pending: ask the user for an answer that fits its options or pattern, then send it; for a code question fix the files named in error.data.issues and resend); or questionId is not the pending question (read svc_get_session again).',
       '-32004: no project has this id. Check the id with svc_list_projects.',
       "-32003: the project belongs to another user. Anyone may read a public project, but only its owner may send to it. Do not retry.",
     ]),
   ].join('\n'),
   input: z.strictObject({
     projectId: uuidParameter('UUID of the project'),
-    message: boundedText(MAX_MESSAGE_LENGTH, 'The instruction (what to build or deploy) or the answer to the pending question', { nonBlank: true }),
+    message: boundedText(
+      MAX_CODE_ANSWER_LENGTH,
+      'The instruction (what to build or deploy; at most 20000 characters) or the answer to the pending question (at most 20000 characters, or pendingQuestion.maxLength for a code question)',
+      { nonBlank: true },
+    ),
     kind: z.enum(['build', 'deploy']).optional().describe('Workflow kind; pass it. When absent: "deploy" only for a message that begins with deploy, publish, release or ship as a command, else "build"'),
     questionId: uuidParameter('The pendingQuestion.questionId this message answers').optional(),
   }),
