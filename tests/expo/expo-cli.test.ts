@@ -27,6 +27,6 @@ describe('toolchain install (CLI)', () => {
     expect(installed.stdout).toContain('The Expo SDK 56 toolchain is already installed');
 
     const help = runCli(['serve', '--help']).stdout;
-    for (const flag of ['--expo-sdk', '--agent-command', '--artifact-url', '--updates-signing-key', '--max-heavy-steps']) expect(help).toContain(flag);
+    for (const flag of ['--expo-sdk', '--agent <mode>', '--agent-command', '--artifact-url', '--updates-signing-key', '--max-heavy-steps']) expect(help).toContain(flag);
   });
 });
