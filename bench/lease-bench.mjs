@@ -33,7 +33,7 @@ function cli(args) {
 }
 
 function serve(dataDir, host, extra = []) {
-  const child = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--lease-ms', String(leaseMs), '--log-level', 'warn', ...extra], {
+  const child = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--builder', 'scripted', '--lease-ms', String(leaseMs), '--log-level', 'warn', ...extra], {
     env: { ...process.env, SVC_RUNNER_HOST: host },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
