@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, tempDir, toolResult, waitFor, waitIdle, waitQuestion, type TestServer } from '../helpers.js';
+import { createProject, processAlive, tempDir, toolResult, waitFor, waitIdle, waitQuestion, type TestServer } from '../helpers.js';
 import { ensureToolchain, launchChromium, pageText, startExpoServer } from './expo-helpers.js';
 
 /**
@@ -153,14 +153,16 @@ describe('expo builder: command agent', () => {
 
     // During the agent: its process group (a shell and its sleeping child) is killed.
     await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'slow', kind: 'build' });
-    await waitFor(async () => {
+    // The agent names its child's pid, so the check never counts another run's processes.
+    const sleeper = await waitFor(async () => {
       const page = await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId: project.id, limit: 200 });
-      return page.messages.some((m: { content: string }) => m.content.includes('sleeper'));
+      const line = page.messages.map((m: { content: string }) => /sleeper (\d+)/.exec(m.content)).find(Boolean);
+      return line ? Number(line[1]) : null;
     }, 120_000, 'the agent to start its child');
+    expect(processAlive(sleeper)).toBe(true);
     const cancelled = await toolResult(server.mcpUrl, token, 'svc_cancel_workflow', { projectId: project.id });
     expect(cancelled.status).toBe('cancelled');
-    const sleepers = () => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((l) => l.trim() === 'sleep 300');
-    await waitFor(() => sleepers().length === 0 || null, 15_000, 'no sleeper left');
+    await waitFor(() => !processAlive(sleeper) || null, 15_000, 'the sleeper to be gone');
 
     // During the web export: the export's process group is killed.
     await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'export please', kind: 'build' });
