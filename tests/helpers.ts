@@ -3,6 +3,8 @@
  * port 0), real SDK clients, and raw HTTP requests. Nothing of our own server is mocked.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { expect } from 'vitest';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -156,6 +158,17 @@ export function processAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** The McpError an SDK client call rejects with (fails the test for anything else). */
+export async function mcpError(call: Promise<unknown>): Promise<McpError> {
+  try {
+    await call;
+  } catch (error) {
+    expect(error, String(error)).toBeInstanceOf(McpError);
+    return error as McpError;
+  }
+  throw new Error('the call did not fail');
 }
 
 /** Polls `check` until it returns a truthy value, or fails after `timeoutMs`. */

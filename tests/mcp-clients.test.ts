@@ -6,12 +6,11 @@
  * plans": tool calls are counted apart from housekeeping, anonymous requests per address.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { PassThrough } from 'node:stream';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveStdio } from '../src/transports/stdio-server.js';
-import { createProject, httpClient, post, rawHttp, startTestServer, waitFor, type TestServer } from './helpers.js';
+import { createProject, httpClient, post, rawHttp, startTestServer, waitFor, type TestServer, mcpError } from './helpers.js';
 
 const VERSION = '2025-06-18';
 const PLANS = {
@@ -45,16 +44,6 @@ afterAll(async () => {
   await server.close();
 });
 
-/** The McpError an SDK client call rejects with (fails the test for anything else). */
-async function mcpError(call: Promise<unknown>): Promise<McpError> {
-  try {
-    await call;
-  } catch (error) {
-    expect(error, String(error)).toBeInstanceOf(McpError);
-    return error as McpError;
-  }
-  throw new Error('the call did not fail');
-}
 
 const toolCall = (id: number, name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
 

@@ -5,11 +5,10 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, ROOT, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { createProject, ROOT, startTestServer, tempDir, type TestServer, mcpError } from './helpers.js';
 
 let server: TestServer;
 let client: Client;
@@ -37,15 +36,6 @@ afterAll(async () => {
   rmSync(configDir, { recursive: true, force: true });
 });
 
-async function mcpError(call: Promise<unknown>): Promise<McpError> {
-  try {
-    await call;
-  } catch (error) {
-    expect(error, String(error)).toBeInstanceOf(McpError);
-    return error as McpError;
-  }
-  throw new Error('the call did not fail');
-}
 
 describe('mcp-remote bridge', () => {
   it('lists the tools and calls one', async () => {
