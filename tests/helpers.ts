@@ -106,9 +106,10 @@ export async function toolResult(mcpUrl: string, token: string, name: string, ar
 }
 
 /**
- * The JSON-RPC error inside an SDK client's rejection. Over HTTP the SDK client surfaces a non-2xx
- * reply as `StreamableHTTPError(status, "Error POSTing to endpoint: <body>")`; over stdio it is an
- * `McpError` with the code and "MCP error <code>: <message>".
+ * The JSON-RPC error inside an SDK client's rejection: an `McpError` with the code and
+ * "MCP error <code>: <message>" (stdio, and HTTP errors the server sends with status 200 to an
+ * MCP client), or, for a reply the server refuses with a non-2xx status (401, transport refusals),
+ * `StreamableHTTPError(status, "Error POSTing to endpoint: <body>")`.
  */
 export function rpcErrorOf(error: unknown): { status?: number; code: number; message: string; data?: any } {
   const e = error as { code?: number; message: string; data?: unknown };
