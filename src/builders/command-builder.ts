@@ -13,8 +13,8 @@ import { readJsonConfig } from '../config-file.js';
 import { BuildFailure, type Builder, type BuildContext, type BuildJob } from './builder.js';
 import { parseDirective, type Directive } from './command-protocol.js';
 import type { BoundedLine } from '../io/bounded-lines.js';
-import { redactPaths } from '../io/path-redaction.js';
 import { OutputBatcher } from './output-batcher.js';
+import { pathRedactor } from './output-redaction.js';
 import { MAX_KILL_GRACE_MS, startProcess, type RunningProcess } from './process-runner.js';
 
 /** Output lines (directives included) kept per workflow unless the config says otherwise. */
@@ -81,8 +81,8 @@ export class CommandBuilder implements Builder {
       SVC_WORKSPACE: job.workspaceDir,
     });
 
-    const dataDir = resolve(job.workspaceDir, '..', '..');
-    const say = (text: string) => context.say(redactPaths(text, { dataDir, workspaceDir: job.workspaceDir }));
+    const redact = pathRedactor(job.workspaceDir);
+    const say = (text: string) => context.say(redact(text));
     const batcher = new OutputBatcher(say, { maxLines: this.config.maxOutputLines ?? DEFAULT_MAX_OUTPUT_LINES });
     // Directives run one after another, in output order; a question blocks the ones after it.
     let chain: Promise<void> = Promise.resolve();
@@ -145,10 +145,10 @@ export class CommandBuilder implements Builder {
         context.step(directive.index, directive.total, directive.name);
         return;
       case 'result':
-        context.say(redactPaths(directive.text, { dataDir: resolve(job.workspaceDir, '..', '..'), workspaceDir: job.workspaceDir }), 'result');
+        context.say(pathRedactor(job.workspaceDir)(directive.text), 'result');
         return;
       case 'message':
-        context.say(redactPaths(directive.text, { dataDir: resolve(job.workspaceDir, '..', '..'), workspaceDir: job.workspaceDir }));
+        context.say(pathRedactor(job.workspaceDir)(directive.text));
         return;
       case 'artifact': {
         const dir = await insideWorkspace(job.workspaceDir, directive.folder);

@@ -21,7 +21,7 @@ import { BuildFailure, type BuildContext } from '../builder.js';
 import { parseDirective, type Directive } from '../command-protocol.js';
 import { OutputBatcher } from '../output-batcher.js';
 import type { AgentInput, AgentOutcome, AgentStep } from './agent-step.js';
-import { pathRedactor } from './output-redaction.js';
+import { pathRedactor } from '../output-redaction.js';
 import { groupHooks, runProcess } from './run-process.js';
 import { OUTPUT_DIR } from './workspace.js';
 

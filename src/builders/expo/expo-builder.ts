@@ -19,7 +19,7 @@ import { OutputBatcher } from '../output-batcher.js';
 import { appIdentifier } from '../app-identifier.js';
 import type { AgentStep } from './agent-step.js';
 import { HeavyStepSemaphore } from './heavy-steps.js';
-import { pathRedactor } from './output-redaction.js';
+import { pathRedactor } from '../output-redaction.js';
 import { groupHooks, runProcess } from './run-process.js';
 import { EXPO_ENV, ExpoToolchain } from './toolchain.js';
 import { prepareUpdateFolder } from './update-bundle.js';

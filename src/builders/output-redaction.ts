@@ -4,7 +4,7 @@
  * messages name service paths (`/previews/<id>/`) and are posted as they are.
  */
 import { resolve } from 'node:path';
-import { redactPaths } from '../../io/path-redaction.js';
+import { redactPaths } from '../io/path-redaction.js';
 
 /** A function that replaces the workspace, the data dir and other server paths in a text. */
 export function pathRedactor(workspaceDir: string): (text: string) => string {
