@@ -3,13 +3,13 @@
  * `.cache/expo-toolchain` (git-ignored, reused between runs), and headless Debian Chromium driven
  * by playwright-core.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { toolchainFor } from '../../src/builders/expo/index.js';
 import type { AppConfig } from '../../src/app.js';
 import { ROOT, startTestServer, tempDir, type TestServer } from '../helpers.js';
+
+export { launchChromium } from '../chromium.js';
 
 /** Where the tests keep the installed toolchain between runs. */
 export const TOOLCHAINS_CACHE = join(ROOT, '.cache', 'expo-toolchain');
@@ -31,32 +31,6 @@ export function startExpoServer(expo: NonNullable<AppConfig['expo']> = {}, confi
     builder: 'expo',
     expo: { toolchainsDir: TOOLCHAINS_CACHE, metroCacheDir: METRO_CACHE, installToolchain: false, agent: expo.agentCommand ? 'command' : 'none', ...expo },
     ...config,
-  });
-}
-
-const CHROMIUM = '/usr/bin/chromium';
-
-/**
- * Headless Chromium, installing Debian's `chromium` first when it is missing and we are root.
- * @returns null (after a loud message) when no browser can be had; the caller skips.
- */
-export async function launchChromium(): Promise<Browser | null> {
-  if (!existsSync(CHROMIUM) && process.getuid?.() === 0) {
-    process.stderr.write('[chromium] /usr/bin/chromium is missing: installing it with apt-get (root)…\n');
-    try {
-      execFileSync('/bin/sh', ['-c', 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium'], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 600_000 });
-    } catch (error) {
-      process.stderr.write(`[chromium] apt-get install chromium failed: ${(error as Error).message}\n`);
-    }
-  }
-  if (!existsSync(CHROMIUM)) {
-    process.stderr.write('\n\n*** SKIPPING the browser checks: no /usr/bin/chromium and it cannot be installed here (not root). Install Debian\'s chromium to run them. ***\n\n');
-    return null;
-  }
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
   });
 }
 
