@@ -206,6 +206,126 @@ export const processGroups = sqliteTable(
   (t) => [primaryKey({ columns: [t.host, t.pgid] }), index('process_groups_project_idx').on(t.projectId)],
 );
 
+/**
+ * One-time login codes (README "Sign in with OAuth"): a person proves who they are on the consent
+ * page with one. Stored as SHA-256 only; single use.
+ */
+export const loginCodes = sqliteTable(
+  'login_codes',
+  {
+    codeHash: text('code_hash').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    createdAt: text('created_at').notNull(),
+    expiresAt: text('expires_at').notNull(),
+    usedAt: text('used_at'),
+  },
+  (t) => [index('login_codes_user_idx').on(t.userId)],
+);
+
+/**
+ * OAuth clients (docs/contract.md, "Sign in with OAuth"): registered by RFC 7591 dynamic
+ * registration (`kind = registered`, kept) or known by a Client ID Metadata Document whose URL is
+ * the client id (`kind = metadata_document`, a cached copy refetched after `expiresAt`).
+ */
+export const oauthClients = sqliteTable('oauth_clients', {
+  clientId: text('client_id').primaryKey(),
+  kind: text('kind', { enum: ['registered', 'metadata_document'] }).notNull(),
+  /** The client's metadata as JSON (RFC 7591 fields, with the issued client id and secret). */
+  metadata: text('metadata').notNull(),
+  createdAt: text('created_at').notNull(),
+  /** When a cached metadata document must be fetched again; null for registered clients. */
+  expiresAt: text('expires_at'),
+});
+
+/**
+ * Authorization requests waiting for the person's decision on the consent page. The CSRF token of
+ * the page is stored as SHA-256; a request is decided once.
+ */
+export const oauthAuthorizationRequests = sqliteTable('oauth_authorization_requests', {
+  id: text('id').primaryKey(),
+  clientId: text('client_id').notNull(),
+  redirectUri: text('redirect_uri').notNull(),
+  codeChallenge: text('code_challenge').notNull(),
+  state: text('state').notNull(),
+  resource: text('resource').notNull(),
+  /** Requested scopes, space-separated ('' for none). */
+  scope: text('scope').notNull().default(''),
+  csrfHash: text('csrf_hash').notNull(),
+  createdAt: text('created_at').notNull(),
+  expiresAt: text('expires_at').notNull(),
+  decidedAt: text('decided_at'),
+});
+
+/**
+ * What a person allowed: one client acting for one user at one resource. Every token issued for
+ * an approval belongs to its grant; revoking the grant revokes them all.
+ */
+export const oauthGrants = sqliteTable(
+  'oauth_grants',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    clientId: text('client_id').notNull(),
+    /** The client's name when the grant was made, for listings. */
+    clientName: text('client_name').notNull(),
+    resource: text('resource').notNull(),
+    scope: text('scope').notNull().default(''),
+    createdAt: text('created_at').notNull(),
+    lastUsedAt: text('last_used_at'),
+    revokedAt: text('revoked_at'),
+  },
+  (t) => [index('oauth_grants_user_idx').on(t.userId)],
+);
+
+/**
+ * Authorization codes (SHA-256 only), bound to client, redirect URI, PKCE challenge, resource and
+ * grant (hence user). Single use: `usedAt` is set on exchange.
+ */
+export const oauthCodes = sqliteTable(
+  'oauth_codes',
+  {
+    codeHash: text('code_hash').primaryKey(),
+    grantId: text('grant_id')
+      .notNull()
+      .references(() => oauthGrants.id, { onDelete: 'cascade' }),
+    clientId: text('client_id').notNull(),
+    redirectUri: text('redirect_uri').notNull(),
+    codeChallenge: text('code_challenge').notNull(),
+    resource: text('resource').notNull(),
+    createdAt: text('created_at').notNull(),
+    expiresAt: text('expires_at').notNull(),
+    usedAt: text('used_at'),
+  },
+  (t) => [index('oauth_codes_grant_idx').on(t.grantId)],
+);
+
+/**
+ * OAuth access (`svc_at_`) and refresh (`svc_rt_`) tokens, SHA-256 only. A refresh token is used
+ * once (`usedAt`); presenting it again revokes its whole grant.
+ */
+export const oauthTokens = sqliteTable(
+  'oauth_tokens',
+  {
+    id: text('id').primaryKey(),
+    tokenHash: text('token_hash').notNull().unique(),
+    kind: text('kind', { enum: ['access', 'refresh'] }).notNull(),
+    grantId: text('grant_id')
+      .notNull()
+      .references(() => oauthGrants.id, { onDelete: 'cascade' }),
+    /** The audience (RFC 8707): the resource URL the token is good for. */
+    resource: text('resource').notNull(),
+    createdAt: text('created_at').notNull(),
+    expiresAt: text('expires_at').notNull(),
+    usedAt: text('used_at'),
+    revokedAt: text('revoked_at'),
+  },
+  (t) => [index('oauth_tokens_grant_idx').on(t.grantId)],
+);
+
 /** Row types of each table, as drizzle infers them. */
 export type UserRow = typeof users.$inferSelect;
 export type ApiTokenRow = typeof apiTokens.$inferSelect;
@@ -215,6 +335,12 @@ export type MessageRow = typeof messages.$inferSelect;
 export type QuestionRow = typeof questions.$inferSelect;
 export type ArtifactRow = typeof artifacts.$inferSelect;
 export type ProcessGroupRow = typeof processGroups.$inferSelect;
+export type LoginCodeRow = typeof loginCodes.$inferSelect;
+export type OAuthClientRow = typeof oauthClients.$inferSelect;
+export type OAuthAuthorizationRequestRow = typeof oauthAuthorizationRequests.$inferSelect;
+export type OAuthGrantRow = typeof oauthGrants.$inferSelect;
+export type OAuthCodeRow = typeof oauthCodes.$inferSelect;
+export type OAuthTokenRow = typeof oauthTokens.$inferSelect;
 /** Workflow states of docs/contract.md#tools. */
 export type WorkflowStatus = WorkflowRow['status'];
 export type WorkflowKind = WorkflowRow['kind'];
