@@ -5,6 +5,7 @@
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { LoginCodeService } from './auth/login-codes.js';
 import { RequestGate } from './auth/request-gate.js';
 import type { CachedToken } from './auth/token-cache.js';
 import { TokenService } from './auth/token-service.js';
@@ -29,6 +30,7 @@ import { ArtifactRepo } from './store/artifact-repo.js';
 import { openStore, type Store } from './store/database.js';
 import { ExternalChangeWatch, ReadCache } from './store/read-cache.js';
 import type { ProjectRow } from './store/schema.js';
+import { LoginCodeRepo } from './store/login-code-repo.js';
 import { MessageRepo } from './store/message-repo.js';
 import { ProjectRepo } from './store/project-repo.js';
 import { QuestionRepo } from './store/question-repo.js';
@@ -100,6 +102,8 @@ export interface App {
   logger: Logger;
   store: Store;
   tokens: TokenService;
+  /** One-time login codes for the consent page and the console (README "Sign in with OAuth"). */
+  loginCodes: LoginCodeService;
   gate: RequestGate;
   gateway: JsonRpcGateway;
   engine: WorkflowEngine;
@@ -175,6 +179,7 @@ export function createApp(config: AppConfig): App {
 
   const tokens = new TokenService(users, tokenRepo, clock, new ReadCache<CachedToken>(externalChanges));
   // A file store may be served by several processes: count in the store so that they share the limits.
+  const loginCodes = new LoginCodeService(users, new LoginCodeRepo(store.db), clock);
   const rateLimiter = config.rateLimiter ?? (store.sqlite.memory ? new MemoryRequestRateLimiter() : new StoreRequestRateLimiter(store.sqlite));
   const gate = new RequestGate(tokens, rateLimiter, plans, {
     logger,
@@ -229,6 +234,7 @@ export function createApp(config: AppConfig): App {
     logger,
     store,
     tokens,
+    loginCodes,
     gate,
     gateway,
     engine,

@@ -5,6 +5,7 @@
  *   mobile-builder-mcp token create --user NAME [--expires-in 30d]
  *   mobile-builder-mcp token list [--user NAME]
  *   mobile-builder-mcp token revoke ID
+ *   mobile-builder-mcp login-code --user NAME [--expires-in 10m]
  *   mobile-builder-mcp user list | user set-plan NAME PLAN
  *   mobile-builder-mcp migrate
  *   mobile-builder-mcp toolchain install [--sdk 56]
@@ -165,6 +166,21 @@ export function buildProgram(): Command {
           return;
         }
         process.stdout.write(`Revoked token ${id}.\n`);
+      });
+    });
+
+  program
+    .command('login-code')
+    .description('Print a one-time login code for an existing user: typed on the consent page when a remote MCP host signs in with OAuth. Single use; the code is alone on the last line.')
+    .requiredOption('--user <name>', 'user who signs in with the code')
+    .option('--expires-in <duration>', 'lifetime such as 10m or 1h (default 10m, at most 1d)')
+    .addOption(dataDirOption())
+    .action((options: { user: string; expiresIn?: string; dataDir: string }) => {
+      const ttlMs = options.expiresIn === undefined ? undefined : parseDurationOption(options.expiresIn);
+      withApp(options.dataDir, (app) => {
+        const code = app.loginCodes.create(options.user, ttlMs === undefined ? undefined : Math.ceil(ttlMs / 1000));
+        const minutes = Math.round((ttlMs ?? 600_000) / 60_000);
+        process.stdout.write(`One-time login code for user "${options.user}" (valid ${minutes >= 1 ? `${minutes} min` : 'under a minute'}, single use):\n${code}\n`);
       });
     });
 

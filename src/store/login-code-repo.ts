@@ -1,0 +1,29 @@
+/** SQL for one-time login codes (stored as SHA-256 only). */
+import { and, eq, gt, isNull } from 'drizzle-orm';
+import type { Db } from './database.js';
+import { loginCodes, users, type LoginCodeRow, type UserRow } from './schema.js';
+
+/** Reads and writes login codes (hashes only). */
+export class LoginCodeRepo {
+  constructor(private readonly db: Db) {}
+
+  insert(row: LoginCodeRow): void {
+    this.db.insert(loginCodes).values(row).run();
+  }
+
+  /**
+   * Marks the unused, unexpired code with `hash` used at `now` and returns its user; undefined
+   * when there is no such code. One statement, so that a code is redeemed at most once even by
+   * two processes at the same time.
+   */
+  consume(hash: string, now: string): UserRow | undefined {
+    const used = this.db
+      .update(loginCodes)
+      .set({ usedAt: now })
+      .where(and(eq(loginCodes.codeHash, hash), isNull(loginCodes.usedAt), gt(loginCodes.expiresAt, now)))
+      .returning({ userId: loginCodes.userId })
+      .get();
+    if (!used) return undefined;
+    return this.db.select().from(users).where(eq(users.id, used.userId)).get();
+  }
+}

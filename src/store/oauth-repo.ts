@@ -1,0 +1,151 @@
+/**
+ * SQL for the OAuth authorization server (docs/contract.md, "Sign in with OAuth"): clients,
+ * pending authorization requests, codes, grants and tokens. Codes and tokens are stored as
+ * SHA-256 only; the checks that decide what a row allows live in `auth/oauth-grants.ts`.
+ */
+import { and, asc, eq, isNull, lt, sql } from 'drizzle-orm';
+import type { Db } from './database.js';
+import {
+  oauthAuthorizationRequests,
+  oauthClients,
+  oauthCodes,
+  oauthGrants,
+  oauthTokens,
+  users,
+  type OAuthAuthorizationRequestRow,
+  type OAuthClientRow,
+  type OAuthCodeRow,
+  type OAuthGrantRow,
+  type OAuthTokenRow,
+  type UserRow,
+} from './schema.js';
+
+/** A token row with its grant and the grant's user, as a token check needs them. */
+export interface OAuthTokenWithGrant {
+  token: OAuthTokenRow;
+  grant: OAuthGrantRow;
+  user: UserRow;
+}
+
+/** A grant with its user, for listings. */
+export interface OAuthGrantWithUser {
+  grant: OAuthGrantRow;
+  user: UserRow;
+}
+
+/** Reads and writes the OAuth tables. */
+export class OAuthRepo {
+  /** Prepared once: the hot path of every request with an OAuth access token. */
+  private readonly tokenByHash;
+
+  constructor(private readonly db: Db) {
+    this.tokenByHash = db
+      .select({ token: oauthTokens, grant: oauthGrants, user: users })
+      .from(oauthTokens)
+      .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
+      .innerJoin(users, eq(users.id, oauthGrants.userId))
+      .where(eq(oauthTokens.tokenHash, sql.placeholder('hash')))
+      .prepare();
+  }
+
+  // Clients
+
+  findClient(clientId: string): OAuthClientRow | undefined {
+    return this.db.select().from(oauthClients).where(eq(oauthClients.clientId, clientId)).get();
+  }
+
+  /** Inserts or replaces the client with the row's id (a refreshed metadata document replaces its copy). */
+  saveClient(row: OAuthClientRow): void {
+    this.db
+      .insert(oauthClients)
+      .values(row)
+      .onConflictDoUpdate({ target: oauthClients.clientId, set: { kind: row.kind, metadata: row.metadata, expiresAt: row.expiresAt } })
+      .run();
+  }
+
+  // Authorization requests
+
+  insertRequest(row: OAuthAuthorizationRequestRow): void {
+    this.db.insert(oauthAuthorizationRequests).values(row).run();
+  }
+
+  findRequest(id: string): OAuthAuthorizationRequestRow | undefined {
+    return this.db.select().from(oauthAuthorizationRequests).where(eq(oauthAuthorizationRequests.id, id)).get();
+  }
+
+  setRequestCsrf(id: string, csrfHash: string): void {
+    this.db.update(oauthAuthorizationRequests).set({ csrfHash }).where(eq(oauthAuthorizationRequests.id, id)).run();
+  }
+
+  /** Marks the request decided; false when it already was (a second submission of the page). */
+  decideRequest(id: string, at: string): boolean {
+    const done = this.db
+      .update(oauthAuthorizationRequests)
+      .set({ decidedAt: at })
+      .where(and(eq(oauthAuthorizationRequests.id, id), isNull(oauthAuthorizationRequests.decidedAt)))
+      .run();
+    return done.changes === 1;
+  }
+
+  /** Deletes requests that expired before `now` (they can never be decided). */
+  deleteExpiredRequests(now: string): void {
+    this.db.delete(oauthAuthorizationRequests).where(lt(oauthAuthorizationRequests.expiresAt, now)).run();
+  }
+
+  // Grants and codes
+
+  insertGrant(row: OAuthGrantRow): void {
+    this.db.insert(oauthGrants).values(row).run();
+  }
+
+  findGrant(id: string): OAuthGrantRow | undefined {
+    return this.db.select().from(oauthGrants).where(eq(oauthGrants.id, id)).get();
+  }
+
+  listGrants(userId?: string): OAuthGrantWithUser[] {
+    const q = this.db.select({ grant: oauthGrants, user: users }).from(oauthGrants).innerJoin(users, eq(users.id, oauthGrants.userId));
+    return (userId ? q.where(eq(oauthGrants.userId, userId)) : q).orderBy(asc(users.name), asc(oauthGrants.createdAt)).all();
+  }
+
+  /** Revokes the grant and every token of it. */
+  revokeGrant(id: string, at: string): void {
+    this.db.update(oauthGrants).set({ revokedAt: at }).where(and(eq(oauthGrants.id, id), isNull(oauthGrants.revokedAt))).run();
+    this.db.update(oauthTokens).set({ revokedAt: at }).where(and(eq(oauthTokens.grantId, id), isNull(oauthTokens.revokedAt))).run();
+  }
+
+  touchGrant(id: string, at: string): void {
+    this.db.update(oauthGrants).set({ lastUsedAt: at }).where(eq(oauthGrants.id, id)).run();
+  }
+
+  insertCode(row: OAuthCodeRow): void {
+    this.db.insert(oauthCodes).values(row).run();
+  }
+
+  findCode(hash: string): OAuthCodeRow | undefined {
+    return this.db.select().from(oauthCodes).where(eq(oauthCodes.codeHash, hash)).get();
+  }
+
+  /** Marks the code used; false when it already was (a replay). */
+  useCode(hash: string, at: string): boolean {
+    return this.db.update(oauthCodes).set({ usedAt: at }).where(and(eq(oauthCodes.codeHash, hash), isNull(oauthCodes.usedAt))).run().changes === 1;
+  }
+
+  // Tokens
+
+  insertToken(row: OAuthTokenRow): void {
+    this.db.insert(oauthTokens).values(row).run();
+  }
+
+  findToken(hash: string): OAuthTokenWithGrant | undefined {
+    return this.tokenByHash.get({ hash });
+  }
+
+  /** Marks a refresh token used; false when it already was (a replay). */
+  useToken(id: string, at: string): boolean {
+    return this.db.update(oauthTokens).set({ usedAt: at }).where(and(eq(oauthTokens.id, id), isNull(oauthTokens.usedAt))).run().changes === 1;
+  }
+
+  revokeToken(id: string, at: string): void {
+    this.db.update(oauthTokens).set({ revokedAt: at }).where(and(eq(oauthTokens.id, id), isNull(oauthTokens.revokedAt))).run();
+  }
+}
