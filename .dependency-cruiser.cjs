@@ -1,6 +1,8 @@
 /**
  * The layer rule (docs/architecture.md): data flows one way,
  *   cli -> app -> transports -> mcp -> services -> workflows | auth | limits -> builders -> store,
+ * with `oauth/` (the OAuth authorization server's routes) beside `mcp/`: the transports load it,
+ * it uses auth and the store, and nothing below the transports imports it;
  * with `io/` and the root modules (errors, clock, logger, config-file) usable from every layer,
  * and no import cycles anywhere. `npm test` runs it (`npm run lint:layers`).
  */
@@ -10,10 +12,12 @@ const forbid = (name, from, to, comment) => ({ name, comment, severity: 'error',
 module.exports = {
   forbidden: [
     { name: 'no-circular', severity: 'error', comment: 'Import cycles make the layers meaningless.', from: {}, to: { circular: true } },
-    forbid('store-is-the-bottom', layer('store'), '^src/(cli|transports|mcp|services|workflows|auth|limits|builders)/|^src/app\\.ts$', 'Repositories hold SQL only.'),
+    forbid('store-is-the-bottom', layer('store'), '^src/(cli|transports|mcp|oauth|services|workflows|auth|limits|builders)/|^src/app\\.ts$', 'Repositories hold SQL only.'),
     forbid('builders-below-the-engine', layer('builders'), '^src/(cli|transports|mcp|services|workflows|auth|limits)/|^src/app\\.ts$', 'A builder sees only its BuildContext.'),
     forbid('workflows-below-services', layer('workflows'), '^src/(cli|transports|mcp|services)/|^src/app\\.ts$', 'The engine calls services never, tools never.'),
-    forbid('auth-and-limits-below-services', '^src/(auth|limits)/', '^src/(cli|transports|mcp|services|workflows|builders)/|^src/app\\.ts$', 'Authentication and limits are used by the edges, not the reverse.'),
+    forbid('auth-and-limits-below-services', '^src/(auth|limits)/', '^src/(cli|transports|mcp|oauth|services|workflows|builders)/|^src/app\\.ts$', 'Authentication and limits are used by the edges, not the reverse.'),
+    forbid('oauth-below-transports', layer('oauth'), '^src/(cli|transports|mcp|services|workflows|builders)/|^src/app\\.ts$', 'The OAuth routes get their parts from the transport; they run no tool and no workflow.'),
+    forbid('only-transports-load-oauth', '^src/(mcp|services|workflows|builders|limits|io)/', '^src/oauth/', 'OAuth is an HTTP concern, loaded by the transport.'),
     forbid('services-below-mcp', layer('services'), '^src/(cli|transports|mcp)/|^src/app\\.ts$', 'Services never touch the protocol.'),
     forbid('mcp-below-transports', layer('mcp'), '^src/(cli|transports)/|^src/app\\.ts$', 'The tool adapter knows no transport.'),
     forbid('transports-below-cli', layer('transports'), '^src/cli/', 'Transports are entry points the CLI starts.'),

@@ -4,6 +4,9 @@
 // modules was most of its start-up time (README "Start-up time"). better-sqlite3 stays external
 // (a native addon). `import.meta.url` of each bundled file is replaced by that file's own URL
 // under dist/, so paths relative to it (package.json, drizzle/) resolve as they do unbundled.
+// The OAuth routes (express and the SDK's authorization server) are a second bundle,
+// dist/mobile-builder-oauth.cjs, that the HTTP transport requires only when it serves /mcp: the
+// stdio server never reads them (README "Sign in with OAuth").
 import { build } from 'esbuild';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
@@ -25,9 +28,15 @@ const importMetaUrl = {
   },
 };
 
-await build({
-  entryPoints: [join(dist, 'cli', 'main.js')],
-  outfile: join(dist, 'mobile-builder-mcp.cjs'),
+/** The transport's `import('../oauth/oauth-routes.js')` becomes a require of the OAuth bundle beside this one. */
+const oauthApart = {
+  name: 'oauth-apart',
+  setup(b) {
+    b.onResolve({ filter: /[\\/]oauth[\\/]oauth-routes\.js$/ }, () => ({ path: './mobile-builder-oauth.cjs', external: true }));
+  },
+};
+
+const common = {
   bundle: true,
   platform: 'node',
   format: 'cjs',
@@ -37,5 +46,20 @@ await build({
   minifyWhitespace: true,
   legalComments: 'none',
   logLevel: 'warning',
+};
+
+await build({
+  ...common,
+  entryPoints: [join(dist, 'cli', 'main.js')],
+  outfile: join(dist, 'mobile-builder-mcp.cjs'),
+  // import() of the OAuth bundle as require(): the bin runs this bundle as a script, where import() is not available.
+  supported: { 'dynamic-import': false },
+  plugins: [importMetaUrl, oauthApart],
+});
+
+await build({
+  ...common,
+  entryPoints: [join(dist, 'oauth', 'oauth-routes.js')],
+  outfile: join(dist, 'mobile-builder-oauth.cjs'),
   plugins: [importMetaUrl],
 });

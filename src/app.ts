@@ -6,6 +6,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LoginCodeService } from './auth/login-codes.js';
+import { OAuthGrants, type OAuthLifetimes } from './auth/oauth-grants.js';
 import { RequestGate } from './auth/request-gate.js';
 import type { CachedToken } from './auth/token-cache.js';
 import { TokenService } from './auth/token-service.js';
@@ -32,6 +33,7 @@ import { ExternalChangeWatch, ReadCache } from './store/read-cache.js';
 import type { ProjectRow } from './store/schema.js';
 import { LoginCodeRepo } from './store/login-code-repo.js';
 import { MessageRepo } from './store/message-repo.js';
+import { OAuthRepo } from './store/oauth-repo.js';
 import { ProjectRepo } from './store/project-repo.js';
 import { QuestionRepo } from './store/question-repo.js';
 import { TokenRepo } from './store/token-repo.js';
@@ -92,6 +94,8 @@ export interface AppConfig {
   leaseMs?: number;
   /** How often a running workflow's lease is renewed (ms, default min(1000, leaseMs / 4)). */
   heartbeatMs?: number;
+  /** Lifetimes of OAuth codes and tokens, in seconds (README "Sign in with OAuth"); defaults 60 s, 1 h, 30 days. */
+  oauth?: OAuthLifetimes;
   /** A builder object to run instead of `builder` (embedding, and tests that drive a builder by hand). */
   builderInstance?: Builder;
 }
@@ -104,6 +108,11 @@ export interface App {
   tokens: TokenService;
   /** One-time login codes for the consent page and the console (README "Sign in with OAuth"). */
   loginCodes: LoginCodeService;
+  /** OAuth grants and their tokens (README "Sign in with OAuth"). */
+  oauthGrants: OAuthGrants;
+  /** The OAuth tables (clients, pending authorization requests), for the HTTP transport. */
+  oauthRepo: OAuthRepo;
+  clock: Clock;
   gate: RequestGate;
   gateway: JsonRpcGateway;
   engine: WorkflowEngine;
@@ -140,6 +149,7 @@ export function httpDepsOf(app: App): HttpServerDeps {
     },
     publicUrl: app.publicUrl,
     logger: app.logger,
+    oauth: { repo: app.oauthRepo, grants: app.oauthGrants, loginCodes: app.loginCodes, tokens: app.tokens, clock: app.clock },
   };
 }
 
@@ -177,7 +187,12 @@ export function createApp(config: AppConfig): App {
   const questionRepo = new QuestionRepo(store.db);
   const artifactRepo = new ArtifactRepo(store.db);
 
-  const tokens = new TokenService(users, tokenRepo, clock, new ReadCache<CachedToken>(externalChanges));
+  const publicUrl = new PublicUrl(config.publicUrl, config.artifactUrl);
+  const tokenCache = new ReadCache<CachedToken>(externalChanges);
+  const oauthRepo = new OAuthRepo(store.db);
+  const oauthGrants = new OAuthGrants(oauthRepo, clock, config.oauth, () => tokenCache.clear());
+  // OAuth access tokens are good only at this server's `/mcp` (RFC 8707): the audience follows the public URL.
+  const tokens = new TokenService(users, tokenRepo, clock, tokenCache, { grants: oauthGrants, audience: () => `${publicUrl.get()}/mcp` });
   // A file store may be served by several processes: count in the store so that they share the limits.
   const loginCodes = new LoginCodeService(users, new LoginCodeRepo(store.db), clock);
   const rateLimiter = config.rateLimiter ?? (store.sqlite.memory ? new MemoryRequestRateLimiter() : new StoreRequestRateLimiter(store.sqlite));
@@ -189,7 +204,6 @@ export function createApp(config: AppConfig): App {
   const projects = new ProjectService(store, projectRepo, access, plans, clock);
   const journal = new WorkflowJournal(store, workflowRepo, messageRepo, projectRepo, clock, logger);
   const artifactStore = new ArtifactStore(config.dataDir);
-  const publicUrl = new PublicUrl(config.publicUrl, config.artifactUrl);
   const builder = createBuilder(config);
   const engine = new WorkflowEngine(
     {
@@ -235,6 +249,9 @@ export function createApp(config: AppConfig): App {
     store,
     tokens,
     loginCodes,
+    oauthGrants,
+    oauthRepo,
+    clock,
     gate,
     gateway,
     engine,

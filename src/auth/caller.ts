@@ -3,5 +3,11 @@ export interface Caller {
   userId: string;
   userName: string;
   plan: string;
+  /** The API token's id, or for an OAuth access token the id of its grant. */
   tokenId: string;
+  /**
+   * What the request rate limits count this caller under: the API token's id when absent; for
+   * OAuth callers `user:<userId>`, so that many grants never multiply a user's limit.
+   */
+  rateKey?: string;
 }

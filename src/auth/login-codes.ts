@@ -11,9 +11,9 @@ import type { UserRepo } from '../store/user-repo.js';
 import { hashToken } from './api-token.js';
 
 /** Lifetime of a login code when none is given: 10 minutes, in seconds. */
-export const DEFAULT_LOGIN_CODE_TTL_SECONDS = 600;
+const DEFAULT_LOGIN_CODE_TTL_SECONDS = 600;
 /** Longest lifetime a login code may have: one day, in seconds. */
-export const MAX_LOGIN_CODE_TTL_SECONDS = 86_400;
+const MAX_LOGIN_CODE_TTL_SECONDS = 86_400;
 
 /** Crockford's base32 alphabet: no I, L, O or U, so a code read aloud or retyped stays unambiguous. */
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -21,7 +21,7 @@ const GROUPS = 5;
 const GROUP_LENGTH = 5;
 
 /** Thrown by `create` for a user name that does not exist. */
-export class UnknownUserError extends Error {
+class UnknownUserError extends Error {
   constructor(readonly userName: string) {
     super(`No user "${userName}". Create one with: mobile-builder-mcp token create --user ${userName}`);
   }

@@ -3,7 +3,8 @@
  * rate of the caller's plan (checks run in this order: auth before rate limit).
  *
  * Which limit counts a request (README "Limits and plans"):
- * - `tools/call` counts against the plan's `requestsPerMinute`, per API key, on both transports;
+ * - `tools/call` counts against the plan's `requestsPerMinute`, per API key (per user for OAuth
+ *   access tokens), on both transports;
  * - protocol housekeeping (`initialize`, `ping`, `tools/list`, notifications) over HTTP counts
  *   against its own per-key bound, `HOUSEKEEPING_FACTOR` times the plan's rate, so a host's health
  *   checks keep working while its tool calls are limited;
@@ -139,10 +140,11 @@ export class RequestGate {
 
   private async count(caller: Caller, scope: RateScope): Promise<Admission> {
     const { requestsPerMinute } = limitsFor(this.plans, caller.plan);
+    const key = caller.rateKey ?? caller.tokenId;
     const rate =
       scope === 'requests'
-        ? await this.limiter.consume(caller.tokenId, requestsPerMinute, 60)
-        : await this.limiter.consume(`housekeeping:${caller.tokenId}`, requestsPerMinute * HOUSEKEEPING_FACTOR, 60);
+        ? await this.limiter.consume(key, requestsPerMinute, 60)
+        : await this.limiter.consume(`housekeeping:${key}`, requestsPerMinute * HOUSEKEEPING_FACTOR, 60);
     if (!rate.allowed) throw new RateLimitedError(rate, scope);
     return { caller, rate };
   }

@@ -10,7 +10,18 @@ import type { UserRepo } from '../store/user-repo.js';
 import type { UserRow } from '../store/schema.js';
 import { displayPrefix, generateToken, hashToken, isExpired, MAX_TOKEN_LIFETIME_MS, TOKEN_PREFIX } from './api-token.js';
 import type { Caller } from './caller.js';
+import { ACCESS_TOKEN_PREFIX, type OAuthGrants } from './oauth-grants.js';
 import type { TokenCache } from './token-cache.js';
+
+/** OAuth access tokens accepted besides API tokens (README "Sign in with OAuth"). */
+export interface OAuthAccessCheck {
+  grants: OAuthGrants;
+  /** The resource URL an access token must have been issued for: this server's `/mcp`, read at each check. */
+  audience(): string;
+}
+
+/** How often a grant's "last used" time is written, at most (ms): not a write per request. */
+const TOUCH_INTERVAL_MS = 60_000;
 
 /** A token as a listing shows it: never the whole token. */
 export interface TokenSummary {
@@ -30,7 +41,10 @@ export class TokenService {
     private readonly tokens: TokenRepo,
     private readonly clock: Clock,
     private readonly cache?: TokenCache,
+    private readonly oauth?: OAuthAccessCheck,
   ) {}
+
+  private readonly touched = new Map<string, number>();
 
   /** Finds the user by name, creating it (on `plan`, default `free`) when new. */
   ensureUser(name: string, plan = 'free'): UserRow {
@@ -94,16 +108,30 @@ export class TokenService {
   }
 
   /**
-   * Checks a presented token.
+   * Checks a presented token: an API token, or an OAuth access token (`svc_at_`) issued for this
+   * server's `/mcp` (its audience is checked on every request, RFC 8707).
    * @throws ServiceError `unauthenticated` (-32001) when it is missing, malformed, unknown,
-   *   expired or revoked.
+   *   expired, revoked, or an access token for another resource.
    */
   authenticate(token: string | undefined | null): Caller {
     if (!token || !token.startsWith(TOKEN_PREFIX) || token.length > 200) throw unauthenticated();
     const hash = hashToken(token);
     const now = this.clock();
     const cached = this.cache?.get(hash);
-    if (cached && !isExpired(cached.expiresAt, now)) return cached.caller;
+    if (cached && !isExpired(cached.expiresAt, now)) {
+      if (cached.caller.rateKey) this.touch(cached.caller.tokenId, now);
+      return cached.caller;
+    }
+    if (this.oauth && token.startsWith(ACCESS_TOKEN_PREFIX)) {
+      const access = this.oauth.grants.verifyAccess(token, this.oauth.audience());
+      // An API token may start with `svc_at_` too (1 in 2^18): fall through to the API tokens.
+      if (access) {
+        const caller: Caller = { userId: access.userId, userName: access.userName, plan: access.plan, tokenId: access.grantId, rateKey: `user:${access.userId}` };
+        this.cache?.set(hash, { caller, expiresAt: access.expiresAt });
+        this.touch(access.grantId, now);
+        return caller;
+      }
+    }
     const found = this.tokens.findByHash(hash);
     if (!found) throw unauthenticated();
     const { token: row, user } = found;
@@ -126,6 +154,14 @@ export class TokenService {
     if (found.token.revokedAt) return 'revoked';
     if (found.token.expiresAt && found.token.expiresAt <= isoNow(this.clock)) return 'expired';
     return 'active';
+  }
+
+  private touch(grantId: string, now: Date): void {
+    const last = this.touched.get(grantId);
+    if (last !== undefined && now.getTime() - last < TOUCH_INTERVAL_MS) return;
+    this.touched.set(grantId, now.getTime());
+    if (this.touched.size > 10_000) this.touched.clear();
+    this.oauth?.grants.touch(grantId);
   }
 
   private summarise(

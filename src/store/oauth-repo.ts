@@ -145,6 +145,16 @@ export class OAuthRepo {
     return this.db.update(oauthTokens).set({ usedAt: at }).where(and(eq(oauthTokens.id, id), isNull(oauthTokens.usedAt))).run().changes === 1;
   }
 
+  /** Expiry of the grant's newest refresh token (ISO), or null when it has none. */
+  lastRefreshExpiry(grantId: string): string | null {
+    const row = this.db
+      .select({ expiresAt: sql<string | null>`max(${oauthTokens.expiresAt})` })
+      .from(oauthTokens)
+      .where(and(eq(oauthTokens.grantId, grantId), eq(oauthTokens.kind, 'refresh')))
+      .get();
+    return row?.expiresAt ?? null;
+  }
+
   revokeToken(id: string, at: string): void {
     this.db.update(oauthTokens).set({ revokedAt: at }).where(and(eq(oauthTokens.id, id), isNull(oauthTokens.revokedAt))).run();
   }

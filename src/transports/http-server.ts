@@ -18,6 +18,7 @@ import type { ArtifactReader } from '../services/artifact-reader.js';
 import { serveArtifact } from './artifact-routes.js';
 import { createExpoUpdateRoutes, type ExpoUpdateSources } from './expo-updates-routes.js';
 import { createHostCheck, LOOPBACK_HOSTS } from './host-check.js';
+import type { OAuthRouteDeps, OAuthRoutes } from '../oauth/oauth-routes.js';
 
 /** Listener settings (README.md#command-line, docs/contract.md#tokens-and-security; the README hardening). Times in ms, sizes in bytes. */
 export interface HttpServerOptions {
@@ -66,6 +67,11 @@ export interface HttpServerDeps {
   /** Base URLs of the service and of artifact links, read at each use (no trailing slash). */
   publicUrl: { get(): string; artifacts(): string };
   logger: Logger;
+  /**
+   * The OAuth authorization server's parts (README "Sign in with OAuth"); its routes are loaded
+   * (with express) only by a listener that serves `/mcp`. Absent: no OAuth routes.
+   */
+  oauth?: Omit<OAuthRouteDeps, 'issuer' | 'logger'>;
 }
 
 /** One entry of the routing table. */
@@ -154,10 +160,23 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     };
     try {
       const reply = await deps.gateway.handleText(body, admit);
-      if (!res.destroyed) sendReply(res, reply, token !== undefined, mcpClient(version));
+      if (!res.destroyed) sendReply(res, reply, token !== undefined, mcpClient(version), oauthRoutes ? resourceMetadataUrl(deps.publicUrl.get()) : null);
     } finally {
       release();
     }
+  };
+
+  // Loaded here, not imported above: the stdio server (no `/mcp` listener) never loads express.
+  let oauthRoutes: OAuthRoutes | undefined;
+  if (options.serveMcp && deps.oauth) {
+    const { createOAuthRoutes } = await import('../oauth/oauth-routes.js');
+    oauthRoutes = createOAuthRoutes({ ...deps.oauth, issuer: () => deps.publicUrl.get(), logger });
+  }
+  const handleOAuth = (req: IncomingMessage, res: ServerResponse): void => {
+    // The Host check only: browsers and web-based hosts call these routes cross-origin (CORS).
+    const verdict = hostCheck(req.headers.host, undefined);
+    if (verdict !== 'ok') return sendError(res, forbidden({ reason: verdict }));
+    oauthRoutes!.handle(req, res);
   };
 
   const headersTimeout = options.headersTimeoutMs ?? 10_000;
@@ -168,6 +187,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
   const routes: Route[] = [
     ...(options.serveMcp ? [{ matches: (path: string) => path === '/mcp', handle: (req: IncomingMessage, res: ServerResponse) => (req.method === 'POST' ? handleMcp(req, res) : refuseMcpMethod(res)) }] : []),
     { matches: (path) => path === '/healthz', handle: (req, res) => handleHealth(req, res) },
+    ...(oauthRoutes ? [{ matches: (path: string) => oauthRoutes.matches(path), handle: (req: IncomingMessage, res: ServerResponse) => handleOAuth(req, res) }] : []),
     { matches: (path) => path.startsWith('/updates/'), handle: (req, res, path, query) => updates.serveUpdates(req, res, path, query) },
     { matches: (path) => path.startsWith('/previews/') || path.startsWith('/deployments/'), handle: (req, res, path) => handleArtifact(req, res, path) },
   ];
@@ -317,14 +337,20 @@ function mcpClient(version: string | string[] | undefined): boolean {
   return typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version);
 }
 
-function sendReply(res: ServerResponse, reply: GatewayReply, tokenPresented: boolean, mcp: boolean): void {
+/** Where a 401 points an OAuth client (RFC 9728 section 5.1): the protected resource metadata of `/mcp`. */
+function resourceMetadataUrl(base: string): string {
+  return `${base}/.well-known/oauth-protected-resource/mcp`;
+}
+
+function sendReply(res: ServerResponse, reply: GatewayReply, tokenPresented: boolean, mcp: boolean, resourceMetadata: string | null): void {
   // One header list and one writeHead: this runs for every request.
   const headers: string[] = [];
   if (reply.rate) {
     headers.push('X-RateLimit-Limit', String(reply.rate.limit), 'X-RateLimit-Remaining', String(reply.rate.remaining), 'X-RateLimit-Reset', String(reply.rate.resetAt));
   }
   if (reply.status === 401) {
-    headers.push('WWW-Authenticate', tokenPresented ? 'Bearer realm="mobile-builder-mcp", error="invalid_token"' : 'Bearer realm="mobile-builder-mcp"');
+    const params = resourceMetadata ? `resource_metadata="${resourceMetadata}"` : 'realm="mobile-builder-mcp"';
+    headers.push('WWW-Authenticate', tokenPresented ? `Bearer ${params}, error="invalid_token"` : `Bearer ${params}`);
   }
   if (reply.status === 429) {
     const data = reply.body?.error?.data as { retryAfterSeconds?: number } | undefined;

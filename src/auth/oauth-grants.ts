@@ -1,0 +1,296 @@
+/**
+ * The state behind OAuth sign-in (docs/contract.md, "Sign in with OAuth"): grants, authorization
+ * codes, access and refresh tokens. The protocol itself (parameter checks, PKCE verification,
+ * error bodies) is the MCP SDK's; this class decides what a code or token allows:
+ *
+ * - a code is single use, bound to client, redirect URI, PKCE challenge, resource and grant (so
+ *   user); presenting a used code again revokes the grant it made (OAuth 2.1, section 4.1.3);
+ * - access tokens (`svc_at_`, 1 h) are good only at the resource they were issued for (RFC 8707);
+ * - refresh tokens (`svc_rt_`, 30 days) rotate on every use; presenting a used one again revokes
+ *   the whole grant, every access and refresh token of it (OAuth 2.1, section 4.3.1);
+ * - everything is stored as SHA-256 only.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { OAuthRepo, OAuthTokenWithGrant } from '../store/oauth-repo.js';
+import type { OAuthTokenRow } from '../store/schema.js';
+import { hashToken, isExpired } from './api-token.js';
+
+/** Prefix of OAuth access tokens. */
+export const ACCESS_TOKEN_PREFIX = 'svc_at_';
+/** Prefix of OAuth refresh tokens. */
+export const REFRESH_TOKEN_PREFIX = 'svc_rt_';
+
+/** Lifetimes, in seconds (`AppConfig.oauth`). */
+export interface OAuthLifetimes {
+  /** Authorization code (default 60). */
+  codeTtlSeconds?: number;
+  /** Access token (default 3600). */
+  accessTokenTtlSeconds?: number;
+  /** Refresh token (default 30 days). */
+  refreshTokenTtlSeconds?: number;
+}
+
+/** A refusal, with the OAuth error code the token endpoint answers (RFC 6749 section 5.2, RFC 8707). */
+export class OAuthGrantError extends Error {
+  constructor(
+    readonly code: 'invalid_grant' | 'invalid_target',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'OAuthGrantError';
+  }
+}
+
+/**
+ * True for an OAuthGrantError. By name, not `instanceof`: the OAuth routes are bundled apart
+ * from the rest of the server (scripts/bundle.mjs), so they see another copy of the class.
+ */
+export function isOAuthGrantError(error: unknown): error is OAuthGrantError {
+  return error instanceof Error && error.name === 'OAuthGrantError';
+}
+
+/** A token response (RFC 6749 section 5.1). */
+export interface IssuedTokens {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  scope?: string;
+}
+
+/** What an approval on the consent page binds its code to. */
+export interface Approval {
+  userId: string;
+  clientId: string;
+  clientName: string;
+  redirectUri: string;
+  codeChallenge: string;
+  resource: string;
+  /** Space-separated scopes ('' for none). */
+  scope: string;
+}
+
+/** A grant as `token list` shows it. */
+export interface GrantSummary {
+  id: string;
+  user: string;
+  client: string;
+  clientId: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  /** When its newest refresh token expires: the grant lives until then unless refreshed. */
+  expiresAt: string | null;
+  revokedAt: string | null;
+  state: 'active' | 'expired' | 'revoked';
+}
+
+/** A verified access token: who it acts for and through which grant. */
+export interface VerifiedAccess {
+  userId: string;
+  userName: string;
+  plan: string;
+  grantId: string;
+  clientId: string;
+  /** ISO expiry of the access token. */
+  expiresAt: string;
+}
+
+/** Grants, codes and tokens of the OAuth authorization server. */
+export class OAuthGrants {
+  private readonly codeTtl: number;
+  private readonly accessTtl: number;
+  private readonly refreshTtl: number;
+
+  constructor(
+    private readonly repo: OAuthRepo,
+    private readonly clock: Clock,
+    lifetimes: OAuthLifetimes = {},
+    /** Called after any revocation, so that caches of verified tokens forget them. */
+    private readonly onRevoke: () => void = () => undefined,
+  ) {
+    this.codeTtl = lifetimes.codeTtlSeconds ?? 60;
+    this.accessTtl = lifetimes.accessTokenTtlSeconds ?? 3600;
+    this.refreshTtl = lifetimes.refreshTokenTtlSeconds ?? 30 * 86_400;
+  }
+
+  /** Records an approval as a new grant and returns its authorization code. */
+  approve(approval: Approval): string {
+    const now = this.clock();
+    const grantId = randomUUID();
+    const code = randomBytes(32).toString('base64url');
+    this.repo.insertGrant({
+      id: grantId,
+      userId: approval.userId,
+      clientId: approval.clientId,
+      clientName: approval.clientName,
+      resource: approval.resource,
+      scope: approval.scope,
+      createdAt: now.toISOString(),
+      lastUsedAt: null,
+      revokedAt: null,
+    });
+    this.repo.insertCode({
+      codeHash: hashToken(code),
+      grantId,
+      clientId: approval.clientId,
+      redirectUri: approval.redirectUri,
+      codeChallenge: approval.codeChallenge,
+      resource: approval.resource,
+      createdAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + this.codeTtl * 1000).toISOString(),
+      usedAt: null,
+    });
+    return code;
+  }
+
+  /**
+   * The PKCE challenge of a code issued to `clientId`.
+   * @throws OAuthGrantError `invalid_grant` for a code that is unknown, another client's, expired
+   *   or already used (a used code also revokes its grant).
+   */
+  challengeFor(clientId: string, code: string): string {
+    return this.usableCode(clientId, code).codeChallenge;
+  }
+
+  /**
+   * Exchanges a code (its PKCE verifier already checked) for tokens.
+   * @throws OAuthGrantError `invalid_grant` as `challengeFor`, or for a redirect URI other than the
+   *   authorization request's; `invalid_target` for a resource other than the code's.
+   */
+  exchangeCode(clientId: string, code: string, redirectUri: string | undefined, resource: string | undefined): IssuedTokens {
+    const row = this.usableCode(clientId, code);
+    if (redirectUri !== undefined && redirectUri !== row.redirectUri) throw new OAuthGrantError('invalid_grant', 'redirect_uri does not match the authorization request');
+    if (resource !== undefined && resource !== row.resource) throw new OAuthGrantError('invalid_target', 'resource does not match the authorization request');
+    const now = this.clock().toISOString();
+    if (!this.repo.useCode(row.codeHash, now)) {
+      this.revokeGrant(row.grantId);
+      throw new OAuthGrantError('invalid_grant', 'Authorization code was already used');
+    }
+    const grant = this.repo.findGrant(row.grantId);
+    if (!grant || grant.revokedAt) throw new OAuthGrantError('invalid_grant', 'The grant was revoked');
+    return this.issue(grant.id, grant.resource, grant.scope);
+  }
+
+  /**
+   * Exchanges a refresh token for a new access and refresh token (the old one is used up).
+   * @throws OAuthGrantError `invalid_grant` for a token that is unknown, another client's, expired,
+   *   revoked or already used (which revokes the whole grant); `invalid_target` for another resource.
+   */
+  refresh(clientId: string, refreshToken: string, resource: string | undefined): IssuedTokens {
+    const found = refreshToken.startsWith(REFRESH_TOKEN_PREFIX) ? this.repo.findToken(hashToken(refreshToken)) : undefined;
+    if (!found || found.token.kind !== 'refresh' || found.grant.clientId !== clientId) throw new OAuthGrantError('invalid_grant', 'Invalid refresh token');
+    const { token, grant } = found;
+    if (token.usedAt) {
+      this.revokeGrant(grant.id);
+      throw new OAuthGrantError('invalid_grant', 'Refresh token was already used; every token of this grant is now revoked');
+    }
+    if (token.revokedAt || grant.revokedAt || isExpired(token.expiresAt, this.clock())) throw new OAuthGrantError('invalid_grant', 'Invalid refresh token');
+    if (resource !== undefined && resource !== grant.resource) throw new OAuthGrantError('invalid_target', 'resource does not match the grant');
+    if (!this.repo.useToken(token.id, this.clock().toISOString())) {
+      this.revokeGrant(grant.id);
+      throw new OAuthGrantError('invalid_grant', 'Refresh token was already used; every token of this grant is now revoked');
+    }
+    return this.issue(grant.id, grant.resource, grant.scope);
+  }
+
+  /**
+   * Checks an access token for `audience` (the resource URL it is presented at): its caller, or
+   * null for a token that is unknown, expired, revoked, of a revoked grant, or for another resource.
+   */
+  verifyAccess(accessToken: string, audience: string): VerifiedAccess | null {
+    if (!accessToken.startsWith(ACCESS_TOKEN_PREFIX) || accessToken.length > 200) return null;
+    const found = this.repo.findToken(hashToken(accessToken));
+    if (!found) return null;
+    return this.accessOf(found, audience);
+  }
+
+  /** Records that the grant was used now (for `token list`). */
+  touch(grantId: string): void {
+    this.repo.touchGrant(grantId, this.clock().toISOString());
+  }
+
+  /**
+   * Revokes a token presented to the revocation endpoint (RFC 7009) by `clientId`: an access
+   * token alone, a refresh token with its whole grant. Unknown tokens and other clients' tokens
+   * are ignored, as RFC 7009 section 2.2 asks.
+   */
+  revokePresented(clientId: string, token: string): void {
+    if (!token.startsWith(ACCESS_TOKEN_PREFIX) && !token.startsWith(REFRESH_TOKEN_PREFIX)) return;
+    const found = this.repo.findToken(hashToken(token));
+    if (!found || found.grant.clientId !== clientId) return;
+    if (found.token.kind === 'refresh') this.revokeGrant(found.grant.id);
+    else {
+      this.repo.revokeToken(found.token.id, this.clock().toISOString());
+      this.onRevoke();
+    }
+  }
+
+  /** Revokes grant `id` and all its tokens; false when there is no such grant. Twice is harmless. */
+  revokeGrant(id: string): boolean {
+    if (!this.repo.findGrant(id)) return false;
+    this.repo.revokeGrant(id, this.clock().toISOString());
+    this.onRevoke();
+    return true;
+  }
+
+  /** Grants of every user, or of `userId`, with their state. */
+  list(userId?: string): GrantSummary[] {
+    const now = this.clock();
+    return this.repo.listGrants(userId).map(({ grant, user }) => {
+      const expiresAt = this.repo.lastRefreshExpiry(grant.id);
+      const state = grant.revokedAt ? 'revoked' : expiresAt === null || isExpired(expiresAt, now) ? 'expired' : 'active';
+      return {
+        id: grant.id,
+        user: user.name,
+        client: grant.clientName,
+        clientId: grant.clientId,
+        createdAt: grant.createdAt,
+        lastUsedAt: grant.lastUsedAt,
+        expiresAt,
+        revokedAt: grant.revokedAt,
+        state,
+      };
+    });
+  }
+
+  private accessOf(found: OAuthTokenWithGrant, audience: string): VerifiedAccess | null {
+    const { token, grant, user } = found;
+    if (token.kind !== 'access' || token.revokedAt || grant.revokedAt) return null;
+    if (isExpired(token.expiresAt, this.clock())) return null;
+    if (token.resource !== audience) return null;
+    return { userId: user.id, userName: user.name, plan: user.plan, grantId: grant.id, clientId: grant.clientId, expiresAt: token.expiresAt };
+  }
+
+  private usableCode(clientId: string, code: string) {
+    const row = code.length <= 200 ? this.repo.findCode(hashToken(code)) : undefined;
+    if (!row || row.clientId !== clientId) throw new OAuthGrantError('invalid_grant', 'Invalid authorization code');
+    if (row.usedAt) {
+      // A replayed code: whoever holds it may be an attacker, so the tokens it made go too.
+      this.revokeGrant(row.grantId);
+      throw new OAuthGrantError('invalid_grant', 'Authorization code was already used');
+    }
+    if (isExpired(row.expiresAt, this.clock())) throw new OAuthGrantError('invalid_grant', 'Authorization code has expired');
+    return row;
+  }
+
+  private issue(grantId: string, resource: string, scope: string): IssuedTokens {
+    const now = this.clock();
+    const access = ACCESS_TOKEN_PREFIX + randomBytes(32).toString('base64url');
+    const refresh = REFRESH_TOKEN_PREFIX + randomBytes(32).toString('base64url');
+    const row = (kind: OAuthTokenRow['kind'], token: string, ttl: number): OAuthTokenRow => ({
+      id: randomUUID(),
+      tokenHash: hashToken(token),
+      kind,
+      grantId,
+      resource,
+      createdAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + ttl * 1000).toISOString(),
+      usedAt: null,
+      revokedAt: null,
+    });
+    this.repo.insertToken(row('access', access, this.accessTtl));
+    this.repo.insertToken(row('refresh', refresh, this.refreshTtl));
+    return { access_token: access, token_type: 'Bearer', expires_in: this.accessTtl, refresh_token: refresh, ...(scope && { scope }) };
+  }
+}

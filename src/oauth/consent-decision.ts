@@ -1,0 +1,115 @@
+/**
+ * `POST /authorize/consent` (README "Sign in with OAuth"): the person's decision on the consent
+ * page. A missing or wrong CSRF token, or a request that is unknown, expired or already decided,
+ * ends with a 400 page and nothing issued. Deny sends the browser back with
+ * `error=access_denied`; approve with a good credential (an API token or a one-time login code,
+ * or a console session) sends it back with a single-use code bound to that user. A refused
+ * credential shows the page again with 401 and issues nothing.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { Request, Response } from 'express';
+import { hashToken } from '../auth/api-token.js';
+import type { LoginCodeService } from '../auth/login-codes.js';
+import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX } from '../auth/oauth-grants.js';
+import type { TokenService } from '../auth/token-service.js';
+import type { OAuthAuthorizationRequestRow } from '../store/schema.js';
+import { sendConsentPage, sendProblemPage } from './consent-page.js';
+import { clientNameOf, newCsrf, type OAuthProviderDeps, type SessionUser, type StoredOAuthProvider } from './oauth-provider.js';
+
+/** What the decision handler works with besides the provider's parts. */
+export interface ConsentDeps extends OAuthProviderDeps {
+  provider: StoredOAuthProvider;
+  loginCodes: Pick<LoginCodeService, 'redeem'>;
+  tokens: Pick<TokenService, 'authenticate'>;
+}
+
+function field(body: unknown, name: string): string {
+  const value = (body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value : '';
+}
+
+function sameSecret(presented: string, storedHash: string): boolean {
+  const a = Buffer.from(hashToken(presented), 'hex');
+  const b = Buffer.from(storedHash, 'hex');
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The user a credential typed on the page proves, or null. OAuth tokens never count. */
+function userOfCredential(deps: ConsentDeps, credential: string): SessionUser | null {
+  const text = credential.trim();
+  if (!text || text.length > 200) return null;
+  if (text.startsWith(ACCESS_TOKEN_PREFIX) || text.startsWith(REFRESH_TOKEN_PREFIX)) return null;
+  if (text.startsWith('svc_')) {
+    try {
+      const caller = deps.tokens.authenticate(text);
+      return { userId: caller.userId, userName: caller.userName };
+    } catch {
+      return null;
+    }
+  }
+  return deps.loginCodes.redeem(text);
+}
+
+function redirectWith(res: Response, request: OAuthAuthorizationRequestRow, params: Record<string, string>): void {
+  const url = new URL(request.redirectUri);
+  for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value);
+  url.searchParams.set('state', request.state);
+  res.setHeader('Cache-Control', 'no-store');
+  res.redirect(302, url.href);
+}
+
+/** The express handler of `POST /authorize/consent`. */
+export function consentDecisionHandler(deps: ConsentDeps) {
+  return async (req: Request, res: Response): Promise<void> => {
+    const requestId = field(req.body, 'request');
+    const csrf = field(req.body, 'csrf');
+    const decision = field(req.body, 'decision');
+    const now = deps.clock();
+    const request = requestId.length <= 100 ? deps.repo.findRequest(requestId) : undefined;
+    if (!request || request.decidedAt || Date.parse(request.expiresAt) <= now.getTime()) {
+      return sendProblemPage(res, 400, 'This sign-in request is unknown, has expired or was already answered.');
+    }
+    if (!csrf || !sameSecret(csrf, request.csrfHash)) return sendProblemPage(res, 400, 'The form could not be verified (CSRF check failed).');
+    if (decision !== 'approve' && decision !== 'deny') return sendProblemPage(res, 400, 'Choose Approve or Deny.');
+
+    if (decision === 'deny') {
+      if (!deps.repo.decideRequest(request.id, now.toISOString())) return sendProblemPage(res, 400, 'This sign-in request was already answered.');
+      return redirectWith(res, request, { error: 'access_denied', error_description: 'The user denied access' });
+    }
+
+    const client = await deps.provider.clientsStore.getClient(request.clientId);
+    if (!client) return sendProblemPage(res, 400, 'The client of this sign-in request is no longer known.');
+    const session = deps.sessionUser?.(req) ?? null;
+    const user = session ?? userOfCredential(deps, field(req.body, 'credential'));
+    if (!user) {
+      deps.logger.warn({ clientId: request.clientId, address: req.socket.remoteAddress }, 'consent refused a credential');
+      const fresh = newCsrf();
+      deps.repo.setRequestCsrf(request.id, fresh.hash);
+      return sendConsentPage(
+        res,
+        {
+          clientName: clientNameOf(client),
+          clientId: client.client_id,
+          redirectUri: request.redirectUri,
+          requestId: request.id,
+          csrf: fresh.csrf,
+          error: 'That API token or login code was not accepted. Check it, or get a new login code with mobile-builder-mcp login-code --user NAME.',
+          signedInAs: null,
+        },
+        401,
+      );
+    }
+    if (!deps.repo.decideRequest(request.id, now.toISOString())) return sendProblemPage(res, 400, 'This sign-in request was already answered.');
+    const code = deps.grants.approve({
+      userId: user.userId,
+      clientId: client.client_id,
+      clientName: clientNameOf(client).slice(0, 200),
+      redirectUri: request.redirectUri,
+      codeChallenge: request.codeChallenge,
+      resource: request.resource,
+      scope: request.scope,
+    });
+    deps.logger.info({ user: user.userName, clientId: client.client_id }, 'OAuth client approved');
+    redirectWith(res, request, { code });
+  };
+}
