@@ -138,34 +138,44 @@ export function buildProgram(): Command {
     });
   token
     .command('list')
-    .description('List tokens (never prints a whole token).')
-    .option('--user <name>', 'only this user\'s tokens')
-    .option('--json', 'print JSON')
+    .description('List API tokens and OAuth grants (never prints a whole token).')
+    .option('--user <name>', 'only this user\'s tokens and grants')
+    .option('--json', 'print JSON: one array, API tokens first ("kind": "api_token"), then OAuth grants ("kind": "oauth_grant")')
     .addOption(dataDirOption())
     .action((options: { user?: string; json?: boolean; dataDir: string }) => {
       withApp(options.dataDir, (app) => {
         const rows = app.tokens.list(options.user);
-        if (options.json) return void process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
-        if (rows.length === 0) return void process.stdout.write('No tokens.\n');
+        const grants = grantsOf(app, options.user);
+        if (options.json) {
+          const all = [...rows.map((r) => ({ kind: 'api_token', ...r })), ...grants.map((g) => ({ kind: 'oauth_grant', ...g }))];
+          return void process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
+        }
+        if (rows.length === 0) process.stdout.write('No tokens.\n');
+        else {
+          printTable(
+            ['ID', 'USER', 'TOKEN', 'STATE', 'CREATED', 'EXPIRES'],
+            rows.map((r) => [r.id, r.user, r.prefix, r.state, r.createdAt, r.expiresAt ?? 'never']),
+          );
+        }
+        if (grants.length === 0) return;
+        process.stdout.write('\nOAuth grants (hosts signed in with OAuth; token revoke ID revokes one with all its tokens):\n');
         printTable(
-          ['ID', 'USER', 'TOKEN', 'STATE', 'CREATED', 'EXPIRES'],
-          rows.map((r) => [r.id, r.user, r.prefix, r.state, r.createdAt, r.expiresAt ?? 'never']),
+          ['ID', 'USER', 'CLIENT', 'STATE', 'CREATED', 'LAST USED', 'EXPIRES'],
+          grants.map((g) => [g.id, g.user, g.client.slice(0, 40), g.state, g.createdAt, g.lastUsedAt ?? 'never', g.expiresAt ?? '-']),
         );
       });
     });
   token
     .command('revoke')
-    .description('Revoke a token by its id (from token list). Takes effect on the next request.')
-    .argument('<id>', 'token id')
+    .description('Revoke an API token, or an OAuth grant with all its access and refresh tokens, by its id (from token list). Takes effect on the next request.')
+    .argument('<id>', 'token or grant id')
     .addOption(dataDirOption())
     .action((id: string, options: { dataDir: string }) => {
       withApp(options.dataDir, (app) => {
-        if (!app.tokens.revoke(id)) {
-          process.stderr.write(`No token with id ${id}.\n`);
-          process.exitCode = 1;
-          return;
-        }
-        process.stdout.write(`Revoked token ${id}.\n`);
+        if (app.tokens.revoke(id)) return void process.stdout.write(`Revoked token ${id}.\n`);
+        if (app.oauthGrants.revokeGrant(id)) return void process.stdout.write(`Revoked OAuth grant ${id} and all its tokens.\n`);
+        process.stderr.write(`No token or OAuth grant with id ${id}.\n`);
+        process.exitCode = 1;
       });
     });
 
@@ -225,6 +235,13 @@ export function buildProgram(): Command {
       process.stdout.write(`Database is up to date: ${file}\n`);
     });
   return program;
+}
+
+/** OAuth grants of every user or of `userName` (none for an unknown user). */
+function grantsOf(app: App, userName?: string) {
+  if (userName === undefined) return app.oauthGrants.list();
+  const user = app.users.findByName(userName);
+  return user ? app.oauthGrants.list(user.id) : [];
 }
 
 function parseDurationOption(text: string): number {
