@@ -5,6 +5,8 @@
  * rotation, the login-code command, and token list / revoke of a grant.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliToken, runCli, spawnHttpServer, type SpawnedServer } from '../bin-helpers.js';
@@ -221,6 +223,32 @@ describe('OAuth authorization server (in process)', () => {
     expect(location.searchParams.get('code')).toBeNull();
     const reused = await submitConsent(base, again, { credential: apiToken, decision: 'approve' });
     expect(reused.status).toBe(400);
+  });
+
+  it('knows a client by its Client ID Metadata Document (http on loopback), within the size cap', async () => {
+    let fetched = 0;
+    const documents = createServer((req, res) => {
+      fetched++;
+      if (req.url === '/big.json') return void res.end(JSON.stringify({ client_id: `${origin}/big.json`, redirect_uris: [REDIRECT], pad: 'x'.repeat(70_000) }));
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ client_id: `${origin}${req.url}`, client_name: 'Document Client', redirect_uris: [REDIRECT] }));
+    });
+    await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(documents.address() as AddressInfo).port}`;
+    try {
+      const { challenge } = pkce();
+      const page = await openConsent(base, `${origin}/client.json`, challenge);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('Document Client');
+      // Cached: a second authorization does not fetch it again.
+      expect((await openConsent(base, `${origin}/client.json`, challenge)).status).toBe(200);
+      expect(fetched).toBe(1);
+      const big = await openConsent(base, `${origin}/big.json`, challenge);
+      expect(big.status).toBe(400);
+      expect(((await big.json()) as { error: string }).error).toBe('invalid_client');
+    } finally {
+      documents.close();
+    }
   });
 
   it('accepts a one-time login code once', async () => {
