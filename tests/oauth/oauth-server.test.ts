@@ -261,6 +261,27 @@ describe('OAuth authorization server (in process)', () => {
   });
 });
 
+describe('OAuth callers and limits', () => {
+  it('counts the request rate per user: two grants of one user share one limit', async () => {
+    const server = await startTestServer({ plans: { free: { requestsPerMinute: 3, projectCreationsPerHour: 100, maxProjects: 100 } } });
+    try {
+      const credential = server.token('rita');
+      const base = server.http.url;
+      const one = await signIn(base, credential);
+      const two = await signIn(base, server.app.loginCodes.create('rita'));
+      const call = (token: string) => post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects', arguments: {} } }, token);
+      const statuses = [];
+      for (const token of [one.access_token, two.access_token, one.access_token, two.access_token]) {
+        const res = await call(token);
+        statuses.push((res.json as { error?: { code: number } }).error?.code ?? 'ok');
+      }
+      expect(statuses).toEqual(['ok', 'ok', 'ok', -32005]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('OAuth from the command line (spawned bin)', () => {
   let dataDir: string;
   let server: SpawnedServer;
