@@ -88,8 +88,11 @@ function buildApp(deps: OAuthRouteDeps, issuer: string): Express {
   // Express's own error page would show a stack trace.
   app.use((error: unknown, req: express.Request, res: express.Response, next: express.NextFunction) => {
     void next;
-    deps.logger.error({ err: error, path: req.path }, 'OAuth request failed');
     if (res.headersSent) return void res.destroy();
+    // A body the parser refused (too large, malformed) carries its 4xx status.
+    const status = (error as { status?: unknown }).status;
+    if (typeof status === 'number' && status >= 400 && status < 500) return sendProblemPage(res, status, 'The request could not be read.');
+    deps.logger.error({ err: error, path: req.path }, 'OAuth request failed');
     sendProblemPage(res, 500, 'Something went wrong on the server. Try again.');
   });
   return app;
