@@ -117,6 +117,9 @@ export class OAuthGrants {
   /** Records an approval as a new grant and returns its authorization code. */
   approve(approval: Approval): string {
     const now = this.clock();
+    // Housekeeping at each approval: a used code is kept a day, so that a late replay still
+    // revokes what it made; expired tokens go.
+    this.repo.deleteExpired(new Date(now.getTime() - 86_400_000).toISOString(), now.toISOString());
     const grantId = randomUUID();
     const code = randomBytes(32).toString('base64url');
     this.repo.insertGrant({

@@ -130,6 +130,15 @@ export class OAuthRepo {
     return this.db.update(oauthCodes).set({ usedAt: at }).where(and(eq(oauthCodes.codeHash, hash), isNull(oauthCodes.usedAt))).run().changes === 1;
   }
 
+  /**
+   * Deletes codes that expired before `codesBefore` and tokens that expired before `tokensBefore`
+   * (an expired token is refused whatever its row says; grants stay for `token list`).
+   */
+  deleteExpired(codesBefore: string, tokensBefore: string): void {
+    this.db.delete(oauthCodes).where(lt(oauthCodes.expiresAt, codesBefore)).run();
+    this.db.delete(oauthTokens).where(lt(oauthTokens.expiresAt, tokensBefore)).run();
+  }
+
   // Tokens
 
   insertToken(row: OAuthTokenRow): void {
