@@ -225,7 +225,7 @@ describe('OAuth authorization server (in process)', () => {
     expect(reused.status).toBe(400);
   });
 
-  it('knows a client by its Client ID Metadata Document (http on loopback), within the size cap', async () => {
+  it('knows a client by its Client ID Metadata Document (http on loopback), within the size cap, never from a private address', async () => {
     let fetched = 0;
     const documents = createServer((req, res) => {
       fetched++;
@@ -246,6 +246,10 @@ describe('OAuth authorization server (in process)', () => {
       const big = await openConsent(base, `${origin}/big.json`, challenge);
       expect(big.status).toBe(400);
       expect(((await big.json()) as { error: string }).error).toBe('invalid_client');
+      // Never fetched from a private or link-local address (server-side request forgery).
+      for (const clientId of ['https://10.1.2.3/client.json', 'https://169.254.169.254/client.json', 'https://[fe80::1]/client.json']) {
+        expect((await openConsent(base, clientId, challenge)).status).toBe(400);
+      }
     } finally {
       documents.close();
     }
