@@ -1,5 +1,5 @@
 /**
- * Helpers of the OAuth tests (README.md#oauth): an in-memory `OAuthClientProvider` for the SDK
+ * Helpers of the OAuth tests (README.md#sign-in-with-oauth): an in-memory `OAuthClientProvider` for the SDK
  * client, the test playing the browser on the consent page (GET the page, read its form, POST it,
  * read the 302), raw calls of the token and registration endpoints, PKCE pairs, and loopback
  * servers standing in for a client's redirect URI and its Client ID Metadata Document.
@@ -113,7 +113,7 @@ export async function connectUntilRedirect(client: Client, transport: Streamable
 }
 
 /** A minimal cookie jar: the consent page may set a cookie its form POST must carry back. */
-export class CookieJar {
+class CookieJar {
   private readonly cookies = new Map<string, string>();
   take(headers: Headers): void {
     for (const line of headers.getSetCookie()) {
