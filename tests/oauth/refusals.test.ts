@@ -3,6 +3,8 @@
  * RFC 7009 revocation; README.md#sign-in-with-oauth), with raw requests against the real server in this
  * process: each refusal is asserted together with the fact that nothing usable was issued.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, startTestServer, type TestServer } from '../helpers.js';
 import {
@@ -10,6 +12,7 @@ import {
   exchange,
   hasInput,
   inputValue,
+  loopbackServer,
   mcpStatus,
   openConsent,
   pkce,
@@ -94,6 +97,24 @@ describe('the token endpoint', () => {
     expect(await mcpStatus(server.mcpUrl, rotated.body.access_token)).toBe(401);
     expect(await mcpStatus(server.mcpUrl, tokens.access_token)).toBe(401);
     expectRefused(await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token }), 'invalid_grant');
+  });
+
+  it('a code or a refresh token presented several times at once is honoured at most once', async () => {
+    const got = await rawCode(issuer, client, apiToken);
+    const codeAnswers = await Promise.all(
+      Array.from({ length: 6 }, () => tokenRequest(issuer, client, { grant_type: 'authorization_code', code: got.code, code_verifier: got.verifier, redirect_uri: REDIRECT })),
+    );
+    expect(codeAnswers.filter((a) => a.status === 200).length).toBeLessThanOrEqual(1);
+    for (const a of codeAnswers.filter((x) => x.status !== 200)) expectRefused(a, 'invalid_grant');
+    // The reuse revoked the grant of whichever request won.
+    for (const a of codeAnswers.filter((x) => x.status === 200)) expect(await mcpStatus(server.mcpUrl, a.body.access_token)).toBe(401);
+
+    const tokens = await exchange(issuer, client, await rawCode(issuer, client, apiToken));
+    const refreshAnswers = await Promise.all(
+      Array.from({ length: 6 }, () => tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! })),
+    );
+    expect(refreshAnswers.filter((a) => a.status === 200).length).toBeLessThanOrEqual(1);
+    for (const a of refreshAnswers.filter((x) => x.status === 200)) expect(await mcpStatus(server.mcpUrl, a.body.access_token)).toBe(401);
   });
 
   it('refuses a code presented by another client or with another redirect URI', async () => {
@@ -249,6 +270,121 @@ describe('/mcp with OAuth tokens beside API tokens', () => {
     } finally {
       await otherApp.http.close();
       await otherApp.app.close();
+    }
+  });
+});
+
+describe('what the consent page shows', () => {
+  it('escapes the client\'s name, and names the host the browser really goes to', async () => {
+    const sneaky = await registerClient(issuer, ['https://trusted.example.test@evil.example.test/cb'], '<img src=x onerror=alert(1)>Evil & Co');
+    const { challenge } = pkce();
+    const page = await openConsent(authorizeUrl(issuer, { response_type: 'code', client_id: sneaky.client_id, redirect_uri: sneaky.redirect_uris[0], code_challenge: challenge, code_challenge_method: 'S256', state: 's' }));
+    expect(page.status).toBe(200);
+    expect(page.html).not.toContain('<img src=x');
+    expect(page.html).toContain('&lt;img src=x onerror=alert(1)&gt;Evil &amp; Co');
+    expect(page.html).toContain('evil.example.test');
+    // Not framed by another site (clickjacking), no script at all.
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(page.headers.get('cache-control')).toContain('no-store');
+  });
+
+  it('refuses an OAuth token typed as the credential', async () => {
+    const tokens = await exchange(issuer, client, await rawCode(issuer, client, apiToken));
+    const page = await openConsent(authorizeUrl(issuer, params().query));
+    for (const credential of [tokens.access_token, tokens.refresh_token!]) {
+      const answer = await submitConsent(issuer, page, { credential, decision: 'approve' });
+      expect(answer.status).toBe(401);
+      expect(answer.location).toBeNull();
+      page.csrf = inputValue(answer.html, 'csrf');
+    }
+  });
+});
+
+describe('tokens in the wrong place', () => {
+  it('a refresh token is not a Bearer token, an access token is not a refresh token, and another client cannot refresh', async () => {
+    const tokens = await exchange(issuer, client, await rawCode(issuer, client, apiToken));
+    expect(await mcpStatus(server.mcpUrl, tokens.refresh_token!)).toBe(401);
+    expectRefused(await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.access_token }), 'invalid_grant');
+    const other = await registerClient(issuer, [REDIRECT], 'Thief Host');
+    expectRefused(await tokenRequest(issuer, other, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }), /invalid_grant|invalid_client/);
+    expectRefused(await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, resource: 'https://other.example.test/mcp' }), /invalid_target|invalid_grant/);
+    expectRefused(await tokenRequest(issuer, client, { grant_type: 'client_credentials' }), 'unsupported_grant_type');
+  });
+
+  it('without a resource parameter the token is still bound to this server\'s /mcp', async () => {
+    const got = await rawCode(issuer, client, apiToken, { resource: undefined });
+    const answer = await tokenRequest(issuer, client, { grant_type: 'authorization_code', code: got.code, code_verifier: got.verifier, redirect_uri: REDIRECT });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(await mcpStatus(server.mcpUrl, answer.body.access_token)).toBe(200);
+  });
+
+  it('codes, tokens and login codes are stored as hashes only', async () => {
+    const tokens = await exchange(issuer, client, await rawCode(issuer, client, apiToken));
+    const loginCode = server.app.loginCodes.create('alice');
+    const rotated = await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! });
+    const got = await rawCode(issuer, client, apiToken);
+    const secrets = [tokens.access_token, tokens.refresh_token!, rotated.body.access_token, rotated.body.refresh_token, got.code, loginCode, loginCode.replace(/-/g, ''), apiToken];
+    const files = ['mobile-builder.db', 'mobile-builder.db-wal'].map((f) => join(server.dataDir, f)).filter(existsSync);
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) {
+      const bytes = readFileSync(file).toString('latin1');
+      for (const secret of secrets) expect(bytes.includes(secret), `${secret.slice(0, 9)}… in ${file}`).toBe(false);
+    }
+  });
+});
+
+describe('rate limits per user, not per grant', () => {
+  it('two signed-in hosts of one user share the user\'s request limit', async () => {
+    const limited = await startTestServer({ plans: { free: { requestsPerMinute: 4, projectCreationsPerHour: 10, maxProjects: 100 } } });
+    try {
+      const limitedIssuer = limited.http.url;
+      const host = await registerClient(limitedIssuer, [REDIRECT]);
+      const token = limited.token('dave');
+      const a = await exchange(limitedIssuer, host, await rawCode(limitedIssuer, host, token));
+      const b = await exchange(limitedIssuer, host, await rawCode(limitedIssuer, host, token));
+      const statuses: number[] = [];
+      for (const t of [a.access_token, b.access_token, a.access_token, b.access_token, a.access_token, b.access_token]) {
+        const res = await post(limited.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects' } }, t);
+        statuses.push(res.json?.error?.code ?? res.status);
+      }
+      expect(statuses.slice(0, 4)).toEqual([200, 200, 200, 200]);
+      expect(statuses.slice(4)).toEqual([-32005, -32005]);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('Client ID Metadata Documents that are refused', () => {
+  it('refuses a document that names another client_id, redirects, is not JSON, or lacks the redirect URI; and http off loopback', async () => {
+    const docs = await loopbackServer((req, res) => {
+      const self = `http://${req.headers.host}${req.url}`;
+      const body: Record<string, unknown> = { client_id: self, client_name: 'Doc Host', redirect_uris: [REDIRECT] };
+      if (req.url === '/other-id.json') body.client_id = 'https://elsewhere.example.test/client.json';
+      if (req.url === '/redirect.json') return void res.writeHead(302, { Location: '/good.json' }).end();
+      if (req.url === '/not-json.json') return void res.writeHead(200, { 'Content-Type': 'application/json' }).end('<html>');
+      if (req.url === '/other-redirect.json') body.redirect_uris = ['https://elsewhere.example.test/cb'];
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+    });
+    try {
+      const ask = (clientId: string) => openConsent(authorizeUrl(issuer, { ...params().query, client_id: clientId }));
+      const good = await ask(`${docs.url}/good.json`);
+      expect(good.status, good.html.slice(0, 300)).toBe(200);
+      expect(good.html).toContain('Doc Host');
+      for (const path of ['/other-id.json', '/redirect.json', '/not-json.json', '/other-redirect.json']) {
+        const page = await ask(`${docs.url}${path}`);
+        expect(page.status, path).toBe(400);
+        expect(page.location, path).toBeNull();
+        expectNoCode(page);
+      }
+      const before = docs.requests.length;
+      const offLoopback = await ask('http://docs.example.test/client.json');
+      expect(offLoopback.status).toBe(400);
+      expectNoCode(offLoopback);
+      expect(docs.requests.length).toBe(before);
+    } finally {
+      await docs.close();
     }
   });
 });
