@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { post, startTestServer, type TestServer } from '../helpers.js';
+import { post, startTestServer, waitFor, type TestServer } from '../helpers.js';
 import {
   authorizeUrl,
   exchange,
@@ -385,6 +385,50 @@ describe('Client ID Metadata Documents that are refused', () => {
       expect(docs.requests.length).toBe(before);
     } finally {
       await docs.close();
+    }
+  });
+});
+
+describe('a store shared by two servers of the same public URL', () => {
+  it('a grant revoked by reuse in one is refused by the other too', async () => {
+    const twin = await startTestServer({ dataDir: server.dataDir, publicUrl: issuer });
+    try {
+      const tokens = await exchange(issuer, client, await rawCode(issuer, client, apiToken));
+      const rotated = await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! });
+      expect(await mcpStatus(twin.mcpUrl, rotated.body.access_token)).toBe(200);
+      expectRefused(await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }), 'invalid_grant');
+      // The twin notices the other connection's commit (its token cache is cleared), then refuses for good.
+      await waitFor(async () => (await mcpStatus(twin.mcpUrl, rotated.body.access_token)) === 401, 20_000, 'the twin to refuse the revoked token');
+      expect(await mcpStatus(twin.mcpUrl, rotated.body.access_token)).toBe(401);
+    } finally {
+      await twin.http.close();
+      await twin.app.close();
+    }
+  });
+});
+
+describe('registration never widens a client', () => {
+  it('a registration naming an existing client_id gets a new client; the old one keeps its redirect URIs', async () => {
+    const res = await fetch(`${issuer}/register`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ client_id: client.client_id, client_name: 'Hijacker', redirect_uris: ['https://evil.example.test/cb'], token_endpoint_auth_method: 'none' }),
+    });
+    expect(res.status).toBe(201);
+    expect(((await res.json()) as RegisteredClient).client_id).not.toBe(client.client_id);
+    const page = await openConsent(authorizeUrl(issuer, params({ redirect_uri: 'https://evil.example.test/cb' }).query));
+    expect(page.status).toBe(400);
+    expect(page.location).toBeNull();
+    const mine = await openConsent(authorizeUrl(issuer, params().query));
+    expect(mine.html).toContain('Refusal Test Host');
+    expect(mine.html).not.toContain('Hijacker');
+  });
+
+  it('refuses redirect URIs a browser must never be sent to', async () => {
+    for (const uri of ['javascript:alert(1)', 'http://evil.example.test/cb', 'data:text/html,hi']) {
+      const res = await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ redirect_uris: [uri], token_endpoint_auth_method: 'none' }) });
+      expect(res.status, uri).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toBe('invalid_client_metadata');
     }
   });
 });
