@@ -1,0 +1,175 @@
+/**
+ * The web console over raw HTTP: security headers (strict CSP, no inline script, HttpOnly
+ * SameSite=Strict cookie), CSRF and Host/Origin refusals, the request limit shared with the tools,
+ * the bound on live event streams, and a session that ends with its API token.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callTool, startTestServer, rawHttp, waitFor, type TestServer } from '../helpers.js';
+import { rawSignIn } from './console-helpers.js';
+
+let server: TestServer;
+let base: string;
+
+beforeAll(async () => {
+  server = await startTestServer({ builder: 'scripted' });
+  base = server.http.url;
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+const form = (session: { cookie: string }, fields: Record<string, string>) => ({
+  method: 'POST',
+  redirect: 'manual' as const,
+  headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: session.cookie, Origin: base },
+  body: new URLSearchParams(fields).toString(),
+});
+
+describe('web console over HTTP', () => {
+  it('sends a strict CSP, no inline script, and a session cookie the page cannot read', async () => {
+    const signin = await fetch(`${base}/signin`);
+    const csp = signin.headers.get('content-security-policy')!;
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+    const body = await signin.text();
+    expect(body).not.toMatch(/<script(?![^>]*\bsrc=)/);
+    expect(body).not.toMatch(/\son[a-z]+=/i);
+    expect(signin.headers.get('x-frame-options')).toBe('DENY');
+
+    const js = await fetch(`${base}/console/console.js`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-type')).toContain('javascript');
+
+    const token = server.token('carol');
+    const g = await fetch(`${base}/signin`, { redirect: 'manual' });
+    const signinCookie = g.headers.getSetCookie()[0]!.split(';')[0]!;
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await g.text())![1]!;
+    const res = await fetch(`${base}/signin`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: signinCookie },
+      body: new URLSearchParams({ csrf, credential: token }).toString(),
+    });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/projects');
+    const set = res.headers.getSetCookie().find((c) => c.startsWith('svc_session='))!;
+    expect(set).toMatch(/HttpOnly/);
+    expect(set).toMatch(/SameSite=Strict/);
+    expect(set).toMatch(/Path=\//);
+    expect(set).not.toContain(token);
+  });
+
+  it('refuses a form without its CSRF token, a sign-in without the form cookie, and a foreign Host or Origin', async () => {
+    const session = await rawSignIn(base, server.token('dave'));
+    const forged = await fetch(`${base}/projects`, form(session, { name: 'Forged' }));
+    expect(forged.status).toBe(403);
+    expect(await forged.text()).toContain('Invalid request');
+    const list = await (await fetch(`${base}/projects`, { headers: { Cookie: session.cookie } })).text();
+    expect(list).not.toContain('Forged');
+
+    const noCookie = await fetch(`${base}/signin`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf: 'x', credential: server.token('dave') }).toString(),
+    });
+    expect(noCookie.status).toBe(400);
+    expect(noCookie.headers.getSetCookie().some((c) => c.startsWith('svc_session='))).toBe(false);
+
+    const rebinding = await rawHttp(`${base}/projects`, { headers: { Host: 'evil.example', Cookie: session.cookie } });
+    expect(rebinding.status).toBe(403);
+    const crossSite = await rawHttp(`${base}/projects`, {
+      method: 'POST',
+      headers: { Origin: 'https://evil.example', Cookie: session.cookie, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf: session.csrf, name: 'Cross' }).toString(),
+    });
+    expect(crossSite.status).toBe(403);
+
+    const ok = await fetch(`${base}/projects`, form(session, { csrf: session.csrf, name: 'Mine' }));
+    expect(ok.status).toBe(303);
+    expect(ok.headers.get('location')).toMatch(/^\/projects\/[0-9a-f-]{36}$/);
+  });
+
+  it('ends the session when its API token is revoked', async () => {
+    const { token, summary } = server.app.tokens.create('erin');
+    const session = await rawSignIn(base, token);
+    expect((await fetch(`${base}/projects`, { headers: { Cookie: session.cookie }, redirect: 'manual' })).status).toBe(200);
+    server.app.tokens.revoke(summary.id);
+    const after = await fetch(`${base}/projects`, { headers: { Cookie: session.cookie }, redirect: 'manual' });
+    expect(after.status).toBe(303);
+    expect(after.headers.get('location')).toBe('/signin');
+  });
+
+  it('bounds the live event streams of one user', async () => {
+    const session = await rawSignIn(base, server.token('frank'));
+    const created = await fetch(`${base}/projects`, form(session, { csrf: session.csrf, name: 'Streams' }));
+    const path = created.headers.get('location')!;
+    const controllers: AbortController[] = [];
+    try {
+      for (let i = 0; i < 8; i++) {
+        const controller = new AbortController();
+        controllers.push(controller);
+        const res = await fetch(`${base}${path}/events`, { headers: { Cookie: session.cookie, Accept: 'text/event-stream' }, signal: controller.signal });
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toContain('text/event-stream');
+      }
+      const refused = await fetch(`${base}${path}/events`, { headers: { Cookie: session.cookie } });
+      expect(refused.status).toBe(429);
+      // Another user is not affected.
+      const other = await rawSignIn(base, server.token('grace'));
+      const otherProject = await fetch(`${base}/projects`, form(other, { csrf: other.csrf, name: 'Other' }));
+      const controller = new AbortController();
+      controllers.push(controller);
+      const theirs = await fetch(`${base}${otherProject.headers.get('location')!}/events`, { headers: { Cookie: other.cookie }, signal: controller.signal });
+      expect(theirs.status).toBe(200);
+    } finally {
+      for (const c of controllers) c.abort();
+    }
+    // Closed streams are given back.
+    await waitFor(async () => (await fetch(`${base}${path}/events`, { headers: { Cookie: session.cookie }, signal: AbortSignal.timeout(5000) }).then((r) => {
+      void r.body?.cancel();
+      return r.status === 200;
+    })), 15_000, 'a stream slot to be given back');
+  });
+});
+
+describe('web console limits', () => {
+  let limited: TestServer;
+
+  beforeAll(async () => {
+    limited = await startTestServer({ builder: 'scripted', plans: { free: { requestsPerMinute: 4, projectCreationsPerHour: 1, maxProjects: 100 } } });
+  });
+
+  afterAll(async () => {
+    await limited?.close();
+  });
+
+  it('counts console pages against the request limit like tool calls, and applies the creation limit', async () => {
+    const url = limited.http.url;
+    const token = limited.token('henry');
+    const session = await rawSignIn(url, token);
+    // rawSignIn read /projects once: one request of four in this minute.
+    const first = await fetch(`${url}/projects`, form(session, { csrf: session.csrf, name: 'One' }));
+    expect(first.status).toBe(303);
+    const second = await fetch(`${url}/projects`, form(session, { csrf: session.csrf, name: 'Two' }));
+    expect(second.status).toBe(429);
+    const text = await second.text();
+    expect(text).toContain('-32005');
+    expect(text).toContain('Rate limit exceeded - please slow down requests');
+    expect(text).toContain('project_creation');
+    const fourth = await fetch(`${url}/projects`, { headers: { Cookie: session.cookie } });
+    expect(fourth.status).toBe(200);
+    expect(fourth.headers.get('x-ratelimit-remaining')).toBe('0');
+    const fifth = await fetch(`${url}/projects`, { headers: { Cookie: session.cookie } });
+    expect(fifth.status).toBe(429);
+    expect(fifth.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await fifth.text()).toContain('Rate limit exceeded - please slow down requests');
+    // Signed in with an API token, the console and that token's tool calls share one budget.
+    const tool = await callTool(`${url}/mcp`, token, 'svc_list_projects', {});
+    expect(tool.status).toBe(429);
+    expect(tool.json.error.code).toBe(-32005);
+  });
+});
