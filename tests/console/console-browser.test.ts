@@ -182,6 +182,16 @@ describe('web console in Chromium', () => {
       expect(unknown!.status()).toBe(404);
       await expect(other.textContent('#error')).resolves.toContain('-32004 Resource not found');
       await screenshot(other, 'refused');
+      const malformed = await other.goto(`${base}/projects/not-a-uuid`);
+      expect(malformed!.status()).toBe(400);
+      await expect(other.textContent('#error')).resolves.toContain('-32602 Invalid parameter: projectId must be a UUID');
+      // Bob's own project, with a page parameter the tool refuses.
+      await other.goto(`${base}/projects`);
+      await other.fill('#name', 'Bob app');
+      await Promise.all([other.waitForURL(/\/projects\/[0-9a-f-]{36}$/), other.click('#create')]);
+      const badPage = await other.goto(`${other.url()}?limit=9999`);
+      expect(badPage!.status()).toBe(400);
+      await expect(other.textContent('#error')).resolves.toContain('-32602 Invalid parameter: limit');
     } finally {
       await bob.close();
     }
