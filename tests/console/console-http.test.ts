@@ -93,6 +93,26 @@ describe('web console over HTTP', () => {
     expect(ok.headers.get('location')).toMatch(/^\/projects\/[0-9a-f-]{36}$/);
   });
 
+  it('signs in with a one-time login code, once', async () => {
+    server.token('ivy');
+    const code = server.app.loginCodes.create('ivy');
+    const session = await rawSignIn(base, code);
+    const page = await fetch(`${base}/projects`, { headers: { Cookie: session.cookie } });
+    expect(await page.text()).toContain('>ivy<');
+
+    const again = await fetch(`${base}/signin`, { redirect: 'manual' });
+    const signinCookie = again.headers.getSetCookie()[0]!.split(';')[0]!;
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await again.text())![1]!;
+    const reused = await fetch(`${base}/signin`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: signinCookie },
+      body: new URLSearchParams({ csrf, credential: code }).toString(),
+    });
+    expect(reused.status).toBe(401);
+    expect(await reused.text()).toContain('Authentication failed - invalid or expired API key');
+  });
+
   it('ends the session when its API token is revoked', async () => {
     const { token, summary } = server.app.tokens.create('erin');
     const session = await rawSignIn(base, token);
