@@ -193,3 +193,29 @@ describe('web console limits', () => {
     expect(tool.json.error.code).toBe(-32005);
   });
 });
+
+describe('console session on the OAuth consent page', () => {
+  it('signs the consent page in: no credential field, the console user named', async () => {
+    const session = await rawSignIn(base, server.token('judy'));
+    const registered = await fetch(`${base}/register`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Console test client', redirect_uris: ['http://127.0.0.1:9/callback'], token_endpoint_auth_method: 'none' }),
+    });
+    expect(registered.status).toBe(201);
+    const { client_id } = (await registered.json()) as { client_id: string };
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id,
+      redirect_uri: 'http://127.0.0.1:9/callback',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+      state: 'xyz',
+    });
+    const signedIn = await (await fetch(`${base}/authorize?${query}`, { headers: { Cookie: session.cookie } })).text();
+    expect(signedIn).toContain('judy');
+    expect(signedIn).not.toContain('name="credential"');
+    const anonymous = await (await fetch(`${base}/authorize?${query}`)).text();
+    expect(anonymous).toContain('name="credential"');
+  });
+});
