@@ -106,8 +106,7 @@ export interface ProjectPageModel {
   project: Project;
   session: SessionView;
   page: MessagesPage;
-  /** The page's `after` (0: from the start) and `limit`. */
-  after: number;
+  /** Messages per page. */
   limit: number;
   previews: SafeHtml;
   error?: ShownError;
@@ -124,8 +123,14 @@ export function projectPage(viewer: Viewer, model: ProjectPageModel): SafeHtml {
   // The event stream sends new messages only to a page that shows the end of the conversation.
   const events = `/projects/${project.id}/events${tail ? `?after=${page.nextAfter}` : ''}`;
   const kind = model.draft?.kind === 'deploy' ? 'deploy' : 'build';
-  const pager = html`<nav class="pager">${model.after > 0 ? html`<a href="/projects/${project.id}">First page</a>` : ''}${
-    page.hasMore ? html` <a id="next-page" href="/projects/${project.id}?after=${page.nextAfter}&amp;limit=${model.limit}">Next page</a>` : ''
+  // Seqs of a project's messages grow by one (docs/contract.md#tools), so the page before this one
+  // starts `limit` messages earlier.
+  const first = page.messages[0]?.seq;
+  const earlier = first !== undefined && first > 1 ? Math.max(0, first - 1 - model.limit) : null;
+  const pager = html`<nav class="pager">${earlier !== null ? html`<a class="earlier" href="/projects/${project.id}?after=${earlier}&amp;limit=${model.limit}">Earlier messages</a>` : ''}${
+    page.hasMore
+      ? html` <a class="later" href="/projects/${project.id}?after=${page.nextAfter}&amp;limit=${model.limit}">Later messages</a> <a href="/projects/${project.id}">Latest</a>`
+      : ''
   }</nav>`;
   return layout(
     project.name,

@@ -89,6 +89,16 @@ ${queue}
 ${lastPart}</div>`;
 }
 
+/** Whether `url` is an http(s) URL: a builder's external link of another scheme is never made a link or a frame. */
+function isHttpUrl(url: string): boolean {
+  try {
+    const { protocol } = new URL(url);
+    return protocol === 'http:' || protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
 /** `exp://` (or `exps://`) link of a native deployment: its Expo Updates manifest URL (README "Expo builder"). */
 function expUrlOf(preview: PreviewUrl): string | null {
   if (preview.platform === 'web' || preview.kind !== 'deployment') return null;
@@ -104,8 +114,9 @@ function expUrlOf(preview: PreviewUrl): string | null {
  *   gets no `allow-same-origin`, so a preview can never act as the console.
  */
 export async function renderPreviews(previewUrls: PreviewUrl[], sameOrigin: boolean): Promise<SafeHtml> {
-  const web = previewUrls.find((p) => p.kind === 'preview' && p.platform === 'web');
-  const deployments = previewUrls.filter((p) => p.kind === 'deployment');
+  const safe = previewUrls.filter((p) => isHttpUrl(p.url));
+  const web = safe.find((p) => p.kind === 'preview' && p.platform === 'web');
+  const deployments = safe.filter((p) => p.kind === 'deployment');
   const frame = web
     ? html`<div class="preview"><p><a id="preview-link" href="${web.url}" target="_blank" rel="noopener noreferrer">Open the web preview</a> (built <time datetime="${web.createdAt}">${web.createdAt}</time>)</p>
 <iframe id="preview-frame" title="Web preview" src="${web.url}" sandbox="allow-scripts allow-forms${sameOrigin ? '' : ' allow-same-origin'}" loading="lazy" referrerpolicy="no-referrer"></iframe></div>`

@@ -16,7 +16,7 @@ import type { RequestGate } from '../auth/request-gate.js';
 import { sameCsrf, WEB_SESSION_TTL_MS, type WebSession, type WebSessionService } from '../auth/web-sessions.js';
 import { isExpectedError, MESSAGES, notFound, toJsonRpcError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { MessagesPage, Project, SessionView } from '../services/resource-shapes.js';
+import { MESSAGES_PAGE_DEFAULT, MESSAGES_PAGE_MAX, type MessagesPage, type Project, type SessionView } from '../services/resource-shapes.js';
 import type { ProjectChanges } from '../workflows/project-changes.js';
 import { type SafeHtml } from './html.js';
 import { contentSecurityPolicy, cookie, readCookies, readForm, redirect, sendHtml } from './http-util.js';
@@ -147,6 +147,17 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
       project = await tool<Project>('svc_get_project', { projectId }, caller);
       view = await tool<SessionView>('svc_get_session', { projectId: project.id }, caller);
       messages = await tool<MessagesPage>('svc_get_messages', { projectId: project.id, ...(after !== undefined && { after }), ...(limit !== undefined && { limit }) }, caller);
+      // Without `after`, the page shows the latest messages: read on to the end, keeping the last page.
+      if (after === undefined && messages.hasMore) {
+        const size = typeof limit === 'number' ? limit : MESSAGES_PAGE_DEFAULT;
+        let kept = messages.messages;
+        let next = messages;
+        while (next.hasMore) {
+          next = await tool<MessagesPage>('svc_get_messages', { projectId: project.id, after: next.nextAfter, limit: MESSAGES_PAGE_MAX }, caller);
+          kept = [...kept, ...next.messages].slice(-size);
+        }
+        messages = { messages: kept, hasMore: false, nextAfter: next.nextAfter };
+      }
     } catch (error) {
       return failurePage(res, error, viewer);
     }
@@ -158,8 +169,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
         project,
         session: view,
         page: messages,
-        after: typeof after === 'number' ? after : 0,
-        limit: typeof limit === 'number' ? limit : 100,
+        limit: typeof limit === 'number' ? limit : MESSAGES_PAGE_DEFAULT,
         previews,
         ...extra,
       }),

@@ -4,7 +4,7 @@
  * the bound on live event streams, and a session that ends with its API token.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callTool, startTestServer, rawHttp, waitFor, type TestServer } from '../helpers.js';
+import { callTool, rawHttp, startTestServer, toolResult, waitFor, waitIdle, type TestServer } from '../helpers.js';
 import { rawSignIn } from './console-helpers.js';
 
 let server: TestServer;
@@ -217,5 +217,32 @@ describe('console session on the OAuth consent page', () => {
     expect(signedIn).not.toContain('name="credential"');
     const anonymous = await (await fetch(`${base}/authorize?${query}`)).text();
     expect(anonymous).toContain('name="credential"');
+  });
+});
+
+describe('conversation pages', () => {
+  it('shows the latest messages by default, pages like svc_get_messages, and streams only to the last page', async () => {
+    const token = server.token('kim');
+    const session = await rawSignIn(base, token);
+    const created = await fetch(`${base}/projects`, form(session, { csrf: session.csrf, name: 'Paged' }));
+    const path = created.headers.get('location')!;
+    const projectId = path.split('/').pop()!;
+    await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId, message: 'Build it', kind: 'build' });
+    const idle = await waitIdle(server.mcpUrl, token, projectId);
+    expect(idle.lastWorkflow.status).toBe('completed');
+    const all = (await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId })).messages.map((m: { seq: number }) => m.seq);
+    expect(all.length).toBeGreaterThan(6);
+    const seqs = (text: string) => [...text.matchAll(/data-seq="(\d+)"/g)].map((m) => Number(m[1]));
+
+    const latest = await (await fetch(`${base}${path}?limit=3`, { headers: { Cookie: session.cookie } })).text();
+    expect(seqs(latest)).toEqual(all.slice(-3));
+    expect(latest).toContain(`data-events="${path}/events?after=${all.at(-1)}"`);
+    expect(latest).toContain(`?after=${all.at(-4) - 3}&amp;limit=3">Earlier messages`);
+
+    const firstPage = await (await fetch(`${base}${path}?after=0&limit=3`, { headers: { Cookie: session.cookie } })).text();
+    expect(seqs(firstPage)).toEqual(all.slice(0, 3));
+    expect(firstPage).toContain(`?after=${all[2]}&amp;limit=3">Later messages`);
+    // Not the end of the conversation: the page's stream sends no messages.
+    expect(firstPage).toContain(`data-events="${path}/events"`);
   });
 });
