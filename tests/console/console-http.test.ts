@@ -4,7 +4,9 @@
  * the bound on live event streams, and a session that ends with its API token.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callTool, rawHttp, startTestServer, toolResult, waitFor, waitIdle, type TestServer } from '../helpers.js';
+import { createApp } from '../../src/app.js';
+import { silentLogger } from '../../src/logger.js';
+import { callTool, GENEROUS_PLANS, rawHttp, startTestServer, toolResult, waitFor, waitIdle, type TestServer } from '../helpers.js';
 import { rawSignIn } from './console-helpers.js';
 
 let server: TestServer;
@@ -244,5 +246,44 @@ describe('conversation pages', () => {
     expect(firstPage).toContain(`?after=${all[2]}&amp;limit=3">Later messages`);
     // Not the end of the conversation: the page's stream sends no messages.
     expect(firstPage).toContain(`data-events="${path}/events"`);
+  });
+});
+
+describe('live updates from another process', () => {
+  it('pushes changes that another process commits to the same store', async () => {
+    const quiet = await startTestServer({ builder: 'scripted' });
+    const url = quiet.http.url;
+    const token = quiet.token('liam');
+    const controller = new AbortController();
+    // A second service on the same data dir (as a CLI or a second `serve` would be): its own
+    // connection and change notices, none shared with the first. Not started: it only writes.
+    const other = createApp({ dataDir: quiet.dataDir, logger: silentLogger(), plans: GENEROUS_PLANS });
+    try {
+      const session = await rawSignIn(url, token);
+      const created = await fetch(`${url}/projects`, form(session, { csrf: session.csrf, name: 'Shared store' }));
+      const path = created.headers.get('location')!;
+      const projectId = path.split('/').pop()!;
+      const stream = await fetch(`${url}${path}/events?after=0`, { headers: { Cookie: session.cookie }, signal: controller.signal });
+      expect(stream.status).toBe(200);
+      const reader = stream.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      while (!text.includes('event: session')) text += decoder.decode((await reader.read()).value, { stream: true });
+
+      // This server's engine stops, so the change below reaches it only through the store.
+      await quiet.app.engine.shutdown();
+      await other.tools.call({ name: 'svc_send_message', arguments: { projectId, message: 'From elsewhere', kind: 'build' } }, other.tokens.authenticate(token));
+      while (!text.includes('From elsewhere') || !text.includes('data-status=\\"queued\\"')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      expect(text).toContain('event: messages');
+      expect(text).toContain('From elsewhere');
+    } finally {
+      controller.abort();
+      other.store.close();
+      await quiet.close();
+    }
   });
 });
