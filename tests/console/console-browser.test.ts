@@ -197,6 +197,30 @@ describe('web console in Chromium', () => {
     }
   });
 
+  it('works as plain forms with JavaScript off', async (t) => {
+    if (!browser) return t.skip();
+    const plain = await browser.newContext({ javaScriptEnabled: false });
+    try {
+      const p = await plain.newPage();
+      await signIn(p, server.token('nojs'));
+      await p.fill('#name', 'No script');
+      await Promise.all([p.waitForURL(/\/projects\/[0-9a-f-]{36}$/), p.click('#create')]);
+      const url = p.url();
+      await p.fill('#message', 'Build without script');
+      await Promise.all([p.waitForURL(url), p.click('#send-button')]);
+      await expect(p.textContent('#live')).resolves.toBe('live updates off');
+      // Without the script the page does not update itself: reloading shows the progress.
+      for (;;) {
+        await p.goto(url);
+        if (await p.$('#last-workflow[data-status="completed"]')) break;
+        await p.waitForTimeout(100);
+      }
+      await p.waitForSelector('#messages li:has-text("Build completed.")');
+    } finally {
+      await plain.close();
+    }
+  });
+
   it('signs out: the session ends and pages go back to the sign-in form', async (t) => {
     if (!browser) return t.skip();
     await page.goto(`${base}/projects`);
