@@ -17,6 +17,11 @@ export default tseslint.config(
     },
   },
   {
+    // The web console's one browser script (served as it is, no build step).
+    files: ['assets/**/*.js'],
+    languageOptions: { sourceType: 'script', globals: { window: 'readonly', document: 'readonly', EventSource: 'readonly' } },
+  },
+  {
     // CommonJS config files of the tools (dependency-cruiser).
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },

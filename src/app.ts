@@ -10,6 +10,7 @@ import { OAuthGrants, type OAuthLifetimes } from './auth/oauth-grants.js';
 import { RequestGate } from './auth/request-gate.js';
 import type { CachedToken } from './auth/token-cache.js';
 import { TokenService } from './auth/token-service.js';
+import { WebSessionService } from './auth/web-sessions.js';
 import { CommandBuilder, loadCommandBuilderConfig } from './builders/command-builder.js';
 import type { Builder } from './builders/builder.js';
 import { createExpoBuilder, type ExpoBuilderSettings } from './builders/expo/index.js';
@@ -40,6 +41,9 @@ import { TokenRepo } from './store/token-repo.js';
 import { UserRepo } from './store/user-repo.js';
 import { WorkflowRepo } from './store/workflow-repo.js';
 import { ArtifactReader } from './services/artifact-reader.js';
+import { createWebConsole } from './console/web-console.js';
+import { WebSessionRepo } from './store/web-session-repo.js';
+import { ProjectChanges } from './workflows/project-changes.js';
 import { startHttpServer, type HttpServerDeps, type HttpServerOptions, type RunningHttpServer } from './transports/http-server.js';
 import { ArtifactPublisher } from './workflows/artifact-publisher.js';
 import { ProcessGroupRepo } from './store/process-group-repo.js';
@@ -123,6 +127,12 @@ export interface App {
   workflows: WorkflowService;
   users: UserRepo;
   plans: PlanTable;
+  /** The tool adapter (`tools/call`), which the web console calls too. */
+  tools: ToolDispatcher;
+  /** Web console sessions (README "Web console"). */
+  webSessions: WebSessionService;
+  /** Notices of project changes, pushed to the web console's live pages. */
+  changes: ProjectChanges;
   /** Starts the workflow engine (crash recovery first) and the MCP server. */
   start(): Promise<void>;
   /** Graceful stop: engine shutdown, then the store. */
@@ -136,6 +146,15 @@ export interface App {
  */
 export function httpDepsOf(app: App): HttpServerDeps {
   const artifacts = new ArtifactReader(app.artifacts, app.artifactStore);
+  const web = createWebConsole({
+    tools: app.tools,
+    sessions: app.webSessions,
+    gate: app.gate,
+    changes: app.changes,
+    dataVersion: () => app.store.dataVersion(),
+    publicUrl: app.publicUrl,
+    logger: app.logger,
+  });
   return {
     gateway: app.gateway,
     gate: app.gate,
@@ -149,7 +168,9 @@ export function httpDepsOf(app: App): HttpServerDeps {
     },
     publicUrl: app.publicUrl,
     logger: app.logger,
-    oauth: { repo: app.oauthRepo, grants: app.oauthGrants, loginCodes: app.loginCodes, tokens: app.tokens, clock: app.clock },
+    // The consent page treats a browser signed in to the console as signed in.
+    oauth: { repo: app.oauthRepo, grants: app.oauthGrants, loginCodes: app.loginCodes, tokens: app.tokens, clock: app.clock, sessionUser: (req) => web.sessionUser(req) },
+    console: web,
   };
 }
 
@@ -202,7 +223,8 @@ export function createApp(config: AppConfig): App {
   });
   const access = new ProjectAccess(projectRepo);
   const projects = new ProjectService(store, projectRepo, access, plans, clock);
-  const journal = new WorkflowJournal(store, workflowRepo, messageRepo, projectRepo, clock, logger);
+  const changes = new ProjectChanges();
+  const journal = new WorkflowJournal(store, workflowRepo, messageRepo, projectRepo, clock, logger, changes);
   const artifactStore = new ArtifactStore(config.dataDir);
   const builder = createBuilder(config);
   const engine = new WorkflowEngine(
@@ -240,7 +262,9 @@ export function createApp(config: AppConfig): App {
     engine,
     publicUrl,
   });
-  const gateway = new JsonRpcGateway(createMcpServer(VERSION), new ToolDispatcher(ALL_TOOLS, { projects, workflows, logger }), logger, config.requestDeadlineMs);
+  const tools = new ToolDispatcher(ALL_TOOLS, { projects, workflows, logger });
+  const gateway = new JsonRpcGateway(createMcpServer(VERSION), tools, logger, config.requestDeadlineMs);
+  const webSessions = new WebSessionService(new WebSessionRepo(store.db), tokens, clock, (code) => loginCodes.redeem(code));
 
   let closed = false;
   return {
@@ -262,6 +286,9 @@ export function createApp(config: AppConfig): App {
     workflows,
     users,
     plans,
+    tools,
+    webSessions,
+    changes,
     async start() {
       const stale = await artifactStore.removeTemporary();
       if (stale > 0) logger.info({ folders: stale }, 'removed half-copied artifact folders left by an earlier stop');

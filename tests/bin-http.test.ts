@@ -45,6 +45,17 @@ describe('HTTP transport (spawned bin)', () => {
     expect(await health.json()).toEqual({ status: 'ok' });
   });
 
+  it('serves the web console and its static files from the built bundle', async () => {
+    const signin = await fetch(`${server.url}/signin`);
+    expect(signin.status).toBe(200);
+    expect(await signin.text()).toContain('<script src="/console/console.js" defer></script>');
+    for (const file of ['console.js', 'console.css']) {
+      const res = await fetch(`${server.url}/console/${file}`);
+      expect(res.status, file).toBe(200);
+      expect((await res.text()).length).toBeGreaterThan(500);
+    }
+  });
+
   it('never writes a token to its logs', () => {
     expect(server.stderr()).not.toContain(token);
   });

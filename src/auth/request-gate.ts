@@ -94,6 +94,26 @@ export class RequestGate {
   }
 
   /**
+   * Counts one action of an already authenticated caller (a web console page or form) against
+   * the plan's request rate, like a tool call.
+   * @throws RateLimitedError (-32005, `data.scope = "requests"`) over the plan's rate.
+   */
+  admitCaller(caller: Caller): Promise<Admission> {
+    return this.count(caller, 'requests');
+  }
+
+  /**
+   * Counts one sign-in attempt of the web console from `address` against the bound on
+   * unauthenticated requests (per client address and minute), so credentials cannot be guessed
+   * quickly there either.
+   * @throws ServiceError -32005 (`data.scope = "unauthenticated"`) past the bound.
+   */
+  async countSignInAttempt(address: string): Promise<void> {
+    const rate = await this.limiter.consume(`address:${address}`, this.unauthenticatedPerMinute, 60);
+    if (!rate.allowed) throw rateLimited({ scope: 'unauthenticated', limit: rate.limit, windowSeconds: 60, resetAt: rate.resetAt, retryAfterSeconds: rate.retryAfterSeconds });
+  }
+
+  /**
    * The admission policy of one request (see the file comment).
    * stdio: only `tools/call` needs a caller (initialize, ping and tools/list work without a
    * token, and the one local client has the process to itself). HTTP: every request needs one.

@@ -326,6 +326,26 @@ export const oauthTokens = sqliteTable(
   (t) => [index('oauth_tokens_grant_idx').on(t.grantId)],
 );
 
+/**
+ * Web console sessions (README "Web console"): the `svc_session` cookie, stored as SHA-256 only.
+ * A session signed in with an API token names it, and ends when that token is revoked or expires.
+ */
+export const webSessions = sqliteTable(
+  'web_sessions',
+  {
+    id: text('id').primaryKey(),
+    sessionHash: text('session_hash').notNull().unique(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    /** The API token the user signed in with; null for a one-time login code. */
+    tokenId: text('token_id').references(() => apiTokens.id, { onDelete: 'cascade' }),
+    createdAt: text('created_at').notNull(),
+    expiresAt: text('expires_at').notNull(),
+  },
+  (t) => [index('web_sessions_user_idx').on(t.userId), index('web_sessions_expires_idx').on(t.expiresAt)],
+);
+
 /** Row types of each table, as drizzle infers them. */
 export type UserRow = typeof users.$inferSelect;
 export type ApiTokenRow = typeof apiTokens.$inferSelect;
@@ -341,6 +361,7 @@ export type OAuthAuthorizationRequestRow = typeof oauthAuthorizationRequests.$in
 export type OAuthGrantRow = typeof oauthGrants.$inferSelect;
 export type OAuthCodeRow = typeof oauthCodes.$inferSelect;
 export type OAuthTokenRow = typeof oauthTokens.$inferSelect;
+export type WebSessionRow = typeof webSessions.$inferSelect;
 /** Workflow states of docs/contract.md#tools. */
 export type WorkflowStatus = WorkflowRow['status'];
 export type WorkflowKind = WorkflowRow['kind'];

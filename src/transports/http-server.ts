@@ -72,6 +72,19 @@ export interface HttpServerDeps {
    * (with express) only by a listener that serves `/mcp`. Absent: no OAuth routes.
    */
   oauth?: Omit<OAuthRouteDeps, 'issuer' | 'logger'>;
+  /**
+   * The web console at `/` (README "Web console"), served by a listener that serves MCP. Its
+   * requests pass the same Host/Origin check as `/mcp` first.
+   */
+  console?: ConsoleRoutes;
+}
+
+/** The web console as the routing table sees it. */
+interface ConsoleRoutes {
+  matches(path: string): boolean;
+  handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void>;
+  /** Ends the console's open event streams. */
+  close(): void;
 }
 
 /** One entry of the routing table. */
@@ -190,7 +203,22 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     ...(oauthRoutes ? [{ matches: (path: string) => oauthRoutes.matches(path), handle: (req: IncomingMessage, res: ServerResponse) => handleOAuth(req, res) }] : []),
     { matches: (path) => path.startsWith('/updates/'), handle: (req, res, path, query) => updates.serveUpdates(req, res, path, query) },
     { matches: (path) => path.startsWith('/previews/') || path.startsWith('/deployments/'), handle: (req, res, path) => handleArtifact(req, res, path) },
+    ...(options.serveMcp && deps.console ? [consoleRoute(deps.console)] : []),
   ];
+
+  function consoleRoute(web: ConsoleRoutes): Route {
+    return {
+      matches: (path) => web.matches(path),
+      handle: (req, res, path, query) => {
+        const verdict = hostCheck(req.headers.host, req.headers.origin);
+        if (verdict !== 'ok') {
+          req.resume();
+          return sendError(res, forbidden({ reason: verdict }));
+        }
+        return web.handle(req, res, path, query);
+      },
+    };
+  }
 
   const handleHealth = (req: IncomingMessage, res: ServerResponse): void => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return notFound(res);
@@ -274,6 +302,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     port: address.port,
     close: () =>
       new Promise<void>((resolve) => {
+        deps.console?.close();
         server.close(() => resolve());
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 2000).unref();

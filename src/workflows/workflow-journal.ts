@@ -12,6 +12,7 @@ import type { MessageRepo } from '../store/message-repo.js';
 import type { ProjectRepo } from '../store/project-repo.js';
 import type { MessageRow, WorkflowRow } from '../store/schema.js';
 import type { WorkflowRepo } from '../store/workflow-repo.js';
+import type { ProjectChanges } from './project-changes.js';
 import { IllegalTransitionError, isTerminal, nextStatus, type WorkflowEvent, type WorkflowStatus } from './workflow-states.js';
 
 /** Who speaks in a message. */
@@ -43,7 +44,13 @@ export class WorkflowJournal {
     private readonly projects: ProjectRepo,
     private readonly clock: Clock,
     private readonly logger?: Logger,
+    private readonly changes?: ProjectChanges,
   ) {}
+
+  /** Tells live views (the web console) that the project's workflows or conversation changed. */
+  changed(projectId: string): void {
+    this.changes?.notify(projectId);
+  }
 
   /** The clock's instant as ISO 8601. */
   now(): string {
@@ -57,9 +64,11 @@ export class WorkflowJournal {
    */
   post(projectId: string, workflowId: string | null, message: NewMessage): MessageRow {
     const content = message.role === 'user' ? message.content : cutToLength(message.content, MAX_MESSAGE_LENGTH);
-    return this.store.immediate(() =>
+    const row = this.store.immediate(() =>
       this.messages.append({ id: randomUUID(), projectId, workflowId, role: message.role, type: message.type, content, createdAt: this.now() }),
     );
+    this.changed(projectId);
+    return row;
   }
 
   /**
@@ -90,6 +99,7 @@ export class WorkflowJournal {
       if (!this.workflows.transition(workflow.id, from, full, owner)) return false;
       if (to === 'completed') this.projects.touch(workflow.projectId, now);
       if (message) this.post(workflow.projectId, workflow.id, message);
+      this.changed(workflow.projectId);
       return true;
     });
   }
@@ -105,6 +115,7 @@ export class WorkflowJournal {
     return this.store.immediate(() => {
       if (!this.workflows.claimQueued(workflow.id, { ...patch, status: to })) return false;
       this.post(workflow.projectId, workflow.id, message);
+      this.changed(workflow.projectId);
       return true;
     });
   }

@@ -1,0 +1,127 @@
+/**
+ * Web console sessions (README "Web console"): a person signs in once with one of their API
+ * tokens or a one-time login code, and the browser holds a random session secret in the
+ * `svc_session` cookie (HttpOnly, SameSite=Strict). Only its SHA-256 is stored. A session lasts
+ * 12 hours, ends at sign-out, and ends with the API token it was signed in with (revoked or expired).
+ *
+ * A console caller is counted against the request rate like a tool call: under the API token's
+ * key when signed in with a token (so the console and that token's tool calls share one budget),
+ * else under the user's key `user:<userId>` (the key OAuth grants use).
+ */
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { WebSessionRepo } from '../store/web-session-repo.js';
+import { isExpired, TOKEN_PREFIX } from './api-token.js';
+import type { Caller } from './caller.js';
+import type { TokenService } from './token-service.js';
+
+/** Lifetime of a console session: 12 hours, in ms. */
+export const WEB_SESSION_TTL_MS = 12 * 3_600_000;
+
+/** What a one-time login code redeems to (the login code service's `redeem`). */
+export type RedeemLoginCode = (code: string) => { userId: string; userName: string } | null;
+
+/** A signed-in browser: the caller, and the secrets the console derives from its cookie. */
+export interface WebSession {
+  caller: Caller;
+  /** The CSRF token of this session's forms (derived from the cookie's secret, never stored). */
+  csrf: string;
+  expiresAt: string;
+}
+
+/** Creates, checks and ends console sessions. */
+export class WebSessionService {
+  /** @param redeemLoginCode the login code service's `redeem`, when login codes are accepted. */
+  constructor(
+    private readonly sessions: WebSessionRepo,
+    private readonly tokens: Pick<TokenService, 'authenticate'>,
+    private readonly clock: Clock,
+    private readonly redeemLoginCode?: RedeemLoginCode,
+  ) {}
+
+  /**
+   * Signs in with an API token (`svc_...`) or a one-time login code (consumed).
+   * @returns the new session's cookie secret and session, or null when the credential is refused.
+   */
+  signIn(credential: string): { secret: string; session: WebSession } | null {
+    const text = credential.trim();
+    if (text.length === 0 || text.length > 200) return null;
+    let userId: string;
+    let tokenId: string | null = null;
+    if (text.startsWith(TOKEN_PREFIX)) {
+      let caller: Caller;
+      try {
+        caller = this.tokens.authenticate(text);
+      } catch {
+        // A login code may share the prefix; try it before refusing.
+        const redeemed = this.redeemLoginCode?.(text);
+        if (!redeemed) return null;
+        return this.open(redeemed.userId, null);
+      }
+      // An OAuth access token is good at `/mcp` only (its audience, RFC 8707), never here.
+      if (caller.rateKey !== undefined) return null;
+      userId = caller.userId;
+      tokenId = caller.tokenId;
+    } else {
+      const redeemed = this.redeemLoginCode?.(text);
+      if (!redeemed) return null;
+      userId = redeemed.userId;
+    }
+    return this.open(userId, tokenId);
+  }
+
+  private open(userId: string, tokenId: string | null): { secret: string; session: WebSession } | null {
+    const now = this.clock();
+    this.sessions.deleteExpired(now.toISOString());
+    const secret = randomBytes(32).toString('base64url');
+    const expiresAt = new Date(now.getTime() + WEB_SESSION_TTL_MS).toISOString();
+    this.sessions.insert({ id: randomUUID(), sessionHash: hashSecret(secret), userId, tokenId, createdAt: now.toISOString(), expiresAt });
+    const session = this.authenticate(secret);
+    return session ? { secret, session } : null;
+  }
+
+  /** The session of a cookie secret, or null when it is unknown, expired, or its token is revoked or expired. */
+  authenticate(secret: string | undefined): WebSession | null {
+    if (!secret || secret.length > 100) return null;
+    const found = this.sessions.findByHash(hashSecret(secret));
+    if (!found) return null;
+    const now = this.clock();
+    const { session, user, token } = found;
+    if (isExpired(session.expiresAt, now)) return null;
+    if (token && (token.revokedAt !== null || isExpired(token.expiresAt, now))) return null;
+    return {
+      caller: {
+        userId: user.id,
+        userName: user.name,
+        plan: user.plan,
+        tokenId: session.tokenId ?? session.id,
+        ...(session.tokenId === null && { rateKey: `user:${user.id}` }),
+      },
+      csrf: csrfOf(secret),
+      expiresAt: session.expiresAt,
+    };
+  }
+
+  /** Ends the session of a cookie secret (sign-out); unknown secrets are ignored. */
+  signOut(secret: string | undefined): void {
+    if (secret) this.sessions.deleteByHash(hashSecret(secret));
+  }
+
+}
+
+function hashSecret(secret: string): string {
+  return createHash('sha256').update(`web-session:${secret}`, 'utf8').digest('hex');
+}
+
+/** The CSRF token of a session: a hash of its secret, so it needs no storage and leaks nothing of it. */
+function csrfOf(secret: string): string {
+  return createHash('sha256').update(`csrf:${secret}`, 'utf8').digest('base64url');
+}
+
+/** Constant-time comparison of two CSRF tokens. */
+export function sameCsrf(expected: string, presented: unknown): boolean {
+  if (typeof presented !== 'string') return false;
+  const a = Buffer.from(expected);
+  const b = Buffer.from(presented);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,115 @@
+/**
+ * Small HTTP pieces of the web console: cookies, bounded form bodies, and HTML responses with the
+ * console's security headers (a strict Content Security Policy: scripts and styles only from the
+ * console's own static files, no inline script).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { SafeHtml } from './html.js';
+
+/** Largest form body the console reads, in bytes (an instruction is at most 20 000 characters). */
+const FORM_LIMIT_BYTES = 256 * 1024;
+
+/** The cookies of a request (first value of each name). */
+export function readCookies(req: IncomingMessage): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const piece of (req.headers.cookie ?? '').split(';')) {
+    const eq = piece.indexOf('=');
+    if (eq === -1) continue;
+    const name = piece.slice(0, eq).trim();
+    if (!out.has(name)) out.set(name, piece.slice(eq + 1).trim());
+  }
+  return out;
+}
+
+/** A `Set-Cookie` value: HttpOnly, SameSite=Strict, Path=/, Secure when `secure`; `maxAgeSeconds` 0 deletes it. */
+export function cookie(name: string, value: string, maxAgeSeconds: number, secure: boolean): string {
+  return `${name}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
+}
+
+/** Outcome of reading a form body. */
+export type FormBody = URLSearchParams | 'too_large' | 'unsupported' | 'aborted';
+
+/** Reads an `application/x-www-form-urlencoded` body of at most 256 KiB. */
+export function readForm(req: IncomingMessage): Promise<FormBody> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/x-www-form-urlencoded') {
+    req.resume();
+    return Promise.resolve('unsupported');
+  }
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > FORM_LIMIT_BYTES) {
+    req.resume();
+    return Promise.resolve('too_large');
+  }
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (value: FormBody) => {
+      if (!done) {
+        done = true;
+        resolve(value);
+      }
+    };
+    req.on('data', (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > FORM_LIMIT_BYTES) {
+        chunks.length = 0;
+        finish('too_large');
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => finish(new URLSearchParams(Buffer.concat(chunks).toString('utf8'))));
+    req.on('error', () => finish('aborted'));
+    req.on('close', () => {
+      if (!req.complete) finish('aborted');
+    });
+  });
+}
+
+/**
+ * The console's Content Security Policy: nothing inline, scripts, styles and the event stream
+ * from this origin only, frames only from the artifact origin (the web preview).
+ */
+export function contentSecurityPolicy(frameOrigin: string): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    `frame-src ${frameOrigin}`,
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
+}
+
+/** Headers every console response carries. */
+const COMMON_HEADERS = {
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'same-origin',
+  'Cache-Control': 'no-store',
+};
+
+/** Sends a page. */
+export function sendHtml(res: ServerResponse, status: number, page: SafeHtml, csp: string, headers: Record<string, string | string[]> = {}): void {
+  const body = page.value;
+  res.writeHead(status, {
+    ...COMMON_HEADERS,
+    'Content-Type': 'text/html; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+    'Content-Security-Policy': csp,
+    'X-Frame-Options': 'DENY',
+    ...headers,
+  });
+  res.end(res.req.method === 'HEAD' ? undefined : body);
+}
+
+/** Redirects a browser with 303 See Other (after a form, so that reloading never posts again). */
+export function redirect(res: ServerResponse, location: string, headers: Record<string, string | string[]> = {}): void {
+  res.writeHead(303, { ...COMMON_HEADERS, Location: location, 'Content-Length': '0', ...headers });
+  res.end();
+}

@@ -1,0 +1,175 @@
+/**
+ * Server-Sent Events of the web console (README "Web console"): one stream per open project page.
+ * The server pushes when the project changes (the workflow engine's change notices), never on a
+ * timer per page: a change wakes the page's stream, which renders the new state once (changes
+ * that arrive meanwhile are coalesced). Changes committed by another process on the same store
+ * are seen by one server-wide check of SQLite's `data_version` per second while streams are open.
+ * Streams are bounded per user and in all.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '../logger.js';
+
+/** One open stream: what it pushes when woken. */
+export interface LiveStream {
+  userId: string;
+  projectId: string;
+  /** Renders and writes what changed; resolves false when the stream should end (signed out, access lost). */
+  push(write: (event: string, data: unknown, id?: string) => void): Promise<boolean>;
+}
+
+/** Limits of the hub. */
+export interface LiveHubOptions {
+  /** Open streams per user (default 8). */
+  perUser?: number;
+  /** Open streams in all (default 512). */
+  total?: number;
+  /** Comment line sent to keep proxies from closing an idle stream, in ms (default 25 000). */
+  keepAliveMs?: number;
+  /** Delay that coalesces a burst of changes into one push, in ms (default 50). */
+  coalesceMs?: number;
+}
+
+/** Where change notices come from. */
+interface ChangeSource {
+  subscribe(projectId: string, listener: (projectId: string) => void): () => void;
+}
+
+interface Open {
+  stream: LiveStream;
+  wake(): void;
+  end(): void;
+}
+
+/** Opens, wakes and ends the console's event streams. */
+export class LiveHub {
+  private readonly open = new Set<Open>();
+  private readonly perUser: number;
+  private readonly total: number;
+  private readonly keepAliveMs: number;
+  private readonly coalesceMs: number;
+  private watch: NodeJS.Timeout | undefined;
+  private lastVersion: number | undefined;
+
+  constructor(
+    private readonly changes: ChangeSource,
+    private readonly dataVersion: () => number,
+    private readonly logger: Logger,
+    options: LiveHubOptions = {},
+  ) {
+    this.perUser = options.perUser ?? 8;
+    this.total = options.total ?? 512;
+    this.keepAliveMs = options.keepAliveMs ?? 25_000;
+    this.coalesceMs = options.coalesceMs ?? 50;
+  }
+
+  /** Whether `userId` may open one more stream now. */
+  admits(userId: string): boolean {
+    if (this.open.size >= this.total) return false;
+    let mine = 0;
+    for (const o of this.open) if (o.stream.userId === userId) mine++;
+    return mine < this.perUser;
+  }
+
+  /** Starts streaming to `res` and pushes the current state at once. */
+  start(req: IncomingMessage, res: ServerResponse, stream: LiveStream): void {
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'X-Content-Type-Options': 'nosniff',
+      'X-Accel-Buffering': 'no',
+    });
+    // Browsers reconnect after 3 s by default; ask for a little more on a busy server.
+    res.write('retry: 5000\n\n');
+    req.socket.setTimeout(0);
+    req.socket.setNoDelay(true);
+
+    let timer: NodeJS.Timeout | undefined;
+    let running = false;
+    let again = false;
+    let ended = false;
+    const write = (event: string, data: unknown, id?: string) => {
+      if (!ended) res.write(`${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    };
+    const run = async () => {
+      timer = undefined;
+      if (ended) return;
+      if (running) {
+        again = true;
+        return;
+      }
+      running = true;
+      try {
+        if (!(await stream.push(write))) entry.end();
+      } catch (error) {
+        this.logger.warn({ err: error, projectId: stream.projectId }, 'console event stream failed');
+        entry.end();
+      } finally {
+        running = false;
+        if (again && !ended) {
+          again = false;
+          entry.wake();
+        }
+      }
+    };
+    const keepAlive = setInterval(() => {
+      if (!ended) res.write(': keep-alive\n\n');
+    }, this.keepAliveMs);
+    keepAlive.unref();
+    const unsubscribe = this.changes.subscribe(stream.projectId, () => entry.wake());
+    const entry: Open = {
+      stream,
+      wake: () => {
+        timer ??= setTimeout(() => void run(), this.coalesceMs);
+      },
+      end: () => {
+        if (ended) return;
+        ended = true;
+        if (timer) clearTimeout(timer);
+        clearInterval(keepAlive);
+        unsubscribe();
+        this.open.delete(entry);
+        if (this.open.size === 0) this.stopWatch();
+        res.end();
+      },
+    };
+    this.open.add(entry);
+    res.once('close', () => entry.end());
+    this.startWatch();
+    void run();
+  }
+
+  /** Ends every stream (server shutdown). */
+  closeAll(): void {
+    for (const o of [...this.open]) o.end();
+  }
+
+  /** Streams open now. */
+  get size(): number {
+    return this.open.size;
+  }
+
+  private startWatch(): void {
+    if (this.watch) return;
+    this.lastVersion = this.safeVersion();
+    this.watch = setInterval(() => {
+      const version = this.safeVersion();
+      if (version === this.lastVersion) return;
+      this.lastVersion = version;
+      for (const o of this.open) o.wake();
+    }, 1000);
+    this.watch.unref();
+  }
+
+  private stopWatch(): void {
+    if (this.watch) clearInterval(this.watch);
+    this.watch = undefined;
+  }
+
+  private safeVersion(): number | undefined {
+    try {
+      return this.dataVersion();
+    } catch {
+      return undefined;
+    }
+  }
+}

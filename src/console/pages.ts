@@ -1,0 +1,169 @@
+/**
+ * The console's pages (README "Web console"): server-rendered HTML that works as plain forms; the
+ * one static script only adds live updates. Every value is escaped by the `html` template.
+ */
+import type { MessagesPage, Project, SessionView } from '../services/resource-shapes.js';
+import { html, type SafeHtml } from './html.js';
+import { renderMessages, renderSession } from './project-view.js';
+
+/** A contract error as the console shows it: code, exact message, and the listed issues. */
+export interface ShownError {
+  code: number;
+  message: string;
+  issues?: string[];
+  hint?: string;
+}
+
+/** The signed-in user, for the header. */
+interface Viewer {
+  userName: string;
+  csrf: string;
+}
+
+/** Limits shown next to the create form (the tool's). */
+const NAME_MAX = 255;
+const DESCRIPTION_MAX = 1000;
+
+function layout(title: string, body: SafeHtml, viewer?: Viewer, bodyAttributes: SafeHtml = html``): SafeHtml {
+  const nav = viewer
+    ? html`<nav><a href="/projects">Projects</a><span class="user">Signed in as <strong id="user-name">${viewer.userName}</strong></span>
+<form method="post" action="/signout" class="inline"><input type="hidden" name="csrf" value="${viewer.csrf}"><button type="submit" id="sign-out">Sign out</button></form></nav>`
+    : '';
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · mobile-builder-mcp</title>
+<link rel="stylesheet" href="/console/console.css">
+<script src="/console/console.js" defer></script>
+</head><body${bodyAttributes}>
+<header><a class="brand" href="/">mobile-builder-mcp</a>${nav}</header>
+<main>${body}</main>
+</body></html>`;
+}
+
+/** The error box of a form or page (`role="alert"`). */
+function errorBox(error: ShownError | undefined): SafeHtml {
+  if (!error) return html``;
+  return html`<div class="error" role="alert" id="error"><p><span class="code">${error.code}</span> <span class="message">${error.message}</span></p>${
+    error.issues && error.issues.length > 0 ? html`<ul>${error.issues.map((i) => html`<li>${i}</li>`)}</ul>` : ''
+  }${error.hint ? html`<p class="hint">${error.hint}</p>` : ''}</div>`;
+}
+
+/** `/signin`: paste an API token or a one-time login code. */
+export function signInPage(csrf: string, error?: ShownError): SafeHtml {
+  return layout(
+    'Sign in',
+    html`<h1>Sign in</h1>
+<p>Paste one of your API tokens (<code>svc_…</code>, from <code>mobile-builder-mcp token create --user NAME</code>) or a one-time login code (<code>mobile-builder-mcp login-code --user NAME</code>). The token is sent once; the browser keeps only a session cookie.</p>
+${errorBox(error)}
+<form method="post" action="/signin" class="card">
+<input type="hidden" name="csrf" value="${csrf}">
+<label for="credential">API token or login code</label>
+<input id="credential" name="credential" type="password" required autocomplete="off" spellcheck="false" maxlength="200">
+<button type="submit" id="sign-in">Sign in</button>
+</form>`,
+  );
+}
+
+/** Values the create form keeps after a refused submission. */
+export interface ProjectDraft {
+  name: string;
+  description: string;
+  visibility: string;
+}
+
+/** `/projects`: the caller's own projects, newest first, and the create form. */
+export function projectsPage(viewer: Viewer, projects: Project[], error?: ShownError, draft?: ProjectDraft): SafeHtml {
+  const list =
+    projects.length > 0
+      ? html`<ul id="projects" class="projects">${projects.map(
+          (p) => html`<li data-project-id="${p.id}"><a href="/projects/${p.id}">${p.name}</a> <span class="badge">${p.visibility}</span>${
+            p.description ? html`<p class="muted">${p.description}</p>` : ''
+          }<p class="meta">Updated <time datetime="${p.updatedAt}">${p.updatedAt}</time></p></li>`,
+        )}</ul>`
+      : html`<p id="no-projects" class="muted">No projects yet.</p>`;
+  const visibility = draft?.visibility === 'public' ? 'public' : 'private';
+  return layout(
+    'Projects',
+    html`<h1>Your projects</h1>
+${list}
+<h2>New project</h2>
+${errorBox(error)}
+<form method="post" action="/projects" class="card" id="create-project">
+<input type="hidden" name="csrf" value="${viewer.csrf}">
+<label for="name">Name</label><input id="name" name="name" type="text" maxlength="${NAME_MAX}" value="${draft?.name ?? ''}">
+<label for="description">Description (optional)</label><textarea id="description" name="description" maxlength="${DESCRIPTION_MAX}" rows="2">${draft?.description ?? ''}</textarea>
+<fieldset><legend>Visibility</legend>
+<label class="option"><input type="radio" name="visibility" value="private"${visibility === 'private' ? html` checked` : ''}> private (only you)</label>
+<label class="option"><input type="radio" name="visibility" value="public"${visibility === 'public' ? html` checked` : ''}> public (anyone with the link)</label></fieldset>
+<button type="submit" id="create">Create project</button>
+</form>`,
+    viewer,
+  );
+}
+
+/** What the project page shows. */
+export interface ProjectPageModel {
+  project: Project;
+  session: SessionView;
+  page: MessagesPage;
+  /** Messages per page. */
+  limit: number;
+  previews: SafeHtml;
+  error?: ShownError;
+  /** Where the error happened: next to the send form, or at the top. */
+  errorAt?: 'send' | 'session';
+  draft?: { message: string; kind: string };
+}
+
+/** `/projects/<id>`: the live session, the previews, the conversation and the send form. */
+export function projectPage(viewer: Viewer, model: ProjectPageModel): SafeHtml {
+  const { project, session, page } = model;
+  const ctx = { projectId: project.id, csrf: viewer.csrf };
+  const tail = !page.hasMore;
+  // The event stream sends new messages only to a page that shows the end of the conversation.
+  const events = `/projects/${project.id}/events${tail ? `?after=${page.nextAfter}` : ''}`;
+  const kind = model.draft?.kind === 'deploy' ? 'deploy' : 'build';
+  // Seqs of a project's messages grow by one (docs/contract.md#tools), so the page before this one
+  // starts `limit` messages earlier.
+  const first = page.messages[0]?.seq;
+  const earlier = first !== undefined && first > 1 ? Math.max(0, first - 1 - model.limit) : null;
+  const pager = html`<nav class="pager">${earlier !== null ? html`<a class="earlier" href="/projects/${project.id}?after=${earlier}&amp;limit=${model.limit}">Earlier messages</a>` : ''}${
+    page.hasMore
+      ? html` <a class="later" href="/projects/${project.id}?after=${page.nextAfter}&amp;limit=${model.limit}">Later messages</a> <a href="/projects/${project.id}">Latest</a>`
+      : ''
+  }</nav>`;
+  return layout(
+    project.name,
+    html`<h1 id="project-name">${project.name}</h1>
+<p class="meta"><span class="badge">${project.visibility}</span> Created <time datetime="${project.createdAt}">${project.createdAt}</time>${
+      project.description ? html` · ${project.description}` : ''
+    } <span id="live" class="live" data-state="off">live updates off</span></p>
+${model.errorAt === 'session' ? errorBox(model.error) : ''}
+<div class="columns">
+<div>
+<section aria-labelledby="session-title"><h2 id="session-title">Session</h2><div id="session">${renderSession(ctx, session)}</div></section>
+<section aria-labelledby="send-title"><h2 id="send-title">Send an instruction</h2>
+${model.errorAt === 'send' ? errorBox(model.error) : ''}
+<form method="post" action="/projects/${project.id}/messages" class="card" id="send">
+<input type="hidden" name="csrf" value="${viewer.csrf}">
+<label for="message">Instruction</label><textarea id="message" name="message" rows="3" maxlength="20000">${model.draft?.message ?? ''}</textarea>
+<fieldset><legend>Kind</legend>
+<label class="option"><input type="radio" name="kind" value="build"${kind === 'build' ? html` checked` : ''}> build</label>
+<label class="option"><input type="radio" name="kind" value="deploy"${kind === 'deploy' ? html` checked` : ''}> deploy</label></fieldset>
+<button type="submit" id="send-button">Send</button>
+</form>
+<p class="hint">While the agent waits for an answer, answer its question above (or cancel the workflow) before sending a new instruction.</p></section>
+<section aria-labelledby="previews-title"><h2 id="previews-title">Preview and deployments</h2><div id="previews">${model.previews}</div></section>
+</div>
+<section aria-labelledby="conversation-title"><h2 id="conversation-title">Conversation</h2>${pager}
+<ol id="messages" class="messages">${renderMessages(page.messages)}</ol>${pager}</section>
+</div>`,
+    viewer,
+    html` data-events="${events}"`,
+  );
+}
+
+/** A page that only shows an error (unknown project, another user's private project, rate limit). */
+export function errorPage(error: ShownError, viewer?: Viewer): SafeHtml {
+  return layout(`Error ${error.code}`, html`<h1>Something went wrong</h1>${errorBox(error)}<p><a href="/projects">Back to your projects</a></p>`, viewer);
+}

@@ -1,0 +1,35 @@
+/**
+ * The console's static files (`assets/console/` in the package: one script, one stylesheet),
+ * committed as they are served: nothing is built on the user's machine.
+ */
+import { readFile } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
+
+/** `assets/console/` of the package, both from `src/console/` and from `dist/console/`. */
+const ASSETS = new URL('../../assets/console/', import.meta.url);
+
+const FILES: Record<string, string> = {
+  '/console/console.js': 'text/javascript; charset=utf-8',
+  '/console/console.css': 'text/css; charset=utf-8',
+};
+
+const cache = new Map<string, Buffer>();
+
+/** Serves a static file of the console; false when `path` names none. */
+export async function serveStatic(res: ServerResponse, path: string, head: boolean): Promise<boolean> {
+  const type = FILES[path];
+  if (!type) return false;
+  let body = cache.get(path);
+  if (!body) {
+    body = await readFile(new URL(path.slice('/console/'.length), ASSETS));
+    cache.set(path, body);
+  }
+  res.writeHead(200, {
+    'Content-Type': type,
+    'Content-Length': String(body.length),
+    'Cache-Control': 'no-cache',
+    'X-Content-Type-Options': 'nosniff',
+  });
+  res.end(head ? undefined : body);
+  return true;
+}

@@ -1,0 +1,393 @@
+/**
+ * The web console at `/` (README "Web console"; docs/contract.md#web-console): sign in, the
+ * projects list, one project's live session, conversation, previews and deployments.
+ *
+ * It calls the tools themselves (the same tool adapter `tools/call` uses), so every rule, error,
+ * limit and tenancy check is the tools' own; each page, form or event stream a signed-in person
+ * opens counts as one request against their rate limit, like a tool call. Pages are plain HTML
+ * forms (POST for every change, each with the session's CSRF token, then 303 to a page); the one
+ * static script adds live updates over Server-Sent Events. Host/Origin are checked by the HTTP
+ * transport before a request reaches the console.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Caller } from '../auth/caller.js';
+import type { RequestGate } from '../auth/request-gate.js';
+import { sameCsrf, WEB_SESSION_TTL_MS, type WebSession, type WebSessionService } from '../auth/web-sessions.js';
+import { isExpectedError, MESSAGES, notFound, toJsonRpcError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { MESSAGES_PAGE_DEFAULT, MESSAGES_PAGE_MAX, type MessagesPage, type Project, type SessionView } from '../services/resource-shapes.js';
+import type { ProjectChanges } from '../workflows/project-changes.js';
+import { type SafeHtml } from './html.js';
+import { contentSecurityPolicy, cookie, readCookies, readForm, redirect, sendHtml } from './http-util.js';
+import { LiveHub, type LiveHubOptions } from './live-updates.js';
+import { errorPage, projectPage, projectsPage, signInPage, type ProjectDraft, type ShownError } from './pages.js';
+import { previewsKey, renderMessages, renderPreviews, renderSession } from './project-view.js';
+import { serveStatic } from './static-assets.js';
+
+/** The session cookie (HttpOnly, SameSite=Strict). */
+const SESSION_COOKIE = 'svc_session';
+/** Double-submit cookie of the sign-in form, before a session exists. */
+const SIGNIN_COOKIE = 'svc_signin';
+
+/** What the console works with. */
+export interface WebConsoleDeps {
+  /** The tool adapter (`tools/call`): the console calls the tools by name. */
+  tools: { call(params: Record<string, unknown>, caller: Caller): Promise<{ structuredContent: Record<string, unknown> }> };
+  sessions: Pick<WebSessionService, 'signIn' | 'authenticate' | 'signOut'>;
+  gate: Pick<RequestGate, 'admitCaller' | 'countSignInAttempt'>;
+  changes: Pick<ProjectChanges, 'subscribe'>;
+  /** SQLite's `data_version`, to see other processes' changes. */
+  dataVersion(): number;
+  publicUrl: { get(): string; artifacts(): string };
+  logger: Logger;
+  live?: LiveHubOptions;
+}
+
+/** The console as the HTTP transport's routing table sees it. */
+export interface WebConsole {
+  matches(path: string): boolean;
+  handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void>;
+  /** Ends the open event streams (shutdown). */
+  close(): void;
+  /** The user of the request's valid console session, or null (the OAuth consent page asks this). */
+  sessionUser(req: IncomingMessage): { userId: string; userName: string } | null;
+}
+
+const PROJECT_PATH = /^\/projects\/([^/]+)(?:\/(messages|answer|cancel|events))?$/;
+
+/** A failed tool call, as the console shows it. */
+function shown(error: unknown): { status: number; error: ShownError; retryAfter?: number } {
+  const body = toJsonRpcError(error);
+  const data = (body.data ?? {}) as { issues?: { parameter: string; problem: string }[]; retryAfterSeconds?: number; hint?: string; reason?: string; scope?: string };
+  const statusByCode: Record<number, number> = { [-32602]: 400, [-32600]: 400, [-32001]: 401, [-32003]: 403, [-32004]: 404, [-32005]: 429 };
+  const issues = data.issues?.map((i) => `${i.parameter} ${i.problem}`);
+  const detail = data.reason ? `reason: ${data.reason}` : data.scope ? `scope: ${data.scope}${data.retryAfterSeconds ? `, retry after ${data.retryAfterSeconds} s` : ''}` : undefined;
+  return {
+    status: statusByCode[body.code] ?? 500,
+    error: { code: body.code, message: body.message, ...(issues && issues.length > 1 && { issues }), ...((data.hint ?? detail) !== undefined && { hint: data.hint ?? detail }) },
+    ...(data.retryAfterSeconds !== undefined && { retryAfter: data.retryAfterSeconds }),
+  };
+}
+
+/** Builds the console. */
+export function createWebConsole(deps: WebConsoleDeps): WebConsole {
+  const hub = new LiveHub(deps.changes, deps.dataVersion, deps.logger, deps.live);
+
+  const secure = () => deps.publicUrl.get().startsWith('https:');
+  const artifactOrigin = () => new URL(deps.publicUrl.artifacts()).origin;
+  const sameOrigin = (req: IncomingMessage) => {
+    const origin = artifactOrigin();
+    return origin === new URL(deps.publicUrl.get()).origin || origin === `http://${req.headers.host ?? ''}`;
+  };
+  const csp = () => contentSecurityPolicy(`'self' ${artifactOrigin()}`);
+
+  const tool = async <T>(name: string, args: Record<string, unknown>, caller: Caller): Promise<T> =>
+    (await deps.tools.call({ name, arguments: args }, caller)).structuredContent as T;
+
+  const page = (res: ServerResponse, status: number, body: SafeHtml, headers: Record<string, string | string[]> = {}) => sendHtml(res, status, body, csp(), headers);
+
+  const failurePage = (res: ServerResponse, error: unknown, viewer?: { userName: string; csrf: string }) => {
+    if (!isExpectedError(error)) deps.logger.error({ err: error }, 'web console request failed');
+    const s = shown(error);
+    page(res, s.status, errorPage(s.error, viewer), s.retryAfter !== undefined ? { 'Retry-After': String(s.retryAfter) } : {});
+  };
+
+  const signIn = async (req: IncomingMessage, res: ServerResponse) => {
+    const cookies = readCookies(req);
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      if (deps.sessions.authenticate(cookies.get(SESSION_COOKIE))) return redirect(res, '/projects');
+      const csrf = cookies.get(SIGNIN_COOKIE) ?? randomBytes(24).toString('base64url');
+      return page(res, 200, signInPage(csrf), { 'Set-Cookie': cookie(SIGNIN_COOKIE, csrf, 3600, secure()) });
+    }
+    if (req.method !== 'POST') return methodNotAllowed(res);
+    const form = await readForm(req);
+    if (typeof form === 'string') return badForm(res, form);
+    const csrf = cookies.get(SIGNIN_COOKIE);
+    if (!csrf || !sameCsrf(csrf, form.get('csrf'))) {
+      const fresh = randomBytes(24).toString('base64url');
+      return page(res, 400, signInPage(fresh, { code: -32600, message: MESSAGES.invalidRequest, hint: 'The sign-in form expired: try again.' }), {
+        'Set-Cookie': cookie(SIGNIN_COOKIE, fresh, 3600, secure()),
+      });
+    }
+    try {
+      await deps.gate.countSignInAttempt(req.socket.remoteAddress ?? 'unknown');
+    } catch (error) {
+      const s = shown(error);
+      return page(res, 429, signInPage(csrf, s.error), { 'Retry-After': String(s.retryAfter ?? 60) });
+    }
+    const opened = deps.sessions.signIn(form.get('credential') ?? '');
+    if (!opened) {
+      deps.logger.warn({ address: req.socket.remoteAddress }, 'console sign-in refused');
+      return page(res, 401, signInPage(csrf, { code: -32001, message: MESSAGES.unauthenticated }));
+    }
+    deps.logger.info({ user: opened.session.caller.userName }, 'console sign-in');
+    return redirect(res, '/projects', {
+      'Set-Cookie': [cookie(SESSION_COOKIE, opened.secret, Math.floor(WEB_SESSION_TTL_MS / 1000), secure()), cookie(SIGNIN_COOKIE, '', 0, secure())],
+    });
+  };
+
+  const renderProject = async (
+    res: ServerResponse,
+    req: IncomingMessage,
+    session: WebSession,
+    projectId: string,
+    query: URLSearchParams,
+    status = 200,
+    extra: { error?: ShownError; errorAt?: 'send' | 'session'; draft?: { message: string; kind: string } } = {},
+  ) => {
+    const { caller } = session;
+    const viewer = { userName: caller.userName, csrf: session.csrf };
+    let project: Project;
+    let view: SessionView;
+    let messages: MessagesPage;
+    const after = numberOrText(query.get('after'));
+    const limit = numberOrText(query.get('limit'));
+    try {
+      project = await tool<Project>('svc_get_project', { projectId }, caller);
+      view = await tool<SessionView>('svc_get_session', { projectId: project.id }, caller);
+      messages = await tool<MessagesPage>('svc_get_messages', { projectId: project.id, ...(after !== undefined && { after }), ...(limit !== undefined && { limit }) }, caller);
+      // Without `after`, the page shows the latest messages: read on to the end, keeping the last page.
+      if (after === undefined && messages.hasMore) {
+        const size = typeof limit === 'number' ? limit : MESSAGES_PAGE_DEFAULT;
+        let kept = messages.messages;
+        let next = messages;
+        while (next.hasMore) {
+          next = await tool<MessagesPage>('svc_get_messages', { projectId: project.id, after: next.nextAfter, limit: MESSAGES_PAGE_MAX }, caller);
+          kept = [...kept, ...next.messages].slice(-size);
+        }
+        messages = { messages: kept, hasMore: false, nextAfter: next.nextAfter };
+      }
+    } catch (error) {
+      return failurePage(res, error, viewer);
+    }
+    const previews = await renderPreviews(view.previewUrls, sameOrigin(req));
+    page(
+      res,
+      status,
+      projectPage(viewer, {
+        project,
+        session: view,
+        page: messages,
+        limit: typeof limit === 'number' ? limit : MESSAGES_PAGE_DEFAULT,
+        previews,
+        ...extra,
+      }),
+    );
+  };
+
+  const projectAction = async (req: IncomingMessage, res: ServerResponse, session: WebSession, projectId: string, action: 'messages' | 'answer' | 'cancel', form: URLSearchParams) => {
+    const { caller } = session;
+    try {
+      if (action === 'cancel') {
+        const workflowId = form.get('workflowId');
+        await tool('svc_cancel_workflow', { projectId, ...(workflowId && { workflowId }) }, caller);
+      } else {
+        const args: Record<string, unknown> = { projectId };
+        const message = form.get('message');
+        if (message !== null) args.message = message;
+        if (action === 'messages') {
+          const kind = form.get('kind');
+          if (kind !== null) args.kind = kind;
+        } else {
+          const questionId = form.get('questionId');
+          if (questionId) args.questionId = questionId;
+        }
+        await tool('svc_send_message', args, caller);
+      }
+    } catch (error) {
+      const s = shown(error);
+      if (s.status === 500) deps.logger.error({ err: error }, 'web console action failed');
+      const draft = action === 'messages' ? { message: form.get('message') ?? '', kind: form.get('kind') ?? 'build' } : undefined;
+      return renderProject(res, req, session, projectId, new URLSearchParams(), s.status, { error: s.error, errorAt: action === 'messages' ? 'send' : 'session', ...(draft && { draft }) });
+    }
+    return redirect(res, `/projects/${encodeURIComponent(projectId)}`);
+  };
+
+  const events = (req: IncomingMessage, res: ServerResponse, secret: string, session: WebSession, projectId: string, query: URLSearchParams) => {
+    if (!hub.admits(session.caller.userId)) {
+      res.writeHead(429, { 'Content-Type': 'text/plain; charset=utf-8', 'Retry-After': '5', 'Cache-Control': 'no-store' });
+      res.end('Too many open live pages: close some tabs of the console.\n');
+      return;
+    }
+    const lastEventId = Number(req.headers['last-event-id']);
+    const afterParam = query.get('after');
+    // A page that does not show the end of the conversation gets no new messages.
+    const liveMessages = afterParam !== null;
+    let lastSeq = Number.isSafeInteger(lastEventId) && lastEventId >= 0 ? lastEventId : Math.max(0, Number(afterParam) || 0);
+    let sessionHtml = '';
+    let previews = '';
+    const same = sameOrigin(req);
+    hub.start(req, res, {
+      userId: session.caller.userId,
+      projectId,
+      push: async (write) => {
+        const current = deps.sessions.authenticate(secret);
+        if (!current) {
+          write('signed-out', { location: '/signin' });
+          return false;
+        }
+        const { caller } = current;
+        try {
+          const view = await tool<SessionView>('svc_get_session', { projectId }, caller);
+          const html = renderSession({ projectId, csrf: current.csrf }, view).value;
+          if (html !== sessionHtml) {
+            sessionHtml = html;
+            write('session', { html, active: view.hasActiveWorkflows });
+          }
+          const key = previewsKey(view.previewUrls);
+          if (key !== previews) {
+            previews = key;
+            write('previews', { html: (await renderPreviews(view.previewUrls, same)).value });
+          }
+          while (liveMessages) {
+            const pageOf = await tool<MessagesPage>('svc_get_messages', { projectId, after: lastSeq, limit: 100 }, caller);
+            if (pageOf.messages.length > 0) {
+              lastSeq = pageOf.nextAfter;
+              write('messages', { html: renderMessages(pageOf.messages).value }, String(lastSeq));
+            }
+            if (!pageOf.hasMore) break;
+          }
+          return true;
+        } catch (error) {
+          write('gone', shown(error).error);
+          return false;
+        }
+      },
+    });
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> => {
+    const method = req.method ?? 'GET';
+    const reading = method === 'GET' || method === 'HEAD';
+    if (path.startsWith('/console/')) {
+      if (reading && (await serveStatic(res, path, method === 'HEAD'))) return;
+      return failurePage(res, notFound());
+    }
+    if (path === '/signin') return signIn(req, res);
+
+    const cookies = readCookies(req);
+    const secret = cookies.get(SESSION_COOKIE);
+    const session = deps.sessions.authenticate(secret);
+    if (!session || secret === undefined) {
+      // A stale cookie is dropped; the browser goes to the sign-in page.
+      const headers = secret !== undefined ? { 'Set-Cookie': cookie(SESSION_COOKIE, '', 0, secure()) } : undefined;
+      if (!reading) req.resume();
+      return redirect(res, '/signin', headers);
+    }
+    const viewer = { userName: session.caller.userName, csrf: session.csrf };
+    if (path === '/') return redirect(res, '/projects');
+
+    let form: URLSearchParams | undefined;
+    if (!reading) {
+      if (method !== 'POST') return methodNotAllowed(res);
+      const body = await readForm(req);
+      if (typeof body === 'string') return badForm(res, body);
+      if (!sameCsrf(session.csrf, body.get('csrf'))) {
+        return page(res, 403, errorPage({ code: -32600, message: MESSAGES.invalidRequest, hint: 'The form is out of date or came from another site: reload the page and try again.' }, viewer));
+      }
+      form = body;
+    }
+
+    // Every page, form and event stream counts as one request, like a tool call.
+    let rateHeaders: Record<string, string>;
+    try {
+      const { rate } = await deps.gate.admitCaller(session.caller);
+      rateHeaders = { 'X-RateLimit-Limit': String(rate.limit), 'X-RateLimit-Remaining': String(rate.remaining), 'X-RateLimit-Reset': String(rate.resetAt) };
+    } catch (error) {
+      return failurePage(res, error, viewer);
+    }
+    for (const [name, value] of Object.entries(rateHeaders)) res.setHeader(name, value);
+
+    if (path === '/signout') {
+      if (!form) return methodNotAllowed(res);
+      deps.sessions.signOut(secret);
+      deps.logger.info({ user: session.caller.userName }, 'console sign-out');
+      return redirect(res, '/signin', { 'Set-Cookie': cookie(SESSION_COOKIE, '', 0, secure()) });
+    }
+    if (path === '/projects') {
+      if (!form) {
+        try {
+          const { projects } = await tool<{ projects: Project[] }>('svc_list_projects', {}, session.caller);
+          return page(res, 200, projectsPage(viewer, projects));
+        } catch (error) {
+          return failurePage(res, error, viewer);
+        }
+      }
+      const draft: ProjectDraft = { name: form.get('name') ?? '', description: form.get('description') ?? '', visibility: form.get('visibility') ?? 'private' };
+      const args: Record<string, unknown> = {};
+      if (form.has('name')) args.name = form.get('name');
+      const description = form.get('description');
+      if (description !== null && description !== '') args.description = description;
+      const visibility = form.get('visibility');
+      if (visibility !== null) args.visibility = visibility;
+      try {
+        const created = await tool<Project>('svc_create_project', args, session.caller);
+        return redirect(res, `/projects/${created.id}`);
+      } catch (error) {
+        const s = shown(error);
+        if (s.status === 500) deps.logger.error({ err: error }, 'web console action failed');
+        let projects: Project[] = [];
+        try {
+          projects = (await tool<{ projects: Project[] }>('svc_list_projects', {}, session.caller)).projects;
+        } catch {
+          // The list is only shown beside the error.
+        }
+        return page(res, s.status, projectsPage(viewer, projects, s.error, draft), s.retryAfter !== undefined ? { 'Retry-After': String(s.retryAfter) } : {});
+      }
+    }
+    const match = PROJECT_PATH.exec(path);
+    if (!match) return failurePage(res, notFound(), viewer);
+    let projectId: string;
+    try {
+      projectId = decodeURIComponent(match[1]!);
+    } catch {
+      return failurePage(res, notFound(), viewer);
+    }
+    const action = match[2] as 'messages' | 'answer' | 'cancel' | 'events' | undefined;
+    if (action === 'events') {
+      if (!reading) return methodNotAllowed(res);
+      // The first read checks access with the tools' rule before the stream opens.
+      try {
+        await tool('svc_get_project', { projectId }, session.caller);
+      } catch (error) {
+        return failurePage(res, error, viewer);
+      }
+      return events(req, res, secret, session, projectId, query);
+    }
+    if (action === undefined) {
+      if (form) return methodNotAllowed(res);
+      return renderProject(res, req, session, projectId, query);
+    }
+    if (!form) return methodNotAllowed(res);
+    return projectAction(req, res, session, projectId, action, form);
+  };
+
+  return {
+    matches: (path) => path === '/' || path === '/signin' || path === '/signout' || path === '/projects' || path.startsWith('/projects/') || path.startsWith('/console/'),
+    handle,
+    close: () => hub.closeAll(),
+    sessionUser: (req) => {
+      const session = deps.sessions.authenticate(readCookies(req).get(SESSION_COOKIE));
+      return session ? { userId: session.caller.userId, userName: session.caller.userName } : null;
+    },
+  };
+}
+
+/** A query number as a number, other text as it is (the tool refuses it with its own error). */
+function numberOrText(value: string | null): number | string | undefined {
+  if (value === null || value === '') return undefined;
+  return /^-?\d{1,15}$/.test(value) ? Number(value) : value;
+}
+
+function methodNotAllowed(res: ServerResponse): void {
+  res.writeHead(405, { Allow: 'GET, HEAD, POST', 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' });
+  res.end('Method not allowed\n');
+}
+
+function badForm(res: ServerResponse, problem: 'too_large' | 'unsupported' | 'aborted'): void {
+  if (problem === 'aborted') return void res.destroy();
+  const status = problem === 'too_large' ? 413 : 415;
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', Connection: 'close' });
+  res.end(problem === 'too_large' ? 'The form is too large.\n' : 'Send the form as application/x-www-form-urlencoded.\n');
+}

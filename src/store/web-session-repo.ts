@@ -1,0 +1,50 @@
+/** SQL for web console sessions (stored as SHA-256 only). */
+import { eq, lt, or, sql } from 'drizzle-orm';
+import type { Db } from './database.js';
+import { apiTokens, users, webSessions, type UserRow, type WebSessionRow } from './schema.js';
+
+/** A live session with its user, and the API token it was signed in with (if any). */
+export interface WebSessionWithUser {
+  session: WebSessionRow;
+  user: UserRow;
+  /** Revocation and expiry of the API token the session was signed in with; null for a login code. */
+  token: { revokedAt: string | null; expiresAt: string | null } | null;
+}
+
+/** Reads and writes web console sessions (hashes only). */
+export class WebSessionRepo {
+  constructor(private readonly db: Db) {}
+
+  insert(row: WebSessionRow): void {
+    this.db.insert(webSessions).values(row).run();
+  }
+
+  findByHash(hash: string): WebSessionWithUser | undefined {
+    const row = this.db
+      .select({ session: webSessions, user: users, tokenRevokedAt: apiTokens.revokedAt, tokenExpiresAt: apiTokens.expiresAt, tokenId: apiTokens.id })
+      .from(webSessions)
+      .innerJoin(users, eq(users.id, webSessions.userId))
+      .leftJoin(apiTokens, eq(apiTokens.id, webSessions.tokenId))
+      .where(eq(webSessions.sessionHash, hash))
+      .get();
+    if (!row) return undefined;
+    return {
+      session: row.session,
+      user: row.user,
+      token: row.session.tokenId === null ? null : { revokedAt: row.tokenId === null ? 'deleted' : row.tokenRevokedAt, expiresAt: row.tokenExpiresAt },
+    };
+  }
+
+  deleteByHash(hash: string): void {
+    this.db.delete(webSessions).where(eq(webSessions.sessionHash, hash)).run();
+  }
+
+  /** Removes sessions that expired before `now` (ISO 8601), and those of revoked tokens. */
+  deleteExpired(now: string): number {
+    const revoked = this.db.select({ id: apiTokens.id }).from(apiTokens).where(sql`${apiTokens.revokedAt} is not null`);
+    return this.db
+      .delete(webSessions)
+      .where(or(lt(webSessions.expiresAt, now), sql`${webSessions.tokenId} in ${revoked}`))
+      .run().changes;
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * Helpers of the web console tests: signing in over raw HTTP (for header and status checks) and
+ * screenshots that are checked not to be blank.
+ */
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { PNG } from 'pngjs';
+import type { Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { ROOT } from '../helpers.js';
+
+/** Where the console tests write their screenshots (gitignored). */
+const SCREENSHOTS = join(ROOT, 'test-output', 'screenshots');
+
+/**
+ * Takes a full-page screenshot `console-<name>.png` and checks it is a real picture: a few KiB at
+ * least, and many distinct colours (a blank or single-colour page has a handful).
+ */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const file = join(SCREENSHOTS, `console-${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  expect(statSync(file).size, `${file} size`).toBeGreaterThan(8 * 1024);
+  const png = PNG.sync.read(readFileSync(file));
+  const colours = new Set<number>();
+  for (let i = 0; i < png.data.length && colours.size < 64; i += 4 * 7) colours.add(png.data.readUInt32BE(i));
+  expect(colours.size, `${file} distinct colours`).toBeGreaterThanOrEqual(16);
+  return file;
+}
+
+/** A signed-in console session over raw HTTP: the cookie header to send and the page's CSRF token. */
+export interface RawSession {
+  cookie: string;
+  csrf: string;
+}
+
+/** Signs in at `/signin` like a browser with cookies would, without one. */
+export async function rawSignIn(base: string, credential: string): Promise<RawSession> {
+  const form = await fetch(`${base}/signin`, { redirect: 'manual' });
+  const signinCookie = form.headers.getSetCookie().find((c) => c.startsWith('svc_signin='))!.split(';')[0]!;
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+  const res = await fetch(`${base}/signin`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: signinCookie, Origin: base },
+    body: new URLSearchParams({ csrf, credential }).toString(),
+  });
+  expect(res.status).toBe(303);
+  const session = res.headers.getSetCookie().find((c) => c.startsWith('svc_session='))!.split(';')[0]!;
+  const projects = await fetch(`${base}/projects`, { headers: { Cookie: session } });
+  const pageCsrf = /name="csrf" value="([^"]+)"/.exec(await projects.text())![1]!;
+  return { cookie: session, csrf: pageCsrf };
+}
