@@ -3,13 +3,15 @@
  * with only its URL: the SDK client gets a 401, discovers the protected resource metadata
  * (RFC 9728) and the authorization server metadata (RFC 8414), registers (RFC 7591, or a Client
  * ID Metadata Document), and the test plays the browser on the consent page. Then every tool works
- * with the OAuth access token, and refresh tokens rotate. See README.md#sign-in-with-oauth.
+ * with the OAuth access token, and refresh tokens rotate; when an access token expires (a server
+ * in this process with a shortened lifetime) the SDK client refreshes on its own. See
+ * README.md#sign-in-with-oauth.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GENEROUS_PLANS, tempDir, waitFor } from '../helpers.js';
+import { GENEROUS_PLANS, startTestServer, tempDir, waitFor } from '../helpers.js';
 import { cliToken, runCli, spawnHttpServer, type SpawnedServer } from '../bin-helpers.js';
 import {
   approveInBrowser,
@@ -269,5 +271,31 @@ describe('a Client ID Metadata Document instead of registration', () => {
     await next.client.connect(next.transport);
     expect((await call(next.client, 'svc_list_projects')).projects.length).toBeGreaterThan(0);
     await next.client.close();
+  });
+});
+
+describe('an access token that really expires (lifetime shortened through AppConfig.oauth, in process)', () => {
+  it('the SDK client refreshes on the 401 and goes on, without the consent page', async () => {
+    const short = await startTestServer({ oauth: { accessTokenTtlSeconds: 2 } });
+    try {
+      const provider = new MemoryOAuthProvider(REDIRECT, 'Expiring Host');
+      const first = oauthClient(short.mcpUrl, provider);
+      const url = await connectUntilRedirect(first.client, first.transport, provider);
+      await first.transport.finishAuth(await approveInBrowser(short.http.url, url, short.token('erin')));
+      const next = oauthClient(short.mcpUrl, provider);
+      await next.client.connect(next.transport);
+      const before = provider.tokens()!;
+      expect(before.expires_in).toBe(2);
+      // Waiting past an expiry (not measuring one): the old access token is then refused.
+      await new Promise((r) => setTimeout(r, 3100));
+      expect(await mcpStatus(short.mcpUrl, before.access_token)).toBe(401);
+      expect((await call(next.client, 'svc_list_projects')).projects).toEqual([]);
+      expect(provider.tokens()!.access_token).not.toBe(before.access_token);
+      expect(provider.tokens()!.refresh_token).not.toBe(before.refresh_token);
+      expect(provider.authorizationUrls).toHaveLength(1);
+      await next.client.close();
+    } finally {
+      await short.close();
+    }
   });
 });
