@@ -357,7 +357,7 @@ describe('rate limits per user, not per grant', () => {
 });
 
 describe('Client ID Metadata Documents that are refused', () => {
-  it('refuses a document that names another client_id, redirects, is not JSON, or lacks the redirect URI; and http off loopback', async () => {
+  it('refuses a document that names another client_id, redirects, is not JSON, lacks the redirect URI or lists a plain-http one; and http off loopback', async () => {
     const docs = await loopbackServer((req, res) => {
       const self = `http://${req.headers.host}${req.url}`;
       const body: Record<string, unknown> = { client_id: self, client_name: 'Doc Host', redirect_uris: [REDIRECT] };
@@ -365,6 +365,8 @@ describe('Client ID Metadata Documents that are refused', () => {
       if (req.url === '/redirect.json') return void res.writeHead(302, { Location: '/good.json' }).end();
       if (req.url === '/not-json.json') return void res.writeHead(200, { 'Content-Type': 'application/json' }).end('<html>');
       if (req.url === '/other-redirect.json') body.redirect_uris = ['https://elsewhere.example.test/cb'];
+      // The same rules as for a registered client: no code over plain http off loopback.
+      if (req.url === '/plain-http-redirect.json') body.redirect_uris = ['http://plain.example.test/cb'];
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
     });
     try {
@@ -378,6 +380,10 @@ describe('Client ID Metadata Documents that are refused', () => {
         expect(page.location, path).toBeNull();
         expectNoCode(page);
       }
+      const plain = await openConsent(authorizeUrl(issuer, { ...params().query, client_id: `${docs.url}/plain-http-redirect.json`, redirect_uri: 'http://plain.example.test/cb' }));
+      expect(plain.status, 'a document whose redirect URI is http off loopback').toBe(400);
+      expect(plain.location).toBeNull();
+      expectNoCode(plain);
       const before = docs.requests.length;
       const offLoopback = await ask('http://docs.example.test/client.json');
       expect(offLoopback.status).toBe(400);
