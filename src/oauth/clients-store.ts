@@ -53,6 +53,9 @@ export class StoredClients implements OAuthRegisteredClientsStore {
     if (row && row.expiresAt && Date.parse(row.expiresAt) > now.getTime()) return JSON.parse(row.metadata) as OAuthClientInformationFull;
     try {
       const metadata = await fetchClientMetadataDocument(clientId);
+      // A document's redirect URIs follow the rules of a registered client's.
+      const problem = metadata.redirect_uris.map(redirectUriProblem).find((p) => p !== null);
+      if (problem) throw new Error(problem);
       this.repo.saveClient({
         clientId,
         kind: 'metadata_document',
