@@ -486,3 +486,61 @@ describe('lifetimes (shortened through AppConfig.oauth)', () => {
     }
   });
 });
+
+describe('default lifetimes, on a clock the test moves (no waiting)', () => {
+  let offsetMs = 0;
+  let moved: TestServer;
+  let movedIssuer: string;
+  let movedClient: RegisteredClient;
+  let token: string;
+  const later = (seconds: number) => (offsetMs += seconds * 1000);
+
+  beforeAll(async () => {
+    moved = await startTestServer({ clock: () => new Date(Date.now() + offsetMs) });
+    movedIssuer = moved.http.url;
+    movedClient = await registerClient(movedIssuer, [REDIRECT]);
+    token = moved.token('frank');
+  });
+  afterAll(async () => {
+    await moved.close();
+  });
+
+  it('a code lives 60 s', async () => {
+    const early = await rawCode(movedIssuer, movedClient, token);
+    const late = await rawCode(movedIssuer, movedClient, token);
+    later(50);
+    await exchange(movedIssuer, movedClient, early);
+    later(11);
+    expectRefused(await tokenRequest(movedIssuer, movedClient, { grant_type: 'authorization_code', code: late.code, code_verifier: late.verifier, redirect_uri: REDIRECT }), 'invalid_grant');
+  });
+
+  it('an access token lives 1 h, a refresh token 30 days', async () => {
+    const tokens = await exchange(movedIssuer, movedClient, await rawCode(movedIssuer, movedClient, token));
+    expect(tokens.expires_in).toBe(3600);
+    const spare = await exchange(movedIssuer, movedClient, await rawCode(movedIssuer, movedClient, token));
+    later(3590);
+    expect(await mcpStatus(moved.mcpUrl, tokens.access_token)).toBe(200);
+    later(11);
+    expect(await mcpStatus(moved.mcpUrl, tokens.access_token)).toBe(401);
+    const refreshed = await tokenRequest(movedIssuer, movedClient, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! });
+    expect(refreshed.status).toBe(200);
+    later(30 * 86_400 - 3601 - 10);
+    expect((await tokenRequest(movedIssuer, movedClient, { grant_type: 'refresh_token', refresh_token: spare.refresh_token! })).status).toBe(200);
+    const another = await exchange(movedIssuer, movedClient, await rawCode(movedIssuer, movedClient, token));
+    later(30 * 86_400 + 1);
+    expectRefused(await tokenRequest(movedIssuer, movedClient, { grant_type: 'refresh_token', refresh_token: another.refresh_token! }), 'invalid_grant');
+  });
+
+  it('a consent page waits 10 min for its decision; a login code lives 10 min', async () => {
+    const page = await openConsent(authorizeUrl(movedIssuer, { response_type: 'code', client_id: movedClient.client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', state: 's' }));
+    const loginCode = moved.app.loginCodes.create('frank');
+    later(601);
+    const answer = await submitConsent(movedIssuer, page, { credential: token, decision: 'approve' });
+    expect(answer.status).toBe(400);
+    expect(answer.location).toBeNull();
+    const fresh = await openConsent(authorizeUrl(movedIssuer, { response_type: 'code', client_id: movedClient.client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', state: 's' }));
+    const refused = await submitConsent(movedIssuer, fresh, { credential: loginCode, decision: 'approve' });
+    expect(refused.status).toBe(401);
+    expect(refused.location).toBeNull();
+  });
+});
