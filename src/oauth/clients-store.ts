@@ -6,6 +6,7 @@
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
 import { InvalidClientMetadataError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { hashToken } from '../auth/api-token.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { OAuthRepo } from '../store/oauth-repo.js';
@@ -72,7 +73,9 @@ export class StoredClients implements OAuthRegisteredClientsStore {
 
   /**
    * Stores a dynamically registered client (the SDK has checked the metadata and generated the id
-   * and, for confidential clients, the secret).
+   * and, for confidential clients, the secret). The secret is stored as its SHA-256 only: the
+   * client gets it once in the registration response, and `hashPresentedClientSecret` hashes the
+   * one it presents at `/token` and `/revoke` before the SDK compares the two.
    * @throws InvalidClientMetadataError for a redirect URI this server will not send codes to.
    */
   registerClient(client: Omit<OAuthClientInformationFull, 'client_id' | 'client_id_issued_at'>): OAuthClientInformationFull {
@@ -86,7 +89,19 @@ export class StoredClients implements OAuthRegisteredClientsStore {
     if (full.grant_types?.some((g) => g !== 'authorization_code' && g !== 'refresh_token')) {
       throw new InvalidClientMetadataError('grant_types may hold only authorization_code and refresh_token');
     }
-    this.repo.saveClient({ clientId: full.client_id, kind: 'registered', metadata: JSON.stringify(full), createdAt: this.clock().toISOString(), expiresAt: null });
+    const stored = full.client_secret === undefined ? full : { ...full, client_secret: hashToken(full.client_secret) };
+    this.repo.saveClient({ clientId: full.client_id, kind: 'registered', metadata: JSON.stringify(stored), createdAt: this.clock().toISOString(), expiresAt: null });
     return full;
   }
+}
+
+/**
+ * Express middleware for `/token` and `/revoke`, after the form is parsed: replaces the presented
+ * `client_secret` by its SHA-256, the form registered clients' secrets are stored in, so that the
+ * SDK's client authentication compares like with like and no secret is kept in the clear.
+ */
+export function hashPresentedClientSecret(req: { body?: unknown }, _res: unknown, next: () => void): void {
+  const body = req.body as Record<string, unknown> | undefined;
+  if (body && typeof body.client_secret === 'string') body.client_secret = hashToken(body.client_secret);
+  next();
 }

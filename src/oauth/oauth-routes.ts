@@ -14,6 +14,7 @@ import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth
 import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js';
 import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
 import type { OAuthMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { hashPresentedClientSecret } from './clients-store.js';
 import { consentDecisionHandler, type ConsentDeps } from './consent-decision.js';
 import { sendProblemPage } from './consent-page.js';
 import { resourceOf, StoredOAuthProvider } from './oauth-provider.js';
@@ -82,9 +83,12 @@ function buildApp(deps: OAuthRouteDeps, issuer: string): Express {
   // Before `/authorize`, whose handler would otherwise see this path too.
   app.post('/authorize/consent', express.urlencoded({ extended: false, limit: '16kb' }), consentDecisionHandler({ ...deps, provider }));
   app.use('/authorize', authorizationHandler({ provider, ...limit('authorize') }));
-  app.use('/token', tokenHandler({ provider, ...limit('token') }));
+  // The form is parsed here so that the presented client secret can be hashed first (the SDK's
+  // handlers skip a body that is already parsed).
+  const form = express.urlencoded({ extended: false, limit: '16kb' });
+  app.use('/token', form, hashPresentedClientSecret, tokenHandler({ provider, ...limit('token') }));
   app.use('/register', clientRegistrationHandler({ clientsStore: provider.clientsStore, clientSecretExpirySeconds: 0, ...limit('register') }));
-  app.use('/revoke', revocationHandler({ provider, ...limit('revoke') }));
+  app.use('/revoke', form, hashPresentedClientSecret, revocationHandler({ provider, ...limit('revoke') }));
   // Express's own error page would show a stack trace.
   app.use((error: unknown, req: express.Request, res: express.Response, next: express.NextFunction) => {
     void next;

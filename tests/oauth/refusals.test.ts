@@ -334,6 +334,46 @@ describe('tokens in the wrong place', () => {
   });
 });
 
+describe('a confidential client (client_secret_post)', () => {
+  it('gets its secret once; the store keeps only its hash; a wrong or missing secret is refused at /token and /revoke', async () => {
+    const res = await fetch(`${issuer}/register`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Confidential Host', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }),
+    });
+    expect(res.status).toBe(201);
+    const confidential = (await res.json()) as RegisteredClient;
+    expect(confidential.client_secret).toMatch(/^[0-9a-f]{64}$/);
+    const secret = confidential.client_secret!;
+
+    const got = await rawCode(issuer, confidential, apiToken);
+    const withoutSecret = { ...confidential, client_secret: undefined };
+    const wrongSecret = { ...confidential, client_secret: 'f'.repeat(64) };
+    const code = { grant_type: 'authorization_code', code: got.code, code_verifier: got.verifier, redirect_uri: REDIRECT };
+    expectRefused(await tokenRequest(issuer, withoutSecret, code), 'invalid_client');
+    expectRefused(await tokenRequest(issuer, wrongSecret, code), 'invalid_client');
+    const tokens = await tokenRequest(issuer, confidential, code);
+    expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
+    expect(await mcpStatus(server.mcpUrl, tokens.body.access_token)).toBe(200);
+    const rotated = await tokenRequest(issuer, confidential, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token });
+    expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
+
+    const revoke = (who: RegisteredClient) =>
+      fetch(`${issuer}/revoke`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ client_id: who.client_id, ...(who.client_secret && { client_secret: who.client_secret }), token: rotated.body.access_token }).toString(),
+      });
+    expect((await revoke(wrongSecret)).status).toBe(400);
+    expect(await mcpStatus(server.mcpUrl, rotated.body.access_token)).toBe(200);
+    expect((await revoke(confidential)).status).toBe(200);
+    expect(await mcpStatus(server.mcpUrl, rotated.body.access_token)).toBe(401);
+
+    const files = ['mobile-builder.db', 'mobile-builder.db-wal'].map((f) => join(server.dataDir, f)).filter(existsSync);
+    for (const file of files) expect(readFileSync(file).toString('latin1').includes(secret), `the client secret in ${file}`).toBe(false);
+  });
+});
+
 describe('rate limits per user, not per grant', () => {
   it('two signed-in hosts of one user share the user\'s request limit', async () => {
     const limited = await startTestServer({ plans: { free: { requestsPerMinute: 4, projectCreationsPerHour: 10, maxProjects: 100 } } });
