@@ -109,6 +109,8 @@ export interface ProjectPageModel {
   /** Messages per page. */
   limit: number;
   previews: SafeHtml;
+  /** The key of the shown previews (`previewsKey`): the page's event stream resends them only when it changes. */
+  previewsKey: string;
   error?: ShownError;
   /** Where the error happened: next to the send form, or at the top. */
   errorAt?: 'send' | 'session';
@@ -121,7 +123,7 @@ export function projectPage(viewer: Viewer, model: ProjectPageModel): SafeHtml {
   const ctx = { projectId: project.id, csrf: viewer.csrf };
   const tail = !page.hasMore;
   // The event stream sends new messages only to a page that shows the end of the conversation.
-  const events = `/projects/${project.id}/events${tail ? `?after=${page.nextAfter}` : ''}`;
+  const events = `/projects/${project.id}/events?previews=${model.previewsKey}${tail ? `&after=${page.nextAfter}` : ''}`;
   const kind = model.draft?.kind === 'deploy' ? 'deploy' : 'build';
   // Seqs of a project's messages grow by one (docs/contract.md#tools), so the page before this one
   // starts `limit` messages earlier.

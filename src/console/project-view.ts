@@ -4,6 +4,7 @@
  * with QR codes) and conversation messages. Each is rendered whole on the server, both for the
  * first page and for every Server-Sent Event, so the page works without script.
  */
+import { createHash } from 'node:crypto';
 import QRCode from 'qrcode';
 import type { MessageView, PendingQuestion, PreviewUrl, SessionView, WorkflowView } from '../services/resource-shapes.js';
 import { html, raw, type SafeHtml } from './html.js';
@@ -119,7 +120,7 @@ export async function renderPreviews(previewUrls: PreviewUrl[], sameOrigin: bool
   const deployments = safe.filter((p) => p.kind === 'deployment');
   const frame = web
     ? html`<div class="preview"><p><a id="preview-link" href="${web.url}" target="_blank" rel="noopener noreferrer">Open the web preview</a> (built <time datetime="${web.createdAt}">${web.createdAt}</time>)</p>
-<iframe id="preview-frame" title="Web preview" src="${web.url}" sandbox="allow-scripts allow-forms${sameOrigin ? '' : ' allow-same-origin'}" loading="lazy" referrerpolicy="no-referrer"></iframe></div>`
+<iframe id="preview-frame" title="Web preview" src="${web.url}" sandbox="allow-scripts allow-forms${sameOrigin ? '' : ' allow-same-origin'}" referrerpolicy="no-referrer"></iframe></div>`
     : html`<p class="muted" id="no-preview">No web preview yet: send a build.</p>`;
   const cards = await Promise.all(
     deployments.map(async (d) => {
@@ -136,9 +137,15 @@ ${exp ? html`<p>Expo Go: <a class="exp-link" href="${exp}">${exp}</a></p>` : ''}
   return html`${frame}${cards.length > 0 ? html`<h3>Deployments</h3><ul id="deployments">${cards}</ul>` : ''}`;
 }
 
-/** A key that changes when the previews panel would change (so the frame is not reloaded for nothing). */
+/**
+ * A short key that changes when the previews panel would change, so that the frame is not
+ * reloaded for nothing: the page names the key it was rendered with, and its stream starts from it.
+ */
 export function previewsKey(previewUrls: PreviewUrl[]): string {
-  return previewUrls.map((p) => `${p.kind}:${p.platform}:${p.url}`).join('|');
+  return createHash('sha256')
+    .update(previewUrls.map((p) => `${p.kind}:${p.platform}:${p.url}`).join('|'))
+    .digest('base64url')
+    .slice(0, 16);
 }
 
 /** Conversation messages as list items of `#messages`. */

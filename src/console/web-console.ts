@@ -171,6 +171,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
         page: messages,
         limit: typeof limit === 'number' ? limit : MESSAGES_PAGE_DEFAULT,
         previews,
+        previewsKey: previewsKey(view.previewUrls),
         ...extra,
       }),
     );
@@ -216,7 +217,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     const liveMessages = afterParam !== null;
     let lastSeq = Number.isSafeInteger(lastEventId) && lastEventId >= 0 ? lastEventId : Math.max(0, Number(afterParam) || 0);
     let sessionHtml = '';
-    let previews = '';
+    let previews = query.get('previews') ?? '';
     const same = sameOrigin(req);
     hub.start(req, res, {
       userId: session.caller.userId,

@@ -120,6 +120,7 @@ describe('web console in Chromium', () => {
     await page.waitForSelector('#messages li[data-type="instruction"]:has-text("Add a dark mode")');
     await page.waitForSelector('#no-active');
     await page.waitForSelector('#last-workflow[data-status="completed"]');
+    await page.frameLocator('#preview-frame').locator('text=Add a dark mode').waitFor();
     await screenshot(page, 'project');
   });
 
@@ -132,6 +133,7 @@ describe('web console in Chromium', () => {
     await Promise.all([page.waitForURL(`${base}/projects/${projectId}`), page.click('#send-button')]);
     await page.waitForSelector('#question');
     await page.waitForSelector('#active-workflow[data-status="waiting_for_input"]');
+    await page.frameLocator('#preview-frame').locator('text=Add a dark mode').waitFor();
     await screenshot(page, 'question');
 
     // The browser refuses an answer that breaks the pattern before sending it...
@@ -149,6 +151,7 @@ describe('web console in Chromium', () => {
     await Promise.all([page.waitForURL(`${base}/projects/${projectId}`), page.click('[data-action="answer"]')]);
     await page.waitForSelector('#last-workflow[data-status="completed"]');
     await page.waitForSelector('#deployments .deployment[data-platform="web"] .qr svg');
+    await page.frameLocator('#preview-frame').locator('text=Add a dark mode').waitFor();
     await screenshot(page, 'deployment');
   });
 

@@ -19,7 +19,17 @@ const SCREENSHOTS = join(ROOT, 'test-output', 'screenshots');
 export async function screenshot(page: Page, name: string): Promise<string> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const file = join(SCREENSHOTS, `console-${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
+  // The whole page in one viewport: a frame from another origin below the fold is not painted
+  // into a full-page capture.
+  const viewport = page.viewportSize() ?? { width: 1280, height: 900 };
+  const height = await page.evaluate(() => (globalThis as any).document.documentElement.scrollHeight as number);
+  await page.setViewportSize({ width: viewport.width, height: Math.max(viewport.height, height) });
+  for (const frame of await page.$$('iframe')) {
+    // Two animation frames of the frame's own document: it has painted at least once.
+    await (await frame.contentFrame())?.evaluate(() => new Promise((resolve) => (globalThis as any).requestAnimationFrame(() => (globalThis as any).requestAnimationFrame(resolve))));
+  }
+  await page.screenshot({ path: file });
+  await page.setViewportSize(viewport);
   expect(statSync(file).size, `${file} size`).toBeGreaterThan(8 * 1024);
   const png = PNG.sync.read(readFileSync(file));
   const colours = new Set<number>();
