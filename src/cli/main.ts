@@ -181,7 +181,7 @@ export function buildProgram(): Command {
 
   program
     .command('login-code')
-    .description('Print a one-time login code for an existing user: typed on the consent page when a remote MCP host signs in with OAuth. Single use; the code is alone on the last line.')
+    .description('Print a one-time login code for an existing user: typed on the consent page when a remote MCP host signs in with OAuth, or on the sign-in page of the web console. Single use; the code is alone on the last line.')
     .requiredOption('--user <name>', 'user who signs in with the code')
     .option('--expires-in <duration>', 'lifetime such as 10m or 1h (default 10m, at most 1d)')
     .addOption(dataDirOption())
