@@ -4,7 +4,7 @@
  * never made links or frames.
  */
 import { describe, expect, it } from 'vitest';
-import { renderMessages, renderPreviews } from '../../src/console/project-view.js';
+import { renderMessages, renderPreviews, renderSession } from '../../src/console/project-view.js';
 
 const ID = '0f8fad5b-d9cb-469f-a165-70867728950e';
 const at = '2026-11-22T09:30:00.000Z';
@@ -47,5 +47,34 @@ describe('console previews panel', () => {
     const html = renderMessages([{ id: ID, seq: 1, role: 'user', type: 'instruction', content: '<img src=x onerror=alert(1)> & "quotes"', workflowId: null, createdAt: at }]).value;
     expect(html).toContain('&lt;img src=x onerror=alert(1)&gt; &amp; &quot;quotes&quot;');
     expect(html).not.toContain('<img');
+  });
+});
+
+describe('console session panel', () => {
+  const workflow = { id: ID, kind: 'deploy' as const, status: 'waiting_for_input' as const, step: { index: 1, total: 3, name: 'Checking <the> build' }, createdAt: at, startedAt: at, finishedAt: null, error: null, previewUrls: [] };
+  const base = { projectId: ID, hasActiveWorkflows: true, activeWorkflow: workflow, queuedWorkflows: [], previewUrls: [], lastWorkflow: null };
+
+  it('offers a question\'s options as required choices, and escapes its prompt', () => {
+    const html = renderSession(
+      { projectId: ID, csrf: 'c' },
+      { ...base, pendingQuestion: { questionId: ID, workflowId: ID, kind: 'text', prompt: 'Pick <one>', options: ['iOS & Android', 'web'], askedAt: at } },
+    ).value;
+    expect(html).toContain('Pick &lt;one&gt;');
+    expect(html).toContain('<input type="radio" name="message" value="iOS &amp; Android" required>');
+    expect(html).toContain('<input type="radio" name="message" value="web" required>');
+    expect(html).toContain(`<input type="hidden" name="questionId" value="${ID}">`);
+    expect(html).toContain('Step 1/3: Checking &lt;the&gt; build');
+    expect(html).toContain('<progress max="3" value="1">');
+  });
+
+  it('gives a pattern question an input with the pattern, and every form the CSRF token', () => {
+    const html = renderSession(
+      { projectId: ID, csrf: 'token-1' },
+      { ...base, pendingQuestion: { questionId: ID, workflowId: ID, kind: 'text', prompt: 'App id?', pattern: '[a-z]+(\\.[a-z]+)+', askedAt: at } },
+    ).value;
+    expect(html).toContain('pattern="[a-z]+(\\.[a-z]+)+"');
+    expect(html.match(/name="csrf" value="token-1"/g)).toHaveLength(2);
+    expect(html).toContain(`action="/projects/${ID}/answer"`);
+    expect(html).toContain(`action="/projects/${ID}/cancel"`);
   });
 });
