@@ -347,7 +347,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     }
     const action = match[2] as 'messages' | 'answer' | 'cancel' | 'events' | undefined;
     if (action === 'events') {
-      if (!reading) return methodNotAllowed(res);
+      if (method !== 'GET') return methodNotAllowed(res);
       // The first read checks access with the tools' rule before the stream opens.
       try {
         await tool('svc_get_project', { projectId }, session.caller);
