@@ -14,7 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Caller } from '../auth/caller.js';
 import type { RequestGate } from '../auth/request-gate.js';
 import { sameCsrf, WEB_SESSION_TTL_MS, type WebSession, type WebSessionService } from '../auth/web-sessions.js';
-import { isExpectedError, MESSAGES, notFound, toJsonRpcError } from '../errors.js';
+import { isExpectedError, MESSAGES, notFound } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { MESSAGES_PAGE_DEFAULT, MESSAGES_PAGE_MAX, type MessagesPage, type Project, type SessionView } from '../services/resource-shapes.js';
 import type { ProjectChanges } from '../workflows/project-changes.js';
@@ -22,7 +22,9 @@ import { type SafeHtml } from './html.js';
 import { contentSecurityPolicy, cookie, readCookies, readForm, redirect, sendHtml } from './http-util.js';
 import { LiveHub, type LiveHubOptions } from './live-updates.js';
 import { errorPage, projectPage, projectsPage, signInPage, type ProjectDraft, type ShownError } from './pages.js';
-import { previewsKey, renderMessages, renderPreviews, renderSession } from './project-view.js';
+import { previewsKey, renderPreviews } from './project-view.js';
+import { projectStream } from './project-stream.js';
+import { shown } from './shown-error.js';
 import { serveStatic } from './static-assets.js';
 
 /** The session cookie (HttpOnly, SameSite=Strict). */
@@ -55,20 +57,6 @@ export interface WebConsole {
 }
 
 const PROJECT_PATH = /^\/projects\/([^/]+)(?:\/(messages|answer|cancel|events))?$/;
-
-/** A failed tool call, as the console shows it. */
-function shown(error: unknown): { status: number; error: ShownError; retryAfter?: number } {
-  const body = toJsonRpcError(error);
-  const data = (body.data ?? {}) as { issues?: { parameter: string; problem: string }[]; retryAfterSeconds?: number; hint?: string; reason?: string; scope?: string };
-  const statusByCode: Record<number, number> = { [-32602]: 400, [-32600]: 400, [-32001]: 401, [-32003]: 403, [-32004]: 404, [-32005]: 429 };
-  const issues = data.issues?.map((i) => `${i.parameter} ${i.problem}`);
-  const detail = data.reason ? `reason: ${data.reason}` : data.scope ? `scope: ${data.scope}${data.retryAfterSeconds ? `, retry after ${data.retryAfterSeconds} s` : ''}` : undefined;
-  return {
-    status: statusByCode[body.code] ?? 500,
-    error: { code: body.code, message: body.message, ...(issues && issues.length > 1 && { issues }), ...((data.hint ?? detail) !== undefined && { hint: data.hint ?? detail }) },
-    ...(data.retryAfterSeconds !== undefined && { retryAfter: data.retryAfterSeconds }),
-  };
-}
 
 /** Builds the console. */
 export function createWebConsole(deps: WebConsoleDeps): WebConsole {
@@ -213,49 +201,20 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     }
     const lastEventId = Number(req.headers['last-event-id']);
     const afterParam = query.get('after');
-    // A page that does not show the end of the conversation gets no new messages.
-    const liveMessages = afterParam !== null;
-    let lastSeq = Number.isSafeInteger(lastEventId) && lastEventId >= 0 ? lastEventId : Math.max(0, Number(afterParam) || 0);
-    let sessionHtml = '';
-    let previews = query.get('previews') ?? '';
-    const same = sameOrigin(req);
-    hub.start(req, res, {
-      userId: session.caller.userId,
-      projectId,
-      push: async (write) => {
-        const current = deps.sessions.authenticate(secret);
-        if (!current) {
-          write('signed-out', { location: '/signin' });
-          return false;
-        }
-        const { caller } = current;
-        try {
-          const view = await tool<SessionView>('svc_get_session', { projectId }, caller);
-          const html = renderSession({ projectId, csrf: current.csrf }, view).value;
-          if (html !== sessionHtml) {
-            sessionHtml = html;
-            write('session', { html, active: view.hasActiveWorkflows });
-          }
-          const key = previewsKey(view.previewUrls);
-          if (key !== previews) {
-            previews = key;
-            write('previews', { html: (await renderPreviews(view.previewUrls, same)).value });
-          }
-          while (liveMessages) {
-            const pageOf = await tool<MessagesPage>('svc_get_messages', { projectId, after: lastSeq, limit: 100 }, caller);
-            if (pageOf.messages.length > 0) {
-              lastSeq = pageOf.nextAfter;
-              write('messages', { html: renderMessages(pageOf.messages).value }, String(lastSeq));
-            }
-            if (!pageOf.hasMore) break;
-          }
-          return true;
-        } catch (error) {
-          write('gone', shown(error).error);
-          return false;
-        }
-      },
-    });
+    hub.start(
+      req,
+      res,
+      projectStream({
+        userId: session.caller.userId,
+        projectId,
+        // A page that does not show the end of the conversation gets no new messages.
+        messagesAfter: afterParam === null ? null : Number.isSafeInteger(lastEventId) && lastEventId >= 0 ? lastEventId : Math.max(0, Number(afterParam) || 0),
+        previewsKey: query.get('previews') ?? '',
+        sameOrigin: sameOrigin(req),
+        session: () => deps.sessions.authenticate(secret),
+        tool,
+      }),
+    );
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> => {

@@ -1,0 +1,75 @@
+/**
+ * What one project page's event stream pushes (docs/contract.md#web-console): the session panel
+ * when it changed, the previews panel when the set of previews changed, and the conversation's new
+ * messages (with the last `seq` as the event id, so a reconnecting browser resumes after it).
+ * Each push reads through the tools as the signed-in user, so access is checked every time.
+ */
+import type { Caller } from '../auth/caller.js';
+import type { WebSession } from '../auth/web-sessions.js';
+import type { MessagesPage, SessionView } from '../services/resource-shapes.js';
+import type { LiveStream } from './live-updates.js';
+import { previewsKey, renderMessages, renderPreviews, renderSession } from './project-view.js';
+import { shown } from './shown-error.js';
+
+/** Messages read per push and page. */
+const PUSH_PAGE = 100;
+
+/** What a project stream starts from. */
+export interface ProjectStreamOptions {
+  userId: string;
+  projectId: string;
+  /** Send messages after this `seq`; null: send none (the page does not show the end). */
+  messagesAfter: number | null;
+  /** `previewsKey` of the previews the page shows. */
+  previewsKey: string;
+  /** Artifacts share the console's origin (the preview frame gets no `allow-same-origin`). */
+  sameOrigin: boolean;
+  /** The stream's session now, or null once it ended (signed out, expired, token revoked). */
+  session(): WebSession | null;
+  tool<T>(name: string, args: Record<string, unknown>, caller: Caller): Promise<T>;
+}
+
+/** The stream of one open project page. */
+export function projectStream(options: ProjectStreamOptions): LiveStream {
+  const { projectId, tool } = options;
+  let lastSeq = options.messagesAfter;
+  let sessionHtml = '';
+  let previews = options.previewsKey;
+  return {
+    userId: options.userId,
+    projectId,
+    push: async (write) => {
+      const current = options.session();
+      if (!current) {
+        write('signed-out', { location: '/signin' });
+        return false;
+      }
+      const { caller } = current;
+      try {
+        const view = await tool<SessionView>('svc_get_session', { projectId }, caller);
+        const html = renderSession({ projectId, csrf: current.csrf }, view).value;
+        if (html !== sessionHtml) {
+          sessionHtml = html;
+          write('session', { html, active: view.hasActiveWorkflows });
+        }
+        const key = previewsKey(view.previewUrls);
+        if (key !== previews) {
+          previews = key;
+          write('previews', { html: (await renderPreviews(view.previewUrls, options.sameOrigin)).value });
+        }
+        while (lastSeq !== null) {
+          const page: MessagesPage = await tool<MessagesPage>('svc_get_messages', { projectId, after: lastSeq, limit: PUSH_PAGE }, caller);
+          if (page.messages.length > 0) {
+            lastSeq = page.nextAfter;
+            write('messages', { html: renderMessages(page.messages).value }, String(lastSeq));
+          }
+          if (!page.hasMore) break;
+        }
+        return true;
+      } catch (error) {
+        write('gone', shown(error).error);
+        return false;
+      }
+    },
+  };
+}
