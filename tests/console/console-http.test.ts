@@ -287,3 +287,25 @@ describe('live updates from another process', () => {
     }
   });
 });
+
+describe('console behind https', () => {
+  it('marks its cookies Secure when the public URL is https', async () => {
+    const proxied = await startTestServer({ builder: 'scripted', publicUrl: 'https://builder.example.com' });
+    try {
+      const signin = await fetch(`${proxied.http.url}/signin`);
+      expect(signin.headers.getSetCookie()[0]).toMatch(/; Secure$/);
+      const csrf = /name="csrf" value="([^"]+)"/.exec(await signin.text())![1]!;
+      const res = await fetch(`${proxied.http.url}/signin`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: signin.headers.getSetCookie()[0]!.split(';')[0]! },
+        body: new URLSearchParams({ csrf, credential: proxied.token('mia') }).toString(),
+      });
+      expect(res.status).toBe(303);
+      const session = res.headers.getSetCookie().find((c) => c.startsWith('svc_session='))!;
+      expect(session).toMatch(/HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/);
+    } finally {
+      await proxied.close();
+    }
+  });
+});
