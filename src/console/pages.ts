@@ -4,7 +4,7 @@
  */
 import type { MessagesPage, Project, SessionView } from '../services/resource-shapes.js';
 import { html, type SafeHtml } from './html.js';
-import { renderMessages, renderSession } from './project-view.js';
+import { markupKey, renderMessages, renderSession } from './project-view.js';
 
 /** A contract error as the console shows it: code, exact message, and the listed issues. */
 export interface ShownError {
@@ -123,7 +123,8 @@ export function projectPage(viewer: Viewer, model: ProjectPageModel): SafeHtml {
   const ctx = { projectId: project.id, csrf: viewer.csrf };
   const tail = !page.hasMore;
   // The event stream sends new messages only to a page that shows the end of the conversation.
-  const events = `/projects/${project.id}/events?previews=${model.previewsKey}${tail ? `&after=${page.nextAfter}` : ''}`;
+  const sessionPanel = renderSession(ctx, session);
+  const events = `/projects/${project.id}/events?session=${markupKey(sessionPanel)}&previews=${model.previewsKey}${tail ? `&after=${page.nextAfter}` : ''}`;
   const kind = model.draft?.kind === 'deploy' ? 'deploy' : 'build';
   // Seqs of a project's messages grow by one (docs/contract.md#tools), so the page before this one
   // starts `limit` messages earlier.
@@ -143,7 +144,7 @@ export function projectPage(viewer: Viewer, model: ProjectPageModel): SafeHtml {
 ${model.errorAt === 'session' ? errorBox(model.error) : ''}
 <div class="columns">
 <div>
-<section aria-labelledby="session-title"><h2 id="session-title">Session</h2><div id="session">${renderSession(ctx, session)}</div></section>
+<section aria-labelledby="session-title"><h2 id="session-title">Session</h2><div id="session">${sessionPanel}</div></section>
 <section aria-labelledby="send-title"><h2 id="send-title">Send an instruction</h2>
 ${model.errorAt === 'send' ? errorBox(model.error) : ''}
 <form method="post" action="/projects/${project.id}/messages" class="card" id="send">

@@ -8,7 +8,7 @@ import type { Caller } from '../auth/caller.js';
 import type { WebSession } from '../auth/web-sessions.js';
 import type { MessagesPage, SessionView } from '../services/resource-shapes.js';
 import type { LiveStream } from './live-updates.js';
-import { previewsKey, renderMessages, renderPreviews, renderSession } from './project-view.js';
+import { markupKey, previewsKey, renderMessages, renderPreviews, renderSession } from './project-view.js';
 import { shown } from './shown-error.js';
 
 /** Messages read per push and page. */
@@ -20,6 +20,8 @@ export interface ProjectStreamOptions {
   projectId: string;
   /** Send messages after this `seq`; null: send none (the page does not show the end). */
   messagesAfter: number | null;
+  /** `markupKey` of the session panel the page shows. */
+  sessionKey: string;
   /** `previewsKey` of the previews the page shows. */
   previewsKey: string;
   /** Artifacts share the console's origin (the preview frame gets no `allow-same-origin`). */
@@ -33,7 +35,7 @@ export interface ProjectStreamOptions {
 export function projectStream(options: ProjectStreamOptions): LiveStream {
   const { projectId, tool } = options;
   let lastSeq = options.messagesAfter;
-  let sessionHtml = '';
+  let sessionKey = options.sessionKey;
   let previews = options.previewsKey;
   return {
     userId: options.userId,
@@ -47,10 +49,11 @@ export function projectStream(options: ProjectStreamOptions): LiveStream {
       const { caller } = current;
       try {
         const view = await tool<SessionView>('svc_get_session', { projectId }, caller);
-        const html = renderSession({ projectId, csrf: current.csrf }, view).value;
-        if (html !== sessionHtml) {
-          sessionHtml = html;
-          write('session', { html, active: view.hasActiveWorkflows });
+        const panel = renderSession({ projectId, csrf: current.csrf }, view);
+        const panelKey = markupKey(panel);
+        if (panelKey !== sessionKey) {
+          sessionKey = panelKey;
+          write('session', { html: panel.value, active: view.hasActiveWorkflows });
         }
         const key = previewsKey(view.previewUrls);
         if (key !== previews) {

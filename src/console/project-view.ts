@@ -137,6 +137,11 @@ ${exp ? html`<p>Expo Go: <a class="exp-link" href="${exp}">${exp}</a></p>` : ''}
   return html`${frame}${cards.length > 0 ? html`<h3>Deployments</h3><ul id="deployments">${cards}</ul>` : ''}`;
 }
 
+/** A short key of rendered markup: a page names the key of its session panel, and its stream sends the panel only when it differs. */
+export function markupKey(markup: SafeHtml): string {
+  return createHash('sha256').update(markup.value).digest('base64url').slice(0, 16);
+}
+
 /**
  * A short key that changes when the previews panel would change, so that the frame is not
  * reloaded for nothing: the page names the key it was rendered with, and its stream starts from it.

@@ -209,6 +209,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
         projectId,
         // A page that does not show the end of the conversation gets no new messages.
         messagesAfter: afterParam === null ? null : Number.isSafeInteger(lastEventId) && lastEventId >= 0 ? lastEventId : Math.max(0, Number(afterParam) || 0),
+        sessionKey: query.get('session') ?? '',
         previewsKey: query.get('previews') ?? '',
         sameOrigin: sameOrigin(req),
         session: () => deps.sessions.authenticate(secret),

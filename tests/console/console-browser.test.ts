@@ -132,6 +132,7 @@ describe('web console in Chromium', () => {
     await page.check('input[name="kind"][value="deploy"]');
     await Promise.all([page.waitForURL(`${base}/projects/${projectId}`), page.click('#send-button')]);
     await page.waitForSelector('#question');
+    await page.waitForSelector('#live[data-state="on"]');
     await page.waitForSelector('#active-workflow[data-status="waiting_for_input"]');
     await page.frameLocator('#preview-frame').locator('text=Add a dark mode').waitFor();
     await screenshot(page, 'question');

@@ -238,14 +238,14 @@ describe('conversation pages', () => {
 
     const latest = await (await fetch(`${base}${path}?limit=3`, { headers: { Cookie: session.cookie } })).text();
     expect(seqs(latest)).toEqual(all.slice(-3));
-    expect(latest).toMatch(new RegExp(`data-events="${path}/events\\?previews=[\\w-]+&amp;after=${all.at(-1)}"`));
+    expect(latest).toMatch(new RegExp(`data-events="${path}/events\\?session=[\\w-]+&amp;previews=[\\w-]+&amp;after=${all.at(-1)}"`));
     expect(latest).toContain(`?after=${all.at(-4) - 3}&amp;limit=3">Earlier messages`);
 
     const firstPage = await (await fetch(`${base}${path}?after=0&limit=3`, { headers: { Cookie: session.cookie } })).text();
     expect(seqs(firstPage)).toEqual(all.slice(0, 3));
     expect(firstPage).toContain(`?after=${all[2]}&amp;limit=3">Later messages`);
     // Not the end of the conversation: the page's stream sends no messages.
-    expect(firstPage).toMatch(new RegExp(`data-events="${path}/events\\?previews=[\\w-]+"`));
+    expect(firstPage).toMatch(new RegExp(`data-events="${path}/events\\?session=[\\w-]+&amp;previews=[\\w-]+"`));
   });
 });
 
