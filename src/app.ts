@@ -151,6 +151,7 @@ export function httpDepsOf(app: App): HttpServerDeps {
     sessions: app.webSessions,
     gate: app.gate,
     changes: app.changes,
+    projectStates: (caller) => app.workflows.ownProjectStates(caller),
     dataVersion: () => app.store.dataVersion(),
     publicUrl: app.publicUrl,
     logger: app.logger,

@@ -2,6 +2,7 @@
  * The console's pages (README "Web console"): server-rendered HTML that works as plain forms; the
  * one static script only adds live updates. Every value is escaped by the `html` template.
  */
+import { IDLE, type ProjectState } from '../services/project-state.js';
 import type { MessagesPage, Project, SessionView } from '../services/resource-shapes.js';
 import { html, type SafeHtml } from './html.js';
 import { markupKey, renderMessages, renderSession } from './project-view.js';
@@ -71,12 +72,29 @@ export interface ProjectDraft {
   visibility: string;
 }
 
-/** `/projects`: the caller's own projects, newest first, and the create form. */
-export function projectsPage(viewer: Viewer, projects: Project[], error?: ShownError, draft?: ProjectDraft): SafeHtml {
+/**
+ * The state badge of a project in the list: `idle`, `running: build step 2/4`, `waiting for input`,
+ * `cancelling`, with `· N queued` when workflows wait behind the active one.
+ */
+export function stateBadge(state: ProjectState): SafeHtml {
+  const { active, queued } = state;
+  let text = 'idle';
+  let key = 'idle';
+  if (active) {
+    key = active.status;
+    if (active.status === 'running') text = active.step.total > 0 ? `running: ${active.kind} step ${active.step.index}/${active.step.total}` : `running: ${active.kind}`;
+    else text = active.status.replace(/_/g, ' ');
+  } else if (queued > 0) key = 'queued';
+  const queue = queued > 0 ? `${active ? ' · ' : ''}${queued} queued` : '';
+  return html`<span class="state" data-state="${key}" data-queued="${queued}">${active || queued === 0 ? text : ''}${queue}</span>`;
+}
+
+/** `/projects`: the caller's own projects, newest first, each with its state, and the create form. */
+export function projectsPage(viewer: Viewer, projects: Project[], states: ReadonlyMap<string, ProjectState>, error?: ShownError, draft?: ProjectDraft): SafeHtml {
   const list =
     projects.length > 0
       ? html`<ul id="projects" class="projects">${projects.map(
-          (p) => html`<li data-project-id="${p.id}"><a href="/projects/${p.id}">${p.name}</a> <span class="badge">${p.visibility}</span>${
+          (p) => html`<li data-project-id="${p.id}"><a href="/projects/${p.id}">${p.name}</a> <span class="badge">${p.visibility}</span> ${stateBadge(states.get(p.id) ?? IDLE)}${
             p.description ? html`<p class="muted">${p.description}</p>` : ''
           }<p class="meta">Updated <time datetime="${p.updatedAt}">${p.updatedAt}</time></p></li>`,
         )}</ul>`

@@ -17,6 +17,7 @@ import { sameCsrf, WEB_SESSION_TTL_MS, type WebSession, type WebSessionService }
 import { isExpectedError, MESSAGES, notFound } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { MESSAGES_PAGE_DEFAULT, MESSAGES_PAGE_MAX, type MessagesPage, type Project, type SessionView } from '../services/resource-shapes.js';
+import type { ProjectState } from '../services/project-state.js';
 import type { ProjectChanges } from '../workflows/project-changes.js';
 import { type SafeHtml } from './html.js';
 import { contentSecurityPolicy, cookie, readCookies, readForm, redirect, sendHtml } from './http-util.js';
@@ -39,6 +40,8 @@ export interface WebConsoleDeps {
   sessions: Pick<WebSessionService, 'signIn' | 'authenticate' | 'signOut'>;
   gate: Pick<RequestGate, 'admitCaller' | 'countSignInAttempt'>;
   changes: Pick<ProjectChanges, 'subscribe'>;
+  /** Each of the caller's own projects' state in one read (the projects list's badges; idle ones absent). */
+  projectStates(caller: Caller): ReadonlyMap<string, ProjectState>;
   /** SQLite's `data_version`, to see other processes' changes. */
   dataVersion(): number;
   publicUrl: { get(): string; artifacts(): string };
@@ -270,7 +273,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
       if (!form) {
         try {
           const { projects } = await tool<{ projects: Project[] }>('svc_list_projects', {}, session.caller);
-          return page(res, 200, projectsPage(viewer, projects));
+          return page(res, 200, projectsPage(viewer, projects, deps.projectStates(session.caller)));
         } catch (error) {
           return failurePage(res, error, viewer);
         }
@@ -289,12 +292,14 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
         const s = shown(error);
         if (s.status === 500) deps.logger.error({ err: error }, 'web console action failed');
         let projects: Project[] = [];
+        let states: ReadonlyMap<string, ProjectState> = new Map();
         try {
           projects = (await tool<{ projects: Project[] }>('svc_list_projects', {}, session.caller)).projects;
+          states = deps.projectStates(session.caller);
         } catch {
           // The list is only shown beside the error.
         }
-        return page(res, s.status, projectsPage(viewer, projects, s.error, draft), s.retryAfter !== undefined ? { 'Retry-After': String(s.retryAfter) } : {});
+        return page(res, s.status, projectsPage(viewer, projects, states, s.error, draft), s.retryAfter !== undefined ? { 'Retry-After': String(s.retryAfter) } : {});
       }
     }
     const match = PROJECT_PATH.exec(path);

@@ -29,6 +29,7 @@ import { MAX_MESSAGE_LENGTH } from '../workflows/workflow-journal.js';
 export const MAX_CODE_ANSWER_LENGTH = 240_000;
 import { isTerminal } from '../workflows/workflow-states.js';
 import { inferKind } from './instruction-kind.js';
+import { foldProjectStates, type ProjectState } from './project-state.js';
 import { MESSAGES_PAGE_DEFAULT, type CancelResult, type MessagesPage, type MessageView, type PendingQuestion, type PreviewUrl, type SendMessageResult, type SessionView, type WorkflowView } from './resource-shapes.js';
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
@@ -197,6 +198,15 @@ export class WorkflowService {
       previewUrls: artifacts.latestPerPlatform(projectId).map((a) => toPreviewUrl(a, base)),
       lastWorkflow: last ? this.view(last, base) : null,
     };
+  }
+
+  /**
+   * The state of each of the caller's own projects (the projects `svc_list_projects` lists), in one
+   * read of the store: for the web console's projects list, which would otherwise need one
+   * `svc_get_session` per project. Idle projects are absent from the map.
+   */
+  ownProjectStates(caller: Caller): Map<string, ProjectState> {
+    return foldProjectStates(this.deps.workflows.listUnfinishedByOwner(caller.userId));
   }
 
   /** A page of the conversation, oldest first. @throws -32004/-32003 */

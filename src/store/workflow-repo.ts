@@ -4,7 +4,7 @@
  */
 import { and, asc, count, desc, eq, inArray, isNull, max, sql } from 'drizzle-orm';
 import type { Db } from './database.js';
-import { STORED_ACTIVE_STATUSES, STORED_TERMINAL_STATUSES, workflows, type WorkflowRow, type WorkflowStatus } from './schema.js';
+import { projects, STORED_ACTIVE_STATUSES, STORED_TERMINAL_STATUSES, workflows, type WorkflowRow, type WorkflowStatus } from './schema.js';
 
 const ACTIVE_STATUSES = [...STORED_ACTIVE_STATUSES];
 const TERMINAL_STATUSES = [...STORED_TERMINAL_STATUSES];
@@ -72,6 +72,20 @@ export class WorkflowRepo {
       .orderBy(asc(workflows.seq))
       .all()
       .map((r) => r.instruction);
+  }
+
+  /**
+   * The queued and active workflows of every project owned by `ownerId`, in one read (the web
+   * console's projects list): active first within a project is not implied, order is by `seq`.
+   */
+  listUnfinishedByOwner(ownerId: string): Pick<WorkflowRow, 'projectId' | 'kind' | 'status' | 'stepIndex' | 'stepTotal' | 'stepName'>[] {
+    return this.db
+      .select({ projectId: workflows.projectId, kind: workflows.kind, status: workflows.status, stepIndex: workflows.stepIndex, stepTotal: workflows.stepTotal, stepName: workflows.stepName })
+      .from(workflows)
+      .innerJoin(projects, eq(projects.id, workflows.projectId))
+      .where(and(eq(projects.ownerId, ownerId), inArray(workflows.status, ['queued', ...ACTIVE_STATUSES])))
+      .orderBy(asc(workflows.seq))
+      .all();
   }
 
   /** All active workflows of the store (for crash recovery and orphan checks). */

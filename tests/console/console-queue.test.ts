@@ -105,6 +105,19 @@ describe('web console in Chromium: queue and option questions', () => {
     expect(await watcher.evaluate(() => (globalThis as any).marker)).toBe('not reloaded');
     await screenshot(watcher, 'queue');
 
+    // The projects list shows each project's state (rendered when the page is read).
+    const idle = await createProject(server.mcpUrl, token, { name: 'Idle app' });
+    await sender.goto(`${base}/projects`);
+    const badge = (id: string) => sender.textContent(`[data-project-id="${id}"] .state`);
+    await expect(badge(project.id)).resolves.toBe('running: build step 1/2 · 2 queued');
+    expect(await sender.getAttribute(`[data-project-id="${project.id}"] .state`, 'data-state')).toBe('running');
+    await expect(badge(idle.id)).resolves.toBe('idle');
+    await screenshot(sender, 'projects-states');
+    // The one read behind the badges is by owner: another user's list learns nothing of these.
+    const mine = server.app.workflows.ownProjectStates(server.app.tokens.authenticate(token));
+    expect(mine.get(project.id)).toEqual({ active: { kind: 'build', status: 'running', step: { index: 1, total: 2, name: 'Waiting at the gate' } }, queued: 2 });
+    expect(server.app.workflows.ownProjectStates(server.app.tokens.authenticate(server.token('dave'))).size).toBe(0);
+
     // Cancelling the first queued build from the console: it leaves the queue; the held build keeps running.
     await Promise.all([watcher.waitForURL(`${base}/projects/${project.id}`), watcher.click(`#queue li[data-workflow-id="${queuedId}"] [data-action="cancel"]`)]);
     await watcher.waitForSelector('#live[data-state="on"]');
@@ -143,6 +156,9 @@ describe('web console in Chromium: queue and option questions', () => {
     await p.waitForSelector('#question');
     await p.waitForSelector('#active-workflow[data-status="waiting_for_input"]');
     await expect(p.textContent('#question .prompt')).resolves.toBe('Which release channel?');
+    const list = await signedInPage();
+    await expect(list.textContent(`[data-project-id="${project.id}"] .state`)).resolves.toBe('waiting for input');
+    await list.close();
     // Exactly the options, in order, as required radio buttons (the option text is escaped, not markup).
     const offered = await p.$$eval('#question input[name="message"]', (inputs) => inputs.map((i) => ({ type: i.getAttribute('type'), value: i.getAttribute('value'), required: i.hasAttribute('required') })));
     expect(offered).toEqual(['beta', 'production', '<i>nightly</i>'].map((value) => ({ type: 'radio', value, required: true })));

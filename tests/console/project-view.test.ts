@@ -4,7 +4,9 @@
  * never made links or frames.
  */
 import { describe, expect, it } from 'vitest';
+import { stateBadge } from '../../src/console/pages.js';
 import { renderMessages, renderPreviews, renderSession } from '../../src/console/project-view.js';
+import { foldProjectStates, IDLE } from '../../src/services/project-state.js';
 
 const ID = '0f8fad5b-d9cb-469f-a165-70867728950e';
 const at = '2026-11-22T09:30:00.000Z';
@@ -76,5 +78,23 @@ describe('console session panel', () => {
     expect(html.match(/name="csrf" value="token-1"/g)).toHaveLength(2);
     expect(html).toContain(`action="/projects/${ID}/answer"`);
     expect(html).toContain(`action="/projects/${ID}/cancel"`);
+  });
+});
+
+describe('projects list state badge', () => {
+  const row = (projectId: string, status: 'queued' | 'running' | 'waiting_for_input' | 'cancelling', stepIndex = 0, stepTotal = 0) =>
+    ({ projectId, kind: 'build' as const, status, stepIndex, stepTotal, stepName: null });
+
+  it('says idle, the running step, waiting for input, cancelling, and how many are queued', () => {
+    const states = foldProjectStates([row('a', 'running', 2, 4), row('a', 'queued'), row('a', 'queued'), row('b', 'waiting_for_input', 1, 3), row('c', 'queued'), row('d', 'cancelling', 1, 2), row('e', 'running')]);
+    const text = (id: string) => /<span[^>]*>(.*)<\/span>/.exec(stateBadge(states.get(id) ?? IDLE).value)![1];
+    expect(text('a')).toBe('running: build step 2/4 · 2 queued');
+    expect(text('b')).toBe('waiting for input');
+    expect(text('c')).toBe('1 queued');
+    expect(text('d')).toBe('cancelling');
+    expect(text('e')).toBe('running: build');
+    expect(text('idle')).toBe('idle');
+    expect(stateBadge(states.get('a')!).value).toContain('data-state="running" data-queued="2"');
+    expect(stateBadge(states.get('c')!).value).toContain('data-state="queued" data-queued="1"');
   });
 });
