@@ -2,7 +2,8 @@
  * The `expo` builder's deploy on the real toolchain: native bundles are Hermes bytecode, the
  * Expo Updates v1 manifest parses as multipart with a standard parser, every asset's bytes match
  * the manifest's SHA-256 and MD5, the refusals answer as the protocol says, a signed manifest
- * verifies, and the landing page's QR code decodes to the exp:// URL.
+ * verifies, the landing page's QR code decodes to the exp:// URL, and so do the QR codes of the
+ * web console's project page, beside the exp:// links whose manifests answer.
  */
 import { createHash, createVerify, generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -181,6 +182,35 @@ describe('expo builder: deploy and Expo Updates', () => {
       await tab.close();
       const decoded = jsQR(new Uint8ClampedArray(png.data), png.width, png.height);
       expect(decoded?.data).toBe(`${base.replace('http:', 'exp:')}/updates/d/${iosId}`);
+
+      // The web console's project page: each native deployment's QR code decodes to the exp://
+      // link shown beside it, and that link's manifest answers Expo Go.
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      try {
+        const consolePage = await context.newPage();
+        await consolePage.goto(`${base}/signin`);
+        await consolePage.fill('#credential', token);
+        await Promise.all([consolePage.waitForURL(`${base}/projects`), consolePage.click('#sign-in')]);
+        await consolePage.goto(`${base}/projects/${project.id}`);
+        for (const platform of ['ios', 'android'] as const) {
+          const card = consolePage.locator(`#deployments .deployment[data-platform="${platform}"]`);
+          const link = card.locator('a.exp-link');
+          const shown = (await link.textContent())!;
+          expect(await link.getAttribute('href')).toBe(shown);
+          const deployment = deployments.find((d: { platform: string }) => d.platform === platform);
+          const id = /\/deployments\/([0-9a-f-]{36})\/$/.exec(deployment.url)![1]!;
+          expect(shown).toBe(`${base.replace('http:', 'exp:')}/updates/d/${id}`);
+          const qr = PNG.sync.read(await card.locator('.qr').screenshot());
+          expect(jsQR(new Uint8ClampedArray(qr.data), qr.width, qr.height)?.data, `${platform} QR code`).toBe(shown);
+          const answered = await get(shown.replace(/^exp:/, 'http:'), { ...EXPO_GO, 'expo-platform': platform, accept: 'application/expo+json' });
+          expect(answered.status).toBe(200);
+          const native = JSON.parse(answered.body.toString());
+          expect(native.launchAsset.url).toContain(`/_expo/static/js/${platform}/`);
+          if (platform === 'ios') expect(native.id).toBe(manifest.id);
+        }
+      } finally {
+        await context.close();
+      }
     }
 
     // A second deploy is warm, asks nothing, and moves "latest" while the pinned URL stays.
