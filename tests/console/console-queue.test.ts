@@ -107,12 +107,13 @@ describe('web console in Chromium: queue and option questions', () => {
 
     // The projects list shows each project's state (rendered when the page is read).
     const idle = await createProject(server.mcpUrl, token, { name: 'Idle app' });
-    await sender.goto(`${base}/projects`);
-    const badge = (id: string) => sender.textContent(`[data-project-id="${id}"] .state`);
+    const list = await signedInPage();
+    const badge = (id: string) => list.textContent(`[data-project-id="${id}"] .state`);
     await expect(badge(project.id)).resolves.toBe('running: build step 1/2 · 2 queued');
-    expect(await sender.getAttribute(`[data-project-id="${project.id}"] .state`, 'data-state')).toBe('running');
+    expect(await list.getAttribute(`[data-project-id="${project.id}"] .state`, 'data-state')).toBe('running');
     await expect(badge(idle.id)).resolves.toBe('idle');
-    await screenshot(sender, 'projects-states');
+    await screenshot(list, 'projects-states');
+    await list.close();
     // The one read behind the badges is by owner: another user's list learns nothing of these.
     const mine = server.app.workflows.ownProjectStates(server.app.tokens.authenticate(token));
     expect(mine.get(project.id)).toEqual({ active: { kind: 'build', status: 'running', step: { index: 1, total: 2, name: 'Waiting at the gate' } }, queued: 2 });
