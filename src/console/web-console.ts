@@ -3,7 +3,8 @@
  * projects list, one project's live session, conversation, previews and deployments.
  *
  * It calls the tools themselves (the same tool adapter `tools/call` uses), so every rule, error,
- * limit and tenancy check is the tools' own; each page, form or event stream a signed-in person
+ * limit and tenancy check is the tools' own (one exception: the projects list's state badges come
+ * from one read of the workflow service, by owner, after `svc_list_projects`); each page, form or event stream a signed-in person
  * opens counts as one request against their rate limit, like a tool call. Pages are plain HTML
  * forms (POST for every change, each with the session's CSRF token, then 303 to a page); the one
  * static script adds live updates over Server-Sent Events. Host/Origin are checked by the HTTP
