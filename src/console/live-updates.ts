@@ -134,6 +134,8 @@ export class LiveHub {
     };
     this.open.add(entry);
     res.once('close', () => entry.end());
+    // The browser may have gone while the request was checked: its 'close' has already fired.
+    if (res.destroyed || req.socket.destroyed) return entry.end();
     this.startWatch();
     void run();
   }
