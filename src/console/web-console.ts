@@ -56,8 +56,8 @@ export interface WebConsole {
   handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void>;
   /** Ends the open event streams (shutdown). */
   close(): void;
-  /** The user of the request's valid console session, or null (the OAuth consent page asks this). */
-  sessionUser(req: IncomingMessage): { userId: string; userName: string } | null;
+  /** The user of the request's valid console session and its CSRF token, or null (the OAuth consent page asks this). */
+  sessionUser(req: IncomingMessage): { userId: string; userName: string; csrf: string } | null;
 }
 
 const PROJECT_PATH = /^\/projects\/([^/]+)(?:\/(messages|answer|cancel|events))?$/;
@@ -336,7 +336,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     close: () => hub.closeAll(),
     sessionUser: (req) => {
       const session = deps.sessions.authenticate(readCookies(req).get(SESSION_COOKIE));
-      return session ? { userId: session.caller.userId, userName: session.caller.userName } : null;
+      return session ? { userId: session.caller.userId, userName: session.caller.userName, csrf: session.csrf } : null;
     },
   };
 }

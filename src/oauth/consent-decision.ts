@@ -9,6 +9,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { hashToken } from '../auth/api-token.js';
+import { sameCsrf } from '../auth/web-sessions.js';
 import type { LoginCodeService } from '../auth/login-codes.js';
 import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX } from '../auth/oauth-grants.js';
 import type { TokenService } from '../auth/token-service.js';
@@ -35,7 +36,7 @@ function sameSecret(presented: string, storedHash: string): boolean {
 }
 
 /** The user a credential typed on the page proves, or null. OAuth tokens never count. */
-function userOfCredential(deps: ConsentDeps, credential: string): SessionUser | null {
+function userOfCredential(deps: ConsentDeps, credential: string): Omit<SessionUser, 'csrf'> | null {
   const text = credential.trim();
   if (!text || text.length > 200) return null;
   if (text.startsWith(ACCESS_TOKEN_PREFIX) || text.startsWith(REFRESH_TOKEN_PREFIX)) return null;
@@ -80,7 +81,10 @@ export function consentDecisionHandler(deps: ConsentDeps) {
     const client = await deps.provider.clientsStore.getClient(request.clientId);
     if (!client) return sendProblemPage(res, 400, 'The client of this sign-in request is no longer known.');
     const session = deps.sessionUser?.(req) ?? null;
-    const user = session ?? userOfCredential(deps, field(req.body, 'credential'));
+    // A console session counts only with its own CSRF token from the page (a same-site page could
+    // otherwise post a request id and CSRF token it fetched itself, with this browser's cookie).
+    const sessionProven = session !== null && sameCsrf(session.csrf, field(req.body, 'session_csrf'));
+    const user = sessionProven ? session : userOfCredential(deps, field(req.body, 'credential'));
     if (!user) {
       deps.logger.warn({ clientId: request.clientId, address: req.socket.remoteAddress }, 'consent refused a credential');
       const fresh = newCsrf();
@@ -94,7 +98,7 @@ export function consentDecisionHandler(deps: ConsentDeps) {
           requestId: request.id,
           csrf: fresh.csrf,
           error: 'That API token or login code was not accepted. Check it, or get a new login code with mobile-builder-mcp login-code --user NAME.',
-          signedInAs: null,
+          signedInAs: session && { userName: session.userName, csrf: session.csrf },
         },
         401,
       );

@@ -20,8 +20,11 @@ export interface ConsentView {
   csrf: string;
   /** A message shown above the form (a refused credential), or null. */
   error: string | null;
-  /** The signed-in user when the browser has a console session: no credential field then. */
-  signedInAs: string | null;
+  /**
+   * The browser's console session, when it has one: no credential field then, and the form
+   * carries the session's CSRF token so that an approval proves it came from this page.
+   */
+  signedInAs: { userName: string; csrf: string } | null;
 }
 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;color:#1b1b1b}
@@ -90,7 +93,8 @@ function layout(title: string, main: string): string {
 export function sendConsentPage(res: ServerResponse, view: ConsentView, status = 200): void {
   const name = escapeHtml(view.clientName.slice(0, 120));
   const credential = view.signedInAs
-    ? `<p>Signed in as <strong>${escapeHtml(view.signedInAs)}</strong>.</p>`
+    ? `<p>Signed in as <strong>${escapeHtml(view.signedInAs.userName)}</strong>.</p>
+<input type="hidden" name="session_csrf" value="${escapeHtml(view.signedInAs.csrf)}">`
     : `<label for="credential">Your API token or one-time login code</label>
 <input type="password" id="credential" name="credential" autocomplete="off" required>
 <p class="muted">Get a login code with <code>mobile-builder-mcp login-code --user NAME</code> on the server.</p>`;

@@ -30,6 +30,12 @@ const REQUEST_TTL_SECONDS = 600;
 export interface SessionUser {
   userId: string;
   userName: string;
+  /**
+   * The console session's CSRF token. The consent page carries it, and an approval counts the
+   * session only when the form sends it back: the request's own CSRF token is no proof, since
+   * whoever opens `/authorize` gets one.
+   */
+  csrf: string;
 }
 
 /** What the provider works with. */
@@ -117,7 +123,7 @@ export class StoredOAuthProvider implements OAuthServerProvider {
       requestId: id,
       csrf,
       error: null,
-      signedInAs: session?.userName ?? null,
+      signedInAs: session && { userName: session.userName, csrf: session.csrf },
     });
   }
 

@@ -220,6 +220,48 @@ describe('console session on the OAuth consent page', () => {
     const anonymous = await (await fetch(`${base}/authorize?${query}`)).text();
     expect(anonymous).toContain('name="credential"');
   });
+
+  it("approves with the session only when the form carries the session's own CSRF token", async () => {
+    const session = await rawSignIn(base, server.token('mallory-victim'));
+    const redirectUri = 'http://127.0.0.1:9/callback';
+    const registered = await fetch(`${base}/register`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Someone else', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' }),
+    });
+    const { client_id } = (await registered.json()) as { client_id: string };
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id,
+      redirect_uri: redirectUri,
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+      state: 'xyz',
+    });
+    const hidden = (page: string, name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(page)?.[1];
+    const decide = (fields: Record<string, string>) =>
+      fetch(`${base}/authorize/consent`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: session.cookie },
+        body: new URLSearchParams({ decision: 'approve', ...fields }).toString(),
+      });
+    // A page that someone else opened (no cookie) yields a request id and CSRF token anyone can read;
+    // posted with the signed-in browser's cookie, it must not approve as that browser's user.
+    const foreign = await (await fetch(`${base}/authorize?${query}`)).text();
+    const refused = await decide({ request: hidden(foreign, 'request')!, csrf: hidden(foreign, 'csrf')! });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('location')).toBeNull();
+    // The page shown to the signed-in browser approves with one click.
+    const own = await (await fetch(`${base}/authorize?${query}`, { headers: { Cookie: session.cookie } })).text();
+    const sessionCsrf = hidden(own, 'session_csrf');
+    expect(sessionCsrf).toBeDefined();
+    const approved = await decide({ request: hidden(own, 'request')!, csrf: hidden(own, 'csrf')!, session_csrf: sessionCsrf! });
+    expect(approved.status).toBe(302);
+    const location = new URL(approved.headers.get('location')!);
+    expect(location.searchParams.get('code')).toBeTruthy();
+    expect(location.searchParams.get('state')).toBe('xyz');
+  });
 });
 
 describe('conversation pages', () => {
