@@ -254,6 +254,13 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
       form = body;
     }
 
+    // Signing out is never refused, not even past the request limit.
+    if (path === '/signout') {
+      if (!form) return methodNotAllowed(res);
+      deps.sessions.signOut(secret);
+      deps.logger.info({ user: session.caller.userName }, 'console sign-out');
+      return redirect(res, '/signin', { 'Set-Cookie': cookie(SESSION_COOKIE, '', 0, secure()) });
+    }
     // Every page, form and event stream counts as one request, like a tool call.
     let rateHeaders: Record<string, string>;
     try {
@@ -264,12 +271,6 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     }
     for (const [name, value] of Object.entries(rateHeaders)) res.setHeader(name, value);
 
-    if (path === '/signout') {
-      if (!form) return methodNotAllowed(res);
-      deps.sessions.signOut(secret);
-      deps.logger.info({ user: session.caller.userName }, 'console sign-out');
-      return redirect(res, '/signin', { 'Set-Cookie': cookie(SESSION_COOKIE, '', 0, secure()) });
-    }
     if (path === '/projects') {
       if (!form) {
         try {

@@ -194,6 +194,23 @@ describe('web console limits', () => {
     expect(tool.status).toBe(429);
     expect(tool.json.error.code).toBe(-32005);
   });
+
+  it('signs out past the request limit', async () => {
+    const url = limited.http.url;
+    const session = await rawSignIn(url, limited.token('ivan'));
+    for (;;) {
+      const res = await fetch(`${url}/projects`, { headers: { Cookie: session.cookie } });
+      if (res.status === 429) break;
+      expect(res.status).toBe(200);
+    }
+    const out = await fetch(`${url}/signout`, form(session, { csrf: session.csrf }));
+    expect(out.status).toBe(303);
+    expect(out.headers.get('location')).toBe('/signin');
+    expect(out.headers.getSetCookie().some((c) => c.startsWith('svc_session=;') && c.includes('Max-Age=0'))).toBe(true);
+    const after = await fetch(`${url}/projects`, { redirect: 'manual', headers: { Cookie: session.cookie } });
+    expect(after.status).toBe(303);
+    expect(after.headers.get('location')).toBe('/signin');
+  });
 });
 
 describe('console session on the OAuth consent page', () => {
