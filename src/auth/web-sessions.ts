@@ -53,10 +53,8 @@ export class WebSessionService {
       try {
         caller = this.tokens.authenticate(text);
       } catch {
-        // A login code may share the prefix; try it before refusing.
-        const redeemed = this.redeemLoginCode?.(text);
-        if (!redeemed) return null;
-        return this.open(redeemed.userId, null);
+        // Not a login code either: those never hold `_`.
+        return null;
       }
       // An OAuth access token is good at `/mcp` only (its audience, RFC 8707), never here.
       if (caller.rateKey !== undefined) return null;
