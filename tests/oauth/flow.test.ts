@@ -274,9 +274,10 @@ describe('a Client ID Metadata Document instead of registration', () => {
   });
 });
 
-describe('an access token that really expires (lifetime shortened through AppConfig.oauth, in process)', () => {
+describe('an access token that really expires (on a clock the test moves, in process)', () => {
   it('the SDK client refreshes on the 401 and goes on, without the consent page', async () => {
-    const short = await startTestServer({ oauth: { accessTokenTtlSeconds: 2 } });
+    let offsetMs = 0;
+    const short = await startTestServer({ clock: () => new Date(Date.now() + offsetMs) });
     try {
       const provider = new MemoryOAuthProvider(REDIRECT, 'Expiring Host');
       const first = oauthClient(short.mcpUrl, provider);
@@ -285,9 +286,9 @@ describe('an access token that really expires (lifetime shortened through AppCon
       const next = oauthClient(short.mcpUrl, provider);
       await next.client.connect(next.transport);
       const before = provider.tokens()!;
-      expect(before.expires_in).toBe(2);
-      // Waiting past an expiry (not measuring one): the old access token is then refused.
-      await new Promise((r) => setTimeout(r, 3100));
+      expect(before.expires_in).toBe(3600);
+      // Past the access token's expiry (the refresh token lives 30 days): the old one is refused.
+      offsetMs += 3601_000;
       expect(await mcpStatus(short.mcpUrl, before.access_token)).toBe(401);
       expect((await call(next.client, 'svc_list_projects')).projects).toEqual([]);
       expect(provider.tokens()!.access_token).not.toBe(before.access_token);

@@ -480,15 +480,18 @@ describe('registration never widens a client', () => {
 });
 
 describe('lifetimes (shortened through AppConfig.oauth)', () => {
-  const pastExpiry = (seconds: number) => new Promise((r) => setTimeout(r, seconds * 1000 + 1100));
+  // Each server's clock runs `offsetMs` ahead: passing an expiry moves it, nothing waits.
+  let offsetMs = 0;
+  const clock = () => new Date(Date.now() + offsetMs);
+  const pastExpiry = (seconds: number) => (offsetMs += seconds * 1000 + 1000);
 
   it('refuses an expired code', async () => {
-    const short = await startTestServer({ oauth: { codeTtlSeconds: 1 } });
+    const short = await startTestServer({ oauth: { codeTtlSeconds: 1 }, clock });
     try {
       const shortIssuer = short.http.url;
       const shortClient = await registerClient(shortIssuer, [REDIRECT]);
       const got = await rawCode(shortIssuer, shortClient, short.token('carol'));
-      await pastExpiry(1);
+      pastExpiry(1);
       const answer = await tokenRequest(shortIssuer, shortClient, { grant_type: 'authorization_code', code: got.code, code_verifier: got.verifier, redirect_uri: REDIRECT, resource: `${shortIssuer}/mcp` });
       expectRefused(answer, 'invalid_grant');
     } finally {
@@ -497,13 +500,13 @@ describe('lifetimes (shortened through AppConfig.oauth)', () => {
   });
 
   it('refuses an expired access token; the refresh token still gets a new one', async () => {
-    const short = await startTestServer({ oauth: { accessTokenTtlSeconds: 1 } });
+    const short = await startTestServer({ oauth: { accessTokenTtlSeconds: 1 }, clock });
     try {
       const shortIssuer = short.http.url;
       const shortClient = await registerClient(shortIssuer, [REDIRECT]);
       const tokens = await exchange(shortIssuer, shortClient, await rawCode(shortIssuer, shortClient, short.token('carol')));
       expect(tokens.expires_in).toBe(1);
-      await pastExpiry(1);
+      pastExpiry(1);
       expect(await mcpStatus(short.mcpUrl, tokens.access_token)).toBe(401);
       const refreshed = await tokenRequest(shortIssuer, shortClient, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, resource: `${shortIssuer}/mcp` });
       expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
@@ -514,12 +517,12 @@ describe('lifetimes (shortened through AppConfig.oauth)', () => {
   });
 
   it('refuses an expired refresh token', async () => {
-    const short = await startTestServer({ oauth: { refreshTokenTtlSeconds: 1 } });
+    const short = await startTestServer({ oauth: { refreshTokenTtlSeconds: 1 }, clock });
     try {
       const shortIssuer = short.http.url;
       const shortClient = await registerClient(shortIssuer, [REDIRECT]);
       const tokens = await exchange(shortIssuer, shortClient, await rawCode(shortIssuer, shortClient, short.token('carol')));
-      await pastExpiry(1);
+      pastExpiry(1);
       expectRefused(await tokenRequest(shortIssuer, shortClient, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }), 'invalid_grant');
     } finally {
       await short.close();
