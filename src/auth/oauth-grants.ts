@@ -19,7 +19,7 @@ import { hashToken, isExpired } from './api-token.js';
 /** Prefix of OAuth access tokens. */
 export const ACCESS_TOKEN_PREFIX = 'svc_at_';
 /** Prefix of OAuth refresh tokens. */
-export const REFRESH_TOKEN_PREFIX = 'svc_rt_';
+const REFRESH_TOKEN_PREFIX = 'svc_rt_';
 
 /** Lifetimes, in seconds (`AppConfig.oauth`). */
 export interface OAuthLifetimes {

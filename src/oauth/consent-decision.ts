@@ -8,10 +8,9 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { hashToken } from '../auth/api-token.js';
+import { hashToken, TOKEN_PREFIX } from '../auth/api-token.js';
 import { sameCsrf } from '../auth/web-sessions.js';
 import type { LoginCodeService } from '../auth/login-codes.js';
-import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX } from '../auth/oauth-grants.js';
 import type { TokenService } from '../auth/token-service.js';
 import type { OAuthAuthorizationRequestRow } from '../store/schema.js';
 import { sendConsentPage, sendProblemPage } from './consent-page.js';
@@ -39,10 +38,12 @@ function sameSecret(presented: string, storedHash: string): boolean {
 function userOfCredential(deps: ConsentDeps, credential: string): Omit<SessionUser, 'csrf'> | null {
   const text = credential.trim();
   if (!text || text.length > 200) return null;
-  if (text.startsWith(ACCESS_TOKEN_PREFIX) || text.startsWith(REFRESH_TOKEN_PREFIX)) return null;
-  if (text.startsWith('svc_')) {
+  if (text.startsWith(TOKEN_PREFIX)) {
     try {
       const caller = deps.tokens.authenticate(text);
+      // An OAuth access token (a caller with a rate key of its user) is no credential here. By the
+      // caller, not the prefix: an API token may start with `svc_at_` or `svc_rt_` too.
+      if (caller.rateKey !== undefined) return null;
       return { userId: caller.userId, userName: caller.userName };
     } catch {
       return null;

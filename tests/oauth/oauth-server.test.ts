@@ -4,12 +4,14 @@
  * (register -> consent page -> approve -> token -> tools/list with the access token), refresh
  * rotation, the login-code command, and token list / revoke of a grant.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliToken, runCli, spawnHttpServer, type SpawnedServer } from '../bin-helpers.js';
+import { displayPrefix, hashToken } from '../../src/auth/api-token.js';
+import { TokenRepo } from '../../src/store/token-repo.js';
 import { post, startTestServer, tempDir, type TestServer } from '../helpers.js';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
@@ -262,6 +264,16 @@ describe('OAuth authorization server (in process)', () => {
     const clientId = await register(base);
     const html = await (await openConsent(base, clientId, pkce().challenge)).text();
     expect((await submitConsent(base, html, { credential: code, decision: 'approve' })).status).toBe(401);
+  });
+
+  it('accepts an API token whose random part happens to begin like an OAuth token (svc_at_, svc_rt_)', async () => {
+    const user = server.app.tokens.ensureUser('olivia');
+    for (const prefix of ['svc_at_', 'svc_rt_']) {
+      const token = prefix + randomBytes(32).toString('base64url').slice(3);
+      new TokenRepo(server.app.store.db).insert({ id: randomUUID(), userId: user.id, tokenHash: hashToken(token), displayPrefix: displayPrefix(token), createdAt: new Date().toISOString(), expiresAt: null, revokedAt: null });
+      const tokens = await signIn(base, token);
+      expect(tokens.access_token, prefix).toMatch(/^svc_at_/);
+    }
   });
 });
 
