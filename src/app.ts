@@ -170,7 +170,15 @@ export function httpDepsOf(app: App): HttpServerDeps {
     publicUrl: app.publicUrl,
     logger: app.logger,
     // The consent page treats a browser signed in to the console as signed in.
-    oauth: { repo: app.oauthRepo, grants: app.oauthGrants, loginCodes: app.loginCodes, tokens: app.tokens, clock: app.clock, sessionUser: (req) => web.sessionUser(req) },
+    oauth: {
+      repo: app.oauthRepo,
+      grants: app.oauthGrants,
+      loginCodes: app.loginCodes,
+      tokens: app.tokens,
+      clock: app.clock,
+      sessionUser: (req) => web.sessionUser(req),
+      countSignInAttempt: (address) => app.gate.countSignInAttempt(address),
+    },
     console: web,
   };
 }

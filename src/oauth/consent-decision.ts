@@ -21,6 +21,12 @@ export interface ConsentDeps extends OAuthProviderDeps {
   provider: StoredOAuthProvider;
   loginCodes: Pick<LoginCodeService, 'redeem'>;
   tokens: Pick<TokenService, 'authenticate'>;
+  /**
+   * Counts one typed credential from `address` against the per-address bound on unauthenticated
+   * requests, as the console's sign-in does (the request gate's `countSignInAttempt`).
+   * @throws a -32005 ServiceError past the bound.
+   */
+  countSignInAttempt?(address: string): Promise<void>;
 }
 
 function field(body: unknown, name: string): string {
@@ -85,6 +91,14 @@ export function consentDecisionHandler(deps: ConsentDeps) {
     // A console session counts only with its own CSRF token from the page (a same-site page could
     // otherwise post a request id and CSRF token it fetched itself, with this browser's cookie).
     const sessionProven = session !== null && sameCsrf(session.csrf, field(req.body, 'session_csrf'));
+    if (!sessionProven && deps.countSignInAttempt) {
+      try {
+        await deps.countSignInAttempt(req.socket.remoteAddress ?? 'unknown');
+      } catch {
+        res.setHeader('Retry-After', '60');
+        return sendProblemPage(res, 429, 'Too many sign-in attempts from this address: wait a minute, then start the sign-in again.');
+      }
+    }
     const user = sessionProven ? session : userOfCredential(deps, field(req.body, 'credential'));
     if (!user) {
       deps.logger.warn({ clientId: request.clientId, address: req.socket.remoteAddress }, 'consent refused a credential');

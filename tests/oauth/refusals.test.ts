@@ -301,6 +301,32 @@ describe('what the consent page shows', () => {
   });
 });
 
+describe('typed credentials per address', () => {
+  it('counts each typed credential against the bound on unauthenticated requests: past it, a 429 page and no code', async () => {
+    const bounded = await startTestServer({ unauthenticatedPerMinute: 2 });
+    try {
+      const boundedIssuer = bounded.http.url;
+      const boundedClient = await registerClient(boundedIssuer, [REDIRECT]);
+      const good = bounded.token('carol');
+      const { challenge } = pkce();
+      const page = await openConsent(
+        authorizeUrl(boundedIssuer, { response_type: 'code', client_id: boundedClient.client_id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', state: 's', resource: `${boundedIssuer}/mcp` }),
+      );
+      for (let i = 0; i < 2; i++) {
+        const wrong = await submitConsent(boundedIssuer, page, { credential: `svc_wrong${i}`, decision: 'approve' });
+        expect(wrong.status).toBe(401);
+        page.csrf = inputValue(wrong.html, 'csrf');
+      }
+      const limited = await submitConsent(boundedIssuer, page, { credential: good, decision: 'approve' });
+      expect(limited.status).toBe(429);
+      expect(limited.location).toBeNull();
+      expect(limited.html).toContain('Too many sign-in attempts');
+    } finally {
+      await bounded.close();
+    }
+  });
+});
+
 describe('tokens in the wrong place', () => {
   it('a refresh token is not a Bearer token, an access token is not a refresh token, and another client cannot refresh', async () => {
     const tokens = await exchange(issuer, client, await rawCode(issuer, client, apiToken));
