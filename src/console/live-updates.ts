@@ -15,6 +15,12 @@ export interface LiveStream {
   projectId: string;
   /** Renders and writes what changed; resolves false when the stream should end (signed out, access lost). */
   push(write: (event: string, data: unknown, id?: string) => void): Promise<boolean>;
+  /**
+   * Whether the stream's sign-in still holds, checked at each keep-alive: when it no longer does
+   * (signed out in another tab, token revoked), the stream is pushed at once, so that it ends
+   * without waiting for the project to change.
+   */
+  signedIn?(): boolean;
 }
 
 /** Limits of the hub. */
@@ -112,7 +118,9 @@ export class LiveHub {
       }
     };
     const keepAlive = setInterval(() => {
-      if (!ended) res.write(': keep-alive\n\n');
+      if (ended) return;
+      if (stream.signedIn && !stream.signedIn()) return entry.wake();
+      res.write(': keep-alive\n\n');
     }, this.keepAliveMs);
     keepAlive.unref();
     const unsubscribe = this.changes.subscribe(stream.projectId, () => entry.wake());

@@ -40,6 +40,7 @@ export function projectStream(options: ProjectStreamOptions): LiveStream {
   return {
     userId: options.userId,
     projectId,
+    signedIn: () => options.session() !== null,
     push: async (write) => {
       const current = options.session();
       if (!current) {

@@ -29,7 +29,7 @@ describe('LiveHub', () => {
       res.once('close', () => (closed = true));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    closers.push(() => new Promise((resolve) => server.close(() => resolve())));
+    closers.push(() => new Promise((resolve) => (server.close(() => resolve()), server.closeAllConnections())));
     const port = (server.address() as AddressInfo).port;
 
     const client = request({ host: '127.0.0.1', port, path: '/events' });
@@ -43,5 +43,39 @@ describe('LiveHub', () => {
     await waitFor(async () => hub.size === 0, 10_000, 'the stream to be given back');
     expect(changes.watched()).toEqual([]);
     expect(hub.admits('u1')).toBe(true);
+  });
+
+  it('ends a stream whose sign-in ended, at the next keep-alive, without a project change', async () => {
+    const changes = new ProjectChanges();
+    const hub = new LiveHub(changes, () => 0, silentLogger(), { keepAliveMs: 20 });
+    let signedIn = true;
+    const events: string[] = [];
+    const stream = {
+      userId: 'u1',
+      projectId: 'p1',
+      signedIn: () => signedIn,
+      push: async (write: (event: string, data: unknown) => void) => {
+        if (signedIn) return true;
+        write('signed-out', { location: '/signin' });
+        return false;
+      },
+    };
+    const server = createServer((req, res) => hub.start(req, res, stream));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closers.push(() => new Promise((resolve) => (server.close(() => resolve()), server.closeAllConnections())));
+    const port = (server.address() as AddressInfo).port;
+    let ended = false;
+    const client = request({ host: '127.0.0.1', port, path: '/events' }, (res) => {
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => events.push(chunk));
+      res.on('end', () => (ended = true));
+    });
+    client.on('error', () => undefined);
+    client.end();
+    await waitFor(async () => hub.size === 1 && events.some((e) => e.includes('keep-alive')), 10_000, 'the stream to be open and kept alive');
+    signedIn = false;
+    await waitFor(async () => ended, 10_000, 'the stream to end');
+    expect(events.join('')).toContain('event: signed-out');
+    expect(hub.size).toBe(0);
   });
 });
