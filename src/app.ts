@@ -152,6 +152,7 @@ export function httpDepsOf(app: App): HttpServerDeps {
     gate: app.gate,
     changes: app.changes,
     projectStates: (caller) => app.workflows.ownProjectStates(caller),
+    latestPageStart: (caller, projectId, limit) => app.workflows.latestPageStart(caller, projectId, limit),
     dataVersion: () => app.store.dataVersion(),
     publicUrl: app.publicUrl,
     logger: app.logger,

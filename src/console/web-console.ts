@@ -17,7 +17,7 @@ import type { RequestGate } from '../auth/request-gate.js';
 import { sameCsrf, WEB_SESSION_TTL_MS, type WebSession, type WebSessionService } from '../auth/web-sessions.js';
 import { isExpectedError, MESSAGES, notFound } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { MESSAGES_PAGE_DEFAULT, MESSAGES_PAGE_MAX, type MessagesPage, type Project, type SessionView } from '../services/resource-shapes.js';
+import { MESSAGES_PAGE_DEFAULT, type MessagesPage, type Project, type SessionView } from '../services/resource-shapes.js';
 import type { ProjectState } from '../services/project-state.js';
 import type { ProjectChanges } from '../workflows/project-changes.js';
 import { type SafeHtml } from './html.js';
@@ -43,6 +43,8 @@ export interface WebConsoleDeps {
   changes: Pick<ProjectChanges, 'subscribe'>;
   /** Each of the caller's own projects' state in one read (the projects list's badges; idle ones absent). */
   projectStates(caller: Caller): ReadonlyMap<string, ProjectState>;
+  /** The `after` of the latest `limit` messages of a project the caller may read (`WorkflowService.latestPageStart`). */
+  latestPageStart(caller: Caller, projectId: string, limit: number): number;
   /** SQLite's `data_version`, to see other processes' changes. */
   dataVersion(): number;
   publicUrl: { get(): string; artifacts(): string };
@@ -138,18 +140,10 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     try {
       project = await tool<Project>('svc_get_project', { projectId }, caller);
       view = await tool<SessionView>('svc_get_session', { projectId: project.id }, caller);
-      messages = await tool<MessagesPage>('svc_get_messages', { projectId: project.id, ...(after !== undefined && { after }), ...(limit !== undefined && { limit }) }, caller);
-      // Without `after`, the page shows the latest messages: read on to the end, keeping the last page.
-      if (after === undefined && messages.hasMore) {
-        const size = typeof limit === 'number' ? limit : MESSAGES_PAGE_DEFAULT;
-        let kept = messages.messages;
-        let next = messages;
-        while (next.hasMore) {
-          next = await tool<MessagesPage>('svc_get_messages', { projectId: project.id, after: next.nextAfter, limit: MESSAGES_PAGE_MAX }, caller);
-          kept = [...kept, ...next.messages].slice(-size);
-        }
-        messages = { messages: kept, hasMore: false, nextAfter: next.nextAfter };
-      }
+      // Without `after`, the page opens at the latest messages: one read of the newest seq gives
+      // the `after` of the last page (a size the tool then checks like any other).
+      const start = after === undefined && (limit === undefined || typeof limit === 'number') ? deps.latestPageStart(caller, project.id, typeof limit === 'number' ? limit : MESSAGES_PAGE_DEFAULT) : after;
+      messages = await tool<MessagesPage>('svc_get_messages', { projectId: project.id, ...(start !== undefined && { after: start }), ...(limit !== undefined && { limit }) }, caller);
     } catch (error) {
       return failurePage(res, error, viewer);
     }

@@ -209,6 +209,16 @@ export class WorkflowService {
     return foldProjectStates(this.deps.workflows.listUnfinishedByOwner(caller.userId));
   }
 
+  /**
+   * The `after` that makes `messages` return the latest `limit` messages: `seq` grows by one per
+   * project, so that is the newest `seq` minus `limit` (at least 0). For the web console, which
+   * opens a conversation at its end. @throws -32004/-32003 like `messages`
+   */
+  latestPageStart(caller: Caller, projectId: string, limit: number): number {
+    this.deps.access.readable(caller, projectId);
+    return Math.max(0, this.deps.messages.lastSeq(projectId) - limit);
+  }
+
   /** A page of the conversation, oldest first. @throws -32004/-32003 */
   messages(caller: Caller, input: { projectId: string; after?: number | undefined; limit?: number | undefined }): MessagesPage {
     this.deps.access.readable(caller, input.projectId);

@@ -9,10 +9,15 @@ export class MessageRepo {
 
   /** Appends a message with the project's next `seq`. Call inside a write transaction. */
   append(row: Omit<MessageRow, 'seq'>): MessageRow {
-    const seq = (this.db.select({ m: max(messages.seq) }).from(messages).where(eq(messages.projectId, row.projectId)).get()?.m ?? 0) + 1;
+    const seq = this.lastSeq(row.projectId) + 1;
     const full = { ...row, seq };
     this.db.insert(messages).values(full).run();
     return full;
+  }
+
+  /** The project's newest `seq`, 0 for an empty conversation (one index read). */
+  lastSeq(projectId: string): number {
+    return this.db.select({ m: max(messages.seq) }).from(messages).where(eq(messages.projectId, projectId)).get()?.m ?? 0;
   }
 
   /** Up to `limit` messages with `seq > after`, oldest first. */
