@@ -6,6 +6,8 @@
  */
 import type { Caller } from '../auth/caller.js';
 import type { WebSession } from '../auth/web-sessions.js';
+import { isExpectedError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import type { MessagesPage, SessionView } from '../services/resource-shapes.js';
 import type { LiveStream } from './live-updates.js';
 import { markupKey, previewsKey, renderMessages, renderPreviews, renderSession } from './project-view.js';
@@ -29,6 +31,8 @@ export interface ProjectStreamOptions {
   /** The stream's session now, or null once it ended (signed out, expired, token revoked). */
   session(): WebSession | null;
   tool<T>(name: string, args: Record<string, unknown>, caller: Caller): Promise<T>;
+  /** Where a push that fails for a reason other than the contract's errors is logged. */
+  logger: Pick<Logger, 'error'>;
 }
 
 /** The stream of one open project page. */
@@ -71,6 +75,7 @@ export function projectStream(options: ProjectStreamOptions): LiveStream {
         }
         return true;
       } catch (error) {
+        if (!isExpectedError(error)) options.logger.error({ err: error, projectId: options.projectId }, 'console event stream push failed');
         write('gone', shown(error).error);
         return false;
       }

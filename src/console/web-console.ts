@@ -135,6 +135,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     let project: Project;
     let view: SessionView;
     let messages: MessagesPage;
+    let previews: Awaited<ReturnType<typeof renderPreviews>>;
     const after = numberOrText(query.get('after'));
     const limit = numberOrText(query.get('limit'));
     try {
@@ -144,10 +145,11 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
       // the `after` of the last page (a size the tool then checks like any other).
       const start = after === undefined && (limit === undefined || typeof limit === 'number') ? deps.latestPageStart(caller, project.id, typeof limit === 'number' ? limit : MESSAGES_PAGE_DEFAULT) : after;
       messages = await tool<MessagesPage>('svc_get_messages', { projectId: project.id, ...(start !== undefined && { after: start }), ...(limit !== undefined && { limit }) }, caller);
+      // Inside the try: a QR code that cannot be made still gets an HTML error page.
+      previews = await renderPreviews(view.previewUrls, sameOrigin(req));
     } catch (error) {
       return failurePage(res, error, viewer);
     }
-    const previews = await renderPreviews(view.previewUrls, sameOrigin(req));
     page(
       res,
       status,
@@ -212,6 +214,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
         sameOrigin: sameOrigin(req),
         session: () => deps.sessions.authenticate(secret),
         tool,
+        logger: deps.logger,
       }),
     );
   };
