@@ -82,7 +82,8 @@ export interface GrantSummary {
   /** When its newest refresh token expires: the grant lives until then unless refreshed. */
   expiresAt: string | null;
   revokedAt: string | null;
-  state: 'active' | 'expired' | 'revoked';
+  /** `pending`: approved, its code not exchanged yet (an abandoned one is deleted a day later). */
+  state: 'pending' | 'active' | 'expired' | 'revoked';
 }
 
 /** A verified access token: who it acts for and through which grant. */
@@ -242,7 +243,15 @@ export class OAuthGrants {
     const now = this.clock();
     return this.repo.listGrants(userId).map(({ grant, user }) => {
       const expiresAt = this.repo.lastRefreshExpiry(grant.id);
-      const state = grant.revokedAt ? 'revoked' : expiresAt === null || isExpired(expiresAt, now) ? 'expired' : 'active';
+      const state = grant.revokedAt
+        ? 'revoked'
+        : expiresAt === null
+          ? this.repo.hasOpenCode(grant.id, now.toISOString())
+            ? 'pending'
+            : 'expired'
+          : isExpired(expiresAt, now)
+            ? 'expired'
+            : 'active';
       return {
         id: grant.id,
         user: user.name,

@@ -132,11 +132,34 @@ export class OAuthRepo {
 
   /**
    * Deletes codes that expired before `codesBefore` and tokens that expired before `tokensBefore`
-   * (an expired token is refused whatever its row says; grants stay for `token list`).
+   * (an expired token is refused whatever its row says), then the grants left with neither: an
+   * approval whose code was never exchanged, or a grant whose every token has expired. Grants with
+   * a live token stay, revoked or not, for `token list`.
    */
   deleteExpired(codesBefore: string, tokensBefore: string): void {
-    this.db.delete(oauthCodes).where(lt(oauthCodes.expiresAt, codesBefore)).run();
-    this.db.delete(oauthTokens).where(lt(oauthTokens.expiresAt, tokensBefore)).run();
+    this.db.transaction((tx) => {
+      tx.delete(oauthCodes).where(lt(oauthCodes.expiresAt, codesBefore)).run();
+      tx.delete(oauthTokens).where(lt(oauthTokens.expiresAt, tokensBefore)).run();
+      tx.delete(oauthGrants)
+        .where(
+          and(
+            sql`not exists (select 1 from ${oauthCodes} where ${oauthCodes.grantId} = ${oauthGrants.id})`,
+            sql`not exists (select 1 from ${oauthTokens} where ${oauthTokens.grantId} = ${oauthGrants.id})`,
+          ),
+        )
+        .run();
+    });
+  }
+
+  /** True while the grant's authorization code waits to be exchanged (unused and not expired at `now`). */
+  hasOpenCode(grantId: string, now: string): boolean {
+    return (
+      this.db
+        .select({ id: oauthCodes.grantId })
+        .from(oauthCodes)
+        .where(and(eq(oauthCodes.grantId, grantId), isNull(oauthCodes.usedAt), sql`${oauthCodes.expiresAt} > ${now}`))
+        .get() !== undefined
+    );
   }
 
   // Tokens

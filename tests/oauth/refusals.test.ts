@@ -613,4 +613,23 @@ describe('default lifetimes, on a clock the test moves (no waiting)', () => {
     expect(refused.status).toBe(401);
     expect(refused.location).toBeNull();
   });
+
+  it('token list shows an approval whose code is not exchanged yet as pending; abandoned, it is deleted a day later', async () => {
+    const frank = () => moved.app.oauthGrants.list().filter((g) => g.user === 'frank');
+    const before = new Set(frank().map((g) => g.id));
+    await rawCode(movedIssuer, movedClient, token);
+    const abandoned = frank().find((g) => !before.has(g.id))!;
+    expect(abandoned.state).toBe('pending');
+    const used = await exchange(movedIssuer, movedClient, await rawCode(movedIssuer, movedClient, token));
+    later(61);
+    expect(frank().find((g) => g.id === abandoned.id)?.state).toBe('expired');
+    later(86_400);
+    // Housekeeping runs at the next approval.
+    await rawCode(movedIssuer, movedClient, token);
+    expect(frank().find((g) => g.id === abandoned.id)).toBeUndefined();
+    // A grant with a live refresh token stays.
+    const kept = frank().filter((g) => g.state === 'active');
+    expect(kept.length).toBeGreaterThan(0);
+    expect((await tokenRequest(movedIssuer, movedClient, { grant_type: 'refresh_token', refresh_token: used.refresh_token! })).status).toBe(200);
+  });
 });
