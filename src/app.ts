@@ -170,7 +170,7 @@ export function httpDepsOf(app: App): HttpServerDeps {
     publicUrl: app.publicUrl,
     logger: app.logger,
     // The consent page treats a browser signed in to the console as signed in.
-    oauth: { repo: app.oauthRepo, grants: app.oauthGrants, loginCodes: app.loginCodes, tokens: app.tokens, clock: app.clock, sessionUser: (req) => web.sessionUser(req) },
+    oauth: { repo: app.oauthRepo, grants: app.oauthGrants, loginCodes: app.loginCodes, tokens: app.tokens, gate: app.gate, clock: app.clock, sessionUser: (req) => web.sessionUser(req) },
     console: web,
   };
 }

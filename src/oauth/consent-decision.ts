@@ -4,12 +4,15 @@
  * ends with a 400 page and nothing issued. Deny sends the browser back with
  * `error=access_denied`; approve with a good credential (an API token or a one-time login code,
  * or a console session) sends it back with a single-use code bound to that user. A refused
- * credential shows the page again with 401 and issues nothing.
+ * credential shows the page again with 401 and issues nothing. Each typed credential counts
+ * against the same per-address bound as the console's sign-in (429 past it), so credentials
+ * cannot be guessed here faster than there.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { hashToken } from '../auth/api-token.js';
 import type { LoginCodeService } from '../auth/login-codes.js';
+import type { RequestGate } from '../auth/request-gate.js';
 import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX } from '../auth/oauth-grants.js';
 import type { TokenService } from '../auth/token-service.js';
 import type { OAuthAuthorizationRequestRow } from '../store/schema.js';
@@ -21,6 +24,8 @@ export interface ConsentDeps extends OAuthProviderDeps {
   provider: StoredOAuthProvider;
   loginCodes: Pick<LoginCodeService, 'redeem'>;
   tokens: Pick<TokenService, 'authenticate'>;
+  /** The bound on sign-in attempts per client address (shared with the console's sign-in). */
+  gate: Pick<RequestGate, 'countSignInAttempt'>;
 }
 
 function field(body: unknown, name: string): string {
@@ -80,6 +85,15 @@ export function consentDecisionHandler(deps: ConsentDeps) {
     const client = await deps.provider.clientsStore.getClient(request.clientId);
     if (!client) return sendProblemPage(res, 400, 'The client of this sign-in request is no longer known.');
     const session = deps.sessionUser?.(req) ?? null;
+    if (!session) {
+      try {
+        await deps.gate.countSignInAttempt(req.socket.remoteAddress ?? 'unknown');
+      } catch (error) {
+        const retryAfter = (error as { data?: { retryAfterSeconds?: number } }).data?.retryAfterSeconds ?? 60;
+        res.setHeader('Retry-After', String(retryAfter));
+        return sendProblemPage(res, 429, `Too many sign-in attempts from this address: wait ${retryAfter} s, then start the sign-in again from your MCP host.`);
+      }
+    }
     const user = session ?? userOfCredential(deps, field(req.body, 'credential'));
     if (!user) {
       deps.logger.warn({ clientId: request.clientId, address: req.socket.remoteAddress }, 'consent refused a credential');
