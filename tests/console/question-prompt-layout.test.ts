@@ -36,12 +36,12 @@ describe('a code question in the session panel', () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     try {
       await page.setContent(`<!doctype html><html><head><style>${readFileSync(join(ROOT, 'assets/console/console.css'), 'utf8')}</style></head><body><main><div id="session">${panel}</div></main></body></html>`);
-      const box = await page.$eval('#question .prompt', (el) => ({ whiteSpace: getComputedStyle(el).whiteSpace, height: el.getBoundingClientRect().height, scrollHeight: el.scrollHeight, text: (el as HTMLElement).innerText }));
-      expect(box.whiteSpace).toBe('pre-wrap');
-      expect(box.text.split('\n').length).toBeGreaterThan(400);
-      expect(box.scrollHeight).toBeGreaterThan(box.height);
-      const answerTop = await page.$eval('#question textarea', (el) => el.getBoundingClientRect().top);
-      expect(answerTop).toBeLessThan(900);
+      const promptBox = page.locator('#question .prompt');
+      expect(await promptBox.evaluate((el) => (globalThis as any).getComputedStyle(el).whiteSpace)).toBe('pre-wrap');
+      expect((await promptBox.innerText()).split('\n').length).toBeGreaterThan(400);
+      const height = (await promptBox.boundingBox())!.height;
+      expect(await promptBox.evaluate((el) => (el as any).scrollHeight as number)).toBeGreaterThan(height);
+      expect((await page.locator('#question textarea').boundingBox())!.y).toBeLessThan(900);
     } finally {
       await page.close();
     }
