@@ -33,6 +33,11 @@ export interface LiveHubOptions {
   keepAliveMs?: number;
   /** Delay that coalesces a burst of changes into one push, in ms (default 50). */
   coalesceMs?: number;
+  /**
+   * Bytes a stream may have written that its reader has not taken yet (default 1 MiB); past it
+   * the stream is dropped, and the browser's EventSource reconnects to the current state.
+   */
+  maxBufferedBytes?: number;
 }
 
 /** Where change notices come from. */
@@ -43,7 +48,8 @@ interface ChangeSource {
 interface Open {
   stream: LiveStream;
   wake(): void;
-  end(): void;
+  /** Ends the stream; `drop` discards what its reader has not taken (closing the connection). */
+  end(drop?: boolean): void;
 }
 
 /** Opens, wakes and ends the console's event streams. */
@@ -53,6 +59,7 @@ export class LiveHub {
   private readonly total: number;
   private readonly keepAliveMs: number;
   private readonly coalesceMs: number;
+  private readonly maxBufferedBytes: number;
   private watch: NodeJS.Timeout | undefined;
   private lastVersion: number | undefined;
 
@@ -66,6 +73,7 @@ export class LiveHub {
     this.total = options.total ?? 512;
     this.keepAliveMs = options.keepAliveMs ?? 25_000;
     this.coalesceMs = options.coalesceMs ?? 50;
+    this.maxBufferedBytes = options.maxBufferedBytes ?? 1024 * 1024;
   }
 
   /** Whether `userId` may open one more stream now. */
@@ -93,9 +101,17 @@ export class LiveHub {
     let running = false;
     let again = false;
     let ended = false;
-    const write = (event: string, data: unknown, id?: string) => {
-      if (!ended) res.write(`${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    // A reader that stopped reading (a tab in the background of a stalled link, a script) would
+    // make the server keep every change for it in memory: past the bound its stream is dropped.
+    const send = (text: string) => {
+      if (ended) return;
+      res.write(text);
+      if (res.writableLength > this.maxBufferedBytes) {
+        this.logger.warn({ projectId: stream.projectId, buffered: res.writableLength }, 'console event stream dropped: its reader is not reading');
+        entry.end(true);
+      }
     };
+    const write = (event: string, data: unknown, id?: string) => send(`${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     const run = async () => {
       timer = undefined;
       if (ended) return;
@@ -120,7 +136,7 @@ export class LiveHub {
     const keepAlive = setInterval(() => {
       if (ended) return;
       if (stream.signedIn && !stream.signedIn()) return entry.wake();
-      res.write(': keep-alive\n\n');
+      send(': keep-alive\n\n');
     }, this.keepAliveMs);
     keepAlive.unref();
     const unsubscribe = this.changes.subscribe(stream.projectId, () => entry.wake());
@@ -129,7 +145,7 @@ export class LiveHub {
       wake: () => {
         timer ??= setTimeout(() => void run(), this.coalesceMs);
       },
-      end: () => {
+      end: (drop = false) => {
         if (ended) return;
         ended = true;
         if (timer) clearTimeout(timer);
@@ -137,7 +153,9 @@ export class LiveHub {
         unsubscribe();
         this.open.delete(entry);
         if (this.open.size === 0) this.stopWatch();
-        res.end();
+        // A dropped stream's unsent bytes are discarded with its socket, not flushed.
+        if (drop) res.destroy();
+        else res.end();
       },
     };
     this.open.add(entry);

@@ -37,12 +37,23 @@ function redirectUriProblem(uri: string): string | null {
   return null;
 }
 
+/** Whether `url` names a loopback host (false for text that is not a URL). */
+function onLoopback(url: string): boolean {
+  try {
+    return LOOPBACK.has(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+}
+
 /** The clients store on our database. */
 export class StoredClients implements OAuthRegisteredClientsStore {
+  /** @param issuer this server's issuer URL, read at each use. */
   constructor(
     private readonly repo: OAuthRepo,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    private readonly issuer: () => string,
   ) {}
 
   async getClient(clientId: string): Promise<OAuthClientInformationFull | undefined> {
@@ -50,6 +61,13 @@ export class StoredClients implements OAuthRegisteredClientsStore {
     const row = this.repo.findClient(clientId);
     if (row && row.kind === 'registered') return JSON.parse(row.metadata) as OAuthClientInformationFull;
     if (!isMetadataDocumentUrl(clientId)) return undefined;
+    // A client id on a loopback host is a client on this server's own machine: only a server that
+    // is itself on a loopback address serves such clients. A public server would otherwise GET any
+    // URL of its own loopback for whoever opens the authorization page.
+    if (onLoopback(clientId) && !onLoopback(this.issuer())) {
+      this.logger.warn({ clientId }, 'client metadata document refused: a loopback client id at a server that is not on loopback');
+      return undefined;
+    }
     const now = this.clock();
     if (row && row.expiresAt && Date.parse(row.expiresAt) > now.getTime()) return JSON.parse(row.metadata) as OAuthClientInformationFull;
     try {

@@ -4,7 +4,9 @@
  * ends with a 400 page and nothing issued. Deny sends the browser back with
  * `error=access_denied`; approve with a good credential (an API token or a one-time login code,
  * or a console session) sends it back with a single-use code bound to that user. A refused
- * credential shows the page again with 401 and issues nothing.
+ * credential shows the page again with 401 and issues nothing. Each typed credential counts
+ * against the same per-address bound as the console's sign-in (429 past it), so credentials
+ * cannot be guessed here faster than there.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
@@ -94,9 +96,10 @@ export function consentDecisionHandler(deps: ConsentDeps) {
     if (!sessionProven && deps.countSignInAttempt) {
       try {
         await deps.countSignInAttempt(req.socket.remoteAddress ?? 'unknown');
-      } catch {
-        res.setHeader('Retry-After', '60');
-        return sendProblemPage(res, 429, 'Too many sign-in attempts from this address: wait a minute, then start the sign-in again.');
+      } catch (error) {
+        const retryAfter = (error as { data?: { retryAfterSeconds?: number } }).data?.retryAfterSeconds ?? 60;
+        res.setHeader('Retry-After', String(retryAfter));
+        return sendProblemPage(res, 429, `Too many sign-in attempts from this address: wait ${retryAfter} s, then start the sign-in again from your MCP host.`);
       }
     }
     const user = sessionProven ? session : userOfCredential(deps, field(req.body, 'credential'));

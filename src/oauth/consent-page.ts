@@ -68,7 +68,12 @@ function consentCsp(redirectUri: string | null): string {
   return `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; form-action 'self'${target}; frame-ancestors 'none'; base-uri 'none'`;
 }
 
-/** Writes headers every page of the authorization flow carries. */
+/**
+ * Writes headers every page of the authorization flow carries. `Referrer-Policy: same-origin`
+ * keeps the authorization request's URL from the client's redirect URI as `no-referrer` would,
+ * while the browser still names this page's origin in the `Origin` of the decision it posts
+ * (under `no-referrer` it sends `Origin: null`, which the server refuses: form-origin.ts).
+ */
 function pageHeaders(res: ServerResponse, status: number, csp: string, body: string): void {
   res.writeHead(status, {
     'Content-Type': 'text/html; charset=utf-8',
@@ -77,7 +82,7 @@ function pageHeaders(res: ServerResponse, status: number, csp: string, body: str
     'Cache-Control': 'no-store',
     'X-Frame-Options': 'DENY',
     'X-Content-Type-Options': 'nosniff',
-    'Referrer-Policy': 'no-referrer',
+    'Referrer-Policy': 'same-origin',
   });
 }
 

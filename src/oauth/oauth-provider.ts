@@ -86,7 +86,7 @@ export class StoredOAuthProvider implements OAuthServerProvider {
   readonly clientsStore: StoredClients;
 
   constructor(private readonly deps: OAuthProviderDeps) {
-    this.clientsStore = new StoredClients(deps.repo, deps.clock, deps.logger);
+    this.clientsStore = new StoredClients(deps.repo, deps.clock, deps.logger, () => deps.issuer());
   }
 
   /**

@@ -17,6 +17,7 @@ import type { GatewayReply, JsonRpcGateway } from '../mcp/json-rpc-gateway.js';
 import type { ArtifactReader } from '../services/artifact-reader.js';
 import { serveArtifact } from './artifact-routes.js';
 import { createExpoUpdateRoutes, type ExpoUpdateSources } from './expo-updates-routes.js';
+import { formFromOwnOrigin } from './form-origin.js';
 import { createHostCheck, LOOPBACK_HOSTS } from './host-check.js';
 import type { OAuthRouteDeps, OAuthRoutes } from '../oauth/oauth-routes.js';
 
@@ -185,10 +186,15 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     const { createOAuthRoutes } = await import('../oauth/oauth-routes.js');
     oauthRoutes = createOAuthRoutes({ ...deps.oauth, issuer: () => deps.publicUrl.get(), logger });
   }
-  const handleOAuth = (req: IncomingMessage, res: ServerResponse): void => {
+  const handleOAuth = (req: IncomingMessage, res: ServerResponse, path: string): void => {
     // The Host check only: browsers and web-based hosts call these routes cross-origin (CORS).
     const verdict = hostCheck(req.headers.host, undefined);
     if (verdict !== 'ok') return sendError(res, forbidden({ reason: verdict }));
+    // The consent decision is the person's form: from this server's own page only (form-origin.ts).
+    if (path === '/authorize/consent' && req.method !== 'GET' && req.method !== 'HEAD' && !formFromOwnOrigin(req.headers.origin, req.headers.host, deps.publicUrl.get())) {
+      req.resume();
+      return sendError(res, forbidden({ reason: 'origin_not_allowed' }));
+    }
     oauthRoutes!.handle(req, res);
   };
 
@@ -200,7 +206,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
   const routes: Route[] = [
     ...(options.serveMcp ? [{ matches: (path: string) => path === '/mcp', handle: (req: IncomingMessage, res: ServerResponse) => (req.method === 'POST' ? handleMcp(req, res) : refuseMcpMethod(res)) }] : []),
     { matches: (path) => path === '/healthz', handle: (req, res) => handleHealth(req, res) },
-    ...(oauthRoutes ? [{ matches: (path: string) => oauthRoutes.matches(path), handle: (req: IncomingMessage, res: ServerResponse) => handleOAuth(req, res) }] : []),
+    ...(oauthRoutes ? [{ matches: (path: string) => oauthRoutes.matches(path), handle: (req: IncomingMessage, res: ServerResponse, path: string) => handleOAuth(req, res, path) }] : []),
     { matches: (path) => path.startsWith('/updates/'), handle: (req, res, path, query) => updates.serveUpdates(req, res, path, query) },
     { matches: (path) => path.startsWith('/previews/') || path.startsWith('/deployments/'), handle: (req, res, path) => handleArtifact(req, res, path) },
     ...(options.serveMcp && deps.console ? [consoleRoute(deps.console)] : []),
@@ -214,6 +220,11 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
         if (verdict !== 'ok') {
           req.resume();
           return sendError(res, forbidden({ reason: verdict }));
+        }
+        // A form that changes something comes from the console's own pages only (form-origin.ts).
+        if (req.method !== 'GET' && req.method !== 'HEAD' && !formFromOwnOrigin(req.headers.origin, req.headers.host, deps.publicUrl.get())) {
+          req.resume();
+          return sendError(res, forbidden({ reason: 'origin_not_allowed' }));
         }
         return web.handle(req, res, path, query);
       },

@@ -21,10 +21,11 @@ afterAll(async () => {
   await server?.close();
 });
 
-const form = (session: { cookie: string }, fields: Record<string, string>) => ({
+/** A form as the console's page at `origin` posts it (a browser sends the page's own origin). */
+const form = (session: { cookie: string }, fields: Record<string, string>, origin = base) => ({
   method: 'POST',
   redirect: 'manual' as const,
-  headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: session.cookie, Origin: base },
+  headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: session.cookie, Origin: origin },
   body: new URLSearchParams(fields).toString(),
 });
 
@@ -174,9 +175,9 @@ describe('web console limits', () => {
     const token = limited.token('henry');
     const session = await rawSignIn(url, token);
     // rawSignIn read /projects once: one request of four in this minute.
-    const first = await fetch(`${url}/projects`, form(session, { csrf: session.csrf, name: 'One' }));
+    const first = await fetch(`${url}/projects`, form(session, { csrf: session.csrf, name: 'One' }, url));
     expect(first.status).toBe(303);
-    const second = await fetch(`${url}/projects`, form(session, { csrf: session.csrf, name: 'Two' }));
+    const second = await fetch(`${url}/projects`, form(session, { csrf: session.csrf, name: 'Two' }, url));
     expect(second.status).toBe(429);
     const text = await second.text();
     expect(text).toContain('-32005');
@@ -319,7 +320,7 @@ describe('live updates from another process', () => {
     const other = createApp({ dataDir: quiet.dataDir, logger: silentLogger(), plans: GENEROUS_PLANS });
     try {
       const session = await rawSignIn(url, token);
-      const created = await fetch(`${url}/projects`, form(session, { csrf: session.csrf, name: 'Shared store' }));
+      const created = await fetch(`${url}/projects`, form(session, { csrf: session.csrf, name: 'Shared store' }, url));
       const path = created.headers.get('location')!;
       const projectId = path.split('/').pop()!;
       const stream = await fetch(`${url}${path}/events?after=0`, { headers: { Cookie: session.cookie }, signal: controller.signal });
