@@ -204,7 +204,7 @@ describe('web console limits', () => {
       if (res.status === 429) break;
       expect(res.status).toBe(200);
     }
-    const out = await fetch(`${url}/signout`, form(session, { csrf: session.csrf }));
+    const out = await fetch(`${url}/signout`, form(session, { csrf: session.csrf }, url));
     expect(out.status).toBe(303);
     expect(out.headers.get('location')).toBe('/signin');
     expect(out.headers.getSetCookie().some((c) => c.startsWith('svc_session=;') && c.includes('Max-Age=0'))).toBe(true);

@@ -49,12 +49,13 @@ describe('forms from another origin of the same host', () => {
   it('a consent decision posted with the console session from another port is refused and issues no code', async () => {
     const alice = await rawSignIn(base, server.token('alice'));
     const foreign = await foreignConsentRequest();
-    const refused = await consentPost(alice.cookie, sameSite, { ...foreign, decision: 'approve' });
+    // Even with the session's own CSRF token (which such a page cannot read), the origin refuses it.
+    const refused = await consentPost(alice.cookie, sameSite, { ...foreign, session_csrf: alice.csrf, decision: 'approve' });
     expect(refused.status).toBe(403);
     expect(refused.headers.get('location')).toBeNull();
     expect(((await refused.json()) as { error: { data: { reason: string } } }).error.data.reason).toBe('origin_not_allowed');
     // The same decision from the server's own page (the person clicking Approve) still works.
-    const approved = await consentPost(alice.cookie, base, { ...foreign, decision: 'approve' });
+    const approved = await consentPost(alice.cookie, base, { ...foreign, session_csrf: alice.csrf, decision: 'approve' });
     expect(approved.status).toBe(302);
     expect(new URL(approved.headers.get('location')!).searchParams.get('code')).toBeTruthy();
   });
