@@ -15,6 +15,9 @@ import { fetchClientMetadataDocument, isMetadataDocumentUrl } from './client-met
 /** How long a fetched metadata document is used before it is fetched again, in seconds. */
 const METADATA_CACHE_SECONDS = 600;
 
+/** Most redirect URIs one registration may list (a host needs one or two). */
+const MAX_REDIRECT_URIS = 20;
+
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /**
@@ -99,6 +102,7 @@ export class StoredClients implements OAuthRegisteredClientsStore {
   registerClient(client: Omit<OAuthClientInformationFull, 'client_id' | 'client_id_issued_at'>): OAuthClientInformationFull {
     const full = client as OAuthClientInformationFull;
     if (full.redirect_uris.length === 0) throw new InvalidClientMetadataError('redirect_uris must list at least one URI');
+    if (full.redirect_uris.length > MAX_REDIRECT_URIS) throw new InvalidClientMetadataError(`redirect_uris may list at most ${MAX_REDIRECT_URIS} URIs`);
     for (const uri of full.redirect_uris) {
       const problem = redirectUriProblem(uri);
       if (problem) throw new InvalidClientMetadataError(problem);

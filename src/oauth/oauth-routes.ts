@@ -89,6 +89,8 @@ function buildApp(deps: OAuthRouteDeps, issuer: string): Express {
   app.use('/token', form, hashPresentedClientSecret, tokenHandler({ provider, ...limit('token') }));
   app.use('/register', clientRegistrationHandler({ clientsStore: provider.clientsStore, clientSecretExpirySeconds: 0, ...limit('register') }));
   app.use('/revoke', form, hashPresentedClientSecret, revocationHandler({ provider, ...limit('revoke') }));
+  // A method the routes above do not take (`GET /authorize/consent`): our page, not express's.
+  app.use((req: express.Request, res: express.Response) => sendProblemPage(res, 405, `${req.method} is not supported here: start the sign-in again from your MCP host.`));
   // Express's own error page would show a stack trace.
   app.use((error: unknown, req: express.Request, res: express.Response, next: express.NextFunction) => {
     void next;

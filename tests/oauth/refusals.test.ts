@@ -504,6 +504,27 @@ describe('registration never widens a client', () => {
       expect(((await res.json()) as { error: string }).error).toBe('invalid_client_metadata');
     }
   });
+
+  it('refuses a registration listing more than 20 redirect URIs', async () => {
+    const register = (count: number) =>
+      fetch(`${issuer}/register`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ redirect_uris: Array.from({ length: count }, (_, i) => `https://host.example.test/cb/${i}`), token_endpoint_auth_method: 'none' }),
+      });
+    expect((await register(20)).status).toBe(201);
+    const refused = await register(21);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: string }).error).toBe('invalid_client_metadata');
+  });
+
+  it('answers a method the OAuth routes do not take with its own page, not the framework\'s', async () => {
+    const res = await fetch(`${issuer}/authorize/consent`);
+    expect(res.status).toBe(405);
+    const html = await res.text();
+    expect(html).toContain('start the sign-in again');
+    expect(html).not.toContain('Cannot GET');
+  });
 });
 
 describe('lifetimes (shortened through AppConfig.oauth)', () => {
