@@ -12,13 +12,25 @@ const FORM_LIMIT_BYTES = 256 * 1024;
 /** The cookies of a request (first value of each name). */
 export function readCookies(req: IncomingMessage): Map<string, string> {
   const out = new Map<string, string>();
+  const seen = new Set<string>();
   for (const piece of (req.headers.cookie ?? '').split(';')) {
     const eq = piece.indexOf('=');
     if (eq === -1) continue;
     const name = piece.slice(0, eq).trim();
-    if (!out.has(name)) out.set(name, piece.slice(eq + 1).trim());
+    // A name sent twice (one of them set with another Path by a page on another port of this
+    // host, which shares the host's cookies) is ambiguous: neither value is used.
+    if (seen.has(name)) out.set(name, '');
+    else out.set(name, piece.slice(eq + 1).trim());
+    seen.add(name);
   }
   return out;
+}
+
+/** True when the request carries the cookie `name` more than once (see `readCookies`). */
+export function cookieSentTwice(req: IncomingMessage, name: string): boolean {
+  let count = 0;
+  for (const piece of (req.headers.cookie ?? '').split(';')) if (piece.slice(0, piece.indexOf('=')).trim() === name) count += 1;
+  return count > 1;
 }
 
 /** A `Set-Cookie` value: HttpOnly, SameSite=Strict, Path=/, Secure when `secure`; `maxAgeSeconds` 0 deletes it. */

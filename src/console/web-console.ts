@@ -21,7 +21,7 @@ import { MESSAGES_PAGE_DEFAULT, type MessagesPage, type Project, type SessionVie
 import type { ProjectState } from '../services/project-state.js';
 import type { ProjectChanges } from '../workflows/project-changes.js';
 import { type SafeHtml } from './html.js';
-import { contentSecurityPolicy, cookie, readCookies, readForm, redirect, sendHtml } from './http-util.js';
+import { contentSecurityPolicy, cookie, cookieSentTwice, readCookies, readForm, redirect, sendHtml } from './http-util.js';
 import { LiveHub, type LiveHubOptions } from './live-updates.js';
 import { errorPage, projectPage, projectsPage, signInPage, type ProjectDraft, type ShownError } from './pages.js';
 import { previewsKey, renderPreviews } from './project-view.js';
@@ -91,8 +91,12 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     const cookies = readCookies(req);
     if (req.method === 'GET' || req.method === 'HEAD') {
       if (deps.sessions.authenticate(cookies.get(SESSION_COOKIE))) return redirect(res, '/projects');
-      const csrf = cookies.get(SIGNIN_COOKIE) ?? randomBytes(24).toString('base64url');
-      return page(res, 200, signInPage(csrf), { 'Set-Cookie': cookie(SIGNIN_COOKIE, csrf, 3600, secure()) });
+      const csrf = cookies.get(SIGNIN_COOKIE) || randomBytes(24).toString('base64url');
+      const planted = cookieSentTwice(req, SESSION_COOKIE) || cookieSentTwice(req, SIGNIN_COOKIE);
+      const warning = planted
+        ? { code: -32600, message: MESSAGES.invalidRequest, hint: 'This browser sends two console cookies of the same name: a page on another port of this host has set one. Clear the cookies of this site, then sign in.' }
+        : undefined;
+      return page(res, planted ? 400 : 200, signInPage(csrf, warning), { 'Set-Cookie': cookie(SIGNIN_COOKIE, csrf, 3600, secure()) });
     }
     if (req.method !== 'POST') return methodNotAllowed(res);
     const form = await readForm(req);

@@ -87,4 +87,19 @@ describe('forms from another origin of the same host', () => {
     const { projects } = await toolResult(server.mcpUrl, token, 'svc_list_projects', {});
     expect(projects.map((p: { name: string }) => p.name)).toEqual(['From the console']);
   });
+
+  it('a session cookie planted beside the person\'s own (another Path, set from another port) signs nobody in, and the sign-in page says why', async () => {
+    const victim = await rawSignIn(base, server.token('victor'));
+    const attacker = await rawSignIn(base, server.token('mallet'));
+    // The browser sends the more specific path first: the planted cookie, then the person's own.
+    const both = `${attacker.cookie}; ${victim.cookie}`;
+    const projects = await fetch(`${base}/projects`, { redirect: 'manual', headers: { Cookie: both } });
+    expect(projects.status).toBe(303);
+    expect(projects.headers.get('location')).toBe('/signin');
+    const signin = await fetch(`${base}/signin`, { redirect: 'manual', headers: { Cookie: both } });
+    expect(signin.status).toBe(400);
+    expect(await signin.text()).toContain('a page on another port of this host has set one');
+    // Each cookie alone still works: nothing was signed out.
+    expect((await fetch(`${base}/projects`, { redirect: 'manual', headers: { Cookie: victim.cookie } })).status).toBe(200);
+  });
 });
