@@ -3,6 +3,7 @@
  * is itself `SafeHtml` (the result of another `html` template, or of `raw` for markup we made,
  * such as a QR code's SVG). User text can therefore never become markup (README "Web console").
  */
+import { escapeHtml } from '../io/html-escape.js';
 
 /** Markup that is already safe to insert. */
 export class SafeHtml {
@@ -11,13 +12,6 @@ export class SafeHtml {
   toString(): string {
     return this.value;
   }
-}
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** Escapes text for an HTML text node or a quoted attribute value. */
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
 
 /** Markup we produced ourselves (never user text). */

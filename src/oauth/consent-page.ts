@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { escapeHtml } from '../io/html-escape.js';
 
 /** What the page shows and submits. */
 export interface ConsentView {
@@ -35,11 +36,6 @@ label{display:block;margin:1.2rem 0 .3rem;font-weight:600}input[type=password]{w
 button.approve{background:#1f6feb;border-color:#1f6feb;color:#fff}`;
 
 const STYLE_HASH = createHash('sha256').update(STYLE, 'utf8').digest('base64');
-
-/** Escapes text for HTML element content and double-quoted attributes. */
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
 
 /** The host a redirect URI sends the browser to (or its scheme, for an app's private-use scheme). */
 function redirectTarget(redirectUri: string): string {
