@@ -11,15 +11,13 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { WebSessionRepo } from '../store/web-session-repo.js';
-import { isExpired, TOKEN_PREFIX } from './api-token.js';
+import { isExpired } from './api-token.js';
 import type { Caller } from './caller.js';
+import { userOfCredential, type RedeemLoginCode } from './sign-in-credential.js';
 import type { TokenService } from './token-service.js';
 
 /** Lifetime of a console session: 12 hours, in ms. */
 export const WEB_SESSION_TTL_MS = 12 * 3_600_000;
-
-/** What a one-time login code redeems to (the login code service's `redeem`). */
-export type RedeemLoginCode = (code: string) => { userId: string; userName: string } | null;
 
 /** A signed-in browser: the caller, and the secrets the console derives from its cookie. */
 export interface WebSession {
@@ -44,28 +42,8 @@ export class WebSessionService {
    * @returns the new session's cookie secret and session, or null when the credential is refused.
    */
   signIn(credential: string): { secret: string; session: WebSession } | null {
-    const text = credential.trim();
-    if (text.length === 0 || text.length > 200) return null;
-    let userId: string;
-    let tokenId: string | null = null;
-    if (text.startsWith(TOKEN_PREFIX)) {
-      let caller: Caller;
-      try {
-        caller = this.tokens.authenticate(text);
-      } catch {
-        // Not a login code either: those never hold `_`.
-        return null;
-      }
-      // An OAuth access token is good at `/mcp` only (its audience, RFC 8707), never here.
-      if (caller.rateKey !== undefined) return null;
-      userId = caller.userId;
-      tokenId = caller.tokenId;
-    } else {
-      const redeemed = this.redeemLoginCode?.(text);
-      if (!redeemed) return null;
-      userId = redeemed.userId;
-    }
-    return this.open(userId, tokenId);
+    const user = userOfCredential(credential, this.tokens, this.redeemLoginCode);
+    return user ? this.open(user.userId, user.tokenId) : null;
   }
 
   private open(userId: string, tokenId: string | null): { secret: string; session: WebSession } | null {

@@ -10,13 +10,14 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { hashToken, TOKEN_PREFIX } from '../auth/api-token.js';
+import { hashToken } from '../auth/api-token.js';
+import { userOfCredential } from '../auth/sign-in-credential.js';
 import { sameCsrf } from '../auth/web-sessions.js';
 import type { LoginCodeService } from '../auth/login-codes.js';
 import type { TokenService } from '../auth/token-service.js';
 import type { OAuthAuthorizationRequestRow } from '../store/schema.js';
 import { sendConsentPage, sendProblemPage } from './consent-page.js';
-import { clientNameOf, newCsrf, type OAuthProviderDeps, type SessionUser, type StoredOAuthProvider } from './oauth-provider.js';
+import { clientNameOf, newCsrf, type OAuthProviderDeps, type StoredOAuthProvider } from './oauth-provider.js';
 
 /** What the decision handler works with besides the provider's parts. */
 export interface ConsentDeps extends OAuthProviderDeps {
@@ -40,24 +41,6 @@ function sameSecret(presented: string, storedHash: string): boolean {
   const a = Buffer.from(hashToken(presented), 'hex');
   const b = Buffer.from(storedHash, 'hex');
   return a.length === b.length && timingSafeEqual(a, b);
-}
-
-/** The user a credential typed on the page proves, or null. OAuth tokens never count. */
-function userOfCredential(deps: ConsentDeps, credential: string): Omit<SessionUser, 'csrf'> | null {
-  const text = credential.trim();
-  if (!text || text.length > 200) return null;
-  if (text.startsWith(TOKEN_PREFIX)) {
-    try {
-      const caller = deps.tokens.authenticate(text);
-      // An OAuth access token (a caller with a rate key of its user) is no credential here. By the
-      // caller, not the prefix: an API token may start with `svc_at_` or `svc_rt_` too.
-      if (caller.rateKey !== undefined) return null;
-      return { userId: caller.userId, userName: caller.userName };
-    } catch {
-      return null;
-    }
-  }
-  return deps.loginCodes.redeem(text);
 }
 
 function redirectWith(res: Response, request: OAuthAuthorizationRequestRow, params: Record<string, string>): void {
@@ -102,7 +85,8 @@ export function consentDecisionHandler(deps: ConsentDeps) {
         return sendProblemPage(res, 429, `Too many sign-in attempts from this address: wait ${retryAfter} s, then start the sign-in again from your MCP host.`);
       }
     }
-    const user = sessionProven ? session : userOfCredential(deps, field(req.body, 'credential'));
+    // A typed credential: an API token or a one-time login code (consumed), never an OAuth token.
+    const user = sessionProven ? session : userOfCredential(field(req.body, 'credential'), deps.tokens, (code) => deps.loginCodes.redeem(code));
     if (!user) {
       deps.logger.warn({ clientId: request.clientId, address: req.socket.remoteAddress }, 'consent refused a credential');
       const fresh = newCsrf();

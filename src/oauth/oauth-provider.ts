@@ -27,7 +27,7 @@ import { sendConsentPage } from './consent-page.js';
 const REQUEST_TTL_SECONDS = 600;
 
 /** Who is signed in, from a console session cookie. */
-export interface SessionUser {
+interface SessionUser {
   userId: string;
   userName: string;
   /**
