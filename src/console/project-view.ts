@@ -134,7 +134,17 @@ export async function renderPreviews(previewUrls: PreviewUrl[], sameOrigin: bool
 ${exp ? html`<p>Expo Go: <a class="exp-link" href="${exp}">${exp}</a></p>` : ''}</div></li>`;
     }),
   );
-  return html`${frame}${cards.length > 0 ? html`<h3>Deployments</h3><ul id="deployments">${cards}</ul>` : ''}`;
+  // A phone cannot open 127.0.0.1 or localhost: those links work only on this machine.
+  const loopback = deployments.some((d) => d.platform !== 'web' && isLoopbackUrl(d.url));
+  const hint = loopback
+    ? html`<p class="hint" id="loopback-hint">These links name this machine's loopback address, which a phone cannot open. To open them on a phone on the same network, start the server with <code>--public-url http://&lt;this machine's LAN address&gt;:PORT</code> (and <code>--host 0.0.0.0</code>).</p>`
+    : '';
+  return html`${frame}${cards.length > 0 ? html`<h3>Deployments</h3>${hint}<ul id="deployments">${cards}</ul>` : ''}`;
+}
+
+function isLoopbackUrl(url: string): boolean {
+  const host = new URL(url).hostname;
+  return host === 'localhost' || host === '[::1]' || host.startsWith('127.');
 }
 
 /** A short key of rendered markup: a page names the key of its session panel, and its stream sends the panel only when it differs. */

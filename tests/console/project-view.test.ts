@@ -27,6 +27,15 @@ describe('console previews panel', () => {
     expect(html).toContain(`href="exps://builds.example.com/updates/d/${ID}"`);
     expect(html.match(/<svg/g)).toHaveLength(2);
     expect(html).toContain(`<iframe id="preview-frame" title="Web preview" src="http://192.168.1.20:3334/previews/${ID}/" sandbox="allow-scripts allow-forms allow-same-origin"`);
+    expect(html).not.toContain('loopback-hint');
+  });
+
+  it('says when native deployment links name the loopback address, which a phone cannot open', async () => {
+    const local = (await renderPreviews([{ url: `http://127.0.0.1:3334/deployments/${ID}/`, platform: 'android', kind: 'deployment', workflowId: null, createdAt: at }], false)).value;
+    expect(local).toContain('id="loopback-hint"');
+    expect(local).toContain('--public-url');
+    const webOnly = (await renderPreviews([{ url: `http://127.0.0.1:3334/deployments/${ID}/`, platform: 'web', kind: 'deployment', workflowId: null, createdAt: at }], false)).value;
+    expect(webOnly).not.toContain('loopback-hint');
   });
 
   it('keeps a same-origin preview out of the console origin, and ignores links that are not http(s)', async () => {
