@@ -46,6 +46,8 @@ describe('HTTP transport (spawned bin)', () => {
   });
 
   it('serves the web console and its static files from the built bundle', async () => {
+    // The start-up line tells the operator where the console is.
+    expect(server.stderr()).toContain(`web console: ${server.url}/`);
     const signin = await fetch(`${server.url}/signin`);
     expect(signin.status).toBe(200);
     expect(await signin.text()).toContain('<script src="/console/console.js" defer></script>');

@@ -323,7 +323,7 @@ async function serve(options: ServeOptions): Promise<void> {
     // preview may keep its origin (localStorage) without ever sharing one with /mcp.
     artifacts = await startArtifactListener(app, httpOptions, options.port === 0 ? 0 : http.port + 1);
     logger.info({ url: `${http.url}/mcp`, artifacts: app.publicUrl.artifacts(), dataDir: config.dataDir, builder: options.builder }, 'serving MCP over streamable HTTP');
-    process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp, artifacts on ${artifacts.url} (data: ${config.dataDir})\n`);
+    process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp, artifacts on ${artifacts.url} (data: ${config.dataDir}); web console: ${http.url}/\n`);
     return;
   }
 
