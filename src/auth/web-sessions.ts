@@ -27,6 +27,16 @@ export interface WebSession {
   expiresAt: string;
 }
 
+/** A console session as `token list` shows it. */
+export interface WebSessionSummary {
+  id: string;
+  user: string;
+  /** The display prefix of the API token it was signed in with, or `login code`. */
+  signedInWith: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
 /** Creates, checks and ends console sessions. */
 export class WebSessionService {
   /** @param redeemLoginCode the login code service's `redeem`, when login codes are accepted. */
@@ -81,6 +91,25 @@ export class WebSessionService {
   /** Ends the session of a cookie secret (sign-out); unknown secrets are ignored. */
   signOut(secret: string | undefined): void {
     if (secret) this.sessions.deleteByHash(hashSecret(secret));
+  }
+
+  /**
+   * Live console sessions (not expired), of every user or of `userId`, for `token list`: never a
+   * secret, only who, how they signed in (an API token's display prefix, or `login code`), and when.
+   */
+  list(userId?: string): WebSessionSummary[] {
+    return this.sessions.listLive(this.clock().toISOString(), userId).map(({ session, userName, tokenPrefix }) => ({
+      id: session.id,
+      user: userName,
+      signedInWith: tokenPrefix ?? 'login code',
+      createdAt: session.createdAt,
+      expiresAt: session.expiresAt,
+    }));
+  }
+
+  /** Ends the session with this id (`token revoke ID`); its browser is signed out at its next request. False when there is none. */
+  end(id: string): boolean {
+    return this.sessions.deleteById(id);
   }
 
 }

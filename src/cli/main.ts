@@ -138,16 +138,17 @@ export function buildProgram(): Command {
     });
   token
     .command('list')
-    .description('List API tokens and OAuth grants (never prints a whole token).')
-    .option('--user <name>', 'only this user\'s tokens and grants')
-    .option('--json', 'print JSON: one array, API tokens first ("kind": "api_token"), then OAuth grants ("kind": "oauth_grant")')
+    .description('List API tokens, OAuth grants and web console sessions (never prints a whole token).')
+    .option('--user <name>', 'only this user\'s tokens, grants and sessions')
+    .option('--json', 'print JSON: one array, API tokens first ("kind": "api_token"), then OAuth grants ("kind": "oauth_grant"), then console sessions ("kind": "web_session")')
     .addOption(dataDirOption())
     .action((options: { user?: string; json?: boolean; dataDir: string }) => {
       withApp(options.dataDir, (app) => {
         const rows = app.tokens.list(options.user);
         const grants = grantsOf(app, options.user);
+        const sessions = sessionsOf(app, options.user);
         if (options.json) {
-          const all = [...rows.map((r) => ({ kind: 'api_token', ...r })), ...grants.map((g) => ({ kind: 'oauth_grant', ...g }))];
+          const all = [...rows.map((r) => ({ kind: 'api_token', ...r })), ...grants.map((g) => ({ kind: 'oauth_grant', ...g })), ...sessions.map((w) => ({ kind: 'web_session', ...w }))];
           return void process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
         }
         if (rows.length === 0) process.stdout.write('No tokens.\n');
@@ -157,24 +158,33 @@ export function buildProgram(): Command {
             rows.map((r) => [r.id, r.user, r.prefix, r.state, r.createdAt, r.expiresAt ?? 'never']),
           );
         }
-        if (grants.length === 0) return;
-        process.stdout.write('\nOAuth grants (hosts signed in with OAuth; token revoke ID revokes one with all its tokens):\n');
-        printTable(
-          ['ID', 'USER', 'CLIENT', 'STATE', 'CREATED', 'LAST USED', 'EXPIRES'],
-          grants.map((g) => [g.id, g.user, g.client.slice(0, 40), g.state, g.createdAt, g.lastUsedAt ?? 'never', g.expiresAt ?? '-']),
-        );
+        if (grants.length > 0) {
+          process.stdout.write('\nOAuth grants (hosts signed in with OAuth; token revoke ID revokes one with all its tokens):\n');
+          printTable(
+            ['ID', 'USER', 'CLIENT', 'STATE', 'CREATED', 'LAST USED', 'EXPIRES'],
+            grants.map((g) => [g.id, g.user, g.client.slice(0, 40), g.state, g.createdAt, g.lastUsedAt ?? 'never', g.expiresAt ?? '-']),
+          );
+        }
+        if (sessions.length > 0) {
+          process.stdout.write('\nWeb console sessions (token revoke ID signs one out):\n');
+          printTable(
+            ['ID', 'USER', 'SIGNED IN WITH', 'CREATED', 'EXPIRES'],
+            sessions.map((w) => [w.id, w.user, w.signedInWith, w.createdAt, w.expiresAt]),
+          );
+        }
       });
     });
   token
     .command('revoke')
-    .description('Revoke an API token, or an OAuth grant with all its access and refresh tokens, by its id (from token list). Takes effect on the next request.')
-    .argument('<id>', 'token or grant id')
+    .description('Revoke an API token, an OAuth grant with all its access and refresh tokens, or a web console session, by its id (from token list). Takes effect on the next request.')
+    .argument('<id>', 'token, grant or console session id')
     .addOption(dataDirOption())
     .action((id: string, options: { dataDir: string }) => {
       withApp(options.dataDir, (app) => {
         if (app.tokens.revoke(id)) return void process.stdout.write(`Revoked token ${id}.\n`);
         if (app.oauthGrants.revokeGrant(id)) return void process.stdout.write(`Revoked OAuth grant ${id} and all its tokens.\n`);
-        process.stderr.write(`No token or OAuth grant with id ${id}.\n`);
+        if (app.webSessions.end(id)) return void process.stdout.write(`Ended web console session ${id}.\n`);
+        process.stderr.write(`No token, OAuth grant or console session with id ${id}.\n`);
         process.exitCode = 1;
       });
     });
@@ -242,6 +252,12 @@ function grantsOf(app: App, userName?: string) {
   if (userName === undefined) return app.oauthGrants.list();
   const user = app.users.findByName(userName);
   return user ? app.oauthGrants.list(user.id) : [];
+}
+
+function sessionsOf(app: App, userName?: string) {
+  if (userName === undefined) return app.webSessions.list();
+  const user = app.users.findByName(userName);
+  return user ? app.webSessions.list(user.id) : [];
 }
 
 function parseDurationOption(text: string): number {

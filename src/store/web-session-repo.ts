@@ -1,5 +1,5 @@
 /** SQL for web console sessions (stored as SHA-256 only). */
-import { eq, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, lt, or, sql } from 'drizzle-orm';
 import type { Db } from './database.js';
 import { apiTokens, users, webSessions, type UserRow, type WebSessionRow } from './schema.js';
 
@@ -33,6 +33,27 @@ export class WebSessionRepo {
       user: row.user,
       token: row.session.tokenId === null ? null : { revokedAt: row.tokenId === null ? 'deleted' : row.tokenRevokedAt, expiresAt: row.tokenExpiresAt },
     };
+  }
+
+  /**
+   * Sessions that have not expired at `now` (ISO 8601), of every user or of `userId`, oldest first,
+   * with the user's name and the display prefix of the API token each was signed in with (null
+   * for a login code).
+   */
+  listLive(now: string, userId?: string): { session: WebSessionRow; userName: string; tokenPrefix: string | null }[] {
+    return this.db
+      .select({ session: webSessions, userName: users.name, tokenPrefix: apiTokens.displayPrefix })
+      .from(webSessions)
+      .innerJoin(users, eq(users.id, webSessions.userId))
+      .leftJoin(apiTokens, eq(apiTokens.id, webSessions.tokenId))
+      .where(and(gt(webSessions.expiresAt, now), userId === undefined ? undefined : eq(webSessions.userId, userId)))
+      .orderBy(asc(webSessions.createdAt))
+      .all();
+  }
+
+  /** Deletes the session with this id; false when there is none. */
+  deleteById(id: string): boolean {
+    return this.db.delete(webSessions).where(eq(webSessions.id, id)).run().changes === 1;
   }
 
   deleteByHash(hash: string): void {
