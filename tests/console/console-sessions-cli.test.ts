@@ -33,7 +33,7 @@ describe('console sessions in token list and token revoke', () => {
     expect(sessions).toHaveLength(2);
     expect(sessions.map((s) => s.signedInWith)).toContain('login code');
     const viaToken = sessions.find((s) => s.signedInWith !== 'login code')!;
-    expect(token.startsWith(viaToken.signedInWith.replace(/[.…]+$/, ''))).toBe(true);
+    expect(token.startsWith(viaToken.signedInWith!.replace(/[.…]+$/, ''))).toBe(true);
     expect(sessions.every((s) => s.user === 'erin' && s.id && s.expiresAt)).toBe(true);
     const table = runCli(['token', 'list', '--data-dir', dataDir]).stdout;
     expect(table).toContain('Web console sessions');
