@@ -2,7 +2,8 @@
  * Web console sessions (README "Web console"): a person signs in once with one of their API
  * tokens or a one-time login code, and the browser holds a random session secret in the
  * `svc_session` cookie (HttpOnly, SameSite=Strict). Only its SHA-256 is stored. A session lasts
- * 12 hours, ends at sign-out, and ends with the API token it was signed in with (revoked or expired).
+ * 12 hours, ends at sign-out, with the API token it was signed in with (revoked or expired), and
+ * by `token revoke ID` (`end`).
  *
  * A console caller is counted against the request rate like a tool call: under the API token's
  * key when signed in with a token (so the console and that token's tool calls share one budget),

@@ -3,7 +3,7 @@
  * page. A missing or wrong CSRF token, or a request that is unknown, expired or already decided,
  * ends with a 400 page and nothing issued. Deny sends the browser back with
  * `error=access_denied`; approve with a good credential (an API token or a one-time login code,
- * or a console session) sends it back with a single-use code bound to that user. A refused
+ * or a console session proven by its own CSRF token from the page) sends it back with a single-use code bound to that user. A refused
  * credential shows the page again with 401 and issues nothing. Each typed credential counts
  * against the same per-address bound as the console's sign-in (429 past it), so credentials
  * cannot be guessed here faster than there.
