@@ -249,6 +249,7 @@ export function createApp(config: AppConfig): App {
       artifactStore,
       publisher: new ArtifactPublisher({ store, artifacts: artifactRepo, projects: projectRepo, users, artifactStore, plans, clock, logger }),
       builder,
+      plans,
       dataDir: config.dataDir,
       logger,
       clock,
@@ -271,6 +272,7 @@ export function createApp(config: AppConfig): App {
     journal,
     engine,
     publicUrl,
+    plans,
   });
   const tools = new ToolDispatcher(ALL_TOOLS, { projects, workflows, logger });
   const gateway = new JsonRpcGateway(createMcpServer(VERSION), tools, logger, config.requestDeadlineMs);

@@ -31,7 +31,7 @@ export function tempDir(prefix = 'mbm-test-'): string {
 }
 
 /** Limits high enough that polling tests never meet them; limit tests pass `DEFAULT_PLANS` instead. */
-export const GENEROUS_PLANS = { free: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1_000_000, maxProjects: 1_000_000 } };
+export const GENEROUS_PLANS = { free: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1_000_000, maxProjects: 1_000_000, maxRunningWorkflows: 1_000_000, maxQueuedWorkflows: 1_000_000 } };
 
 /** Starts the whole service in this process on a free port (generous limits unless `config.plans` says otherwise). */
 export async function startTestServer(config: Partial<AppConfig> = {}, http: Partial<HttpServerOptions> = {}): Promise<TestServer> {

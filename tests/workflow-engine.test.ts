@@ -66,7 +66,7 @@ describe('claiming: per-project FIFO and the server-wide limit', () => {
 });
 
 describe('questions: answer and resume', () => {
-  it('a waiting workflow frees its slot; the answer re-claims it and the builder gets the answer', async () => {
+  it('a waiting workflow frees its slot; once answered it waits for a slot, then re-claims it and the builder gets the answer', async () => {
     const e = await engine({ maxConcurrent: 1 });
     const [p, q] = [e.createProject('P'), e.createProject('Q')];
     const w = e.send(p);
@@ -75,11 +75,31 @@ describe('questions: answer and resume', () => {
     // Waiting does not hold the server's only slot.
     const other = e.send(q);
     expect(other.status).toBe('running');
+    // The answer is stored, but the only slot is Q's: P waits for it, its question answered.
     const answered = e.answer(p, 'blue');
-    expect(answered).toMatchObject({ workflowId: w.workflowId, status: 'running' });
+    expect(answered).toMatchObject({ workflowId: w.workflowId, status: 'queued', queuePosition: 1 });
+    expect(e.row(w.workflowId).status).toBe('waiting_for_input');
+    expect(e.app.workflows.session(e.caller, p).pendingQuestion).toBeNull();
+    expect(e.builder.runOf(w.workflowId)!.answers).toEqual([]);
+    (await e.running(other.workflowId)).finish();
     const run = await e.running(w.workflowId);
     expect(run.answers).toEqual(['blue']);
-    expect(e.row(w.workflowId).runnerId).toBe(e.app.engine.runnerId);
+    expect(e.row(w.workflowId)).toMatchObject({ status: 'running', runnerId: e.app.engine.runnerId });
+    run.finish();
+    await e.reach(w.workflowId, 'completed');
+    expect(messagesOf(e, p).map((m) => m.type)).toEqual(['instruction', 'status', 'question', 'answer', 'status', 'status']);
+    expect(messagesOf(e, p).at(-2)!.content).toMatch(/Answer received.*continues when a slot frees/);
+  });
+
+  it('with a free slot the answer resumes the builder at once', async () => {
+    const e = await engine({ maxConcurrent: 1 });
+    const p = e.createProject('P');
+    const w = e.send(p);
+    (await e.running(w.workflowId)).ask('colour', 'Which colour?');
+    await e.reach(w.workflowId, 'waiting_for_input');
+    expect(e.answer(p, 'red')).toMatchObject({ workflowId: w.workflowId, status: 'running' });
+    const run = await e.running(w.workflowId);
+    expect(run.answers).toEqual(['red']);
     run.finish();
     await e.reach(w.workflowId, 'completed');
     expect(messagesOf(e, p).map((m) => m.type)).toEqual(['instruction', 'status', 'question', 'answer', 'status']);

@@ -3,7 +3,7 @@
  * plans with a JSON file (`--plans FILE`, env `SVC_PLANS_FILE`):
  *
  * ```json
- * { "free": { "requestsPerMinute": 100, "projectCreationsPerHour": 10, "maxProjects": 100 },
+ * { "free": { "requestsPerMinute": 100, "projectCreationsPerHour": 10, "maxProjects": 100, "maxQueuedWorkflows": 10 },
  *   "team": { "requestsPerMinute": 1000, "projectCreationsPerHour": 100, "maxProjects": 5000 } }
  * ```
  */
@@ -20,6 +20,29 @@ export interface PlanLimits {
   maxProjects: number;
   /** Bytes of published previews and deployments a user may keep, in MiB (default 1024). */
   artifactStorageMb?: number;
+  /**
+   * Workflows of a user that run at once, server-wide (`running` or `cancelling`; waiting for an
+   * answer does not count). More stay queued, or waiting once answered, until one ends (default 2).
+   */
+  maxRunningWorkflows?: number;
+  /**
+   * Workflows a user may have queued (not yet started) over all their projects. A send past it
+   * is refused: -32005 with `data.scope = "queued_workflows"` (default 20).
+   */
+  maxQueuedWorkflows?: number;
+}
+
+/** Default of `maxRunningWorkflows` for a plan that does not set it. */
+export const DEFAULT_MAX_RUNNING_WORKFLOWS = 2;
+/** Default of `maxQueuedWorkflows` for a plan that does not set it. */
+export const DEFAULT_MAX_QUEUED_WORKFLOWS = 20;
+
+/** A plan's bounds on one user's workflows, defaults applied (whole numbers, at least 1). */
+export function workflowBounds(limits: PlanLimits): { maxRunning: number; maxQueued: number } {
+  return {
+    maxRunning: limits.maxRunningWorkflows ?? DEFAULT_MAX_RUNNING_WORKFLOWS,
+    maxQueued: limits.maxQueuedWorkflows ?? DEFAULT_MAX_QUEUED_WORKFLOWS,
+  };
 }
 
 /** Plans by name (`free`, `pro`, or the operator's). */
@@ -27,8 +50,8 @@ export type PlanTable = Record<string, PlanLimits>;
 
 /** The spec's free tier, plus a larger `pro` plan an operator can hand out as it is. */
 export const DEFAULT_PLANS: PlanTable = {
-  free: { requestsPerMinute: 100, projectCreationsPerHour: 10, maxProjects: 100, artifactStorageMb: 1024 },
-  pro: { requestsPerMinute: 1000, projectCreationsPerHour: 100, maxProjects: 1000, artifactStorageMb: 10240 },
+  free: { requestsPerMinute: 100, projectCreationsPerHour: 10, maxProjects: 100, artifactStorageMb: 1024, maxRunningWorkflows: 2, maxQueuedWorkflows: 20 },
+  pro: { requestsPerMinute: 1000, projectCreationsPerHour: 100, maxProjects: 1000, artifactStorageMb: 10240, maxRunningWorkflows: 8, maxQueuedWorkflows: 200 },
 };
 
 const planSchema = z.strictObject({
@@ -36,6 +59,8 @@ const planSchema = z.strictObject({
   projectCreationsPerHour: z.number().int().positive(),
   maxProjects: z.number().int().positive(),
   artifactStorageMb: z.number().int().positive(),
+  maxRunningWorkflows: z.number().int().positive(),
+  maxQueuedWorkflows: z.number().int().positive(),
 });
 const planFileSchema = z.record(z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/), planSchema.partial());
 

@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../auth/caller.js';
-import { invalidParameter, notFound } from '../errors.js';
+import { invalidParameter, notFound, rateLimited } from '../errors.js';
+import { limitsFor, workflowBounds, type PlanTable } from '../limits/plans.js';
 import type { Store } from '../store/database.js';
 import type { ArtifactRepo } from '../store/artifact-repo.js';
 import type { MessageRepo } from '../store/message-repo.js';
@@ -56,6 +57,8 @@ export interface WorkflowServiceDeps {
   journal: WorkflowJournal;
   engine: WorkflowEngine;
   publicUrl: PublicUrl;
+  /** The plans, for each user's bound on queued workflows. */
+  plans: PlanTable;
 }
 
 /** The four workflow tools' rules (docs/contract.md#tools). */
@@ -65,9 +68,12 @@ export class WorkflowService {
   /**
    * Answers the pending question of the project's waiting workflow, or else starts (or queues) a
    * new workflow with the message as its instruction.
+   * An answered workflow resumes when this server has a free build slot and its turn comes; until
+   * then it stays `waiting_for_input` with its question answered, and the result says `queued`.
    * @throws ServiceError -32004/-32003 (project access, owner only); -32602 when `questionId` does
    *   not name the pending question, or the answer breaks the question's rule (nothing changes and
-   *   the question stays pending).
+   *   the question stays pending); -32005 (`data.scope = "queued_workflows"`) for a new workflow
+   *   while the owner has their plan's `maxQueuedWorkflows` queued (nothing stored).
    */
   send(caller: Caller, input: SendMessageInput): SendMessageResult {
     const { access, engine, store } = this.deps;
@@ -75,11 +81,12 @@ export class WorkflowService {
     // A code answer is checked (syntax trees, the workspace on disk) before the write lock is taken.
     const pending = this.pendingOf(input.projectId);
     const checked = pending?.kind === 'code' && (input.questionId ?? pending.id) === pending.id ? this.checkCode(pending, input.message) : undefined;
-    const recorded = store.immediate(() => this.record(input, checked));
+    const recorded = store.immediate(() => this.record(caller, input, checked));
     if (recorded.answered) {
-      // The engine re-claims the workflow (or lets the runner holding it resume).
-      engine.resumeAnswered(recorded.result.workflowId);
-      return recorded.result;
+      // The engine resumes the workflow when a slot is free (or lets the runner holding it resume).
+      const status = engine.resumeAnswered(recorded.result.workflowId);
+      if (status !== 'waiting_for_input') return recorded.result;
+      return store.immediate(() => this.reportAnsweredWaiting(recorded.result));
     }
     // The service only records the request; the engine owns the claim.
     if (engine.tryStart(recorded.result.workflowId)) return { ...recorded.result, status: 'running' };
@@ -109,7 +116,7 @@ export class WorkflowService {
   }
 
   /** Stores the answer, or the new workflow as `queued` with its instruction message. */
-  private record(input: SendMessageInput, checked: { questionId: string; content: string } | undefined): { result: SendMessageResult; answered: boolean } {
+  private record(caller: Caller, input: SendMessageInput, checked: { questionId: string; content: string } | undefined): { result: SendMessageResult; answered: boolean } {
     const { workflows, questions, journal } = this.deps;
     const active = workflows.findActive(input.projectId);
     const pending = active?.status === 'waiting_for_input' ? questions.pendingOf(active.id) : undefined;
@@ -134,6 +141,16 @@ export class WorkflowService {
       throw invalidParameter('questionId', 'does not match a pending question: no question is waiting for an answer');
     }
     if (longerThan(input.message, MAX_MESSAGE_LENGTH)) throw tooLong(MAX_MESSAGE_LENGTH);
+    // Counted in the write transaction of the insert: concurrent sends cannot pass the bound.
+    const { maxQueued } = workflowBounds(limitsFor(this.deps.plans, caller.plan));
+    if (workflows.countQueuedByOwner(caller.userId) >= maxQueued) {
+      throw rateLimited({
+        scope: 'queued_workflows',
+        limit: maxQueued,
+        plan: caller.plan,
+        hint: 'You have the most queued workflows your plan allows. Wait until some of them start (svc_get_session), or cancel some with svc_cancel_workflow.',
+      });
+    }
 
     const kind = input.kind ?? inferKind(input.message);
     const row: WorkflowRow = {
@@ -178,6 +195,23 @@ export class WorkflowService {
         : `${kindLabel(row.kind)} queued: the server is running its maximum number of workflows; it starts when one finishes.`,
     });
     return { ...result, status: 'queued', queuePosition: position };
+  }
+
+  /**
+   * The answer for an answered workflow that waits for a build slot: `queued` (position 1: it is
+   * its project's next), with a status message saying why it waits; `running` when it resumed
+   * meanwhile.
+   */
+  private reportAnsweredWaiting(result: SendMessageResult): SendMessageResult {
+    const { workflows, questions, journal } = this.deps;
+    const row = workflows.findById(result.workflowId);
+    if (!row || row.status !== 'waiting_for_input' || questions.pendingOf(row.id)) return result;
+    journal.post(row.projectId, row.id, {
+      role: 'system',
+      type: 'status',
+      content: `Answer received. The server is running its maximum number of workflows: the ${kindLabel(row.kind).toLowerCase()} continues when a slot frees.`,
+    });
+    return { ...result, status: 'queued', queuePosition: 1 };
   }
 
   /** The project's workflow status, pending question and preview URLs. @throws -32004/-32003 */

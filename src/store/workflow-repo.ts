@@ -4,7 +4,10 @@
  */
 import { and, asc, count, desc, eq, inArray, isNull, max, sql } from 'drizzle-orm';
 import type { Db } from './database.js';
-import { projects, STORED_ACTIVE_STATUSES, STORED_TERMINAL_STATUSES, workflows, type WorkflowRow, type WorkflowStatus } from './schema.js';
+import { projects, STORED_ACTIVE_STATUSES, STORED_TERMINAL_STATUSES, users, workflows, type WorkflowRow, type WorkflowStatus } from './schema.js';
+
+/** A workflow that could take a build slot, with its owner and the owner's plan name. */
+export type SlotCandidate = WorkflowRow & { ownerId: string; plan: string };
 
 const ACTIVE_STATUSES = [...STORED_ACTIVE_STATUSES];
 const TERMINAL_STATUSES = [...STORED_TERMINAL_STATUSES];
@@ -101,22 +104,55 @@ export class WorkflowRepo {
   }
 
   /**
-   * Up to `limit` queued workflows that may start now: the oldest queued workflow of each project
-   * that has no active workflow, oldest first across projects (per-project FIFO).
+   * Every workflow that could take a build slot now, oldest first, each with its owner and the
+   * owner's plan (the engine's scheduler picks among them, docs/workflows.md "Fair shares"):
+   * - the oldest queued workflow of each project that has no active workflow (per-project FIFO);
+   * - each workflow waiting for input whose questions are all answered and that no runner holds,
+   *   or that `runnerId` holds (its builder waits in that runner's memory).
+   * A project has at most one of these (its active workflow, or the head of its queue).
    */
-  startable(limit: number): WorkflowRow[] {
+  slotCandidates(runnerId: string): SlotCandidate[] {
     return this.db
-      .select()
+      .select({ workflow: workflows, ownerId: projects.ownerId, plan: users.plan })
       .from(workflows)
+      .innerJoin(projects, eq(projects.id, workflows.projectId))
+      .innerJoin(users, eq(users.id, projects.ownerId))
       .where(
-        sql`${workflows.status} = 'queued'
-          and not exists (select 1 from workflows a where a.project_id = ${workflows.projectId}
-                          and a.status in (${ACTIVE_SQL}))
-          and ${workflows.seq} = (select min(q.seq) from workflows q where q.project_id = ${workflows.projectId} and q.status = 'queued')`,
+        sql`(${workflows.status} = 'queued'
+            and not exists (select 1 from workflows a where a.project_id = ${workflows.projectId}
+                            and a.status in (${ACTIVE_SQL}))
+            and ${workflows.seq} = (select min(q.seq) from workflows q where q.project_id = ${workflows.projectId} and q.status = 'queued'))
+          or (${workflows.status} = 'waiting_for_input'
+            and (${workflows.runnerId} is null or ${workflows.runnerId} = ${runnerId})
+            and not exists (select 1 from questions q where q.workflow_id = ${workflows.id} and q.answer is null))`,
       )
       .orderBy(asc(workflows.seq))
-      .limit(limit)
+      .all()
+      .map((r) => ({ ...r.workflow, ownerId: r.ownerId, plan: r.plan }));
+  }
+
+  /** Workflows holding a build slot (`running`, `cancelling`) per owner, server-wide. */
+  runningByOwner(): Map<string, number> {
+    const rows = this.db
+      .select({ ownerId: projects.ownerId, n: count() })
+      .from(workflows)
+      .innerJoin(projects, eq(projects.id, workflows.projectId))
+      .where(inArray(workflows.status, ['running', 'cancelling']))
+      .groupBy(projects.ownerId)
       .all();
+    return new Map(rows.map((r) => [r.ownerId, r.n]));
+  }
+
+  /** Queued (not yet started) workflows over all projects of `ownerId`. */
+  countQueuedByOwner(ownerId: string): number {
+    return (
+      this.db
+        .select({ n: count() })
+        .from(workflows)
+        .innerJoin(projects, eq(projects.id, workflows.projectId))
+        .where(and(eq(projects.ownerId, ownerId), eq(workflows.status, 'queued')))
+        .get()?.n ?? 0
+    );
   }
 
   /**
@@ -188,19 +224,6 @@ export class WorkflowRepo {
       .where(and(eq(workflows.id, id), eq(workflows.status, 'waiting_for_input'), ownerIs(owner)))
       .run();
     return result.changes > 0;
-  }
-
-  /** Workflows waiting for input whose question is answered and that no runner holds: ready to resume. */
-  resumable(): WorkflowRow[] {
-    return this.db
-      .select()
-      .from(workflows)
-      .where(
-        sql`${workflows.status} = 'waiting_for_input' and ${workflows.runnerId} is null
-          and not exists (select 1 from questions q where q.workflow_id = ${workflows.id} and q.answer is null)`,
-      )
-      .orderBy(asc(workflows.seq))
-      .all();
   }
 
   /** Updates fields that are not the status (the step) of an active workflow, only while `runnerId` holds it. */

@@ -4,7 +4,9 @@
  *
  * - Every start is a compare-and-set `queued -> running` (oldest queued of its project, project
  *   idle) or `waiting_for_input -> running` (answered), in one immediate transaction that also
- *   writes this runner's id and a lease end.
+ *   writes this runner's id and a lease end. Both take a free slot of this engine: an answered
+ *   workflow waits for one like a queued one, and the next to start is chosen round-robin across
+ *   users within their plans' running bounds (`fair-shares.ts`).
  * - While a builder runs, a heartbeat renews the lease by a compare-and-set on (id, runner); a
  *   runner that finds it lost the lease aborts its builder, kills its process groups and writes
  *   nothing more. Every write of a run is such a compare-and-set.
@@ -20,6 +22,7 @@ import type { Builder, BuildJob } from '../builders/builder.js';
 import { BuildFailure } from '../builders/builder.js';
 import type { Clock } from '../clock.js';
 import { redactPaths } from '../io/path-redaction.js';
+import { limitsFor, workflowBounds, type PlanTable } from '../limits/plans.js';
 import type { Logger } from '../logger.js';
 import type { ArtifactRepo } from '../store/artifact-repo.js';
 import type { Store } from '../store/database.js';
@@ -27,10 +30,11 @@ import type { ProcessGroupRepo } from '../store/process-group-repo.js';
 import type { ProjectRepo } from '../store/project-repo.js';
 import type { QuestionRepo } from '../store/question-repo.js';
 import type { WorkflowRow } from '../store/schema.js';
-import type { WorkflowRepo } from '../store/workflow-repo.js';
+import type { SlotCandidate, WorkflowRepo } from '../store/workflow-repo.js';
 import type { ArtifactPublisher } from './artifact-publisher.js';
 import type { ArtifactStore } from './artifact-store.js';
 import { EngineBuildContext } from './build-context.js';
+import { FairShares } from './fair-shares.js';
 import { LeaseLostError, LocalRun } from './local-run.js';
 import { isGroupAlive, isReusedGroup, killGroup } from './process-groups.js';
 import { isDeadOnThisHost, newRunnerIdentity, type RunnerIdentity } from './runner-identity.js';
@@ -39,7 +43,7 @@ import { kindLabel, type NewMessage, type WorkflowJournal } from './workflow-jou
 
 /** Engine tuning; defaults in each field's comment. */
 export interface WorkflowEngineOptions {
-  /** Workflows running at once in this process (waiting ones do not count). Default 2. */
+  /** Workflows running at once in this process (waiting ones, answered or not, do not count). Default 2. */
   maxConcurrent: number;
   /** How often the reaper and the queue pump run, and other processes' answers and cancels are seen (ms). Default 1000. */
   pollIntervalMs?: number;
@@ -67,6 +71,8 @@ export interface WorkflowEngineDeps {
   artifactStore: ArtifactStore;
   publisher: ArtifactPublisher;
   builder: Builder;
+  /** The plans, for each user's bound on running workflows. */
+  plans: PlanTable;
   dataDir: string;
   logger: Logger;
   clock: Clock;
@@ -83,6 +89,7 @@ export class WorkflowEngine {
   private tickTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private pumpQueued = false;
+  private readonly shares = new FairShares();
   private readonly maxConcurrent: number;
   private readonly pollIntervalMs: number;
   private readonly cancelTimeoutMs: number;
@@ -127,17 +134,18 @@ export class WorkflowEngine {
   }
 
   /**
-   * Tries to claim and start queued workflow `workflowId` now (synchronous: the claim is one
-   * immediate transaction). It starts only if this engine has a free slot, the workflow is the
-   * oldest queued one of its project, and the project has no active workflow nor a live build
-   * process of an earlier workflow.
+   * Hands out this engine's free slots now (synchronous: each claim is one immediate transaction)
+   * and tells whether queued workflow `workflowId` got one. It starts only if its turn comes
+   * (round-robin across users, within its owner's running bound), it is the oldest queued one of
+   * its project, and the project has no active workflow nor a live build process of an earlier
+   * workflow.
    * @returns true when this engine claimed and started it.
    */
   tryStart(workflowId: string): boolean {
-    if (!this.accepting || this.busy >= this.maxConcurrent) return false;
-    const row = this.deps.workflows.findById(workflowId);
-    if (!row || row.status !== 'queued') return false;
-    return this.claimAndRun(row);
+    if (!this.accepting) return false;
+    this.pump();
+    const run = this.runs.get(workflowId);
+    return run !== undefined && !run.waiting;
   }
 
   /** Asks the engine to look for queued work soon (coalesced). */
@@ -155,33 +163,19 @@ export class WorkflowEngine {
   }
 
   /**
-   * Resumes a workflow whose question was just answered (the answer is stored). The runner that
-   * holds its lease resumes it, whichever process that is: this one at once, another at its next
-   * tick. When no live runner holds it, this engine claims it (`waiting_for_input -> running`)
-   * and runs its builder again; the builder's `ask` then finds the stored answer.
-   * @returns the workflow's status afterwards (`running` unless it was cancelled meanwhile, or
-   *   this engine is shutting down and no other runner holds it: then it stays answered and
-   *   waiting, and the next engine to tick resumes it).
+   * Resumes a workflow whose question was just answered (the answer is stored), if a slot is free
+   * and its turn comes; otherwise it keeps waiting (`waiting_for_input`, question answered) until a
+   * slot frees. The runner that holds its lease resumes it, whichever process that is: this one
+   * in this call or when a slot frees, another at its next tick. When no live runner holds it,
+   * whichever engine has a slot for it claims it (`waiting_for_input -> running`) and runs its
+   * builder again; the builder's `ask` then finds the stored answer.
+   * @returns the workflow's status afterwards: `running` when it resumed, `waiting_for_input`
+   *   while it waits for a slot (or this engine is shutting down), `cancelling` or a terminal
+   *   status when it was cancelled meanwhile.
    */
   resumeAnswered(workflowId: string): WorkflowRow['status'] | undefined {
-    const { store, workflows } = this.deps;
-    let claimed: WorkflowRow | null = null;
-    store.immediate(() => {
-      const row = workflows.findById(workflowId);
-      if (!row || row.status !== 'waiting_for_input') return;
-      const holder = this.liveHolder(row);
-      if (holder) {
-        // The holder keeps its lease and resumes the builder waiting in its memory.
-        this.deps.journal.transition(row, 'waiting_for_input', 'answer', {}, undefined, holder);
-        return;
-      }
-      if (!this.accepting) return;
-      if (this.deps.journal.transition(row, 'waiting_for_input', 'answer', this.claimPatch(), undefined, row.runnerId)) claimed = row;
-    });
-    const run = this.runs.get(workflowId);
-    if (run?.waiting) this.resolveIfAnswered(run);
-    if (claimed) this.launch({ ...(claimed as WorkflowRow), status: 'running', runnerId: this.runner.id });
-    return workflows.findById(workflowId)?.status;
+    if (this.accepting) this.pump();
+    return this.deps.workflows.findById(workflowId)?.status;
   }
 
   /**
@@ -422,15 +416,44 @@ export class WorkflowEngine {
     if (question?.answer != null) run.waiting.resolve(question.answer);
   }
 
-  /** Claims queued workflows while slots are free (per-project FIFO, oldest first), and resumes answered ones. */
+  /**
+   * Hands out free slots (docs/workflows.md, "Fair shares"): while this engine has one, the next
+   * contender (a project's oldest queued workflow, or an answered one this engine holds or nobody
+   * holds) is chosen round-robin across users within their running bounds, and claimed.
+   */
   private pump(): void {
     if (!this.accepting) return;
-    for (const row of this.deps.workflows.resumable()) this.resumeAnswered(row.id);
-    let free = this.maxConcurrent - this.busy;
-    if (free <= 0) return;
-    for (const row of this.deps.workflows.startable(free)) {
-      if (this.claimAndRun(row) && --free <= 0) break;
+    const { workflows, plans } = this.deps;
+    const maxRunning = (plan: string) => workflowBounds(limitsFor(plans, plan)).maxRunning;
+    const lost = new Set<string>();
+    while (this.busy < this.maxConcurrent) {
+      const contenders = workflows.slotCandidates(this.runner.id).filter((c) => !lost.has(c.id));
+      const next = this.shares.pick(contenders, workflows.runningByOwner(), maxRunning);
+      if (!next) return;
+      if (this.startContender(next)) this.shares.served(next.ownerId);
+      // Another engine took it, it was cancelled, or its project still has live build processes.
+      else lost.add(next.id);
     }
+  }
+
+  /** Starts a contender of `pump`: the claim of a queued workflow, or the resumption of an answered one. */
+  private startContender(contender: SlotCandidate): boolean {
+    const { ownerId: _owner, plan: _plan, ...row } = contender;
+    if (row.status === 'queued') return this.claimAndRun(row);
+    const run = this.runs.get(row.id);
+    if (row.runnerId === this.runner.id && run) {
+      // The builder waits in this process's memory: take the slot and hand it the answer.
+      if (!run.waiting) return false;
+      const moved = this.deps.store.immediate(() =>
+        this.deps.journal.transition(row, 'waiting_for_input', 'answer', { leaseExpiresAt: this.now() + this.leaseMs }, undefined, this.runner.id),
+      );
+      if (moved) this.resolveIfAnswered(run);
+      return moved;
+    }
+    // Nobody holds it (its server stopped): claim it and run its builder again.
+    const claimed = this.deps.store.immediate(() => this.deps.journal.transition(row, 'waiting_for_input', 'answer', this.claimPatch(), undefined, row.runnerId));
+    if (claimed) this.launch({ ...row, status: 'running', runnerId: this.runner.id });
+    return claimed;
   }
 
   private launch(row: WorkflowRow): void {
