@@ -7,6 +7,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LoginCodeService } from './auth/login-codes.js';
 import { OAuthGrants, type OAuthLifetimes } from './auth/oauth-grants.js';
+import { clientAddressReader } from './auth/client-address.js';
 import { RequestGate } from './auth/request-gate.js';
 import type { CachedToken } from './auth/token-cache.js';
 import { TokenService } from './auth/token-service.js';
@@ -87,6 +88,12 @@ export interface AppConfig {
   rateLimiter?: RequestRateLimiter;
   /** Requests with a missing or refused token allowed per client address and minute over HTTP (default 120). */
   unauthenticatedPerMinute?: number;
+  /**
+   * Trusted proxies (`--trust-proxy`: addresses, CIDR ranges, `loopback`): a request whose peer is
+   * one of them has its client address taken from `X-Forwarded-For` (README "Behind a TLS proxy").
+   * Default none: the client address is the socket's peer.
+   */
+  trustProxy?: string[];
   logger?: Logger;
   clock?: Clock;
   /** How often the engine reaps expired leases and looks for work (ms, default 1000). */
@@ -146,6 +153,7 @@ export interface App {
  */
 export function httpDepsOf(app: App): HttpServerDeps {
   const artifacts = new ArtifactReader(app.artifacts, app.artifactStore);
+  const clientAddress = clientAddressReader(app.config.trustProxy);
   const web = createWebConsole({
     tools: app.tools,
     sessions: app.webSessions,
@@ -156,10 +164,12 @@ export function httpDepsOf(app: App): HttpServerDeps {
     dataVersion: () => app.store.dataVersion(),
     publicUrl: app.publicUrl,
     logger: app.logger,
+    clientAddress,
   });
   return {
     gateway: app.gateway,
     gate: app.gate,
+    clientAddress,
     healthProblem: () => app.healthProblem(),
     artifacts,
     updates: {
@@ -179,6 +189,7 @@ export function httpDepsOf(app: App): HttpServerDeps {
       clock: app.clock,
       sessionUser: (req) => web.sessionUser(req),
       countSignInAttempt: (address) => app.gate.countSignInAttempt(address),
+      clientAddress,
     },
     console: web,
   };

@@ -9,7 +9,10 @@
  *   against its own per-key bound, `HOUSEKEEPING_FACTOR` times the plan's rate, so a host's health
  *   checks keep working while its tool calls are limited;
  * - a request whose token is missing or refused counts against a per-client-address bound; past
- *   it the address gets -32005 (`data.scope = "unauthenticated"`) instead of -32001.
+ *   it the address gets -32005 (`data.scope = "unauthenticated"`) instead of -32001;
+ * - over HTTP, requests still being read count against their token's user, or, without a valid
+ *   token, against the client address (`readingKey`). The client address is the one the
+ *   transport resolved (`client-address.ts`: behind a trusted proxy, from `X-Forwarded-For`).
  */
 import { MESSAGES, rateLimited, ServiceError } from '../errors.js';
 import { limitsFor, type PlanTable } from '../limits/plans.js';
@@ -111,6 +114,22 @@ export class RequestGate {
   async countSignInAttempt(address: string): Promise<void> {
     const rate = await this.limiter.consume(`address:${address}`, this.unauthenticatedPerMinute, 60);
     if (!rate.allowed) throw rateLimited({ scope: 'unauthenticated', limit: rate.limit, windowSeconds: 60, resetAt: rate.resetAt, retryAfterSeconds: rate.retryAfterSeconds });
+  }
+
+  /**
+   * The key a request still being read counts against (the transport's bound on such requests):
+   * `user:<id>` when `token` authenticates, else `address:<client address>`. Looks only at the
+   * token (no rate is counted, nothing is logged); never throws.
+   */
+  readingKey(token: string | undefined | null, address: string): string {
+    if (token) {
+      try {
+        return `user:${this.tokens.authenticate(token).userId}`;
+      } catch {
+        // A refused token is anonymous.
+      }
+    }
+    return `address:${address}`;
   }
 
   /**

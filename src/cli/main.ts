@@ -20,6 +20,7 @@ import { join, resolve } from 'node:path';
 import { BUILDER_NAMES, createApp, listenHttp, VERSION, type App, type AppConfig, type BuilderName } from '../app.js';
 import { parseDuration } from '../auth/api-token.js';
 import { AGENT_MODES, DEFAULT_EXPO_SDK, SUPPORTED_EXPO_SDKS, toolchainFor, type AgentMode } from '../builders/expo/index.js';
+import { parseTrustedProxies } from '../auth/client-address.js';
 import { createLogger } from '../logger.js';
 import { serveStdio } from '../transports/stdio-server.js';
 import { loadUpdatesSigningKey } from '../transports/expo-updates-routes.js';
@@ -33,6 +34,14 @@ function positiveInt(name: string, min = 0) {
     if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be a whole number of at least ${min}`);
     return n;
   };
+}
+
+function trustProxy(value: string): string[] {
+  try {
+    return parseTrustedProxies(value);
+  } catch (error) {
+    throw new InvalidArgumentError(`--trust-proxy: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 function expoSdk(value: string): number {
@@ -59,6 +68,7 @@ interface ServeOptions {
   leaseMs: number;
   plans?: string;
   allowedHosts?: string;
+  trustProxy?: string[];
   bodyLimit: number;
   logLevel: string;
   expoSdk: number;
@@ -92,6 +102,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--lease-ms <ms>', 'lease of a running workflow: another server sharing the data dir takes it over this long after its server stops renewing it').env('SVC_LEASE_MS').default(8000).argParser(positiveInt('--lease-ms', 200)))
     .addOption(new Option('--plans <file>', 'JSON file of plan limits').env('SVC_PLANS_FILE'))
     .addOption(new Option('--allowed-hosts <list>', 'comma-separated extra host names accepted in Host/Origin').env('SVC_ALLOWED_HOSTS'))
+    .addOption(new Option('--trust-proxy <list>', 'comma-separated addresses or CIDR ranges of your reverse proxies (or loopback): their X-Forwarded-For names the client').env('SVC_TRUST_PROXY').argParser(trustProxy))
     .addOption(new Option('--body-limit <bytes>', 'largest request body').env('SVC_BODY_LIMIT').default(1024 * 1024).argParser(positiveInt('--body-limit', 1)))
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug or silent').env('SVC_LOG_LEVEL').default('info'))
     .addOption(new Option('--expo-sdk <n>', 'Expo SDK of the expo builder').env('SVC_EXPO_SDK').default(DEFAULT_EXPO_SDK).argParser(expoSdk))
@@ -294,6 +305,7 @@ async function serve(options: ServeOptions): Promise<void> {
     scriptedStepMs: options.scriptedStepMs,
     maxConcurrentWorkflows: options.maxConcurrentWorkflows,
     leaseMs: options.leaseMs,
+    ...(options.trustProxy?.length && { trustProxy: options.trustProxy }),
     logger,
     expo: {
       sdk: options.expoSdk,
@@ -338,7 +350,7 @@ async function serve(options: ServeOptions): Promise<void> {
     // Previews, deployments and updates also get their own origin (the next free port), so a
     // preview may keep its origin (localStorage) without ever sharing one with /mcp.
     artifacts = await startArtifactListener(app, httpOptions, options.port === 0 ? 0 : http.port + 1);
-    logger.info({ url: `${http.url}/mcp`, artifacts: app.publicUrl.artifacts(), dataDir: config.dataDir, builder: options.builder }, 'serving MCP over streamable HTTP');
+    logger.info({ url: `${http.url}/mcp`, artifacts: app.publicUrl.artifacts(), dataDir: config.dataDir, builder: options.builder, ...(config.trustProxy && { trustProxy: config.trustProxy }) }, 'serving MCP over streamable HTTP');
     process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp, artifacts on ${artifacts.url} (data: ${config.dataDir}); web console: ${http.url}/\n`);
     return;
   }

@@ -50,6 +50,8 @@ export interface WebConsoleDeps {
   publicUrl: { get(): string; artifacts(): string };
   logger: Logger;
   live?: LiveHubOptions;
+  /** The client address of a request (behind a trusted proxy, from `X-Forwarded-For`); default the socket's peer. */
+  clientAddress?(req: IncomingMessage): string;
 }
 
 /** The console as the HTTP transport's routing table sees it. */
@@ -109,14 +111,14 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
       });
     }
     try {
-      await deps.gate.countSignInAttempt(req.socket.remoteAddress ?? 'unknown');
+      await deps.gate.countSignInAttempt(deps.clientAddress?.(req) ?? req.socket.remoteAddress ?? 'unknown');
     } catch (error) {
       const s = shown(error);
       return page(res, 429, signInPage(csrf, s.error), { 'Retry-After': String(s.retryAfter ?? 60) });
     }
     const opened = deps.sessions.signIn(form.get('credential') ?? '');
     if (!opened) {
-      deps.logger.warn({ address: req.socket.remoteAddress }, 'console sign-in refused');
+      deps.logger.warn({ address: deps.clientAddress?.(req) ?? req.socket.remoteAddress }, 'console sign-in refused');
       return page(res, 401, signInPage(csrf, { code: -32001, message: MESSAGES.unauthenticated }));
     }
     deps.logger.info({ user: opened.session.caller.userName }, 'console sign-in');

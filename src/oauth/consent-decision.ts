@@ -9,6 +9,7 @@
  * cannot be guessed here faster than there.
  */
 import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
 import { hashToken } from '../auth/api-token.js';
 import { userOfCredential } from '../auth/sign-in-credential.js';
@@ -30,6 +31,8 @@ export interface ConsentDeps extends OAuthProviderDeps {
    * @throws a -32005 ServiceError past the bound.
    */
   countSignInAttempt?(address: string): Promise<void>;
+  /** The client address of a request (behind a trusted proxy, from `X-Forwarded-For`); default the socket's peer. */
+  clientAddress?(req: IncomingMessage): string;
 }
 
 function field(body: unknown, name: string): string {
@@ -78,7 +81,7 @@ export function consentDecisionHandler(deps: ConsentDeps) {
     const sessionProven = session !== null && sameCsrf(session.csrf, field(req.body, 'session_csrf'));
     if (!sessionProven && deps.countSignInAttempt) {
       try {
-        await deps.countSignInAttempt(req.socket.remoteAddress ?? 'unknown');
+        await deps.countSignInAttempt(deps.clientAddress?.(req) ?? req.socket.remoteAddress ?? 'unknown');
       } catch (error) {
         const retryAfter = (error as { data?: { retryAfterSeconds?: number } }).data?.retryAfterSeconds ?? 60;
         res.setHeader('Retry-After', String(retryAfter));
@@ -88,7 +91,7 @@ export function consentDecisionHandler(deps: ConsentDeps) {
     // A typed credential: an API token or a one-time login code (consumed), never an OAuth token.
     const user = sessionProven ? session : userOfCredential(field(req.body, 'credential'), deps.tokens, (code) => deps.loginCodes.redeem(code));
     if (!user) {
-      deps.logger.warn({ clientId: request.clientId, address: req.socket.remoteAddress }, 'consent refused a credential');
+      deps.logger.warn({ clientId: request.clientId, address: deps.clientAddress?.(req) ?? req.socket.remoteAddress }, 'consent refused a credential');
       const fresh = newCsrf();
       deps.repo.setRequestCsrf(request.id, fresh.hash);
       return sendConsentPage(

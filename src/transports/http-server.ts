@@ -10,6 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientAddressOf } from '../auth/client-address.js';
 import type { RequestGate } from '../auth/request-gate.js';
 import { forbidden, httpStatusForCode, invalidRequest, rateLimited, toJsonRpcError, type ServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -44,8 +45,9 @@ export interface HttpServerOptions {
   /** Authenticated MCP requests handled at once; more get 429 with `data.scope = "server"` (default 256). */
   maxConcurrentRequests?: number;
   /**
-   * Requests of one client address still being read or authenticated; more get 429 with
-   * `data.scope = "client"` and the connection is closed (default 32).
+   * Requests still being read or authenticated, per user for a request with a valid token, else
+   * per client address; more get 429 with `data.scope = "client"` and the connection is closed
+   * (default 32).
    */
   maxUnauthenticatedPerAddress?: number;
   /** Open connections in all (default 1024); more are refused by the listener. */
@@ -59,7 +61,12 @@ export interface HttpServerOptions {
  */
 export interface HttpServerDeps {
   gateway: Pick<JsonRpcGateway, 'handleText'>;
-  gate: Pick<RequestGate, 'policy'>;
+  gate: Pick<RequestGate, 'policy' | 'readingKey'>;
+  /**
+   * The client address of a request, for the bounds per client address (`client-address.ts`:
+   * behind a trusted proxy, from `X-Forwarded-For`). Default the socket's peer.
+   */
+  clientAddress?: ClientAddressOf;
   /** Why the service cannot take work now, or null (for `/healthz`). */
   healthProblem(): string | null;
   artifacts: ArtifactReader;
@@ -118,8 +125,10 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
   let inFlight = 0;
   let hostCheck: ReturnType<typeof createHostCheck> = () => 'ok';
 
-  // Requests still being read or authenticated, per client address: anonymous clients cannot fill
-  // the server's request slots, which are taken only once a caller is known.
+  // Requests still being read or authenticated, per user (valid token) or client address (none):
+  // anonymous clients cannot fill the server's request slots, which are taken only once a caller
+  // is known, nor lock out the users behind the same proxy.
+  const clientAddress = deps.clientAddress ?? ((req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown');
   const unauthenticated = new Map<string, number>();
   const maxUnauthenticated = options.maxUnauthenticatedPerAddress ?? 32;
 
@@ -131,21 +140,23 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
       return sendError(res, invalidRequest({ reason: 'unsupported MCP-Protocol-Version', supported: SUPPORTED_PROTOCOL_VERSIONS }));
     }
-    const address = req.socket.remoteAddress ?? '';
-    const pending = unauthenticated.get(address) ?? 0;
+    const address = clientAddress(req);
+    const token = bearerToken(req.headers.authorization);
+    const readingKey = deps.gate.readingKey(token, address);
+    const pending = unauthenticated.get(readingKey) ?? 0;
     if (pending >= maxUnauthenticated) {
       res.setHeader('Retry-After', '1');
       res.setHeader('Connection', 'close');
       return sendError(res, rateLimited({ scope: 'client', limit: maxUnauthenticated, retryAfterSeconds: 1 }));
     }
-    unauthenticated.set(address, pending + 1);
+    unauthenticated.set(readingKey, pending + 1);
     let body: Awaited<ReturnType<typeof readBody>>;
     try {
       body = await readBody(req, bodyLimit);
     } finally {
-      const left = (unauthenticated.get(address) ?? 1) - 1;
-      if (left <= 0) unauthenticated.delete(address);
-      else unauthenticated.set(address, left);
+      const left = (unauthenticated.get(readingKey) ?? 1) - 1;
+      if (left <= 0) unauthenticated.delete(readingKey);
+      else unauthenticated.set(readingKey, left);
     }
     if (body === ABORTED) return;
     if (body === null) {
@@ -163,7 +174,6 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
       }
     };
     res.once('close', release);
-    const token = bearerToken(req.headers.authorization);
     const policy = deps.gate.policy({ transport: 'http', token, address });
     const admit = async (method: string) => {
       const admission = await policy(method);
