@@ -190,6 +190,7 @@ export function httpDepsOf(app: App): HttpServerDeps {
       sessionUser: (req) => web.sessionUser(req),
       countSignInAttempt: (address) => app.gate.countSignInAttempt(address),
       clientAddress,
+      trustProxy: app.config.trustProxy,
     },
     console: web,
   };

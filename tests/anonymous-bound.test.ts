@@ -9,6 +9,7 @@ import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clientAddressReader, parseTrustedProxies } from '../src/auth/client-address.js';
+import { spawnHttpServer } from './bin-helpers.js';
 import { BIN, runCommand, startTestServer, tempDir, waitFor, type TestServer } from './helpers.js';
 
 let server: TestServer | undefined;
@@ -109,7 +110,17 @@ describe('--trust-proxy', () => {
     expect(() => parseTrustedProxies('proxy.example.com')).toThrow();
     const bad = await runCommand(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', tempDir(), '--trust-proxy', '10.0.0.0/8,not-an-address'], { timeoutMs: 20_000 });
     expect(bad.status).not.toBe(0);
-    expect(bad.stderr).toContain('--trust-proxy');
+    expect(bad.stderr).toMatch(/--trust-proxy: .*not-an-address/);
+    // The real bin behind a trusted loopback proxy: the forwarded clients are counted apart.
+    const spawned = await spawnHttpServer(tempDir(), ['--trust-proxy', '127.0.0.0/8']);
+    try {
+      const post = (forwarded: string) =>
+        fetch(spawned.mcpUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': forwarded }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+      expect(spawned.stderr()).toContain('"trustProxy":["127.0.0.0/8"]');
+      expect((await post('203.0.113.9')).status).toBe(401);
+    } finally {
+      await spawned.stop();
+    }
     // No trusted proxy: the peer, whatever the header says.
     const reader = clientAddressReader([]);
     expect(reader({ socket: { remoteAddress: '10.1.2.3' }, headers: { 'x-forwarded-for': '1.2.3.4' } } as never)).toBe('10.1.2.3');

@@ -17,7 +17,7 @@ export type ClientAddressOf = (req: IncomingMessage) => string;
  * `::1/128`), or `proxy-addr`'s names `loopback`, `linklocal`, `uniquelocal`.
  * @throws TypeError naming the entry that is not an address or range.
  */
-export function compileTrustedProxies(list: readonly string[]): (address: string, hop: number) => boolean {
+function compileTrustedProxies(list: readonly string[]): (address: string, hop: number) => boolean {
   return proxyAddr.compile([...list]);
 }
 

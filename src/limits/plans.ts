@@ -33,9 +33,9 @@ export interface PlanLimits {
 }
 
 /** Default of `maxRunningWorkflows` for a plan that does not set it. */
-export const DEFAULT_MAX_RUNNING_WORKFLOWS = 2;
+const DEFAULT_MAX_RUNNING_WORKFLOWS = 2;
 /** Default of `maxQueuedWorkflows` for a plan that does not set it. */
-export const DEFAULT_MAX_QUEUED_WORKFLOWS = 20;
+const DEFAULT_MAX_QUEUED_WORKFLOWS = 20;
 
 /** A plan's bounds on one user's workflows, defaults applied (whole numbers, at least 1). */
 export function workflowBounds(limits: PlanLimits): { maxRunning: number; maxQueued: number } {

@@ -20,7 +20,10 @@ import { sendProblemPage } from './consent-page.js';
 import { resourceOf, StoredOAuthProvider } from './oauth-provider.js';
 
 /** What the OAuth routes need from the service. */
-export type OAuthRouteDeps = Omit<ConsentDeps, 'provider'>;
+export type OAuthRouteDeps = Omit<ConsentDeps, 'provider'> & {
+  /** Trusted proxies (`--trust-proxy`): the routes' bounds per client address count the client they forward. */
+  trustProxy?: readonly string[] | undefined;
+};
 
 /** The OAuth part of the routing table. */
 export interface OAuthRoutes {
@@ -74,7 +77,9 @@ function buildApp(deps: OAuthRouteDeps, issuer: string): Express {
   const provider = new StoredOAuthProvider(deps);
   const app = express();
   app.disable('x-powered-by');
-  // The client address is the socket's: express-rate-limit's checks of proxy headers are off.
+  // The client address is the socket's, or behind a trusted proxy the client it forwards (express
+  // reads `X-Forwarded-For` with proxy-addr); express-rate-limit's own checks of proxy headers are off.
+  if (deps.trustProxy?.length) app.set('trust proxy', [...deps.trustProxy]);
   const limit = (name: keyof typeof LIMITS) => ({ rateLimit: { ...LIMITS[name], validate: false } });
   const prm = metadataHandler(protectedResourceMetadata(issuer));
   app.use('/.well-known/oauth-protected-resource/mcp', prm);

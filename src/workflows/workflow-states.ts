@@ -33,10 +33,15 @@ export interface Transition {
  * here is a bug, and `nextStatus` refuses it.
  */
 export const TRANSITIONS: readonly Transition[] = [
-  { from: 'queued', event: 'claim', to: 'running', why: 'an engine claims it (project slot free, FIFO, server slot free)' },
+  { from: 'queued', event: 'claim', to: 'running', why: "an engine claims it (project idle, FIFO, a server slot free and its owner's turn)" },
   { from: 'queued', event: 'cancel', to: 'cancelled', why: 'cancelled before it started' },
   { from: 'running', event: 'ask', to: 'waiting_for_input', why: 'the builder asks a question' },
-  { from: 'waiting_for_input', event: 'answer', to: 'running', why: 'the question is answered (the engine re-claims it)' },
+  {
+    from: 'waiting_for_input',
+    event: 'answer',
+    to: 'running',
+    why: "the question is answered and a server slot is free for it (its owner's turn); until then it stays waiting_for_input with no pending question",
+  },
   { from: 'running', event: 'complete', to: 'completed', why: 'the builder returned' },
   { from: 'running', event: 'fail', to: 'failed', why: 'the builder threw' },
   { from: 'running', event: 'interrupt', to: 'failed', why: 'shutdown, or the runner lost its lease (error.code "interrupted")' },
