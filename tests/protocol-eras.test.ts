@@ -119,7 +119,7 @@ describe.each(['http', 'stdio'])('a v2 client pinned to 2026-07-28 and a v1 clie
 });
 
 describe('2026-07-28 over raw HTTP', () => {
-  const post = (body: unknown, headers: Record<string, string>, auth = true) =>
+  const post = (body: unknown, headers: Record<string, string>, auth = true): Promise<{ status: number; json(): Promise<any> }> =>
     fetch(http.mcpUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(auth && { authorization: `Bearer ${token}` }), ...headers },
