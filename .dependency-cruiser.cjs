@@ -26,7 +26,7 @@ module.exports = {
     forbid('transports-take-the-console-as-a-dep', layer('transports'), '^src/console/', 'The HTTP transport routes to the console through HttpServerDeps.'),
     forbid('console-beside-transports', layer('console'), '^src/(cli|transports|oauth)/|^src/app\\.ts$', 'The console gets the narrow interfaces it needs from app.ts.'),
     forbid('io-is-a-leaf', layer('io'), '^src/(cli|console|transports|mcp|services|workflows|auth|limits|builders|store)/|^src/app\\.ts$', 'Stream and text helpers depend on nothing of ours.'),
-    forbid('sdk-in-few-files', '^src/(services|workflows|builders|store|auth|limits)/', '@modelcontextprotocol/sdk', 'Only the adapter and the transports import the SDK.'),
+    forbid('sdk-in-few-files', '^src/(services|workflows|builders|store|auth|limits|console|io)/|^src/app\\.ts$', '@modelcontextprotocol/(sdk|server|client|core)', 'Only the adapter (mcp/), the transports and oauth/ import the SDK, v1 (sdk) or v2 (server, client, core).'),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

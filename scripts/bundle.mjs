@@ -6,7 +6,8 @@
 // under dist/, so paths relative to it (package.json, drizzle/) resolve as they do unbundled.
 // The OAuth routes (express and the SDK's authorization server) are a second bundle,
 // dist/mobile-builder-oauth.cjs, that the HTTP transport requires only when it serves /mcp: the
-// stdio server never reads them (README "Sign in with OAuth").
+// stdio server never reads them (README "Sign in with OAuth"). The MCP 2026-07-28 era (the v2 SDK) is
+// a third, dist/mobile-builder-modern.cjs, required on the first request of that era only.
 import { build } from 'esbuild';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
@@ -36,6 +37,14 @@ const oauthApart = {
   },
 };
 
+/** `import('./modern-era.js')` becomes a require of the 2026-07-28 era's bundle beside this one. */
+const modernApart = {
+  name: 'modern-apart',
+  setup(b) {
+    b.onResolve({ filter: /[\\/]?modern-era\.js$/ }, (args) => (args.importer.endsWith('mcp-server.js') && args.kind === 'dynamic-import' ? { path: './mobile-builder-modern.cjs', external: true } : undefined));
+  },
+};
+
 const common = {
   bundle: true,
   platform: 'node',
@@ -54,7 +63,14 @@ await build({
   outfile: join(dist, 'mobile-builder-mcp.cjs'),
   // import() of the OAuth bundle as require(): the bin runs this bundle as a script, where import() is not available.
   supported: { 'dynamic-import': false },
-  plugins: [importMetaUrl, oauthApart],
+  plugins: [importMetaUrl, oauthApart, modernApart],
+});
+
+await build({
+  ...common,
+  entryPoints: [join(dist, 'mcp', 'modern-era.js')],
+  outfile: join(dist, 'mobile-builder-modern.cjs'),
+  plugins: [importMetaUrl],
 });
 
 await build({

@@ -10,8 +10,12 @@
  * the SDK's MCP server through an in-process transport. The SDK's per-message dispatch (three
  * schema checks to classify the message, an AbortController, several promise hops) cost more
  * than a whole `svc_get_project` call, and those two methods are entirely our adapter's code.
+ *
+ * A request that carries the 2026-07-28 `_meta` envelope (docs/contract.md#protocol-versions) is
+ * checked by that era's SDK after the `params` checks and before admission, and answered by
+ * `answerModern`: `tools/call` by the dispatcher as above, `server/discover` and `tools/list` by
+ * the v2 SDK server.
  */
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { InitializeRequestSchema, PingRequestSchema, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Admission } from '../auth/request-gate.js';
 import { RateLimitedError } from '../auth/request-gate.js';
@@ -30,7 +34,10 @@ import {
 import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { Logger } from '../logger.js';
 import { InProcessTransport, type JsonRpcReply } from './in-process-transport.js';
+import type { McpServers } from './mcp-server.js';
+import type { ModernEra, ModernVerdict } from './modern-era.js';
 import { parameterError } from './parameter-errors.js';
+import { claimsModernEra, MODERN_METHODS, type ProtocolHeaders } from './protocol-era.js';
 import type { ToolDispatcher } from './tool-dispatcher.js';
 
 /**
@@ -67,7 +74,7 @@ export class JsonRpcGateway {
    *   `Internal error` (`data.reason = "deadline_exceeded"`), in ms (default 30 000).
    */
   constructor(
-    private readonly server: Server,
+    private readonly servers: McpServers,
     private readonly tools: ToolDispatcher,
     private readonly logger: Logger,
     private readonly deadlineMs = DEFAULT_DEADLINE_MS,
@@ -75,26 +82,30 @@ export class JsonRpcGateway {
 
   /** Connects the MCP server to the gateway's transport. Call once before handling messages. */
   async start(): Promise<void> {
-    await this.server.connect(this.transport);
+    await this.servers.legacy.connect(this.transport);
   }
 
   async close(): Promise<void> {
-    await this.server.close();
+    await this.servers.legacy.close();
   }
 
-  /** Handles one raw message body (a JSON text). */
-  async handleText(text: string, admit: AdmissionPolicy): Promise<GatewayReply> {
+  /**
+   * Handles one raw message body (a JSON text).
+   * @param headers the HTTP request's protocol headers (absent over stdio), checked against the
+   *   body for a 2026-07-28 request.
+   */
+  async handleText(text: string, admit: AdmissionPolicy, headers?: ProtocolHeaders): Promise<GatewayReply> {
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
       return errorReply(null, parseError());
     }
-    return this.handleValue(value, admit);
+    return this.handleValue(value, admit, headers);
   }
 
   /** Handles one parsed message; answers within the deadline whatever the handling does. */
-  async handleValue(value: unknown, admit: AdmissionPolicy): Promise<GatewayReply> {
+  async handleValue(value: unknown, admit: AdmissionPolicy, headers?: ProtocolHeaders): Promise<GatewayReply> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<GatewayReply>((resolve) => {
       timer = setTimeout(() => {
@@ -105,13 +116,13 @@ export class JsonRpcGateway {
       timer.unref();
     });
     try {
-      return await Promise.race([this.route(value, admit), deadline]);
+      return await Promise.race([this.route(value, admit, headers), deadline]);
     } finally {
       clearTimeout(timer);
     }
   }
 
-  private async route(value: unknown, admit: AdmissionPolicy): Promise<GatewayReply> {
+  private async route(value: unknown, admit: AdmissionPolicy, headers: ProtocolHeaders | undefined): Promise<GatewayReply> {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       return errorReply(null, invalidRequest(Array.isArray(value) ? { reason: 'batch requests are not supported' } : undefined));
     }
@@ -141,9 +152,12 @@ export class JsonRpcGateway {
       }
       const params = message.params as Record<string, unknown> | undefined;
       if (params && '_meta' in params) checkMeta(params._meta);
+      const modern = claimsModernEra(params) ? await this.classifyModern(message, headers) : undefined;
+      if (modern?.verdict.kind === 'refused') return { body: { jsonrpc: '2.0', id, error: modern.verdict.error }, status: modern.verdict.status };
       const admission = await admit(message.method);
       rate = admission?.rate;
       if (isNotification) return { body: null, status: 202, ...(rate && { rate }) };
+      if (modern) return await this.answerModern(modern.era, modern.verdict as Extract<ModernVerdict, { kind: 'accepted' }>, message, id as RequestId, admission, rate);
 
       if (message.method === 'tools/call') {
         const result = await this.tools.call(params, admission?.caller);
@@ -166,6 +180,40 @@ export class JsonRpcGateway {
       const body = toJsonRpcError(error);
       return { body: { jsonrpc: '2.0', id, error: body }, status: httpStatusForCode(body.code), ...(rate && { rate }) };
     }
+  }
+
+  /** Loads the 2026-07-28 era (first time only) and has it classify `message`. */
+  private async classifyModern(message: Record<string, unknown>, headers: ProtocolHeaders | undefined): Promise<{ era: ModernEra; verdict: ModernVerdict }> {
+    const era = await this.servers.modern(this.tools);
+    return { era, verdict: era.classify(message, headers) };
+  }
+
+  /**
+   * Answers an admitted 2026-07-28 request: `tools/call` by the dispatcher (the same result and
+   * errors as the other era, plus the era's `resultType` and server identity); `server/discover`,
+   * `tools/list` and any request naming an unsupported revision by the v2 SDK server; any other
+   * method is -32601 `Method not found: <method>`, as in the other era.
+   * @throws ServiceError as the dispatcher does.
+   */
+  private async answerModern(
+    era: ModernEra,
+    verdict: Extract<ModernVerdict, { kind: 'accepted' }>,
+    message: Record<string, unknown>,
+    id: RequestId,
+    admission: Admission | null,
+    rate: RateDecision | undefined,
+  ): Promise<GatewayReply> {
+    const method = message.method as string;
+    if (!MODERN_METHODS.has(method)) throw methodNotFound(method);
+    if (method === 'tools/call' && verdict.supported) {
+      const result = await this.tools.call(message.params as Record<string, unknown> | undefined, admission?.caller);
+      return { body: { jsonrpc: '2.0', id, result: era.stampCall(result) }, status: 200, ...(rate && { rate }) };
+    }
+    const { reply, status } = await era.serve(message, verdict.revision);
+    if (!reply.error) return { body: reply, status: 200, ...(rate && { rate }) };
+    // The era's own refusals (-32020..-32022: headers, capabilities, revision) keep the SDK's words.
+    if (reply.error.code <= -32020 && reply.error.code >= -32022) return { body: reply, status, ...(rate && { rate }) };
+    return this.finish(reply, rate);
   }
 
   /** Keeps every error the server sends inside the error table (docs/contract.md#errors) (no stack, no SDK wording). */

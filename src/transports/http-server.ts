@@ -15,6 +15,7 @@ import type { RequestGate } from '../auth/request-gate.js';
 import { forbidden, httpStatusForCode, invalidRequest, rateLimited, toJsonRpcError, type ServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { GatewayReply, JsonRpcGateway } from '../mcp/json-rpc-gateway.js';
+import { MODERN_PROTOCOL_VERSIONS, type ProtocolHeaders } from '../mcp/protocol-era.js';
 import type { ArtifactReader } from '../services/artifact-reader.js';
 import { serveArtifact } from './artifact-routes.js';
 import { createExpoUpdateRoutes, type ExpoUpdateSources } from './expo-updates-routes.js';
@@ -137,8 +138,8 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     if (verdict !== 'ok') return sendError(res, forbidden({ reason: verdict }));
     // MCP streamable HTTP: a client names the negotiated version on every request after initialize.
     const version = req.headers['mcp-protocol-version'];
-    if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      return sendError(res, invalidRequest({ reason: 'unsupported MCP-Protocol-Version', supported: SUPPORTED_PROTOCOL_VERSIONS }));
+    if (typeof version === 'string' && !PROTOCOL_VERSIONS.includes(version)) {
+      return sendError(res, invalidRequest({ reason: 'unsupported MCP-Protocol-Version', supported: PROTOCOL_VERSIONS }));
     }
     const address = clientAddress(req);
     const token = bearerToken(req.headers.authorization);
@@ -183,7 +184,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
       return admission;
     };
     try {
-      const reply = await deps.gateway.handleText(body, admit);
+      const reply = await deps.gateway.handleText(body, admit, protocolHeaders(req));
       if (!res.destroyed) sendReply(res, reply, token !== undefined, mcpClient(version), oauthRoutes ? resourceMetadataUrl(deps.publicUrl.get()) : null);
     } finally {
       release();
@@ -382,9 +383,25 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | null | 
  */
 const IN_BAND_CODES: ReadonlySet<number> = new Set([-32601, -32602, -32603, -32003, -32004, -32005]);
 
-/** True when the request names a supported `MCP-Protocol-Version` (an MCP client, after initialize). */
+/**
+ * The `MCP-Protocol-Version` values this listener accepts: every revision of 2025-11-25 and before
+ * (the SDK's list) and of the 2026-07-28 era (docs/contract.md#protocol-versions).
+ */
+const PROTOCOL_VERSIONS: readonly string[] = [...MODERN_PROTOCOL_VERSIONS, ...SUPPORTED_PROTOCOL_VERSIONS];
+
+/** True when the request names a supported `MCP-Protocol-Version` (an MCP client, after initialize or discovery). */
 function mcpClient(version: string | string[] | undefined): boolean {
-  return typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version);
+  return typeof version === 'string' && PROTOCOL_VERSIONS.includes(version);
+}
+
+/** The protocol headers a 2026-07-28 request's body is checked against (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`). */
+function protocolHeaders(req: IncomingMessage): ProtocolHeaders {
+  const { 'mcp-protocol-version': protocolVersion, 'mcp-method': method, 'mcp-name': name } = req.headers;
+  return {
+    ...(typeof protocolVersion === 'string' && { protocolVersion }),
+    ...(typeof method === 'string' && { method }),
+    ...(typeof name === 'string' && { name }),
+  };
 }
 
 /** Where a 401 points an OAuth client (RFC 9728 section 5.1): the protected resource metadata of `/mcp`. */

@@ -1,0 +1,115 @@
+/**
+ * The MCP 2026-07-28 era beside 2025-11-25 (docs/contract.md#protocol-versions), on the v2 SDK
+ * (`@modelcontextprotocol/server`). A 2026-07-28 request carries the per-request `_meta`
+ * envelope (`io.modelcontextprotocol/protocolVersion`, `clientInfo`, `clientCapabilities`)
+ * instead of an `initialize` handshake; this module is loaded on the first such request.
+ *
+ * What the SDK does here: it classifies each request of the era and checks its envelope and,
+ * over HTTP, that the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers agree with the
+ * body (`classifyInboundRequest`), and a v2 `Server` answers `server/discover`, `tools/list`
+ * (the dispatcher's list, with the era's `resultType`, `ttlMs`, `cacheScope` and server identity)
+ * and an unsupported revision (-32022 with the supported ones) through `createMcpHandler`.
+ * What the gateway does: `tools/call`, the hot path, goes to the dispatcher as in the other era,
+ * and its result gets the era's two fields (`stampCall`), so both eras give the same answers.
+ */
+import { classifyInboundRequest, createMcpHandler, SERVER_INFO_META_KEY, Server, type ListToolsResult, type McpHttpHandler } from '@modelcontextprotocol/server';
+import type { JsonRpcReply } from './in-process-transport.js';
+import { ENVELOPE_VERSION_KEY, MODERN_PROTOCOL_VERSIONS, type ProtocolHeaders } from './protocol-era.js';
+import type { ServerDescription } from './server-description.js';
+import type { ToolDispatcher } from './tool-dispatcher.js';
+
+/** How the era takes one request: refused before admission (with the HTTP status), or accepted. */
+export type ModernVerdict =
+  | { kind: 'refused'; error: NonNullable<JsonRpcReply['error']>; status: number }
+  /** `supported`: the revision the envelope names is one this server serves. */
+  | { kind: 'accepted'; revision: string; supported: boolean };
+
+/**
+ * How long a client may keep `tools/list` and `server/discover` results, in ms: both are the same
+ * for every caller and change only with a new server version.
+ */
+const LIST_TTL_MS = 5 * 60 * 1000;
+
+/** The 2026-07-28 era as the gateway uses it. */
+export interface ModernEra {
+  /** Classifies one request or notification that carries the envelope; never throws. */
+  classify(message: Record<string, unknown>, headers: ProtocolHeaders | undefined): ModernVerdict;
+  /**
+   * Answers `message` with the v2 SDK server (`server/discover`, `tools/list`, and any request that
+   * names an unsupported revision). Resolves with the reply (the request's own id) and its HTTP status.
+   */
+  serve(message: Record<string, unknown>, revision: string): Promise<{ reply: JsonRpcReply; status: number }>;
+  /** A `tools/call` result of the other era with this era's `resultType` and server identity. */
+  stampCall<T extends object>(result: T): T & { resultType: 'complete'; _meta: Record<string, unknown> };
+}
+
+/** Builds the era around the dispatcher's tool list (called once, by `createMcpServer`'s loader). */
+export function loadModernEra(description: ServerDescription, tools: ToolDispatcher): ModernEra {
+  const handler: McpHttpHandler = createMcpHandler(
+    () => {
+      const server = new Server(description.info, {
+        capabilities: description.capabilities,
+        instructions: description.instructions,
+        cacheHints: { 'tools/list': { ttlMs: LIST_TTL_MS, cacheScope: 'public' }, 'server/discover': { ttlMs: LIST_TTL_MS, cacheScope: 'public' } },
+      });
+      // The descriptors are the JSON Schema the other era lists (checked by the SDK's result schema).
+      server.setRequestHandler('tools/list', () => tools.listResult as unknown as ListToolsResult);
+      return server;
+    },
+    { legacy: 'reject' },
+  );
+  const identity = { [SERVER_INFO_META_KEY]: description.info };
+
+  return {
+    classify(message, headers) {
+      const params = message.params as { name?: unknown } | undefined;
+      // Over stdio the body is the only signal: the headers are the body's own values.
+      const own = headers ?? { protocolVersion: claimedVersion(params), method: message.method as string, ...(typeof params?.name === 'string' && { name: params.name }) };
+      const outcome = classifyInboundRequest({
+        httpMethod: 'POST',
+        ...(own.protocolVersion !== undefined && { protocolVersionHeader: own.protocolVersion }),
+        ...(own.method !== undefined && { mcpMethodHeader: own.method }),
+        ...(own.name !== undefined && { mcpNameHeader: own.name }),
+        body: message,
+      });
+      if (outcome.kind === 'reject') {
+        return { kind: 'refused', error: { code: outcome.code, message: outcome.message, ...(outcome.data !== undefined && { data: outcome.data }) }, status: outcome.httpStatus };
+      }
+      // A claim the SDK does not read as this era (it has no envelope after all): the gateway's own
+      // checks already passed, so the request is served as the other era would serve it.
+      const revision = outcome.kind === 'modern' ? outcome.classification.revision ?? claimedVersion(params) ?? '' : claimedVersion(params) ?? '';
+      return { kind: 'accepted', revision, supported: MODERN_PROTOCOL_VERSIONS.includes(revision) };
+    },
+
+    async serve(message, revision) {
+      const params = message.params as { name?: unknown } | undefined;
+      const response = await handler.fetch(
+        new Request('http://in-process/mcp', {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': revision,
+            'mcp-method': String(message.method),
+            ...(typeof params?.name === 'string' && { 'mcp-name': params.name }),
+          },
+          body: JSON.stringify(message),
+        }),
+      );
+      const reply = JSON.parse(await response.text()) as JsonRpcReply;
+      return { reply: { ...reply, id: (message.id as JsonRpcReply['id']) ?? null }, status: response.status };
+    },
+
+    stampCall(result) {
+      const own = (result as { _meta?: Record<string, unknown> })._meta;
+      return { ...result, resultType: 'complete', _meta: { ...own, ...identity } };
+    },
+  };
+}
+
+/** The revision an envelope claims (`params._meta["io.modelcontextprotocol/protocolVersion"]`), if a string. */
+function claimedVersion(params: unknown): string | undefined {
+  const meta = (params as { _meta?: Record<string, unknown> } | undefined)?._meta;
+  const version = meta?.[ENVELOPE_VERSION_KEY];
+  return typeof version === 'string' ? version : undefined;
+}

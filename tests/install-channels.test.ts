@@ -1,0 +1,88 @@
+/**
+ * Install channels (README "Connect an MCP host"): the MCP Bundle that `npm run pack:mcpb` builds
+ * with the `mcpb` CLI (its manifest validates; its server entry starts the bin over stdio with the
+ * token from user_config), and `server.json` for the MCP registry against package.json.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliToken } from './bin-helpers.js';
+import { ROOT, tempDir } from './helpers.js';
+
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+const MCPB = join(ROOT, 'node_modules', '@anthropic-ai', 'mcpb', 'dist', 'cli', 'cli.js');
+
+describe('the MCP Bundle', () => {
+  let unpacked: string;
+  let manifest: any;
+  beforeAll(() => {
+    const out = tempDir('mbm-mcpb-out-');
+    const pack = spawnSync('npm', ['run', '--silent', 'pack:mcpb', '--', '--out', out], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    expect(pack.status, pack.stderr).toBe(0);
+    const file = pack.stdout.trim().split('\n').at(-1)!;
+    expect(file).toBe(join(out, `mobile-builder-mcp-${pkg.version}.mcpb`));
+    unpacked = tempDir('mbm-mcpb-unpacked-');
+    expect(spawnSync(process.execPath, [MCPB, 'unpack', file, unpacked], { encoding: 'utf8' }).status).toBe(0);
+    manifest = JSON.parse(readFileSync(join(unpacked, 'manifest.json'), 'utf8'));
+  }, 180_000);
+
+  it('has a manifest the mcpb CLI validates, with the package\'s name and version and the seven tools', () => {
+    const validate = spawnSync(process.execPath, [MCPB, 'validate', join(unpacked, 'manifest.json')], { encoding: 'utf8' });
+    expect(validate.status, validate.stdout + validate.stderr).toBe(0);
+    expect(manifest).toMatchObject({ name: pkg.name, version: pkg.version, server: { type: 'node', entry_point: 'bin/mobile-builder-mcp.js' } });
+    expect(manifest.tools.map((t: { name: string }) => t.name)).toHaveLength(7);
+  });
+
+  it('asks for the API token as a sensitive user_config field that reaches the server as SVC_API_TOKEN', () => {
+    expect(manifest.user_config.api_token).toMatchObject({ type: 'string', sensitive: true, required: true });
+    expect(manifest.server.mcp_config.env).toEqual({ SVC_API_TOKEN: '${user_config.api_token}' });
+  });
+
+  it('its server entry runs serve over stdio from the bundle, and the token from user_config authenticates', async () => {
+    const dataDir = tempDir();
+    const token = cliToken(dataDir, 'alice');
+    // What a host does with the manifest: substitute ${__dirname} and ${user_config.*}.
+    const fill = (s: string) => s.replaceAll('${__dirname}', unpacked).replaceAll('${user_config.api_token}', token);
+    const { command, args, env } = manifest.server.mcp_config;
+    expect(command).toBe('node');
+    const client = new Client({ name: 'bundle', version: '1' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [...args.map(fill), '--data-dir', dataDir, '--port', '0'],
+        env: { PATH: process.env.PATH!, HOME: dataDir, ...Object.fromEntries(Object.entries(env as Record<string, string>).map(([k, v]) => [k, fill(v)])) },
+        stderr: 'ignore',
+      }),
+    );
+    try {
+      const result = await client.callTool({ name: 'svc_list_projects', arguments: {} });
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toHaveProperty('projects');
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+  afterAll(() => undefined);
+});
+
+describe('server.json for the MCP registry', () => {
+  const server = JSON.parse(readFileSync(join(ROOT, 'server.json'), 'utf8'));
+
+  it('names the server in reverse-DNS form, the same name as package.json\'s mcpName, at package.json\'s version', () => {
+    expect(server.name).toMatch(/^io\.github\.[A-Za-z0-9-]+\/mobile-builder-mcp$/);
+    expect(pkg.mcpName).toBe(server.name);
+    expect(server.version).toBe(pkg.version);
+    expect(server.$schema).toMatch(/^https:\/\/static\.modelcontextprotocol\.io\/schemas\/[\d-]+\/server\.schema\.json$/);
+  });
+
+  it('has one npm package entry, over stdio, running serve, with SVC_API_TOKEN a required secret', () => {
+    expect(server.packages).toHaveLength(1);
+    const [entry] = server.packages;
+    expect(entry).toMatchObject({ registryType: 'npm', identifier: pkg.name, version: pkg.version, transport: { type: 'stdio' } });
+    expect(entry.packageArguments).toEqual([{ type: 'positional', value: 'serve' }]);
+    expect(entry.environmentVariables).toEqual([expect.objectContaining({ name: 'SVC_API_TOKEN', isSecret: true, isRequired: true })]);
+  });
+});
