@@ -85,7 +85,9 @@ describe('previews on their own origins', () => {
       const frame = await (await page.waitForSelector('#preview-frame')).contentFrame();
       await frame!.waitForFunction(() => (globalThis as any).document.getElementById('state')?.textContent === 'done');
 
+      // Still signed in (not sent to the sign-in page), and as themselves.
       await page.goto(`${base}/projects`);
+      expect(page.url()).toBe(`${base}/projects`);
       expect(await page.textContent('#user-name')).toBe('victor');
       const consoleCookies = await victim.cookies(base);
       expect(consoleCookies.some((c) => c.value === stolen.value)).toBe(false);
