@@ -273,7 +273,9 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    const projectId = options.serveMcp ? null : deps.publicUrl.projectOfHost(req.headers.host);
+    // A project's own origin is served by whichever listener artifact links name (the artifact
+    // listener, or the only one): its host name is never the console's, which refuses it.
+    const projectId = deps.publicUrl.projectOfHost(req.headers.host);
     const route = routes.find((r) => r.matches(path));
     const work = projectId
       ? handleProjectOrigin(req, res, path, projectId)
