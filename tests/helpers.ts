@@ -212,7 +212,7 @@ export const BIN = join(ROOT, 'bin', 'mobile-builder-mcp.js');
  * `dns.lookup` that resolves `*.localhost` to loopback as browsers do (RFC 6761 "localhost"), so
  * tests reach a project's own artifact origin (`http://<project-id>.localhost:<port>/`).
  */
-export function loopbackLookup(hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void): void {
+function loopbackLookup(hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void): void {
   if (hostname === 'localhost' || hostname.endsWith('.localhost')) {
     if (options.all) callback(null, [{ address: '127.0.0.1', family: 4 }]);
     else callback(null, '127.0.0.1', 4);
