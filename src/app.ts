@@ -27,7 +27,7 @@ import { ALL_TOOLS } from './mcp/tools/index.js';
 import { ToolDispatcher } from './mcp/tool-dispatcher.js';
 import { ProjectAccess } from './services/project-access.js';
 import { ProjectService } from './services/project-service.js';
-import { PublicUrl } from './services/public-url.js';
+import { PublicUrl, type ArtifactOrigins } from './services/public-url.js';
 import { WorkflowService } from './services/workflow-service.js';
 import { ArtifactRepo } from './store/artifact-repo.js';
 import { openStore, type Store } from './store/database.js';
@@ -81,6 +81,8 @@ export interface AppConfig {
   publicUrl?: string;
   /** Base of artifact links when artifacts have their own origin (`--artifact-url`). */
   artifactUrl?: string;
+  /** One origin per project for web previews and deployments (default), or the shared path form (`--artifact-origins`). */
+  artifactOrigins?: ArtifactOrigins;
   /** Operator plan table (JSON); default the built-in plans. */
   plansFile?: string;
   plans?: PlanTable;
@@ -230,7 +232,7 @@ export function createApp(config: AppConfig): App {
   const questionRepo = new QuestionRepo(store.db);
   const artifactRepo = new ArtifactRepo(store.db);
 
-  const publicUrl = new PublicUrl(config.publicUrl, config.artifactUrl);
+  const publicUrl = new PublicUrl(config.publicUrl, config.artifactUrl, config.artifactOrigins);
   const tokenCache = new ReadCache<CachedToken>(externalChanges);
   const oauthRepo = new OAuthRepo(store.db);
   const oauthGrants = new OAuthGrants(oauthRepo, clock, config.oauth, () => tokenCache.clear());

@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, rpcErrorOf, tempDir, waitFor } from './helpers.js';
+import { BIN, rawHttp, rpcErrorOf, tempDir, waitFor } from './helpers.js';
 import { cliToken } from './bin-helpers.js';
 
 let dataDir: string;
@@ -44,9 +44,9 @@ describe('stdio transport (spawned bin)', () => {
       const s = (await client.callTool({ name: 'svc_get_session', arguments: { projectId: project.id } })).structuredContent as any;
       return s.hasActiveWorkflows ? null : s;
     });
-    const page = await fetch(session.previewUrls[0].url);
+    const page = await rawHttp(session.previewUrls[0].url);
     expect(page.status).toBe(200);
-    expect(await page.text()).toContain('Over stdio');
+    expect(page.text).toContain('Over stdio');
   });
 
   it('errors are JSON-RPC error objects with the table\'s codes', async () => {

@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { callTool, createProject, startTestServer, tempDir, toolResult, waitFor, waitIdle, waitQuestion, type TestServer, processAlive as alive } from './helpers.js';
+import { callTool, createProject, rawHttp, startTestServer, tempDir, toolResult, waitFor, waitIdle, waitQuestion, type TestServer, processAlive as alive } from './helpers.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -50,7 +50,7 @@ describe('command builder', () => {
     const done = await waitIdle(server!.mcpUrl, token, project.id);
     expect(done.lastWorkflow).toMatchObject({ id: sent.workflowId, status: 'completed', step: { index: 3, total: 3, name: 'Done' } });
     const web = done.previewUrls.find((u: any) => u.platform === 'web');
-    expect(await (await fetch(web.url)).text()).toContain('<h1>Cmd app</h1>');
+    expect((await rawHttp(web.url)).text).toContain('<h1>Cmd app</h1>');
     expect(done.previewUrls.find((u: any) => u.platform === 'ios').url).toBe('https://expo.example/preview/123');
     const { messages } = await toolResult(server!.mcpUrl, token, 'svc_get_messages', { projectId: project.id, limit: 500 });
     const text = messages.map((m: any) => m.content).join('\n');

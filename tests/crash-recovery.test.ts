@@ -4,7 +4,7 @@
  * then runs, a question survives and resumes, and no message is lost.
  */
 import { describe, expect, it } from 'vitest';
-import { tempDir, toolResult, waitFor } from './helpers.js';
+import { rawHttp, tempDir, toolResult, waitFor } from './helpers.js';
 import { cliToken, spawnHttpServer } from './bin-helpers.js';
 
 describe('crash recovery', () => {
@@ -113,9 +113,9 @@ describe('the README worked session', () => {
       const preview = /^PREVIEW=(.+)$/m.exec(run.stdout)![1]!;
       const deployment = /^DEPLOYMENT=(.+)$/m.exec(run.stdout)![1]!;
       for (const url of [preview, deployment]) {
-        const page = await fetch(url);
+        const page = await rawHttp(url);
         expect(page.status, url).toBe(200);
-        expect(await page.text()).toContain('Todo demo');
+        expect(page.text).toContain('Todo demo');
       }
     } finally {
       await server.stop();

@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { lookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -207,13 +208,26 @@ export function waitQuestion(mcpUrl: string, token: string, projectId: string, t
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const BIN = join(ROOT, 'bin', 'mobile-builder-mcp.js');
 
-/** A request through `node:http`, which (unlike fetch) lets a test set any Host header. */
+/**
+ * `dns.lookup` that resolves `*.localhost` to loopback as browsers do (RFC 6761 "localhost"), so
+ * tests reach a project's own artifact origin (`http://<project-id>.localhost:<port>/`).
+ */
+function loopbackLookup(hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void): void {
+  if (hostname === 'localhost' || hostname.endsWith('.localhost')) {
+    if (options.all) callback(null, [{ address: '127.0.0.1', family: 4 }]);
+    else callback(null, '127.0.0.1', 4);
+    return;
+  }
+  lookup(hostname, options, callback);
+}
+
+/** A request through `node:http`, which (unlike fetch) lets a test set any Host header; `*.localhost` names reach loopback. */
 export function rawHttp(
   url: string,
   options: { method?: string; headers?: Record<string, string>; body?: string } = {},
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: options.method ?? 'GET', headers: options.headers, agent: false }, (res) => {
+    const req = httpRequest(url, { method: options.method ?? 'GET', headers: options.headers, agent: false, lookup: loopbackLookup }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));

@@ -113,7 +113,7 @@ describe('workflow tools over the SDK client', () => {
       return s.hasActiveWorkflows ? null : s;
     });
     expect(done.lastWorkflow).toMatchObject({ id: sent.workflowId, status: 'completed' });
-    expect(done.previewUrls[0].url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/previews\/[0-9a-f-]{36}\/$/);
+    expect(done.previewUrls[0].url).toMatch(new RegExp(`^http://${project.id}\\.localhost:\\d+/previews/[0-9a-f-]{36}/$`));
     const page = await call(alice, 'svc_get_messages', { projectId: project.id, limit: 2 });
     expect(page.messages.map((m: any) => m.seq)).toEqual([1, 2]);
     expect(page).toMatchObject({ hasMore: true, nextAfter: 2 });

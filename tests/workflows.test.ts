@@ -201,17 +201,17 @@ describe('previews', () => {
     await tool('svc_send_message', { projectId: project.id, message: 'Show a menu with "prices"' });
     const session = await waitIdle(server.mcpUrl, alice, project.id);
     const url = session.previewUrls[0].url as string;
-    const page = await fetch(url);
+    const page = await rawHttp(url);
     expect(page.status).toBe(200);
-    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    const html = await page.text();
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    const html = page.text;
     expect(html).toContain('Cafe &lt;script&gt;alert(1)&lt;/script&gt;');
     expect(html).not.toContain('<script>alert(1)</script>');
     expect(html).toContain('Coffee &amp; cake');
     expect(html).toContain('Show a menu with &quot;prices&quot;');
 
     const base = url.replace(/\/$/, '');
-    expect((await fetch(base, { redirect: 'manual' })).status).toBe(308);
+    expect((await rawHttp(base)).status).toBe(308);
     for (const path of ['/../mobile-builder.db', '/..%2f..%2fmobile-builder.db', '/%2e%2e/%2e%2e/mobile-builder.db', '/nothing.html', '/%00']) {
       const res = await rawHttp(base + path);
       expect(res.status, path).toBe(404);

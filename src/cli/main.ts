@@ -15,6 +15,7 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BUILDER_NAMES, createApp, listenHttp, VERSION, type App, type AppConfig, type BuilderName } from '../app.js';
@@ -22,6 +23,7 @@ import { parseDuration } from '../auth/api-token.js';
 import { AGENT_MODES, DEFAULT_EXPO_SDK, SUPPORTED_EXPO_SDKS, toolchainFor, type AgentMode } from '../builders/expo/index.js';
 import { parseTrustedProxies } from '../auth/client-address.js';
 import { createLogger } from '../logger.js';
+import { ARTIFACT_ORIGIN_MODES, type ArtifactOrigins } from '../services/public-url.js';
 import { serveStdio } from '../transports/stdio-server.js';
 import { loadUpdatesSigningKey } from '../transports/expo-updates-routes.js';
 import type { RunningHttpServer } from '../transports/http-server.js';
@@ -78,6 +80,7 @@ interface ServeOptions {
   maxHeavySteps: number;
   updatesSigningKey?: string;
   artifactUrl?: string;
+  artifactOrigins: ArtifactOrigins;
 }
 
 /** Builds the program (exported for tests of the parser; `run` executes it). */
@@ -110,6 +113,12 @@ export function buildProgram(): Command {
     .addOption(new Option('--agent-command <cmd>', 'code agent the expo builder runs in the workspace (shell command line; implies --agent command)').env('SVC_AGENT_COMMAND'))
     .addOption(new Option('--agent-timeout <seconds>', 'limit of one code agent run').env('SVC_AGENT_TIMEOUT').default(900).argParser(positiveInt('--agent-timeout', 1)))
     .addOption(new Option('--artifact-url <url>', 'public base URL of previews, deployments and updates (default: the artifact listener on the next free port after --port)').env('SVC_ARTIFACT_URL'))
+    .addOption(
+      new Option('--artifact-origins <mode>', 'per-project: each project\'s previews and web deployments on their own origin (<project-id>.localhost, or <project-id>.<artifact host> behind --artifact-url: a wildcard DNS name); shared: all under one host (the path form), every page in an opaque origin')
+        .choices(ARTIFACT_ORIGIN_MODES)
+        .env('SVC_ARTIFACT_ORIGINS')
+        .default('per-project'),
+    )
     .addOption(new Option('--updates-signing-key <file>', 'PEM RSA private key that signs Expo Updates manifests (keyid "main")').env('SVC_UPDATES_SIGNING_KEY'))
     .addOption(new Option('--max-heavy-steps <n>', 'type checks and exports of the expo builder running at once').env('SVC_MAX_HEAVY_STEPS').default(1).argParser(positiveInt('--max-heavy-steps', 1)))
     .action(async (options: ServeOptions) => serve(options));
@@ -317,6 +326,7 @@ async function serve(options: ServeOptions): Promise<void> {
     ...(options.builderConfig && { builderConfigFile: resolve(options.builderConfig) }),
     ...(options.publicUrl && { publicUrl: options.publicUrl }),
     ...(options.artifactUrl && { artifactUrl: options.artifactUrl }),
+    artifactOrigins: options.artifactOrigins,
     ...(options.plans && { plansFile: resolve(options.plans) }),
     ...(options.updatesSigningKey && { updatesSigningKeyFile: resolve(options.updatesSigningKey) }),
   };
@@ -350,8 +360,9 @@ async function serve(options: ServeOptions): Promise<void> {
     // Previews, deployments and updates also get their own origin (the next free port), so a
     // preview may keep its origin (localStorage) without ever sharing one with /mcp.
     artifacts = await startArtifactListener(app, httpOptions, options.port === 0 ? 0 : http.port + 1);
-    logger.info({ url: `${http.url}/mcp`, artifacts: app.publicUrl.artifacts(), dataDir: config.dataDir, builder: options.builder, ...(config.trustProxy && { trustProxy: config.trustProxy }) }, 'serving MCP over streamable HTTP');
-    process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp, artifacts on ${artifacts.url} (data: ${config.dataDir}); web console: ${http.url}/\n`);
+    logger.info({ url: `${http.url}/mcp`, artifacts: app.publicUrl.artifacts(), previews: previewsShown(app), dataDir: config.dataDir, builder: options.builder, ...(config.trustProxy && { trustProxy: config.trustProxy }) }, 'serving MCP over streamable HTTP');
+    warnAboutPreviewHosts(app);
+    process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp, artifacts on ${artifacts.url} (web previews: ${previewsShown(app)}; data: ${config.dataDir}); web console: ${http.url}/\n`);
     return;
   }
 
@@ -370,6 +381,26 @@ async function serve(options: ServeOptions): Promise<void> {
   logger.info({ previews: http.url, dataDir: config.dataDir, builder: options.builder }, 'serving MCP over stdio');
   await served;
   await stop('stdin closed');
+}
+
+/** Where web previews are served, for the start-up line: `http://<project-id>.localhost:3334/` or the path form. */
+function previewsShown(app: App): string {
+  return app.publicUrl.origins === 'shared' ? `${app.publicUrl.artifacts()}/previews/<id>/ (shared, opaque origins)` : `${app.publicUrl.projectOrigin('<project-id>')}/`;
+}
+
+/**
+ * Per-project origins under an address that is not loopback (a LAN IP) fall back to
+ * `<project-id>.localhost`, which only a browser on this machine reaches: the operator is told how
+ * to serve them to other machines. Phones are unaffected (Expo updates stay on the shared host).
+ */
+function warnAboutPreviewHosts(app: App): void {
+  if (app.publicUrl.origins === 'shared') return;
+  const host = new URL(app.publicUrl.artifacts()).hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) === 0 || ['127.0.0.1', '::1'].includes(host)) return;
+  app.logger.warn(
+    { artifacts: app.publicUrl.artifacts() },
+    'web previews are served at http://<project-id>.localhost, which only a browser on this machine opens: for other machines pass --artifact-url with a wildcard DNS name (README "Previews and deployments"), or --artifact-origins shared',
+  );
 }
 
 /**

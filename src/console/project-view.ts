@@ -111,8 +111,9 @@ function expUrlOf(preview: PreviewUrl): string | null {
 /**
  * The previews panel (`#previews`): the latest web preview in a frame from the artifact origin,
  * and each deployment with its QR code (and `exp://` link for iOS and Android).
- * @param sameOrigin true when artifacts are served from the console's own origin: the frame then
- *   gets no `allow-same-origin`, so a preview can never act as the console.
+ * @param sameOrigin true when previews must run in an opaque origin (the shared path form of
+ *   `--artifact-origins`, or artifacts served from the console's own origin): the frame then gets
+ *   no `allow-same-origin`, so a preview can never act as the console or as another project.
  */
 export async function renderPreviews(previewUrls: PreviewUrl[], sameOrigin: boolean): Promise<SafeHtml> {
   const safe = previewUrls.filter((p) => isHttpUrl(p.url));

@@ -19,6 +19,7 @@ import { isExpectedError, MESSAGES, notFound } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { MESSAGES_PAGE_DEFAULT, type MessagesPage, type Project, type SessionView } from '../services/resource-shapes.js';
 import type { ProjectState } from '../services/project-state.js';
+import type { PublicUrl } from '../services/public-url.js';
 import type { ProjectChanges } from '../workflows/project-changes.js';
 import { type SafeHtml } from './html.js';
 import { contentSecurityPolicy, cookie, cookieSentTwice, readCookies, readForm, redirect, sendHtml } from './http-util.js';
@@ -29,10 +30,25 @@ import { projectStream } from './project-stream.js';
 import { shown } from './shown-error.js';
 import { serveStatic } from './static-assets.js';
 
-/** The session cookie (HttpOnly, SameSite=Strict). */
+/**
+ * The session cookie (HttpOnly, SameSite=Strict); under https `__Host-svc_session`, which no other
+ * host (an artifact origin under the same domain included) can set, and no path can shadow.
+ */
 const SESSION_COOKIE = 'svc_session';
-/** Double-submit cookie of the sign-in form, before a session exists. */
+/** Double-submit cookie of the sign-in form, before a session exists (`__Host-` under https too). */
 const SIGNIN_COOKIE = 'svc_signin';
+
+/**
+ * Whether a request may act with the browser's console session: `Sec-Fetch-Site` says where it
+ * came from, and only the console's own pages (`same-origin`) or the person (`none`: typed,
+ * bookmarked) may; another site or another host of this one (a preview's credentialed `no-cors`
+ * request, a link) gets no session and spends no request budget. Browsers that send no fetch
+ * metadata are taken as before (the SameSite=Strict cookie still applies).
+ */
+function fromOwnPages(req: IncomingMessage): boolean {
+  const site = req.headers['sec-fetch-site'];
+  return site === undefined || site === 'same-origin' || site === 'none';
+}
 
 /** What the console works with. */
 export interface WebConsoleDeps {
@@ -47,7 +63,7 @@ export interface WebConsoleDeps {
   latestPageStart(caller: Caller, projectId: string, limit: number): number;
   /** SQLite's `data_version`, to see other processes' changes. */
   dataVersion(): number;
-  publicUrl: { get(): string; artifacts(): string };
+  publicUrl: Pick<PublicUrl, 'get' | 'artifacts' | 'previewFrameSource' | 'origins'>;
   logger: Logger;
   live?: LiveHubOptions;
   /** The client address of a request (behind a trusted proxy, from `X-Forwarded-For`); default the socket's peer. */
@@ -71,12 +87,15 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
   const hub = new LiveHub(deps.changes, deps.dataVersion, deps.logger, deps.live);
 
   const secure = () => deps.publicUrl.get().startsWith('https:');
-  const artifactOrigin = () => new URL(deps.publicUrl.artifacts()).origin;
+  const cookieName = (name: string) => (secure() ? `__Host-${name}` : name);
+  // The preview frame runs in an opaque origin (no `allow-same-origin`) in the shared path form,
+  // and whenever artifacts would share the console's origin.
   const sameOrigin = (req: IncomingMessage) => {
-    const origin = artifactOrigin();
+    if (deps.publicUrl.origins === 'shared') return true;
+    const origin = new URL(deps.publicUrl.artifacts()).origin;
     return origin === new URL(deps.publicUrl.get()).origin || origin === `http://${req.headers.host ?? ''}`;
   };
-  const csp = () => contentSecurityPolicy(`'self' ${artifactOrigin()}`);
+  const csp = () => contentSecurityPolicy(`'self' ${deps.publicUrl.previewFrameSource()}`);
 
   const tool = async <T>(name: string, args: Record<string, unknown>, caller: Caller): Promise<T> =>
     (await deps.tools.call({ name, arguments: args }, caller)).structuredContent as T;
@@ -92,22 +111,22 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
   const signIn = async (req: IncomingMessage, res: ServerResponse) => {
     const cookies = readCookies(req);
     if (req.method === 'GET' || req.method === 'HEAD') {
-      if (deps.sessions.authenticate(cookies.get(SESSION_COOKIE))) return redirect(res, '/projects');
-      const csrf = cookies.get(SIGNIN_COOKIE) || randomBytes(24).toString('base64url');
-      const planted = cookieSentTwice(req, SESSION_COOKIE) || cookieSentTwice(req, SIGNIN_COOKIE);
+      if (deps.sessions.authenticate(cookies.get(cookieName(SESSION_COOKIE)))) return redirect(res, '/projects');
+      const csrf = cookies.get(cookieName(SIGNIN_COOKIE)) || randomBytes(24).toString('base64url');
+      const planted = cookieSentTwice(req, cookieName(SESSION_COOKIE)) || cookieSentTwice(req, cookieName(SIGNIN_COOKIE));
       const warning = planted
         ? { code: -32600, message: MESSAGES.invalidRequest, hint: 'This browser sends two console cookies of the same name: a page on another port of this host has set one. Clear the cookies of this site, then sign in.' }
         : undefined;
-      return page(res, planted ? 400 : 200, signInPage(csrf, warning), { 'Set-Cookie': cookie(SIGNIN_COOKIE, csrf, 3600, secure()) });
+      return page(res, planted ? 400 : 200, signInPage(csrf, warning), { 'Set-Cookie': cookie(cookieName(SIGNIN_COOKIE), csrf, 3600, secure()) });
     }
     if (req.method !== 'POST') return methodNotAllowed(res);
     const form = await readForm(req);
     if (typeof form === 'string') return badForm(res, form);
-    const csrf = cookies.get(SIGNIN_COOKIE);
+    const csrf = cookies.get(cookieName(SIGNIN_COOKIE));
     if (!csrf || !sameCsrf(csrf, form.get('csrf'))) {
       const fresh = randomBytes(24).toString('base64url');
       return page(res, 400, signInPage(fresh, { code: -32600, message: MESSAGES.invalidRequest, hint: 'The sign-in form expired: try again.' }), {
-        'Set-Cookie': cookie(SIGNIN_COOKIE, fresh, 3600, secure()),
+        'Set-Cookie': cookie(cookieName(SIGNIN_COOKIE), fresh, 3600, secure()),
       });
     }
     try {
@@ -123,7 +142,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     }
     deps.logger.info({ user: opened.session.caller.userName }, 'console sign-in');
     return redirect(res, '/projects', {
-      'Set-Cookie': [cookie(SESSION_COOKIE, opened.secret, Math.floor(WEB_SESSION_TTL_MS / 1000), secure()), cookie(SIGNIN_COOKIE, '', 0, secure())],
+      'Set-Cookie': [cookie(cookieName(SESSION_COOKIE), opened.secret, Math.floor(WEB_SESSION_TTL_MS / 1000), secure()), cookie(cookieName(SIGNIN_COOKIE), '', 0, secure())],
     });
   };
 
@@ -235,11 +254,13 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     if (path === '/signin') return signIn(req, res);
 
     const cookies = readCookies(req);
-    const secret = cookies.get(SESSION_COOKIE);
+    // A request another site or another host started never acts with the session (fromOwnPages).
+    const own = fromOwnPages(req);
+    const secret = own ? cookies.get(cookieName(SESSION_COOKIE)) : undefined;
     const session = deps.sessions.authenticate(secret);
     if (!session || secret === undefined) {
       // A stale cookie is dropped; the browser goes to the sign-in page.
-      const headers = secret !== undefined ? { 'Set-Cookie': cookie(SESSION_COOKIE, '', 0, secure()) } : undefined;
+      const headers = secret !== undefined ? { 'Set-Cookie': cookie(cookieName(SESSION_COOKIE), '', 0, secure()) } : undefined;
       if (!reading) req.resume();
       return redirect(res, '/signin', headers);
     }
@@ -262,7 +283,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
       if (!form) return methodNotAllowed(res);
       deps.sessions.signOut(secret);
       deps.logger.info({ user: session.caller.userName }, 'console sign-out');
-      return redirect(res, '/signin', { 'Set-Cookie': cookie(SESSION_COOKIE, '', 0, secure()) });
+      return redirect(res, '/signin', { 'Set-Cookie': cookie(cookieName(SESSION_COOKIE), '', 0, secure()) });
     }
     // Every page, form and event stream counts as one request, like a tool call.
     let rateHeaders: Record<string, string>;
@@ -339,7 +360,8 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     handle,
     close: () => hub.closeAll(),
     sessionUser: (req) => {
-      const session = deps.sessions.authenticate(readCookies(req).get(SESSION_COOKIE));
+      if (!fromOwnPages(req)) return null;
+      const session = deps.sessions.authenticate(readCookies(req).get(cookieName(SESSION_COOKIE)));
       return session ? { userId: session.caller.userId, userName: session.caller.userName, csrf: session.csrf } : null;
     },
   };

@@ -1,17 +1,41 @@
 /**
  * The public base URLs of links (README.md#builders: URLs are built at read time, never stored
  * absolute). `get()` is the service's own base (`--public-url`, else from the address the HTTP
- * listener bound). `artifacts()` is the base of previews, deployments and Expo updates: their own
- * origin when one is configured (`--artifact-url`) or listening, so a preview may use
- * `localStorage` without ever sharing an origin with `/mcp`; else the service's base.
+ * listener bound). `artifacts()` is the shared base of artifacts (Expo updates, native landing
+ * pages, the path form of previews): their own listener when one is configured (`--artifact-url`)
+ * or listening; else the service's base. `artifactBaseOf()` is where a project's web previews and
+ * web deployments live: one origin per project (README "Previews and deployments"), so no
+ * project's page shares an origin with another project's, with `/mcp` or with the web console.
  */
+import { isIP } from 'node:net';
+
+/** How previews and web deployments get their origins (`--artifact-origins`). */
+export const ARTIFACT_ORIGIN_MODES = ['per-project', 'shared'] as const;
+/**
+ * `per-project` (default): `http://<project-id>.localhost:<port>/` on loopback, or
+ * `<scheme>://<project-id>.<artifact host>/` behind `--artifact-url`. `shared`: every artifact
+ * under the one artifact base (the path form), each page in an opaque origin (CSP `sandbox`
+ * without `allow-same-origin`).
+ */
+export type ArtifactOrigins = (typeof ARTIFACT_ORIGIN_MODES)[number];
+
+/** The shape of a project id in a host name (a UUID, lower case). */
+const PROJECT_LABEL = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 export class PublicUrl {
   private value: string;
   private readonly fixed: boolean;
   private artifactValue: string | null;
   private readonly artifactFixed: boolean;
 
-  constructor(configured?: string, artifactConfigured?: string) {
+  /**
+   * @param configured `--public-url`; `artifactConfigured` `--artifact-url`; `origins` `--artifact-origins`.
+   */
+  constructor(
+    configured?: string,
+    artifactConfigured?: string,
+    readonly origins: ArtifactOrigins = 'per-project',
+  ) {
     this.value = configured ? configured.replace(/\/+$/, '') : 'http://127.0.0.1:3333';
     this.fixed = Boolean(configured);
     this.artifactValue = artifactConfigured ? artifactConfigured.replace(/\/+$/, '') : null;
@@ -23,9 +47,55 @@ export class PublicUrl {
     return this.value;
   }
 
-  /** Base of artifact links (no trailing slash): the artifact origin, else `get()`. */
+  /** Shared base of artifact links (no trailing slash): the artifact origin, else `get()`. */
   artifacts(): string {
     return this.artifactValue ?? this.value;
+  }
+
+  /**
+   * Base (no trailing slash) of one artifact's link: a web artifact gets its project's own origin
+   * in `per-project` mode; native ones (phones fetch them over the shared host) and every artifact
+   * in `shared` mode get `artifacts()`.
+   */
+  artifactBaseOf(artifact: { projectId: string; platform: string }): string {
+    if (this.origins === 'shared' || artifact.platform !== 'web') return this.artifacts();
+    return this.projectOrigin(artifact.projectId);
+  }
+
+  /**
+   * `<scheme>://<project-id>.<parent>[:port][/path]` where the parent is `localhost` for a loopback
+   * or IP-literal artifact base (browsers resolve `*.localhost` to loopback themselves) and the
+   * artifact host name otherwise (a wildcard DNS name, README "Previews and deployments").
+   */
+  projectOrigin(projectId: string): string {
+    const base = new URL(this.artifacts());
+    const path = base.pathname.replace(/\/+$/, '');
+    return `${base.protocol}//${projectId.toLowerCase()}.${projectParent(base.hostname)}${base.port ? `:${base.port}` : ''}${path}`;
+  }
+
+  /**
+   * The project whose origin a `Host` header names (`<uuid>.localhost[:port]` or
+   * `<uuid>.<artifact host>[:port]`), or null (another host, or `shared` mode).
+   */
+  projectOfHost(hostHeader: string | undefined): string | null {
+    if (this.origins === 'shared' || !hostHeader) return null;
+    const host = hostHeader.trim().toLowerCase().replace(/:\d+$/, '');
+    const dot = host.indexOf('.');
+    if (dot === -1) return null;
+    const label = host.slice(0, dot);
+    const parent = host.slice(dot + 1);
+    if (!PROJECT_LABEL.test(label)) return null;
+    return parent === 'localhost' || parent === projectParent(new URL(this.artifacts()).hostname) ? label : null;
+  }
+
+  /**
+   * The console's `frame-src` for the web preview: every project origin (`http://*.localhost:3334`)
+   * in `per-project` mode, else the artifact origin.
+   */
+  previewFrameSource(): string {
+    const base = new URL(this.artifacts());
+    if (this.origins === 'shared') return base.origin;
+    return `${base.protocol}//*.${projectParent(base.hostname)}${base.port ? `:${base.port}` : ''}`;
   }
 
   /** Records the bound address, unless the operator configured a public URL. */
@@ -52,6 +122,12 @@ export class PublicUrl {
     publicBase.port = String(port);
     this.artifactValue = publicBase.toString().replace(/\/+$/, '');
   }
+}
+
+/** The parent name of project origins for an artifact host name: `localhost` for an address, else the name. */
+function projectParent(hostname: string): string {
+  const bare = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return isIP(bare) !== 0 || bare === 'localhost' ? 'localhost' : bare;
 }
 
 function urlOf(host: string, port: number): string {

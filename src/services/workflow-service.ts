@@ -222,7 +222,7 @@ export class WorkflowService {
     const queued = workflows.listQueued(projectId);
     const last = workflows.latestFinished(projectId);
     const pending = active?.status === 'waiting_for_input' ? questions.pendingOf(active.id) : undefined;
-    const base = this.deps.publicUrl.artifacts();
+    const base = this.deps.publicUrl;
     return {
       projectId,
       hasActiveWorkflows: active !== undefined || queued.length > 0,
@@ -294,7 +294,7 @@ export class WorkflowService {
     return { workflowId: final.id, status: final.status, cancelled: final.status === 'cancelled' };
   }
 
-  private view(row: WorkflowRow, base: string): WorkflowView {
+  private view(row: WorkflowRow, base: Pick<PublicUrl, 'artifactBaseOf'>): WorkflowView {
     return {
       id: row.id,
       kind: row.kind,
@@ -352,9 +352,9 @@ function toPendingQuestion(q: QuestionRow): PendingQuestion {
 }
 
 /** A preview URL built at read time from the public base URL (README.md#builders). */
-function toPreviewUrl(row: ArtifactRow, base: string): PreviewUrl {
+function toPreviewUrl(row: ArtifactRow, base: Pick<PublicUrl, 'artifactBaseOf'>): PreviewUrl {
   return {
-    url: row.externalUrl ?? `${base}${artifactPath(row)}`,
+    url: row.externalUrl ?? `${base.artifactBaseOf(row)}${artifactPath(row)}`,
     platform: row.platform,
     kind: row.kind,
     workflowId: row.workflowId,

@@ -1,10 +1,11 @@
 /**
- * `GET /previews/<id>/<path>` and `GET /deployments/<id>/<path>` (README.md#builders): files of a
- * published artifact, traversal-safe, with content types. Artifact ids are random UUIDs, so a link
- * works as a capability: it is shown only to those who may read the project's session.
- * Pages are sandboxed (CSP `sandbox`) so a preview's scripts run in an opaque origin; on a
- * listener that serves no MCP (the artifact origin) they keep their origin, so a preview may use
- * `localStorage` like the real app.
+ * `GET /previews/<id>/<path>` and `GET /deployments/<id>/<path>` (README "Previews and
+ * deployments"): files of a published artifact, served only from inside the artifact's folder
+ * (real paths), with content types. Artifact ids are random UUIDs, so a link works as a
+ * capability: it is shown only to those who may read the project's session.
+ * Pages are sandboxed (CSP `sandbox`) so a preview's scripts run in an opaque origin; on its
+ * project's own origin (`<project-id>.localhost:<port>`) a page keeps that origin, so a preview may
+ * use `localStorage` like the real app without sharing it with any other project.
  */
 import { createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -18,8 +19,23 @@ function notFound(res: ServerResponse): void {
   res.end(body);
 }
 
-/** Serves one artifact file, or 404 for anything else (unknown id, wrong kind, traversal, folder without index). */
-export async function serveArtifact(artifacts: ArtifactReader, req: IncomingMessage, res: ServerResponse, path: string, ownOrigin = false): Promise<void> {
+/** How one artifact request is served. */
+export interface ArtifactServing {
+  /** The page keeps its origin (CSP sandbox with `allow-same-origin`): only on its project's own origin. */
+  ownOrigin: boolean;
+  /** The project whose origin this is: another project's artifact is 404. */
+  projectId?: string;
+}
+
+/** The artifact id of a `/previews/<id>/...` or `/deployments/<id>/...` path, or null. */
+export function artifactIdOf(path: string): string | null {
+  const id = path.split('/')[2];
+  return id && UUID.test(id) ? id : null;
+}
+
+/** Serves one artifact file, or 404 for anything else (unknown id, wrong kind, another project's, traversal, folder without index). */
+export async function serveArtifact(artifacts: ArtifactReader, req: IncomingMessage, res: ServerResponse, path: string, serving: ArtifactServing): Promise<void> {
+  const { ownOrigin } = serving;
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.writeHead(405, { Allow: 'GET, HEAD' });
     res.end();
@@ -30,6 +46,7 @@ export async function serveArtifact(artifacts: ArtifactReader, req: IncomingMess
   if (!id || !UUID.test(id)) return notFound(res);
   const row = artifacts.find(id);
   if (!row || row.kind !== kind || row.externalUrl) return notFound(res);
+  if (serving.projectId !== undefined && row.projectId !== serving.projectId) return notFound(res);
   if (rest.length === 0) {
     res.writeHead(308, { Location: `/${section}/${id}/` });
     res.end();

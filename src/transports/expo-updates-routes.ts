@@ -21,18 +21,19 @@ import { createHash, createPrivateKey, createSign, randomBytes, type KeyObject }
 import { createReadStream, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
 import QRCode from 'qrcode';
 import { UPDATE_FILE, type UpdateAsset, type UpdateDescription } from '../builders/expo/update-bundle.js';
-import { latestUpdatePath, UpdateChannels } from '../builders/expo/update-channels.js';
+import { UpdateChannels } from '../builders/expo/update-channels.js';
 import type { ArtifactReader, PublishedArtifactRow } from '../services/artifact-reader.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** The keyid our signatures carry (Expo's convention for a project's own key). */
 const SIGNING_KEY_ID = 'main';
 const MANIFEST_TYPES = ['multipart/mixed', 'application/expo+json', 'application/json'] as const;
+/** A plain `type/subtype` (RFC 9110 tokens): anything else a build wrote is sent as octet-stream. */
+const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+$/;
 
 /** The routes of one listener, bound to the app (see `createExpoUpdateRoutes`). */
 export interface ExpoUpdateRoutes {
@@ -95,7 +96,10 @@ const PROTOCOL_HEADERS = { 'expo-protocol-version': '1', 'expo-sfv-version': '0'
 async function readUpdate(app: ExpoUpdateSources, row: PublishedArtifactRow): Promise<UpdateDescription | null> {
   if (row.kind !== 'deployment' || (row.platform !== 'ios' && row.platform !== 'android') || row.externalUrl) return null;
   try {
-    const description = JSON.parse(await readFile(join(app.artifacts.dirOf(row.id), UPDATE_FILE), 'utf8')) as UpdateDescription;
+    // Written by the build: read only from inside the deployment's folder, like any file served.
+    const file = await app.artifacts.resolveFile(row.id, UPDATE_FILE);
+    if (!file) return null;
+    const description = JSON.parse(await readFile(file, 'utf8')) as UpdateDescription;
     return description.format === 'expo-updates-v1' ? description : null;
   } catch {
     return null;
@@ -225,16 +229,19 @@ async function serveAsset(app: ExpoUpdateSources, req: IncomingMessage, res: Ser
   } catch {
     return sendJson(res, 404, { error: 'Not found' });
   }
-  // Only files the manifest names are served: no traversal is possible.
+  // Only files the manifest names are served, and only from inside the deployment's folder (real
+  // paths): the manifest description is written by the build, so its paths are never trusted.
   const asset = update && [update.launchAsset, ...update.assets].find((a) => a.path === wanted);
-  if (!asset) return sendJson(res, 404, { error: 'Not found' });
-  const file = join(app.artifacts.dirOf(id), asset.path);
+  const file = asset ? await app.artifacts.resolveFile(id, asset.path) : null;
+  if (!asset || !file) return sendJson(res, 404, { error: 'Not found' });
   const accepted = header(req, 'accept-encoding') ?? '';
   const encoding = /\bbr\b/.test(accepted) ? 'br' : /\bgzip\b/.test(accepted) ? 'gzip' : null;
   res.writeHead(200, {
-    'Content-Type': asset.contentType,
+    'Content-Type': MEDIA_TYPE.test(asset.contentType) ? asset.contentType : 'application/octet-stream',
     'Cache-Control': 'public, max-age=31536000, immutable',
     'X-Content-Type-Options': 'nosniff',
+    // Assets share the updates host: whatever a build names them, nothing in them runs there.
+    'Content-Security-Policy': "default-src 'none'; sandbox",
     Vary: 'Accept-Encoding',
     ...(encoding && { 'Content-Encoding': encoding }),
   });
@@ -256,23 +263,23 @@ async function serveUpdateLanding(state: UpdatesState, req: IncomingMessage, res
   const base = new URL(app.artifactBaseUrl());
   const root = `${base.origin}${base.pathname.replace(/\/$/, '')}`;
   const manifestUrl = `${root}/updates/d/${row.id}`;
-  const latestUrl = `${root}${latestUpdatePath(state.channels.tokenOf(row.projectId))}`;
   const expUrl = manifestUrl.replace(/^http:/, 'exp:').replace(/^https:/, 'exps:');
   const svg = await QRCode.toString(expUrl, { type: 'svg', margin: 2, width: 280, errorCorrectionLevel: 'M' });
   const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(base.hostname);
   const name = typeof update.expoClient.name === 'string' ? update.expoClient.name : 'App';
+  const sdk = escapeHtml(String(update.sdk));
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(name)} · ${row.platform} update #${row.number}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1b1f24}code{background:#f2f4f7;padding:.1rem .3rem;border-radius:4px;word-break:break-all}.qr{width:280px;height:280px}.warn{background:#fff4e5;padding:.75rem;border-radius:6px}</style>
 </head><body>
 <h1>${escapeHtml(name)}</h1>
-<p>${row.platform === 'ios' ? 'iOS' : 'Android'} deployment #${row.number}: an Expo update (Expo SDK ${update.sdk}, Hermes bytecode), published ${escapeHtml(update.createdAt)}.</p>
+<p>${row.platform === 'ios' ? 'iOS' : 'Android'} deployment #${row.number}: an Expo update (Expo SDK ${sdk}, Hermes bytecode), published ${escapeHtml(update.createdAt)}.</p>
 <div class="qr" id="qr" role="img" aria-label="QR code of ${escapeHtml(expUrl)}">${svg}</div>
-<p>Scan with the camera (Expo Go for SDK ${update.sdk} installed) or open <code id="exp-url">${escapeHtml(expUrl)}</code>.</p>
+<p>Scan with the camera (Expo Go for SDK ${sdk} installed) or open <code id="exp-url">${escapeHtml(expUrl)}</code>.</p>
 ${loopback ? '<p class="warn">This server\'s public URL is a loopback address, which a phone cannot reach. Start the server with <code>--public-url http://&lt;LAN address or domain&gt;:&lt;port&gt;</code>.</p>' : ''}
-<p>Manifest of this deployment (Expo Updates protocol v1): <code>${escapeHtml(manifestUrl)}</code>. The project's latest update (follows every deploy; keep it private): <code id="latest-url">${escapeHtml(latestUrl)}</code>. A development build loads either when its <code>updates.url</code> is set to it.</p>
-<p>Expo Go from the stores runs only the newest SDK; this update needs an Expo Go (or a development build) of SDK ${update.sdk}.</p>
+<p>Manifest of this deployment (Expo Updates protocol v1): <code>${escapeHtml(manifestUrl)}</code>. A development build loads it when its <code>updates.url</code> is set to it; the project's owner finds the private URL that follows every deploy in the deploy's result message.</p>
+<p>Expo Go from the stores runs only the newest SDK; this update needs an Expo Go (or a development build) of SDK ${sdk}.</p>
 </body></html>`;
   res.writeHead(200, {
     'Content-Type': 'text/html; charset=utf-8',

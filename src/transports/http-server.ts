@@ -17,7 +17,8 @@ import type { Logger } from '../logger.js';
 import type { GatewayReply, JsonRpcGateway } from '../mcp/json-rpc-gateway.js';
 import { MODERN_PROTOCOL_VERSIONS, type ProtocolHeaders } from '../mcp/protocol-era.js';
 import type { ArtifactReader } from '../services/artifact-reader.js';
-import { serveArtifact } from './artifact-routes.js';
+import type { PublicUrl } from '../services/public-url.js';
+import { artifactIdOf, serveArtifact } from './artifact-routes.js';
 import { createExpoUpdateRoutes, type ExpoUpdateSources } from './expo-updates-routes.js';
 import { formFromOwnOrigin } from './form-origin.js';
 import { createHostCheck, LOOPBACK_HOSTS } from './host-check.js';
@@ -73,8 +74,11 @@ export interface HttpServerDeps {
   artifacts: ArtifactReader;
   /** What the Expo update routes read. */
   updates: ExpoUpdateSources;
-  /** Base URLs of the service and of artifact links, read at each use (no trailing slash). */
-  publicUrl: { get(): string; artifacts(): string };
+  /**
+   * Base URLs of the service and of artifact links, read at each use (no trailing slash), and the
+   * project a per-project artifact origin's `Host` names.
+   */
+  publicUrl: Pick<PublicUrl, 'get' | 'artifacts' | 'projectOfHost'>;
   logger: Logger;
   /**
    * The OAuth authorization server's parts (README "Sign in with OAuth"); its routes are loaded
@@ -125,6 +129,8 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
   const updates = createExpoUpdateRoutes(deps.updates);
   let inFlight = 0;
   let hostCheck: ReturnType<typeof createHostCheck> = () => 'ok';
+  // Artifact routes also answer for the artifact base's own host name (`--artifact-url`).
+  let artifactHostCheck: ReturnType<typeof createHostCheck> = () => 'ok';
 
   // Requests still being read or authenticated, per user (valid token) or client address (none):
   // anonymous clients cannot fill the server's request slots, which are taken only once a caller
@@ -218,8 +224,8 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     ...(options.serveMcp ? [{ matches: (path: string) => path === '/mcp', handle: (req: IncomingMessage, res: ServerResponse) => (req.method === 'POST' ? handleMcp(req, res) : refuseMcpMethod(res)) }] : []),
     { matches: (path) => path === '/healthz', handle: (req, res) => handleHealth(req, res) },
     ...(oauthRoutes ? [{ matches: (path: string) => oauthRoutes.matches(path), handle: (req: IncomingMessage, res: ServerResponse, path: string) => handleOAuth(req, res, path) }] : []),
-    { matches: (path) => path.startsWith('/updates/'), handle: (req, res, path, query) => updates.serveUpdates(req, res, path, query) },
-    { matches: (path) => path.startsWith('/previews/') || path.startsWith('/deployments/'), handle: (req, res, path) => handleArtifact(req, res, path) },
+    { matches: (path) => path.startsWith('/updates/'), handle: (req, res, path, query) => (artifactHostOk(req, res) ? updates.serveUpdates(req, res, path, query) : undefined) },
+    { matches: isArtifactPath, handle: (req, res, path) => (artifactHostOk(req, res) ? handleArtifact(req, res, path) : undefined) },
     ...(options.serveMcp && deps.console ? [consoleRoute(deps.console)] : []),
   ];
 
@@ -250,17 +256,43 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     else sendJson(res, 200, { status: 'ok' });
   };
 
+  const artifactHostOk = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const verdict = artifactHostCheck(req.headers.host, undefined);
+    if (verdict === 'ok') return true;
+    req.resume();
+    sendError(res, forbidden({ reason: verdict }));
+    return false;
+  };
+
+  // On the shared host every artifact page runs in an opaque origin: tenants never share one.
   const handleArtifact = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
     if (await updates.serveLanding(req, res, path)) return;
-    await serveArtifact(deps.artifacts, req, res, path, !options.serveMcp);
+    await serveArtifact(deps.artifacts, req, res, path, { ownOrigin: false });
+  };
+
+  // A project's own origin (`<project-id>.localhost:<port>` on the artifact listener): that
+  // project's previews and deployments alone, keeping their origin (localStorage); nothing else.
+  const handleProjectOrigin = async (req: IncomingMessage, res: ServerResponse, path: string, projectId: string): Promise<void> => {
+    if (!isArtifactPath(path)) return notFound(res);
+    const id = artifactIdOf(path);
+    if (id && deps.artifacts.find(id)?.projectId !== projectId) return notFound(res);
+    if (await updates.serveLanding(req, res, path)) return;
+    await serveArtifact(deps.artifacts, req, res, path, { ownOrigin: true, projectId });
   };
 
   const server = createServer({ headersTimeout, requestTimeout, connectionsCheckingInterval }, (req, res) => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
+    // A project's own origin is served by whichever listener artifact links name (the artifact
+    // listener, or the only one): its host name is never the console's, which refuses it.
+    const projectId = deps.publicUrl.projectOfHost(req.headers.host);
     const route = routes.find((r) => r.matches(path));
-    const work = route ? route.handle(req, res, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1))) : notFound(res);
+    const work = projectId
+      ? handleProjectOrigin(req, res, path, projectId)
+      : route
+        ? route.handle(req, res, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)))
+        : notFound(res);
     if (work) {
       work.catch((error: unknown) => {
         logger.error({ err: error, path }, 'HTTP request failed');
@@ -313,6 +345,16 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
         check = createHostCheck([...fixed, new URL(base).hostname]);
       }
       return check(host, origin);
+    };
+    let checkedArtifactBase = '';
+    let artifactCheck = createHostCheck(fixed);
+    artifactHostCheck = (host, origin) => {
+      const base = `${deps.publicUrl.get()} ${deps.publicUrl.artifacts()}`;
+      if (base !== checkedArtifactBase) {
+        checkedArtifactBase = base;
+        artifactCheck = createHostCheck([...fixed, new URL(deps.publicUrl.get()).hostname, new URL(deps.publicUrl.artifacts()).hostname]);
+      }
+      return artifactCheck(host, origin);
     };
     if (!LOOPBACK_HOSTS.includes(options.host)) logger.warn({ host: options.host }, 'HTTP is bound to a non-loopback address: anyone who can reach it can try tokens.');
   }
@@ -431,6 +473,10 @@ function sendReply(res: ServerResponse, reply: GatewayReply, tokenPresented: boo
   // A reply that carries a rate window answers an authenticated request (the gate counted it).
   const inBand = mcp && reply.rate !== undefined && reply.body.error !== undefined && IN_BAND_CODES.has(reply.body.error.code);
   sendJson(res, inBand ? 200 : reply.status, reply.body, headers);
+}
+
+function isArtifactPath(path: string): boolean {
+  return path.startsWith('/previews/') || path.startsWith('/deployments/');
 }
 
 function notFound(res: ServerResponse): void {

@@ -109,7 +109,7 @@ describe('web console in Chromium', () => {
     expect(await page.evaluate(() => (globalThis as any).marker)).toBe('same page');
 
     const src = await page.getAttribute('#preview-frame', 'src');
-    expect(new URL(src!).origin).toBe(artifacts.url);
+    expect(new URL(src!).origin).toBe(`http://${projectId}.localhost:${artifacts.port}`);
     const frame = page.frameLocator('#preview-frame');
     await expect(frame.locator('body').textContent()).resolves.toContain('Shop');
 

@@ -362,7 +362,7 @@ describe('console behind https', () => {
         body: new URLSearchParams({ csrf, credential: proxied.token('mia') }).toString(),
       });
       expect(res.status).toBe(303);
-      const session = res.headers.getSetCookie().find((c) => c.startsWith('svc_session='))!;
+      const session = res.headers.getSetCookie().find((c) => c.startsWith('__Host-svc_session='))!;
       expect(session).toMatch(/HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/);
     } finally {
       await proxied.close();

@@ -173,8 +173,8 @@ describe('expo builder: deploy and Expo Updates', () => {
     const latest = await get(`${base}${latestPath}`, { ...EXPO_GO, accept: 'application/json' });
     expect(JSON.parse(latest.body.toString()).id).toBe(manifest.id);
 
-    // The landing page names the latest URL too, and its QR code decodes to the exp:// URL.
-    expect((await get(ios.url)).body.toString()).toContain(`${base}${latestPath}`);
+    // The landing page is public: it never names the private latest URL; its QR code decodes to the exp:// URL.
+    expect((await get(ios.url)).body.toString()).not.toContain('/updates/latest/');
     if (browser) {
       const tab = await browser.newPage({ viewport: { width: 800, height: 900 } });
       await tab.goto(ios.url);
