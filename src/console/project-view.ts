@@ -100,7 +100,7 @@ function isHttpUrl(url: string): boolean {
   }
 }
 
-/** `exp://` (or `exps://`) link of a native deployment: its Expo Updates manifest URL (README "Expo builder"). */
+/** `exp://` (or `exps://`) link of a native deployment: its Expo Updates manifest URL (README.md#expo-updates). */
 function expUrlOf(preview: PreviewUrl): string | null {
   if (preview.platform === 'web' || preview.kind !== 'deployment') return null;
   const match = /^(https?):\/\/(.*)\/deployments\/([0-9a-f-]{36})\/?$/.exec(preview.url);

@@ -368,7 +368,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | null | 
  * client throws `StreamableHTTPError` without `error.code`/`error.data`, and `mcp-remote` turns
  * it into -32001. -32001 keeps 401 (it is how MCP signals authentication), and refusals of the
  * transport itself (parse, envelope, body cap, foreign Host/Origin, protocol version, server
- * busy) keep their status. See README "Errors".
+ * busy) keep their status. See docs/contract.md#errors.
  */
 const IN_BAND_CODES: ReadonlySet<number> = new Set([-32601, -32602, -32603, -32003, -32004, -32005]);
 
