@@ -84,16 +84,6 @@ export class RequestGate {
   }
 
   /**
-   * Authenticates `token` and counts one tool call against its key.
-   * @throws ServiceError `unauthenticated` (-32001) for a bad token;
-   *   RateLimitedError (-32005, `data.scope = "requests"`) over the plan's rate.
-   */
-  async admit(token: string | undefined | null): Promise<Admission> {
-    const caller = this.tokens.authenticate(token);
-    return this.count(caller, 'requests');
-  }
-
-  /**
    * Counts one action of an already authenticated caller (a web console page or form) against
    * the plan's request rate, like a tool call.
    * @throws RateLimitedError (-32005, `data.scope = "requests"`) over the plan's rate.

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import QRCode from 'qrcode';
 import type { MessageView, PendingQuestion, PreviewUrl, SessionView, WorkflowView } from '../services/resource-shapes.js';
+import { isLoopbackHostname } from '../io/loopback-hosts.js';
 import { html, raw, type SafeHtml } from './html.js';
 
 /** Longest instruction or text answer, in characters (the tool's limit). */
@@ -144,7 +145,8 @@ ${exp ? html`<p>Expo Go: <a class="exp-link" href="${exp}">${exp}</a></p>` : ''}
 
 function isLoopbackUrl(url: string): boolean {
   const host = new URL(url).hostname;
-  return host === 'localhost' || host === '[::1]' || host.startsWith('127.');
+  // Any 127.0.0.0/8 address is this machine too.
+  return isLoopbackHostname(host) || host.startsWith('127.');
 }
 
 /** A short key of rendered markup: a page names the key of its session panel, and its stream sends the panel only when it differs. */

@@ -25,6 +25,8 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
 import QRCode from 'qrcode';
+import { escapeHtml } from '../io/html-escape.js';
+import { isLoopbackHostname } from '../io/loopback-hosts.js';
 import { UPDATE_FILE, type UpdateAsset, type UpdateDescription } from '../builders/expo/update-bundle.js';
 import { latestUpdatePath, UpdateChannels } from '../builders/expo/update-channels.js';
 import type { ArtifactReader, PublishedArtifactRow } from '../services/artifact-reader.js';
@@ -259,7 +261,7 @@ async function serveUpdateLanding(state: UpdatesState, req: IncomingMessage, res
   const latestUrl = `${root}${latestUpdatePath(state.channels.tokenOf(row.projectId))}`;
   const expUrl = manifestUrl.replace(/^http:/, 'exp:').replace(/^https:/, 'exps:');
   const svg = await QRCode.toString(expUrl, { type: 'svg', margin: 2, width: 280, errorCorrectionLevel: 'M' });
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(base.hostname);
+  const loopback = isLoopbackHostname(base.hostname);
   const name = typeof update.expoClient.name === 'string' ? update.expoClient.name : 'App';
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -283,8 +285,4 @@ ${loopback ? '<p class="warn">This server\'s public URL is a loopback address, w
   });
   res.end(req.method === 'HEAD' ? undefined : html);
   return true;
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }

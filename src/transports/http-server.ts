@@ -18,7 +18,8 @@ import type { ArtifactReader } from '../services/artifact-reader.js';
 import { serveArtifact } from './artifact-routes.js';
 import { createExpoUpdateRoutes, type ExpoUpdateSources } from './expo-updates-routes.js';
 import { formFromOwnOrigin } from './form-origin.js';
-import { createHostCheck, LOOPBACK_HOSTS } from './host-check.js';
+import { createHostCheck } from './host-check.js';
+import { isLoopbackHostname, LOOPBACK_HOSTNAMES } from '../io/loopback-hosts.js';
 import type { OAuthRouteDeps, OAuthRoutes } from '../oauth/oauth-routes.js';
 
 /** Listener settings (README.md#command-line, docs/contract.md#tokens-and-security; the README hardening). Times in ms, sizes in bytes. */
@@ -292,7 +293,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
   } else {
     // The public URL's host is allowed too; it is known once the composition root has recorded the
     // bound address, so the check follows it.
-    const fixed = [...LOOPBACK_HOSTS, options.host, ...(options.allowedHosts ?? [])].filter((h) => !WILDCARD_HOSTS.has(h));
+    const fixed = [...LOOPBACK_HOSTNAMES, options.host, ...(options.allowedHosts ?? [])].filter((h) => !WILDCARD_HOSTS.has(h));
     let checkedBase = '';
     let check = createHostCheck(fixed);
     hostCheck = (host, origin) => {
@@ -303,7 +304,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
       }
       return check(host, origin);
     };
-    if (!LOOPBACK_HOSTS.includes(options.host)) logger.warn({ host: options.host }, 'HTTP is bound to a non-loopback address: anyone who can reach it can try tokens.');
+    if (!isLoopbackHostname(options.host)) logger.warn({ host: options.host }, 'HTTP is bound to a non-loopback address: anyone who can reach it can try tokens.');
   }
 
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
