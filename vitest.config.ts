@@ -22,6 +22,9 @@ export default defineConfig({
           name: 'unit',
           include: ['tests/**/*.test.ts'],
           exclude: ['tests/expo/**', '**/node_modules/**', ...PROCESS_TESTS],
+          // One module graph per worker, not one per file: loading the SDK, drizzle and zod again
+          // for each file was most of this project's time. Each file starts its own servers.
+          isolate: false,
           ...fast,
         },
       },
