@@ -59,7 +59,7 @@ describe('dist/ freshness', () => {
 
   it('stops the run with the build error when the build fails', () => {
     const root = repo(`node -e "console.error('tsc: error TS2322 in main.ts'); process.exit(2)"`, false);
-    expect(() => ensureFreshDist(root)).toThrow(/dist\/ is stale \(dist\/index\.js is missing\) and `npm run build` failed[\s\S]*error TS2322/);
+    expect(() => ensureFreshDist(root)).toThrow(/dist\/ is stale \(\S*dist\/index\.js is missing\) and `npm run build` failed[\s\S]*error TS2322/);
   });
 
   it('leaves a current dist/ alone (no build)', () => {

@@ -41,7 +41,8 @@ export function distStaleness(root: string): Staleness | null {
 export function ensureFreshDist(root: string): void {
   const stale = distStaleness(root);
   if (!stale) return;
-  const why = stale.reason === 'missing_output' ? `${stale.path} is missing` : `${stale.path} is newer than dist/`;
+  const shown = relative(process.cwd(), join(root, stale.path)) || stale.path;
+  const why = stale.reason === 'missing_output' ? `${shown} is missing` : `${shown} is newer than dist/`;
   process.stderr.write(`[fresh-dist] ${why}: running npm run build before the tests that spawn the bin…\n`);
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const build = spawnSync(npm, ['run', 'build', '--silent'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
