@@ -16,15 +16,18 @@ export default defineConfig({
   test: {
     pool: 'forks',
     maxWorkers: 2,
+    // Only the unit project runs on threads; the others keep a fresh process per file.
+    poolOptions: { threads: { isolate: false } },
     projects: [
       {
         test: {
           name: 'unit',
           include: ['tests/**/*.test.ts'],
           exclude: ['tests/expo/**', '**/node_modules/**', ...PROCESS_TESTS],
-          // One module graph per worker, not one per file: loading the SDK, drizzle and zod again
-          // for each file was most of this project's time. Each file starts its own servers.
-          isolate: false,
+          // Worker threads that keep one module graph each (poolOptions.threads.isolate below), not
+          // a fresh process per file: loading the SDK, drizzle and zod again for each file was
+          // most of this project's time. Each file starts (and closes) its own servers.
+          pool: 'threads',
           ...fast,
         },
       },
