@@ -4,7 +4,8 @@
  * where the web console (`console/`) sits beside the transports and gets narrow deps from app.ts,
  * with `oauth/` (the OAuth authorization server's routes) beside `mcp/`: the transports load it,
  * it uses auth and the store, and nothing below the transports imports it;
- * with `io/` and the root modules (errors, clock, logger, config-file) usable from every layer,
+ * with `io/`, the root modules (errors, clock, logger, config-file) and the workflow state table
+ * (`workflows/workflow-states.ts`, a leaf) usable from every layer,
  * and no import cycles anywhere. `npm test` runs it (`npm run lint:layers`).
  */
 const layer = (name) => `^src/${name}/`;
@@ -13,7 +14,14 @@ const forbid = (name, from, to, comment) => ({ name, comment, severity: 'error',
 module.exports = {
   forbidden: [
     { name: 'no-circular', severity: 'error', comment: 'Import cycles make the layers meaningless.', from: {}, to: { circular: true } },
-    forbid('store-is-the-bottom', layer('store'), '^src/(console|cli|transports|mcp|oauth|services|workflows|auth|limits|builders)/|^src/app\\.ts$', 'Repositories hold SQL only.'),
+    {
+      name: 'store-is-the-bottom',
+      comment: 'Repositories hold SQL only; the state table (a leaf) gives them the workflow statuses.',
+      severity: 'error',
+      from: { path: layer('store') },
+      to: { path: '^src/(console|cli|transports|mcp|oauth|services|workflows|auth|limits|builders)/|^src/app\\.ts$', pathNot: '^src/workflows/workflow-states\\.ts$' },
+    },
+    forbid('the-state-table-is-a-leaf', '^src/workflows/workflow-states\\.ts$', '^src/', 'Every layer, the store included, reads the state table: it imports nothing of ours.'),
     forbid('builders-below-the-engine', layer('builders'), '^src/(console|cli|transports|mcp|services|workflows|auth|limits)/|^src/app\\.ts$', 'A builder sees only its BuildContext.'),
     forbid('workflows-below-services', layer('workflows'), '^src/(console|cli|transports|mcp|services)/|^src/app\\.ts$', 'The engine calls services never, tools never.'),
     forbid('auth-and-limits-below-services', '^src/(auth|limits)/', '^src/(console|cli|transports|mcp|oauth|services|workflows|builders)/|^src/app\\.ts$', 'Authentication and limits are used by the edges, not the reverse.'),

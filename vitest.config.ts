@@ -1,27 +1,49 @@
 import { defineConfig } from 'vitest/config';
+import { PROCESS_TESTS } from './tests/setup/test-kinds.js';
 
-// Two projects: `fast` (everything but the real Expo toolchain) and `expo` (installs Expo SDK 56
-// into .cache/expo-toolchain once, then builds, deploys and opens previews in headless Chromium).
-// `npm test` runs them one after the other (the expo files one at a time: real exports use the
-// whole machine), so the heavy one never slows the fast one down.
+// Three projects (docs/architecture.md "Tests: which kind goes where"):
+// - `unit`: our code from src/ in the vitest worker (real servers on port 0, real SQLite, real SDK
+//   clients); no build needed. `npm run test:unit`, the loop to run after each edit.
+// - `process`: the tests that spawn the built bin, headless Chromium or a third-party client
+//   (the list is tests/setup/test-kinds.ts). Their global set-up rebuilds dist/ first when it is
+//   older than src/, so they never test an old build.
+// - `expo`: installs Expo SDK 56 into .cache/expo-toolchain once, then builds, deploys and opens
+//   previews in headless Chromium.
+// `npm test` runs unit and process together, then expo with one file at a time (real exports use
+// the whole machine), so the heavy one never slows the others down.
+const fast = { testTimeout: 60_000, hookTimeout: 60_000 };
 export default defineConfig({
   test: {
     pool: 'forks',
     maxWorkers: 2,
+    // Only the unit project runs on threads; the others keep a fresh process per file.
+    poolOptions: { threads: { isolate: false } },
     projects: [
       {
         test: {
-          name: 'fast',
+          name: 'unit',
           include: ['tests/**/*.test.ts'],
-          exclude: ['tests/expo/**', '**/node_modules/**'],
-          testTimeout: 60_000,
-          hookTimeout: 60_000,
+          exclude: ['tests/expo/**', '**/node_modules/**', ...PROCESS_TESTS],
+          // Worker threads that keep one module graph each (poolOptions.threads.isolate below), not
+          // a fresh process per file: loading the SDK, drizzle and zod again for each file was
+          // most of this project's time. Each file starts (and closes) its own servers.
+          pool: 'threads',
+          ...fast,
+        },
+      },
+      {
+        test: {
+          name: 'process',
+          include: [...PROCESS_TESTS],
+          globalSetup: ['tests/setup/fresh-dist.ts'],
+          ...fast,
         },
       },
       {
         test: {
           name: 'expo',
           include: ['tests/expo/**/*.test.ts'],
+          globalSetup: ['tests/setup/fresh-dist.ts'],
           testTimeout: 600_000,
           hookTimeout: 900_000,
         },

@@ -44,6 +44,20 @@ async function messagesOf(token: string, projectId: string): Promise<any[]> {
 
 const ODD_META = [null, {}, [], 1.5, true];
 
+/** A path in a fresh temp folder: the command of `ignoresTermUntil` ends once a file is written there. */
+function stopFile(): string {
+  return join(tempDir('mbm-stop-'), 'stop');
+}
+
+/**
+ * A build command that ignores SIGTERM (so a cancel stays `cancelling` until the kill grace ends)
+ * and ends by itself once `stop` exists: the test writes it after its assertions, so closing the
+ * server does not wait out the grace period.
+ */
+function ignoresTermUntil(stop: string): string {
+  return `trap '' TERM; echo trap-is-set; while [ ! -e '${stop}' ]; do sleep 0.2; done`;
+}
+
 describe('every message gets an answer', () => {
   it('over HTTP: an unrouted method with any progressToken, and a message with both method and result, are answered at once', async () => {
     server = await startTestServer({}, { maxConcurrentRequests: 4 });
@@ -94,8 +108,9 @@ describe('every message gets an answer', () => {
   });
 
   it('a request that outlives its deadline is answered -32603, and a client that goes away frees its slot', async () => {
+    const stop = stopFile();
     const { token, project } = await withCommands(
-      { build: { command: "trap '' TERM; echo trap-is-set; while :; do sleep 0.2; done" }, killGraceMs: 5000 },
+      { build: { command: ignoresTermUntil(stop) }, killGraceMs: 5000 },
       { requestDeadlineMs: 1000 },
       { maxConcurrentRequests: 1 },
     );
@@ -107,11 +122,13 @@ describe('every message gets an answer', () => {
     expect(cancel.json.error).toMatchObject({ code: -32603, message: 'Internal error', data: { reason: 'deadline_exceeded' } });
     // The slot came back with the answer: the one-slot server admits the next request.
     expect((await post(server!.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'ping' }, token)).status).toBe(200);
+    writeFileSync(stop, '');
   });
 
   it('a client that disconnects gives its slot back at once; /healthz says when no slot is free', async () => {
+    const stop = stopFile();
     const { token, project } = await withCommands(
-      { build: { command: "trap '' TERM; echo trap-is-set; while :; do sleep 0.2; done" }, killGraceMs: 20_000 },
+      { build: { command: ignoresTermUntil(stop) }, killGraceMs: 20_000 },
       {},
       { maxConcurrentRequests: 1 },
     );
@@ -134,6 +151,7 @@ describe('every message gets an answer', () => {
     expect(await cancel).toBe('aborted');
     await waitFor(async () => (await rawHttp(server!.http.url + '/healthz')).status === 200, 20_000, 'the slot to come back');
     expect((await toolResult(server!.mcpUrl, token, 'svc_get_session', { projectId: project.id })).activeWorkflow.status).toBe('cancelling');
+    writeFileSync(stop, '');
   });
 });
 

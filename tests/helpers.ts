@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApp, listenHttp, type App, type AppConfig } from '../src/app.js';
 import { silentLogger } from '../src/logger.js';
+import { perRequestSignalFetch } from './per-request-signal-fetch.js';
 import type { HttpServerOptions, RunningHttpServer } from '../src/transports/http-server.js';
 
 export interface TestServer {
@@ -59,6 +60,8 @@ export async function httpClient(mcpUrl: string, token?: string): Promise<Client
   const client = new Client({ name: 'test-client', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), {
     requestInit: token ? { headers: { Authorization: `Bearer ${token}` } } : {},
+    // One abort listener per request in flight, not one per request until GC (a long poll warned at 1,501).
+    fetch: perRequestSignalFetch,
   });
   await client.connect(transport);
   return client;

@@ -2,7 +2,7 @@
  * The gate every JSON-RPC request passes, on both transports: authentication, then the request
  * rate of the caller's plan (checks run in this order: auth before rate limit).
  *
- * Which limit counts a request (README "Limits and plans"):
+ * Which limit counts a request (docs/contract.md#limits-and-plans):
  * - `tools/call` counts against the plan's `requestsPerMinute`, per API key (per user for OAuth
  *   access tokens), on both transports;
  * - protocol housekeeping (`initialize`, `ping`, `tools/list`, notifications) over HTTP counts
@@ -84,16 +84,6 @@ export class RequestGate {
   ) {
     this.unauthenticatedPerMinute = options.unauthenticatedPerMinute ?? DEFAULT_UNAUTHENTICATED_PER_MINUTE;
     this.logger = options.logger;
-  }
-
-  /**
-   * Authenticates `token` and counts one tool call against its key.
-   * @throws ServiceError `unauthenticated` (-32001) for a bad token;
-   *   RateLimitedError (-32005, `data.scope = "requests"`) over the plan's rate.
-   */
-  async admit(token: string | undefined | null): Promise<Admission> {
-    const caller = this.tokens.authenticate(token);
-    return this.count(caller, 'requests');
   }
 
   /**

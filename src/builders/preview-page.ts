@@ -2,13 +2,7 @@
  * The static web preview the scripted builder writes: one self-contained HTML page showing the
  * project and the instructions so far, framed like a phone screen. All user text is escaped.
  */
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** HTML-escapes text for element content and quoted attributes. */
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-}
+import { escapeHtml } from '../io/html-escape.js';
 
 /** What the preview page shows; every string is escaped when rendered. */
 export interface PreviewPageInput {

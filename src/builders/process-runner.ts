@@ -4,7 +4,7 @@
  * SIGKILL after a grace period (capped), and the run settles only once the group is gone.
  * Output is read with a bounded line reader, so one huge line cannot exhaust memory.
  * Every builder spawns through here (the command builder's shell command, toolchains, exports,
- * agents), so the kill rules of the README's "Security" section hold for all of them.
+ * agents), so the kill rules of docs/contract.md#tokens-and-security hold for all of them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import QRCode from 'qrcode';
 import type { MessageView, PendingQuestion, PreviewUrl, SessionView, WorkflowView } from '../services/resource-shapes.js';
+import { isLoopbackHostname } from '../io/loopback-hosts.js';
 import { html, raw, type SafeHtml } from './html.js';
 
 /** Longest instruction or text answer, in characters (the tool's limit). */
@@ -100,7 +101,7 @@ function isHttpUrl(url: string): boolean {
   }
 }
 
-/** `exp://` (or `exps://`) link of a native deployment: its Expo Updates manifest URL (README "Expo builder"). */
+/** `exp://` (or `exps://`) link of a native deployment: its Expo Updates manifest URL (README.md#expo-updates). */
 function expUrlOf(preview: PreviewUrl): string | null {
   if (preview.platform === 'web' || preview.kind !== 'deployment') return null;
   const match = /^(https?):\/\/(.*)\/deployments\/([0-9a-f-]{36})\/?$/.exec(preview.url);
@@ -145,7 +146,8 @@ ${exp ? html`<p>Expo Go: <a class="exp-link" href="${exp}">${exp}</a></p>` : ''}
 
 function isLoopbackUrl(url: string): boolean {
   const host = new URL(url).hostname;
-  return host === 'localhost' || host === '[::1]' || host.startsWith('127.');
+  // Any 127.0.0.0/8 address is this machine too.
+  return isLoopbackHostname(host) || host.startsWith('127.');
 }
 
 /** A short key of rendered markup: a page names the key of its session panel, and its stream sends the panel only when it differs. */

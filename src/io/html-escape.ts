@@ -1,4 +1,4 @@
-/** Escaping of text for HTML, shared by every server-rendered page (the web console, the OAuth consent page). */
+/** Escaping of text for HTML, the one escaper of every page we render (the web console, the OAuth consent page, the deployment page, the scripted preview). */
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 

@@ -1,5 +1,5 @@
 /**
- * Keeps server paths out of what users read (README "Tokens and security"): failure messages and
+ * Keeps server paths out of what users read (docs/contract.md#tokens-and-security): failure messages and
  * build output are stored in a project's conversation, which anyone may read on a public project.
  */
 import { homedir } from 'node:os';

@@ -1,5 +1,5 @@
 /**
- * Request rate limiting (docs/contract.md#limits-and-plans; README "Limits and plans"), behind one interface so that
+ * Request rate limiting (docs/contract.md#limits-and-plans), behind one interface so that
  * the backend can change without touching the gate: process memory for a private store, the
  * SQLite store itself when several processes may serve one data dir (`store-rate-limiter.ts`).
  */

@@ -12,14 +12,12 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { OAuthClientInformationFullSchema, type OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { isLoopbackHostname } from '../io/loopback-hosts.js';
 
 /** Largest metadata document read, in bytes. */
 const MAX_DOCUMENT_BYTES = 64 * 1024;
 /** Longest time a fetch may take, headers and body, in ms. */
 const FETCH_TIMEOUT_MS = 5_000;
-
-/** Host names of the loopback interface, as `URL.hostname` spells them. */
-export const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /** True when `clientId` names a metadata document (an https URL with a path, or http on loopback). */
 export function isMetadataDocumentUrl(clientId: string): boolean {
@@ -33,7 +31,7 @@ export function isMetadataDocumentUrl(clientId: string): boolean {
   if (url.username || url.password || url.hash) return false;
   // The spec asks for a path component: a bare origin is not a client id.
   if (url.pathname === '/' || url.pathname === '') return false;
-  return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
+  return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHostname(url.hostname));
 }
 
 /** Address ranges a metadata document is never fetched from (RFC 6890 special-purpose blocks). */
@@ -88,7 +86,7 @@ function guardedLookup(allowLoopback: boolean): LookupFunction {
 
 /** GETs `url` with the limits above: the status and the body (null when over the size cap). */
 function get(url: URL): Promise<{ status: number; body: string }> {
-  const allowLoopback = LOOPBACK_HOSTS.has(url.hostname);
+  const allowLoopback = isLoopbackHostname(url.hostname);
   // An address in the URL is connected to without a lookup: check it here.
   const literal = url.hostname.replace(/^\[(.*)\]$/, '$1');
   if (isIP(literal) && refusedAddress(literal, allowLoopback)) return Promise.reject(new Error(`${url.hostname} is an address this server does not fetch from`));

@@ -10,7 +10,8 @@ import { hashToken } from '../auth/api-token.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { OAuthRepo } from '../store/oauth-repo.js';
-import { fetchClientMetadataDocument, isMetadataDocumentUrl, LOOPBACK_HOSTS } from './client-metadata-document.js';
+import { fetchClientMetadataDocument, isMetadataDocumentUrl } from './client-metadata-document.js';
+import { isLoopbackHostname } from '../io/loopback-hosts.js';
 
 /** How long a fetched metadata document is used before it is fetched again, in seconds. */
 const METADATA_CACHE_SECONDS = 600;
@@ -32,7 +33,7 @@ function redirectUriProblem(uri: string): string | null {
   }
   if (url.hash) return `redirect URI ${uri} has a fragment`;
   if (url.protocol === 'https:') return null;
-  if (url.protocol === 'http:') return LOOPBACK_HOSTS.has(url.hostname) ? null : `redirect URI ${uri} is http on a host other than loopback: use https`;
+  if (url.protocol === 'http:') return isLoopbackHostname(url.hostname) ? null : `redirect URI ${uri} is http on a host other than loopback: use https`;
   if (['file:', 'javascript:', 'data:', 'vbscript:', 'blob:', 'about:', 'ftp:', 'ws:', 'wss:'].includes(url.protocol)) return `redirect URI ${uri} has a scheme that cannot receive a code`;
   // A private-use scheme (`com.example.app:/callback`, `cursor://...`) of a native app.
   return null;
@@ -41,7 +42,7 @@ function redirectUriProblem(uri: string): string | null {
 /** Whether `url` names a loopback host (false for text that is not a URL). */
 function onLoopback(url: string): boolean {
   try {
-    return LOOPBACK_HOSTS.has(new URL(url).hostname);
+    return isLoopbackHostname(new URL(url).hostname);
   } catch {
     return false;
   }

@@ -1,6 +1,6 @@
 /**
  * The kind of workflow an instruction starts when `svc_send_message` is called without `kind`
- * (README "Tools", `svc_send_message`). Starting a deploy by mistake can run an operator's
+ * (docs/contract.md#tools, `svc_send_message`). Starting a deploy by mistake can run an operator's
  * release script, so the rule is narrow and a model is told to pass `kind` instead:
  *
  * an instruction is a deploy only when it *begins* (after an optional "please") with deploy,

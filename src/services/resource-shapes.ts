@@ -1,5 +1,5 @@
 /**
- * The shapes the services return and the tools answer with (docs/contract.md#resources), declared
+ * The shapes the services return and the tools answer with (docs/contract.md#tools), declared
  * once, as zod: each tool's `outputSchema` is generated from them and the services' result types
  * are inferred from them, so a shape cannot drift between the two.
  */

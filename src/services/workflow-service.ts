@@ -28,7 +28,7 @@ import { MAX_MESSAGE_LENGTH } from '../workflows/workflow-journal.js';
  * (README "Code questions").
  */
 export const MAX_CODE_ANSWER_LENGTH = 240_000;
-import { isTerminal } from '../workflows/workflow-states.js';
+import { isTerminal, statusesBefore } from '../workflows/workflow-states.js';
 import { inferKind } from './instruction-kind.js';
 import { foldProjectStates, type ProjectState } from './project-state.js';
 import { MESSAGES_PAGE_DEFAULT, type CancelResult, type MessagesPage, type MessageView, type PendingQuestion, type PreviewUrl, type SendMessageResult, type SessionView, type WorkflowView } from './resource-shapes.js';
@@ -288,7 +288,7 @@ export class WorkflowService {
     }
     const cancelling = { role: 'system' as const, type: 'status' as const, content: `Cancelling the ${label.toLowerCase()}…` };
     // The status may move between the read and the write: try each active status in turn.
-    for (const from of ['running', 'waiting_for_input'] as const) if (journal.transition(target, from, 'cancel', {}, cancelling)) break;
+    for (const from of statusesBefore('cancel', 'cancelling')) if (journal.transition(target, from, 'cancel', {}, cancelling)) break;
     await engine.cancel(target.id);
     const final = workflows.findById(target.id)!;
     return { workflowId: final.id, status: final.status, cancelled: final.status === 'cancelled' };

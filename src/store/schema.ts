@@ -6,6 +6,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { ACTIVE_STATUSES, WORKFLOW_STATUSES } from '../workflows/workflow-states.js';
 
 /** A person or agent account. `plan` names a plan of the operator's plan table (docs/contract.md#limits-and-plans). */
 export const users = sqliteTable('users', {
@@ -50,16 +51,6 @@ export const projects = sqliteTable(
   (t) => [index('projects_owner_created_idx').on(t.ownerId, t.createdAt)],
 );
 
-/**
- * Workflow statuses as the store declares them. The store sits below the workflow engine, so it
- * does not import the state machine (`src/workflows/workflow-states.ts`); a test checks that these
- * lists and the index in the database equal the state machine's.
- */
-export const STORED_WORKFLOW_STATUSES = ['queued', 'running', 'waiting_for_input', 'cancelling', 'completed', 'failed', 'cancelled'] as const;
-/** Statuses covered by the one-active-per-project index. */
-export const STORED_ACTIVE_STATUSES = ['running', 'waiting_for_input', 'cancelling'] as const;
-/** Statuses that never change again. */
-export const STORED_TERMINAL_STATUSES = ['completed', 'failed', 'cancelled'] as const;
 
 /**
  * Workflows (docs/workflows.md). At most one active workflow per project is enforced by the
@@ -75,7 +66,7 @@ export const workflows = sqliteTable(
     /** Monotonic order of creation across the whole store: FIFO order of the queue. */
     seq: integer('seq').notNull().unique(),
     kind: text('kind', { enum: ['build', 'deploy'] }).notNull(),
-    status: text('status', { enum: STORED_WORKFLOW_STATUSES }).notNull(),
+    status: text('status', { enum: WORKFLOW_STATUSES }).notNull(),
     instruction: text('instruction').notNull(),
     stepIndex: integer('step_index').notNull().default(0),
     stepTotal: integer('step_total').notNull().default(0),
@@ -96,7 +87,7 @@ export const workflows = sqliteTable(
   (t) => [
     uniqueIndex('workflows_one_active_per_project')
       .on(t.projectId)
-      .where(sql.raw(`status in (${STORED_ACTIVE_STATUSES.map((s) => `'${s}'`).join(', ')})`)),
+      .where(sql.raw(`status in (${ACTIVE_STATUSES.map((s) => `'${s}'`).join(', ')})`)),
     index('workflows_project_status_idx').on(t.projectId, t.status, t.seq),
     index('workflows_status_seq_idx').on(t.status, t.seq),
   ],

@@ -4,14 +4,15 @@
  */
 import { and, asc, count, desc, eq, inArray, isNull, max, sql } from 'drizzle-orm';
 import type { Db } from './database.js';
-import { projects, STORED_ACTIVE_STATUSES, STORED_TERMINAL_STATUSES, users, workflows, type WorkflowRow, type WorkflowStatus } from './schema.js';
+import { ACTIVE_STATUSES as ACTIVE, TERMINAL_STATUSES as TERMINAL } from '../workflows/workflow-states.js';
+import { projects, users, workflows, type WorkflowRow, type WorkflowStatus } from './schema.js';
 
 /** A workflow that could take a build slot, with its owner and the owner's plan name. */
 export type SlotCandidate = WorkflowRow & { ownerId: string; plan: string };
 
-const ACTIVE_STATUSES = [...STORED_ACTIVE_STATUSES];
-const TERMINAL_STATUSES = [...STORED_TERMINAL_STATUSES];
-const ACTIVE_SQL = sql.raw(STORED_ACTIVE_STATUSES.map((s) => `'${s}'`).join(', '));
+const ACTIVE_STATUSES = [...ACTIVE];
+const TERMINAL_STATUSES = [...TERMINAL];
+const ACTIVE_SQL = sql.raw(ACTIVE_STATUSES.map((s) => `'${s}'`).join(', '));
 
 /** Reads workflows and changes them by compare-and-set on the status. */
 export class WorkflowRepo {
@@ -45,16 +46,6 @@ export class WorkflowRepo {
       .where(and(eq(workflows.projectId, projectId), eq(workflows.status, 'queued')))
       .orderBy(asc(workflows.seq))
       .all();
-  }
-
-  countQueuedOrActive(projectId: string): number {
-    return (
-      this.db
-        .select({ n: count() })
-        .from(workflows)
-        .where(and(eq(workflows.projectId, projectId), inArray(workflows.status, ['queued', ...ACTIVE_STATUSES])))
-        .get()?.n ?? 0
-    );
   }
 
   latestFinished(projectId: string): WorkflowRow | undefined {
@@ -94,13 +85,6 @@ export class WorkflowRepo {
   /** All active workflows of the store (for crash recovery and orphan checks). */
   listActive(): WorkflowRow[] {
     return this.db.select().from(workflows).where(inArray(workflows.status, ACTIVE_STATUSES)).all();
-  }
-
-  /** Status of each given workflow (ids missing from the store are absent from the map). */
-  statuses(ids: string[]): Map<string, WorkflowStatus> {
-    if (ids.length === 0) return new Map();
-    const rows = this.db.select({ id: workflows.id, status: workflows.status }).from(workflows).where(inArray(workflows.id, ids)).all();
-    return new Map(rows.map((r) => [r.id, r.status]));
   }
 
   /**

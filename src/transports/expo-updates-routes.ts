@@ -24,6 +24,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
 import QRCode from 'qrcode';
+import { escapeHtml } from '../io/html-escape.js';
+import { isLoopbackHostname } from '../io/loopback-hosts.js';
 import { UPDATE_FILE, type UpdateAsset, type UpdateDescription } from '../builders/expo/update-bundle.js';
 import { UpdateChannels } from '../builders/expo/update-channels.js';
 import type { ArtifactReader, PublishedArtifactRow } from '../services/artifact-reader.js';
@@ -265,7 +267,7 @@ async function serveUpdateLanding(state: UpdatesState, req: IncomingMessage, res
   const manifestUrl = `${root}/updates/d/${row.id}`;
   const expUrl = manifestUrl.replace(/^http:/, 'exp:').replace(/^https:/, 'exps:');
   const svg = await QRCode.toString(expUrl, { type: 'svg', margin: 2, width: 280, errorCorrectionLevel: 'M' });
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(base.hostname);
+  const loopback = isLoopbackHostname(base.hostname);
   const name = typeof update.expoClient.name === 'string' ? update.expoClient.name : 'App';
   const sdk = escapeHtml(String(update.sdk));
   const html = `<!doctype html>
@@ -290,8 +292,4 @@ ${loopback ? '<p class="warn">This server\'s public URL is a loopback address, w
   });
   res.end(req.method === 'HEAD' ? undefined : html);
   return true;
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }

@@ -3,9 +3,6 @@
  * browser sends one, must name a host this server answers for.
  */
 
-/** Host names always allowed on a loopback listener. */
-export const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '::1'];
-
 /** Host name of a `Host` header value (`[::1]:3333` -> `::1`, `Example.com:80` -> `example.com`). */
 function hostnameOf(hostHeader: string): string {
   const value = hostHeader.trim().toLowerCase();

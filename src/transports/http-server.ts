@@ -21,7 +21,8 @@ import type { PublicUrl } from '../services/public-url.js';
 import { artifactIdOf, serveArtifact } from './artifact-routes.js';
 import { createExpoUpdateRoutes, type ExpoUpdateSources } from './expo-updates-routes.js';
 import { formFromOwnOrigin } from './form-origin.js';
-import { createHostCheck, LOOPBACK_HOSTS } from './host-check.js';
+import { createHostCheck } from './host-check.js';
+import { isLoopbackHostname, LOOPBACK_HOSTNAMES } from '../io/loopback-hosts.js';
 import type { OAuthRouteDeps, OAuthRoutes } from '../oauth/oauth-routes.js';
 
 /** Listener settings (README.md#command-line, docs/contract.md#tokens-and-security; the README hardening). Times in ms, sizes in bytes. */
@@ -335,7 +336,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
   } else {
     // The public URL's host is allowed too; it is known once the composition root has recorded the
     // bound address, so the check follows it.
-    const fixed = [...LOOPBACK_HOSTS, options.host, ...(options.allowedHosts ?? [])].filter((h) => !WILDCARD_HOSTS.has(h));
+    const fixed = [...LOOPBACK_HOSTNAMES, options.host, ...(options.allowedHosts ?? [])].filter((h) => !WILDCARD_HOSTS.has(h));
     let checkedBase = '';
     let check = createHostCheck(fixed);
     hostCheck = (host, origin) => {
@@ -356,7 +357,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
       }
       return artifactCheck(host, origin);
     };
-    if (!LOOPBACK_HOSTS.includes(options.host)) logger.warn({ host: options.host }, 'HTTP is bound to a non-loopback address: anyone who can reach it can try tokens.');
+    if (!isLoopbackHostname(options.host)) logger.warn({ host: options.host }, 'HTTP is bound to a non-loopback address: anyone who can reach it can try tokens.');
   }
 
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
@@ -421,7 +422,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | null | 
  * client throws `StreamableHTTPError` without `error.code`/`error.data`, and `mcp-remote` turns
  * it into -32001. -32001 keeps 401 (it is how MCP signals authentication), and refusals of the
  * transport itself (parse, envelope, body cap, foreign Host/Origin, protocol version, server
- * busy) keep their status. See README "Errors".
+ * busy) keep their status. See docs/contract.md#errors.
  */
 const IN_BAND_CODES: ReadonlySet<number> = new Set([-32601, -32602, -32603, -32003, -32004, -32005]);
 

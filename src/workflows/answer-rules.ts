@@ -1,4 +1,4 @@
-/** Checks an answer against the rule of the question it answers (README "Tools", `svc_send_message`). */
+/** Checks an answer against the rule of the question it answers (docs/contract.md#tools, `svc_send_message`). */
 import { compileAnswerPattern } from '../builders/answer-pattern.js';
 import { checkCodeAnswer, type CodeAnswerIssue, type CodeAnswerRules } from '../builders/code-answer.js';
 import type { QuestionRow } from '../store/schema.js';

@@ -1,7 +1,8 @@
 /**
  * The workflow state machine, in one place (docs/workflows.md explains it). The store's column
- * enum and partial unique index, the tool output schemas and the README's diagram derive from the
- * constants here; `tests/workflow-states.test.ts` checks each of them against this table.
+ * enum and partial unique index, the tool output schemas, the services' state checks and the
+ * README's diagram derive from the constants here; `tests/workflow-states.test.ts` checks each of
+ * them against this table. It imports nothing, so every layer, the store included, may use it.
  */
 
 /** Every workflow status, in the order the README lists them. */
@@ -69,6 +70,14 @@ export function nextStatus(from: WorkflowStatus, event: WorkflowEvent): Workflow
   const row = TRANSITIONS.find((t) => t.from === from && t.event === event);
   if (!row) throw new IllegalTransitionError(from, event);
   return row.to;
+}
+
+/**
+ * The statuses from which `event` moves a workflow to `to`, in the table's order; for example
+ * `statusesBefore('cancel', 'cancelling')` is `['running', 'waiting_for_input']`.
+ */
+export function statusesBefore(event: WorkflowEvent, to: WorkflowStatus): WorkflowStatus[] {
+  return TRANSITIONS.filter((t) => t.event === event && t.to === to).map((t) => t.from);
 }
 
 /** True for `completed`, `failed` and `cancelled`. */

@@ -155,11 +155,6 @@ export class ExpoWorkspace {
     return found;
   }
 
-  /** Short hash of the last commit. */
-  async head(): Promise<string> {
-    return (await this.git(['rev-parse', '--short', 'HEAD']))[0] ?? '';
-  }
-
   /** The files git tracks (for agents and messages). */
   async trackedFiles(): Promise<string[]> {
     return this.git(['ls-files']);

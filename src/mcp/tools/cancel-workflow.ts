@@ -27,7 +27,7 @@ export const cancelWorkflowTool = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   handle: async (args, { caller, services }) => {
     const result = await services.workflows.cancel(caller, args);
-    // Operators see who stopped what (README "Tokens and security": never a token).
+    // Operators see who stopped what (docs/contract.md#tokens-and-security: never a token).
     if (result.cancelled) services.logger?.info({ user: caller.userName, projectId: args.projectId, workflowId: result.workflowId }, 'workflow cancelled by its owner');
     return result;
   },

@@ -1,6 +1,6 @@
 /**
  * The part of each tool description that tells a model what an error means and what to do.
- * Hosts show a model `error.message` (fixed by the contract, README "Errors") and often drop
+ * Hosts show a model `error.message` (fixed by the contract, docs/contract.md#errors) and often drop
  * `error.data`, so the meaning of each code for each tool lives in the description, which the
  * model does see.
  */

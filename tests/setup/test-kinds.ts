@@ -1,0 +1,35 @@
+/**
+ * Which test files are process tests. A unit test runs our code from `src/` inside the vitest
+ * worker (a real server on port 0, real SQLite, real SDK clients; a builder may start short shell
+ * commands); a process test starts something else: the built bin (`bin/` -> `dist/`), headless
+ * Chromium, or a third-party client process. `vitest.config.ts` makes the `unit` project of every
+ * other file under `tests/` (but `tests/expo/`) and the `process` project of these, and
+ * `tests/test-kinds.test.ts` refuses a unit test that spawns the bin or a browser.
+ */
+
+/** Process tests, as paths from the repository root (the order does not matter). */
+export const PROCESS_TESTS: readonly string[] = [
+  // The built bin over stdio and HTTP, and its CLI commands.
+  'tests/bin-http.test.ts',
+  'tests/bin-stdio.test.ts',
+  'tests/console/console-sessions-cli.test.ts',
+  'tests/crash-recovery.test.ts',
+  'tests/hardening.test.ts',
+  'tests/install-tarball.test.ts',
+  'tests/leases.test.ts',
+  'tests/limits-shared.test.ts',
+  'tests/operator-messages.test.ts',
+  'tests/oauth/flow.test.ts',
+  'tests/oauth/oauth-server.test.ts',
+  // Headless Chromium.
+  'tests/console/console-browser.test.ts',
+  'tests/console/console-queue.test.ts',
+  'tests/console/question-prompt-layout.test.ts',
+  'tests/oauth/consent-browser.test.ts',
+  // mcp-remote, a third-party stdio proxy, as a child process.
+  'tests/mcp-remote.test.ts',
+  'tests/oauth/mcp-remote-oauth.test.ts',
+];
+
+/** What a unit test must not contain: it starts the bin, a browser or a third-party process. */
+export const PROCESS_MARKERS: readonly RegExp[] = [/bin-helpers\.js/, /\bBIN\b/, /chromium\.js/, /launchChromium/, /mcp-remote\/dist/];
