@@ -22,6 +22,7 @@ import { BUILDER_NAMES, createApp, listenHttp, VERSION, type App, type AppConfig
 import { parseDuration } from '../auth/api-token.js';
 import { AGENT_MODES, DEFAULT_EXPO_SDK, SUPPORTED_EXPO_SDKS, toolchainFor, type AgentMode } from '../builders/expo/index.js';
 import { parseTrustedProxies } from '../auth/client-address.js';
+import { isLoopbackHostname } from '../io/loopback-hosts.js';
 import { createLogger } from '../logger.js';
 import { ARTIFACT_ORIGIN_MODES, type ArtifactOrigins } from '../services/public-url.js';
 import { serveStdio } from '../transports/stdio-server.js';
@@ -396,7 +397,7 @@ function previewsShown(app: App): string {
 function warnAboutPreviewHosts(app: App): void {
   if (app.publicUrl.origins === 'shared') return;
   const host = new URL(app.publicUrl.artifacts()).hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host) === 0 || ['127.0.0.1', '::1'].includes(host)) return;
+  if (isIP(host) === 0 || isLoopbackHostname(host)) return;
   app.logger.warn(
     { artifacts: app.publicUrl.artifacts() },
     'web previews are served at http://<project-id>.localhost, which only a browser on this machine opens: for other machines pass --artifact-url with a wildcard DNS name (README "Previews and deployments"), or --artifact-origins shared',

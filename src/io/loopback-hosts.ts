@@ -4,8 +4,11 @@
  * them, and the pages that show links warn when a link names one (a phone cannot open it).
  */
 
+/** `localhost`, whose subdomains browsers also resolve to loopback (RFC 6761): per-project origins live under it. */
+export const LOCALHOST = 'localhost';
+
 /** Loopback host names as `URL.hostname` spells them (an IPv6 address in brackets). */
-export const LOOPBACK_HOSTNAMES: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
+export const LOOPBACK_HOSTNAMES: readonly string[] = [LOCALHOST, '127.0.0.1', '[::1]'];
 
 /**
  * True when `hostname` is one of `LOOPBACK_HOSTNAMES`, compared without case and with or without

@@ -8,6 +8,7 @@
  * project's page shares an origin with another project's, with `/mcp` or with the web console.
  */
 import { isIP } from 'node:net';
+import { LOCALHOST } from '../io/loopback-hosts.js';
 
 /** How previews and web deployments get their origins (`--artifact-origins`). */
 export const ARTIFACT_ORIGIN_MODES = ['per-project', 'shared'] as const;
@@ -85,7 +86,7 @@ export class PublicUrl {
     const label = host.slice(0, dot);
     const parent = host.slice(dot + 1);
     if (!PROJECT_LABEL.test(label)) return null;
-    return parent === 'localhost' || parent === projectParent(new URL(this.artifacts()).hostname) ? label : null;
+    return parent === LOCALHOST || parent === projectParent(new URL(this.artifacts()).hostname) ? label : null;
   }
 
   /**
@@ -127,7 +128,7 @@ export class PublicUrl {
 /** The parent name of project origins for an artifact host name: `localhost` for an address, else the name. */
 function projectParent(hostname: string): string {
   const bare = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return isIP(bare) !== 0 || bare === 'localhost' ? 'localhost' : bare;
+  return isIP(bare) !== 0 || bare === LOCALHOST ? LOCALHOST : bare;
 }
 
 function urlOf(host: string, port: number): string {

@@ -10,20 +10,24 @@
 /** Process tests, as paths from the repository root (the order does not matter). */
 export const PROCESS_TESTS: readonly string[] = [
   // The built bin over stdio and HTTP, and its CLI commands.
+  'tests/anonymous-bound.test.ts',
   'tests/bin-http.test.ts',
   'tests/bin-stdio.test.ts',
   'tests/console/console-sessions-cli.test.ts',
   'tests/crash-recovery.test.ts',
   'tests/hardening.test.ts',
+  'tests/install-channels.test.ts',
   'tests/install-tarball.test.ts',
   'tests/leases.test.ts',
   'tests/limits-shared.test.ts',
   'tests/operator-messages.test.ts',
+  'tests/protocol-eras.test.ts',
   'tests/oauth/flow.test.ts',
   'tests/oauth/oauth-server.test.ts',
   // Headless Chromium.
   'tests/console/console-browser.test.ts',
   'tests/console/console-queue.test.ts',
+  'tests/console/origins-browser.test.ts',
   'tests/console/question-prompt-layout.test.ts',
   'tests/oauth/consent-browser.test.ts',
   // mcp-remote, a third-party stdio proxy, as a child process.
