@@ -228,7 +228,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     const reading = method === 'GET' || method === 'HEAD';
     if (path.startsWith('/console/')) {
       if (reading && (await serveStatic(res, path, method === 'HEAD'))) return;
-      return failurePage(res, notFound());
+      return failurePage(res, notFound({ resource: 'page', reason: 'unknown path' }));
     }
     if (path === '/signin') return signIn(req, res);
 
@@ -306,12 +306,12 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
       }
     }
     const match = PROJECT_PATH.exec(path);
-    if (!match) return failurePage(res, notFound(), viewer);
+    if (!match) return failurePage(res, notFound({ resource: 'page', reason: 'unknown path' }), viewer);
     let projectId: string;
     try {
       projectId = decodeURIComponent(match[1]!);
     } catch {
-      return failurePage(res, notFound(), viewer);
+      return failurePage(res, notFound({ resource: 'page', reason: 'unknown path' }), viewer);
     }
     const action = match[2] as 'messages' | 'answer' | 'cancel' | 'events' | undefined;
     if (action === 'events') {
