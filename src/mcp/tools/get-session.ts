@@ -15,7 +15,7 @@ export const getSessionTool = defineTool({
     'Readable by the owner, and by anyone for a public project.',
     errorGuide([
       '-32602: projectId is missing or not a UUID. Take ids from svc_list_projects.',
-      '-32004: no project has this id. Check the id with svc_list_projects.',
+      '-32004 (error.data.resource "project", reason "unknown id"): no project has this id. Check the id with svc_list_projects.',
       "-32003: the project is another user's private project. You cannot read it; do not retry.",
     ]),
   ].join('\n'),
