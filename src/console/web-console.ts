@@ -226,7 +226,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
   const handle = async (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> => {
     const method = req.method ?? 'GET';
     const reading = method === 'GET' || method === 'HEAD';
-    if (path.startsWith('/console/')) {
+    if (path.startsWith('/console/') || path === '/favicon.ico') {
       if (reading && (await serveStatic(res, path, method === 'HEAD'))) return;
       return failurePage(res, notFound({ resource: 'page', reason: 'unknown path' }));
     }
@@ -333,7 +333,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
   };
 
   return {
-    matches: (path) => path === '/' || path === '/signin' || path === '/signout' || path === '/projects' || path.startsWith('/projects/') || path.startsWith('/console/'),
+    matches: (path) => path === '/' || path === '/signin' || path === '/signout' || path === '/projects' || path.startsWith('/projects/') || path.startsWith('/console/') || path === '/favicon.ico',
     handle,
     close: () => hub.closeAll(),
     sessionUser: (req) => {

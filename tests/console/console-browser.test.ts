@@ -103,8 +103,11 @@ describe('web console in Chromium', () => {
     // Sent by an MCP client elsewhere: the open page learns of it only through its event stream.
     await toolResult(server.mcpUrl, aliceToken, 'svc_send_message', { projectId, message: 'Build a shop with a cart', kind: 'build' });
     await page.waitForSelector('#last-workflow[data-status="completed"]');
-    await page.waitForSelector('#messages li[data-type="instruction"]:has-text("Build a shop with a cart")');
-    await page.waitForSelector('#messages li:has-text("Build completed.")');
+    // The build is one folded entry, newest first: its instruction and latest line show; its lines open on a click.
+    await page.waitForSelector('#messages > li.entry:first-child .entry-title:has-text("Build a shop with a cart")');
+    await page.waitForSelector('#messages > li.entry:first-child .entry-latest:has-text("Build completed.")');
+    await page.click('#messages > li.entry:first-child summary');
+    await page.waitForSelector('#messages > li.entry:first-child li[data-type="instruction"]:has-text("Build a shop with a cart")');
     await page.waitForSelector('#preview-frame');
     expect(await page.evaluate(() => (globalThis as any).marker)).toBe('same page');
 
@@ -117,7 +120,7 @@ describe('web console in Chromium', () => {
     await page.fill('#message', 'Add a dark mode');
     await page.check('input[name="kind"][value="build"]');
     await Promise.all([page.waitForURL(`${base}/projects/${projectId}`), page.click('#send-button')]);
-    await page.waitForSelector('#messages li[data-type="instruction"]:has-text("Add a dark mode")');
+    await page.waitForSelector('#messages > li.entry:first-child .entry-title:has-text("Add a dark mode")');
     await page.waitForSelector('#no-active');
     await page.waitForSelector('#last-workflow[data-status="completed"]');
     await page.frameLocator('#preview-frame').locator('text=Add a dark mode').waitFor();
@@ -219,7 +222,10 @@ describe('web console in Chromium', () => {
         if (await p.$('#last-workflow[data-status="completed"]')) break;
         await p.waitForTimeout(100);
       }
-      await p.waitForSelector('#messages li:has-text("Build completed.")');
+      await p.waitForSelector('#messages .entry-latest:has-text("Build completed.")');
+      // The folded entry opens on a click without script too (<details>).
+      await p.click('#messages > li.entry:first-child summary');
+      await p.waitForSelector('#messages li[data-type="instruction"]:has-text("Build without script")');
     } finally {
       await plain.close();
     }
