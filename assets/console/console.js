@@ -73,7 +73,14 @@
         var title = shown.querySelector('.entry-title');
         var newTitle = entry.querySelector('.entry-title');
         if (title && newTitle && title.getAttribute('data-known') !== 'yes' && newTitle.getAttribute('data-known') === 'yes') title.replaceWith(newTitle);
-        shown.querySelector('.entry-latest').replaceWith(entry.querySelector('.entry-latest'));
+        // An outcome (result, error) already shown stays until another outcome arrives.
+        var latest = shown.querySelector('.entry-latest');
+        var newLatest = entry.querySelector('.entry-latest');
+        var outcome = function (el) {
+          var type = el.getAttribute('data-type');
+          return type === 'result' || type === 'error';
+        };
+        if (outcome(newLatest) || !outcome(latest)) latest.replaceWith(newLatest);
         shown.querySelector('.entry-time').replaceWith(entry.querySelector('.entry-time'));
         var count = lines.children.length;
         var counter = shown.querySelector('.entry-count');

@@ -66,7 +66,7 @@ function workflowLine(workflow: WorkflowView): SafeHtml {
 
 /** The instruction's first line, as the workflow's name (`title`, from the tools' answer). */
 function workflowTitle(workflow: WorkflowView): SafeHtml {
-  return html`<span class="title" title="${workflow.title}">${workflow.title}</span>`;
+  return html`<span class="title">“${workflow.title}”</span>`;
 }
 
 /**
@@ -92,7 +92,7 @@ ${active.status === 'cancelling' ? '' : cancelForm(ctx, active, `Cancel this ${a
   const last = session.lastWorkflow;
   const lastPart = last
     ? html`<div id="last-workflow" class="workflow" data-workflow-id="${last.id}" data-status="${last.status}">
-<h3>Last workflow</h3><p>${workflowLine(last)}${last.finishedAt ? html` ${timeTag(last.finishedAt)}` : ''}</p>
+<h3>Last workflow</h3><p>${workflowLine(last)}${last.finishedAt ? html` <span class="meta">· finished ${timeTag(last.finishedAt)}</span>` : ''}</p>
 <p class="workflow-title">${workflowTitle(last)}</p>
 ${last.error ? html`<p class="error">${last.error.code}: ${last.error.message}</p>` : ''}</div>`
     : '';
@@ -209,8 +209,8 @@ function firstLine(text: string): string {
 
 /**
  * The conversation (`#messages`) as entries, newest first: the messages of one workflow fold into
- * one entry (`<details>`, closed) whose summary shows the workflow's kind and instruction, its
- * latest message and how many lines it holds, and which opens on a click (without script too);
+ * one entry (`<details>`, closed) whose summary shows the workflow's instruction, its outcome
+ * (its last result or error, else its latest message) and how many lines it holds, and which opens on a click (without script too);
  * a message of no workflow is an entry of its own. Within an entry, lines are oldest first.
  *
  * The same markup carries live updates: the event stream sends the entries of new messages, and
@@ -233,10 +233,12 @@ export function renderMessages(messages: MessageView[]): SafeHtml {
       return html`<li class="entry single ${first.role}" data-seq="${first.seq}" data-type="${first.type}"><span class="meta">${first.role} · ${timeTag(first.createdAt)}</span><div class="content">${first.content}</div></li>`;
     }
     const instruction = group.find((m) => m.type === 'instruction');
+    // What the workflow came to (its result or error) says more than the status line after it.
+    const outcome = [...group].reverse().find((m) => m.type === 'result' || m.type === 'error') ?? latest;
     const title = instruction ? firstLine(instruction.content) : 'Earlier messages of this workflow';
     return html`<li class="entry" id="wf-${first.workflowId}" data-workflow-id="${first.workflowId}" data-last-seq="${latest.seq}"><details><summary>
 <span class="entry-head"><span class="entry-title" data-known="${instruction ? 'yes' : 'no'}">${title}</span> <span class="meta entry-time">${timeTag(latest.createdAt)}</span></span>
-<span class="entry-latest" data-type="${latest.type}">${firstLine(latest.content)}</span>
+<span class="entry-latest" data-type="${outcome.type}">${firstLine(outcome.content)}</span>
 <span class="meta entry-count" data-count="${group.length}">${group.length} ${group.length === 1 ? 'message' : 'messages'}</span></summary>
 <ol class="lines">${group.map(messageLine)}</ol></details></li>`;
   })}`;

@@ -54,7 +54,7 @@ describe('web console in Chromium', () => {
     if (!browser) return t.skip();
     await page.goto(`${base}/`);
     await page.waitForURL(`${base}/signin`);
-    await screenshot(page, 'signin');
+    await screenshot(page, 'signin', { docs: true });
     await page.fill('#credential', 'svc_not-a-real-token');
     const refused = await Promise.all([page.waitForResponse((r) => r.url() === `${base}/signin` && r.request().method() === 'POST'), page.click('#sign-in')]);
     expect(refused[0].status()).toBe(401);
@@ -91,7 +91,7 @@ describe('web console in Chromium', () => {
     expect(await page.$$('#project-name b, main script')).toHaveLength(0);
     await page.goto(`${base}/projects`);
     await page.waitForSelector(`[data-project-id="${projectId}"]`);
-    await screenshot(page, 'projects');
+    await screenshot(page, 'projects', { docs: true });
   });
 
   it('follows a build live to completed without reloading, then shows the preview from the artifact origin', async (t) => {
@@ -124,7 +124,7 @@ describe('web console in Chromium', () => {
     await page.waitForSelector('#no-active');
     await page.waitForSelector('#last-workflow[data-status="completed"]');
     await page.frameLocator('#preview-frame').locator('text=Add a dark mode').waitFor();
-    await screenshot(page, 'project');
+    await screenshot(page, 'project', { docs: true });
   });
 
   it('shows the pending question live, enforces its pattern, and answers it; the deployment gets a QR code', async (t) => {
@@ -138,7 +138,7 @@ describe('web console in Chromium', () => {
     await page.waitForSelector('#live[data-state="on"]');
     await page.waitForSelector('#active-workflow[data-status="waiting_for_input"]');
     await page.frameLocator('#preview-frame').locator('text=Add a dark mode').waitFor();
-    await screenshot(page, 'question');
+    await screenshot(page, 'question', { docs: true });
 
     // The browser refuses an answer that breaks the pattern before sending it...
     await page.fill('#answer', 'not an identifier');
@@ -156,7 +156,7 @@ describe('web console in Chromium', () => {
     await page.waitForSelector('#last-workflow[data-status="completed"]');
     await page.waitForSelector('#deployments .deployment[data-platform="web"] .qr svg');
     await page.frameLocator('#preview-frame').locator('text=Add a dark mode').waitFor();
-    await screenshot(page, 'deployment');
+    await screenshot(page, 'deployment', { docs: true });
   });
 
   it('cancels a workflow that waits for an answer', async (t) => {

@@ -103,7 +103,7 @@ describe('web console in Chromium: queue and option questions', () => {
     await watcher.waitForSelector(`#queue li[data-workflow-id="${later.workflowId}"]`);
     expect(await watcher.$$eval('#queue li', (items) => items.map((li) => li.getAttribute('data-workflow-id')))).toEqual([queuedId, later.workflowId]);
     expect(await watcher.evaluate(() => (globalThis as any).marker)).toBe('not reloaded');
-    await screenshot(watcher, 'queue');
+    await screenshot(watcher, 'queue', { docs: true });
 
     // The projects list shows each project's state (rendered when the page is read).
     const idle = await createProject(server.mcpUrl, token, { name: 'Idle app' });
@@ -112,7 +112,7 @@ describe('web console in Chromium: queue and option questions', () => {
     await expect(badge(project.id)).resolves.toBe('running: build step 1/2 · 2 queued');
     expect(await list.getAttribute(`[data-project-id="${project.id}"] .state`, 'data-state')).toBe('running');
     await expect(badge(idle.id)).resolves.toBe('idle');
-    await screenshot(list, 'projects-states');
+    await screenshot(list, 'projects-states', { docs: true });
     await list.close();
     // The one read behind the badges is by owner: another user's list learns nothing of these.
     const mine = server.app.workflows.ownProjectStates(server.app.tokens.authenticate(token));
