@@ -7,7 +7,7 @@
 import { html, type SafeHtml } from './html.js';
 
 /** `2026-11-23T14:05:09.123Z` -> `2026-11-23 14:05 UTC`; text that is not such a timestamp is kept. */
-export function utcMinute(iso: string): string {
+function utcMinute(iso: string): string {
   const match = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})/.exec(iso);
   return match ? `${match[1]} ${match[2]} UTC` : iso;
 }

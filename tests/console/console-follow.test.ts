@@ -129,7 +129,7 @@ describe('following a build in the console', () => {
     await Promise.all([p.waitForURL(/after=\d+/), p.click('a.earlier')]);
     await p.waitForSelector('#messages > li.entry');
     expect(await p.locator('a.later').count()).toBe(1);
-    await screenshot(p, 'long-history');
+    await screenshot(p, 'long-history', { docs: true });
     await p.close();
   });
 
@@ -150,7 +150,7 @@ describe('following a build in the console', () => {
     const rows = await p.$$eval('#queue li', (items) => items.map((li) => li.textContent!.replace(/\s+/g, ' ').trim()));
     expect(rows).toEqual(['build “Add a search bar” Cancel', 'build “Dark mode for the settings screen” Cancel']);
     await expect(p.getAttribute(`#queue li[data-workflow-id="${search.workflowId}"] button`, 'aria-label')).resolves.toBe('Cancel build: Add a search bar');
-    await screenshot(p, 'queue-names');
+    await screenshot(p, 'queue-names', { docs: true });
 
     // The button named by the instruction cancels that one, and only that one.
     await Promise.all([p.waitForURL(`${base}/projects/${project.id}`), p.getByRole('button', { name: 'Cancel build: Dark mode for the settings screen' }).click()]);
@@ -248,7 +248,7 @@ describe('following a build in the console', () => {
     expect(error.y + error.height).toBeLessThanOrEqual(VIEWPORT.height);
     await expect(p.getAttribute('#name', 'aria-invalid')).resolves.toBe('true');
     await expect(p.evaluate(() => (globalThis as any).document.activeElement.id)).resolves.toBe('name');
-    await screenshot(p, 'create-error', { docs: true });
+    await screenshot(p, 'create-error');
     await p.close();
 
     // Nothing to cancel: the -32004 page says so (from error.data), not just "Resource not found".
