@@ -105,9 +105,11 @@ describe('web console in Chromium', () => {
     await page.waitForSelector('#last-workflow[data-status="completed"]');
     // The build is one folded entry, newest first: its instruction and latest line show; its lines open on a click.
     await page.waitForSelector('#messages > li.entry:first-child .entry-title:has-text("Build a shop with a cart")');
-    await page.waitForSelector('#messages > li.entry:first-child .entry-latest:has-text("Build completed.")');
+    // The summary shows what the build came to: its result.
+    await page.waitForSelector('#messages > li.entry:first-child .entry-latest[data-type="result"]:has-text("Web preview published at")');
     await page.click('#messages > li.entry:first-child summary');
     await page.waitForSelector('#messages > li.entry:first-child li[data-type="instruction"]:has-text("Build a shop with a cart")');
+    await page.waitForSelector('#messages > li.entry:first-child li:has-text("Build completed.")');
     await page.waitForSelector('#preview-frame');
     expect(await page.evaluate(() => (globalThis as any).marker)).toBe('same page');
 
@@ -222,7 +224,7 @@ describe('web console in Chromium', () => {
         if (await p.$('#last-workflow[data-status="completed"]')) break;
         await p.waitForTimeout(100);
       }
-      await p.waitForSelector('#messages .entry-latest:has-text("Build completed.")');
+      await p.waitForSelector('#messages .entry-latest:has-text("Web preview published at")');
       // The folded entry opens on a click without script too (<details>).
       await p.click('#messages > li.entry:first-child summary');
       await p.waitForSelector('#messages li[data-type="instruction"]:has-text("Build without script")');
