@@ -164,7 +164,7 @@ describe('cancel', () => {
 
     const none = await callTool(stuck.mcpUrl, stuckAlice, 'svc_cancel_workflow', { projectId: stuckProject.id });
     expect(none.status).toBe(404);
-    expect(none.json.error).toEqual({ code: -32004, message: 'Resource not found' });
+    expect(none.json.error).toEqual({ code: -32004, message: 'Resource not found', data: { resource: 'workflow', reason: 'none active' } });
     expect(await stuckTool('svc_cancel_workflow', { projectId: stuckProject.id, workflowId: first.workflowId })).toEqual({ workflowId: first.workflowId, status: 'cancelled', cancelled: false });
 
     const project = await createProject(server.mcpUrl, alice);

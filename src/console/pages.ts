@@ -157,8 +157,8 @@ export interface ProjectPageModel {
   /** The key of the shown previews (`previewsKey`): the page's event stream resends them only when it changes. */
   previewsKey: string;
   error?: ShownError;
-  /** Where the error happened: next to the send form, or at the top. */
-  errorAt?: 'send' | 'session';
+  /** Where the error happened: next to the send form, under the answer box (while the question is pending), or at the top. */
+  errorAt?: 'send' | 'answer' | 'session';
   draft?: { message: string; kind: string };
 }
 
@@ -172,8 +172,8 @@ export function projectPage(viewer: Viewer, model: ProjectPageModel): SafeHtml {
   const { project, session, page } = model;
   const ctx = { projectId: project.id, csrf: viewer.csrf };
   const tail = !page.hasMore;
-  const answerError = model.errorAt === 'session' && model.error?.fields?.includes('message') ? errorBox(model.error) : undefined;
-  const topError = model.errorAt === 'session' && !answerError ? errorBox(model.error) : '';
+  const answerError = model.errorAt === 'answer' && session.pendingQuestion ? errorBox(model.error) : undefined;
+  const topError = (model.errorAt === 'session' || model.errorAt === 'answer') && !answerError ? errorBox(model.error) : '';
   // The page's stream compares panels without the error: the next push drops it only when the session changed.
   const sessionPanel = renderSession(ctx, session, answerError);
   const sessionKey = markupKey(answerError ? renderSession(ctx, session) : sessionPanel);

@@ -132,7 +132,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     projectId: string,
     query: URLSearchParams,
     status = 200,
-    extra: { error?: ShownError; errorAt?: 'send' | 'session'; draft?: { message: string; kind: string } } = {},
+    extra: { error?: ShownError; errorAt?: 'send' | 'answer' | 'session'; draft?: { message: string; kind: string } } = {},
   ) => {
     const { caller } = session;
     const viewer = { userName: caller.userName, csrf: session.csrf };
@@ -192,7 +192,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
       const s = shown(error);
       if (s.status === 500) deps.logger.error({ err: error }, 'web console action failed');
       const draft = action === 'messages' ? { message: form.get('message') ?? '', kind: form.get('kind') ?? 'build' } : undefined;
-      return renderProject(res, req, session, projectId, new URLSearchParams(), s.status, { error: s.error, errorAt: action === 'messages' ? 'send' : 'session', ...(draft && { draft }) });
+      return renderProject(res, req, session, projectId, new URLSearchParams(), s.status, { error: s.error, errorAt: action === 'messages' ? 'send' : action === 'answer' && s.error.code === -32602 ? 'answer' : 'session', ...(draft && { draft }) });
     }
     return redirect(res, `/projects/${encodeURIComponent(projectId)}`);
   };

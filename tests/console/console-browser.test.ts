@@ -110,6 +110,14 @@ describe('web console in Chromium', () => {
     await page.click('#messages > li.entry:first-child summary');
     await page.waitForSelector('#messages > li.entry:first-child li[data-type="instruction"]:has-text("Build a shop with a cart")');
     await page.waitForSelector('#messages > li.entry:first-child li:has-text("Build completed.")');
+    // Lines that arrived live were merged into the one entry: its count is the workflow's messages.
+    const { messages } = await toolResult(server.mcpUrl, aliceToken, 'svc_get_messages', { projectId, limit: 500 });
+    const entry = page.locator('#messages > li.entry:first-child');
+    const workflowId = await entry.getAttribute('data-workflow-id');
+    const count = messages.filter((m: any) => m.workflowId === workflowId).length;
+    expect(await entry.locator('.lines > li').count()).toBe(count);
+    await expect(entry.locator('.entry-count').getAttribute('data-count')).resolves.toBe(String(count));
+    expect(await page.locator('#messages > li.entry').count()).toBe(1);
     await page.waitForSelector('#preview-frame');
     expect(await page.evaluate(() => (globalThis as any).marker)).toBe('same page');
 
@@ -151,6 +159,9 @@ describe('web console in Chromium', () => {
     const bad = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/answer')), page.click('[data-action="answer"]')]);
     expect(bad[0].status()).toBe(400);
     await expect(page.textContent('#error')).resolves.toContain('-32602 Invalid parameter: message');
+    // Next to the answer box it concerns, which has the focus.
+    expect(await page.$('#question form #error')).not.toBeNull();
+    await expect(page.evaluate(() => (globalThis as any).document.activeElement.id)).resolves.toBe('answer');
     await page.waitForSelector('#question');
 
     await page.fill('#answer', 'com.example.shop');
