@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A whole session against a running server, with nothing but curl and node:
 # create a project, build, watch the session, open the preview, deploy and answer the agent's
-# question, read the messages, then queue two builds and cancel them.
+# question, read the messages, queue two builds and cancel them, then cancel with nothing running.
 #
 #   TOKEN=svc_... MCP_URL=http://127.0.0.1:3333/mcp bash scripts/demo-session.sh
 set -euo pipefail
@@ -58,7 +58,10 @@ echo "   question: $(echo "$QUESTION" | node -pe 'JSON.parse(require("fs").readF
 QID=$(echo "$QUESTION" | node -pe 'JSON.parse(require("fs").readFileSync(0)).questionId')
 call svc_send_message "{\"projectId\":\"$PROJECT\",\"message\":\"com.example.todo\",\"questionId\":\"$QID\"}" | field status | sed 's/^/   answered, status: /'
 wait_until '!s.hasActiveWorkflows'
-DEPLOYMENT=$(call svc_get_session "{\"projectId\":\"$PROJECT\"}" | node -e 'let t="";process.stdin.on("data",d=>t+=d).on("end",()=>console.log(JSON.parse(t).result.structuredContent.previewUrls.find(u=>u.kind==="deployment").url))')
+DEPLOYED=$(call svc_get_session "{\"projectId\":\"$PROJECT\"}")
+# One number per deploy, shared by the platforms it published: "deploy #1: web, ios, android".
+echo "   $(echo "$DEPLOYED" | node -e 'let t="";process.stdin.on("data",d=>t+=d).on("end",()=>{const u=JSON.parse(t).result.structuredContent.previewUrls.filter(p=>p.kind==="deployment");const n=Math.max(...u.map(p=>p.deployNumber));console.log(`deploy #${n}: ${u.filter(p=>p.deployNumber===n).map(p=>p.platform).join(", ")}`)})')"
+DEPLOYMENT=$(echo "$DEPLOYED" | node -e 'let t="";process.stdin.on("data",d=>t+=d).on("end",()=>console.log(JSON.parse(t).result.structuredContent.previewUrls.find(u=>u.kind==="deployment").url))')
 echo "   deployment (open it in a browser): $DEPLOYMENT"
 
 echo "5. Read the conversation"
@@ -79,5 +82,8 @@ else
 fi
 call svc_cancel_workflow "{\"projectId\":\"$PROJECT\",\"workflowId\":\"$FIRST\"}" | field status | sed 's/^/   running build: /'
 call svc_cancel_workflow "{\"projectId\":\"$PROJECT\",\"workflowId\":\"$FIRST\"}" | field cancelled | sed 's/^/   cancelling the first again, cancelled: /'
+
+echo "7. Cancel with nothing running: the error says what was not found"
+call svc_cancel_workflow "{\"projectId\":\"$PROJECT\"}" | node -e 'let t="";process.stdin.on("data",d=>t+=d).on("end",()=>{const e=JSON.parse(t).error;console.log(`   ${e.code} ${e.message}: ${JSON.stringify(e.data)}`)})'
 echo "PREVIEW=$PREVIEW"
 echo "DEPLOYMENT=$DEPLOYMENT"

@@ -19,6 +19,12 @@ export type ServiceErrorKind =
 /** Extra context carried in `error.data`; never contains another user's data, a token or SQL. */
 export type ErrorData = Record<string, unknown>;
 
+/** What a -32004 did not find: every `Resource not found` carries it as `error.data`. */
+export interface NotFoundData {
+  resource: 'project' | 'workflow' | 'page';
+  reason: 'unknown id' | 'none active' | 'unknown path';
+}
+
 /** A failure with a kind, an exact caller-facing message and optional `error.data`. */
 export class ServiceError extends Error {
   constructor(
@@ -78,7 +84,11 @@ export const invalidParameter = (name: string, reason: string, data?: ErrorData)
   new ServiceError('invalid_params', `Invalid parameter: ${name} ${reason}`, data);
 export const unauthenticated = (): ServiceError => new ServiceError('unauthenticated', MESSAGES.unauthenticated);
 export const forbidden = (data?: ErrorData): ServiceError => new ServiceError('forbidden', MESSAGES.forbidden, data);
-export const notFound = (data?: ErrorData): ServiceError => new ServiceError('not_found', MESSAGES.notFound, data);
+/**
+ * -32004 `Resource not found`; `data` says what was not found (docs/contract.md#errors):
+ * `resource` (`project`, `workflow`, `page`) and `reason` (`unknown id`, `none active`, `unknown path`).
+ */
+export const notFound = (data: NotFoundData): ServiceError => new ServiceError('not_found', MESSAGES.notFound, { ...data });
 export const rateLimited = (data: ErrorData): ServiceError =>
   new ServiceError('rate_limited', MESSAGES.rateLimited, data);
 

@@ -110,6 +110,8 @@ describe('the README worked session', () => {
       expect(run.stdout).toContain('queued build: cancelled');
       expect(run.stdout).toContain('running build: cancelled');
       expect(run.stdout).toContain('cancelling the first again, cancelled: false');
+      expect(run.stdout).toMatch(/^ {3}deploy #1: web$/m);
+      expect(run.stdout).toContain('-32004 Resource not found: {"resource":"workflow","reason":"none active"}');
       const preview = /^PREVIEW=(.+)$/m.exec(run.stdout)![1]!;
       const deployment = /^DEPLOYMENT=(.+)$/m.exec(run.stdout)![1]!;
       for (const url of [preview, deployment]) {

@@ -136,7 +136,7 @@ describe('error table over HTTP', () => {
   it('-32004 / 404 for an unknown project', async () => {
     const res = await callTool(server.mcpUrl, alice, 'svc_get_project', { projectId: '3f1d2c4b-0000-4000-8000-000000000000' });
     expect(res.status).toBe(404);
-    expect(res.json.error).toEqual({ code: -32004, message: 'Resource not found' });
+    expect(res.json.error).toEqual({ code: -32004, message: 'Resource not found', data: { resource: 'project', reason: 'unknown id' } });
   });
 
   it('-32005 / 429 with Retry-After and rate headers past 100 tool calls a minute; housekeeping still answers', async () => {

@@ -113,6 +113,7 @@ describe('access matrix: every tool x caller x visibility', () => {
     const victim = await toolResult(server.mcpUrl, owner, 'svc_get_session', { projectId: projects.private.id });
     const res = await callTool(server.mcpUrl, other, 'svc_cancel_workflow', { projectId: mine.id, workflowId: victim.lastWorkflow.id });
     expect(res.status).toBe(404);
-    expect(res.json.error).toEqual({ code: -32004, message: 'Resource not found' });
+    // The same answer as an id that exists nowhere: nothing of the other project is learnt.
+    expect(res.json.error).toEqual({ code: -32004, message: 'Resource not found', data: { resource: 'workflow', reason: 'unknown id' } });
   });
 });

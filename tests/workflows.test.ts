@@ -138,7 +138,7 @@ describe('questions', () => {
     expect(again.lastWorkflow).toMatchObject({ id: second.workflowId, status: 'completed' });
     const { messages } = await tool('svc_get_messages', { projectId: project.id, limit: 500 });
     expect(messages.filter((m: any) => m.type === 'question')).toHaveLength(1);
-    expect(messages.find((m: any) => m.workflowId === second.workflowId && m.type === 'result').content).toMatch(/Deployment #2 of com\.example\.shop/);
+    expect(messages.find((m: any) => m.workflowId === second.workflowId && m.type === 'result').content).toMatch(/Deploy #2: web \(com\.example\.shop\) published/);
   });
 
   it('questionId without a pending question is refused and creates nothing', async () => {
@@ -164,7 +164,7 @@ describe('cancel', () => {
 
     const none = await callTool(stuck.mcpUrl, stuckAlice, 'svc_cancel_workflow', { projectId: stuckProject.id });
     expect(none.status).toBe(404);
-    expect(none.json.error).toEqual({ code: -32004, message: 'Resource not found' });
+    expect(none.json.error).toEqual({ code: -32004, message: 'Resource not found', data: { resource: 'workflow', reason: 'none active' } });
     expect(await stuckTool('svc_cancel_workflow', { projectId: stuckProject.id, workflowId: first.workflowId })).toEqual({ workflowId: first.workflowId, status: 'cancelled', cancelled: false });
 
     const project = await createProject(server.mcpUrl, alice);

@@ -13,6 +13,7 @@ import { lstatSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, posix } from 'node:path';
 import { z } from 'zod';
+import { issueReason } from '../io/issue-reason.js';
 
 /** The checks a code answer must pass; stored as JSON with its question. */
 export interface CodeAnswerRules {
@@ -213,7 +214,7 @@ export function checkCodeAnswer(rules: CodeAnswerRules, message: string): CodeAn
       ok: false,
       issues: parsed.error.issues.map((issue) => ({
         parameter: ['message', ...issue.path].map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join(''),
-        problem: issue.code === 'unrecognized_keys' ? `has unknown keys ${issue.keys.join(', ')}` : issue.message.replace(/^Invalid input: /, ''),
+        problem: issue.code === 'unrecognized_keys' ? `has unknown keys ${issue.keys.join(', ')}` : issueReason(issue),
       })),
     };
   }

@@ -153,7 +153,7 @@ export class CommandBuilder implements Builder {
       case 'artifact': {
         const dir = await insideWorkspace(job.workspaceDir, directive.folder);
         const published = await context.publish({ kind: directive.kind, platform: directive.platform, sourceDir: dir });
-        context.say(`${directive.kind === 'preview' ? 'Preview' : `Deployment #${published.number}`} (${directive.platform}) published at ${published.path}.`);
+        context.say(`${directive.kind === 'preview' ? `Preview (${directive.platform})` : `Deploy #${published.number}: ${directive.platform}`} published at ${published.path}.`);
         return;
       }
       case 'url': {

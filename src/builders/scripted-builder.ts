@@ -72,6 +72,6 @@ export class ScriptedBuilder implements Builder {
     if (!preview) throw new Error('No preview to deploy');
     context.step(offset + 3, total, 'Publishing the deployment');
     const deployment = await context.publish({ kind: 'deployment', platform: 'web', fromArtifactId: preview.id });
-    context.say(`Deployment #${deployment.number} of ${appId} published at ${deployment.path} (immutable; see previewUrls of svc_get_session).`, 'result');
+    context.say(`Deploy #${deployment.number}: web (${appId}) published at ${deployment.path} (immutable; see previewUrls of svc_get_session).`, 'result');
   }
 }

@@ -153,7 +153,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     projectId: string,
     query: URLSearchParams,
     status = 200,
-    extra: { error?: ShownError; errorAt?: 'send' | 'session'; draft?: { message: string; kind: string } } = {},
+    extra: { error?: ShownError; errorAt?: 'send' | 'answer' | 'session'; draft?: { message: string; kind: string } } = {},
   ) => {
     const { caller } = session;
     const viewer = { userName: caller.userName, csrf: session.csrf };
@@ -213,7 +213,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
       const s = shown(error);
       if (s.status === 500) deps.logger.error({ err: error }, 'web console action failed');
       const draft = action === 'messages' ? { message: form.get('message') ?? '', kind: form.get('kind') ?? 'build' } : undefined;
-      return renderProject(res, req, session, projectId, new URLSearchParams(), s.status, { error: s.error, errorAt: action === 'messages' ? 'send' : 'session', ...(draft && { draft }) });
+      return renderProject(res, req, session, projectId, new URLSearchParams(), s.status, { error: s.error, errorAt: action === 'messages' ? 'send' : action === 'answer' && s.error.code === -32602 ? 'answer' : 'session', ...(draft && { draft }) });
     }
     return redirect(res, `/projects/${encodeURIComponent(projectId)}`);
   };
@@ -247,9 +247,9 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
   const handle = async (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> => {
     const method = req.method ?? 'GET';
     const reading = method === 'GET' || method === 'HEAD';
-    if (path.startsWith('/console/')) {
+    if (path.startsWith('/console/') || path === '/favicon.ico') {
       if (reading && (await serveStatic(res, path, method === 'HEAD'))) return;
-      return failurePage(res, notFound());
+      return failurePage(res, notFound({ resource: 'page', reason: 'unknown path' }));
     }
     if (path === '/signin') return signIn(req, res);
 
@@ -329,12 +329,12 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
       }
     }
     const match = PROJECT_PATH.exec(path);
-    if (!match) return failurePage(res, notFound(), viewer);
+    if (!match) return failurePage(res, notFound({ resource: 'page', reason: 'unknown path' }), viewer);
     let projectId: string;
     try {
       projectId = decodeURIComponent(match[1]!);
     } catch {
-      return failurePage(res, notFound(), viewer);
+      return failurePage(res, notFound({ resource: 'page', reason: 'unknown path' }), viewer);
     }
     const action = match[2] as 'messages' | 'answer' | 'cancel' | 'events' | undefined;
     if (action === 'events') {
@@ -356,7 +356,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
   };
 
   return {
-    matches: (path) => path === '/' || path === '/signin' || path === '/signout' || path === '/projects' || path.startsWith('/projects/') || path.startsWith('/console/'),
+    matches: (path) => path === '/' || path === '/signin' || path === '/signout' || path === '/projects' || path.startsWith('/projects/') || path.startsWith('/console/') || path === '/favicon.ico',
     handle,
     close: () => hub.closeAll(),
     sessionUser: (req) => {

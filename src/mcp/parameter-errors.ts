@@ -1,10 +1,12 @@
 /**
  * Turns zod validation issues into the -32602 errors of docs/contract.md#errors:
  * `Missing required parameter: <name>` when a required parameter is absent, else
- * `Invalid parameter: <name> <reason>`; `data.issues` lists every problem found.
+ * `Invalid parameter: <name> <reason>`; `data.issues` lists every problem found. Every reason is
+ * ours (`src/io/issue-reason.ts`), never zod's wording.
  */
 import type { z } from 'zod';
 import { invalidParameter, missingParameter, type ServiceError } from '../errors.js';
+import { issueReason } from '../io/issue-reason.js';
 
 /** One problem with one parameter, as listed in `error.data.issues`. */
 interface ParameterIssue {
@@ -20,30 +22,6 @@ function parameterPath(path: readonly PropertyKey[], prefix: string): string {
     else out += out ? `.${String(key)}` : String(key);
   }
   return out || 'arguments';
-}
-
-function describeType(expected: string): string {
-  if (expected === 'int') return 'an integer';
-  if (expected === 'object' || expected === 'array' || expected === 'integer') return `an ${expected}`;
-  return `a ${expected}`;
-}
-
-function reasonOf(issue: z.core.$ZodIssue): string {
-  switch (issue.code) {
-    case 'invalid_type':
-      return `must be ${describeType(issue.expected)}`;
-    case 'invalid_value':
-      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
-    case 'too_big':
-    case 'too_small':
-    case 'custom':
-    case 'invalid_format':
-      return issue.message;
-    case 'unrecognized_keys':
-      return 'is not a parameter of this tool';
-    default:
-      return 'is not valid';
-  }
 }
 
 function hasPath(input: unknown, path: readonly PropertyKey[]): boolean {
@@ -66,7 +44,7 @@ export function parameterError(issues: readonly z.core.$ZodIssue[], input: unkno
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) {
-        listed.push({ parameter: parameterPath([...issue.path, key], prefix), problem: reasonOf(issue) });
+        listed.push({ parameter: parameterPath([...issue.path, key], prefix), problem: issueReason(issue) });
       }
       continue;
     }
@@ -76,7 +54,7 @@ export function parameterError(issues: readonly z.core.$ZodIssue[], input: unkno
       missing ??= name;
       listed.push({ parameter: name, problem: 'is required' });
     } else {
-      listed.push({ parameter: name, problem: reasonOf(issue) });
+      listed.push({ parameter: name, problem: issueReason(issue) });
     }
   }
   const data = { issues: listed };

@@ -12,23 +12,23 @@ export class ProjectAccess {
   constructor(private readonly projects: ProjectRepo) {}
 
   /**
-   * @throws ServiceError `not_found` (-32004) for an unknown id; `forbidden` (-32003) for another
+   * @throws ServiceError `not_found` (-32004, `data` `{resource: "project", reason: "unknown id"}`) for an unknown id; `forbidden` (-32003) for another
    *   user's private project.
    */
   readable(caller: Caller, projectId: string): ProjectRow {
     const project = this.projects.findById(projectId);
-    if (!project) throw notFound();
+    if (!project) throw notFound({ resource: 'project', reason: 'unknown id' });
     if (project.ownerId !== caller.userId && project.visibility !== 'public') throw forbidden();
     return project;
   }
 
   /**
-   * @throws ServiceError `not_found` (-32004) for an unknown id; `forbidden` (-32003) for any
+   * @throws ServiceError `not_found` (-32004, `data` `{resource: "project", reason: "unknown id"}`) for an unknown id; `forbidden` (-32003) for any
    *   project the caller does not own, public or not.
    */
   writable(caller: Caller, projectId: string): ProjectRow {
     const project = this.projects.findById(projectId);
-    if (!project) throw notFound();
+    if (!project) throw notFound({ resource: 'project', reason: 'unknown id' });
     if (project.ownerId !== caller.userId) throw forbidden();
     return project;
   }

@@ -13,6 +13,8 @@ export const PROJECT_DESCRIPTION_MAX = 1000;
 /** Largest and default page of `svc_get_messages`. */
 export const MESSAGES_PAGE_MAX = 500;
 export const MESSAGES_PAGE_DEFAULT = 100;
+/** Longest workflow `title` (the instruction's first line), in code points. */
+export const WORKFLOW_TITLE_MAX = 120;
 
 const timestamp = z.string().describe('ISO 8601 UTC timestamp with milliseconds');
 
@@ -31,6 +33,11 @@ const previewUrlSchema = z.object({
   url: z.string().describe('Absolute URL to open in a browser'),
   platform: z.enum(['web', 'ios', 'android']),
   kind: z.enum(['preview', 'deployment']),
+  deployNumber: z
+    .number()
+    .int()
+    .nullable()
+    .describe('Deployments: the deploy\'s number in the project (1, 2, ...), shared by every platform one deploy published ("deploy #3: web, ios, android"); null for previews'),
   workflowId: z.string().nullable(),
   createdAt: timestamp,
 });
@@ -39,6 +46,7 @@ const previewUrlSchema = z.object({
 export const workflowSchema = z.object({
   id: z.string(),
   kind: z.enum(['build', 'deploy']),
+  title: z.string().describe(`The instruction's first line, at most ${WORKFLOW_TITLE_MAX} characters (cut with "…"): tells queued workflows apart`),
   status: z.enum(WORKFLOW_STATUSES),
   step: z.object({ index: z.number().int(), total: z.number().int(), name: z.string().nullable() }),
   createdAt: timestamp,

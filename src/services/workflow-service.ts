@@ -31,7 +31,7 @@ export const MAX_CODE_ANSWER_LENGTH = 240_000;
 import { isTerminal, statusesBefore } from '../workflows/workflow-states.js';
 import { inferKind } from './instruction-kind.js';
 import { foldProjectStates, type ProjectState } from './project-state.js';
-import { MESSAGES_PAGE_DEFAULT, type CancelResult, type MessagesPage, type MessageView, type PendingQuestion, type PreviewUrl, type SendMessageResult, type SessionView, type WorkflowView } from './resource-shapes.js';
+import { MESSAGES_PAGE_DEFAULT, WORKFLOW_TITLE_MAX, type CancelResult, type MessagesPage, type MessageView, type PendingQuestion, type PreviewUrl, type SendMessageResult, type SessionView, type WorkflowView } from './resource-shapes.js';
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
 
@@ -271,14 +271,17 @@ export class WorkflowService {
    * Cancels a workflow of the project: the given one, else the active one. A queued workflow is
    * cancelled at once; an active one is stopped (its builder killed after a grace period) before
    * this returns. A finished one is left as it is (`cancelled: false`).
-   * @throws ServiceError -32004 when the workflow is unknown or not the project's, or when no
-   *   workflow is active and none was named; -32003 for a project the caller does not own.
+   * @throws ServiceError -32004 when the workflow is unknown or not the project's (`data`
+   *   `{resource: "workflow", reason: "unknown id"}`), or when no workflow is active and none was
+   *   named (`{resource: "workflow", reason: "none active"}`); -32003 for a project the caller
+   *   does not own.
    */
   async cancel(caller: Caller, input: { projectId: string; workflowId?: string | undefined }): Promise<CancelResult> {
     const { access, workflows, journal, engine } = this.deps;
     access.writable(caller, input.projectId);
     const target = input.workflowId ? workflows.findById(input.workflowId) : workflows.findActive(input.projectId);
-    if (!target || target.projectId !== input.projectId) throw notFound();
+    // Another project's workflow is "unknown id" too: its existence is not the caller's to learn.
+    if (!target || target.projectId !== input.projectId) throw notFound({ resource: 'workflow', reason: input.workflowId ? 'unknown id' : 'none active' });
 
     if (isTerminal(target.status)) return { workflowId: target.id, status: target.status, cancelled: false };
 
@@ -298,6 +301,7 @@ export class WorkflowService {
     return {
       id: row.id,
       kind: row.kind,
+      title: workflowTitle(row.instruction),
       status: row.status,
       step: { index: row.stepIndex, total: row.stepTotal, name: row.stepName },
       createdAt: row.createdAt,
@@ -357,9 +361,17 @@ function toPreviewUrl(row: ArtifactRow, base: Pick<PublicUrl, 'artifactBaseOf'>)
     url: row.externalUrl ?? `${base.artifactBaseOf(row)}${artifactPath(row)}`,
     platform: row.platform,
     kind: row.kind,
+    deployNumber: row.kind === 'deployment' ? row.number : null,
     workflowId: row.workflowId,
     createdAt: row.createdAt,
   };
+}
+
+/** A workflow's `title`: the first non-blank line of its instruction, at most WORKFLOW_TITLE_MAX code points. */
+function workflowTitle(instruction: string): string {
+  const line = instruction.split(/\r?\n/).find((l) => l.trim() !== '')?.trim() ?? '';
+  const points = [...line];
+  return points.length <= WORKFLOW_TITLE_MAX ? line : `${points.slice(0, WORKFLOW_TITLE_MAX - 1).join('')}…`;
 }
 
 function toMessageView(row: MessageRow): MessageView {

@@ -71,7 +71,18 @@ export class ArtifactRepo {
       .get();
   }
 
-  nextDeploymentNumber(projectId: string): number {
+  /**
+   * The deploy number of a new deployment of workflow `workflowId`: the number its other
+   * deployments already have (one number per deploy, shared by its platforms), else the project's
+   * highest deploy number plus one. Call it in the transaction that inserts the row.
+   */
+  deployNumber(projectId: string, workflowId: string): number {
+    const same = this.db
+      .select({ n: artifacts.number })
+      .from(artifacts)
+      .where(and(eq(artifacts.workflowId, workflowId), eq(artifacts.kind, 'deployment')))
+      .get();
+    if (same?.n != null) return same.n;
     return (
       (this.db
         .select({ m: max(artifacts.number) })

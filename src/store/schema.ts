@@ -160,7 +160,10 @@ export const artifacts = sqliteTable(
     workflowId: text('workflow_id').references(() => workflows.id, { onDelete: 'set null' }),
     kind: text('kind', { enum: ['preview', 'deployment'] }).notNull(),
     platform: text('platform', { enum: ['web', 'ios', 'android'] }).notNull(),
-    /** Deployment number within the project (1, 2, ...); null for previews. */
+    /**
+     * Deploy number within the project (1, 2, ...), shared by every platform one deploy workflow
+     * published (`deploy #3: web, ios, android`); null for previews.
+     */
     number: integer('number'),
     /** An external URL reported by a builder; null when the files are served by this service. */
     externalUrl: text('external_url'),
@@ -168,7 +171,11 @@ export const artifacts = sqliteTable(
     bytes: integer('bytes').notNull().default(0),
     createdAt: text('created_at').notNull(),
   },
-  (t) => [index('artifacts_project_idx').on(t.projectId, t.kind, t.createdAt), index('artifacts_workflow_idx').on(t.workflowId)],
+  (t) => [
+    index('artifacts_project_idx').on(t.projectId, t.kind, t.createdAt),
+    index('artifacts_workflow_idx').on(t.workflowId),
+    index('artifacts_project_number_idx').on(t.projectId, t.kind, t.number),
+  ],
 );
 
 /**

@@ -272,11 +272,11 @@ async function serveUpdateLanding(state: UpdatesState, req: IncomingMessage, res
   const sdk = escapeHtml(String(update.sdk));
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(name)} · ${row.platform} update #${row.number}</title>
+<title>${escapeHtml(name)} · deploy #${row.number} · ${row.platform}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1b1f24}code{background:#f2f4f7;padding:.1rem .3rem;border-radius:4px;word-break:break-all}.qr{width:280px;height:280px}.warn{background:#fff4e5;padding:.75rem;border-radius:6px}</style>
 </head><body>
 <h1>${escapeHtml(name)}</h1>
-<p>${row.platform === 'ios' ? 'iOS' : 'Android'} deployment #${row.number}: an Expo update (Expo SDK ${sdk}, Hermes bytecode), published ${escapeHtml(update.createdAt)}.</p>
+<p>Deploy #${row.number}, ${row.platform === 'ios' ? 'iOS' : 'Android'}: an Expo update (Expo SDK ${sdk}, Hermes bytecode), published ${escapeHtml(update.createdAt)}.</p>
 <div class="qr" id="qr" role="img" aria-label="QR code of ${escapeHtml(expUrl)}">${svg}</div>
 <p>Scan with the camera (Expo Go for SDK ${sdk} installed) or open <code id="exp-url">${escapeHtml(expUrl)}</code>.</p>
 ${loopback ? '<p class="warn">This server\'s public URL is a loopback address, which a phone cannot reach. Start the server with <code>--public-url http://&lt;LAN address or domain&gt;:&lt;port&gt;</code>.</p>' : ''}

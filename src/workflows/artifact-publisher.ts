@@ -94,7 +94,7 @@ export class ArtifactPublisher {
         workflowId,
         kind: request.kind,
         platform: request.platform,
-        number: request.kind === 'deployment' ? artifacts.nextDeploymentNumber(projectId) : null,
+        number: request.kind === 'deployment' ? artifacts.deployNumber(projectId, workflowId) : null,
         externalUrl,
         bytes,
         createdAt: isoNow(this.deps.clock),

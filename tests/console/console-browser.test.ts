@@ -54,7 +54,7 @@ describe('web console in Chromium', () => {
     if (!browser) return t.skip();
     await page.goto(`${base}/`);
     await page.waitForURL(`${base}/signin`);
-    await screenshot(page, 'signin');
+    await screenshot(page, 'signin', { docs: true });
     await page.fill('#credential', 'svc_not-a-real-token');
     const refused = await Promise.all([page.waitForResponse((r) => r.url() === `${base}/signin` && r.request().method() === 'POST'), page.click('#sign-in')]);
     expect(refused[0].status()).toBe(401);
@@ -91,7 +91,7 @@ describe('web console in Chromium', () => {
     expect(await page.$$('#project-name b, main script')).toHaveLength(0);
     await page.goto(`${base}/projects`);
     await page.waitForSelector(`[data-project-id="${projectId}"]`);
-    await screenshot(page, 'projects');
+    await screenshot(page, 'projects', { docs: true });
   });
 
   it('follows a build live to completed without reloading, then shows the preview from the artifact origin', async (t) => {
@@ -103,8 +103,21 @@ describe('web console in Chromium', () => {
     // Sent by an MCP client elsewhere: the open page learns of it only through its event stream.
     await toolResult(server.mcpUrl, aliceToken, 'svc_send_message', { projectId, message: 'Build a shop with a cart', kind: 'build' });
     await page.waitForSelector('#last-workflow[data-status="completed"]');
-    await page.waitForSelector('#messages li[data-type="instruction"]:has-text("Build a shop with a cart")');
-    await page.waitForSelector('#messages li:has-text("Build completed.")');
+    // The build is one folded entry, newest first: its instruction and latest line show; its lines open on a click.
+    await page.waitForSelector('#messages > li.entry:first-child .entry-title:has-text("Build a shop with a cart")');
+    // The summary shows what the build came to: its result.
+    await page.waitForSelector('#messages > li.entry:first-child .entry-latest[data-type="result"]:has-text("Web preview published at")');
+    await page.click('#messages > li.entry:first-child summary');
+    await page.waitForSelector('#messages > li.entry:first-child li[data-type="instruction"]:has-text("Build a shop with a cart")');
+    await page.waitForSelector('#messages > li.entry:first-child li:has-text("Build completed.")');
+    // Lines that arrived live were merged into the one entry: its count is the workflow's messages.
+    const { messages } = await toolResult(server.mcpUrl, aliceToken, 'svc_get_messages', { projectId, limit: 500 });
+    const entry = page.locator('#messages > li.entry:first-child');
+    const workflowId = await entry.getAttribute('data-workflow-id');
+    const count = messages.filter((m: any) => m.workflowId === workflowId).length;
+    expect(await entry.locator('.lines > li').count()).toBe(count);
+    await expect(entry.locator('.entry-count').getAttribute('data-count')).resolves.toBe(String(count));
+    expect(await page.locator('#messages > li.entry').count()).toBe(1);
     await page.waitForSelector('#preview-frame');
     expect(await page.evaluate(() => (globalThis as any).marker)).toBe('same page');
 
@@ -117,11 +130,11 @@ describe('web console in Chromium', () => {
     await page.fill('#message', 'Add a dark mode');
     await page.check('input[name="kind"][value="build"]');
     await Promise.all([page.waitForURL(`${base}/projects/${projectId}`), page.click('#send-button')]);
-    await page.waitForSelector('#messages li[data-type="instruction"]:has-text("Add a dark mode")');
+    await page.waitForSelector('#messages > li.entry:first-child .entry-title:has-text("Add a dark mode")');
     await page.waitForSelector('#no-active');
     await page.waitForSelector('#last-workflow[data-status="completed"]');
     await page.frameLocator('#preview-frame').locator('text=Add a dark mode').waitFor();
-    await screenshot(page, 'project');
+    await screenshot(page, 'project', { docs: true });
   });
 
   it('shows the pending question live, enforces its pattern, and answers it; the deployment gets a QR code', async (t) => {
@@ -135,7 +148,7 @@ describe('web console in Chromium', () => {
     await page.waitForSelector('#live[data-state="on"]');
     await page.waitForSelector('#active-workflow[data-status="waiting_for_input"]');
     await page.frameLocator('#preview-frame').locator('text=Add a dark mode').waitFor();
-    await screenshot(page, 'question');
+    await screenshot(page, 'question', { docs: true });
 
     // The browser refuses an answer that breaks the pattern before sending it...
     await page.fill('#answer', 'not an identifier');
@@ -146,6 +159,9 @@ describe('web console in Chromium', () => {
     const bad = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/answer')), page.click('[data-action="answer"]')]);
     expect(bad[0].status()).toBe(400);
     await expect(page.textContent('#error')).resolves.toContain('-32602 Invalid parameter: message');
+    // Next to the answer box it concerns, which has the focus.
+    expect(await page.$('#question form #error')).not.toBeNull();
+    await expect(page.evaluate(() => (globalThis as any).document.activeElement.id)).resolves.toBe('answer');
     await page.waitForSelector('#question');
 
     await page.fill('#answer', 'com.example.shop');
@@ -153,7 +169,7 @@ describe('web console in Chromium', () => {
     await page.waitForSelector('#last-workflow[data-status="completed"]');
     await page.waitForSelector('#deployments .deployment[data-platform="web"] .qr svg');
     await page.frameLocator('#preview-frame').locator('text=Add a dark mode').waitFor();
-    await screenshot(page, 'deployment');
+    await screenshot(page, 'deployment', { docs: true });
   });
 
   it('cancels a workflow that waits for an answer', async (t) => {
@@ -219,7 +235,10 @@ describe('web console in Chromium', () => {
         if (await p.$('#last-workflow[data-status="completed"]')) break;
         await p.waitForTimeout(100);
       }
-      await p.waitForSelector('#messages li:has-text("Build completed.")');
+      await p.waitForSelector('#messages .entry-latest:has-text("Web preview published at")');
+      // The folded entry opens on a click without script too (<details>).
+      await p.click('#messages > li.entry:first-child summary');
+      await p.waitForSelector('#messages li[data-type="instruction"]:has-text("Build without script")');
     } finally {
       await plain.close();
     }

@@ -2,7 +2,7 @@
  * Helpers of the web console tests: signing in over raw HTTP (for header and status checks) and
  * screenshots that are checked not to be blank.
  */
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { PNG } from 'pngjs';
 import type { Page } from 'playwright-core';
@@ -12,11 +12,16 @@ import { ROOT } from '../helpers.js';
 /** Where the console tests write their screenshots (gitignored). */
 const SCREENSHOTS = join(ROOT, 'test-output', 'screenshots');
 
+/** The README's pictures. */
+const DOC_IMAGES = join(ROOT, 'docs', 'images');
+
 /**
  * Takes a full-page screenshot `console-<name>.png` and checks it is a real picture: a few KiB at
- * least, and many distinct colours (a blank or single-colour page has a handful).
+ * least, and many distinct colours (a blank or single-colour page has a handful). With `docs`, the
+ * README's copy `docs/images/console-<name>.png` is written when missing, or on demand
+ * (`UPDATE_DOC_SCREENSHOTS=1`), so that a test run leaves the work tree clean.
  */
-export async function screenshot(page: Page, name: string): Promise<string> {
+export async function screenshot(page: Page, name: string, options: { docs?: boolean } = {}): Promise<string> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const file = join(SCREENSHOTS, `console-${name}.png`);
   // The whole page in one viewport: a frame from another origin below the fold is not painted
@@ -35,6 +40,8 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const colours = new Set<number>();
   for (let i = 0; i < png.data.length && colours.size < 64; i += 4 * 7) colours.add(png.data.readUInt32BE(i));
   expect(colours.size, `${file} distinct colours`).toBeGreaterThanOrEqual(16);
+  const docCopy = join(DOC_IMAGES, `console-${name}.png`);
+  if (options.docs && (!existsSync(docCopy) || process.env.UPDATE_DOC_SCREENSHOTS === '1')) copyFileSync(file, docCopy);
   return file;
 }
 

@@ -96,14 +96,14 @@ describe('web console in Chromium: queue and option questions', () => {
     await Promise.all([sender.waitForURL(`${base}/projects/${project.id}`), sender.click('#send-button')]);
     await sender.waitForSelector('#queue li');
     const queuedId = await sender.getAttribute('#queue li', 'data-workflow-id');
-    await watcher.waitForSelector(`#queue li[data-workflow-id="${queuedId}"] .status[data-status="queued"]`);
+    await watcher.waitForSelector(`#queue li[data-workflow-id="${queuedId}"][data-status="queued"]`);
     // And one more, sent by an MCP client elsewhere.
     const later = await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'Build after the gate', kind: 'build' });
     expect(later.status).toBe('queued');
     await watcher.waitForSelector(`#queue li[data-workflow-id="${later.workflowId}"]`);
     expect(await watcher.$$eval('#queue li', (items) => items.map((li) => li.getAttribute('data-workflow-id')))).toEqual([queuedId, later.workflowId]);
     expect(await watcher.evaluate(() => (globalThis as any).marker)).toBe('not reloaded');
-    await screenshot(watcher, 'queue');
+    await screenshot(watcher, 'queue', { docs: true });
 
     // The projects list shows each project's state (rendered when the page is read).
     const idle = await createProject(server.mcpUrl, token, { name: 'Idle app' });
@@ -112,7 +112,7 @@ describe('web console in Chromium: queue and option questions', () => {
     await expect(badge(project.id)).resolves.toBe('running: build step 1/2 · 2 queued');
     expect(await list.getAttribute(`[data-project-id="${project.id}"] .state`, 'data-state')).toBe('running');
     await expect(badge(idle.id)).resolves.toBe('idle');
-    await screenshot(list, 'projects-states');
+    await screenshot(list, 'projects-states', { docs: true });
     await list.close();
     // The one read behind the badges is by owner: another user's list learns nothing of these.
     const mine = server.app.workflows.ownProjectStates(server.app.tokens.authenticate(token));
@@ -136,8 +136,9 @@ describe('web console in Chromium: queue and option questions', () => {
     writeFileSync(gate, '');
     await watcher.waitForSelector(`#last-workflow[data-workflow-id="${later.workflowId}"][data-status="completed"]`);
     await watcher.waitForSelector('#no-active');
-    await watcher.waitForSelector('#messages li[data-type="result"]:has-text("built: Build and hold")');
-    await watcher.waitForSelector('#messages li[data-type="result"]:has-text("built: Build after the gate")');
+    // Each build is one folded entry of the conversation; its lines are in the page, shown on a click.
+    await watcher.waitForSelector('#messages li[data-type="result"]:has-text("built: Build and hold")', { state: 'attached' });
+    await watcher.waitForSelector('#messages li[data-type="result"]:has-text("built: Build after the gate")', { state: 'attached' });
     expect(await watcher.$('#queue')).toBeNull();
     expect(await watcher.evaluate(() => (globalThis as any).marker)).toBe('not reloaded');
     const { messages } = await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId: project.id, limit: 500 });
@@ -170,7 +171,7 @@ describe('web console in Chromium: queue and option questions', () => {
     await p.check('#question input[name="message"][value="production"]');
     await Promise.all([p.waitForURL(`${base}/projects/${project.id}`), p.click('[data-action="answer"]')]);
     await p.waitForSelector('#last-workflow[data-status="completed"]');
-    await p.waitForSelector('#messages li[data-type="result"]:has-text("deployed to production")');
+    await p.waitForSelector('#messages li[data-type="result"]:has-text("deployed to production")', { state: 'attached' });
     expect(await p.$('#question')).toBeNull();
     const done = await waitFor(async () => {
       const s = await toolResult(server.mcpUrl, token, 'svc_get_session', { projectId: project.id });

@@ -16,9 +16,9 @@ describe('console previews panel', () => {
     const html = (
       await renderPreviews(
         [
-          { url: `http://192.168.1.20:3334/previews/${ID}/`, platform: 'web', kind: 'preview', workflowId: null, createdAt: at },
-          { url: `http://192.168.1.20:3334/deployments/${ID}/`, platform: 'ios', kind: 'deployment', workflowId: null, createdAt: at },
-          { url: `https://builds.example.com/deployments/${ID}/`, platform: 'android', kind: 'deployment', workflowId: null, createdAt: at },
+          { url: `http://192.168.1.20:3334/previews/${ID}/`, platform: 'web', kind: 'preview', deployNumber: null, workflowId: null, createdAt: at },
+          { url: `http://192.168.1.20:3334/deployments/${ID}/`, platform: 'ios', kind: 'deployment', deployNumber: 1, workflowId: null, createdAt: at },
+          { url: `https://builds.example.com/deployments/${ID}/`, platform: 'android', kind: 'deployment', deployNumber: 1, workflowId: null, createdAt: at },
         ],
         false,
       )
@@ -31,21 +31,21 @@ describe('console previews panel', () => {
   });
 
   it('says when native deployment links name the loopback address, which a phone cannot open', async () => {
-    const local = (await renderPreviews([{ url: `http://127.0.0.1:3334/deployments/${ID}/`, platform: 'android', kind: 'deployment', workflowId: null, createdAt: at }], false)).value;
+    const local = (await renderPreviews([{ url: `http://127.0.0.1:3334/deployments/${ID}/`, platform: 'android', kind: 'deployment', deployNumber: 1, workflowId: null, createdAt: at }], false)).value;
     expect(local).toContain('id="loopback-hint"');
     expect(local).toContain('--public-url');
-    const webOnly = (await renderPreviews([{ url: `http://127.0.0.1:3334/deployments/${ID}/`, platform: 'web', kind: 'deployment', workflowId: null, createdAt: at }], false)).value;
+    const webOnly = (await renderPreviews([{ url: `http://127.0.0.1:3334/deployments/${ID}/`, platform: 'web', kind: 'deployment', deployNumber: 1, workflowId: null, createdAt: at }], false)).value;
     expect(webOnly).not.toContain('loopback-hint');
   });
 
   it('keeps a same-origin preview out of the console origin, and ignores links that are not http(s)', async () => {
-    const same = (await renderPreviews([{ url: `http://127.0.0.1:3333/previews/${ID}/`, platform: 'web', kind: 'preview', workflowId: null, createdAt: at }], true)).value;
+    const same = (await renderPreviews([{ url: `http://127.0.0.1:3333/previews/${ID}/`, platform: 'web', kind: 'preview', deployNumber: null, workflowId: null, createdAt: at }], true)).value;
     expect(same).toContain('sandbox="allow-scripts allow-forms"');
     const hostile = (
       await renderPreviews(
         [
-          { url: 'javascript:alert(1)', platform: 'web', kind: 'preview', workflowId: null, createdAt: at },
-          { url: 'javascript:alert(2)', platform: 'web', kind: 'deployment', workflowId: null, createdAt: at },
+          { url: 'javascript:alert(1)', platform: 'web', kind: 'preview', deployNumber: null, workflowId: null, createdAt: at },
+          { url: 'javascript:alert(2)', platform: 'web', kind: 'deployment', deployNumber: 1, workflowId: null, createdAt: at },
         ],
         false,
       )
@@ -62,7 +62,7 @@ describe('console previews panel', () => {
 });
 
 describe('console session panel', () => {
-  const workflow = { id: ID, kind: 'deploy' as const, status: 'waiting_for_input' as const, step: { index: 1, total: 3, name: 'Checking <the> build' }, createdAt: at, startedAt: at, finishedAt: null, error: null, previewUrls: [] };
+  const workflow = { id: ID, kind: 'deploy' as const, title: 'Ship <it>', status: 'waiting_for_input' as const, step: { index: 1, total: 3, name: 'Checking <the> build' }, createdAt: at, startedAt: at, finishedAt: null, error: null, previewUrls: [] };
   const base = { projectId: ID, hasActiveWorkflows: true, activeWorkflow: workflow, queuedWorkflows: [], previewUrls: [], lastWorkflow: null };
 
   it('offers a question\'s options as required choices, and escapes its prompt', () => {

@@ -26,6 +26,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/oauth/oauth-server.test.ts',
   // Headless Chromium.
   'tests/console/console-browser.test.ts',
+  'tests/console/console-follow.test.ts',
   'tests/console/console-queue.test.ts',
   'tests/console/origins-browser.test.ts',
   'tests/console/question-prompt-layout.test.ts',

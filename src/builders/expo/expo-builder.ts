@@ -160,16 +160,16 @@ export class ExpoBuilder implements Builder {
     context.step(step + 1, total, 'Publishing deployments (web, ios, android)');
     const appConfig = await workspace.appConfig();
     const web = await context.publish({ kind: 'deployment', platform: 'web', sourceDir: webDir });
-    const published: string[] = [`web #${web.number} at ${web.path}`];
+    const published: string[] = [`web at ${web.path}`];
     for (const platform of ['ios', 'android'] as const) {
       const dir = join(workspace.dir, OUTPUT_DIR, 'updates', platform);
       const update = await prepareUpdateFolder(nativeDir, platform, dir, appConfig, this.options.toolchain.sdk);
       const deployment = await context.publish({ kind: 'deployment', platform, sourceDir: dir });
-      published.push(`${platform} #${deployment.number} (Expo update ${update.id}, ${update.assets.length + 1} files) at ${deployment.path}`);
+      published.push(`${platform} (Expo update ${update.id}, ${update.assets.length + 1} files) at ${deployment.path}`);
     }
     const latest = latestUpdatePath(this.options.channels.tokenOf(job.project.id));
     context.say(
-      `Deployed ${job.project.name} as ${appId} (Expo SDK ${this.options.toolchain.sdk}): ${published.join('; ')}. ` +
+      `Deploy #${web.number}: web, ios, android. Deployed ${job.project.name} as ${appId} (Expo SDK ${this.options.toolchain.sdk}): ${published.join('; ')}. ` +
         'The ios and android links open a page with an exp:// QR code for Expo Go (SDK ' +
         `${this.options.toolchain.sdk}) or a development build.` +
         ` The project's "latest" update URL path (follows every new deploy; keep it private): ${latest}`,

@@ -15,7 +15,7 @@ export const cancelWorkflowTool = defineTool({
     "Only the project's owner may cancel.",
     errorGuide([
       '-32602: projectId or workflowId is not a UUID.',
-      '-32004: no such project, no such workflow in this project, or (without workflowId) no active workflow. Queued workflows are cancelled by id: take it from svc_get_session\'s queuedWorkflows.',
+      '-32004: error.data says what was not found: resource "project" (no project has this id), resource "workflow" with reason "unknown id" (no workflow of this project has workflowId) or reason "none active" (without workflowId: nothing is active, so there is nothing to cancel; queued workflows are cancelled by id: take it from svc_get_session\'s queuedWorkflows).',
       "-32003: the project belongs to another user; only its owner may cancel. Do not retry.",
     ]),
   ].join('\n'),

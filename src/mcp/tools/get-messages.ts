@@ -15,7 +15,7 @@ export const getMessagesTool = defineTool({
     'Readable by the owner, and by anyone for a public project.',
     errorGuide([
       `-32602: a parameter is invalid (projectId not a UUID, after negative, limit outside 1 to ${MESSAGES_PAGE_MAX}); error.data.issues lists each one.`,
-      '-32004: no project has this id. Check the id with svc_list_projects.',
+      '-32004 (error.data.resource "project", reason "unknown id"): no project has this id. Check the id with svc_list_projects.',
       "-32003: the project is another user's private project. You cannot read it; do not retry.",
     ]),
   ].join('\n'),

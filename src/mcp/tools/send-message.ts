@@ -18,7 +18,7 @@ export const sendMessageTool = defineTool({
     'Only one workflow runs per project at a time: when another is queued or active the new one is stored with status "queued" and a queuePosition, and starts by itself in order. Poll svc_get_session until hasActiveWorkflows is false before sending unrelated follow-up work, and read progress with svc_get_messages.',
     errorGuide([
       '-32602: a parameter is missing or invalid (error.data.issues lists each one); or the message answers a pending question and breaks its rule (the question stays pending: ask the user for an answer that fits its options or pattern, then send it; for a code question fix the files named in error.data.issues and resend); or questionId is not the pending question (read svc_get_session again).',
-      '-32004: no project has this id. Check the id with svc_list_projects.',
+      '-32004 (error.data.resource "project", reason "unknown id"): no project has this id. Check the id with svc_list_projects.',
       "-32003: the project belongs to another user. Anyone may read a public project, but only its owner may send to it. Do not retry.",
     ]),
   ].join('\n'),
