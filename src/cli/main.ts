@@ -68,6 +68,7 @@ interface ServeOptions {
   maxHeavySteps: number;
   updatesSigningKey?: string;
   artifactUrl?: string;
+  browser?: string;
 }
 
 /** Builds the program (exported for tests of the parser; `run` executes it). */
@@ -100,6 +101,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--agent-timeout <seconds>', 'limit of one code agent run').env('SVC_AGENT_TIMEOUT').default(900).argParser(positiveInt('--agent-timeout', 1)))
     .addOption(new Option('--artifact-url <url>', 'public base URL of previews, deployments and updates (default: the artifact listener on the next free port after --port)').env('SVC_ARTIFACT_URL'))
     .addOption(new Option('--updates-signing-key <file>', 'PEM RSA private key that signs Expo Updates manifests (keyid "main")').env('SVC_UPDATES_SIGNING_KEY'))
+    .addOption(new Option('--browser <path>', 'Chromium or Chrome that renders preview screenshots (default /usr/bin/chromium, else one on PATH; a path that names no file turns screenshots off)').env('SVC_BROWSER'))
     .addOption(new Option('--max-heavy-steps <n>', 'type checks and exports of the expo builder running at once').env('SVC_MAX_HEAVY_STEPS').default(1).argParser(positiveInt('--max-heavy-steps', 1)))
     .action(async (options: ServeOptions) => serve(options));
 
@@ -307,6 +309,7 @@ async function serve(options: ServeOptions): Promise<void> {
     ...(options.artifactUrl && { artifactUrl: options.artifactUrl }),
     ...(options.plans && { plansFile: resolve(options.plans) }),
     ...(options.updatesSigningKey && { updatesSigningKeyFile: resolve(options.updatesSigningKey) }),
+    ...(options.browser !== undefined && { browser: options.browser }),
   };
   // A bad signing key fails at start, not on a phone's first request.
   if (config.updatesSigningKeyFile) loadUpdatesSigningKey(config.updatesSigningKeyFile);

@@ -93,6 +93,23 @@ export const sessionSchema = z.object({
   pendingQuestion: pendingQuestionSchema.nullable(),
   previewUrls: z.array(previewUrlSchema).describe('Latest preview and deployment of each platform'),
   lastWorkflow: workflowSchema.nullable(),
+  wait: z
+    .object({
+      changed: z.boolean().describe('true when the call returned because the followed workflow changed (status, step, question, end)'),
+      reason: z.enum(['changed', 'time_up', 'nothing_active', 'client_gone']),
+    })
+    .optional()
+    .describe('Present when waitSeconds > 0: why the wait ended'),
+  screenshot: z
+    .object({
+      status: z.enum(['taken', 'unavailable']),
+      reason: z.string().optional().describe('Why there is no image (no web preview, no browser, the page failed to render)'),
+      previewUrl: z.string().optional().describe('The web preview the image shows'),
+      width: z.number().int().optional().describe('CSS pixels of the phone-sized viewport'),
+      height: z.number().int().optional(),
+    })
+    .optional()
+    .describe('Present when screenshot was asked for: the image is the image/png item of content'),
 });
 
 /** `svc_get_messages`'s response: pass `nextAfter` as `after` to read on. */
