@@ -14,6 +14,7 @@ import { locateBrowser } from '../src/builders/browser-location.js';
 import { SCREENSHOT_VIEWPORT, takePreviewScreenshot } from '../src/builders/preview-screenshot.js';
 import { createProject, httpClient, startTestServer, tempDir, toolResult, waitIdle, type TestServer } from './helpers.js';
 import { stdioClient } from './stream-client.js';
+import { rawSignIn } from './console/console-helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
@@ -107,6 +108,19 @@ describe.runIf(haveChromium)('svc_get_session with screenshot: true', () => {
     expect(readFileSync(cached).equals(images[0]!)).toBe(true);
     // Cached beside the folder, never inside it: not served as one of the preview's files.
     expect(existsSync(join(server.app.artifactStore.dirOf(artifactId), 'screenshot.png'))).toBe(false);
+  });
+
+  it('the console shows the same picture as the project thumbnail', async () => {
+    const session = await rawSignIn(server.http.url, token);
+    const page = await (await fetch(`${server.http.url}/projects/${projectId}`, { headers: { Cookie: session.cookie } })).text();
+    const src = /<img id="preview-thumbnail"[^>]* src="([^"]+)"/.exec(page)?.[1]?.replaceAll('&amp;', '&');
+    expect(src).toMatch(new RegExp(`^/projects/${projectId}/thumbnail\\.png`));
+    const res = await fetch(`${server.http.url}${src}`, { headers: { Cookie: session.cookie } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/png');
+    const picture = Buffer.from(await res.arrayBuffer());
+    const result = await http.callTool({ name: 'svc_get_session', arguments: { projectId, screenshot: true } });
+    expect(picture.equals(Buffer.from((result.content as any[]).find((c) => c.type === 'image').data, 'base64'))).toBe(true);
   });
 });
 
