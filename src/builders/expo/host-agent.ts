@@ -85,7 +85,10 @@ export class HostAgent implements AgentStep {
         continue;
       }
       if (checked.answer === 'skip') {
-        return new DeterministicEdits('The code question was answered "skip", so only deterministic edits were made').run(input);
+        return new DeterministicEdits({
+          why: 'The code question was answered "skip", so only deterministic edits were made',
+          instead: "To change the app's code, send the instruction again and answer its code question with files instead of skip.",
+        }).run(input);
       }
       const answer = checked.answer;
       context.say(`Staging ${describe(answer)} and type checking them (tsc --noEmit) before anything is applied.`);
@@ -167,7 +170,7 @@ function answerHowTo(rules: CodeAnswerRules, maxLength: number): string {
     '## How to answer',
     `Call svc_send_message with projectId, questionId (pendingQuestion.questionId) and message = a JSON text (at most ${maxLength} characters) of this shape (pendingQuestion.format is its JSON Schema):`,
     '{"summary": "one or two sentences on what you changed", "files": [{"path": "App.tsx", "content": "<whole file>"}, {"path": "src/screens/Settings.tsx", "content": "<whole file>"}], "delete": ["src/old.ts"]}',
-    `"delete" is optional. At most ${rules.maxFiles} files. If the answer is refused (-32602), error.data.issues says why for each part: fix it and send again with the same questionId. The answer "skip" builds with deterministic edits only (name, colours, dark mode, subtitle).`,
+    `"delete" is optional. At most ${rules.maxFiles} files. If the answer is refused (-32602), error.data.issues says why for each part: fix it and send again with the same questionId. The answer "skip" builds with deterministic edits only (name, colours, dark mode, subtitle, written to src/app-settings.json: they show only as far as the app\'s code reads that file).`,
   ].join('\n');
 }
 
