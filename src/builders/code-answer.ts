@@ -13,6 +13,7 @@ import { lstatSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, posix } from 'node:path';
 import { z } from 'zod';
+import type { FilePaging } from './code-question-files.js';
 
 /** The checks a code answer must pass; stored as JSON with its question. */
 export interface CodeAnswerRules {
@@ -28,6 +29,8 @@ export interface CodeAnswerRules {
   maxFileBytes: number;
   /** Most UTF-8 bytes of all files together. */
   maxTotalBytes: number;
+  /** How the question pages the app's files (`code-question-files.ts`); absent in questions asked before paging. */
+  filePaging?: FilePaging;
 }
 
 /** A checked code answer. */

@@ -110,6 +110,15 @@ export const sessionSchema = z.object({
     })
     .optional()
     .describe('Present when screenshot was asked for: the image is the image/png item of content'),
+  questionFiles: z
+    .object({
+      questionId: z.string(),
+      page: z.number().int(),
+      pages: z.number().int(),
+      files: z.array(z.object({ path: z.string(), content: z.string(), cut: z.boolean().optional().describe('true when the file is longer than a page: content is its start') })),
+    })
+    .optional()
+    .describe('Present with questionFilesPage: one page of the app files of the pending code question (pendingQuestion.prompt is then left out)'),
 });
 
 /** `svc_get_messages`'s response: pass `nextAfter` as `after` to read on. */

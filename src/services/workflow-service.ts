@@ -16,6 +16,8 @@ import { artifactPath } from '../workflows/artifact-store.js';
 import { checkAnswer, checkCodeQuestionAnswer, normaliseAnswer } from '../workflows/answer-rules.js';
 import type { WorkflowEngine } from '../workflows/workflow-engine.js';
 import type { ProjectChanges } from '../workflows/project-changes.js';
+import type { CodeAnswerRules } from '../builders/code-answer.js';
+import { DEFAULT_FILE_PAGING, pageFiles } from '../builders/code-question-files.js';
 import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.js';
 
 /** Longest instruction and text answer in code points; stored whole (see the journal). */
@@ -280,6 +282,29 @@ export class WorkflowService {
       // A change between the first read and the subscription is caught by reading once more.
       check();
     });
+  }
+
+  /**
+   * The session with one page of the app files of the pending code question
+   * (`code-question-files.ts`): page 1 is what the prompt shows, the others what it lists. The
+   * prompt itself is left out of this answer (it was read already), so the result stays small.
+   * @throws ServiceError -32004/-32003 like `session`; -32602 when no code question is waiting,
+   *   or `page` is past the last page (`data.pages`).
+   */
+  async questionFiles(caller: Caller, projectId: string, page: number): Promise<SessionView> {
+    const view = this.session(caller, projectId);
+    const question = view.pendingQuestion;
+    const row = question?.kind === 'code' ? this.deps.questions.pendingOf(question.workflowId) : undefined;
+    const rules = row?.rules ? (JSON.parse(row.rules) as CodeAnswerRules) : null;
+    if (!question || !rules) throw invalidParameter('questionFilesPage', 'can be read only while a code question is waiting (see pendingQuestion)');
+    const pages = await pageFiles(rules.root, rules.filePaging ?? DEFAULT_FILE_PAGING);
+    if (page > pages.length) throw invalidParameter('questionFilesPage', `must be at most ${pages.length} (the question's files fill ${pages.length} page${pages.length === 1 ? '' : 's'})`, { pages: pages.length });
+    const { format: _format, ...rest } = question;
+    return {
+      ...view,
+      pendingQuestion: { ...rest, prompt: '(left out while reading files: call svc_get_session without questionFilesPage for the prompt)' },
+      questionFiles: { questionId: question.questionId, page, pages: pages.length, files: pages[page - 1]! },
+    };
   }
 
   /**

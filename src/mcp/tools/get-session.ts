@@ -14,10 +14,10 @@ export const getSessionTool = defineTool({
     "Reports the project's workflows: the active one (running, waiting_for_input or cancelling) with its current step, the queued ones in start order, the last finished one with its error if it failed, the agent's pendingQuestion if it waits for an answer, and the project's latest preview and deployment URLs (also as resource_link items of content).",
     `Follow a build by WAITING, not by polling: pass waitSeconds (up to ${MAX_WAIT_SECONDS}) and the call returns as soon as the active workflow changes status or step, asks a question or ends (wait.reason "changed"), or when the time is up ("time_up"); with nothing active it returns at once. Call it again with waitSeconds after each answer until hasActiveWorkflows is false. Hosts that send a progressToken get a progress notification naming each step.`,
     'After a build completes, call it once with screenshot: true to SEE the app: content then holds an image/png of the latest web preview rendered on a phone-sized screen (390x844). Look at it before telling the user what was built; if screenshot.status is "unavailable", screenshot.reason says why (say so, and give the preview URL).',
-    'When pendingQuestion is set, answer it with svc_send_message (message = the answer, questionId = pendingQuestion.questionId). pendingQuestion.kind "text" is for the user (relay it, send their answer); kind "code" is for you: its prompt is a coding task on the app, and you answer with the JSON files described in pendingQuestion.format (see svc_send_message).',
+    'When pendingQuestion is set, answer it with svc_send_message (message = the answer, questionId = pendingQuestion.questionId). pendingQuestion.kind "text" is for the user (relay it, send their answer); kind "code" is for you: its prompt is a coding task on the app, and you answer with the JSON files described in pendingQuestion.format (see svc_send_message). A big app\'s files do not all fit in the prompt: it lists the others by page; read each page with questionFilesPage: N (the answer\'s questionFiles.files) before you answer.',
     'Readable by the owner, and by anyone for a public project.',
     errorGuide([
-      `-32602: projectId is missing or not a UUID, or waitSeconds is not an integer from 0 to ${MAX_WAIT_SECONDS}. Take ids from svc_list_projects.`,
+      `-32602: projectId is missing or not a UUID, or waitSeconds is not an integer from 0 to ${MAX_WAIT_SECONDS}, or questionFilesPage is past the last page (error.data.pages) or no code question is waiting. Take ids from svc_list_projects.`,
       '-32004: no project has this id. Check the id with svc_list_projects.',
       "-32003: the project is another user's private project. You cannot read it; do not retry.",
     ]),
@@ -32,11 +32,18 @@ export const getSessionTool = defineTool({
       .default(0)
       .describe(`Wait up to this many seconds (0..${MAX_WAIT_SECONDS}, default 0) for the active workflow to change status or step, ask a question or end; returns at once with nothing active`),
     screenshot: z.boolean().default(false).describe('Also return an image/png of the latest web preview on a phone-sized screen (ask after a build completes)'),
+    questionFilesPage: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("A page of the app's files for the pending code question (its prompt says how many pages there are); the answer's questionFiles holds them"),
   }),
   output: sessionSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  handle: async ({ projectId, waitSeconds, screenshot }, { caller, services, request }) => {
+  handle: async ({ projectId, waitSeconds, screenshot, questionFilesPage }, { caller, services, request }) => {
     if (waitSeconds > 0) request?.extendDeadline?.(waitSeconds * 1000);
+    if (questionFilesPage !== undefined) return services.workflows.questionFiles(caller, projectId, questionFilesPage);
     const session = await services.workflows.waitSession(caller, projectId, {
       waitMs: waitSeconds * 1000,
       signal: request?.signal,
