@@ -13,7 +13,12 @@ import { lstatSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, posix } from 'node:path';
 import { z } from 'zod';
-import type { FilePaging } from './code-question-files.js';
+
+/** Characters of file contents on a code question's prompt (page 1) and on each further page (`code-question-files.ts`). */
+export interface FilePaging {
+  first: number;
+  page: number;
+}
 
 /** The checks a code answer must pass; stored as JSON with its question. */
 export interface CodeAnswerRules {

@@ -9,13 +9,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { linkOnPath, pathProblem } from './code-answer.js';
-
-/** Characters of file contents on the prompt's page and on each further page (stored with the question's rules). */
-export interface FilePaging {
-  first: number;
-  page: number;
-}
+import { linkOnPath, pathProblem, type FilePaging } from './code-answer.js';
 
 /** Default paging: with the prompt's own text, a session result stays under 50,000 characters. */
 export const DEFAULT_FILE_PAGING: FilePaging = { first: 12_000, page: 18_000 };
@@ -34,7 +28,7 @@ const MAX_FILES = 1000;
  * The editable files of the app in `root` (`App.tsx`, `src/**` `.ts`/`.tsx`/`.json`, never through
  * a link), App.tsx first, then by path.
  */
-export async function editableFiles(root: string): Promise<string[]> {
+async function editableFiles(root: string): Promise<string[]> {
   const found: string[] = [];
   const walk = async (dir: string) => {
     const entries = await readdir(join(root, dir), { withFileTypes: true }).catch(() => []);

@@ -38,7 +38,7 @@ export interface ToolRequest {
 }
 
 /** What a tool's handler receives besides its arguments. */
-export interface ToolContext {
+interface ToolContext {
   caller: Caller;
   services: ToolServices;
   request?: ToolRequest;

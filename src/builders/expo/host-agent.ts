@@ -176,7 +176,7 @@ function answerHowTo(rules: CodeAnswerRules, maxLength: number): string {
     '## How to answer',
     `Call svc_send_message with projectId, questionId (pendingQuestion.questionId) and message = a JSON text (at most ${maxLength} characters) of this shape (pendingQuestion.format is its JSON Schema):`,
     '{"summary": "one or two sentences on what you changed", "files": [{"path": "App.tsx", "content": "<whole file>"}, {"path": "src/screens/Settings.tsx", "content": "<whole file>"}], "delete": ["src/old.ts"]}',
-    `"delete" is optional. At most ${rules.maxFiles} files. If the answer is refused (-32602), error.data.issues says why for each part: fix it and send again with the same questionId. The answer "skip" builds with deterministic edits only (name, colours, dark mode, subtitle, written to src/app-settings.json: they show only as far as the app\'s code reads that file).`,
+    `"delete" is optional. At most ${rules.maxFiles} files. If the answer is refused (-32602), error.data.issues says why for each part: fix it and send again with the same questionId. The answer "skip" builds with deterministic edits only (name, colours, dark mode, subtitle, written to src/app-settings.json: they show only as far as the app's code reads that file).`,
   ].join('\n');
 }
 
