@@ -60,9 +60,12 @@ function expectOneWaitPerStep(result: Awaited<ReturnType<typeof play>>) {
   expect(result.waits.every((w) => w.reason === 'changed')).toBe(true);
   // A build has 4 steps and a deploy 3 plus its question: a handful of waits, not dozens of polls.
   expect(result.waits.length).toBeLessThanOrEqual(14);
+  // Each wait's first notification names where the workflow stands, step by name. (The one sent
+  // with the change that ends a wait may reach the SDK's client together with the answer, which
+  // then drops it: the answer itself carries that change.)
   const messages = result.waits.flatMap((w) => w.progress).join('\n');
-  expect(messages).toContain('Generating the app screens');
-  expect(messages).toContain('waiting for input');
+  expect(messages).toMatch(/build running: step \d\/4 (Reading the instructions|Generating the app screens|Bundling the web preview|Publishing the preview)/);
+  expect(messages).toMatch(/deploy (running: |waiting for input at )step \d\/3 /);
   if (haveChromium) {
     expect(result.screenshot.status).toBe('taken');
     const png = PNG.sync.read(Buffer.from(result.image.data, 'base64'));
