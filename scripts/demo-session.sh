@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A whole session against a running server, with nothing but curl and node:
-# create a project, build, watch the session, open the preview, deploy and answer the agent's
-# question, read the messages, queue two builds and cancel them, then cancel with nothing running.
+# create a project, build, follow the session (svc_get_session waits for each change), open the
+# preview, deploy and answer the agent's question, read the messages, queue two builds and cancel
+# them, then cancel with nothing running.
 #
 #   TOKEN=svc_... MCP_URL=http://127.0.0.1:3333/mcp bash scripts/demo-session.sh
 set -euo pipefail
@@ -20,11 +21,13 @@ field() {
     const v=process.argv[1].split(".").reduce((o,k)=>o==null?o:o[k],r.result.structuredContent);
     console.log(typeof v==="object"?JSON.stringify(v):String(v))})' "$1"
 }
-# wait_until CONDITION -> polls svc_get_session until CONDITION (a JS expression over `s`) is true
+# wait_until CONDITION -> asks svc_get_session to wait (waitSeconds) until CONDITION (a JS expression
+# over `s`) is true: each call returns when the build changes step, asks or ends, so nothing polls
 wait_until() {
-  for _ in $(seq 1 600); do
-    if call svc_get_session "{\"projectId\":\"$PROJECT\"}" | node -e 'let t="";process.stdin.on("data",d=>t+=d).on("end",()=>{const s=JSON.parse(t).result.structuredContent;process.exit(eval(process.argv[1])?0:1)})' "$1"; then return 0; fi
-    sleep 0.5
+  local wait=0 # the first look answers at once: the condition may hold already
+  for _ in $(seq 1 100); do
+    if call svc_get_session "{\"projectId\":\"$PROJECT\",\"waitSeconds\":$wait}" | node -e 'let t="";process.stdin.on("data",d=>t+=d).on("end",()=>{const s=JSON.parse(t).result.structuredContent;if(s.wait&&s.wait.reason==="changed"&&s.activeWorkflow)console.error("   ... "+s.activeWorkflow.kind+" "+s.activeWorkflow.status+": step "+s.activeWorkflow.step.index+"/"+s.activeWorkflow.step.total+" "+(s.activeWorkflow.step.name||""));process.exit(eval(process.argv[1])?0:1)})' "$1"; then return 0; fi
+    wait=30
   done
   echo "timed out waiting for: $1" >&2; return 1
 }
@@ -34,7 +37,7 @@ PROJECT=$(call svc_create_project '{"name":"Todo demo","description":"A todo lis
 echo "   projectId: $PROJECT"
 
 echo "2. Send a build instruction"
-call svc_send_message "{\"projectId\":\"$PROJECT\",\"message\":\"Build a todo list with due dates\"}" | field status | sed 's/^/   status: /'
+call svc_send_message "{\"projectId\":\"$PROJECT\",\"message\":\"Build a todo list with due dates\",\"kind\":\"build\"}" | field status | sed 's/^/   status: /'
 
 echo "3. Watch the session until the build is done"
 # With the expo builder's default agent (host), the build asks a code question: it is meant for
@@ -51,7 +54,7 @@ PREVIEW=$(call svc_get_session "{\"projectId\":\"$PROJECT\"}" | field previewUrl
 echo "   preview (open it in a browser): $PREVIEW"
 
 echo "4. Deploy, and answer the agent's question"
-call svc_send_message "{\"projectId\":\"$PROJECT\",\"message\":\"Deploy it\"}" | field kind | sed 's/^/   kind: /'
+call svc_send_message "{\"projectId\":\"$PROJECT\",\"message\":\"Deploy it\",\"kind\":\"deploy\"}" | field kind | sed 's/^/   kind: /'
 wait_until 's.pendingQuestion !== null'
 QUESTION=$(call svc_get_session "{\"projectId\":\"$PROJECT\"}" | field pendingQuestion)
 echo "   question: $(echo "$QUESTION" | node -pe 'JSON.parse(require("fs").readFileSync(0)).prompt')"
@@ -69,17 +72,13 @@ call svc_get_messages "{\"projectId\":\"$PROJECT\",\"limit\":500}" \
   | node -e 'let t="";process.stdin.on("data",d=>t+=d).on("end",()=>{for(const m of JSON.parse(t).result.structuredContent.messages)console.log(`   ${String(m.seq).padStart(3)} ${m.role.padEnd(6)} ${m.type.padEnd(11)} ${m.content.split("\n")[0].slice(0,90)}`)})'
 
 echo "6. Queue two builds, then cancel both: the queued one at once, the running one by stopping it"
-FIRST=$(call svc_send_message "{\"projectId\":\"$PROJECT\",\"message\":\"Add a dark mode\"}" | field workflowId)
-SECOND_REPLY=$(call svc_send_message "{\"projectId\":\"$PROJECT\",\"message\":\"Add reminders\"}")
-if echo "$SECOND_REPLY" | grep -q '"error"'; then
-  # The first build already waits for its code question: a message is then its answer (refused
-  # here, nothing written), so no second build is queued.
-  echo "   the first build already asks its code question, so the message was taken as its answer and refused; no second build"
-else
-  SECOND=$(echo "$SECOND_REPLY" | field workflowId)
-  echo "   second build queued at position $(echo "$SECOND_REPLY" | field queuePosition)"
-  call svc_cancel_workflow "{\"projectId\":\"$PROJECT\",\"workflowId\":\"$SECOND\"}" | field status | sed 's/^/   queued build: /'
-fi
+# Each passes kind and no questionId: a new instruction, queued even while the first build waits
+# for an answer to its question (that question stays pending).
+FIRST=$(call svc_send_message "{\"projectId\":\"$PROJECT\",\"message\":\"Add a dark mode\",\"kind\":\"build\"}" | field workflowId)
+SECOND_REPLY=$(call svc_send_message "{\"projectId\":\"$PROJECT\",\"message\":\"Add reminders\",\"kind\":\"build\"}")
+SECOND=$(echo "$SECOND_REPLY" | field workflowId)
+echo "   second build queued at position $(echo "$SECOND_REPLY" | field queuePosition)"
+call svc_cancel_workflow "{\"projectId\":\"$PROJECT\",\"workflowId\":\"$SECOND\"}" | field status | sed 's/^/   queued build: /'
 call svc_cancel_workflow "{\"projectId\":\"$PROJECT\",\"workflowId\":\"$FIRST\"}" | field status | sed 's/^/   running build: /'
 call svc_cancel_workflow "{\"projectId\":\"$PROJECT\",\"workflowId\":\"$FIRST\"}" | field cancelled | sed 's/^/   cancelling the first again, cancelled: /'
 

@@ -29,6 +29,8 @@ import { ProjectAccess } from './services/project-access.js';
 import { ProjectService } from './services/project-service.js';
 import { PublicUrl, type ArtifactOrigins } from './services/public-url.js';
 import { WorkflowService } from './services/workflow-service.js';
+import { PreviewScreenshots } from './services/preview-screenshots.js';
+import { locateBrowser } from './builders/browser-location.js';
 import { ArtifactRepo } from './store/artifact-repo.js';
 import { openStore, type Store } from './store/database.js';
 import { ExternalChangeWatch, ReadCache } from './store/read-cache.js';
@@ -109,6 +111,11 @@ export interface AppConfig {
   heartbeatMs?: number;
   /** Lifetimes of OAuth codes and tokens, in seconds (README "Sign in with OAuth"); defaults 60 s, 1 h, 30 days. */
   oauth?: OAuthLifetimes;
+  /**
+   * Browser for preview screenshots (`--browser`, README "Screenshots"); when absent, Debian's
+   * chromium or one on PATH. A path that names no executable file means no browser (no fallback).
+   */
+  browser?: string;
   /** A builder object to run instead of `builder` (embedding, and tests that drive a builder by hand). */
   builderInstance?: Builder;
 }
@@ -138,6 +145,8 @@ export interface App {
   plans: PlanTable;
   /** The tool adapter (`tools/call`), which the web console calls too. */
   tools: ToolDispatcher;
+  /** Screenshots of web previews (README "Screenshots"), for `svc_get_session` and the console's thumbnail. */
+  screenshots: PreviewScreenshots;
   /** Web console sessions (README "Web console"). */
   webSessions: WebSessionService;
   /** Notices of project changes, pushed to the web console's live pages. */
@@ -287,8 +296,10 @@ export function createApp(config: AppConfig): App {
     engine,
     publicUrl,
     plans,
+    changes,
   });
-  const tools = new ToolDispatcher(ALL_TOOLS, { projects, workflows, logger });
+  const screenshots = new PreviewScreenshots({ access, artifacts: artifactRepo, artifactStore, publicUrl, browser: locateBrowser(config.browser), logger });
+  const tools = new ToolDispatcher(ALL_TOOLS, { projects, workflows, screenshots, logger });
   const gateway = new JsonRpcGateway(createMcpServer(VERSION), tools, logger, config.requestDeadlineMs);
   const webSessions = new WebSessionService(new WebSessionRepo(store.db), tokens, clock, (code) => loginCodes.redeem(code));
 
@@ -313,6 +324,7 @@ export function createApp(config: AppConfig): App {
     users,
     plans,
     tools,
+    screenshots,
     webSessions,
     changes,
     async start() {

@@ -21,8 +21,8 @@ export type ErrorData = Record<string, unknown>;
 
 /** What a -32004 did not find: every `Resource not found` carries it as `error.data`. */
 export interface NotFoundData {
-  resource: 'project' | 'workflow' | 'page';
-  reason: 'unknown id' | 'none active' | 'unknown path';
+  resource: 'project' | 'workflow' | 'page' | 'thumbnail';
+  reason: 'unknown id' | 'none active' | 'unknown path' | 'none taken';
 }
 
 /** A failure with a kind, an exact caller-facing message and optional `error.data`. */

@@ -21,9 +21,12 @@ afterAll(async () => {
 async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
   const result = await client.callTool({ name, arguments: args });
   expect(result.isError).toBeFalsy();
-  const content = result.content as Array<{ type: string; text: string }>;
-  expect(content).toHaveLength(1);
+  const content = result.content as Array<{ type: string; text: string; uri?: string }>;
+  expect(content[0]!.type).toBe('text');
   expect(JSON.parse(content[0]!.text)).toEqual(result.structuredContent);
+  // After the JSON text: svc_get_session adds one resource_link per preview URL; other tools add nothing.
+  const links = name === 'svc_get_session' ? (result.structuredContent as { previewUrls: Array<{ url: string }> }).previewUrls.map((p) => p.url) : [];
+  expect(content.slice(1).map((c) => [c.type, c.uri])).toEqual(links.map((url) => ['resource_link', url]));
   return result.structuredContent as any;
 }
 

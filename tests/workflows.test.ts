@@ -119,7 +119,7 @@ describe('questions', () => {
     expect(bad.status).toBe(400);
     expect(bad.json.error.code).toBe(-32602);
     expect(bad.json.error.message).toMatch(/^Invalid parameter: message must match the pattern/);
-    expect(bad.json.error.data).toMatchObject({ questionId: question.questionId, prompt: question.prompt, hint: expect.stringContaining('svc_cancel_workflow') });
+    expect(bad.json.error.data).toMatchObject({ questionId: question.questionId, prompt: question.prompt, hint: expect.stringContaining('pass kind ("build" or "deploy") without questionId') });
     const wrongId = await callTool(server.mcpUrl, alice, 'svc_send_message', { projectId: project.id, message: 'com.example.shop', questionId: '00000000-0000-4000-8000-000000000000' });
     expect(wrongId.json.error.message).toBe('Invalid parameter: questionId does not match the pending question');
     const still = await tool('svc_get_session', { projectId: project.id });

@@ -15,6 +15,12 @@ import { join, posix } from 'node:path';
 import { z } from 'zod';
 import { issueReason } from '../io/issue-reason.js';
 
+/** Characters of file contents on a code question's prompt (page 1) and on each further page (`code-question-files.ts`). */
+export interface FilePaging {
+  first: number;
+  page: number;
+}
+
 /** The checks a code answer must pass; stored as JSON with its question. */
 export interface CodeAnswerRules {
   /** The project's workspace (absolute): no path of the answer may pass through a link in it. */
@@ -29,6 +35,8 @@ export interface CodeAnswerRules {
   maxFileBytes: number;
   /** Most UTF-8 bytes of all files together. */
   maxTotalBytes: number;
+  /** How the question pages the app's files (`code-question-files.ts`); absent in questions asked before paging. */
+  filePaging?: FilePaging;
 }
 
 /** A checked code answer. */

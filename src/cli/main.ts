@@ -82,6 +82,7 @@ interface ServeOptions {
   updatesSigningKey?: string;
   artifactUrl?: string;
   artifactOrigins: ArtifactOrigins;
+  browser?: string;
 }
 
 /** Builds the program (exported for tests of the parser; `run` executes it). */
@@ -121,6 +122,7 @@ export function buildProgram(): Command {
         .default('per-project'),
     )
     .addOption(new Option('--updates-signing-key <file>', 'PEM RSA private key that signs Expo Updates manifests (keyid "main")').env('SVC_UPDATES_SIGNING_KEY'))
+    .addOption(new Option('--browser <path>', 'Chromium or Chrome that renders preview screenshots (default /usr/bin/chromium, else one on PATH; a path that names no file turns screenshots off)').env('SVC_BROWSER'))
     .addOption(new Option('--max-heavy-steps <n>', 'type checks and exports of the expo builder running at once').env('SVC_MAX_HEAVY_STEPS').default(1).argParser(positiveInt('--max-heavy-steps', 1)))
     .action(async (options: ServeOptions) => serve(options));
 
@@ -330,6 +332,7 @@ async function serve(options: ServeOptions): Promise<void> {
     artifactOrigins: options.artifactOrigins,
     ...(options.plans && { plansFile: resolve(options.plans) }),
     ...(options.updatesSigningKey && { updatesSigningKeyFile: resolve(options.updatesSigningKey) }),
+    ...(options.browser !== undefined && { browser: options.browser }),
   };
   // A bad signing key fails at start, not on a phone's first request.
   if (config.updatesSigningKeyFile) loadUpdatesSigningKey(config.updatesSigningKeyFile);

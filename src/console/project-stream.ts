@@ -63,7 +63,7 @@ export function projectStream(options: ProjectStreamOptions): LiveStream {
         const key = previewsKey(view.previewUrls);
         if (key !== previews) {
           previews = key;
-          write('previews', { html: (await renderPreviews(view.previewUrls, options.sameOrigin)).value });
+          write('previews', { html: (await renderPreviews(view.previewUrls, options.sameOrigin, projectId)).value });
         }
         while (lastSeq !== null) {
           const page: MessagesPage = await tool<MessagesPage>('svc_get_messages', { projectId, after: lastSeq, limit: PUSH_PAGE }, caller);

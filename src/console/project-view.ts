@@ -135,13 +135,16 @@ function deployKey(d: PreviewUrl): string {
  * @param sameOrigin true when previews must run in an opaque origin (the shared path form of
  *   `--artifact-origins`, or artifacts served from the console's own origin): the frame then gets
  *   no `allow-same-origin`, so a preview can never act as the console or as another project.
+ * @param projectId when given, the web preview also shows its phone screenshot (the picture
+ *   `svc_get_session` returns with `screenshot: true`) as the project's thumbnail.
  */
-export async function renderPreviews(previewUrls: PreviewUrl[], sameOrigin: boolean): Promise<SafeHtml> {
+export async function renderPreviews(previewUrls: PreviewUrl[], sameOrigin: boolean, projectId?: string): Promise<SafeHtml> {
   const safe = previewUrls.filter((p) => isHttpUrl(p.url));
   const web = safe.find((p) => p.kind === 'preview' && p.platform === 'web');
   const deployments = safe.filter((p) => p.kind === 'deployment');
   const frame = web
     ? html`<div class="preview"><p><a id="preview-link" href="${web.url}" target="_blank" rel="noopener noreferrer">Open the web preview</a> (built ${timeTag(web.createdAt)})</p>
+${projectId ? html`<img id="preview-thumbnail" class="thumbnail" src="/projects/${projectId}/thumbnail.png?v=${web.createdAt}" alt="The web preview on a phone-sized screen" width="195" height="422">` : ''}
 <iframe id="preview-frame" title="Web preview" src="${web.url}" sandbox="allow-scripts allow-forms${sameOrigin ? '' : ' allow-same-origin'}" referrerpolicy="no-referrer"></iframe></div>`
     : html`<p class="muted" id="no-preview">No web preview yet: send a build.</p>`;
   const card = async (d: PreviewUrl) => {

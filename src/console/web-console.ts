@@ -53,7 +53,7 @@ function fromOwnPages(req: IncomingMessage): boolean {
 /** What the console works with. */
 export interface WebConsoleDeps {
   /** The tool adapter (`tools/call`): the console calls the tools by name. */
-  tools: { call(params: Record<string, unknown>, caller: Caller): Promise<{ structuredContent: Record<string, unknown> }> };
+  tools: { call(params: Record<string, unknown>, caller: Caller): Promise<{ structuredContent: Record<string, unknown>; content: ReadonlyArray<{ type: string; data?: string }> }> };
   sessions: Pick<WebSessionService, 'signIn' | 'authenticate' | 'signOut'>;
   gate: Pick<RequestGate, 'admitCaller' | 'countSignInAttempt'>;
   changes: Pick<ProjectChanges, 'subscribe'>;
@@ -80,7 +80,7 @@ export interface WebConsole {
   sessionUser(req: IncomingMessage): { userId: string; userName: string; csrf: string } | null;
 }
 
-const PROJECT_PATH = /^\/projects\/([^/]+)(?:\/(messages|answer|cancel|events))?$/;
+const PROJECT_PATH = /^\/projects\/([^/]+)(?:\/(messages|answer|cancel|events|thumbnail\.png))?$/;
 
 /** Builds the console. */
 export function createWebConsole(deps: WebConsoleDeps): WebConsole {
@@ -171,7 +171,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
       const start = after === undefined && (limit === undefined || typeof limit === 'number') ? deps.latestPageStart(caller, project.id, typeof limit === 'number' ? limit : MESSAGES_PAGE_DEFAULT) : after;
       messages = await tool<MessagesPage>('svc_get_messages', { projectId: project.id, ...(start !== undefined && { after: start }), ...(limit !== undefined && { limit }) }, caller);
       // Inside the try: a QR code that cannot be made still gets an HTML error page.
-      previews = await renderPreviews(view.previewUrls, sameOrigin(req));
+      previews = await renderPreviews(view.previewUrls, sameOrigin(req), projectId);
     } catch (error) {
       return failurePage(res, error, viewer);
     }
@@ -242,6 +242,20 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
         logger: deps.logger,
       }),
     );
+  };
+
+  /** The project's thumbnail: the same picture as `svc_get_session` with `screenshot: true` (404 when there is none). */
+  const thumbnail = async (res: ServerResponse, session: WebSession, projectId: string, viewer: { userName: string; csrf: string }) => {
+    try {
+      const result = await deps.tools.call({ name: 'svc_get_session', arguments: { projectId, screenshot: true } }, session.caller);
+      const image = result.content.find((c) => c.type === 'image');
+      if (!image?.data) return failurePage(res, notFound({ resource: 'thumbnail', reason: 'none taken' }), viewer);
+      const png = Buffer.from(image.data, 'base64');
+      res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': String(png.length), 'Cache-Control': 'private, max-age=3600' });
+      res.end(png);
+    } catch (error) {
+      failurePage(res, error, viewer);
+    }
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> => {
@@ -336,7 +350,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     } catch {
       return failurePage(res, notFound({ resource: 'page', reason: 'unknown path' }), viewer);
     }
-    const action = match[2] as 'messages' | 'answer' | 'cancel' | 'events' | undefined;
+    const action = match[2] as 'messages' | 'answer' | 'cancel' | 'events' | 'thumbnail.png' | undefined;
     if (action === 'events') {
       if (method !== 'GET') return methodNotAllowed(res);
       // The first read checks access with the tools' rule before the stream opens.
@@ -346,6 +360,10 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
         return failurePage(res, error, viewer);
       }
       return events(req, res, secret, session, projectId, query);
+    }
+    if (action === 'thumbnail.png') {
+      if (form) return methodNotAllowed(res);
+      return thumbnail(res, session, projectId, viewer);
     }
     if (action === undefined) {
       if (form) return methodNotAllowed(res);

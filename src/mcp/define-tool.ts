@@ -17,10 +17,53 @@ interface ToolAnnotations {
   openWorldHint: boolean;
 }
 
+/**
+ * The request a tool call arrived in, as far as a long call needs it (absent for calls made inside
+ * the server, such as the web console's).
+ */
+export interface ToolRequest {
+  /** Aborts when the client went away (HTTP connection closed, stdio input ended). */
+  signal?: AbortSignal;
+  /**
+   * Sends one MCP `notifications/progress` for this request (present only when the request
+   * carried `_meta.progressToken` and its transport can send notifications). `progress` grows by
+   * one per call; `message` is shown by hosts.
+   */
+  progress?(message: string): void;
+  /**
+   * Lets the call run `ms` milliseconds past the transport's per-message deadline (a wait the
+   * caller asked for, such as `svc_get_session`'s `waitSeconds`).
+   */
+  extendDeadline?(ms: number): void;
+}
+
 /** What a tool's handler receives besides its arguments. */
 interface ToolContext {
   caller: Caller;
   services: ToolServices;
+  request?: ToolRequest;
+}
+
+/** One item of a `CallToolResult`'s `content` (MCP 2025-11-25 "Tool Result"). */
+export type ContentItem =
+  | { type: 'text'; text: string }
+  | { type: 'image'; data: string; mimeType: string }
+  | { type: 'resource_link'; uri: string; name: string; title?: string; mimeType?: string; description?: string };
+
+/** A handler's output with content items to send after the JSON text item (see `withContent`). */
+class OutputWithContent<T> {
+  constructor(
+    readonly output: T,
+    readonly content: ContentItem[],
+  ) {}
+}
+
+/**
+ * Wraps a handler's output so that the result's `content` also holds `content` (after the one text
+ * item with the JSON); `structuredContent` is `output` alone.
+ */
+export function withContent<T>(output: T, content: ContentItem[]): T {
+  return new OutputWithContent(output, content) as unknown as T;
 }
 
 /** A tool as declared in `src/mcp/tools/`. */
@@ -48,7 +91,8 @@ export interface ToolDescriptor {
 /** The MCP `CallToolResult` a successful call returns. */
 export interface ToolResult {
   [key: string]: unknown;
-  content: [{ type: 'text'; text: string }];
+  /** The JSON of `structuredContent` as one text item first, then any items the tool added. */
+  content: [{ type: 'text'; text: string }, ...ContentItem[]];
   structuredContent: Record<string, unknown>;
 }
 
@@ -89,7 +133,12 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definit
     async call(args, context) {
       const parsed = definition.input.safeParse(args ?? {});
       if (!parsed.success) throw parameterError(parsed.error.issues, args ?? {});
-      const output = (await definition.handle(parsed.data, context)) as Record<string, unknown>;
+      const returned = (await definition.handle(parsed.data, context)) as unknown;
+      if (returned instanceof OutputWithContent) {
+        const output = returned.output as Record<string, unknown>;
+        return { content: [{ type: 'text', text: JSON.stringify(output) }, ...(returned.content as ContentItem[])], structuredContent: output };
+      }
+      const output = returned as Record<string, unknown>;
       return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
     },
   };

@@ -39,6 +39,7 @@ import type { ModernEra, ModernVerdict } from './modern-era.js';
 import { parameterError } from './parameter-errors.js';
 import { claimsModernEra, MODERN_METHODS, type ProtocolHeaders } from './protocol-era.js';
 import type { ToolDispatcher } from './tool-dispatcher.js';
+import type { ToolRequest } from './define-tool.js';
 
 /**
  * Decides who may send `method`: returns the admission (caller and rate window), null when the
@@ -52,6 +53,24 @@ export interface GatewayReply {
   status: number;
   /** The rate window the request was counted in, when it was (for `X-RateLimit-*` headers). */
   rate?: RateDecision;
+}
+
+/**
+ * What a transport offers a request besides its reply: a way to send notifications for it before
+ * the reply (stdio writes a line; HTTP turns the response into an SSE stream), and a signal that
+ * aborts when the client has gone.
+ */
+export interface RequestChannel {
+  /** Sends one JSON-RPC notification tied to the request. */
+  notify?(message: JsonRpcNotification): void;
+  signal?: AbortSignal;
+}
+
+/** A JSON-RPC notification the server sends (here: `notifications/progress`). */
+export interface JsonRpcNotification {
+  jsonrpc: '2.0';
+  method: string;
+  params: Record<string, unknown>;
 }
 
 /** Methods the SDK server answers itself, with the SDK's schema for their parameters. */
@@ -93,36 +112,47 @@ export class JsonRpcGateway {
    * Handles one raw message body (a JSON text).
    * @param headers the HTTP request's protocol headers (absent over stdio), checked against the
    *   body for a 2026-07-28 request.
+   * @param channel the transport's notification path and disconnect signal for this request, if any.
    */
-  async handleText(text: string, admit: AdmissionPolicy, headers?: ProtocolHeaders): Promise<GatewayReply> {
+  async handleText(text: string, admit: AdmissionPolicy, headers?: ProtocolHeaders, channel?: RequestChannel): Promise<GatewayReply> {
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
       return errorReply(null, parseError());
     }
-    return this.handleValue(value, admit, headers);
+    return this.handleValue(value, admit, headers, channel);
   }
 
-  /** Handles one parsed message; answers within the deadline whatever the handling does. */
-  async handleValue(value: unknown, admit: AdmissionPolicy, headers?: ProtocolHeaders): Promise<GatewayReply> {
+  /**
+   * Handles one parsed message; answers within the deadline whatever the handling does. A tool
+   * that waits on the caller's request (`svc_get_session`'s `waitSeconds`) moves the deadline out
+   * by the wait it was asked for.
+   */
+  async handleValue(value: unknown, admit: AdmissionPolicy, headers?: ProtocolHeaders, channel?: RequestChannel): Promise<GatewayReply> {
     let timer: NodeJS.Timeout | undefined;
+    let fire: () => void = () => undefined;
+    const arm = (ms: number) => {
+      clearTimeout(timer);
+      timer = setTimeout(fire, ms);
+      timer.unref();
+    };
     const deadline = new Promise<GatewayReply>((resolve) => {
-      timer = setTimeout(() => {
+      fire = () => {
         const id = value && typeof value === 'object' && validId((value as { id?: unknown }).id) ? ((value as { id: RequestId }).id) : null;
         this.logger.warn({ deadlineMs: this.deadlineMs }, 'request answered with Internal error: deadline exceeded');
         resolve(errorReply(id, new ServiceError('internal', MESSAGES.internal, { reason: 'deadline_exceeded', deadlineMs: this.deadlineMs })));
-      }, this.deadlineMs);
-      timer.unref();
+      };
+      arm(this.deadlineMs);
     });
     try {
-      return await Promise.race([this.route(value, admit, headers), deadline]);
+      return await Promise.race([this.route(value, admit, headers, channel, (ms) => arm(ms + this.deadlineMs)), deadline]);
     } finally {
       clearTimeout(timer);
     }
   }
 
-  private async route(value: unknown, admit: AdmissionPolicy, headers: ProtocolHeaders | undefined): Promise<GatewayReply> {
+  private async route(value: unknown, admit: AdmissionPolicy, headers: ProtocolHeaders | undefined, channel: RequestChannel | undefined, extendDeadline: (ms: number) => void): Promise<GatewayReply> {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       return errorReply(null, invalidRequest(Array.isArray(value) ? { reason: 'batch requests are not supported' } : undefined));
     }
@@ -157,10 +187,10 @@ export class JsonRpcGateway {
       const admission = await admit(message.method);
       rate = admission?.rate;
       if (isNotification) return { body: null, status: 202, ...(rate && { rate }) };
-      if (modern) return await this.answerModern(modern.era, modern.verdict as Extract<ModernVerdict, { kind: 'accepted' }>, message, id as RequestId, admission, rate);
+      if (modern) return await this.answerModern(modern.era, modern.verdict as Extract<ModernVerdict, { kind: 'accepted' }>, message, id as RequestId, admission, rate, toolRequest(params, channel, extendDeadline));
 
       if (message.method === 'tools/call') {
-        const result = await this.tools.call(params, admission?.caller);
+        const result = await this.tools.call(params, admission?.caller, toolRequest(params, channel, extendDeadline));
         return { body: { jsonrpc: '2.0', id, result }, status: 200, ...(rate && { rate }) };
       }
       if (message.method === 'tools/list') {
@@ -202,11 +232,12 @@ export class JsonRpcGateway {
     id: RequestId,
     admission: Admission | null,
     rate: RateDecision | undefined,
+    request: ToolRequest,
   ): Promise<GatewayReply> {
     const method = message.method as string;
     if (!MODERN_METHODS.has(method)) throw methodNotFound(method);
     if (method === 'tools/call' && verdict.supported) {
-      const result = await this.tools.call(message.params as Record<string, unknown> | undefined, admission?.caller);
+      const result = await this.tools.call(message.params as Record<string, unknown> | undefined, admission?.caller, request);
       return { body: { jsonrpc: '2.0', id, result: era.stampCall(result) }, status: 200, ...(rate && { rate }) };
     }
     const { reply, status } = await era.serve(message, verdict.revision);
@@ -226,6 +257,26 @@ export class JsonRpcGateway {
     }
     return { body: { ...reply, error }, status: httpStatusForCode(error.code), ...(rate && { rate }) };
   }
+}
+
+/**
+ * The tool's view of its request: the disconnect signal, the deadline, and a progress sender when
+ * the request carries `_meta.progressToken` and the transport can notify (MCP 2025-11-25
+ * "Progress": `progress` increases with each notification).
+ */
+function toolRequest(params: Record<string, unknown> | undefined, channel: RequestChannel | undefined, extendDeadline: (ms: number) => void): ToolRequest {
+  const request: ToolRequest = { extendDeadline };
+  if (channel?.signal) request.signal = channel.signal;
+  const token = (params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
+  const notify = channel?.notify;
+  if (notify && (typeof token === 'string' || typeof token === 'number')) {
+    let progress = 0;
+    request.progress = (message) => {
+      progress += 1;
+      notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress, message } });
+    };
+  }
+  return request;
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import type { Caller } from '../auth/caller.js';
 import { invalidParameter, missingParameter, toolNotFound, unauthenticated } from '../errors.js';
-import type { Tool, ToolDescriptor, ToolResult } from './define-tool.js';
+import type { Tool, ToolDescriptor, ToolRequest, ToolResult } from './define-tool.js';
 import type { ToolServices } from './tool-services.js';
 
 /** Lists and calls the tools by name. */
@@ -29,8 +29,9 @@ export class ToolDispatcher {
    * Runs `tools/call` with its raw `params`.
    * @throws ServiceError -32001 without a caller; -32602 for a missing or non-string `name` or
    *   non-object `arguments`; -32601 for an unknown tool; else whatever the tool throws.
+   * @param request the transport's side of the call (cancellation, progress, deadline), if any.
    */
-  async call(params: Record<string, unknown> | undefined, caller: Caller | undefined): Promise<ToolResult> {
+  async call(params: Record<string, unknown> | undefined, caller: Caller | undefined, request?: ToolRequest): Promise<ToolResult> {
     if (!caller) throw unauthenticated();
     const p = params ?? {};
     if (p.name === undefined) throw missingParameter('name');
@@ -41,6 +42,6 @@ export class ToolDispatcher {
     if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) {
       throw invalidParameter('arguments', 'must be an object');
     }
-    return tool.call(args, { caller, services: this.services });
+    return tool.call(args, { caller, services: this.services, ...(request && { request }) });
   }
 }

@@ -101,6 +101,32 @@ export const sessionSchema = z.object({
   pendingQuestion: pendingQuestionSchema.nullable(),
   previewUrls: z.array(previewUrlSchema).describe('Latest preview and deployment of each platform'),
   lastWorkflow: workflowSchema.nullable(),
+  wait: z
+    .object({
+      changed: z.boolean().describe('true when the call returned because the followed workflow changed (status, step, question, end)'),
+      reason: z.enum(['changed', 'time_up', 'nothing_active', 'client_gone']),
+    })
+    .optional()
+    .describe('Present when waitSeconds > 0: why the wait ended'),
+  screenshot: z
+    .object({
+      status: z.enum(['taken', 'unavailable']),
+      reason: z.string().optional().describe('Why there is no image (no web preview, no browser, the page failed to render)'),
+      previewUrl: z.string().optional().describe('The web preview the image shows'),
+      width: z.number().int().optional().describe('CSS pixels of the phone-sized viewport'),
+      height: z.number().int().optional(),
+    })
+    .optional()
+    .describe('Present when screenshot was asked for: the image is the image/png item of content'),
+  questionFiles: z
+    .object({
+      questionId: z.string(),
+      page: z.number().int(),
+      pages: z.number().int(),
+      files: z.array(z.object({ path: z.string(), content: z.string(), cut: z.boolean().optional().describe('true when the file is longer than a page: content is its start') })),
+    })
+    .optional()
+    .describe('Present with questionFilesPage: one page of the app files of the pending code question (pendingQuestion.prompt is then left out)'),
 });
 
 /** `svc_get_messages`'s response: pass `nextAfter` as `after` to read on. */

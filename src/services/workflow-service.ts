@@ -16,6 +16,9 @@ import type { WorkflowRepo } from '../store/workflow-repo.js';
 import { artifactPath } from '../workflows/artifact-store.js';
 import { checkAnswer, checkCodeQuestionAnswer, normaliseAnswer } from '../workflows/answer-rules.js';
 import type { WorkflowEngine } from '../workflows/workflow-engine.js';
+import type { ProjectChanges } from '../workflows/project-changes.js';
+import type { CodeAnswerRules } from '../builders/code-answer.js';
+import { DEFAULT_FILE_PAGING, pageFiles } from '../builders/code-question-files.js';
 import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.js';
 
 /** Longest instruction and text answer in code points; stored whole (see the journal). */
@@ -59,6 +62,21 @@ export interface WorkflowServiceDeps {
   publicUrl: PublicUrl;
   /** The plans, for each user's bound on queued workflows. */
   plans: PlanTable;
+  /** Notices of project changes: what wakes a waiting `svc_get_session`. */
+  changes: Pick<ProjectChanges, 'subscribe'>;
+}
+
+/** Longest wait `svc_get_session` accepts, in seconds. */
+export const MAX_WAIT_SECONDS = 60;
+
+/** How a session wait is followed and ended (see `waitSession`). */
+export interface SessionWaitOptions {
+  /** Longest wait in ms (0: answer at once). */
+  waitMs: number;
+  /** Ends the wait early (the client went away); the session is then read and returned. */
+  signal?: AbortSignal | undefined;
+  /** Called with a one-line description of the followed workflow at the start and at each change seen. */
+  onStep?: ((message: string) => void) | undefined;
 }
 
 /** The four workflow tools' rules (docs/contract.md#tools). */
@@ -66,8 +84,10 @@ export class WorkflowService {
   constructor(private readonly deps: WorkflowServiceDeps) {}
 
   /**
-   * Answers the pending question of the project's waiting workflow, or else starts (or queues) a
-   * new workflow with the message as its instruction.
+   * Answers the pending question of the project's waiting workflow (a message with `questionId`,
+   * or with neither `questionId` nor `kind`), or else starts (or queues) a new workflow with the
+   * message as its instruction: a message with `kind` and no `questionId` is always a new
+   * instruction, queued behind the waiting workflow, whose question stays pending.
    * An answered workflow resumes when this server has a free build slot and its turn comes; until
    * then it stays `waiting_for_input` with its question answered, and the result says `queued`.
    * @throws ServiceError -32004/-32003 (project access, owner only); -32602 when `questionId` does
@@ -79,7 +99,7 @@ export class WorkflowService {
     const { access, engine, store } = this.deps;
     access.writable(caller, input.projectId);
     // A code answer is checked (syntax trees, the workspace on disk) before the write lock is taken.
-    const pending = this.pendingOf(input.projectId);
+    const pending = answersPending(input) ? this.pendingOf(input.projectId) : undefined;
     const checked = pending?.kind === 'code' && (input.questionId ?? pending.id) === pending.id ? this.checkCode(pending, input.message) : undefined;
     const recorded = store.immediate(() => this.record(caller, input, checked));
     if (recorded.answered) {
@@ -119,7 +139,7 @@ export class WorkflowService {
   private record(caller: Caller, input: SendMessageInput, checked: { questionId: string; content: string } | undefined): { result: SendMessageResult; answered: boolean } {
     const { workflows, questions, journal } = this.deps;
     const active = workflows.findActive(input.projectId);
-    const pending = active?.status === 'waiting_for_input' ? questions.pendingOf(active.id) : undefined;
+    const pending = answersPending(input) && active?.status === 'waiting_for_input' ? questions.pendingOf(active.id) : undefined;
 
     if (active && pending) {
       if (input.questionId !== undefined && input.questionId !== pending.id) {
@@ -235,6 +255,93 @@ export class WorkflowService {
   }
 
   /**
+   * The session, after waiting until the workflow it follows changes: the active workflow (else the
+   * first queued one) changes status or step, asks a question, or ends; or `waitMs` passes; or
+   * `signal` aborts. With nothing active or queued it answers at once. Wake-ups come from the
+   * engine's change notices (no polling); each wake-up re-reads the session.
+   * @returns the session with `wait` saying why it returned (when `waitMs` > 0).
+   * @throws ServiceError -32004/-32003 like `session` (also when access is lost during the wait).
+   */
+  async waitSession(caller: Caller, projectId: string, options: SessionWaitOptions): Promise<SessionView> {
+    const first = this.session(caller, projectId);
+    if (options.waitMs <= 0) return first;
+    const followed = first.activeWorkflow ?? first.queuedWorkflows[0];
+    if (!followed) return { ...first, wait: { changed: false, reason: 'nothing_active' } };
+    const mark = fingerprint(first, followed.id);
+    options.onStep?.(describeFollowed(first, followed.id));
+    if (options.signal?.aborted) return { ...first, wait: { changed: false, reason: 'client_gone' } };
+
+    return new Promise<SessionView>((resolve, reject) => {
+      let done = false;
+      let scheduled = false;
+      const end = (reason: 'changed' | 'time_up' | 'client_gone', view?: SessionView) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        unsubscribe();
+        options.signal?.removeEventListener('abort', onAbort);
+        try {
+          resolve({ ...(view ?? this.session(caller, projectId)), wait: { changed: reason === 'changed', reason } });
+        } catch (error) {
+          reject(error);
+        }
+      };
+      const check = () => {
+        scheduled = false;
+        if (done) return;
+        let view: SessionView;
+        try {
+          view = this.session(caller, projectId);
+        } catch (error) {
+          done = true;
+          clearTimeout(timer);
+          unsubscribe();
+          options.signal?.removeEventListener('abort', onAbort);
+          reject(error);
+          return;
+        }
+        if (fingerprint(view, followed.id) === mark) return;
+        options.onStep?.(describeFollowed(view, followed.id));
+        end('changed', view);
+      };
+      const onAbort = () => end('client_gone');
+      // Notices arrive inside the writer's transaction: read after it has committed.
+      const unsubscribe = this.deps.changes.subscribe(projectId, () => {
+        if (scheduled || done) return;
+        scheduled = true;
+        setImmediate(check);
+      });
+      const timer = setTimeout(() => end('time_up'), options.waitMs);
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      // A change between the first read and the subscription is caught by reading once more.
+      check();
+    });
+  }
+
+  /**
+   * The session with one page of the app files of the pending code question
+   * (`code-question-files.ts`): page 1 is what the prompt shows, the others what it lists. The
+   * prompt itself is left out of this answer (it was read already), so the result stays small.
+   * @throws ServiceError -32004/-32003 like `session`; -32602 when no code question is waiting,
+   *   or `page` is past the last page (`data.pages`).
+   */
+  async questionFiles(caller: Caller, projectId: string, page: number): Promise<SessionView> {
+    const view = this.session(caller, projectId);
+    const question = view.pendingQuestion;
+    const row = question?.kind === 'code' ? this.deps.questions.pendingOf(question.workflowId) : undefined;
+    const rules = row?.rules ? (JSON.parse(row.rules) as CodeAnswerRules) : null;
+    if (!question || !rules) throw invalidParameter('questionFilesPage', 'can be read only while a code question is waiting (see pendingQuestion)');
+    const pages = await pageFiles(rules.root, rules.filePaging ?? DEFAULT_FILE_PAGING);
+    if (page > pages.length) throw invalidParameter('questionFilesPage', `must be at most ${pages.length} (the question's files fill ${pages.length} page${pages.length === 1 ? '' : 's'})`, { pages: pages.length });
+    const { format: _format, ...rest } = question;
+    return {
+      ...view,
+      pendingQuestion: { ...rest, prompt: '(left out while reading files: call svc_get_session without questionFilesPage for the prompt)' },
+      questionFiles: { questionId: question.questionId, page, pages: pages.length, files: pages[page - 1]! },
+    };
+  }
+
+  /**
    * The state of each of the caller's own projects (the projects `svc_list_projects` lists), in one
    * read of the store: for the web console's projects list, which would otherwise need one
    * `svc_get_session` per project. Idle projects are absent from the map.
@@ -313,6 +420,44 @@ export class WorkflowService {
   }
 }
 
+/**
+ * Whether a message answers the pending question, if one waits: it does with `questionId`, and
+ * with neither `questionId` nor `kind`; with `kind` alone it is a new instruction.
+ */
+function answersPending(input: SendMessageInput): boolean {
+  return input.questionId !== undefined || input.kind === undefined;
+}
+
+/** Where the followed workflow stands: equal strings mean nothing a waiting caller cares about changed. */
+function fingerprint(view: SessionView, workflowId: string): string {
+  const w = findWorkflow(view, workflowId);
+  if (!w) return 'gone';
+  return JSON.stringify([w.status, w.step.index, w.step.total, w.step.name, view.pendingQuestion?.workflowId === workflowId ? view.pendingQuestion.questionId : null]);
+}
+
+function findWorkflow(view: SessionView, workflowId: string): WorkflowView | undefined {
+  if (view.activeWorkflow?.id === workflowId) return view.activeWorkflow;
+  if (view.lastWorkflow?.id === workflowId) return view.lastWorkflow;
+  return view.queuedWorkflows.find((w) => w.id === workflowId);
+}
+
+/**
+ * One line for a progress notification: the workflow's kind, status and step by name, e.g.
+ * `build running: step 2/4 Generating the app screens`.
+ */
+function describeFollowed(view: SessionView, workflowId: string): string {
+  const w = findWorkflow(view, workflowId);
+  if (!w) return 'the workflow has ended';
+  const step = w.step.index > 0 ? `step ${w.step.index}/${w.step.total} ${w.step.name ?? ''}`.trim() : 'not started';
+  if (w.status === 'waiting_for_input') {
+    const q = view.pendingQuestion;
+    return `${w.kind} waiting for input at ${step}${q ? `: ${q.kind === 'code' ? 'a code question for you' : 'a question for the user'}` : ''}`;
+  }
+  if (w.status === 'failed') return `${w.kind} failed at ${step}${w.error ? `: ${w.error.code}` : ''}`;
+  if (w.status === 'queued') return `${w.kind} queued`;
+  return `${w.kind} ${w.status}: ${step}`;
+}
+
 /** -32602 for a message over `limit` code points (the text the tool schema used to give). */
 function tooLong(limit: number, data: Record<string, unknown> = {}): Error {
   const problem = `must be at most ${limit} characters`;
@@ -333,7 +478,7 @@ function answerRule(question: QuestionRow): Record<string, unknown> {
     questionId: question.id,
     // A code question's prompt holds the app's files: the model has it already.
     ...(question.kind !== 'code' && { prompt: question.prompt }),
-    hint: 'A workflow of this project is waiting for an answer, so this message was taken as the answer. Answer the question, or cancel the workflow with svc_cancel_workflow to send a new instruction.',
+    hint: 'A workflow of this project is waiting for an answer, and this message (sent with questionId, or with neither questionId nor kind) was taken as the answer. Answer the question; to send a new instruction instead, pass kind ("build" or "deploy") without questionId: it is queued behind the waiting workflow.',
   };
   if (question.options) data.options = JSON.parse(question.options);
   if (question.pattern) data.pattern = question.pattern;

@@ -1,6 +1,7 @@
 /**
  * Streamable HTTP transport (README.md#command-line, docs/contract.md#errors, docs/contract.md#tokens-and-security) on plain `node:http`: `POST /mcp` answers
- * each JSON-RPC message with a JSON body (stateless; no session id, no SSE stream), `GET /healthz`,
+ * each JSON-RPC message with a JSON body (stateless; no session id, no standalone SSE stream; a
+ * request that sends progress notifications is answered as an SSE stream, see `sse-reply.ts`), `GET /healthz`,
  * and the artifact routes. One MCP server serves every request through the gateway, so per-request
  * work is only the request's own work.
  *
@@ -19,6 +20,7 @@ import { MODERN_PROTOCOL_VERSIONS, type ProtocolHeaders } from '../mcp/protocol-
 import type { ArtifactReader } from '../services/artifact-reader.js';
 import type { PublicUrl } from '../services/public-url.js';
 import { artifactIdOf, serveArtifact } from './artifact-routes.js';
+import { sseReplyChannel } from './sse-reply.js';
 import { createExpoUpdateRoutes, type ExpoUpdateSources } from './expo-updates-routes.js';
 import { formFromOwnOrigin } from './form-origin.js';
 import { createHostCheck } from './host-check.js';
@@ -190,9 +192,12 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
       holding = true;
       return admission;
     };
+    // Progress notifications turn the reply into an SSE stream for a client that accepts one (sse-reply.ts).
+    const channel = sseReplyChannel(req, res);
     try {
-      const reply = await deps.gateway.handleText(body, admit, protocolHeaders(req));
-      if (!res.destroyed) sendReply(res, reply, token !== undefined, mcpClient(version), oauthRoutes ? resourceMetadataUrl(deps.publicUrl.get()) : null);
+      const reply = await deps.gateway.handleText(body, admit, protocolHeaders(req), channel);
+      if (channel.streaming) channel.finish(reply.body);
+      else if (!res.destroyed) sendReply(res, reply, token !== undefined, mcpClient(version), oauthRoutes ? resourceMetadataUrl(deps.publicUrl.get()) : null);
     } finally {
       release();
     }

@@ -9,7 +9,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { RequestGate } from '../auth/request-gate.js';
 import type { Logger } from '../logger.js';
-import type { JsonRpcGateway } from '../mcp/json-rpc-gateway.js';
+import type { JsonRpcGateway, RequestChannel } from '../mcp/json-rpc-gateway.js';
 import { invalidRequest, toJsonRpcError } from '../errors.js';
 import { readBoundedLines } from '../io/bounded-lines.js';
 
@@ -41,6 +41,7 @@ export function serveStdio(app: StdioServerDeps, options: StdioServerOptions): P
   const token = options.token;
   const admit = app.gate.policy({ transport: 'stdio', token });
   const inFlight = new Set<Promise<void>>();
+  const channel = stdioChannel(output);
 
   const write = (value: unknown) => {
     output.write(`${JSON.stringify(value)}\n`);
@@ -49,7 +50,7 @@ export function serveStdio(app: StdioServerDeps, options: StdioServerOptions): P
   const handle = (line: string) => {
     if (line.trim().length === 0) return;
     const work = app.gateway
-      .handleText(line, admit)
+      .handleText(line, admit, undefined, channel)
       .then((reply) => {
         if (reply.body) write(reply.body);
       })
@@ -68,5 +69,24 @@ export function serveStdio(app: StdioServerDeps, options: StdioServerOptions): P
       }
       handle(text);
     },
-  }).then(() => Promise.allSettled([...inFlight]).then(() => undefined));
+  }).then(() => {
+    // The host has gone: calls that wait for it (svc_get_session's waitSeconds) answer now.
+    channel.end();
+    return Promise.allSettled([...inFlight]).then(() => undefined);
+  });
+}
+
+/**
+ * What stdio offers each request besides its reply: notifications (`notifications/progress`) are
+ * written as lines before the reply, and the signal aborts when the input ends.
+ */
+function stdioChannel(output: Writable): RequestChannel & { end(): void } {
+  const ended = new AbortController();
+  return {
+    notify: (message) => {
+      if (!ended.signal.aborted) output.write(`${JSON.stringify(message)}\n`);
+    },
+    signal: ended.signal,
+    end: () => ended.abort(),
+  };
 }

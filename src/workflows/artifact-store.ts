@@ -98,9 +98,18 @@ export class ArtifactStore {
     }
   }
 
-  /** Removes artifact `id`'s files (retention); a missing folder is fine. */
+  /**
+   * The cached screenshot of web artifact `id` (README "Screenshots"): beside its folder, not in
+   * it, so that it is never served as one of the artifact's files.
+   */
+  screenshotFileOf(id: string): string {
+    return join(this.root, `${id}.screenshot.png`);
+  }
+
+  /** Removes artifact `id`'s files and its cached screenshot (retention); missing ones are fine. */
   async remove(id: string): Promise<void> {
     await rm(this.dirOf(id), { recursive: true, force: true });
+    await rm(this.screenshotFileOf(id), { force: true });
   }
 
   /** Removes half-copied folders (`.tmp-*`) that a killed process left behind. Call at start. */

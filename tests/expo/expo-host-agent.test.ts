@@ -210,6 +210,43 @@ describe('expo builder: the host agent over HTTP', () => {
     expect(next.lastWorkflow.status, JSON.stringify(next.lastWorkflow.error)).toBe('completed');
   });
 
+  it('the host follows the build with waits and sees the real app; a later skip claims no edit the rewritten app does not show', async () => {
+    const call = caller(client);
+    const project = await call('svc_create_project', { name: 'Own App' });
+    await send(call, project.id, 'Build a habit app');
+    // One wait per change: the first returns when the code question is asked.
+    const asked = (await client.callTool({ name: 'svc_get_session', arguments: { projectId: project.id, waitSeconds: 60 } })).structuredContent as any;
+    const question = asked.pendingQuestion ?? (await waitPending(call, project.id));
+    const ownApp = `import { Text, View } from 'react-native';\n\nexport default function App() {\n  return (\n    <View style={{ flex: 1, backgroundColor: '#c81e1e', padding: 40 }}>\n      <Text style={{ color: '#ffffff', fontSize: 28 }}>My own habits</Text>\n    </View>\n  );\n}\n`;
+    await send(call, project.id, JSON.stringify({ summary: 'A red habits screen of my own', files: [{ path: 'App.tsx', content: ownApp }] }), question.questionId);
+    const built = await waitDone(call, project.id);
+    expect(built.lastWorkflow.status, JSON.stringify(built.lastWorkflow.error)).toBe('completed');
+
+    // Look: the real Expo web export, rendered by the server's own Chromium on a phone screen.
+    const look = await client.callTool({ name: 'svc_get_session', arguments: { projectId: project.id, screenshot: true } });
+    const shot = (look.structuredContent as any).screenshot;
+    if (existsSync('/usr/bin/chromium')) {
+      expect(shot.status, JSON.stringify(shot)).toBe('taken');
+      const { PNG } = await import('pngjs');
+      const png = PNG.sync.read(Buffer.from((look.content as any[]).find((c) => c.type === 'image').data, 'base64'));
+      expect(png.width).toBe(390);
+      const px = png.data.subarray(4 * (400 * png.width + 200), 4 * (400 * png.width + 200) + 3);
+      expect([...px]).toEqual([0xc8, 0x1e, 0x1e]);
+    }
+
+    await send(call, project.id, 'Make it teal, with the subtitle "Daily streaks"');
+    const second = await waitPending(call, project.id);
+    await send(call, project.id, 'skip', second.questionId);
+    const done = await waitDone(call, project.id);
+    expect(done.lastWorkflow.status, JSON.stringify(done.lastWorkflow.error)).toBe('completed');
+    const { messages } = await call('svc_get_messages', { projectId: project.id, limit: 500 });
+    const text = messages.filter((m: any) => m.workflowId === done.lastWorkflow.id).map((m: any) => m.content).join('\n');
+    expect(text).not.toContain('Edit made');
+    expect(text).toContain('Not shown in the app');
+    expect(text).not.toContain('--agent host');
+    await expectPreview(done, 'My own habits', 'My own habits');
+  });
+
   it('cancel while waiting for the answer: cancelled, no staging folder left', async () => {
     const call = caller(client);
     const project = await call('svc_create_project', { name: 'Cancel App' });

@@ -16,6 +16,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/console/console-sessions-cli.test.ts',
   'tests/crash-recovery.test.ts',
   'tests/hardening.test.ts',
+  'tests/host-loop.test.ts',
   'tests/install-channels.test.ts',
   'tests/install-tarball.test.ts',
   'tests/leases.test.ts',

@@ -4,8 +4,13 @@
  * template's `App.tsx` renders): the app name, an accent colour from a `#hex` or a colour word,
  * dark mode on/off, a subtitle, and the list of instructions shown in the app. Every edit is
  * named in a message, and a last message says plainly what was not done.
+ *
+ * The same step runs when a code question of the host agent is answered `skip`. By then the
+ * host's model may have rewritten `App.tsx`, and the app may no longer read the settings file (or
+ * only some of its fields): an edit is then still written to the file but is reported as not
+ * shown, never as made (`settingsShown`).
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AgentInput, AgentOutcome, AgentStep } from './agent-step.js';
 
@@ -41,6 +46,15 @@ const COLOUR_WORDS: Record<string, string> = {
   black: '#111111',
 };
 
+/** How the last message names each field. */
+const FIELD_LABELS: Record<keyof AppSettings, string> = {
+  name: 'app name',
+  subtitle: 'subtitle',
+  accentColor: 'accent colour',
+  darkMode: 'dark mode',
+  instructions: 'the instruction list',
+};
+
 /** The edits an instruction asks for (fields absent when it asks for none). */
 export interface RequestedEdits {
   accentColor?: { value: string; from: string };
@@ -70,13 +84,60 @@ export function parseEdits(instruction: string): RequestedEdits {
   return edits;
 }
 
+/** A field of `src/app-settings.json`. */
+type SettingsField = keyof AppSettings;
+const SETTINGS_FIELDS: readonly SettingsField[] = ['name', 'subtitle', 'accentColor', 'darkMode', 'instructions'];
+
+/** Longest source file read when looking for the settings' readers (bytes). */
+const MAX_SOURCE_BYTES = 1_000_000;
+
+/**
+ * The fields of `src/app-settings.json` that the app's code reads: a field counts when a source
+ * file (`App.tsx`, `src/**` `.ts`/`.tsx`) that imports or requires `app-settings.json` names it.
+ * The template's `App.tsx` reads them all; an app whose code no longer imports the file reads none.
+ */
+export async function settingsShown(workspaceDir: string): Promise<Set<SettingsField>> {
+  const files = ['App.tsx', ...(await sourceFiles(workspaceDir, 'src'))];
+  const shown = new Set<SettingsField>();
+  for (const file of files) {
+    const text = await readFile(join(workspaceDir, file), 'utf8').catch(() => '');
+    if (text.length > MAX_SOURCE_BYTES || !/(?:from\s*|require\(\s*|import\(\s*)['"][^'"]*app-settings(?:\.json)?['"]/.test(text)) continue;
+    for (const field of SETTINGS_FIELDS) if (new RegExp(`\\b${field}\\b`).test(text)) shown.add(field);
+  }
+  return shown;
+}
+
+/** `.ts`/`.tsx` files under `dir` (relative to `root`), depth-first, at most 500. */
+async function sourceFiles(root: string, dir: string, found: string[] = []): Promise<string[]> {
+  const entries = await readdir(join(root, dir), { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    if (found.length >= 500) break;
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory() && entry.name !== 'node_modules' && !entry.name.startsWith('.')) await sourceFiles(root, path, found);
+    else if (entry.isFile() && /\.tsx?$/.test(entry.name)) found.push(path);
+  }
+  return found;
+}
+
+/** Why only deterministic edits run, and what the last message suggests instead. */
+interface DeterministicReason {
+  /** The last message's first sentence: why only deterministic edits were made. */
+  why: string;
+  /** What would change the app's code (differs when the host's model is already the agent). */
+  instead: string;
+}
+
+const NO_AGENT: DeterministicReason = {
+  why: 'No code agent is configured on this server, so only deterministic edits were made',
+  instead: "An operator can plug in a code agent with --agent-command, or let the MCP host's model write the code with --agent host (see the README).",
+};
+
 /** The `none` agent (see the file comment). */
 export class DeterministicEdits implements AgentStep {
   readonly mode = 'none' as const;
   readonly stepName = 'Applying the instruction (deterministic edits; no code agent configured)';
 
-  /** @param why the last message's first sentence: why only deterministic edits were made. */
-  constructor(private readonly why = 'No code agent is configured on this server, so only deterministic edits were made') {}
+  constructor(private readonly reason: DeterministicReason = NO_AGENT) {}
 
   async run({ job, context, workspace }: AgentInput): Promise<AgentOutcome> {
     const file = join(workspace.dir, 'src', 'app-settings.json');
@@ -86,39 +147,51 @@ export class DeterministicEdits implements AgentStep {
     } catch {
       settings = { name: job.project.name, subtitle: '', accentColor: '#4630eb', darkMode: false, instructions: [] };
     }
-    const done: string[] = [];
+    const done: Array<{ field: SettingsField; text: string }> = [];
     if (settings.name !== job.project.name) {
       settings.name = job.project.name;
-      done.push(`app name "${job.project.name}"`);
+      done.push({ field: 'name', text: `app name "${job.project.name}"` });
     }
     const edits = parseEdits(job.instruction);
     if (edits.accentColor && edits.accentColor.value !== settings.accentColor) {
       settings.accentColor = edits.accentColor.value;
-      done.push(`accent colour ${edits.accentColor.value}${edits.accentColor.from.startsWith('#') ? '' : ` (from "${edits.accentColor.from}")`}`);
+      done.push({ field: 'accentColor', text: `accent colour ${edits.accentColor.value}${edits.accentColor.from.startsWith('#') ? '' : ` (from "${edits.accentColor.from}")`}` });
     }
     if (edits.darkMode !== undefined && edits.darkMode !== settings.darkMode) {
       settings.darkMode = edits.darkMode;
-      done.push(edits.darkMode ? 'dark mode on' : 'dark mode off');
+      done.push({ field: 'darkMode', text: edits.darkMode ? 'dark mode on' : 'dark mode off' });
     }
     if (edits.subtitle !== undefined && edits.subtitle !== settings.subtitle) {
       settings.subtitle = edits.subtitle;
-      done.push(`subtitle "${edits.subtitle}"`);
+      done.push({ field: 'subtitle', text: `subtitle "${edits.subtitle}"` });
     }
     if (job.kind === 'build' && job.instruction.trim()) {
       const instructions = [...job.history, job.instruction].map((i) => i.trim()).filter(Boolean).slice(-50);
       if (JSON.stringify(instructions) !== JSON.stringify(settings.instructions)) {
         settings.instructions = instructions;
-        done.push(`the instruction list shown in the app (${instructions.length} item${instructions.length === 1 ? '' : 's'})`);
+        done.push({ field: 'instructions', text: `the instruction list shown in the app (${instructions.length} item${instructions.length === 1 ? '' : 's'})` });
       }
     }
     await writeFile(file, `${JSON.stringify(settings, null, 2)}\n`);
 
-    for (const edit of done) context.say(`Edit made: ${edit}.`);
+    const shownFields = await settingsShown(workspace.dir);
+    const shown = done.filter((d) => shownFields.has(d.field));
+    const hidden = done.filter((d) => !shownFields.has(d.field));
+    for (const edit of shown) context.say(`Edit made: ${edit.text}.`);
+    if (hidden.length > 0) {
+      context.say(
+        `Not shown in the app: ${hidden.map((d) => d.text).join(', ')}. ` +
+          (shownFields.size === 0
+            ? "The app's code no longer reads src/app-settings.json, so these values were recorded there but the built app does not change."
+            : "The app's code does not read these fields of src/app-settings.json, so the built app does not change for them."),
+      );
+    }
+    const kinds = SETTINGS_FIELDS.filter((f) => shownFields.has(f)).map((f) => FIELD_LABELS[f]);
     context.say(
-      `${this.why} (app name, accent colour, dark mode, subtitle, the instruction list). ` +
-        'Screens, features and logic the instruction asks for were NOT implemented; the app lists the instruction instead. ' +
-        'An operator can plug in a code agent with --agent-command, or let the MCP host\'s model write the code with --agent host (see the README).',
+      `${this.reason.why}${kinds.length > 0 ? ` (what this app shows of them: ${kinds.join(', ')})` : ", and this app's code shows none of them"}. ` +
+        `Screens, features and logic the instruction asks for were NOT implemented${shownFields.has('instructions') ? '; the app lists the instruction instead' : ''}. ` +
+        this.reason.instead,
     );
-    return { summary: done.length ? done.join(', ') : 'no deterministic edit applied' };
+    return { summary: shown.length ? shown.map((d) => d.text).join(', ') : 'no edit the app shows' };
   }
 }

@@ -14,19 +14,23 @@
  */
 import { randomUUID } from 'node:crypto';
 import { constants, lstatSync, readFileSync } from 'node:fs';
-import { cp, lstat, mkdir, open, readdir, readFile, rename, rm, symlink, unlink } from 'node:fs/promises';
+import { cp, lstat, mkdir, open, readdir, rename, rm, symlink, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { BuildFailure } from '../builder.js';
 import { checkCodeAnswer, codeAnswerFormat, EDITABLE_FILES, linkOnPath, pathProblem, type CodeAnswer, type CodeAnswerRules } from '../code-answer.js';
 import type { AgentInput, AgentOutcome, AgentStep } from './agent-step.js';
 import { DeterministicEdits } from './deterministic-edits.js';
+import { DEFAULT_FILE_PAGING, pageFiles } from '../code-question-files.js';
 import { OUTPUT_DIR } from './workspace.js';
 
 /** Settings of the `host` agent. */
 export interface HostAgentOptions {
   /** Questions asked again after a failed type check (default 2). */
   maxRepairs?: number;
-  /** Characters of file contents shown in the prompt (default 60,000); the rest is listed by size. */
+  /**
+   * Characters of file contents shown in the prompt (default 12,000); the other files are listed,
+   * and read by page with `svc_get_session`'s `questionFilesPage` (README "Code questions").
+   */
   promptBudget?: number;
   /** Longest answer in code points (default 240,000). */
   maxAnswerLength?: number;
@@ -67,6 +71,7 @@ export class HostAgent implements AgentStep {
       maxFiles: this.options.maxFiles ?? 40,
       maxFileBytes: this.options.maxFileBytes ?? 100_000,
       maxTotalBytes: this.options.maxTotalBytes ?? 200_000,
+      filePaging: { first: this.options.promptBudget ?? DEFAULT_FILE_PAGING.first, page: DEFAULT_FILE_PAGING.page },
     };
     const format = codeAnswerFormat(rules);
     const maxLength = this.options.maxAnswerLength ?? 240_000;
@@ -85,7 +90,10 @@ export class HostAgent implements AgentStep {
         continue;
       }
       if (checked.answer === 'skip') {
-        return new DeterministicEdits('The code question was answered "skip", so only deterministic edits were made').run(input);
+        return new DeterministicEdits({
+          why: 'The code question was answered "skip", so only deterministic edits were made',
+          instead: "To change the app's code, send the instruction again and answer its code question with files instead of skip.",
+        }).run(input);
       }
       const answer = checked.answer;
       context.say(`Staging ${describe(answer)} and type checking them (tsc --noEmit) before anything is applied.`);
@@ -113,19 +121,19 @@ export class HostAgent implements AgentStep {
   /** The first question: the whole task for the host's model. */
   private async taskPrompt({ job, workspace, sdk }: AgentInput, rules: CodeAnswerRules, answerFormat: string): Promise<string> {
     const tracked = (await workspace.trackedFiles()).sort(byRelevance);
-    const editable = tracked.filter((path) => pathProblem(path) === null && linkOnPath(workspace.dir, path) === null);
-    let budget = this.options.promptBudget ?? 60_000;
-    const contents: string[] = [];
-    for (const path of editable) {
-      const text = await readFile(join(workspace.dir, path), 'utf8').catch(() => null);
-      if (text === null) continue;
-      if (text.length > budget) {
-        contents.push(`----- ${path}: ${Buffer.byteLength(text)} bytes, not shown (prompt budget) -----`);
-        continue;
-      }
-      budget -= text.length;
-      contents.push(`----- BEGIN ${path} -----\n${text}${text.endsWith('\n') ? '' : '\n'}----- END ${path} -----`);
-    }
+    // The first page of files is shown here; the others are read with svc_get_session (code-question-files.ts).
+    const pages = await pageFiles(workspace.dir, rules.filePaging ?? DEFAULT_FILE_PAGING);
+    const contents = pages[0]!.map((f) => `----- BEGIN ${f.path} -----\n${f.content}${f.content.endsWith('\n') ? '' : '\n'}----- END ${f.path} -----`);
+    const later = pages.slice(1).flatMap((page, i) => page.map((f) => `${f.path} (page ${i + 2}${f.cut ? ', cut to a page: its end is not shown' : ''})`));
+    const morePages =
+      pages.length > 1
+        ? [
+            '',
+            `## Files on later pages (${later.length}): READ THEM before you answer`,
+            `The files below are not shown in this prompt, to keep it small. Read pages 2 to ${pages.length} with svc_get_session {"projectId": "<this project>", "questionFilesPage": N}, one call per page (its questionFiles.files hold each path and content).`,
+            later.join('\n'),
+          ]
+        : [];
     const earlier = job.history.length ? job.history.map((h, i) => `${i + 1}. ${JSON.stringify(h)}`).join('\n') : '(none)';
     return [
       `You are the code agent of mobile-builder-mcp, working for the user of this MCP session. Write the code of their Expo app (React Native, Expo SDK ${sdk}, TypeScript strict, also run on the web through react-native-web). The service applies your files, type-checks them with tsc --noEmit, exports the app for the web and publishes a preview.`,
@@ -155,8 +163,9 @@ export class HostAgent implements AgentStep {
       `## The app's files (${tracked.length})`,
       tracked.join('\n'),
       '',
-      `## Contents of the editable files`,
+      `## Contents of the editable files${pages.length > 1 ? ` (page 1 of ${pages.length})` : ''}`,
       contents.join('\n'),
+      ...morePages,
     ].join('\n');
   }
 }
@@ -167,7 +176,7 @@ function answerHowTo(rules: CodeAnswerRules, maxLength: number): string {
     '## How to answer',
     `Call svc_send_message with projectId, questionId (pendingQuestion.questionId) and message = a JSON text (at most ${maxLength} characters) of this shape (pendingQuestion.format is its JSON Schema):`,
     '{"summary": "one or two sentences on what you changed", "files": [{"path": "App.tsx", "content": "<whole file>"}, {"path": "src/screens/Settings.tsx", "content": "<whole file>"}], "delete": ["src/old.ts"]}',
-    `"delete" is optional. At most ${rules.maxFiles} files. If the answer is refused (-32602), error.data.issues says why for each part: fix it and send again with the same questionId. The answer "skip" builds with deterministic edits only (name, colours, dark mode, subtitle).`,
+    `"delete" is optional. At most ${rules.maxFiles} files. If the answer is refused (-32602), error.data.issues says why for each part: fix it and send again with the same questionId. The answer "skip" builds with deterministic edits only (name, colours, dark mode, subtitle, written to src/app-settings.json: they show only as far as the app's code reads that file).`,
   ].join('\n');
 }
 

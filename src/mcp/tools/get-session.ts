@@ -1,26 +1,64 @@
 /** `svc_get_session` (docs/workflows.md, docs/contract.md#tools). */
 import { z } from 'zod';
-import { defineTool } from '../define-tool.js';
+import { defineTool, withContent, type ContentItem } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';
 import { uuidParameter } from '../parameters.js';
 import { sessionSchema } from '../../services/resource-shapes.js';
+import { MAX_WAIT_SECONDS } from '../../services/workflow-service.js';
 
-/** Reports a project's workflows, pending question and preview URLs. */
+/** Reports a project's workflows, pending question and preview URLs; waits for a change and shows the app when asked. */
 export const getSessionTool = defineTool({
   name: 'svc_get_session',
   title: 'Get the build session of a project',
   description: [
-    "Reports the project's workflows: the active one (running, waiting_for_input or cancelling) with its current step, the queued ones in start order, the last finished one with its error if it failed, the agent's pendingQuestion if it waits for an answer, and the project's latest preview and deployment URLs. Each workflow has a title (its instruction's first line: tell the user which queued workflow is which by it); each deployment a deployNumber, shared by the platforms one deploy published (say: deploy #3: web, ios, android).",
-    'hasActiveWorkflows is true while any workflow is queued or active: poll this tool (every few seconds) until it is false before sending unrelated work. When pendingQuestion is set, answer it with svc_send_message (message = the answer, questionId = pendingQuestion.questionId). pendingQuestion.kind "text" is for the user (relay it, send their answer); kind "code" is for you: its prompt is a coding task on the app, and you answer with the JSON files described in pendingQuestion.format (see svc_send_message).',
+    "Reports the project's workflows: the active one (running, waiting_for_input or cancelling) with its current step, the queued ones in start order, the last finished one with its error if it failed, the agent's pendingQuestion if it waits for an answer, and the project's latest preview and deployment URLs (also as resource_link items of content). Each workflow has a title (its instruction's first line: tell the user which queued workflow is which by it); each deployment a deployNumber, shared by the platforms one deploy published (say: deploy #3: web, ios, android).",
+    `Follow a build by WAITING, not by polling: pass waitSeconds (up to ${MAX_WAIT_SECONDS}) and the call returns as soon as the active workflow changes status or step, asks a question or ends (wait.reason "changed"), or when the time is up ("time_up"); with nothing active it returns at once. Call it again with waitSeconds after each answer until hasActiveWorkflows is false. Hosts that send a progressToken get a progress notification naming each step.`,
+    'After a build completes, call it once with screenshot: true to SEE the app: content then holds an image/png of the latest web preview rendered on a phone-sized screen (390x844). Look at it before telling the user what was built; if screenshot.status is "unavailable", screenshot.reason says why (say so, and give the preview URL).',
+    'When pendingQuestion is set, answer it with svc_send_message (message = the answer, questionId = pendingQuestion.questionId). pendingQuestion.kind "text" is for the user (relay it, send their answer); kind "code" is for you: its prompt is a coding task on the app, and you answer with the JSON files described in pendingQuestion.format (see svc_send_message). A big app\'s files do not all fit in the prompt: it lists the others by page; read each page with questionFilesPage: N (the answer\'s questionFiles.files) before you answer.',
     'Readable by the owner, and by anyone for a public project.',
     errorGuide([
-      '-32602: projectId is missing or not a UUID. Take ids from svc_list_projects.',
+      `-32602: projectId is missing or not a UUID, or waitSeconds is not an integer from 0 to ${MAX_WAIT_SECONDS}, or questionFilesPage is past the last page (error.data.pages) or no code question is waiting. Take ids from svc_list_projects.`,
       '-32004 (error.data.resource "project", reason "unknown id"): no project has this id. Check the id with svc_list_projects.',
       "-32003: the project is another user's private project. You cannot read it; do not retry.",
     ]),
   ].join('\n'),
-  input: z.strictObject({ projectId: uuidParameter('UUID of the project') }),
+  input: z.strictObject({
+    projectId: uuidParameter('UUID of the project'),
+    waitSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_WAIT_SECONDS)
+      .default(0)
+      .describe(`Wait up to this many seconds (0..${MAX_WAIT_SECONDS}, default 0) for the active workflow to change status or step, ask a question or end; returns at once with nothing active`),
+    screenshot: z.boolean().default(false).describe('Also return an image/png of the latest web preview on a phone-sized screen (ask after a build completes)'),
+    questionFilesPage: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("A page of the app's files for the pending code question (its prompt says how many pages there are); the answer's questionFiles holds them"),
+  }),
   output: sessionSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  handle: ({ projectId }, { caller, services }) => services.workflows.session(caller, projectId),
+  handle: async ({ projectId, waitSeconds, screenshot, questionFilesPage }, { caller, services, request }) => {
+    if (waitSeconds > 0) request?.extendDeadline?.(waitSeconds * 1000);
+    if (questionFilesPage !== undefined) return services.workflows.questionFiles(caller, projectId, questionFilesPage);
+    const session = await services.workflows.waitSession(caller, projectId, {
+      waitMs: waitSeconds * 1000,
+      signal: request?.signal,
+      onStep: request?.progress,
+    });
+    const content: ContentItem[] = session.previewUrls.map((p) => ({
+      type: 'resource_link',
+      uri: p.url,
+      name: `${p.platform}-${p.kind}`,
+      title: `${p.platform === 'web' ? 'Web' : p.platform === 'ios' ? 'iOS' : 'Android'} ${p.kind}`,
+      ...(p.platform === 'web' && { mimeType: 'text/html' }),
+    }));
+    if (!screenshot) return withContent(session, content);
+    const shot = await services.screenshots.latest(caller, projectId);
+    if (shot.png) content.push({ type: 'image', data: shot.png.toString('base64'), mimeType: 'image/png' });
+    return withContent({ ...session, screenshot: shot.info }, content);
+  },
 });
