@@ -49,7 +49,7 @@ export class PreviewScreenshots {
     const { artifacts } = this.deps;
     const artifact = artifacts.latest(projectId, 'preview', 'web') ?? artifacts.latest(projectId, 'deployment', 'web');
     if (!artifact) return { info: { status: 'unavailable', reason: 'the project has no web preview yet: build it first' } };
-    const previewUrl = artifact.externalUrl ?? `${this.deps.publicUrl.artifacts()}${artifactPath(artifact)}`;
+    const previewUrl = artifact.externalUrl ?? `${this.deps.publicUrl.artifactBaseOf(artifact)}${artifactPath(artifact)}`;
     const browser = this.deps.browser;
     const cached = await readFile(this.cacheFile(artifact)).catch(() => null);
     if (cached) return taken(cached, previewUrl);
