@@ -15,6 +15,14 @@ import { artifactPath, type ArtifactStore } from '../workflows/artifact-store.js
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
 
+/**
+ * Browsers taking screenshots at once, server-wide, and per user who asks (each is a Chromium of
+ * 100-300 MB for up to 30 s). A request past either bound gets no image (`info.reason` says so)
+ * rather than a wait; one for a preview already being taken shares that run.
+ */
+const MAX_SCREENSHOTS_AT_ONCE = 2;
+const MAX_SCREENSHOTS_PER_USER = 1;
+
 /** What a screenshot request gives: `png` when taken, and the `structuredContent.screenshot` shape. */
 export interface ScreenshotOutcome {
   info: { status: 'taken' | 'unavailable'; reason?: string; previewUrl?: string; width?: number; height?: number };
@@ -36,12 +44,15 @@ export interface PreviewScreenshotDeps {
 export class PreviewScreenshots {
   /** Screenshots being taken, per artifact id: callers asking at the same time share one browser run. */
   private readonly taking = new Map<string, Promise<Buffer>>();
+  /** Browser runs under way per user who asked (their sum is `taking.size`). */
+  private readonly takingBy = new Map<string, number>();
 
   constructor(private readonly deps: PreviewScreenshotDeps) {}
 
   /**
    * The screenshot of the project's latest web preview (else its latest web deployment).
-   * Never fails for want of a preview or a browser: `info.reason` says why there is no image.
+   * Never fails for want of a preview or a browser: `info.reason` says why there is no image
+   * (also when the bounds on browsers at once, `MAX_SCREENSHOTS_AT_ONCE`, are reached).
    * @throws ServiceError -32004/-32003 (read access, as `svc_get_session`).
    */
   async latest(caller: Caller, projectId: string): Promise<ScreenshotOutcome> {
@@ -55,7 +66,7 @@ export class PreviewScreenshots {
     if (cached) return taken(cached, previewUrl);
     if (browser.path === null) return { info: { status: 'unavailable', reason: browser.problem, previewUrl } };
     try {
-      return taken(await this.take(artifact, browser.path), previewUrl);
+      return taken(await this.take(artifact, browser.path, caller.userId), previewUrl);
     } catch (error) {
       if (!(error instanceof ScreenshotFailure)) this.deps.logger?.error({ err: error, artifactId: artifact.id }, 'preview screenshot failed');
       const reason = error instanceof ScreenshotFailure ? error.message : 'the screenshot failed';
@@ -67,9 +78,14 @@ export class PreviewScreenshots {
     return this.deps.artifactStore.screenshotFileOf(artifact.id);
   }
 
-  private take(artifact: ArtifactRow, browserPath: string): Promise<Buffer> {
+  private take(artifact: ArtifactRow, browserPath: string, userId: string): Promise<Buffer> {
     let running = this.taking.get(artifact.id);
     if (!running) {
+      const mine = this.takingBy.get(userId) ?? 0;
+      if (this.taking.size >= MAX_SCREENSHOTS_AT_ONCE || mine >= MAX_SCREENSHOTS_PER_USER) {
+        throw new ScreenshotFailure('the server is taking other screenshots now: ask again in a few seconds');
+      }
+      this.takingBy.set(userId, mine + 1);
       running = (async () => {
         const png = await takePreviewScreenshot(browserPath, this.deps.artifactStore.dirOf(artifact.id));
         // Written whole, then renamed: a reader never sees half a picture.
@@ -77,7 +93,12 @@ export class PreviewScreenshots {
         await writeFile(`${file}.tmp`, png);
         await rename(`${file}.tmp`, file);
         return png;
-      })().finally(() => this.taking.delete(artifact.id));
+      })().finally(() => {
+        this.taking.delete(artifact.id);
+        const left = (this.takingBy.get(userId) ?? 1) - 1;
+        if (left <= 0) this.takingBy.delete(userId);
+        else this.takingBy.set(userId, left);
+      });
       this.taking.set(artifact.id, running);
     }
     return running;
