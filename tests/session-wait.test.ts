@@ -96,6 +96,18 @@ for (const transport of ['stdio', 'http'] as const) {
       expect(after.lastWorkflow.status).toBe('completed');
     });
 
+    it('returns at once when the question it would wait for is already asked (nothing changes until it is answered)', async () => {
+      const { projectId, run } = await runningBuild();
+      run.ask('color', 'Which color?', { options: ['red', 'blue'] });
+      await waitFor(async () => (await toolResult(server.mcpUrl, token, 'svc_get_session', { projectId })).pendingQuestion);
+      const result = await client().callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 30 } });
+      const session = result.structuredContent as any;
+      expect(session.wait).toEqual({ changed: false, reason: 'question_pending' });
+      expect(session.pendingQuestion).toMatchObject({ prompt: 'Which color?' });
+      await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId, message: 'red', questionId: session.pendingQuestion.questionId });
+      run.finish();
+    });
+
     it('honours its bound (longer than the per-message deadline) when nothing changes', async () => {
       const { projectId, run } = await runningBuild();
       run.step('Thinking');

@@ -104,7 +104,9 @@ export const sessionSchema = z.object({
   wait: z
     .object({
       changed: z.boolean().describe('true when the call returned because the followed workflow changed (status, step, question, end)'),
-      reason: z.enum(['changed', 'time_up', 'nothing_active', 'client_gone']),
+      reason: z
+        .enum(['changed', 'time_up', 'nothing_active', 'question_pending', 'client_gone'])
+        .describe('question_pending: the followed workflow\'s question was already asked and waits for its answer (returned at once)'),
     })
     .optional()
     .describe('Present when waitSeconds > 0: why the wait ended'),

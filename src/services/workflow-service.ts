@@ -257,7 +257,8 @@ export class WorkflowService {
   /**
    * The session, after waiting until the workflow it follows changes: the active workflow (else the
    * first queued one) changes status or step, asks a question, or ends; or `waitMs` passes; or
-   * `signal` aborts. With nothing active or queued it answers at once. Wake-ups come from the
+   * `signal` aborts. With nothing active or queued, or with the followed workflow's question
+   * already asked and not answered, it answers at once. Wake-ups come from the
    * engine's change notices (no polling); each wake-up re-reads the session.
    * @returns the session with `wait` saying why it returned (when `waitMs` > 0).
    * @throws ServiceError -32004/-32003 like `session` (also when access is lost during the wait).
@@ -267,6 +268,9 @@ export class WorkflowService {
     if (options.waitMs <= 0) return first;
     const followed = first.activeWorkflow ?? first.queuedWorkflows[0];
     if (!followed) return { ...first, wait: { changed: false, reason: 'nothing_active' } };
+    // Its question is asked already: nothing changes until it is answered, so waiting would only
+    // hold the caller (who is the one to answer, or to relay it) for nothing.
+    if (first.pendingQuestion?.workflowId === followed.id) return { ...first, wait: { changed: false, reason: 'question_pending' } };
     const mark = fingerprint(first, followed.id);
     options.onStep?.(describeFollowed(first, followed.id));
     if (options.signal?.aborted) return { ...first, wait: { changed: false, reason: 'client_gone' } };

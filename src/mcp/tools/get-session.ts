@@ -12,7 +12,7 @@ export const getSessionTool = defineTool({
   title: 'Get the build session of a project',
   description: [
     "Reports the project's workflows: the active one (running, waiting_for_input or cancelling) with its current step, the queued ones in start order, the last finished one with its error if it failed, the agent's pendingQuestion if it waits for an answer, and the project's latest preview and deployment URLs (also as resource_link items of content). Each workflow has a title (its instruction's first line: tell the user which queued workflow is which by it); each deployment a deployNumber, shared by the platforms one deploy published (say: deploy #3: web, ios, android).",
-    `Follow a build by WAITING, not by polling: pass waitSeconds (up to ${MAX_WAIT_SECONDS}) and the call returns as soon as the active workflow changes status or step, asks a question or ends (wait.reason "changed"), or when the time is up ("time_up"); with nothing active it returns at once. Call it again with waitSeconds after each answer until hasActiveWorkflows is false. Hosts that send a progressToken get a progress notification naming each step.`,
+    `Follow a build by WAITING, not by polling: pass waitSeconds (up to ${MAX_WAIT_SECONDS}) and the call returns as soon as the active workflow changes status or step, asks a question or ends (wait.reason "changed"), or when the time is up ("time_up"); with nothing active it returns at once, and so it does while a question waits for its answer ("question_pending": answer it first). Call it again with waitSeconds after each answer until hasActiveWorkflows is false. Hosts that send a progressToken get a progress notification naming each step.`,
     'After a build completes, call it once with screenshot: true to SEE the app: content then holds an image/png of the latest web preview rendered on a phone-sized screen (390x844). Look at it before telling the user what was built; if screenshot.status is "unavailable", screenshot.reason says why (say so, and give the preview URL).',
     'When pendingQuestion is set, answer it with svc_send_message (message = the answer, questionId = pendingQuestion.questionId). pendingQuestion.kind "text" is for the user (relay it, send their answer); kind "code" is for you: its prompt is a coding task on the app, and you answer with the JSON files described in pendingQuestion.format (see svc_send_message). A big app\'s files do not all fit in the prompt: it lists the others by page; read each page with questionFilesPage: N (the answer\'s questionFiles.files) before you answer.',
     'Readable by the owner, and by anyone for a public project.',
@@ -30,7 +30,7 @@ export const getSessionTool = defineTool({
       .min(0)
       .max(MAX_WAIT_SECONDS)
       .default(0)
-      .describe(`Wait up to this many seconds (0..${MAX_WAIT_SECONDS}, default 0) for the active workflow to change status or step, ask a question or end; returns at once with nothing active`),
+      .describe(`Wait up to this many seconds (0..${MAX_WAIT_SECONDS}, default 0) for the active workflow to change status or step, ask a question or end; returns at once with nothing active or a question waiting`),
     screenshot: z.boolean().default(false).describe('Also return an image/png of the latest web preview on a phone-sized screen (ask after a build completes)'),
     questionFilesPage: z
       .number()
