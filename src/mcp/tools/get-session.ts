@@ -4,7 +4,7 @@ import { defineTool, withContent, type ContentItem } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';
 import { uuidParameter } from '../parameters.js';
 import { sessionSchema } from '../../services/resource-shapes.js';
-import { MAX_WAIT_SECONDS } from '../../services/workflow-service.js';
+import { MAX_WAIT_SECONDS, MAX_WAITS_PER_USER } from '../../services/workflow-service.js';
 
 /** Reports a project's workflows, pending question and preview URLs; waits for a change and shows the app when asked. */
 export const getSessionTool = defineTool({
@@ -20,6 +20,7 @@ export const getSessionTool = defineTool({
       `-32602: projectId is missing or not a UUID, or waitSeconds is not an integer from 0 to ${MAX_WAIT_SECONDS}, or questionFilesPage is past the last page (error.data.pages) or no code question is waiting. Take ids from svc_list_projects.`,
       '-32004 (error.data.resource "project", reason "unknown id"): no project has this id. Check the id with svc_list_projects.',
       "-32003: the project is another user's private project. You cannot read it; do not retry.",
+      `-32005 (error.data.scope "session_waits"): you have ${MAX_WAITS_PER_USER} waits under way already. Let one of them return before you start another.`,
     ]),
   ].join('\n'),
   input: z.strictObject({
