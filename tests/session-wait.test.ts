@@ -157,6 +157,9 @@ describe('streamable HTTP replies', () => {
     const res = await post(server.mcpUrl, waitCall(projectId, 1), token);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/event-stream');
+    // Like every authenticated HTTP response, it carries the rate window that counted it.
+    expect(res.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/);
+    expect(res.headers.get('x-ratelimit-remaining')).toMatch(/^\d+$/);
     const events = res.text
       .split('\n\n')
       .filter((e) => e.startsWith('event: message'))

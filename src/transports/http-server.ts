@@ -14,6 +14,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import type { ClientAddressOf } from '../auth/client-address.js';
 import type { RequestGate } from '../auth/request-gate.js';
 import { forbidden, httpStatusForCode, invalidRequest, rateLimited, toJsonRpcError, type ServiceError } from '../errors.js';
+import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { Logger } from '../logger.js';
 import type { GatewayReply, JsonRpcGateway } from '../mcp/json-rpc-gateway.js';
 import { MODERN_PROTOCOL_VERSIONS, type ProtocolHeaders } from '../mcp/protocol-era.js';
@@ -185,15 +186,18 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     };
     res.once('close', release);
     const policy = deps.gate.policy({ transport: 'http', token, address });
+    let rate: RateDecision | undefined;
     const admit = async (method: string) => {
       const admission = await policy(method);
       if (inFlight >= maxConcurrent) throw rateLimited({ scope: 'server', limit: maxConcurrent, retryAfterSeconds: 1 });
       inFlight++;
       holding = true;
+      rate = admission?.rate;
       return admission;
     };
-    // Progress notifications turn the reply into an SSE stream for a client that accepts one (sse-reply.ts).
-    const channel = sseReplyChannel(req, res);
+    // Progress notifications turn the reply into an SSE stream for a client that accepts one
+    // (sse-reply.ts); the stream's headers carry the rate window like any other answer.
+    const channel = sseReplyChannel(req, res, () => rateHeaders(rate));
     try {
       const reply = await deps.gateway.handleText(body, admit, protocolHeaders(req), channel);
       if (channel.streaming) channel.finish(reply.body);
@@ -457,12 +461,15 @@ function resourceMetadataUrl(base: string): string {
   return `${base}/.well-known/oauth-protected-resource/mcp`;
 }
 
+/** The `X-RateLimit-*` headers of the rate window that counted a request (none without one), as name, value pairs. */
+function rateHeaders(rate: RateDecision | undefined): string[] {
+  if (!rate) return [];
+  return ['X-RateLimit-Limit', String(rate.limit), 'X-RateLimit-Remaining', String(rate.remaining), 'X-RateLimit-Reset', String(rate.resetAt)];
+}
+
 function sendReply(res: ServerResponse, reply: GatewayReply, tokenPresented: boolean, mcp: boolean, resourceMetadata: string | null): void {
   // One header list and one writeHead: this runs for every request.
-  const headers: string[] = [];
-  if (reply.rate) {
-    headers.push('X-RateLimit-Limit', String(reply.rate.limit), 'X-RateLimit-Remaining', String(reply.rate.remaining), 'X-RateLimit-Reset', String(reply.rate.resetAt));
-  }
+  const headers = rateHeaders(reply.rate);
   if (reply.status === 401) {
     const params = resourceMetadata ? `resource_metadata="${resourceMetadata}"` : 'realm="mobile-builder-mcp"';
     headers.push('WWW-Authenticate', tokenPresented ? `Bearer ${params}, error="invalid_token"` : `Bearer ${params}`);
