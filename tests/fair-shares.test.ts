@@ -101,6 +101,10 @@ describe('plan bounds on running and queued workflows', () => {
     const r = await toolResult(server.mcpUrl, bob, 'svc_create_project', { name: 'R' });
     expect(await toolResult(server.mcpUrl, alice, 'svc_send_message', { projectId: p.id, message: 'one', kind: 'build' })).toMatchObject({ status: 'running' });
     expect(await toolResult(server.mcpUrl, alice, 'svc_send_message', { projectId: q.id, message: 'two', kind: 'build' })).toMatchObject({ status: 'queued', queuePosition: 1 });
+    // The conversation says why it waits: her plan's bound, not a full server (three slots are free).
+    const said = (await toolResult(server.mcpUrl, alice, 'svc_get_messages', { projectId: q.id })).messages.at(-1).content;
+    expect(said).toMatch(/your plan allows 1 running workflow/);
+    expect(said).not.toMatch(/server is running its maximum/);
     expect(await toolResult(server.mcpUrl, bob, 'svc_send_message', { projectId: r.id, message: 'three', kind: 'build' })).toMatchObject({ status: 'running' });
     // Cancelling alice's running build frees her share: Q starts.
     await toolResult(server.mcpUrl, alice, 'svc_cancel_workflow', { projectId: p.id });

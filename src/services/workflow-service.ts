@@ -116,11 +116,11 @@ export class WorkflowService {
       // The engine resumes the workflow when a slot is free (or lets the runner holding it resume).
       const status = engine.resumeAnswered(recorded.result.workflowId);
       if (status !== 'waiting_for_input') return recorded.result;
-      return store.immediate(() => this.reportAnsweredWaiting(recorded.result));
+      return store.immediate(() => this.reportAnsweredWaiting(caller, recorded.result));
     }
     // The service only records the request; the engine owns the claim.
     if (engine.tryStart(recorded.result.workflowId)) return { ...recorded.result, status: 'running' };
-    return store.immediate(() => this.reportQueued(recorded.result));
+    return store.immediate(() => this.reportQueued(caller, recorded.result));
   }
 
   /** The unanswered question of the project's waiting workflow, if any. */
@@ -210,7 +210,7 @@ export class WorkflowService {
    * The answer for a workflow this engine could not start: `running` when another engine claimed
    * it meanwhile, else `queued` with its position and a status message saying why it waits.
    */
-  private reportQueued(result: SendMessageResult): SendMessageResult {
+  private reportQueued(caller: Caller, result: SendMessageResult): SendMessageResult {
     const { workflows, journal } = this.deps;
     const row = workflows.findById(result.workflowId);
     if (!row || row.status !== 'queued') return { ...result, status: 'running' };
@@ -222,9 +222,20 @@ export class WorkflowService {
       type: 'status',
       content: waitsForProject
         ? `${kindLabel(row.kind)} queued at position ${position}: it starts when the workflows ahead of it finish.`
-        : `${kindLabel(row.kind)} queued: the server is running its maximum number of workflows; it starts when one finishes.`,
+        : `${kindLabel(row.kind)} queued: ${this.slotShortage(caller)}; it starts when one finishes.`,
     });
     return { ...result, status: 'queued', queuePosition: position };
+  }
+
+  /**
+   * Why a workflow of `caller` that could start did not get a build slot, as a clause: the owner's
+   * plan bound on running workflows when it is reached, else the server's cap.
+   */
+  private slotShortage(caller: Caller): string {
+    const { maxRunning } = workflowBounds(limitsFor(this.deps.plans, caller.plan));
+    const running = this.deps.workflows.runningByOwner().get(caller.userId) ?? 0;
+    if (running >= maxRunning) return `your plan allows ${maxRunning} running workflow${maxRunning === 1 ? '' : 's'} at once and you have ${running}`;
+    return 'the server is running its maximum number of workflows';
   }
 
   /**
@@ -232,14 +243,14 @@ export class WorkflowService {
    * its project's next), with a status message saying why it waits; `running` when it resumed
    * meanwhile.
    */
-  private reportAnsweredWaiting(result: SendMessageResult): SendMessageResult {
+  private reportAnsweredWaiting(caller: Caller, result: SendMessageResult): SendMessageResult {
     const { workflows, questions, journal } = this.deps;
     const row = workflows.findById(result.workflowId);
     if (!row || row.status !== 'waiting_for_input' || questions.pendingOf(row.id)) return result;
     journal.post(row.projectId, row.id, {
       role: 'system',
       type: 'status',
-      content: `Answer received. The server is running its maximum number of workflows: the ${kindLabel(row.kind).toLowerCase()} continues when a slot frees.`,
+      content: `Answer received. ${capitalised(this.slotShortage(caller))}: the ${kindLabel(row.kind).toLowerCase()} continues when a slot frees.`,
     });
     return { ...result, status: 'queued', queuePosition: 1 };
   }
@@ -547,6 +558,10 @@ function toPreviewUrl(row: ArtifactRow, base: Pick<PublicUrl, 'artifactBaseOf'>)
     workflowId: row.workflowId,
     createdAt: row.createdAt,
   };
+}
+
+function capitalised(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** A workflow's `title`: the first non-blank line of its instruction, at most WORKFLOW_TITLE_MAX code points. */
