@@ -58,4 +58,20 @@ describe('screenshot launches', () => {
     expect(shots.filter((s) => s.status === 'taken')).toHaveLength(2);
     expect(existsSync(release)).toBe(true);
   });
+
+  it("move the call's per-message deadline out by the screenshot's own bound, as a wait does", async () => {
+    const token = server.token('dora');
+    const projectId = (await createProject(server.mcpUrl, token)).id;
+    await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId, message: 'Build it', kind: 'build' });
+    await waitIdle(server.mcpUrl, token, projectId);
+    const caller = server.app.tokens.authenticate(token);
+    const asked: number[] = [];
+    const call = (args: Record<string, unknown>) => server.app.tools.call({ name: 'svc_get_session', arguments: { projectId, ...args } }, caller, { extendDeadline: (ms) => asked.push(ms) });
+    await call({ screenshot: true });
+    // The browser alone may take SCREENSHOT_TIMEOUT_MS (30 s), the whole default deadline.
+    expect(asked).toEqual([30_000]);
+    asked.length = 0;
+    await call({ screenshot: true, waitSeconds: 1 });
+    expect(asked).toEqual([31_000]);
+  });
 });

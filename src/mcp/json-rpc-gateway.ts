@@ -126,8 +126,8 @@ export class JsonRpcGateway {
 
   /**
    * Handles one parsed message; answers within the deadline whatever the handling does. A tool
-   * that waits on the caller's request (`svc_get_session`'s `waitSeconds`) moves the deadline out
-   * by the wait it was asked for.
+   * that may take longer on the caller's request (`svc_get_session`'s `waitSeconds` and
+   * `screenshot`) moves the deadline out by that time.
    */
   async handleValue(value: unknown, admit: AdmissionPolicy, headers?: ProtocolHeaders, channel?: RequestChannel): Promise<GatewayReply> {
     let timer: NodeJS.Timeout | undefined;

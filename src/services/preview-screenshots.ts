@@ -7,7 +7,7 @@
 import { rename, readFile, writeFile } from 'node:fs/promises';
 import type { Caller } from '../auth/caller.js';
 import type { BrowserLocation } from '../builders/browser-location.js';
-import { SCREENSHOT_VIEWPORT, ScreenshotFailure, takePreviewScreenshot } from '../builders/preview-screenshot.js';
+import { SCREENSHOT_TIMEOUT_MS, SCREENSHOT_VIEWPORT, ScreenshotFailure, takePreviewScreenshot } from '../builders/preview-screenshot.js';
 import type { Logger } from '../logger.js';
 import type { ArtifactRepo } from '../store/artifact-repo.js';
 import type { ArtifactRow } from '../store/schema.js';
@@ -22,6 +22,9 @@ import type { PublicUrl } from './public-url.js';
  */
 const MAX_SCREENSHOTS_AT_ONCE = 2;
 const MAX_SCREENSHOTS_PER_USER = 1;
+
+/** Longest time `latest` may take (ms): one browser run's bound. A caller's deadline must allow it. */
+export const SCREENSHOT_BOUND_MS = SCREENSHOT_TIMEOUT_MS;
 
 /** What a screenshot request gives: `png` when taken, and the `structuredContent.screenshot` shape. */
 export interface ScreenshotOutcome {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { defineTool, withContent, type ContentItem } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';
 import { uuidParameter } from '../parameters.js';
+import { SCREENSHOT_BOUND_MS } from '../../services/preview-screenshots.js';
 import { sessionSchema } from '../../services/resource-shapes.js';
 import { MAX_WAIT_SECONDS, MAX_WAITS_PER_USER } from '../../services/workflow-service.js';
 
@@ -43,7 +44,9 @@ export const getSessionTool = defineTool({
   output: sessionSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   handle: async ({ projectId, waitSeconds, screenshot, questionFilesPage }, { caller, services, request }) => {
-    if (waitSeconds > 0) request?.extendDeadline?.(waitSeconds * 1000);
+    // A wait, and a browser run for the screenshot, may each take longer than the per-message deadline.
+    const longest = waitSeconds * 1000 + (screenshot ? SCREENSHOT_BOUND_MS : 0);
+    if (longest > 0) request?.extendDeadline?.(longest);
     if (questionFilesPage !== undefined) return services.workflows.questionFiles(caller, projectId, questionFilesPage);
     const session = await services.workflows.waitSession(caller, projectId, {
       waitMs: waitSeconds * 1000,
