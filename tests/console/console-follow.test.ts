@@ -18,7 +18,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../chromium.js';
 import { createProject, startTestServer, tempDir, toolResult, waitIdle, type TestServer } from '../helpers.js';
-import { rawSignIn, screenshot } from './console-helpers.js';
+import { signedInPage as signedInConsolePage, rawSignIn, screenshot } from './console-helpers.js';
 
 let server: TestServer;
 let browser: Browser | null = null;
@@ -73,15 +73,7 @@ afterAll(async () => {
 });
 
 /** A page of `context`, signed in with the test's token. */
-async function signedInPage(): Promise<Page> {
-  const p = await context.newPage();
-  await p.goto(`${base}/projects`);
-  if (p.url() === `${base}/signin`) {
-    await p.fill('#credential', token);
-    await Promise.all([p.waitForURL(`${base}/projects`), p.click('#sign-in')]);
-  }
-  return p;
-}
+const signedInPage = (): Promise<Page> => signedInConsolePage(context, base, token);
 
 /** The project's message count. */
 async function messageCount(projectId: string): Promise<number> {

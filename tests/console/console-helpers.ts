@@ -5,7 +5,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { PNG } from 'pngjs';
-import type { Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { ROOT } from '../helpers.js';
 
@@ -67,4 +67,15 @@ export async function rawSignIn(base: string, credential: string): Promise<RawSe
   const projects = await fetch(`${base}/projects`, { headers: { Cookie: session } });
   const pageCsrf = /name="csrf" value="([^"]+)"/.exec(await projects.text())![1]!;
   return { cookie: session, csrf: pageCsrf };
+}
+
+/** A new page of `context` on the console at `base`, signed in with `token` (the session cookie is shared by the context's pages). */
+export async function signedInPage(context: BrowserContext, base: string, token: string): Promise<Page> {
+  const p = await context.newPage();
+  await p.goto(`${base}/projects`);
+  if (p.url() === `${base}/signin`) {
+    await p.fill('#credential', token);
+    await Promise.all([p.waitForURL(`${base}/projects`), p.click('#sign-in')]);
+  }
+  return p;
 }

@@ -17,7 +17,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../chromium.js';
 import { createProject, startTestServer, tempDir, toolResult, waitFor, type TestServer } from '../helpers.js';
-import { screenshot } from './console-helpers.js';
+import { signedInPage as signedInConsolePage, screenshot } from './console-helpers.js';
 
 let server: TestServer;
 let browser: Browser | null = null;
@@ -58,16 +58,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** A page of `context` signed in with the test's token (the session cookie is shared by the context's pages). */
-async function signedInPage(): Promise<Page> {
-  const p = await context.newPage();
-  await p.goto(`${base}/projects`);
-  if (p.url() === `${base}/signin`) {
-    await p.fill('#credential', token);
-    await Promise.all([p.waitForURL(`${base}/projects`), p.click('#sign-in')]);
-  }
-  return p;
-}
+/** A page of `context`, signed in with the test's token. */
+const signedInPage = (): Promise<Page> => signedInConsolePage(context, base, token);
 
 /** Opens the project page and waits until its event stream is connected. */
 async function openLive(p: Page, projectId: string): Promise<void> {
