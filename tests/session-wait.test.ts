@@ -188,6 +188,27 @@ describe('streamable HTTP replies', () => {
   });
 });
 
+describe('over stdio, a cancelled wait', () => {
+  it('ends when the client sends notifications/cancelled for it (nothing keeps listening for it)', async () => {
+    const { projectId, run } = await runningBuild();
+    const abort = new AbortController();
+    let started = false;
+    const call = stdio.callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 60 } }, CallToolResultSchema, {
+      signal: abort.signal,
+      onprogress: () => {
+        started = true;
+      },
+    });
+    call.catch(() => undefined);
+    await waitFor(() => started, 15_000, 'the wait to start');
+    expect(server.app.changes.watched()).toContain(projectId);
+    // The SDK's client sends notifications/cancelled with the request's id.
+    abort.abort('the user pressed Escape');
+    await waitFor(() => !server.app.changes.watched().includes(projectId), 15_000, 'the wait to stop listening');
+    run.finish();
+  });
+});
+
 describe('waits at once per user', () => {
   it('are bounded: past the bound a wait is -32005 (data.scope "session_waits") at once', async () => {
     const { projectId, run } = await runningBuild();

@@ -64,6 +64,13 @@ export interface RequestChannel {
   /** Sends one JSON-RPC notification tied to the request. */
   notify?(message: JsonRpcNotification): void;
   signal?: AbortSignal;
+  /**
+   * A channel that carries many requests (stdio): the signal of request `id`, which also aborts
+   * when the client cancels it (`cancel`); `release` forgets it once the request is answered.
+   */
+  requestSignal?(id: RequestId): { signal: AbortSignal; release(): void };
+  /** The client sent `notifications/cancelled` for request `id` (MCP 2025-11-25 "Cancellation"). */
+  cancel?(id: RequestId): void;
 }
 
 /** A JSON-RPC notification the server sends (here: `notifications/progress`). */
@@ -186,12 +193,20 @@ export class JsonRpcGateway {
       if (modern?.verdict.kind === 'refused') return { body: { jsonrpc: '2.0', id, error: modern.verdict.error }, status: modern.verdict.status };
       const admission = await admit(message.method);
       rate = admission?.rate;
-      if (isNotification) return { body: null, status: 202, ...(rate && { rate }) };
-      if (modern) return await this.answerModern(modern.era, modern.verdict as Extract<ModernVerdict, { kind: 'accepted' }>, message, id as RequestId, admission, rate, toolRequest(params, channel, extendDeadline));
-
-      if (message.method === 'tools/call') {
-        const result = await this.tools.call(params, admission?.caller, toolRequest(params, channel, extendDeadline));
-        return { body: { jsonrpc: '2.0', id, result }, status: 200, ...(rate && { rate }) };
+      if (isNotification) {
+        if (message.method === 'notifications/cancelled' && params && validId(params.requestId)) channel?.cancel?.(params.requestId as RequestId);
+        return { body: null, status: 202, ...(rate && { rate }) };
+      }
+      if (modern || message.method === 'tools/call') {
+        const scoped = channel?.requestSignal?.(id as RequestId);
+        const request = toolRequest(params, channel, extendDeadline, scoped?.signal);
+        try {
+          if (modern) return await this.answerModern(modern.era, modern.verdict as Extract<ModernVerdict, { kind: 'accepted' }>, message, id as RequestId, admission, rate, request);
+          const result = await this.tools.call(params, admission?.caller, request);
+          return { body: { jsonrpc: '2.0', id, result }, status: 200, ...(rate && { rate }) };
+        } finally {
+          scoped?.release();
+        }
       }
       if (message.method === 'tools/list') {
         return { body: { jsonrpc: '2.0', id, result: this.tools.listResult }, status: 200, ...(rate && { rate }) };
@@ -260,13 +275,13 @@ export class JsonRpcGateway {
 }
 
 /**
- * The tool's view of its request: the disconnect signal, the deadline, and a progress sender when
+ * The tool's view of its request: the disconnect (or cancellation) signal, the deadline, and a progress sender when
  * the request carries `_meta.progressToken` and the transport can notify (MCP 2025-11-25
  * "Progress": `progress` increases with each notification).
  */
-function toolRequest(params: Record<string, unknown> | undefined, channel: RequestChannel | undefined, extendDeadline: (ms: number) => void): ToolRequest {
+function toolRequest(params: Record<string, unknown> | undefined, channel: RequestChannel | undefined, extendDeadline: (ms: number) => void, signal = channel?.signal): ToolRequest {
   const request: ToolRequest = { extendDeadline };
-  if (channel?.signal) request.signal = channel.signal;
+  if (signal) request.signal = signal;
   const token = (params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
   const notify = channel?.notify;
   if (notify && (typeof token === 'string' || typeof token === 'number')) {

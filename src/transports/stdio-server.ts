@@ -78,15 +78,28 @@ export function serveStdio(app: StdioServerDeps, options: StdioServerOptions): P
 
 /**
  * What stdio offers each request besides its reply: notifications (`notifications/progress`) are
- * written as lines before the reply, and the signal aborts when the input ends.
+ * written as lines before the reply, and a request's signal aborts when the input ends or the
+ * client cancels that request (`notifications/cancelled` with its id).
  */
 function stdioChannel(output: Writable): RequestChannel & { end(): void } {
   const ended = new AbortController();
+  const requests = new Map<string | number, AbortController>();
   return {
     notify: (message) => {
       if (!ended.signal.aborted) output.write(`${JSON.stringify(message)}\n`);
     },
     signal: ended.signal,
+    requestSignal: (id) => {
+      const own = new AbortController();
+      requests.set(id, own);
+      return {
+        signal: AbortSignal.any([ended.signal, own.signal]),
+        release: () => {
+          if (requests.get(id) === own) requests.delete(id);
+        },
+      };
+    },
+    cancel: (id) => requests.get(id)?.abort(),
     end: () => ended.abort(),
   };
 }
