@@ -19,6 +19,7 @@ import type { WorkflowEngine } from '../workflows/workflow-engine.js';
 import type { ProjectChanges } from '../workflows/project-changes.js';
 import type { CodeAnswerRules } from '../builders/code-answer.js';
 import { DEFAULT_FILE_PAGING, pageFiles } from '../builders/code-question-files.js';
+import { hideLatestUpdatePaths } from '../builders/expo/update-channels.js';
 import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.js';
 
 /** Longest instruction and text answer in code points; stored whole (see the journal). */
@@ -408,15 +409,20 @@ export class WorkflowService {
     return Math.max(0, this.deps.messages.lastSeq(projectId) - limit);
   }
 
-  /** A page of the conversation, oldest first. @throws -32004/-32003 */
+  /**
+   * A page of the conversation, oldest first. A reader who is not the project's owner (a public
+   * project) gets the project's private "latest" update URL hidden (README "Expo updates").
+   * @throws -32004/-32003
+   */
   messages(caller: Caller, input: { projectId: string; after?: number | undefined; limit?: number | undefined }): MessagesPage {
-    this.deps.access.readable(caller, input.projectId);
+    const project = this.deps.access.readable(caller, input.projectId);
+    const owner = project.ownerId === caller.userId;
     const after = input.after ?? 0;
     const limit = input.limit ?? MESSAGES_PAGE_DEFAULT;
     const rows = this.deps.messages.list(input.projectId, after, limit + 1);
     const page = rows.slice(0, limit);
     return {
-      messages: page.map(toMessageView),
+      messages: page.map((row) => toMessageView(row, owner)),
       hasMore: rows.length > limit,
       nextAfter: page.length > 0 ? page[page.length - 1]!.seq : after,
     };
@@ -571,13 +577,13 @@ function workflowTitle(instruction: string): string {
   return points.length <= WORKFLOW_TITLE_MAX ? line : `${points.slice(0, WORKFLOW_TITLE_MAX - 1).join('')}…`;
 }
 
-function toMessageView(row: MessageRow): MessageView {
+function toMessageView(row: MessageRow, owner: boolean): MessageView {
   return {
     id: row.id,
     seq: row.seq,
     role: row.role,
     type: row.type,
-    content: row.content,
+    content: owner ? row.content : hideLatestUpdatePaths(row.content),
     workflowId: row.workflowId,
     createdAt: row.createdAt,
   };

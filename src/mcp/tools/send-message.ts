@@ -20,6 +20,7 @@ export const sendMessageTool = defineTool({
       '-32602: a parameter is missing or invalid (error.data.issues lists each one); or the message answers a pending question and breaks its rule (the question stays pending: ask the user for an answer that fits its options or pattern, then send it; for a code question fix the files named in error.data.issues and resend); or questionId is not the pending question (read svc_get_session again). To send a new instruction while a question waits, pass kind without questionId.',
       '-32004 (error.data.resource "project", reason "unknown id"): no project has this id. Check the id with svc_list_projects.',
       "-32003: the project belongs to another user. Anyone may read a public project, but only its owner may send to it. Do not retry.",
+      '-32005 with error.data.scope "queued_workflows": the user already has as many queued workflows (over all projects) as the plan allows (error.data.limit). Nothing was stored. Wait until some start (svc_get_session with waitSeconds), or cancel some with svc_cancel_workflow, then send again.',
     ]),
   ].join('\n'),
   input: z.strictObject({
