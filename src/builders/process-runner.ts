@@ -1,5 +1,7 @@
 /**
- * Runs one child process for a builder in its own process group, and guarantees that nothing of
+ * The one place a child process is started (builders' commands, toolchain installs, git, exports,
+ * agents): its argv, environment, sandbox and limits come from `process-sandbox.ts`, and no other
+ * file of the server spawns. Each runs in its own process group, and nothing of
  * that group outlives the run: on exit, abort and timeout the whole group gets SIGTERM, then
  * SIGKILL after a grace period (capped), and the run settles only once the group is gone.
  * Output is read with a bounded line reader, so one huge line cannot exhaust memory.
@@ -9,6 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { readBoundedLines, type BoundedLine } from '../io/bounded-lines.js';
+import { detectBuildSandbox, sandboxLaunch, type BuildSandbox, type ProcessLimits, type SandboxBinds } from './process-sandbox.js';
 
 /** Longest grace period between SIGTERM and SIGKILL, whatever a config asks for (ms). */
 export const MAX_KILL_GRACE_MS = 30_000;
@@ -23,7 +26,21 @@ export interface ProcessRunOptions {
   file: string;
   args: readonly string[];
   cwd: string;
-  env: NodeJS.ProcessEnv;
+  /**
+   * Variables added to the allow-listed base environment (`PATH`, `HOME`, locale); nothing else of
+   * the server's environment is passed.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Names copied from the server's environment when set (proxy and npm settings of an install). */
+  inheritEnv?: readonly string[];
+  /** Paths visible in the sandbox besides the system folders (`cwd` is not added by itself). */
+  binds?: SandboxBinds;
+  /** Reach the network (default false). */
+  network?: boolean;
+  /** Bounds of each process (default `DEFAULT_LIMITS`). */
+  limits?: Partial<ProcessLimits>;
+  /** The sandbox to run in (default: bubblewrap when it works on this machine, else none). */
+  sandbox?: BuildSandbox;
   /** Aborting stops the group (SIGTERM, then SIGKILL after the grace period). */
   signal?: AbortSignal;
   /** Stops the group after this many ms; the result says `stopCause: "timeout"`. */
@@ -68,7 +85,8 @@ export interface RunningProcess {
 export function startProcess(options: ProcessRunOptions): RunningProcess {
   const graceMs = Math.min(Math.max(0, options.killGraceMs ?? 5000), MAX_KILL_GRACE_MS);
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-  const child = spawn(options.file, [...options.args], { cwd: options.cwd, env: options.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  const launch = sandboxLaunch(options, options.sandbox ?? detectBuildSandbox());
+  const child = spawn(launch.file, launch.args, { cwd: options.cwd, env: launch.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
   const pgid = child.pid;
   if (pgid !== undefined) options.onGroupStarted?.(pgid);
   child.stdin!.on('error', () => undefined);
