@@ -177,7 +177,7 @@ function importsOf(ts: TypeScript, path: string, content: string): ImportScan {
   const kind = path.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
   let file: import('typescript').SourceFile;
   try {
-    file = ts.createSourceFile(path, content, ts.ScriptTarget.Latest, false, kind);
+    file = ts.createSourceFile(path, content, ts.ScriptTarget.Latest, true, kind);
   } catch (error) {
     if (error instanceof RangeError) throw new TooDeepError();
     throw error;
@@ -242,6 +242,7 @@ function importProblem(path: string, specifier: string | null, packages: Readonl
     if (target.split('/').includes('node_modules')) return `imports "${specifier}" through node_modules; import the package by name`;
     return null;
   }
+  if (specifier.startsWith('/') || /^[A-Za-z]:/.test(specifier)) return `imports "${specifier}", an absolute path; import the app's files by a relative path and packages by name`;
   const segments = specifier.split('/');
   if (segments.some((s) => s === '.' || s === '..' || s === '')) {
     return `imports "${specifier}": a package path may not hold "." or ".." segments or an empty one (it would leave the package)`;

@@ -11,9 +11,9 @@
  * toolchain install alone). `--die-with-parent` ends it with the server.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 
 /** Bounds of one sandboxed process (each of its processes, for the per-process ones). */
 export interface ProcessLimits {
@@ -57,6 +57,8 @@ export interface BuildSandbox {
   readonly kind: 'bubblewrap' | 'none';
   /** Why there is none (`bwrap not found`, `turned off with --no-build-sandbox`). */
   readonly reason?: string;
+  /** Absolute path of `bwrap` (with `bubblewrap`). */
+  readonly bwrap?: string;
 }
 
 /** No sandbox, by the operator's choice (`--no-build-sandbox`). */
@@ -105,7 +107,6 @@ const ETC_FILES = [
   '/etc/ld.so.conf.d',
   '/etc/alternatives',
 ];
-const BWRAP = 'bwrap';
 const PRLIMIT = '/usr/bin/prlimit';
 
 let detected: BuildSandbox | undefined;
@@ -117,16 +118,30 @@ let detected: BuildSandbox | undefined;
 export function detectBuildSandbox(): BuildSandbox {
   if (detected) return detected;
   if (process.platform !== 'linux') return (detected = { kind: 'none', reason: `bubblewrap needs Linux (this is ${process.platform})` });
-  const probe = spawnSync(BWRAP, [...rootArgs(false), '--', '/bin/sh', '-c', 'exit 0'], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000, env: {} });
-  if (probe.error) {
-    const code = (probe.error as NodeJS.ErrnoException).code;
-    return (detected = { kind: 'none', reason: code === 'ENOENT' ? 'bwrap (bubblewrap) is not installed' : `bwrap could not start (${code ?? probe.error.message})` });
-  }
+  const bwrap = onPath('bwrap');
+  if (!bwrap) return (detected = { kind: 'none', reason: 'bwrap (bubblewrap) is not installed' });
+  const probe = spawnSync(bwrap, [...rootArgs(false), '--', '/bin/sh', '-c', 'exit 0'], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000, env: {} });
+  if (probe.error) return (detected = { kind: 'none', reason: `bwrap could not start (${(probe.error as NodeJS.ErrnoException).code ?? probe.error.message})` });
   if (probe.status !== 0) {
     const why = probe.stderr.toString('utf8').trim().split('\n')[0] || `exit ${probe.status}`;
     return (detected = { kind: 'none', reason: `bwrap fails here (${why}); user namespaces may be disabled` });
   }
-  return (detected = { kind: 'bubblewrap' });
+  return (detected = { kind: 'bubblewrap', bwrap });
+}
+
+/** The first executable `name` in the server's PATH, or null. */
+function onPath(name: string): string | null {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const file = join(dir, name);
+    try {
+      accessSync(file, constants.X_OK);
+      return file;
+    } catch {
+      // not here
+    }
+  }
+  return null;
 }
 
 /**
@@ -145,7 +160,7 @@ export function sandboxLaunch(request: SandboxRequest, sandbox: BuildSandbox): S
   for (const path of request.binds?.ro ?? []) args.push(...bindArgs('--ro-bind', path));
   for (const path of request.binds?.rw ?? []) args.push(...bindArgs('--bind', path));
   args.push('--chdir', request.cwd, '--', ...argv);
-  return { file: BWRAP, args, env };
+  return { file: sandbox.bwrap ?? 'bwrap', args, env };
 }
 
 /**

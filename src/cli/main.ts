@@ -20,6 +20,7 @@ import { join, resolve } from 'node:path';
 import { BUILDER_NAMES, createApp, listenHttp, VERSION, type App, type AppConfig, type BuilderName } from '../app.js';
 import { parseDuration } from '../auth/api-token.js';
 import { AGENT_MODES, DEFAULT_EXPO_SDK, SUPPORTED_EXPO_SDKS, toolchainFor, type AgentMode } from '../builders/expo/index.js';
+import { detectBuildSandbox, SANDBOX_TURNED_OFF, type BuildSandbox } from '../builders/process-sandbox.js';
 import { createLogger } from '../logger.js';
 import { serveStdio } from '../transports/stdio-server.js';
 import { loadUpdatesSigningKey } from '../transports/expo-updates-routes.js';
@@ -68,6 +69,10 @@ interface ServeOptions {
   maxHeavySteps: number;
   updatesSigningKey?: string;
   artifactUrl?: string;
+  /** false with `--no-build-sandbox` (or `SVC_NO_BUILD_SANDBOX`). */
+  buildSandbox: boolean;
+  agentNetwork?: boolean;
+  agentEnv?: string;
 }
 
 /** Builds the program (exported for tests of the parser; `run` executes it). */
@@ -100,6 +105,9 @@ export function buildProgram(): Command {
     .addOption(new Option('--agent-timeout <seconds>', 'limit of one code agent run').env('SVC_AGENT_TIMEOUT').default(900).argParser(positiveInt('--agent-timeout', 1)))
     .addOption(new Option('--artifact-url <url>', 'public base URL of previews, deployments and updates (default: the artifact listener on the next free port after --port)').env('SVC_ARTIFACT_URL'))
     .addOption(new Option('--updates-signing-key <file>', 'PEM RSA private key that signs Expo Updates manifests (keyid "main")').env('SVC_UPDATES_SIGNING_KEY'))
+    .addOption(new Option('--no-build-sandbox', 'run build processes without the bubblewrap sandbox (needed for serve --http where bubblewrap cannot work; builds then run with the server\'s rights)').env('SVC_NO_BUILD_SANDBOX'))
+    .addOption(new Option('--agent-network', 'let the code agent (--agent-command) reach the network, for a hosted model').env('SVC_AGENT_NETWORK'))
+    .addOption(new Option('--agent-env <names>', 'comma-separated variables of this environment handed to the code agent (its API key); none by default').env('SVC_AGENT_ENV'))
     .addOption(new Option('--max-heavy-steps <n>', 'type checks and exports of the expo builder running at once').env('SVC_MAX_HEAVY_STEPS').default(1).argParser(positiveInt('--max-heavy-steps', 1)))
     .action(async (options: ServeOptions) => serve(options));
 
@@ -288,6 +296,7 @@ function printTable(header: string[], rows: string[][]): void {
 
 async function serve(options: ServeOptions): Promise<void> {
   const logger = createLogger(options.logLevel);
+  const sandbox = buildSandboxFor(options);
   const config: AppConfig = {
     dataDir: resolve(options.dataDir),
     builder: options.builder,
@@ -301,7 +310,10 @@ async function serve(options: ServeOptions): Promise<void> {
       heavySteps: options.maxHeavySteps,
       ...(options.agentCommand && { agentCommand: options.agentCommand }),
       ...(options.agent && { agent: options.agent }),
+      ...(options.agentNetwork && { agentNetwork: true }),
+      ...(options.agentEnv && { agentEnv: options.agentEnv.split(',').map((n) => n.trim()).filter(Boolean) }),
     },
+    buildSandbox: sandbox,
     ...(options.builderConfig && { builderConfigFile: resolve(options.builderConfig) }),
     ...(options.publicUrl && { publicUrl: options.publicUrl }),
     ...(options.artifactUrl && { artifactUrl: options.artifactUrl }),
@@ -339,7 +351,7 @@ async function serve(options: ServeOptions): Promise<void> {
     // preview may keep its origin (localStorage) without ever sharing one with /mcp.
     artifacts = await startArtifactListener(app, httpOptions, options.port === 0 ? 0 : http.port + 1);
     logger.info({ url: `${http.url}/mcp`, artifacts: app.publicUrl.artifacts(), dataDir: config.dataDir, builder: options.builder }, 'serving MCP over streamable HTTP');
-    process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp, artifacts on ${artifacts.url} (data: ${config.dataDir}); web console: ${http.url}/\n`);
+    process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp, artifacts on ${artifacts.url} (data: ${config.dataDir}); web console: ${http.url}/; ${sandboxLine(sandbox)}\n`);
     return;
   }
 
@@ -356,8 +368,35 @@ async function serve(options: ServeOptions): Promise<void> {
     logger.warn({ port: options.port, using: http.port }, 'preview port in use; serving previews on another port');
   }
   logger.info({ previews: http.url, dataDir: config.dataDir, builder: options.builder }, 'serving MCP over stdio');
+  // One user over stdio: builds may run unconfined, and the operator is told so once.
+  if (sandbox.kind === 'none') logger.warn({ reason: sandbox.reason }, sandboxLine(sandbox));
+  else logger.info(sandboxLine(sandbox));
   await served;
   await stop('stdin closed');
+}
+
+/** The start-up line's words about the sandbox: `builds sandboxed (bubblewrap)` or `builds NOT sandboxed (why)`. */
+function sandboxLine(sandbox: BuildSandbox): string {
+  return sandbox.kind === 'bubblewrap' ? 'builds sandboxed (bubblewrap)' : `builds NOT sandboxed (${sandbox.reason ?? 'no sandbox'})`;
+}
+
+/**
+ * The sandbox of this server's builds. `serve --http` serves every user who holds a token or
+ * signs in, so it refuses to start when its builds would run unconfined, unless the operator
+ * says so with `--no-build-sandbox`; the scripted builder starts no process and needs none.
+ * @throws Error naming the reason and both ways out.
+ */
+function buildSandboxFor(options: ServeOptions): BuildSandbox {
+  if (!options.buildSandbox) return SANDBOX_TURNED_OFF;
+  const sandbox = detectBuildSandbox();
+  if (sandbox.kind === 'none' && options.http && options.builder !== 'scripted') {
+    throw new Error(
+      `serve --http runs builds for every user who signs in, and no build sandbox can be made here: ${sandbox.reason}. ` +
+        'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) where user namespaces are allowed, ' +
+        "or pass --no-build-sandbox (SVC_NO_BUILD_SANDBOX=1) to run every build with this server's rights.",
+    );
+  }
+  return sandbox;
 }
 
 /**
