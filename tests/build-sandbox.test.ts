@@ -1,0 +1,136 @@
+/**
+ * The build sandbox (README "The build sandbox"): a build step that tries to read the store,
+ * another project's workspace, the server's environment and the network finds nothing; git in a
+ * workspace gets none of the server's environment; `serve --http` refuses to run builds unconfined
+ * unless told to, and its start-up line says which.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { detectBuildSandbox } from '../src/builders/process-sandbox.js';
+import { ExpoToolchain } from '../src/builders/expo/toolchain.js';
+import { ExpoWorkspace } from '../src/builders/expo/workspace.js';
+import { spawnHttpServer } from './bin-helpers.js';
+import { BIN, createProject, startTestServer, tempDir, toolResult, waitIdle, type TestServer } from './helpers.js';
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+beforeAll(() => {
+  // The sandbox is what these tests check: without bubblewrap they would prove nothing.
+  expect(detectBuildSandbox(), 'bubblewrap must work on this machine (apt-get install bubblewrap)').toMatchObject({ kind: 'bubblewrap' });
+});
+
+describe('build sandbox', () => {
+  it('a build step that tries to read the store, another workspace, the server environment and the network finds nothing', async () => {
+    const dataDir = tempDir('mbm-sbx-');
+    const secret = `secret-of-A-${Math.random().toString(36).slice(2)}`;
+    const probe = [
+      'echo "own=$(cat own.txt)"',
+      'echo "store=$(head -c 64 "$DATA/mobile-builder.db" 2>&1 | tr -dc "[:print:]")"',
+      'echo "listing=$(ls "$DATA" "$DATA/workspaces" 2>&1 | tr "\\n" " ")"',
+      'for f in "$DATA"/workspaces/*/secret.txt; do echo "other=$(cat "$f" 2>&1)"; done',
+      'echo "env=$(env | sort | tr "\\n" " ")"',
+      'echo "procs=$(cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" " ")"',
+      'node -e "fetch(require(\'fs\').readFileSync(\'url.txt\',\'utf8\')).then(() => console.log(\'net=REACHED\'), () => console.log(\'net=blocked\'))"',
+      'echo probe-done',
+    ].join('\n');
+    const configFile = join(tempDir('mbm-sbx-config-'), 'builder.json');
+    writeFileSync(configFile, JSON.stringify({ build: { command: probe }, env: { DATA: dataDir } }));
+    process.env.SVC_API_TOKEN = 'svc_should_not_leak_env';
+    process.env.SVC_OPERATOR_SETTING = 'operator-setting-should-not-leak';
+    try {
+      server = await startTestServer({ dataDir, builder: 'command', builderConfigFile: configFile });
+    } finally {
+      delete process.env.SVC_API_TOKEN;
+      delete process.env.SVC_OPERATOR_SETTING;
+    }
+    const token = server.token('mallory');
+    const victim = await createProject(server.mcpUrl, server.token('alice'), { name: 'Victim' });
+    mkdirSync(join(dataDir, 'workspaces', victim.id), { recursive: true });
+    writeFileSync(join(dataDir, 'workspaces', victim.id, 'secret.txt'), secret);
+    const attacker = await createProject(server.mcpUrl, token, { name: 'Attacker' });
+    const own = join(dataDir, 'workspaces', attacker.id);
+    mkdirSync(own, { recursive: true });
+    writeFileSync(join(own, 'own.txt'), 'own-file-readable');
+    writeFileSync(join(own, 'url.txt'), server.mcpUrl);
+
+    await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: attacker.id, message: 'probe' });
+    const done = await waitIdle(server.mcpUrl, token, attacker.id);
+    expect(done.lastWorkflow.status).toBe('completed');
+    const { messages } = await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId: attacker.id, limit: 500 });
+    const output = messages.map((m: { content: string }) => m.content).join('\n');
+    // It ran, and reads its own workspace...
+    expect(output).toContain('own=own-file-readable');
+    expect(output).toContain('probe-done');
+    // ...and nothing else.
+    expect(output).not.toContain('SQLite format');
+    expect(output).toMatch(/store=.*No such file/);
+    expect(output).not.toContain(secret);
+    expect(output).not.toContain(victim.id);
+    expect(output).not.toContain('svc_should_not_leak_env');
+    expect(output).not.toContain('operator-setting-should-not-leak');
+    expect(output).toContain('net=blocked');
+    expect(output).not.toContain('net=REACHED');
+  });
+
+  it("git in a workspace runs without the server's environment (a hook sees no token)", async () => {
+    const dataDir = tempDir('mbm-sbx-git-');
+    const store = join(dataDir, 'mobile-builder.db');
+    writeFileSync(store, 'SQLite format 3 pretend store');
+    const workspace = new ExpoWorkspace(join(dataDir, 'workspaces', 'p1'), new ExpoToolchain(join(dataDir, 'toolchains'), 56));
+    await workspace.ensure({ name: 'Hooked' });
+    const hook = join(workspace.dir, '.git', 'hooks', 'post-commit');
+    writeFileSync(hook, `#!/bin/sh\nenv > hook-env.txt\ncat ${store} > hook-store.txt 2>&1\n`, { mode: 0o755 });
+    writeFileSync(join(workspace.dir, 'App.tsx'), 'export default function App() { return null; }\n');
+    process.env.SVC_API_TOKEN = 'svc_git_should_not_see';
+    try {
+      expect(await workspace.commit('change')).toBe(true);
+    } finally {
+      delete process.env.SVC_API_TOKEN;
+    }
+    const env = readFileSync(join(workspace.dir, 'hook-env.txt'), 'utf8');
+    expect(env).toContain('GIT_');
+    expect(env).not.toContain('svc_git_should_not_see');
+    expect(env).not.toMatch(/^SVC_/m);
+    expect(readFileSync(join(workspace.dir, 'hook-store.txt'), 'utf8')).not.toContain('SQLite format 3');
+  });
+
+  it('serve --http refuses to start without a sandbox unless --no-build-sandbox, and the start-up line says which', async () => {
+    const dataDir = tempDir('mbm-sbx-bin-');
+    const config = join(dataDir, 'builder.json');
+    writeFileSync(config, JSON.stringify({ build: { command: 'true' } }));
+    // A PATH with node but no bwrap: what a machine without bubblewrap looks like.
+    const bin = tempDir('mbm-sbx-path-');
+    symlinkSync(process.execPath, join(bin, 'node'));
+    const run = (extra: string[], env: Record<string, string>) =>
+      spawnSync(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--builder', 'command', '--builder-config', config, ...extra], {
+        encoding: 'utf8',
+        env: { ...process.env, ...env },
+        timeout: 30_000,
+        killSignal: 'SIGKILL',
+      });
+    const refused = run([], { PATH: bin });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain('no build sandbox can be made here: bwrap (bubblewrap) is not installed');
+    expect(refused.stderr).toContain('--no-build-sandbox');
+    expect(refused.stderr).not.toContain('listening on');
+
+    const unconfined = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config], { PATH: bin, SVC_NO_BUILD_SANDBOX: '1' });
+    try {
+      expect(unconfined.stderr()).toMatch(/listening on .*; builds NOT sandboxed \(turned off with --no-build-sandbox\)/);
+    } finally {
+      await unconfined.stop();
+    }
+    const sandboxed = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config]);
+    try {
+      expect(sandboxed.stderr()).toMatch(/listening on .*; builds sandboxed \(bubblewrap\)/);
+    } finally {
+      await sandboxed.stop();
+    }
+  });
+});
