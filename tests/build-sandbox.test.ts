@@ -100,6 +100,30 @@ describe('build sandbox', () => {
     expect(readFileSync(join(workspace.dir, 'hook-store.txt'), 'utf8')).not.toContain('SQLite format 3');
   });
 
+  it('a workspace keeps its newest 20 commits: older history is folded into one root commit and its objects deleted', async () => {
+    const dataDir = tempDir('mbm-sbx-history-');
+    const workspace = new ExpoWorkspace(join(dataDir, 'workspaces', 'p1'), new ExpoToolchain(join(dataDir, 'toolchains'), 56));
+    await workspace.ensure({ name: 'Long history' });
+    const git = (...args: string[]) => spawnSync('git', args, { cwd: workspace.dir, encoding: 'utf8' }).stdout.trim();
+    for (let i = 1; i <= 44; i++) {
+      // A big file per commit, so that the folded history is visible in the repository's size.
+      writeFileSync(join(workspace.dir, 'App.tsx'), `// build ${i}\n// ${Math.random().toString(36).repeat(20_000)}\nexport default function App() { return null; }\n`);
+      await workspace.commit(`Build ${i}`);
+    }
+    expect(git('rev-list', '--count', 'HEAD')).toBe('45');
+    const tree = git('rev-parse', 'HEAD^{tree}');
+    const before = Number(git('count-objects', '-v').match(/size-pack: (\d+)/)?.[1] ?? 0) + Number(git('count-objects', '-v').match(/^size: (\d+)/m)?.[1] ?? 0);
+    expect(await workspace.pruneHistory()).toBe(25);
+    expect(git('rev-list', '--count', 'HEAD')).toBe('20');
+    expect(git('rev-parse', 'HEAD^{tree}')).toBe(tree);
+    expect(git('log', '-1', '--format=%s')).toBe('Build 44');
+    expect(git('log', '--format=%s').split('\n').at(-1)).toMatch(/^Earlier history \(26 commits\) folded/);
+    const after = Number(git('count-objects', '-v').match(/size-pack: (\d+)/)?.[1] ?? 0) + Number(git('count-objects', '-v').match(/^size: (\d+)/m)?.[1] ?? 0);
+    expect(after).toBeLessThan(before / 1.5);
+    // Short histories are left alone.
+    expect(await workspace.pruneHistory()).toBe(0);
+  });
+
   it('serve --http refuses to start without a sandbox unless --no-build-sandbox, and the start-up line says which', async () => {
     const dataDir = tempDir('mbm-sbx-bin-');
     const config = join(dataDir, 'builder.json');

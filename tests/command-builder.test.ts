@@ -2,12 +2,12 @@
  * The `command` builder with real shell processes (README.md#builders):
  * the line protocol, output streaming, exit status, and that cancel leaves no process behind.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AppConfig } from '../src/app.js';
 import { SANDBOX_TURNED_OFF } from '../src/builders/process-sandbox.js';
-import { callTool, createProject, startTestServer, tempDir, toolResult, waitFor, waitIdle, waitQuestion, type TestServer, processAlive as alive } from './helpers.js';
+import { callTool, createProject, startTestServer, tempDir, toolResult, waitFor, waitIdle, waitQuestion, type TestServer, processAlive as alive, processesWith } from './helpers.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -119,19 +119,3 @@ describe('command builder', () => {
   });
 });
 
-/** Live (not zombie) processes whose command line holds `marker`. */
-function processesWith(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      if (cmdline.includes(marker) && state !== 'Z' && Number(entry) !== process.pid) found.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}

@@ -16,7 +16,7 @@ import type { BoundedLine } from '../io/bounded-lines.js';
 import { OutputBatcher } from './output-batcher.js';
 import { pathRedactor } from './output-redaction.js';
 import { MAX_KILL_GRACE_MS, startProcess, type RunningProcess } from './process-runner.js';
-import type { BuildSandbox } from './process-sandbox.js';
+import { pathsNamedIn, type BuildSandbox } from './process-sandbox.js';
 
 /** Output lines (directives included) kept per workflow unless the config says otherwise. */
 const DEFAULT_MAX_OUTPUT_LINES = 2000;
@@ -129,7 +129,7 @@ export class CommandBuilder implements Builder {
       args: ['-c', spec.command],
       cwd: job.workspaceDir,
       env,
-      binds: { rw: [job.workspaceDir], ro: this.config.sandbox?.readOnlyPaths ?? [] },
+      binds: { rw: [job.workspaceDir], ro: [...pathsNamedIn(spec.command), ...(this.config.sandbox?.readOnlyPaths ?? [])] },
       network: this.config.sandbox?.network === true,
       ...(this.config.sandbox?.inheritEnv && { inheritEnv: this.config.sandbox.inheritEnv }),
       ...(this.sandbox && { sandbox: this.sandbox }),

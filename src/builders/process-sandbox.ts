@@ -226,6 +226,18 @@ function lstatOrNull(path: string) {
   }
 }
 
+/**
+ * The absolute paths a shell command line names that exist on this machine (`/opt/agent/run.sh`,
+ * `--config=/etc/agent.json` is not split out): an operator's command sees its own files read-only.
+ */
+export function pathsNamedIn(commandLine: string): string[] {
+  const found = new Set<string>();
+  for (const word of commandLine.split(/[\s;&|()<>'"]+/)) {
+    if (word.startsWith('/') && word.length > 1 && existsSync(word)) found.add(word);
+  }
+  return [...found];
+}
+
 /** The npm cache folder of the server's user (bound read-write during a toolchain install). */
 export function npmCacheDir(): string {
   return process.env.npm_config_cache ?? join(process.env.HOME ?? homedir(), '.npm');

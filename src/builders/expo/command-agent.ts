@@ -22,7 +22,7 @@ import { parseDirective, type Directive } from '../command-protocol.js';
 import { OutputBatcher } from '../output-batcher.js';
 import type { AgentInput, AgentOutcome, AgentStep } from './agent-step.js';
 import { pathRedactor } from '../output-redaction.js';
-import type { BuildSandbox } from '../process-sandbox.js';
+import { pathsNamedIn, type BuildSandbox } from '../process-sandbox.js';
 import { groupHooks, runProcess } from './run-process.js';
 import { OUTPUT_DIR } from './workspace.js';
 
@@ -95,7 +95,7 @@ export class CommandAgent implements AgentStep {
         args: ['-c', this.options.command],
         cwd: workspace.dir,
         env,
-        binds: { rw: [workspace.dir], ro: [input.toolchain.dir, ...(this.options.readOnlyPaths ?? [])] },
+        binds: { rw: [workspace.dir], ro: [input.toolchain.dir, ...pathsNamedIn(this.options.command), ...(this.options.readOnlyPaths ?? [])] },
         network: this.options.network === true,
         ...(this.options.sandbox && { sandbox: this.options.sandbox }),
         signal: controller.signal,

@@ -131,6 +131,7 @@ export class ExpoBuilder implements Builder {
     const preview = await context.publish({ kind: 'preview', platform: 'web', sourceDir: webDir });
     const firstLine = job.instruction.split('\n')[0]!.slice(0, 72);
     await workspace.commit(`${firstLine || 'Build'}\n\n${outcome.summary}\nWorkflow ${job.workflowId}`);
+    await workspace.pruneHistory();
     context.say(`Web preview of ${job.project.name} published at ${preview.path} (a real Expo web export; open it from previewUrls of svc_get_session).`, 'result');
   }
 

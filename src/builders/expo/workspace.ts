@@ -25,6 +25,9 @@ export interface AppIdentity {
 /** The folder export output goes to (ignored by git). */
 export const OUTPUT_DIR = '.svc';
 
+/** Commits of history a workspace keeps: older ones are folded into one root commit. */
+export const HISTORY_KEPT = 20;
+
 const GIT_IDENTITY = ['-c', 'user.name=mobile-builder-mcp', '-c', 'user.email=builder@mobile-builder-mcp.invalid', '-c', 'commit.gpgsign=false'];
 
 /** One project's workspace (see the file comment). */
@@ -137,6 +140,29 @@ export class ExpoWorkspace {
     if (status.length === 0) return false;
     await this.git(['commit', '-q', '--no-verify', '-m', message]);
     return true;
+  }
+
+  /**
+   * Keeps the newest `keep` commits: once the history holds twice as many, the older ones are
+   * folded into one root commit (same trees, same messages for the kept ones), and git's unreachable
+   * objects are deleted. Each build adds a commit, so without this a workspace grows for ever.
+   * @returns the number of commits folded away (0 when the history was short enough).
+   */
+  async pruneHistory(keep: number = HISTORY_KEPT): Promise<number> {
+    const count = Number((await this.git(['rev-list', '--count', 'HEAD']))[0] ?? '0');
+    if (count <= keep * 2) return 0;
+    const kept = await this.git(['rev-list', '--reverse', `--max-count=${keep}`, 'HEAD']);
+    const oldest = kept[0]!;
+    const folded = count - keep;
+    let parent = (await this.git(['commit-tree', `${oldest}^{tree}`, '-m', `Earlier history (${folded + 1} commits) folded to keep the workspace small`]))[0]!;
+    for (const commit of kept.slice(1)) {
+      const message = (await this.git(['log', '-1', '--format=%B', commit])).join('\n');
+      parent = (await this.git(['commit-tree', `${commit}^{tree}`, '-p', parent, '-m', message]))[0]!;
+    }
+    await this.git(['update-ref', 'HEAD', parent]);
+    await this.git(['reflog', 'expire', '--expire=now', '--all']);
+    await this.git(['gc', '--prune=now', '--quiet']);
+    return folded;
   }
 
   /** Puts the workspace back at its last commit: tracked files restored, untracked ones removed. */
