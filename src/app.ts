@@ -250,7 +250,7 @@ export function createApp(config: AppConfig): App {
       processGroups: new ProcessGroupRepo(store.db),
       journal,
       artifactStore,
-      publisher: new ArtifactPublisher({ store, artifacts: artifactRepo, projects: projectRepo, users, artifactStore, plans, clock, logger }),
+      publisher: new ArtifactPublisher({ store, artifacts: artifactRepo, projects: projectRepo, users, artifactStore, plans, clock, logger, workspacesDir: join(config.dataDir, 'workspaces') }),
       builder,
       dataDir: config.dataDir,
       logger,

@@ -124,6 +124,33 @@ describe('build sandbox', () => {
     expect(await workspace.pruneHistory()).toBe(0);
   });
 
+  it("a user's workspaces count against the plan's storage quota together with the artifacts", async () => {
+    const dir = tempDir('mbm-sbx-quota-');
+    writeFileSync(join(dir, 'builder.json'), JSON.stringify({ build: { command: 'mkdir -p out && head -c 1000000 /dev/zero > out/page.bin && echo "::preview web out"' } }));
+    server = await startTestServer({
+      builder: 'command',
+      builderConfigFile: join(dir, 'builder.json'),
+      plans: { free: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1000, maxProjects: 1000, artifactStorageMb: 3 } },
+    });
+    const token = server.token('carol');
+    const first = await createProject(server.mcpUrl, token, { name: 'Heavy history' });
+    // Another project of hers holds 1.5 MB of workspace (history, caches): 1 MB in it + 1 MB
+    // preview copy + 1.5 MB no longer fit in 3 MiB.
+    mkdirSync(join(server.dataDir, 'workspaces', first.id), { recursive: true });
+    writeFileSync(join(server.dataDir, 'workspaces', first.id, 'history.bin'), Buffer.alloc(1_500_000));
+    const second = await createProject(server.mcpUrl, token, { name: 'Next' });
+    await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: second.id, message: 'build' });
+    const failed = await waitIdle(server.mcpUrl, token, second.id);
+    const dbg = await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId: second.id, limit: 50 });
+    expect(failed.lastWorkflow.error?.code, JSON.stringify(dbg.messages.map((m: any) => m.content))).toBe('artifact_quota_exceeded');
+    expect(failed.lastWorkflow.error.message).toMatch(/used by artifacts and workspaces/);
+    // Another user's workspaces do not count against hers, nor hers against his.
+    const dave = server.token('dave');
+    const his = await createProject(server.mcpUrl, dave, { name: 'His' });
+    await toolResult(server.mcpUrl, dave, 'svc_send_message', { projectId: his.id, message: 'build' });
+    expect((await waitIdle(server.mcpUrl, dave, his.id)).lastWorkflow.status).toBe('completed');
+  });
+
   it('serve --http refuses to start without a sandbox unless --no-build-sandbox, and the start-up line says which', async () => {
     const dataDir = tempDir('mbm-sbx-bin-');
     const config = join(dataDir, 'builder.json');

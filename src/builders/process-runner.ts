@@ -85,7 +85,12 @@ export interface RunningProcess {
 export function startProcess(options: ProcessRunOptions): RunningProcess {
   const graceMs = Math.min(Math.max(0, options.killGraceMs ?? 5000), MAX_KILL_GRACE_MS);
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-  const launch = sandboxLaunch(options, options.sandbox ?? detectBuildSandbox());
+  const sandbox = options.sandbox ?? detectBuildSandbox();
+  const launch = sandboxLaunch(options, sandbox);
+  // In the sandbox the group's leader is bwrap: SIGTERM would end it, and with it (as the PID
+  // namespace's parent) everything inside at once. So SIGTERM goes to the other members only, and
+  // the command gets its grace period; SIGKILL takes the whole group.
+  const term = (pgid: number | undefined) => (sandbox.kind === 'bubblewrap' ? signalMembers(pgid, 'SIGTERM') : signalGroup(pgid, 'SIGTERM'));
   const child = spawn(launch.file, launch.args, { cwd: options.cwd, env: launch.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
   const pgid = child.pid;
   if (pgid !== undefined) options.onGroupStarted?.(pgid);
@@ -102,7 +107,7 @@ export function startProcess(options: ProcessRunOptions): RunningProcess {
   const stop = (cause: 'abort' | 'timeout') => {
     if (stopCause) return;
     stopCause = cause;
-    signalGroup(pgid, 'SIGTERM');
+    term(pgid);
     killTimer = setTimeout(() => signalGroup(pgid, 'SIGKILL'), graceMs);
   };
   const onAbort = () => stop('abort');
@@ -118,7 +123,7 @@ export function startProcess(options: ProcessRunOptions): RunningProcess {
     });
     child.once('exit', (code, signal) => {
       // The leader is gone; whatever it left in its group goes too, by force after the grace period.
-      void endGroup(pgid, graceMs)
+      void endGroup(pgid, graceMs, term)
         .then(() => Promise.all(reading))
         .then(() => {
           cleanup();
@@ -156,16 +161,52 @@ export function signalGroup(pgid: number | undefined, signal: NodeJS.Signals | 0
 }
 
 /**
- * Ends group `pgid`: SIGTERM, up to `graceMs` for it to go, then SIGKILL, then a bounded wait
- * until no process of it is left.
+ * Ends group `pgid`: SIGTERM (through `term`, default the whole group), up to `graceMs` for it
+ * to go, then SIGKILL, then a bounded wait until no process of it is left.
  * @returns true when the group is gone.
  */
-export async function endGroup(pgid: number | undefined, graceMs: number): Promise<boolean> {
+export async function endGroup(pgid: number | undefined, graceMs: number, term: (pgid: number | undefined) => unknown = (g) => signalGroup(g, 'SIGTERM')): Promise<boolean> {
   if (!groupAlive(pgid)) return true;
-  signalGroup(pgid, 'SIGTERM');
+  term(pgid);
   if (await waitGroupGone(pgid, Math.min(graceMs, MAX_KILL_GRACE_MS))) return true;
   signalGroup(pgid, 'SIGKILL');
   return waitGroupGone(pgid, GROUP_GONE_WAIT_MS);
+}
+
+/** Sends `signal` to every live process of group `pgid` but its leader (`pgid` itself). */
+function signalMembers(pgid: number | undefined, signal: NodeJS.Signals): void {
+  if (pgid === undefined || pgid <= 1) return;
+  for (const pid of groupMembers(pgid) ?? []) {
+    if (pid === pgid) continue;
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+/** Live (not zombie) processes of group `pgid`, from the process table (Linux). */
+function groupMembers(pgid: number): number[] | null {
+  const found: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return null; // no process table: callers assume the worst
+  }
+  for (const entry of entries) {
+    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
+    } catch {
+      continue; // exited meanwhile
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') found.push(Number(entry));
+  }
+  return found;
 }
 
 /**
@@ -176,25 +217,8 @@ export async function endGroup(pgid: number | undefined, graceMs: number): Promi
 export function groupAlive(pgid: number | undefined): boolean {
   if (!signalGroup(pgid, 0)) return false;
   if (process.platform !== 'linux') return true;
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return true;
-  }
-  for (const entry of entries) {
-    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
-    } catch {
-      continue; // exited meanwhile
-    }
-    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses; split after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
-  }
-  return false;
+  const members = groupMembers(pgid!);
+  return members === null || members.length > 0;
 }
 
 async function waitGroupGone(pgid: number | undefined, ms: number): Promise<boolean> {

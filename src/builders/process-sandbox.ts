@@ -226,6 +226,9 @@ function lstatOrNull(path: string) {
   }
 }
 
+/** Paths the sandbox shows (or makes) by itself; never bound again from a command line (a device bound read-only stops working). */
+const SYSTEM_PATH = /^\/(dev|proc|sys|usr|bin|sbin|lib|lib32|lib64|libx32)(\/|$)/;
+
 /**
  * The absolute paths a shell command line names that exist on this machine (`/opt/agent/run.sh`,
  * `--config=/etc/agent.json` is not split out): an operator's command sees its own files read-only.
@@ -233,7 +236,8 @@ function lstatOrNull(path: string) {
 export function pathsNamedIn(commandLine: string): string[] {
   const found = new Set<string>();
   for (const word of commandLine.split(/[\s;&|()<>'"]+/)) {
-    if (word.startsWith('/') && word.length > 1 && existsSync(word)) found.add(word);
+    if (!word.startsWith('/') || word.length < 2 || SYSTEM_PATH.test(word)) continue;
+    if (existsSync(word)) found.add(word);
   }
   return [...found];
 }

@@ -18,10 +18,11 @@ const SECRET = `victim-secret-${process.pid}`;
 /** An agent that writes the App.tsx its instruction names (heredocs: nothing outside the workspace is read). */
 function agentFor(dataDir: string): string {
   const store = join(dataDir, 'mobile-builder.db');
-  // From the toolchain's react-native folder up to the root, then down to the store.
-  const up = relative(join(TOOLCHAINS_CACHE, 'expo-sdk-56', 'node_modules', 'react-native'), store);
+  // From the toolchain's expo folder up to the root, then down to the store (react-native's own
+  // subpaths are refused on web by Expo already).
+  const up = relative(join(TOOLCHAINS_CACHE, 'expo-sdk-56', 'node_modules', 'expo'), store);
   const apps: Record<string, string> = {
-    dotdot: `// @ts-ignore\nimport db from 'react-native/${up}';\nimport { Text } from 'react-native';\nexport default function App() { return <Text>{String(db)}</Text>; }\n`,
+    dotdot: `// @ts-ignore\nimport db from 'expo/${up}';\nimport { Text } from 'react-native';\nexport default function App() { return <Text>{String(db)}</Text>; }\n`,
     absolute: `// @ts-ignore\nimport db from '${store}';\nimport { Text } from 'react-native';\nexport default function App() { return <Text>{String(db)}</Text>; }\n`,
     context: `import { Text } from 'react-native';\nconst ctx = (require as any).context('../', true, /secret\\.ts$/);\nexport default function App() { return <Text>{ctx.keys().map((k: string) => String(ctx(k).default)).join()}</Text>; }\n`,
   };
@@ -57,7 +58,7 @@ beforeAll(async () => {
   await ensureToolchain();
 });
 
-async function attack(sandboxOff: boolean, instruction: string): Promise<{ session: any; dataDir: string; workspace: string }> {
+async function attack(sandboxOff: boolean, instruction: string): Promise<{ session: any; said: string; dataDir: string; workspace: string }> {
   const dataDir = tempDir('mbm-read-');
   server = await startExpoServer({ agentCommand: agentFor(dataDir), agentTimeoutSeconds: 60 }, { dataDir, ...(sandboxOff && { buildSandbox: SANDBOX_TURNED_OFF }) });
   const token = server.token('mallory');
@@ -68,7 +69,9 @@ async function attack(sandboxOff: boolean, instruction: string): Promise<{ sessi
   const project = await createProject(server.mcpUrl, token, { name: 'Reader' });
   await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: instruction, kind: 'build' });
   const session = await waitIdle(server.mcpUrl, token, project.id, 540_000);
-  return { session, dataDir, workspace: join(dataDir, 'workspaces', project.id) };
+  const page = await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId: project.id, limit: 500 });
+  const said = page.messages.map((m: { content: string }) => m.content).join('\n');
+  return { session, said, dataDir, workspace: join(dataDir, 'workspaces', project.id) };
 }
 
 function expectNothingLeaked(dataDir: string, workspace: string): void {
@@ -80,10 +83,11 @@ function expectNothingLeaked(dataDir: string, workspace: string): void {
 describe('expo builder: read paths below the import check', () => {
   it('the resolver alone (sandbox off) refuses a package subpath with "..", an absolute path and require.context', async () => {
     for (const instruction of ['dotdot', 'absolute', 'context']) {
-      const { session, dataDir, workspace } = await attack(true, instruction);
+      const { session, said, dataDir, workspace } = await attack(true, instruction);
       expect(session.lastWorkflow.status, instruction).toBe('failed');
       expect(session.lastWorkflow.error.code, instruction).toBe('export_failed');
-      expect(session.lastWorkflow.error.message, instruction).toMatch(instruction === 'context' ? /require\.context/ : /Refused to bundle/);
+      // The export's output (posted to the conversation) names the refusal.
+      expect(`${said}\n${session.lastWorkflow.error.message}`, instruction).toMatch(instruction === 'context' ? /require\.context/ : /Refused to bundle/);
       expect(session.previewUrls, instruction).toEqual([]);
       expectNothingLeaked(dataDir, workspace);
       await server!.close();
