@@ -12,6 +12,8 @@ export default defineConfig({
       {
         test: {
           name: 'fast',
+          // Builds run in bubblewrap: installed first when missing (root).
+          globalSetup: ['tests/bubblewrap-setup.ts'],
           include: ['tests/**/*.test.ts'],
           exclude: ['tests/expo/**', '**/node_modules/**'],
           testTimeout: 60_000,
@@ -21,6 +23,7 @@ export default defineConfig({
       {
         test: {
           name: 'expo',
+          globalSetup: ['tests/bubblewrap-setup.ts'],
           include: ['tests/expo/**/*.test.ts'],
           testTimeout: 600_000,
           hookTimeout: 900_000,

@@ -5,12 +5,13 @@
  * unless told to, and its start-up line says which.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { detectBuildSandbox } from '../src/builders/process-sandbox.js';
 import { ExpoToolchain } from '../src/builders/expo/toolchain.js';
 import { ExpoWorkspace } from '../src/builders/expo/workspace.js';
+import { pruneMetroCache } from '../src/builders/expo/metro-cache.js';
 import { spawnHttpServer } from './bin-helpers.js';
 import { BIN, createProject, startTestServer, tempDir, toolResult, waitIdle, type TestServer } from './helpers.js';
 
@@ -149,6 +150,20 @@ describe('build sandbox', () => {
     const his = await createProject(server.mcpUrl, dave, { name: 'His' });
     await toolResult(server.mcpUrl, dave, 'svc_send_message', { projectId: his.id, message: 'build' });
     expect((await waitIdle(server.mcpUrl, dave, his.id)).lastWorkflow.status).toBe('completed');
+  });
+
+  it('the Metro cache is pruned to three quarters of its bound, oldest written entries first', async () => {
+    const dir = tempDir('mbm-sbx-metro-');
+    for (let i = 0; i < 10; i++) {
+      mkdirSync(join(dir, `0${i}`), { recursive: true });
+      const file = join(dir, `0${i}`, 'entry');
+      writeFileSync(file, Buffer.alloc(1000));
+      utimesSync(file, new Date(1_000_000 + i * 1000), new Date(1_000_000 + i * 1000));
+    }
+    expect(await pruneMetroCache(dir, 20_000)).toEqual({ before: 10_000, after: 10_000 });
+    expect(await pruneMetroCache(dir, 8000)).toEqual({ before: 10_000, after: 6000 });
+    const left = readdirSync(dir).filter((d) => existsSync(join(dir, d, 'entry')));
+    expect(left).toEqual(['04', '05', '06', '07', '08', '09']);
   });
 
   it('serve --http refuses to start without a sandbox unless --no-build-sandbox, and the start-up line says which', async () => {

@@ -2,8 +2,8 @@
  * The read paths of a hostile app against the real toolchain, below the import check: a code
  * agent (which the import check never sees) writes App.tsx that imports the store through a
  * package subpath with "..", through an absolute path, and lists another workspace with
- * require.context. The managed Metro config refuses each (tested without the sandbox, so the
- * resolver alone is shown), and with the sandbox on the store is not even there; no preview or
+ * require.context. The managed Metro config refuses the first two and leaves require.context
+ * untransformed (tested without the sandbox, so the Metro config alone is shown), and with the sandbox on the store is not even there; no preview or
  * artifact holds the store's bytes or the other workspace's text.
  */
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -81,18 +81,23 @@ function expectNothingLeaked(dataDir: string, workspace: string): void {
 }
 
 describe('expo builder: read paths below the import check', () => {
-  it('the resolver alone (sandbox off) refuses a package subpath with "..", an absolute path and require.context', async () => {
-    for (const instruction of ['dotdot', 'absolute', 'context']) {
+  it('the resolver alone (sandbox off) refuses a package subpath with ".." and an absolute path; require.context lists nothing', async () => {
+    for (const instruction of ['dotdot', 'absolute']) {
       const { session, said, dataDir, workspace } = await attack(true, instruction);
       expect(session.lastWorkflow.status, instruction).toBe('failed');
       expect(session.lastWorkflow.error.code, instruction).toBe('export_failed');
       // The export's output (posted to the conversation) names the refusal.
-      expect(`${said}\n${session.lastWorkflow.error.message}`, instruction).toMatch(instruction === 'context' ? /require\.context/ : /Refused to bundle/);
+      expect(`${said}\n${session.lastWorkflow.error.message}`, instruction).toMatch(/Refused to bundle/);
       expect(session.previewUrls, instruction).toEqual([]);
       expectNothingLeaked(dataDir, workspace);
       await server!.close();
       server = undefined;
     }
+    // require.context is off: the call stays a plain (failing) call at run time, so the export
+    // passes, and no file of the other workspace is in it.
+    const { dataDir, workspace } = await attack(true, 'context');
+    expect(allBytes(join(workspace, '.svc')).length).toBeGreaterThan(0);
+    expectNothingLeaked(dataDir, workspace);
   });
 
   it('with the sandbox on, the store is not there to bundle', async () => {

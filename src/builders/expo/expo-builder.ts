@@ -19,6 +19,7 @@ import { OutputBatcher } from '../output-batcher.js';
 import { appIdentifier } from '../app-identifier.js';
 import type { AgentStep } from './agent-step.js';
 import { HeavyStepSemaphore } from './heavy-steps.js';
+import { pruneMetroCache, PRUNE_EVERY_MS } from './metro-cache.js';
 import { pathRedactor } from '../output-redaction.js';
 import type { BuildSandbox, SandboxBinds } from '../process-sandbox.js';
 import { groupHooks, runProcess } from './run-process.js';
@@ -51,6 +52,8 @@ export interface ExpoBuilderOptions {
 /** The `expo` builder (see the file comment). */
 export class ExpoBuilder implements Builder {
   readonly name = 'expo';
+  /** When this server last pruned the Metro cache (ms since the epoch). */
+  private lastCachePrune = 0;
 
   constructor(private readonly options: ExpoBuilderOptions) {}
 
@@ -275,6 +278,10 @@ export class ExpoBuilder implements Builder {
     if (result.code !== 0) {
       const how = result.code === null ? `was killed by ${result.signal}` : `exited with code ${result.code}`;
       throw new BuildFailure('export_failed', `expo export --platform ${platforms.join(' --platform ')} ${how}:\n${result.tail.slice(-12).join('\n')}`);
+    }
+    if (Date.now() - this.lastCachePrune >= PRUNE_EVERY_MS) {
+      this.lastCachePrune = Date.now();
+      await pruneMetroCache(this.options.metroCacheDir);
     }
   }
 }
