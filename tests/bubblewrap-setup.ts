@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 
 /** Installs bubblewrap when missing (root only). */
 export default function setup(): void {
-  if (spawnSync('bwrap', ['--version'], { stdio: 'ignore' }).status === 0) return;
+  if (spawnSync('/bin/sh', ['-c', 'command -v bwrap'], { stdio: 'ignore' }).status === 0) return;
   if (process.getuid?.() === 0) {
     process.stderr.write('[bubblewrap] bwrap is missing: installing bubblewrap with apt-get (root)…\n');
     try {

@@ -155,7 +155,7 @@ function loadTypeScript(nodeModules: string): TypeScript {
 }
 
 /** Deepest syntax tree an answer's file may have (nested expressions, blocks, JSX elements). */
-export const MAX_SYNTAX_DEPTH = 400;
+const MAX_SYNTAX_DEPTH = 400;
 
 /** A file nested deeper than `MAX_SYNTAX_DEPTH` (or than the parser can follow). */
 class TooDeepError extends Error {}

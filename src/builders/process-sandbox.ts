@@ -36,7 +36,7 @@ export interface ProcessLimits {
  * workers on Node 20) passes with 1 GiB (measured: README "The build sandbox"), so this leaves
  * room for big apps; 10 min of CPU per process like the step timeout; 1 GiB per file.
  */
-export const DEFAULT_LIMITS: ProcessLimits = {
+const DEFAULT_LIMITS: ProcessLimits = {
   memoryBytes: 4 * 1024 ** 3,
   processes: 4096,
   fileSizeBytes: 1024 ** 3,
@@ -88,7 +88,7 @@ export interface SandboxRequest {
 }
 
 /** `$HOME` inside the sandbox (a private tmpfs). */
-export const SANDBOX_HOME = '/home/build';
+const SANDBOX_HOME = '/home/build';
 /** Names always copied from the server's environment when set; nothing else is (never `SVC_*`). */
 const BASE_ENV = ['LANG', 'LC_ALL', 'LC_CTYPE', 'TZ'];
 /** Files and folders of `/etc` a build needs (name service, TLS roots, time zone, linker cache). */

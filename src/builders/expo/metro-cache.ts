@@ -7,7 +7,7 @@ import { lstat, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Largest size of the Metro cache before it is pruned (bytes). */
-export const METRO_CACHE_MAX_BYTES = 1024 * 1024 * 1024;
+const METRO_CACHE_MAX_BYTES = 1024 * 1024 * 1024;
 /** Least time between two prunings by one server (ms). */
 export const PRUNE_EVERY_MS = 10 * 60_000;
 

@@ -26,7 +26,7 @@ export interface AppIdentity {
 export const OUTPUT_DIR = '.svc';
 
 /** Commits of history a workspace keeps: older ones are folded into one root commit. */
-export const HISTORY_KEPT = 20;
+const HISTORY_KEPT = 20;
 
 const GIT_IDENTITY = ['-c', 'user.name=mobile-builder-mcp', '-c', 'user.email=builder@mobile-builder-mcp.invalid', '-c', 'commit.gpgsign=false'];
 
