@@ -193,12 +193,13 @@ export class ExpoBuilder implements Builder {
   }
 
   /**
-   * What a type check or export sees: `dir` (the workspace, or its staging copy inside it), the
-   * toolchain read-only, and for an export the shared Metro cache read-write.
+   * What a type check or export sees: the workspace (read-only for a type check, which may run in
+   * a staging copy inside it whose `node_modules` links to the workspace's), the toolchain
+   * read-only, and for an export the shared Metro cache read-write.
    */
-  private binds(dir: string, writable: boolean): SandboxBinds {
+  private binds(workspaceDir: string, writable: boolean): SandboxBinds {
     const ro = [this.options.toolchain.dir];
-    return writable ? { ro, rw: [dir, this.options.metroCacheDir] } : { ro: [...ro, dir] };
+    return writable ? { ro, rw: [workspaceDir, this.options.metroCacheDir] } : { ro: [...ro, workspaceDir] };
   }
 
   private heavy<T>(job: BuildJob, context: BuildContext, fn: () => Promise<T>): Promise<T> {
@@ -225,7 +226,7 @@ export class ExpoBuilder implements Builder {
         args: [this.options.toolchain.bin('typescript/bin/tsc'), '--noEmit', '--pretty', 'false'],
         cwd: dir,
         env: this.childEnv(),
-        binds: this.binds(dir, false),
+        binds: this.binds(job.workspaceDir, false),
         ...(this.options.sandbox && { sandbox: this.options.sandbox }),
         signal: job.signal,
         timeoutMs,
