@@ -5,7 +5,9 @@
  * unless told to, and its start-up line says which.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { detectBuildSandbox } from '../src/builders/process-sandbox.js';
@@ -13,7 +15,7 @@ import { ExpoToolchain } from '../src/builders/expo/toolchain.js';
 import { ExpoWorkspace } from '../src/builders/expo/workspace.js';
 import { pruneMetroCache } from '../src/builders/expo/metro-cache.js';
 import { spawnHttpServer } from './bin-helpers.js';
-import { BIN, createProject, startTestServer, tempDir, toolResult, waitIdle, type TestServer } from './helpers.js';
+import { BIN, createProject, processesWith, startTestServer, tempDir, toolResult, waitFor, waitIdle, type TestServer } from './helpers.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -99,6 +101,40 @@ describe('build sandbox', () => {
     expect(env).not.toContain('svc_git_should_not_see');
     expect(env).not.toMatch(/^SVC_/m);
     expect(readFileSync(join(workspace.dir, 'hook-store.txt'), 'utf8')).not.toContain('SQLite format 3');
+  });
+
+  it("the toolchain's npm ci runs without the server's environment (its process environment holds no token)", async () => {
+    // A registry that takes requests and never answers: npm ci waits on it while the test looks.
+    let requests = 0;
+    const registry = createServer(() => void requests++);
+    await new Promise<void>((resolve) => registry.listen(0, '127.0.0.1', resolve));
+    const dataDir = tempDir('mbm-sbx-npm-');
+    const toolchain = new ExpoToolchain(join(dataDir, 'toolchains'), 56);
+    const controller = new AbortController();
+    const registryUrl = `http://127.0.0.1:${(registry.address() as AddressInfo).port}/`;
+    process.env.SVC_API_TOKEN = 'svc_npm_should_not_see';
+    try {
+      const ensuring = toolchain.ensure({ signal: controller.signal, env: { npm_config_registry: registryUrl, npm_config_cache: join(dataDir, 'empty-npm-cache') } });
+      ensuring.catch(() => undefined);
+      await waitFor(() => requests > 0 || null, 60_000, 'npm ci to ask the registry');
+      const installing = [...new Set([...processesWith(join(dataDir, 'toolchains')), ...processesInside(join(dataDir, 'toolchains'))])];
+      expect(installing.length).toBeGreaterThan(0);
+      const environments = installing.map((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/environ`, 'utf8');
+        } catch {
+          return '';
+        }
+      });
+      expect(environments.some((env) => env.includes(`npm_config_registry=${registryUrl}`))).toBe(true);
+      for (const env of environments) expect(env).not.toContain('svc_npm_should_not_see');
+      controller.abort(new Error('test over'));
+      await expect(ensuring).rejects.toThrow();
+    } finally {
+      delete process.env.SVC_API_TOKEN;
+      registry.closeAllConnections();
+      registry.close();
+    }
   });
 
   it('a workspace keeps its newest 20 commits: older history is folded into one root commit and its objects deleted', async () => {
@@ -200,3 +236,17 @@ describe('build sandbox', () => {
     }
   });
 });
+
+/** Processes whose working directory is inside `dir` (npm runs in the install folder). */
+function processesInside(dir: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readlinkSync(`/proc/${entry}/cwd`).startsWith(dir)) found.push(Number(entry));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return found;
+}
