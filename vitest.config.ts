@@ -22,6 +22,8 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
+          // Builds run in bubblewrap: installed first when missing (root).
+          globalSetup: ['tests/bubblewrap-setup.ts'],
           include: ['tests/**/*.test.ts'],
           exclude: ['tests/expo/**', '**/node_modules/**', ...PROCESS_TESTS],
           // Worker threads that keep one module graph each (poolOptions.threads.isolate below), not
@@ -35,7 +37,7 @@ export default defineConfig({
         test: {
           name: 'process',
           include: [...PROCESS_TESTS],
-          globalSetup: ['tests/setup/fresh-dist.ts'],
+          globalSetup: ['tests/bubblewrap-setup.ts', 'tests/setup/fresh-dist.ts'],
           ...fast,
         },
       },
@@ -43,7 +45,7 @@ export default defineConfig({
         test: {
           name: 'expo',
           include: ['tests/expo/**/*.test.ts'],
-          globalSetup: ['tests/setup/fresh-dist.ts'],
+          globalSetup: ['tests/bubblewrap-setup.ts', 'tests/setup/fresh-dist.ts'],
           testTimeout: 600_000,
           hookTimeout: 900_000,
         },

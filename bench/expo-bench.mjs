@@ -2,7 +2,9 @@
 // HTTP: toolchain install (npm ci from the shipped lockfile into a fresh data dir; npm's own cache
 // is used as it is), new workspace, first build of a first and of a second project, warm rebuild
 // after a one-line edit, deploy (cold, then warm), extra disk per project, and peak RSS of the
-// server and of the export process tree. Prints a table and writes bench/results/expo-<time>.json.
+// server and of the export process tree, and a warm rebuild with the build sandbox (bubblewrap)
+// against one without (--no-build-sandbox), alternating servers on the same data dir, three each.
+// Prints a table and writes bench/results/expo-<time>.json.
 //
 // Options (env): BENCH_KEEP=1 keeps the data dir.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -30,21 +32,36 @@ const token = execFileSync(process.execPath, [BIN, 'token', 'create', '--user', 
 const plans = join(dataDir, 'plans.json');
 writeFileSync(plans, JSON.stringify({ bench: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 10, maxProjects: 10 } }));
 execFileSync(process.execPath, [BIN, 'user', 'set-plan', 'bench', 'bench', '--plans', plans, '--data-dir', dataDir]);
-const server = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--builder', 'expo', '--agent', 'none', '--plans', plans, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
-let serverErr = '';
-server.stderr.on('data', (d) => (serverErr += d.toString()));
-const port = await new Promise((resolve, reject) => {
-  const timer = setTimeout(() => reject(new Error(`server did not start: ${serverErr}`)), 30_000);
-  const poll = setInterval(() => {
-    const m = /listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(serverErr);
-    if (m) {
-      clearInterval(poll);
-      clearTimeout(timer);
-      resolve(Number(m[1]));
-    }
-  }, 50);
-});
-const mcpUrl = `http://127.0.0.1:${port}/mcp`;
+/** Starts `serve --http` on the data dir (extra arguments: `--no-build-sandbox`) and waits for its line. */
+async function startServer(extra = []) {
+  const child = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--builder', 'expo', '--agent', 'none', '--plans', plans, '--log-level', 'warn', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d) => (err += d.toString()));
+  const line = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${err}`)), 30_000);
+    const poll = setInterval(() => {
+      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp.*/.exec(err);
+      if (m) {
+        clearInterval(poll);
+        clearTimeout(timer);
+        resolve(m);
+      }
+    }, 50);
+  });
+  return { child, url: `http://127.0.0.1:${line[1]}/mcp`, line: line[0] };
+}
+
+/** Stops a server started by `startServer` and waits for it to exit. */
+async function stopServer(s) {
+  const exited = new Promise((resolve) => s.child.once('exit', resolve));
+  s.child.kill('SIGTERM');
+  await exited;
+}
+
+let current = await startServer();
+results.startLine = current.line.replace(/.*; /, '');
+const server = current.child;
+let mcpUrl = current.url;
 let peakExportTreeMiB = 0;
 let peakExportProcessMiB = 0;
 const sampler = setInterval(() => {
@@ -107,9 +124,26 @@ try {
   results.serverPeakRssMiB = Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))[1]) / 1024);
   results.exportPeakProcessRssMiB = Math.round(peakExportProcessMiB);
   results.exportPeakTreeRssMiB = Math.round(peakExportTreeMiB);
+
+  // The sandbox's cost: warm rebuilds of the same project, alternating a sandboxed server and an
+  // unsandboxed one on the same data dir (one server at a time), three each; medians compared.
+  clearInterval(sampler);
+  const times = { sandboxed: [], unsandboxed: [] };
+  for (let i = 0; i < 3; i++) {
+    for (const mode of ['unsandboxed', 'sandboxed']) {
+      await stopServer(current);
+      current = await startServer(mode === 'unsandboxed' ? ['--no-build-sandbox'] : []);
+      mcpUrl = current.url;
+      times[mode].push(duration(await run(first.id, `accent #${mode === 'sandboxed' ? 'aa' : 'bb'}88${i}0`, 'build')));
+    }
+  }
+  const median = (list) => [...list].sort((a, b) => a - b)[1];
+  results.warmRebuildSandboxedS = times.sandboxed;
+  results.warmRebuildUnsandboxedS = times.unsandboxed;
+  results.sandboxOverheadPercent = Math.round(((median(times.sandboxed) - median(times.unsandboxed)) / median(times.unsandboxed)) * 1000) / 10;
 } finally {
   clearInterval(sampler);
-  server.kill('SIGTERM');
+  await stopServer(current).catch(() => undefined);
   if (!process.env.BENCH_KEEP) setTimeout(() => rmSync(dataDir, { recursive: true, force: true }), 3000);
 }
 
@@ -124,6 +158,10 @@ const rows = [
   ['extra disk per project (after one build)', `${results.diskPerProjectMiB} MiB`],
   ['peak RSS, server', `${results.serverPeakRssMiB} MiB`],
   ['peak RSS, largest export process / whole tree', `${results.exportPeakProcessRssMiB} / ${results.exportPeakTreeRssMiB} MiB`],
+  ['builds', results.startLine],
+  ['warm rebuild, sandboxed (3 runs)', `${results.warmRebuildSandboxedS.join(' / ')} s`],
+  ['warm rebuild, --no-build-sandbox (3 runs)', `${results.warmRebuildUnsandboxedS.join(' / ')} s`],
+  ['sandbox overhead (medians)', `${results.sandboxOverheadPercent} %`],
 ];
 const width = Math.max(...rows.map((r) => r[0].length));
 process.stdout.write(`\n${rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n')}\n`);

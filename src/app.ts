@@ -16,6 +16,7 @@ import { CommandBuilder, loadCommandBuilderConfig } from './builders/command-bui
 import type { Builder } from './builders/builder.js';
 import { createExpoBuilder, type ExpoBuilderSettings } from './builders/expo/index.js';
 import { ScriptedBuilder } from './builders/scripted-builder.js';
+import type { BuildSandbox } from './builders/process-sandbox.js';
 import { systemClock, type Clock } from './clock.js';
 import { loadPlans, type PlanTable } from './limits/plans.js';
 import { MemoryRequestRateLimiter, type RequestRateLimiter } from './limits/request-rate-limiter.js';
@@ -118,6 +119,8 @@ export interface AppConfig {
   browser?: string;
   /** A builder object to run instead of `builder` (embedding, and tests that drive a builder by hand). */
   builderInstance?: Builder;
+  /** Where builds run their processes (default: bubblewrap when it works here, else none); README "The build sandbox". */
+  buildSandbox?: BuildSandbox;
 }
 
 /** The assembled service: what transports, the CLI and tests use. */
@@ -270,7 +273,7 @@ export function createApp(config: AppConfig): App {
       processGroups: new ProcessGroupRepo(store.db),
       journal,
       artifactStore,
-      publisher: new ArtifactPublisher({ store, artifacts: artifactRepo, projects: projectRepo, users, artifactStore, plans, clock, logger }),
+      publisher: new ArtifactPublisher({ store, artifacts: artifactRepo, projects: projectRepo, users, artifactStore, plans, clock, logger, workspacesDir: join(config.dataDir, 'workspaces') }),
       builder,
       plans,
       dataDir: config.dataDir,
@@ -357,9 +360,9 @@ function createBuilder(config: AppConfig): Builder {
   const name = config.builder ?? 'scripted';
   if (name === 'command') {
     if (!config.builderConfigFile) throw new Error('The command builder needs --builder-config FILE (JSON with "build" and/or "deploy" commands)');
-    return new CommandBuilder(loadCommandBuilderConfig(config.builderConfigFile));
+    return new CommandBuilder(loadCommandBuilderConfig(config.builderConfigFile), config.buildSandbox);
   }
   if (name === 'scripted') return new ScriptedBuilder(config.scriptedStepMs ?? 500);
-  if (name === 'expo') return createExpoBuilder({ ...config.expo, dataDir: config.dataDir });
+  if (name === 'expo') return createExpoBuilder({ ...config.expo, dataDir: config.dataDir, ...(config.buildSandbox && { sandbox: config.buildSandbox }) });
   throw new Error(`Unknown builder "${name as string}": use one of ${BUILDER_NAMES.join(', ')}`);
 }

@@ -9,7 +9,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codeAnswerFormat, pathProblem, type CodeAnswerRules } from '../src/builders/code-answer.js';
+import { checkCodeAnswer, codeAnswerFormat, pathProblem, type CodeAnswerRules } from '../src/builders/code-answer.js';
 import { ServiceError } from '../src/errors.js';
 import { startEngine, type EngineUnderTest } from './engine-harness.js';
 import { httpClient, ROOT, startTestServer, tempDir, waitFor } from './helpers.js';
@@ -152,6 +152,37 @@ describe('code questions', () => {
     expect(answer.content).not.toContain('ppppp');
     run.finish();
     await engine.reach(workflowId, 'completed');
+  });
+
+  it('refuses every way an answer could read outside the app: require.context and other uses of require, "." and ".." in package paths, absolute paths through a package, and a too-deep file (-32602 naming it)', async () => {
+    const { projectId, workflowId, questionId } = await codeQuestion();
+    const file = (content: string) => JSON.stringify({ summary: 's', files: [{ path: 'App.tsx', content }] });
+    const cases: Array<[string, string]> = [
+      [file("const ctx = require.context('../', true, /.*/);\nexport default ctx;\n"), 'require.context'],
+      [file("const ctx = (require as any).context('../', true, /\\.db$/);\nexport default ctx;\n"), 'require.context'],
+      [file("const where = (require as any).resolve('react-native');\nexport default where;\n"), 'uses require other than'],
+      [file("const r = require;\nexport default r('react');\n"), 'uses require other than'],
+      [file("// @ts-ignore\nimport db from 'react-native/../../../../mobile-builder.db';\nexport default db;\n"), 'a package path may not hold'],
+      [file("import x from 'react-native/./Libraries/../../../../etc/passwd';\nexport default x;\n"), 'a package path may not hold'],
+      [file("import x from 'react-native//etc/passwd';\nexport default x;\n"), 'an empty one'],
+      [file("import x from '/etc/passwd';\nexport default x;\n"), 'an absolute path'],
+    ];
+    for (const [answer, reason] of cases) {
+      const error = refusal(() => engine.app.workflows.send(engine.caller, { projectId, message: answer, questionId }));
+      const issues = (error.data as { issues: Array<{ problem: string }> }).issues;
+      expect(issues.map((i) => i.problem).join(' | '), answer.slice(0, 80)).toContain(reason);
+    }
+    // Harmless uses of the name stay allowed.
+    const fine = file("import { Text } from 'react-native';\nconst o = { require: 1 };\nexport default function App() { return <Text>{o.require}</Text>; }\n");
+    expect(checkCodeAnswer(rules, fine)).toMatchObject({ ok: true });
+
+    // 3000 nested parentheses: refused as too deep (not "the toolchain is not installed").
+    const deep = file(`export const x = ${'('.repeat(3000)}1${')'.repeat(3000)};\n`);
+    const error = refusal(() => engine.app.workflows.send(engine.caller, { projectId, message: deep, questionId }));
+    expect(JSON.stringify(error.data)).toContain('nested too deeply to check');
+    expect(JSON.stringify(error.data)).not.toContain('toolchain');
+    expect(engine.row(workflowId).status).toBe('waiting_for_input');
+    expect(engine.builder.runOf(workflowId)!.answers).toEqual([]);
   });
 
   it('"skip" is an answer', async () => {

@@ -2,10 +2,12 @@
  * The `command` builder with real shell processes (README.md#builders):
  * the line protocol, output streaming, exit status, and that cancel leaves no process behind.
  */
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { callTool, createProject, rawHttp, startTestServer, tempDir, toolResult, waitFor, waitIdle, waitQuestion, type TestServer, processAlive as alive } from './helpers.js';
+import type { AppConfig } from '../src/app.js';
+import { SANDBOX_TURNED_OFF } from '../src/builders/process-sandbox.js';
+import { callTool, createProject, rawHttp, startTestServer, tempDir, toolResult, waitFor, waitIdle, waitQuestion, type TestServer, processAlive as alive, processesWith } from './helpers.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -13,10 +15,10 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function withCommands(config: Record<string, unknown>, dir = tempDir('mbm-cmd-')) {
+async function withCommands(config: Record<string, unknown>, dir = tempDir('mbm-cmd-'), app: Partial<AppConfig> = {}) {
   const file = join(dir, 'builder.json');
   writeFileSync(file, JSON.stringify(config));
-  server = await startTestServer({ builder: 'command', builderConfigFile: file, cancelTimeoutMs: 10_000 });
+  server = await startTestServer({ builder: 'command', builderConfigFile: file, cancelTimeoutMs: 10_000, ...app });
   const token = server.token('alice');
   const project = await createProject(server.mcpUrl, token, { name: 'Cmd app', description: 'runs shell' });
   return { token, project, dir };
@@ -71,6 +73,7 @@ describe('command builder', () => {
   });
 
   it('cancel kills the whole process group (SIGTERM, then SIGKILL for what ignores it) and leaves no process behind', async () => {
+    // Unsandboxed, so that the command can write its process ids (host pids) where the test reads them.
     const dir = tempDir('mbm-cmd-');
     const { token, project } = await withCommands({
       killGraceMs: 300,
@@ -83,7 +86,7 @@ describe('command builder', () => {
           'wait',
         ].join('\n'),
       },
-    }, dir);
+    }, dir, { buildSandbox: SANDBOX_TURNED_OFF });
     const sent = await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build' });
     await waitFor(() => ['stubborn', 'sleeper', 'shell'].every((n) => existsSync(join(dir, `${n}.pid`)) && readFileSync(join(dir, `${n}.pid`), 'utf8').trim()), 10_000, 'pid files');
     const pids = ['stubborn', 'sleeper', 'shell'].map((n) => Number(readFileSync(join(dir, `${n}.pid`), 'utf8').trim()));
@@ -94,6 +97,20 @@ describe('command builder', () => {
     expect(pids.filter(alive)).toEqual([]);
   });
 
+  it('cancel in the sandbox leaves no process behind either (a stubborn child and a detached one included)', async () => {
+    const marker = `mbm-marker-${process.pid}-${Date.now()}`;
+    const { token, project } = await withCommands({
+      killGraceMs: 300,
+      build: { command: [`sh -c 'trap "" TERM; while true; do sleep 0.05; done # ${marker}' &`, `setsid sh -c 'sleep 1000 # ${marker}' &`, 'echo started', 'wait'].join('\n') },
+    });
+    const marked = () => processesWith(marker);
+    await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build' });
+    await waitFor(() => marked().length >= 2 || null, 10_000, 'the marked processes');
+    await toolResult(server!.mcpUrl, token, 'svc_cancel_workflow', { projectId: project.id });
+    await waitFor(() => marked().length === 0 || null, 10_000, 'every marked process to be gone');
+    expect(marked()).toEqual([]);
+  });
+
   it('a timeout stops the command and fails with code timeout', async () => {
     const { token, project } = await withCommands({ killGraceMs: 100, build: { command: 'sleep 30', timeoutSeconds: 1 } });
     await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build' });
@@ -101,3 +118,4 @@ describe('command builder', () => {
     expect(done.lastWorkflow.error.code).toBe('timeout');
   });
 });
+

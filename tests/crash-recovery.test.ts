@@ -81,7 +81,8 @@ describe('graceful shutdown', () => {
     const config = join(dataDir, 'builder.json');
     writeFileSync(config, JSON.stringify({ killGraceMs: 500, build: { command: `echo $$ > ${dataDir}/build.pid; echo started; sleep 600` } }));
     const token = cliToken(dataDir, 'alice');
-    const server = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config]);
+    // Unsandboxed: the command writes its pid (a pid of this machine) outside its workspace.
+    const server = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config, '--no-build-sandbox']);
     const project = await toolResult(server.mcpUrl, token, 'svc_create_project', { name: 'Shutdown' });
     const sent = await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build' });
     await waitFor(() => existsSync(`${dataDir}/build.pid`) && readFileSync(`${dataDir}/build.pid`, 'utf8').trim(), 10_000, 'the build to start');

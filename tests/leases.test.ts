@@ -77,8 +77,10 @@ describe('leases across two server processes with different runner hosts', () =>
     const config = join(dataDir, 'builder.json');
     const pidFile = join(dataDir, 'build.pid');
     writeFileSync(config, JSON.stringify({ killGraceMs: 500, build: { command: `echo $$ > ${pidFile}; echo started; sleep 1000` } }));
-    const a = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config, ...LEASE, '--plans', plans], { SVC_RUNNER_HOST: 'host-a' });
-    const b = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config, ...LEASE, '--plans', plans], { SVC_RUNNER_HOST: 'host-b' });
+    // Unsandboxed: the command's pids and files outside its workspace are this machine's (in the
+    // sandbox a build also dies with its server, so there is no orphan to find).
+    const a = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config, '--no-build-sandbox', ...LEASE, '--plans', plans], { SVC_RUNNER_HOST: 'host-a' });
+    const b = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config, '--no-build-sandbox', ...LEASE, '--plans', plans], { SVC_RUNNER_HOST: 'host-b' });
     let stopped = false;
     try {
       const project = await toolResult(a.mcpUrl, token, 'svc_create_project', { name: 'Paused' });
@@ -127,7 +129,8 @@ describe('leases across two server processes with different runner hosts', () =>
       `else if kill -0 -- -$(cat ${pidFile}) 2>/dev/null; then echo first-group-alive; else echo first-group-gone; fi; fi`,
     ].join(' ');
     writeFileSync(config, JSON.stringify({ killGraceMs: 200, build: { command } }));
-    const first = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config]);
+    // Unsandboxed: in the sandbox the build dies with its server (--die-with-parent), no orphan.
+    const first = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config, '--no-build-sandbox']);
     const project = await toolResult(first.mcpUrl, token, 'svc_create_project', { name: 'Orphans' });
     const one = await toolResult(first.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'one', kind: 'build' });
     const two = await toolResult(first.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'two', kind: 'build' });
@@ -139,7 +142,7 @@ describe('leases across two server processes with different runner hosts', () =>
     await first.stop('SIGKILL');
     expect(isGroupAlive(pgid)).toBe(true); // the orphaned build outlived its server
 
-    const second = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config]);
+    const second = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config, '--no-build-sandbox']);
     try {
       const done = await waitFor(() => {
         const s = readStore(dataDir);

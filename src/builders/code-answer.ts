@@ -163,27 +163,83 @@ function loadTypeScript(nodeModules: string): TypeScript {
   return ts;
 }
 
+/** Deepest syntax tree an answer's file may have (nested expressions, blocks, JSX elements). */
+const MAX_SYNTAX_DEPTH = 400;
+
+/** A file nested deeper than `MAX_SYNTAX_DEPTH` (or than the parser can follow). */
+class TooDeepError extends Error {}
+
+/** What `importsOf` found: the specifiers, and the uses of `require` other than `require("x")`. */
+interface ImportScan {
+  specifiers: Array<string | null>;
+  /** Source text of each other use of `require` (`require.context`, `(require as any).resolve`, `const r = require`). */
+  requireUses: string[];
+}
+
 /**
  * Module specifiers a TypeScript file imports (import and export declarations, `import x =
  * require()`, `require()`, `import()` and `import("x")` types), read from the syntax tree.
  * A `require` or `import()` whose argument is not a string literal yields null.
+ * @throws TooDeepError when the file nests deeper than `MAX_SYNTAX_DEPTH`.
  */
-function importsOf(path: string, content: string, nodeModules: string): Array<string | null> {
-  const ts = loadTypeScript(nodeModules);
+function importsOf(ts: TypeScript, path: string, content: string): ImportScan {
   const kind = path.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
-  const file = ts.createSourceFile(path, content, ts.ScriptTarget.Latest, false, kind);
+  let file: import('typescript').SourceFile;
+  try {
+    file = ts.createSourceFile(path, content, ts.ScriptTarget.Latest, true, kind);
+  } catch (error) {
+    if (error instanceof RangeError) throw new TooDeepError();
+    throw error;
+  }
   const found: Array<string | null> = [];
+  const requireUses: string[] = [];
   const literal = (node: import('typescript').Node | undefined) => (node && ts.isStringLiteralLike(node) ? node.text : null);
-  const visit = (node: import('typescript').Node): void => {
+  const visit = (node: import('typescript').Node, depth: number): void => {
+    if (depth > MAX_SYNTAX_DEPTH) throw new TooDeepError();
     if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier) found.push(literal(node.moduleSpecifier));
     else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) found.push(literal(node.moduleReference.expression));
     else if (ts.isCallExpression(node) && (node.expression.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(node.expression) && node.expression.text === 'require'))) {
       found.push(literal(node.arguments[0]));
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) found.push(literal(node.argument.literal));
-    ts.forEachChild(node, visit);
+    else if (ts.isIdentifier(node) && node.text === 'require' && !requireNameAllowed(ts, node)) requireUses.push(node.parent.getText(file).slice(0, 60));
+    ts.forEachChild(node, (child) => visit(child, depth + 1));
   };
-  visit(file);
-  return found;
+  try {
+    visit(file, 0);
+  } catch (error) {
+    if (error instanceof RangeError) throw new TooDeepError();
+    throw error;
+  }
+  return { specifiers: found, requireUses };
+}
+
+/**
+ * True where the identifier `require` is harmless: the callee of `require(...)` itself (its
+ * argument is checked as an import), a member or declaration name (`x.require`, `{ require: 1 }`),
+ * or a type query. Anything else (`require.context`, `(require as any).resolve`, `const r =
+ * require`, `(require)("x")`) lets the bundler read files the import check never sees.
+ */
+function requireNameAllowed(ts: TypeScript, node: import('typescript').Identifier): boolean {
+  const parent = node.parent;
+  if (ts.isCallExpression(parent)) return parent.expression === node;
+  if (ts.isPropertyAccessExpression(parent)) return parent.name === node;
+  if (ts.isQualifiedName(parent)) return parent.right === node;
+  if (ts.isTypeQueryNode(parent) || ts.isTypeReferenceNode(parent)) return true;
+  if (ts.isBindingElement(parent) || ts.isImportSpecifier(parent) || ts.isExportSpecifier(parent)) return parent.propertyName === node || parent.name === node;
+  const named =
+    ts.isVariableDeclaration(parent) ||
+    ts.isParameter(parent) ||
+    ts.isFunctionDeclaration(parent) ||
+    ts.isPropertyAssignment(parent) ||
+    ts.isPropertyDeclaration(parent) ||
+    ts.isPropertySignature(parent) ||
+    ts.isMethodDeclaration(parent) ||
+    ts.isMethodSignature(parent) ||
+    ts.isEnumMember(parent) ||
+    ts.isGetAccessorDeclaration(parent) ||
+    ts.isSetAccessorDeclaration(parent) ||
+    ts.isJsxAttribute(parent);
+  return named && (parent as { name?: unknown }).name === node;
 }
 
 /** Why `specifier`, imported by the file at `path`, is not allowed, or null when it is. */
@@ -195,7 +251,12 @@ function importProblem(path: string, specifier: string | null, packages: Readonl
     if (target.split('/').includes('node_modules')) return `imports "${specifier}" through node_modules; import the package by name`;
     return null;
   }
-  const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!;
+  if (specifier.startsWith('/') || /^[A-Za-z]:/.test(specifier)) return `imports "${specifier}", an absolute path; import the app's files by a relative path and packages by name`;
+  const segments = specifier.split('/');
+  if (segments.some((s) => s === '.' || s === '..' || s === '')) {
+    return `imports "${specifier}": a package path may not hold "." or ".." segments or an empty one (it would leave the package)`;
+  }
+  const name = specifier.startsWith('@') ? segments.slice(0, 2).join('/') : segments[0]!;
   if (packages.has(name)) return null;
   return `imports "${specifier}", which is not one of the app's packages (${[...packages].join(', ')}); no package can be installed`;
 }
@@ -273,16 +334,26 @@ export function checkCodeAnswer(rules: CodeAnswerRules, message: string): CodeAn
       }
       return;
     }
-    let specifiers: Array<string | null>;
+    let ts: TypeScript;
     try {
-      specifiers = importsOf(file.path, file.content, rules.typescriptFrom);
+      ts = loadTypeScript(rules.typescriptFrom);
     } catch {
       // The toolchain went away (reinstalled elsewhere): refuse rather than let imports through.
       return issues.push({ parameter: `${where}.content`, problem: 'cannot be checked now: the Expo toolchain is not installed on the server (build again once it is)' });
     }
-    for (const specifier of specifiers) {
+    let scan: ImportScan;
+    try {
+      scan = importsOf(ts, file.path, file.content);
+    } catch (error) {
+      if (!(error instanceof TooDeepError)) throw error;
+      return issues.push({ parameter: `${where}.content`, problem: `${file.path} is nested too deeply to check (more than ${MAX_SYNTAX_DEPTH} levels of expressions, blocks or elements); flatten it` });
+    }
+    for (const specifier of scan.specifiers) {
       const problem = importProblem(file.path, specifier, packages);
       if (problem) issues.push({ parameter: `${where}.content`, problem: `${file.path} ${problem}` });
+    }
+    for (const use of scan.requireUses) {
+      issues.push({ parameter: `${where}.content`, problem: `${file.path} uses require other than as require("package") (${JSON.stringify(use)}); require.context, require.resolve and aliases of require are not allowed` });
     }
   });
   if (total > rules.maxTotalBytes) issues.push({ parameter: 'message.files', problem: `hold ${total} bytes in all; at most ${rules.maxTotalBytes}` });

@@ -16,6 +16,7 @@ import type { BoundedLine } from '../io/bounded-lines.js';
 import { OutputBatcher } from './output-batcher.js';
 import { pathRedactor } from './output-redaction.js';
 import { MAX_KILL_GRACE_MS, startProcess, type RunningProcess } from './process-runner.js';
+import { pathsNamedIn, type BuildSandbox } from './process-sandbox.js';
 
 /** Output lines (directives included) kept per workflow unless the config says otherwise. */
 const DEFAULT_MAX_OUTPUT_LINES = 2000;
@@ -38,6 +39,17 @@ const commandBuilderConfigSchema = z.strictObject({
   killGraceMs: z.number().int().min(0).max(MAX_KILL_GRACE_MS).optional(),
   /** Output lines kept per workflow before the rest is dropped with a note (default 2000). */
   maxOutputLines: z.number().int().positive().optional(),
+  /** What the command may reach in its sandbox besides the workspace (README "The build sandbox"). */
+  sandbox: z
+    .strictObject({
+      /** Let the command reach the network (`eas build`, uploads); default false. */
+      network: z.boolean().optional(),
+      /** Absolute folders of the machine the command may read (its tools outside /usr). */
+      readOnlyPaths: z.array(z.string().startsWith('/')).optional(),
+      /** Names of the server's environment passed to the command (never SVC_*). */
+      inheritEnv: z.array(z.string().regex(/^(?!SVC_)[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name not starting with SVC_')).optional(),
+    })
+    .optional(),
 });
 /** The validated content of a `--builder-config` file. */
 export type CommandBuilderConfig = z.infer<typeof commandBuilderConfigSchema>;
@@ -52,9 +64,6 @@ export function loadCommandBuilderConfig(file: string): CommandBuilderConfig {
   return config;
 }
 
-/** Environment variables the service itself uses; never handed to an operator's command. */
-const PRIVATE_ENV = ['SVC_API_TOKEN'];
-
 /**
  * Runs the configured shell command of the workflow's kind (README.md#builders).
  * @throws BuildFailure `not_configured`, `command_failed`, `timeout` or `protocol_error`; the abort reason on cancel.
@@ -62,15 +71,20 @@ const PRIVATE_ENV = ['SVC_API_TOKEN'];
 export class CommandBuilder implements Builder {
   readonly name = 'command';
 
-  constructor(private readonly config: CommandBuilderConfig) {}
+  /** @param sandbox where commands run (default: bubblewrap when it works here). */
+  constructor(
+    private readonly config: CommandBuilderConfig,
+    private readonly sandbox?: BuildSandbox,
+  ) {}
 
   async run(job: BuildJob, context: BuildContext): Promise<void> {
     const spec = this.config[job.kind];
     if (!spec) throw new BuildFailure('not_configured', `This server has no ${job.kind} command configured.`);
     if (job.signal.aborted) throw job.signal.reason;
 
-    const env: NodeJS.ProcessEnv = { ...process.env, ...this.config.env };
-    for (const key of PRIVATE_ENV) delete env[key];
+    // Built from nothing: the config's env and the job's SVC_* variables. The server's own
+    // environment (its SVC_* settings, SVC_API_TOKEN) never reaches the command.
+    const env: Record<string, string> = { ...this.config.env };
     Object.assign(env, {
       SVC_WORKFLOW_ID: job.workflowId,
       SVC_WORKFLOW_KIND: job.kind,
@@ -115,6 +129,10 @@ export class CommandBuilder implements Builder {
       args: ['-c', spec.command],
       cwd: job.workspaceDir,
       env,
+      binds: { rw: [job.workspaceDir], ro: [...pathsNamedIn(spec.command), ...(this.config.sandbox?.readOnlyPaths ?? [])] },
+      network: this.config.sandbox?.network === true,
+      ...(this.config.sandbox?.inheritEnv && { inheritEnv: this.config.sandbox.inheritEnv }),
+      ...(this.sandbox && { sandbox: this.sandbox }),
       signal: job.signal,
       ...(spec.timeoutSeconds !== undefined && { timeoutMs: spec.timeoutSeconds * 1000 }),
       killGraceMs: this.config.killGraceMs ?? 5000,

@@ -1,5 +1,7 @@
 /**
- * Runs one child process for a builder in its own process group, and guarantees that nothing of
+ * The one place a child process is started (builders' commands, toolchain installs, git, exports,
+ * agents): its argv, environment, sandbox and limits come from `process-sandbox.ts`, and no other
+ * file of the server spawns. Each runs in its own process group, and nothing of
  * that group outlives the run: on exit, abort and timeout the whole group gets SIGTERM, then
  * SIGKILL after a grace period (capped), and the run settles only once the group is gone.
  * Output is read with a bounded line reader, so one huge line cannot exhaust memory.
@@ -9,6 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { readBoundedLines, type BoundedLine } from '../io/bounded-lines.js';
+import { detectBuildSandbox, sandboxLaunch, type BuildSandbox, type ProcessLimits, type SandboxBinds } from './process-sandbox.js';
 
 /** Longest grace period between SIGTERM and SIGKILL, whatever a config asks for (ms). */
 export const MAX_KILL_GRACE_MS = 30_000;
@@ -23,7 +26,21 @@ export interface ProcessRunOptions {
   file: string;
   args: readonly string[];
   cwd: string;
-  env: NodeJS.ProcessEnv;
+  /**
+   * Variables added to the allow-listed base environment (`PATH`, `HOME`, locale); nothing else of
+   * the server's environment is passed.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Names copied from the server's environment when set (proxy and npm settings of an install). */
+  inheritEnv?: readonly string[];
+  /** Paths visible in the sandbox besides the system folders (`cwd` is not added by itself). */
+  binds?: SandboxBinds;
+  /** Reach the network (default false). */
+  network?: boolean;
+  /** Bounds of each process (default `DEFAULT_LIMITS`). */
+  limits?: Partial<ProcessLimits>;
+  /** The sandbox to run in (default: bubblewrap when it works on this machine, else none). */
+  sandbox?: BuildSandbox;
   /** Aborting stops the group (SIGTERM, then SIGKILL after the grace period). */
   signal?: AbortSignal;
   /** Stops the group after this many ms; the result says `stopCause: "timeout"`. */
@@ -68,7 +85,13 @@ export interface RunningProcess {
 export function startProcess(options: ProcessRunOptions): RunningProcess {
   const graceMs = Math.min(Math.max(0, options.killGraceMs ?? 5000), MAX_KILL_GRACE_MS);
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-  const child = spawn(options.file, [...options.args], { cwd: options.cwd, env: options.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  const sandbox = options.sandbox ?? detectBuildSandbox();
+  const launch = sandboxLaunch(options, sandbox);
+  // In the sandbox the group's leader is bwrap: SIGTERM would end it, and with it (as the PID
+  // namespace's parent) everything inside at once. So SIGTERM goes to the other members only, and
+  // the command gets its grace period; SIGKILL takes the whole group.
+  const term = (pgid: number | undefined) => (sandbox.kind === 'bubblewrap' ? signalMembers(pgid, 'SIGTERM') : signalGroup(pgid, 'SIGTERM'));
+  const child = spawn(launch.file, launch.args, { cwd: options.cwd, env: launch.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
   const pgid = child.pid;
   if (pgid !== undefined) options.onGroupStarted?.(pgid);
   child.stdin!.on('error', () => undefined);
@@ -84,7 +107,7 @@ export function startProcess(options: ProcessRunOptions): RunningProcess {
   const stop = (cause: 'abort' | 'timeout') => {
     if (stopCause) return;
     stopCause = cause;
-    signalGroup(pgid, 'SIGTERM');
+    term(pgid);
     killTimer = setTimeout(() => signalGroup(pgid, 'SIGKILL'), graceMs);
   };
   const onAbort = () => stop('abort');
@@ -100,7 +123,7 @@ export function startProcess(options: ProcessRunOptions): RunningProcess {
     });
     child.once('exit', (code, signal) => {
       // The leader is gone; whatever it left in its group goes too, by force after the grace period.
-      void endGroup(pgid, graceMs)
+      void endGroup(pgid, graceMs, term)
         .then(() => Promise.all(reading))
         .then(() => {
           cleanup();
@@ -138,16 +161,52 @@ export function signalGroup(pgid: number | undefined, signal: NodeJS.Signals | 0
 }
 
 /**
- * Ends group `pgid`: SIGTERM, up to `graceMs` for it to go, then SIGKILL, then a bounded wait
- * until no process of it is left.
+ * Ends group `pgid`: SIGTERM (through `term`, default the whole group), up to `graceMs` for it
+ * to go, then SIGKILL, then a bounded wait until no process of it is left.
  * @returns true when the group is gone.
  */
-export async function endGroup(pgid: number | undefined, graceMs: number): Promise<boolean> {
+export async function endGroup(pgid: number | undefined, graceMs: number, term: (pgid: number | undefined) => unknown = (g) => signalGroup(g, 'SIGTERM')): Promise<boolean> {
   if (!groupAlive(pgid)) return true;
-  signalGroup(pgid, 'SIGTERM');
+  term(pgid);
   if (await waitGroupGone(pgid, Math.min(graceMs, MAX_KILL_GRACE_MS))) return true;
   signalGroup(pgid, 'SIGKILL');
   return waitGroupGone(pgid, GROUP_GONE_WAIT_MS);
+}
+
+/** Sends `signal` to every live process of group `pgid` but its leader (`pgid` itself). */
+function signalMembers(pgid: number | undefined, signal: NodeJS.Signals): void {
+  if (pgid === undefined || pgid <= 1) return;
+  for (const pid of groupMembers(pgid) ?? []) {
+    if (pid === pgid) continue;
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+/** Live (not zombie) processes of group `pgid`, from the process table (Linux). */
+function groupMembers(pgid: number): number[] | null {
+  const found: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return null; // no process table: callers assume the worst
+  }
+  for (const entry of entries) {
+    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
+    } catch {
+      continue; // exited meanwhile
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') found.push(Number(entry));
+  }
+  return found;
 }
 
 /**
@@ -158,25 +217,8 @@ export async function endGroup(pgid: number | undefined, graceMs: number): Promi
 export function groupAlive(pgid: number | undefined): boolean {
   if (!signalGroup(pgid, 0)) return false;
   if (process.platform !== 'linux') return true;
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return true;
-  }
-  for (const entry of entries) {
-    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
-    } catch {
-      continue; // exited meanwhile
-    }
-    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses; split after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
-  }
-  return false;
+  const members = groupMembers(pgid!);
+  return members === null || members.length > 0;
 }
 
 async function waitGroupGone(pgid: number | undefined, ms: number): Promise<boolean> {

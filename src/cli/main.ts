@@ -23,6 +23,7 @@ import { parseDuration } from '../auth/api-token.js';
 import { AGENT_MODES, DEFAULT_EXPO_SDK, SUPPORTED_EXPO_SDKS, toolchainFor, type AgentMode } from '../builders/expo/index.js';
 import { parseTrustedProxies } from '../auth/client-address.js';
 import { isLoopbackHostname } from '../io/loopback-hosts.js';
+import { detectBuildSandbox, SANDBOX_TURNED_OFF, type BuildSandbox } from '../builders/process-sandbox.js';
 import { createLogger } from '../logger.js';
 import { ARTIFACT_ORIGIN_MODES, type ArtifactOrigins } from '../services/public-url.js';
 import { serveStdio } from '../transports/stdio-server.js';
@@ -83,6 +84,10 @@ interface ServeOptions {
   artifactUrl?: string;
   artifactOrigins: ArtifactOrigins;
   browser?: string;
+  /** false with `--no-build-sandbox` (or `SVC_NO_BUILD_SANDBOX`). */
+  buildSandbox: boolean;
+  agentNetwork?: boolean;
+  agentEnv?: string;
 }
 
 /** Builds the program (exported for tests of the parser; `run` executes it). */
@@ -123,6 +128,9 @@ export function buildProgram(): Command {
     )
     .addOption(new Option('--updates-signing-key <file>', 'PEM RSA private key that signs Expo Updates manifests (keyid "main")').env('SVC_UPDATES_SIGNING_KEY'))
     .addOption(new Option('--browser <path>', 'Chromium or Chrome that renders preview screenshots (default /usr/bin/chromium, else one on PATH; a path that names no file turns screenshots off)').env('SVC_BROWSER'))
+    .addOption(new Option('--no-build-sandbox', 'run build processes without the bubblewrap sandbox (needed for serve --http where bubblewrap cannot work; builds then run with the server\'s rights)').env('SVC_NO_BUILD_SANDBOX'))
+    .addOption(new Option('--agent-network', 'let the code agent (--agent-command) reach the network, for a hosted model').env('SVC_AGENT_NETWORK'))
+    .addOption(new Option('--agent-env <names>', 'comma-separated variables of this environment handed to the code agent (its API key); none by default').env('SVC_AGENT_ENV'))
     .addOption(new Option('--max-heavy-steps <n>', 'type checks and exports of the expo builder running at once').env('SVC_MAX_HEAVY_STEPS').default(1).argParser(positiveInt('--max-heavy-steps', 1)))
     .action(async (options: ServeOptions) => serve(options));
 
@@ -311,6 +319,7 @@ function printTable(header: string[], rows: string[][]): void {
 
 async function serve(options: ServeOptions): Promise<void> {
   const logger = createLogger(options.logLevel);
+  const sandbox = buildSandboxFor(options);
   const config: AppConfig = {
     dataDir: resolve(options.dataDir),
     builder: options.builder,
@@ -325,7 +334,10 @@ async function serve(options: ServeOptions): Promise<void> {
       heavySteps: options.maxHeavySteps,
       ...(options.agentCommand && { agentCommand: options.agentCommand }),
       ...(options.agent && { agent: options.agent }),
+      ...(options.agentNetwork && { agentNetwork: true }),
+      ...(options.agentEnv && { agentEnv: options.agentEnv.split(',').map((n) => n.trim()).filter(Boolean) }),
     },
+    buildSandbox: sandbox,
     ...(options.builderConfig && { builderConfigFile: resolve(options.builderConfig) }),
     ...(options.publicUrl && { publicUrl: options.publicUrl }),
     ...(options.artifactUrl && { artifactUrl: options.artifactUrl }),
@@ -366,7 +378,7 @@ async function serve(options: ServeOptions): Promise<void> {
     artifacts = await startArtifactListener(app, httpOptions, options.port === 0 ? 0 : http.port + 1);
     logger.info({ url: `${http.url}/mcp`, artifacts: app.publicUrl.artifacts(), previews: previewsShown(app), dataDir: config.dataDir, builder: options.builder, ...(config.trustProxy && { trustProxy: config.trustProxy }) }, 'serving MCP over streamable HTTP');
     warnAboutPreviewHosts(app);
-    process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp, artifacts on ${artifacts.url} (web previews: ${previewsShown(app)}; data: ${config.dataDir}); web console: ${http.url}/\n`);
+    process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp, artifacts on ${artifacts.url} (web previews: ${previewsShown(app)}; data: ${config.dataDir}); web console: ${http.url}/; ${sandboxLine(sandbox)}\n`);
     return;
   }
 
@@ -383,6 +395,9 @@ async function serve(options: ServeOptions): Promise<void> {
     logger.warn({ port: options.port, using: http.port }, 'preview port in use; serving previews on another port');
   }
   logger.info({ previews: http.url, dataDir: config.dataDir, builder: options.builder }, 'serving MCP over stdio');
+  // One user over stdio: builds may run unconfined, and the operator is told so once.
+  if (sandbox.kind === 'none') logger.warn({ reason: sandbox.reason }, sandboxLine(sandbox));
+  else logger.info(sandboxLine(sandbox));
   await served;
   await stop('stdin closed');
 }
@@ -405,6 +420,30 @@ function warnAboutPreviewHosts(app: App): void {
     { artifacts: app.publicUrl.artifacts() },
     'web previews are served at http://<project-id>.localhost, which only a browser on this machine opens: for other machines pass --artifact-url with a wildcard DNS name (README "Previews and deployments"), or --artifact-origins shared',
   );
+}
+
+/** The start-up line's words about the sandbox: `builds sandboxed (bubblewrap)` or `builds NOT sandboxed (why)`. */
+function sandboxLine(sandbox: BuildSandbox): string {
+  return sandbox.kind === 'bubblewrap' ? 'builds sandboxed (bubblewrap)' : `builds NOT sandboxed (${sandbox.reason ?? 'no sandbox'})`;
+}
+
+/**
+ * The sandbox of this server's builds. `serve --http` serves every user who holds a token or
+ * signs in, so it refuses to start when its builds would run unconfined, unless the operator
+ * says so with `--no-build-sandbox`; the scripted builder starts no process and needs none.
+ * @throws Error naming the reason and both ways out.
+ */
+function buildSandboxFor(options: ServeOptions): BuildSandbox {
+  if (!options.buildSandbox) return SANDBOX_TURNED_OFF;
+  const sandbox = detectBuildSandbox();
+  if (sandbox.kind === 'none' && options.http && options.builder !== 'scripted') {
+    throw new Error(
+      `serve --http runs builds for every user who signs in, and no build sandbox can be made here: ${sandbox.reason}. ` +
+        'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) where user namespaces are allowed, ' +
+        "or pass --no-build-sandbox (SVC_NO_BUILD_SANDBOX=1) to run every build with this server's rights.",
+    );
+  }
+  return sandbox;
 }
 
 /**

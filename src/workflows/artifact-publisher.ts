@@ -1,6 +1,7 @@
 /**
  * Publishing a builder's artifacts (README "Previews and deployments"): copies the files into the
- * artifact store within the owner's storage quota (the plan's `artifactStorageMb`), records the
+ * artifact store within the owner's storage quota (the plan's `artifactStorageMb`, which the
+ * owner's artifacts and project workspaces share), records the
  * row with its size, and applies retention: only the newest previews of each platform of a project
  * are kept (deployments are kept for ever, being immutable).
  */
@@ -14,6 +15,8 @@ import type { Store } from '../store/database.js';
 import type { ProjectRepo } from '../store/project-repo.js';
 import type { ArtifactRow } from '../store/schema.js';
 import type { UserRepo } from '../store/user-repo.js';
+import { join } from 'node:path';
+import { folderBytes } from '../io/folder-size.js';
 import { ArtifactTooLargeError, artifactPath, type ArtifactStore } from './artifact-store.js';
 
 /** Artifact storage of a plan that names none, in MiB. */
@@ -46,6 +49,8 @@ export interface ArtifactPublisherDeps {
   logger: Logger;
   /** Newest previews kept per project and platform (default DEFAULT_PREVIEWS_KEPT). */
   previewsKept?: number;
+  /** `<dataDir>/workspaces`: the owner's workspaces (with their git history) count against the quota. */
+  workspacesDir?: string;
 }
 
 /** Publishes artifacts with quota and retention (see above). */
@@ -75,7 +80,7 @@ export class ArtifactPublisher {
     if ('externalUrl' in request) externalUrl = request.externalUrl;
     else {
       const source = 'sourceDir' in request ? request.sourceDir : artifactStore.dirOf(request.fromArtifactId);
-      const { quotaBytes, usedBytes } = this.quota(projectId);
+      const { quotaBytes, usedBytes } = await this.quota(projectId);
       const allowance = quotaBytes - usedBytes;
       if (allowance <= 0) throw quotaFailure(quotaBytes, usedBytes);
       try {
@@ -112,12 +117,17 @@ export class ArtifactPublisher {
     return { published: toPublished(row), refused };
   }
 
-  /** The owner's storage quota and what the owner's projects use now, in bytes. */
-  private quota(projectId: string): { quotaBytes: number; usedBytes: number } {
+  /** The owner's storage quota and what the owner's artifacts and workspaces use now, in bytes. */
+  private async quota(projectId: string): Promise<{ quotaBytes: number; usedBytes: number }> {
     const project = this.deps.projects.findById(projectId);
     const owner = project ? this.deps.users.findById(project.ownerId) : undefined;
     const limits = limitsFor(this.deps.plans, owner?.plan ?? 'free');
-    return { quotaBytes: (limits.artifactStorageMb ?? DEFAULT_ARTIFACT_STORAGE_MB) * 1024 * 1024, usedBytes: project ? this.deps.artifacts.bytesUsedByOwner(project.ownerId) : 0 };
+    let usedBytes = project ? this.deps.artifacts.bytesUsedByOwner(project.ownerId) : 0;
+    const { workspacesDir } = this.deps;
+    if (project && workspacesDir) {
+      for (const own of this.deps.projects.listByOwner(project.ownerId)) usedBytes += await folderBytes(join(workspacesDir, own.id));
+    }
+    return { quotaBytes: (limits.artifactStorageMb ?? DEFAULT_ARTIFACT_STORAGE_MB) * 1024 * 1024, usedBytes };
   }
 }
 
@@ -125,7 +135,7 @@ function quotaFailure(quotaBytes: number, usedBytes: number): BuildFailure {
   const mib = (n: number) => (n / (1024 * 1024)).toFixed(1);
   return new BuildFailure(
     'artifact_quota_exceeded',
-    `The account's artifact storage is full (${mib(usedBytes)} of ${mib(quotaBytes)} MiB used; this publication does not fit). ` +
+    `The account's artifact storage is full (${mib(usedBytes)} of ${mib(quotaBytes)} MiB used by artifacts and workspaces; this publication does not fit). ` +
       `Only the newest ${DEFAULT_PREVIEWS_KEPT} previews of each project are kept; deployments are kept. Ask the operator for a larger plan.`,
   );
 }

@@ -15,6 +15,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SANDBOX_TURNED_OFF } from '../../src/builders/process-sandbox.js';
 import { launchChromium } from '../chromium.js';
 import { createProject, startTestServer, tempDir, toolResult, waitFor, type TestServer } from '../helpers.js';
 import { signedInPage as signedInConsolePage, screenshot } from './console-helpers.js';
@@ -45,7 +46,8 @@ beforeAll(async () => {
   ].join('\n');
   const file = join(dir, 'builder.json');
   writeFileSync(file, JSON.stringify({ build: { command: build }, deploy: { command: deploy } }));
-  server = await startTestServer({ builder: 'command', builderConfigFile: file, cancelTimeoutMs: 10_000 });
+  // Unsandboxed: the gate is a file outside the workspace that the test creates while the build runs.
+  server = await startTestServer({ builder: 'command', builderConfigFile: file, cancelTimeoutMs: 10_000, buildSandbox: SANDBOX_TURNED_OFF });
   base = server.http.url;
   token = server.token('carol');
   browser = await launchChromium();

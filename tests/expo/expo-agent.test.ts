@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, processAlive, tempDir, toolResult, waitFor, waitIdle, waitQuestion, type TestServer } from '../helpers.js';
+import { createProject, processesWith, tempDir, toolResult, waitFor, waitIdle, waitQuestion, type TestServer } from '../helpers.js';
 import { ensureToolchain, launchChromium, pageText, startExpoServer } from './expo-helpers.js';
 
 /**
@@ -56,8 +56,8 @@ EOF
     ;;
   *"slow"*)
     echo "thinking"
-    sleep 300 &
-    echo "sleeper $!" >&2
+    sh -c "sleep 300; : mbm-slow-$SVC_PROJECT_ID" &
+    echo "sleeper started" >&2
     wait
     ;;
 esac
@@ -153,16 +153,13 @@ describe('expo builder: command agent', () => {
 
     // During the agent: its process group (a shell and its sleeping child) is killed.
     await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'slow', kind: 'build' });
-    // The agent names its child's pid, so the check never counts another run's processes.
-    const sleeper = await waitFor(async () => {
-      const page = await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId: project.id, limit: 200 });
-      const line = page.messages.map((m: { content: string }) => /sleeper (\d+)/.exec(m.content)).find(Boolean);
-      return line ? Number(line[1]) : null;
-    }, 120_000, 'the agent to start its child');
-    expect(processAlive(sleeper)).toBe(true);
+    // The agent's child names the project in its command line (its pid is the sandbox's own), so
+    // the check never counts another run's processes.
+    const marker = `mbm-slow-${project.id}`;
+    await waitFor(() => processesWith(marker).length > 0 || null, 120_000, 'the agent to start its child');
     const cancelled = await toolResult(server.mcpUrl, token, 'svc_cancel_workflow', { projectId: project.id });
     expect(cancelled.status).toBe('cancelled');
-    await waitFor(() => !processAlive(sleeper) || null, 15_000, 'the sleeper to be gone');
+    await waitFor(() => processesWith(marker).length === 0 || null, 15_000, 'the sleeper to be gone');
 
     // During the web export: the export's process group is killed.
     await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'export please', kind: 'build' });

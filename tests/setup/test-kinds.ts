@@ -12,6 +12,7 @@ export const PROCESS_TESTS: readonly string[] = [
   // The built bin over stdio and HTTP, and its CLI commands.
   'tests/anonymous-bound.test.ts',
   'tests/bin-http.test.ts',
+  'tests/build-sandbox.test.ts',
   'tests/bin-stdio.test.ts',
   'tests/console/console-sessions-cli.test.ts',
   'tests/crash-recovery.test.ts',

@@ -22,6 +22,7 @@ import { parseDirective, type Directive } from '../command-protocol.js';
 import { OutputBatcher } from '../output-batcher.js';
 import type { AgentInput, AgentOutcome, AgentStep } from './agent-step.js';
 import { pathRedactor } from '../output-redaction.js';
+import { pathsNamedIn, type BuildSandbox } from '../process-sandbox.js';
 import { groupHooks, runProcess } from './run-process.js';
 import { OUTPUT_DIR } from './workspace.js';
 
@@ -35,10 +36,13 @@ export interface CommandAgentOptions {
   maxOutputLines?: number;
   /** Extra environment (for the agent's own credentials). */
   env?: Record<string, string>;
+  /** Where the agent runs (default: bubblewrap when it works here). */
+  sandbox?: BuildSandbox;
+  /** Let the agent reach the network (a hosted model's API); default false. */
+  network?: boolean;
+  /** Folders of the machine the agent may read (its own install), besides the system folders. */
+  readOnlyPaths?: string[];
 }
-
-/** Environment variables the service itself uses; never handed to an agent. */
-const PRIVATE_ENV = ['SVC_API_TOKEN'];
 
 /** The `command` agent (see the file comment). */
 export class CommandAgent implements AgentStep {
@@ -47,13 +51,14 @@ export class CommandAgent implements AgentStep {
 
   constructor(private readonly options: CommandAgentOptions) {}
 
-  async run({ job, context, workspace, sdk }: AgentInput): Promise<AgentOutcome> {
+  async run(input: AgentInput): Promise<AgentOutcome> {
+    const { job, context, workspace, sdk } = input;
     const historyFile = join(workspace.dir, OUTPUT_DIR, 'history.json');
     await mkdir(join(workspace.dir, OUTPUT_DIR), { recursive: true });
     await writeFile(historyFile, `${JSON.stringify({ instructions: job.history, instruction: job.instruction }, null, 2)}\n`);
 
-    const env: NodeJS.ProcessEnv = { ...process.env, ...this.options.env };
-    for (const key of PRIVATE_ENV) delete env[key];
+    // Built from nothing: the server's environment (its SVC_* settings, SVC_API_TOKEN) never passes.
+    const env: Record<string, string> = { ...this.options.env };
     Object.assign(env, {
       SVC_WORKFLOW_ID: job.workflowId,
       SVC_INSTRUCTION: job.instruction,
@@ -90,6 +95,9 @@ export class CommandAgent implements AgentStep {
         args: ['-c', this.options.command],
         cwd: workspace.dir,
         env,
+        binds: { rw: [workspace.dir], ro: [input.toolchain.dir, ...pathsNamedIn(this.options.command), ...(this.options.readOnlyPaths ?? [])] },
+        network: this.options.network === true,
+        ...(this.options.sandbox && { sandbox: this.options.sandbox }),
         signal: controller.signal,
         timeoutMs,
         onStart: (write) => (writeStdin = write),

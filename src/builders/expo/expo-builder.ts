@@ -19,7 +19,9 @@ import { OutputBatcher } from '../output-batcher.js';
 import { appIdentifier } from '../app-identifier.js';
 import type { AgentStep } from './agent-step.js';
 import { HeavyStepSemaphore } from './heavy-steps.js';
+import { pruneMetroCache, PRUNE_EVERY_MS } from './metro-cache.js';
 import { pathRedactor } from '../output-redaction.js';
+import type { BuildSandbox, SandboxBinds } from '../process-sandbox.js';
 import { groupHooks, runProcess } from './run-process.js';
 import { EXPO_ENV, ExpoToolchain } from './toolchain.js';
 import { prepareUpdateFolder } from './update-bundle.js';
@@ -40,22 +42,23 @@ export interface ExpoBuilderOptions {
   /** Output lines posted per workflow (default 400). */
   maxOutputLines?: number;
   /** Extra environment for npm during a toolchain install. */
-  toolchainEnv?: NodeJS.ProcessEnv;
+  toolchainEnv?: Readonly<Record<string, string | undefined>>;
   /** Tokens of the projects' secret "latest" update URLs. */
   channels: UpdateChannels;
+  /** Where every child runs (default: bubblewrap when it works here). */
+  sandbox?: BuildSandbox;
 }
-
-/** Environment variables the service itself uses; never handed to a child process. */
-const PRIVATE_ENV = ['SVC_API_TOKEN'];
 
 /** The `expo` builder (see the file comment). */
 export class ExpoBuilder implements Builder {
   readonly name = 'expo';
+  /** When this server last pruned the Metro cache (ms since the epoch). */
+  private lastCachePrune = 0;
 
   constructor(private readonly options: ExpoBuilderOptions) {}
 
   async run(job: BuildJob, context: BuildContext): Promise<void> {
-    const workspace = new ExpoWorkspace(job.workspaceDir, this.options.toolchain);
+    const workspace = new ExpoWorkspace(job.workspaceDir, this.options.toolchain, this.options.sandbox);
     const redact = pathRedactor(job.workspaceDir);
     const output = new OutputBatcher((text) => context.say(redact(text)), { maxLines: this.options.maxOutputLines ?? 400 });
     try {
@@ -83,7 +86,13 @@ export class ExpoBuilder implements Builder {
           `The Expo SDK ${toolchain.sdk} toolchain is not installed on this server. Run \`mobile-builder-mcp toolchain install --sdk ${toolchain.sdk}\`.`,
         );
       }
-      await toolchain.ensure({ onProgress: (text) => context.say(text), signal: job.signal, ...groupHooks(context), ...(this.options.toolchainEnv && { env: this.options.toolchainEnv }) });
+      await toolchain.ensure({
+        onProgress: (text) => context.say(text),
+        signal: job.signal,
+        ...groupHooks(context),
+        ...(this.options.toolchainEnv && { env: this.options.toolchainEnv }),
+        ...(this.options.sandbox && { sandbox: this.options.sandbox }),
+      });
     }
     if (job.signal.aborted) throw job.signal.reason;
     const { created } = await workspace.ensure({ name: job.project.name, identifier: context.recall('app_identifier') });
@@ -125,6 +134,7 @@ export class ExpoBuilder implements Builder {
     const preview = await context.publish({ kind: 'preview', platform: 'web', sourceDir: webDir });
     const firstLine = job.instruction.split('\n')[0]!.slice(0, 72);
     await workspace.commit(`${firstLine || 'Build'}\n\n${outcome.summary}\nWorkflow ${job.workflowId}`);
+    await workspace.pruneHistory();
     context.say(`Web preview of ${job.project.name} published at ${preview.path} (a real Expo web export; open it from previewUrls of svc_get_session).`, 'result');
   }
 
@@ -177,10 +187,19 @@ export class ExpoBuilder implements Builder {
     );
   }
 
-  private childEnv(): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = { ...process.env, ...EXPO_ENV, SVC_METRO_CACHE_DIR: this.options.metroCacheDir, NODE_ENV: 'production' };
-    for (const key of PRIVATE_ENV) delete env[key];
-    return env;
+  /** The environment of tsc and the exports: only what Expo needs (never the server's own). */
+  private childEnv(): Record<string, string> {
+    return { ...EXPO_ENV, SVC_METRO_CACHE_DIR: this.options.metroCacheDir, NODE_ENV: 'production' };
+  }
+
+  /**
+   * What a type check or export sees: the workspace (read-only for a type check, which may run in
+   * a staging copy inside it whose `node_modules` links to the workspace's), the toolchain
+   * read-only, and for an export the shared Metro cache read-write.
+   */
+  private binds(workspaceDir: string, writable: boolean): SandboxBinds {
+    const ro = [this.options.toolchain.dir];
+    return writable ? { ro, rw: [workspaceDir, this.options.metroCacheDir] } : { ro: [...ro, workspaceDir] };
   }
 
   private heavy<T>(job: BuildJob, context: BuildContext, fn: () => Promise<T>): Promise<T> {
@@ -207,6 +226,8 @@ export class ExpoBuilder implements Builder {
         args: [this.options.toolchain.bin('typescript/bin/tsc'), '--noEmit', '--pretty', 'false'],
         cwd: dir,
         env: this.childEnv(),
+        binds: this.binds(job.workspaceDir, false),
+        ...(this.options.sandbox && { sandbox: this.options.sandbox }),
         signal: job.signal,
         timeoutMs,
         onStdout: (line) => {
@@ -235,6 +256,7 @@ export class ExpoBuilder implements Builder {
     const timeoutMs = this.options.stepTimeoutMs ?? 10 * 60_000;
     await rm(outDir, { recursive: true, force: true });
     await mkdir(join(outDir, '..'), { recursive: true });
+    await mkdir(this.options.metroCacheDir, { recursive: true });
     const args = [this.options.toolchain.bin('expo/bin/cli'), 'export', ...platforms.flatMap((p) => ['--platform', p]), '--output-dir', outDir];
     const result = await this.heavy(job, context, () =>
       runProcess({
@@ -242,6 +264,8 @@ export class ExpoBuilder implements Builder {
         args,
         cwd: workspace.dir,
         env: this.childEnv(),
+        binds: this.binds(workspace.dir, true),
+        ...(this.options.sandbox && { sandbox: this.options.sandbox }),
         signal: job.signal,
         timeoutMs,
         onStdout: (line) => pushLine(output, line),
@@ -255,6 +279,10 @@ export class ExpoBuilder implements Builder {
     if (result.code !== 0) {
       const how = result.code === null ? `was killed by ${result.signal}` : `exited with code ${result.code}`;
       throw new BuildFailure('export_failed', `expo export --platform ${platforms.join(' --platform ')} ${how}:\n${result.tail.slice(-12).join('\n')}`);
+    }
+    if (Date.now() - this.lastCachePrune >= PRUNE_EVERY_MS) {
+      this.lastCachePrune = Date.now();
+      await pruneMetroCache(this.options.metroCacheDir);
     }
   }
 }

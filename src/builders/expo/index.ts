@@ -2,6 +2,7 @@
  * The `expo` builder's public surface: its settings and a factory that assembles it from them.
  */
 import { join } from 'node:path';
+import type { BuildSandbox } from '../process-sandbox.js';
 import type { AgentMode, AgentStep } from './agent-step.js';
 import { CommandAgent } from './command-agent.js';
 import { DeterministicEdits } from './deterministic-edits.js';
@@ -39,7 +40,13 @@ export interface ExpoBuilderSettings {
   /** Limit of one type check or export, in seconds (default 600). */
   stepTimeoutSeconds?: number;
   /** Extra environment for npm during a toolchain install. */
-  toolchainEnv?: NodeJS.ProcessEnv;
+  toolchainEnv?: Readonly<Record<string, string | undefined>>;
+  /** Where every child process runs (default: bubblewrap when it works here). */
+  sandbox?: BuildSandbox;
+  /** Let the code agent reach the network (`--agent-network`; a hosted model's API). */
+  agentNetwork?: boolean;
+  /** Variables of the server's environment handed to the code agent (`--agent-env`: its API key). */
+  agentEnv?: readonly string[];
 }
 
 /** The toolchain a server with these settings uses. @throws Error for an SDK this package does not ship. */
@@ -53,7 +60,18 @@ function agentOf(settings: ExpoBuilderSettings): AgentStep {
   if (mode === 'host') return new HostAgent();
   if (mode === 'none') return new DeterministicEdits();
   if (!settings.agentCommand) throw new Error('--agent command needs --agent-command <cmd> (the code agent to run)');
-  return new CommandAgent({ command: settings.agentCommand, timeoutMs: (settings.agentTimeoutSeconds ?? 900) * 1000 });
+  const env: Record<string, string> = {};
+  for (const name of settings.agentEnv ?? []) {
+    const value = process.env[name];
+    if (value !== undefined && !name.startsWith('SVC_')) env[name] = value;
+  }
+  return new CommandAgent({
+    command: settings.agentCommand,
+    timeoutMs: (settings.agentTimeoutSeconds ?? 900) * 1000,
+    env,
+    network: settings.agentNetwork === true,
+    ...(settings.sandbox && { sandbox: settings.sandbox }),
+  });
 }
 
 /** Assembles the `expo` builder. @throws Error for an SDK this package does not ship, or agent settings that do not fit. */
@@ -68,5 +86,6 @@ export function createExpoBuilder(settings: ExpoBuilderSettings): ExpoBuilder {
     ...(settings.installToolchain !== undefined && { installToolchain: settings.installToolchain }),
     ...(settings.stepTimeoutSeconds !== undefined && { stepTimeoutMs: settings.stepTimeoutSeconds * 1000 }),
     ...(settings.toolchainEnv && { toolchainEnv: settings.toolchainEnv }),
+    ...(settings.sandbox && { sandbox: settings.sandbox }),
   });
 }

@@ -6,6 +6,7 @@
  */
 import type { BuildContext } from '../builder.js';
 import { startProcess } from '../process-runner.js';
+import type { BuildSandbox, ProcessLimits, SandboxBinds } from '../process-sandbox.js';
 
 /** What to run and how. */
 export interface ProcessSpec {
@@ -13,7 +14,17 @@ export interface ProcessSpec {
   command: string;
   args: string[];
   cwd: string;
-  env: NodeJS.ProcessEnv;
+  /** Variables added to the allow-listed base environment (the server's own never pass). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Names copied from the server's environment when set. */
+  inheritEnv?: readonly string[];
+  /** Paths the sandbox shows besides the system folders. */
+  binds?: SandboxBinds;
+  /** Reach the network (default false). */
+  network?: boolean;
+  limits?: Partial<ProcessLimits>;
+  /** Default: bubblewrap when it works here. */
+  sandbox?: BuildSandbox;
   /** Stops the process group when it aborts; the result then has `aborted: true`. */
   signal?: AbortSignal;
   /** Stops the process group after this many ms; the result then has `timedOut: true`. */
@@ -60,7 +71,12 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     file: spec.command,
     args: spec.args,
     cwd: spec.cwd,
-    env: spec.env,
+    ...(spec.env && { env: spec.env }),
+    ...(spec.inheritEnv && { inheritEnv: spec.inheritEnv }),
+    ...(spec.binds && { binds: spec.binds }),
+    ...(spec.network !== undefined && { network: spec.network }),
+    ...(spec.limits && { limits: spec.limits }),
+    ...(spec.sandbox && { sandbox: spec.sandbox }),
     ...(spec.signal && { signal: spec.signal }),
     ...(spec.timeoutMs !== undefined && { timeoutMs: spec.timeoutMs }),
     ...(spec.killGraceMs !== undefined && { killGraceMs: spec.killGraceMs }),

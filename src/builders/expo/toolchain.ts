@@ -14,6 +14,7 @@ import { copyFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BuildFailure } from '../builder.js';
+import { npmCacheDir, type BuildSandbox } from '../process-sandbox.js';
 import { runProcess } from './run-process.js';
 
 /** The Expo SDKs whose lockfile ships in this package. */
@@ -37,7 +38,9 @@ export interface ToolchainInstallOptions {
   /** Whole-install limit in ms (default 15 min); then `toolchain_install_failed`. */
   timeoutMs?: number;
   /** Extra environment for npm (tests point `npm_config_registry` somewhere). */
-  env?: NodeJS.ProcessEnv;
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Where npm runs (default: bubblewrap when it works here). */
+  sandbox?: BuildSandbox;
   /** Called with npm's process group id when it starts and ends. */
   onGroupStarted?: (pgid: number) => void;
   onGroupEnded?: (pgid: number) => void;
@@ -137,8 +140,14 @@ export class ExpoToolchain {
         command: 'npm',
         args: ['ci', '--no-audit', '--no-fund'],
         cwd: tmp,
+        // npm sees the install folder, its own cache and the network, and none of the server's
+        // environment but its proxy and npm settings.
+        inheritEnv: INSTALL_ENV.flatMap((name) => [name, name.toLowerCase()]),
+        binds: { rw: [tmp, ...npmCache()] },
+        network: true,
+        ...(options.sandbox && { sandbox: options.sandbox }),
         env: {
-          ...process.env,
+          ...npmConfigOfServer(),
           ...EXPO_ENV,
           // A registry that cannot be reached fails in about a minute instead of npm's 5-minute default per request.
           npm_config_fetch_retries: '1',
@@ -181,6 +190,24 @@ export class ExpoToolchain {
       await rm(tmp, { recursive: true, force: true });
     }
   }
+}
+
+/** Proxy and certificate settings an install inherits (upper and lower case). */
+const INSTALL_ENV = ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'NODE_EXTRA_CA_CERTS'];
+
+/** The server's `npm_config_*` variables (registry, proxy, cache): what the operator set for npm. */
+function npmConfigOfServer(): Record<string, string> {
+  const found: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (/^npm_config_/i.test(name) && value !== undefined && !/_(auth|authtoken|_auth|password|token)$/i.test(name)) found[name] = value;
+  }
+  return found;
+}
+
+/** The npm cache folder, when it exists (shared with the operator's npm: downloads are reused). */
+function npmCache(): string[] {
+  const dir = npmCacheDir();
+  return existsSync(dir) ? [dir] : [];
 }
 
 const NETWORK_ERRORS = /\b(ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH|ERR_SOCKET_TIMEOUT|network|request to \S+ failed)\b/i;

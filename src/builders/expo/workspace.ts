@@ -10,6 +10,7 @@
 import { cp, lstat, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { BuildFailure } from '../builder.js';
+import type { BuildSandbox } from '../process-sandbox.js';
 import { runProcess } from './run-process.js';
 import type { ExpoToolchain } from './toolchain.js';
 
@@ -24,13 +25,18 @@ export interface AppIdentity {
 /** The folder export output goes to (ignored by git). */
 export const OUTPUT_DIR = '.svc';
 
+/** Commits of history a workspace keeps: older ones are folded into one root commit. */
+const HISTORY_KEPT = 20;
+
 const GIT_IDENTITY = ['-c', 'user.name=mobile-builder-mcp', '-c', 'user.email=builder@mobile-builder-mcp.invalid', '-c', 'commit.gpgsign=false'];
 
 /** One project's workspace (see the file comment). */
 export class ExpoWorkspace {
+  /** @param sandbox where git runs (default: bubblewrap when it works here). */
   constructor(
     readonly dir: string,
     private readonly toolchain: ExpoToolchain,
+    private readonly sandbox?: BuildSandbox,
   ) {}
 
   /**
@@ -69,10 +75,12 @@ export class ExpoWorkspace {
   /**
    * Writes the project's name, slug and identifiers into `app.json`, and the constant relative
    * base URL of web exports (`experiments.baseUrl: "."`: previews are served under a path, and the
-   * base URL is part of Metro's cache key, so it never changes).
-   * @returns true when the file changed.
+   * base URL is part of Metro's cache key, so it never changes). Also puts back the managed
+   * `metro.config.js` (the resolver that keeps bundles inside the app), whatever an agent did to it.
+   * @returns true when `app.json` changed.
    */
   async syncAppConfig(identity: AppIdentity): Promise<boolean> {
+    await this.syncMetroConfig();
     const file = join(this.dir, 'app.json');
     const before = await readFile(file, 'utf8');
     type Section = Record<string, unknown>;
@@ -94,6 +102,16 @@ export class ExpoWorkspace {
     if (after === before) return false;
     await writeFile(file, after);
     return true;
+  }
+
+  /** Rewrites `metro.config.js` from the template unless it is equal (a link is replaced, not followed). */
+  private async syncMetroConfig(): Promise<void> {
+    const file = join(this.dir, 'metro.config.js');
+    const wanted = await readFile(join(this.toolchain.templateDir, 'metro.config.js'), 'utf8');
+    const info = await lstat(file).catch(() => null);
+    if (info?.isFile() && (await readFile(file, 'utf8')) === wanted) return;
+    await rm(file, { recursive: true, force: true });
+    await writeFile(file, wanted, { flag: 'wx' });
   }
 
   /** Puts the app's name into the template's `src/app-settings.json` (what its `App.tsx` shows). */
@@ -122,6 +140,29 @@ export class ExpoWorkspace {
     if (status.length === 0) return false;
     await this.git(['commit', '-q', '--no-verify', '-m', message]);
     return true;
+  }
+
+  /**
+   * Keeps the newest `keep` commits: once the history holds twice as many, the older ones are
+   * folded into one root commit (same trees, same messages for the kept ones), and git's unreachable
+   * objects are deleted. Each build adds a commit, so without this a workspace grows for ever.
+   * @returns the number of commits folded away (0 when the history was short enough).
+   */
+  async pruneHistory(keep: number = HISTORY_KEPT): Promise<number> {
+    const count = Number((await this.git(['rev-list', '--count', 'HEAD']))[0] ?? '0');
+    if (count <= keep * 2) return 0;
+    const kept = await this.git(['rev-list', '--reverse', `--max-count=${keep}`, 'HEAD']);
+    const oldest = kept[0]!;
+    const folded = count - keep;
+    let parent = (await this.git(['commit-tree', `${oldest}^{tree}`, '-m', `Earlier history (${folded + 1} commits) folded to keep the workspace small`]))[0]!;
+    for (const commit of kept.slice(1)) {
+      const message = (await this.git(['log', '-1', '--format=%B', commit])).join('\n');
+      parent = (await this.git(['commit-tree', `${commit}^{tree}`, '-p', parent, '-m', message]))[0]!;
+    }
+    await this.git(['update-ref', 'HEAD', parent]);
+    await this.git(['reflog', 'expire', '--expire=now', '--all']);
+    await this.git(['gc', '--prune=now', '--quiet']);
+    return folded;
   }
 
   /** Puts the workspace back at its last commit: tracked files restored, untracked ones removed. */
@@ -166,7 +207,10 @@ export class ExpoWorkspace {
       command: 'git',
       args: [...GIT_IDENTITY, ...args],
       cwd: this.dir,
-      env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+      // Nothing of the server's environment: git sees the workspace and a private home only.
+      env: { GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' },
+      binds: { rw: [this.dir] },
+      ...(this.sandbox && { sandbox: this.sandbox }),
       onStdout: (line) => lines.push(line),
       timeoutMs: 60_000,
     });
