@@ -7,11 +7,14 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { locateBrowser } from '../src/builders/browser-location.js';
 import { SCREENSHOT_VIEWPORT, takePreviewScreenshot } from '../src/builders/preview-screenshot.js';
+import { detectBuildSandbox } from '../src/builders/process-sandbox.js';
 import { createProject, httpClient, startTestServer, tempDir, toolResult, waitIdle, type TestServer } from './helpers.js';
 import { stdioClient } from './stream-client.js';
 import { rawSignIn } from './console/console-helpers.js';
@@ -40,6 +43,33 @@ describe.runIf(haveChromium)('the launch', () => {
     const at = (x: number, y: number) => [...png.data.subarray(4 * (y * png.width + x), 4 * (y * png.width + x) + 3)];
     expect(at(50, 50)).toEqual([200, 0, 0]);
     expect(at(50, 600)).toEqual([255, 255, 255]);
+  });
+});
+
+describe.runIf(haveChromium && detectBuildSandbox().kind === 'bubblewrap')('the launch in the build sandbox', () => {
+  it("gives the page no network but its own origin: this machine's loopback servers never hear from it", async () => {
+    const heard: string[] = [];
+    const listener = createServer((req, res) => {
+      heard.push(req.url ?? '');
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const port = (listener.address() as AddressInfo).port;
+    try {
+      const dir = tempDir('mbm-shot-net-');
+      // Green when the server on the host's loopback answers, red when it cannot be reached.
+      writeFileSync(
+        join(dir, 'index.html'),
+        `<!doctype html><html><body style="margin:0"><div id="r" style="height:300px;background:rgb(0,0,200)"></div><img src="http://127.0.0.1:${port}/beacon.png"><script>` +
+          `fetch('http://127.0.0.1:${port}/fetch').then(function(){document.getElementById('r').style.background='rgb(0,200,0)'},function(){document.getElementById('r').style.background='rgb(200,0,0)'});` +
+          `</script></body></html>`,
+      );
+      const png = PNG.sync.read(await takePreviewScreenshot(CHROMIUM, dir));
+      expect([...png.data.subarray(4 * (50 * png.width + 50), 4 * (50 * png.width + 50) + 3)]).toEqual([200, 0, 0]);
+      expect(heard).toEqual([]);
+    } finally {
+      await new Promise((resolve) => listener.close(resolve));
+    }
   });
 });
 

@@ -11,7 +11,8 @@
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { realpathSync } from 'node:fs';
 import { startProcess } from './process-runner.js';
 
 /** The phone-sized viewport of the screenshot, in CSS pixels (an iPhone 14/15 screen). */
@@ -62,11 +63,10 @@ export class ScreenshotFailure extends Error {}
 /**
  * Takes one screenshot of the static site in `previewDir` with the browser at `browserPath`.
  *
- * What it needs from a sandbox around the process (the process module may wrap it in one): read
- * only, the preview folder and the browser's own files (and node's); read and write, the
- * temporary folder it makes for the browser's profile and the image; network, none outside the
- * process's own loopback interface (the script serves the preview on 127.0.0.1 and the browser
- * loads it from there: a private network namespace with `lo` up is enough).
+ * It runs in the build sandbox when this machine has one (README "The build sandbox"): read only,
+ * the preview folder and the browser's own files (and node's); read and write, the temporary
+ * folder it makes for the browser's profile and the image; no network but the sandbox's own
+ * loopback interface (the script serves the preview on 127.0.0.1 and the browser loads it there).
  *
  * @returns the PNG's bytes, `SCREENSHOT_VIEWPORT` CSS pixels at device scale 1.
  * @throws ScreenshotFailure when the browser fails, writes no image, or takes longer than 30 s.
@@ -81,7 +81,11 @@ export async function takePreviewScreenshot(browserPath: string, previewDir: str
       args: ['-e', SERVE_AND_SHOOT, previewDir, browserPath, out, join(work, 'profile'), String(SCREENSHOT_VIEWPORT.width), String(SCREENSHOT_VIEWPORT.height), String(RENDER_BUDGET_MS)],
       cwd: work,
       // No variable of the server (tokens, data dir) reaches the page's browser.
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, TMPDIR: work, LANG: 'C.UTF-8' },
+      env: { HOME: work, TMPDIR: work, LANG: 'C.UTF-8' },
+      // In the build sandbox when this machine has one: the preview and the browser read-only, the
+      // profile and image folder read-write, no network but the sandbox's own loopback.
+      binds: { ro: [previewDir, ...browserFolder(browserPath)], rw: [work] },
+      network: false,
       timeoutMs: SCREENSHOT_TIMEOUT_MS,
       killGraceMs: 1000,
       onStderrLine: (line) => {
@@ -100,5 +104,18 @@ export async function takePreviewScreenshot(browserPath: string, previewDir: str
     return png;
   } finally {
     await rm(work, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+/**
+ * The folder of the browser's real executable, to show inside the sandbox, unless it is under
+ * `/usr` (always shown, read-only): a Chrome in `/opt/google/chrome` or a home folder.
+ */
+function browserFolder(browserPath: string): string[] {
+  try {
+    const folder = dirname(realpathSync(browserPath));
+    return folder === '/usr' || folder.startsWith('/usr/') ? [] : [folder];
+  } catch {
+    return [];
   }
 }

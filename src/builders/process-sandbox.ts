@@ -106,6 +106,9 @@ const ETC_FILES = [
   '/etc/ld.so.conf',
   '/etc/ld.so.conf.d',
   '/etc/alternatives',
+  // Fonts (a preview screenshot renders text) and Debian chromium's wrapper settings.
+  '/etc/fonts',
+  '/etc/chromium.d',
 ];
 const PRLIMIT = '/usr/bin/prlimit';
 
