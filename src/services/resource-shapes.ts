@@ -104,7 +104,7 @@ export const sessionSchema = z.object({
   wait: z
     .object({
       changed: z.boolean().describe('true when the call returned because the followed workflow changed (status, step, question, end)'),
-      reason: z.enum(['changed', 'time_up', 'nothing_active', 'client_gone']),
+      reason: z.enum(['changed', 'time_up', 'nothing_active', 'client_gone', 'superseded']),
     })
     .optional()
     .describe('Present when waitSeconds > 0: why the wait ended'),

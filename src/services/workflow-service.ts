@@ -33,6 +33,7 @@ import { MAX_MESSAGE_LENGTH } from '../workflows/workflow-journal.js';
 export const MAX_CODE_ANSWER_LENGTH = 240_000;
 import { isTerminal, statusesBefore } from '../workflows/workflow-states.js';
 import { inferKind } from './instruction-kind.js';
+import { OpenWaits } from './open-waits.js';
 import { foldProjectStates, type ProjectState } from './project-state.js';
 import { MESSAGES_PAGE_DEFAULT, WORKFLOW_TITLE_MAX, type CancelResult, type MessagesPage, type MessageView, type PendingQuestion, type PreviewUrl, type SendMessageResult, type SessionView, type WorkflowView } from './resource-shapes.js';
 import type { ProjectAccess } from './project-access.js';
@@ -81,6 +82,9 @@ export interface SessionWaitOptions {
 
 /** The four workflow tools' rules (docs/contract.md#tools). */
 export class WorkflowService {
+  /** Each user's open session waits, bounded (`open-waits.ts`). */
+  private readonly openWaits = new OpenWaits();
+
   constructor(private readonly deps: WorkflowServiceDeps) {}
 
   /**
@@ -268,15 +272,18 @@ export class WorkflowService {
     const followed = first.activeWorkflow ?? first.queuedWorkflows[0];
     if (!followed) return { ...first, wait: { changed: false, reason: 'nothing_active' } };
     const mark = fingerprint(first, followed.id);
-    options.onStep?.(describeFollowed(first, followed.id));
     if (options.signal?.aborted) return { ...first, wait: { changed: false, reason: 'client_gone' } };
 
     return new Promise<SessionView>((resolve, reject) => {
       let done = false;
       let scheduled = false;
-      const end = (reason: 'changed' | 'time_up' | 'client_gone', view?: SessionView) => {
+      // Counted before the first notice, so a caller that has seen it knows the wait is open.
+      const release = this.openWaits.enter(caller.userId, () => end('superseded'));
+      options.onStep?.(describeFollowed(first, followed.id));
+      const end = (reason: 'changed' | 'time_up' | 'client_gone' | 'superseded', view?: SessionView) => {
         if (done) return;
         done = true;
+        release();
         clearTimeout(timer);
         unsubscribe();
         options.signal?.removeEventListener('abort', onAbort);
@@ -294,6 +301,7 @@ export class WorkflowService {
           view = this.session(caller, projectId);
         } catch (error) {
           done = true;
+          release();
           clearTimeout(timer);
           unsubscribe();
           options.signal?.removeEventListener('abort', onAbort);

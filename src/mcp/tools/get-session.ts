@@ -5,6 +5,7 @@ import { errorGuide } from './error-guide.js';
 import { uuidParameter } from '../parameters.js';
 import { sessionSchema } from '../../services/resource-shapes.js';
 import { MAX_WAIT_SECONDS } from '../../services/workflow-service.js';
+import { MAX_OPEN_WAITS_PER_USER } from '../../services/open-waits.js';
 
 /** Reports a project's workflows, pending question and preview URLs; waits for a change and shows the app when asked. */
 export const getSessionTool = defineTool({
@@ -12,7 +13,7 @@ export const getSessionTool = defineTool({
   title: 'Get the build session of a project',
   description: [
     "Reports the project's workflows: the active one (running, waiting_for_input or cancelling) with its current step, the queued ones in start order, the last finished one with its error if it failed, the agent's pendingQuestion if it waits for an answer, and the project's latest preview and deployment URLs (also as resource_link items of content). Each workflow has a title (its instruction's first line: tell the user which queued workflow is which by it); each deployment a deployNumber, shared by the platforms one deploy published (say: deploy #3: web, ios, android).",
-    `Follow a build by WAITING, not by polling: pass waitSeconds (up to ${MAX_WAIT_SECONDS}) and the call returns as soon as the active workflow changes status or step, asks a question or ends (wait.reason "changed"), or when the time is up ("time_up"); with nothing active it returns at once. Call it again with waitSeconds after each answer until hasActiveWorkflows is false. Hosts that send a progressToken get a progress notification naming each step.`,
+    `Follow a build by WAITING, not by polling: pass waitSeconds (up to ${MAX_WAIT_SECONDS}) and the call returns as soon as the active workflow changes status or step, asks a question or ends (wait.reason "changed"), or when the time is up ("time_up"); with nothing active it returns at once. You keep at most ${MAX_OPEN_WAITS_PER_USER} waits open at once: one more ends your oldest (wait.reason "superseded"), so wait on one call per project. Call it again with waitSeconds after each answer until hasActiveWorkflows is false. Hosts that send a progressToken get a progress notification naming each step.`,
     'After a build completes, call it once with screenshot: true to SEE the app: content then holds an image/png of the latest web preview rendered on a phone-sized screen (390x844). Look at it before telling the user what was built; if screenshot.status is "unavailable", screenshot.reason says why (say so, and give the preview URL).',
     'When pendingQuestion is set, answer it with svc_send_message (message = the answer, questionId = pendingQuestion.questionId). pendingQuestion.kind "text" is for the user (relay it, send their answer); kind "code" is for you: its prompt is a coding task on the app, and you answer with the JSON files described in pendingQuestion.format (see svc_send_message). A big app\'s files do not all fit in the prompt: it lists the others by page; read each page with questionFilesPage: N (the answer\'s questionFiles.files) before you answer.',
     'Readable by the owner, and by anyone for a public project.',
