@@ -18,7 +18,7 @@ import { startProcess } from './process-runner.js';
 export const SCREENSHOT_VIEWPORT = { width: 390, height: 844 } as const;
 
 /** Longest time one screenshot may take, browser start included (ms). */
-const SCREENSHOT_TIMEOUT_MS = 30_000;
+export const SCREENSHOT_TIMEOUT_MS = 30_000;
 /** Time the page's scripts get to render before the picture is taken (Chromium's virtual time, ms). */
 const RENDER_BUDGET_MS = 5_000;
 

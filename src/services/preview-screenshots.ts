@@ -7,13 +7,29 @@
 import { rename, readFile, writeFile } from 'node:fs/promises';
 import type { Caller } from '../auth/caller.js';
 import type { BrowserLocation } from '../builders/browser-location.js';
-import { SCREENSHOT_VIEWPORT, ScreenshotFailure, takePreviewScreenshot } from '../builders/preview-screenshot.js';
+import { HeavyStepSemaphore } from '../builders/expo/heavy-steps.js';
+import { SCREENSHOT_TIMEOUT_MS, SCREENSHOT_VIEWPORT, ScreenshotFailure, takePreviewScreenshot } from '../builders/preview-screenshot.js';
 import type { Logger } from '../logger.js';
 import type { ArtifactRepo } from '../store/artifact-repo.js';
 import type { ArtifactRow } from '../store/schema.js';
 import { artifactPath, type ArtifactStore } from '../workflows/artifact-store.js';
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
+
+/** Browsers that render previews at once, server-wide (each is a headless Chromium: ~100 MB and a core while it renders). */
+export const SCREENSHOTS_RUNNING = 2;
+/** Screenshots that may wait for a browser, server-wide; past it a request answers "busy" at once. */
+export const SCREENSHOTS_WAITING = 4;
+/** Screenshots one user may have running or waiting at once; past it that user's request answers "busy" at once. */
+export const SCREENSHOTS_PER_USER = 2;
+
+/**
+ * Longest time a screenshot request may take, in ms: waiting behind a full queue, then its own
+ * run (each run ends within `SCREENSHOT_TIMEOUT_MS`). The tool moves its request's deadline out by it.
+ */
+export const SCREENSHOT_LONGEST_MS = SCREENSHOT_TIMEOUT_MS * (1 + Math.ceil(SCREENSHOTS_WAITING / SCREENSHOTS_RUNNING));
+
+const NEVER = new AbortController().signal;
 
 /** What a screenshot request gives: `png` when taken, and the `structuredContent.screenshot` shape. */
 export interface ScreenshotOutcome {
@@ -36,6 +52,12 @@ export interface PreviewScreenshotDeps {
 export class PreviewScreenshots {
   /** Screenshots being taken, per artifact id: callers asking at the same time share one browser run. */
   private readonly taking = new Map<string, Promise<Buffer>>();
+  /** The browsers allowed to run at once (`SCREENSHOTS_RUNNING`). */
+  private readonly browsers = new HeavyStepSemaphore(SCREENSHOTS_RUNNING);
+  /** Browser runs started or waiting for a slot (each counted once, however many callers share it). */
+  private pending = 0;
+  /** Per user id, their screenshot requests that wait on a browser run. */
+  private readonly perUser = new Map<string, number>();
 
   constructor(private readonly deps: PreviewScreenshotDeps) {}
 
@@ -54,12 +76,24 @@ export class PreviewScreenshots {
     const cached = await readFile(this.cacheFile(artifact)).catch(() => null);
     if (cached) return taken(cached, previewUrl);
     if (browser.path === null) return { info: { status: 'unavailable', reason: browser.problem, previewUrl } };
+    // Bounded: a tenant asking for many projects' screenshots at once starts no more browsers than
+    // SCREENSHOTS_RUNNING, and waits in a short queue (server-wide and per user) or is told to ask again.
+    const mine = this.perUser.get(caller.userId) ?? 0;
+    const shared = this.taking.has(artifact.id);
+    if (mine >= SCREENSHOTS_PER_USER || (!shared && this.pending >= SCREENSHOTS_RUNNING + SCREENSHOTS_WAITING)) {
+      return { info: { status: 'unavailable', reason: 'the server is busy taking other screenshots: ask again in a few seconds', previewUrl } };
+    }
+    this.perUser.set(caller.userId, mine + 1);
     try {
       return taken(await this.take(artifact, browser.path), previewUrl);
     } catch (error) {
       if (!(error instanceof ScreenshotFailure)) this.deps.logger?.error({ err: error, artifactId: artifact.id }, 'preview screenshot failed');
       const reason = error instanceof ScreenshotFailure ? error.message : 'the screenshot failed';
       return { info: { status: 'unavailable', reason, previewUrl } };
+    } finally {
+      const left = (this.perUser.get(caller.userId) ?? 1) - 1;
+      if (left <= 0) this.perUser.delete(caller.userId);
+      else this.perUser.set(caller.userId, left);
     }
   }
 
@@ -70,14 +104,20 @@ export class PreviewScreenshots {
   private take(artifact: ArtifactRow, browserPath: string): Promise<Buffer> {
     let running = this.taking.get(artifact.id);
     if (!running) {
-      running = (async () => {
-        const png = await takePreviewScreenshot(browserPath, this.deps.artifactStore.dirOf(artifact.id));
-        // Written whole, then renamed: a reader never sees half a picture.
-        const file = this.cacheFile(artifact);
-        await writeFile(`${file}.tmp`, png);
-        await rename(`${file}.tmp`, file);
-        return png;
-      })().finally(() => this.taking.delete(artifact.id));
+      this.pending++;
+      running = this.browsers
+        .run(NEVER, async () => {
+          const png = await takePreviewScreenshot(browserPath, this.deps.artifactStore.dirOf(artifact.id));
+          // Written whole, then renamed: a reader never sees half a picture.
+          const file = this.cacheFile(artifact);
+          await writeFile(`${file}.tmp`, png);
+          await rename(`${file}.tmp`, file);
+          return png;
+        })
+        .finally(() => {
+          this.pending--;
+          this.taking.delete(artifact.id);
+        });
       this.taking.set(artifact.id, running);
     }
     return running;

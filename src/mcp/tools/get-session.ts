@@ -6,6 +6,7 @@ import { uuidParameter } from '../parameters.js';
 import { sessionSchema } from '../../services/resource-shapes.js';
 import { MAX_WAIT_SECONDS } from '../../services/workflow-service.js';
 import { MAX_OPEN_WAITS_PER_USER } from '../../services/open-waits.js';
+import { SCREENSHOT_LONGEST_MS } from '../../services/preview-screenshots.js';
 
 /** Reports a project's workflows, pending question and preview URLs; waits for a change and shows the app when asked. */
 export const getSessionTool = defineTool({
@@ -43,7 +44,9 @@ export const getSessionTool = defineTool({
   output: sessionSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   handle: async ({ projectId, waitSeconds, screenshot, questionFilesPage }, { caller, services, request }) => {
-    if (waitSeconds > 0) request?.extendDeadline?.(waitSeconds * 1000);
+    // A screenshot may wait for a browser, then render: never cut by the per-message deadline.
+    const longest = waitSeconds * 1000 + (screenshot ? SCREENSHOT_LONGEST_MS : 0);
+    if (longest > 0) request?.extendDeadline?.(longest);
     if (questionFilesPage !== undefined) return services.workflows.questionFiles(caller, projectId, questionFilesPage);
     const session = await services.workflows.waitSession(caller, projectId, {
       waitMs: waitSeconds * 1000,
