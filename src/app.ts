@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LoginCodeService } from './auth/login-codes.js';
 import { OAuthGrants, type OAuthLifetimes } from './auth/oauth-grants.js';
-import { clientAddressReader } from './auth/client-address.js';
+import { clientAddressReader, trustedPeerReader } from './auth/client-address.js';
 import { RequestGate } from './auth/request-gate.js';
 import type { CachedToken } from './auth/token-cache.js';
 import { TokenService } from './auth/token-service.js';
@@ -184,6 +184,7 @@ export function httpDepsOf(app: App): HttpServerDeps {
     gateway: app.gateway,
     gate: app.gate,
     clientAddress,
+    trustedPeer: trustedPeerReader(app.config.trustProxy),
     healthProblem: () => app.healthProblem(),
     artifacts,
     updates: {

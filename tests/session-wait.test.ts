@@ -10,7 +10,6 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, httpClient, mcpError, post, startTestServer, toolResult, waitFor, type TestServer } from './helpers.js';
 import { ManualBuilder } from './manual-builder.js';
-import { MAX_WAITS_PER_USER } from '../src/services/workflow-service.js';
 import { stdioClient } from './stream-client.js';
 
 let server: TestServer;
@@ -205,28 +204,6 @@ describe('over stdio, a cancelled wait', () => {
     // The SDK's client sends notifications/cancelled with the request's id.
     abort.abort('the user pressed Escape');
     await waitFor(() => !server.app.changes.watched().includes(projectId), 15_000, 'the wait to stop listening');
-    run.finish();
-  });
-});
-
-describe('waits at once per user', () => {
-  it('are bounded: past the bound a wait is -32005 (data.scope "session_waits") at once', async () => {
-    const { projectId, run } = await runningBuild();
-    const started: number[] = [];
-    const waits = Array.from({ length: MAX_WAITS_PER_USER }, (_, i) =>
-      http.callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 60 } }, CallToolResultSchema, { onprogress: () => started.push(i) }),
-    );
-    await waitFor(() => new Set(started).size === MAX_WAITS_PER_USER, 15_000, 'every wait to start');
-    let settled = false;
-    const extra = mcpError(http.callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 60 } }, CallToolResultSchema, { onprogress: () => started.push(-1) })).finally(() => {
-      settled = true;
-    });
-    await waitFor(() => settled || started.includes(-1), 15_000, 'the extra wait to answer or start');
-    run.step('Done waiting');
-    const error = await extra;
-    expect(error.code).toBe(-32005);
-    expect(error.data).toMatchObject({ scope: 'session_waits', limit: MAX_WAITS_PER_USER });
-    for (const wait of await Promise.all(waits)) expect((wait.structuredContent as any).wait.reason).toBe('changed');
     run.finish();
   });
 });

@@ -35,6 +35,17 @@ export function clientAddressReader(list: readonly string[] = []): ClientAddress
   };
 }
 
+/**
+ * Whether a socket peer is one of the trusted proxies `list` (empty: none is). The bound on
+ * connections per peer address does not apply to them: every client behind them shares their address.
+ * @throws TypeError for an entry that is not an address or range (see `compileTrustedProxies`).
+ */
+export function trustedPeerReader(list: readonly string[] = []): (address: string) => boolean {
+  if (list.length === 0) return () => false;
+  const trust = compileTrustedProxies(list);
+  return (address) => trust(address, 0);
+}
+
 /** Parses the `--trust-proxy` option: comma-separated addresses or ranges, checked. @throws TypeError */
 export function parseTrustedProxies(text: string): string[] {
   const list = text.split(',').map((entry) => entry.trim()).filter(Boolean);

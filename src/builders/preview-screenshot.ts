@@ -50,7 +50,10 @@ const server = http.createServer((req, res) => {
 });
 server.listen(0, '127.0.0.1', () => {
   const url = 'http://127.0.0.1:' + server.address().port + '/';
-  const child = spawn(browser, ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-extensions', '--no-first-run', '--no-default-browser-check', '--hide-scrollbars', '--mute-audio', '--user-data-dir=' + profile, '--window-size=' + width + ',' + height, '--virtual-time-budget=' + budget, '--screenshot=' + out, url], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // No network but this server: every other request goes to a proxy that is not there (loopback
+  // included: <-loopback> drops Chromium's implicit bypass), and WebRTC sends nothing outside it.
+  const offline = ['--proxy-server=http://127.0.0.1:9', '--proxy-bypass-list=<-loopback>;' + url.slice(7, -1), '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'];
+  const child = spawn(browser, [...offline, '--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-extensions', '--no-first-run', '--no-default-browser-check', '--hide-scrollbars', '--mute-audio', '--user-data-dir=' + profile, '--window-size=' + width + ',' + height, '--virtual-time-budget=' + budget, '--screenshot=' + out, url], { stdio: ['ignore', 'ignore', 'pipe'] });
   child.stderr.on('data', (d) => process.stderr.write(d));
   child.on('error', (e) => { process.stderr.write(String(e) + '\n'); process.exit(2); });
   child.on('exit', (code) => { server.close(); process.exit(code === null ? 3 : code); });

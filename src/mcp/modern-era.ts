@@ -75,6 +75,14 @@ export function loadModernEra(description: ServerDescription, tools: ToolDispatc
       if (outcome.kind === 'reject') {
         return { kind: 'refused', error: { code: outcome.code, message: outcome.message, ...(outcome.data !== undefined && { data: outcome.data }) }, status: outcome.httpStatus };
       }
+      // The standard request headers (MCP 2026-07-28 "Standard Request Headers"): the SDK's
+      // classifier compares what is present; its entry layer, which this gateway does not use for
+      // `tools/call`, also requires them. Over HTTP a request of the era carries all three, so a
+      // proxy that routes or authorizes on them sees what the server will run.
+      if (headers && outcome.kind === 'modern' && 'id' in message) {
+        const missing = headerMismatch(message, headers);
+        if (missing) return { kind: 'refused', error: missing, status: 400 };
+      }
       // A claim the SDK does not read as this era (it has no envelope after all): the gateway's own
       // checks already passed, so the request is served as the other era would serve it.
       const revision = outcome.kind === 'modern' ? outcome.classification.revision ?? claimedVersion(params) ?? '' : claimedVersion(params) ?? '';
@@ -105,6 +113,30 @@ export function loadModernEra(description: ServerDescription, tools: ToolDispatc
       return { ...result, resultType: 'complete', _meta: { ...own, ...identity } };
     },
   };
+}
+
+/** JSON-RPC code of a request whose headers and body disagree (the SDK's `HEADER_MISMATCH_ERROR_CODE`). */
+const HEADER_MISMATCH = -32020;
+/** `Mcp-Name` values that are not plain text travel as `=?base64?<canonical base64>?=`. */
+const BASE64_SENTINEL = /^=\?base64\?((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)\?=$/;
+
+/**
+ * Why an HTTP request of the 2026-07-28 era fails the standard header rules, or null: the
+ * `MCP-Protocol-Version` and `Mcp-Method` headers are required, and a `tools/call`'s `Mcp-Name`
+ * (plain, or Base64 in its sentinel) must name `params.name`.
+ */
+function headerMismatch(message: Record<string, unknown>, headers: ProtocolHeaders): NonNullable<JsonRpcReply['error']> | null {
+  const refuse = (header: string, body: string) => ({ code: HEADER_MISMATCH, message: `Bad Request: the request headers and body disagree: ${body}`, data: { mismatch: { header, body } } });
+  if (headers.protocolVersion === undefined) return refuse('(missing)', 'the required MCP-Protocol-Version header is absent');
+  if (headers.method === undefined) return refuse('(missing)', `the body names method ${String(message.method)} but the required Mcp-Method header is absent`);
+  if (message.method !== 'tools/call') return null;
+  const name = (message.params as { name?: unknown } | undefined)?.name;
+  if (typeof name !== 'string') return null;
+  if (headers.name === undefined) return refuse('(missing)', `the body carries params.name="${name}" but the required Mcp-Name header is absent`);
+  const header = headers.name.trim();
+  const sentinel = BASE64_SENTINEL.exec(header);
+  const decoded = sentinel ? Buffer.from(sentinel[1]!, 'base64').toString('utf8') : header;
+  return decoded === name ? null : refuse(header, `the body carries params.name="${name}" but the Mcp-Name header names "${decoded}"`);
 }
 
 /** The revision an envelope claims (`params._meta["io.modelcontextprotocol/protocolVersion"]`), if a string. */

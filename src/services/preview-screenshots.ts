@@ -7,6 +7,7 @@
 import { rename, readFile, writeFile } from 'node:fs/promises';
 import type { Caller } from '../auth/caller.js';
 import type { BrowserLocation } from '../builders/browser-location.js';
+import { HeavyStepSemaphore } from '../builders/expo/heavy-steps.js';
 import { SCREENSHOT_TIMEOUT_MS, SCREENSHOT_VIEWPORT, ScreenshotFailure, takePreviewScreenshot } from '../builders/preview-screenshot.js';
 import type { Logger } from '../logger.js';
 import type { ArtifactRepo } from '../store/artifact-repo.js';
@@ -15,16 +16,20 @@ import { artifactPath, type ArtifactStore } from '../workflows/artifact-store.js
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
 
-/**
- * Browsers taking screenshots at once, server-wide, and per user who asks (each is a Chromium of
- * 100-300 MB for up to 30 s). A request past either bound gets no image (`info.reason` says so)
- * rather than a wait; one for a preview already being taken shares that run.
- */
-const MAX_SCREENSHOTS_AT_ONCE = 2;
-const MAX_SCREENSHOTS_PER_USER = 1;
+/** Browsers that render previews at once, server-wide (each is a headless Chromium: ~100 MB and a core while it renders). */
+export const SCREENSHOTS_RUNNING = 2;
+/** Screenshots that may wait for a browser, server-wide; past it a request answers "busy" at once. */
+export const SCREENSHOTS_WAITING = 4;
+/** Screenshots one user may have running or waiting at once; past it that user's request answers "busy" at once. */
+export const SCREENSHOTS_PER_USER = 2;
 
-/** Longest time `latest` may take (ms): one browser run's bound. A caller's deadline must allow it. */
-export const SCREENSHOT_BOUND_MS = SCREENSHOT_TIMEOUT_MS;
+/**
+ * Longest time a screenshot request may take, in ms: waiting behind a full queue, then its own
+ * run (each run ends within `SCREENSHOT_TIMEOUT_MS`). The tool moves its request's deadline out by it.
+ */
+export const SCREENSHOT_LONGEST_MS = SCREENSHOT_TIMEOUT_MS * (1 + Math.ceil(SCREENSHOTS_WAITING / SCREENSHOTS_RUNNING));
+
+const NEVER = new AbortController().signal;
 
 /** What a screenshot request gives: `png` when taken, and the `structuredContent.screenshot` shape. */
 export interface ScreenshotOutcome {
@@ -47,15 +52,18 @@ export interface PreviewScreenshotDeps {
 export class PreviewScreenshots {
   /** Screenshots being taken, per artifact id: callers asking at the same time share one browser run. */
   private readonly taking = new Map<string, Promise<Buffer>>();
-  /** Browser runs under way per user who asked (their sum is `taking.size`). */
-  private readonly takingBy = new Map<string, number>();
+  /** The browsers allowed to run at once (`SCREENSHOTS_RUNNING`). */
+  private readonly browsers = new HeavyStepSemaphore(SCREENSHOTS_RUNNING);
+  /** Browser runs started or waiting for a slot (each counted once, however many callers share it). */
+  private pending = 0;
+  /** Per user id, their screenshot requests that wait on a browser run. */
+  private readonly perUser = new Map<string, number>();
 
   constructor(private readonly deps: PreviewScreenshotDeps) {}
 
   /**
    * The screenshot of the project's latest web preview (else its latest web deployment).
-   * Never fails for want of a preview or a browser: `info.reason` says why there is no image
-   * (also when the bounds on browsers at once, `MAX_SCREENSHOTS_AT_ONCE`, are reached).
+   * Never fails for want of a preview or a browser: `info.reason` says why there is no image.
    * @throws ServiceError -32004/-32003 (read access, as `svc_get_session`).
    */
   async latest(caller: Caller, projectId: string): Promise<ScreenshotOutcome> {
@@ -68,12 +76,24 @@ export class PreviewScreenshots {
     const cached = await readFile(this.cacheFile(artifact)).catch(() => null);
     if (cached) return taken(cached, previewUrl);
     if (browser.path === null) return { info: { status: 'unavailable', reason: browser.problem, previewUrl } };
+    // Bounded: a tenant asking for many projects' screenshots at once starts no more browsers than
+    // SCREENSHOTS_RUNNING, and waits in a short queue (server-wide and per user) or is told to ask again.
+    const mine = this.perUser.get(caller.userId) ?? 0;
+    const shared = this.taking.has(artifact.id);
+    if (mine >= SCREENSHOTS_PER_USER || (!shared && this.pending >= SCREENSHOTS_RUNNING + SCREENSHOTS_WAITING)) {
+      return { info: { status: 'unavailable', reason: 'the server is busy taking other screenshots: ask again in a few seconds', previewUrl } };
+    }
+    this.perUser.set(caller.userId, mine + 1);
     try {
-      return taken(await this.take(artifact, browser.path, caller.userId), previewUrl);
+      return taken(await this.take(artifact, browser.path), previewUrl);
     } catch (error) {
       if (!(error instanceof ScreenshotFailure)) this.deps.logger?.error({ err: error, artifactId: artifact.id }, 'preview screenshot failed');
       const reason = error instanceof ScreenshotFailure ? error.message : 'the screenshot failed';
       return { info: { status: 'unavailable', reason, previewUrl } };
+    } finally {
+      const left = (this.perUser.get(caller.userId) ?? 1) - 1;
+      if (left <= 0) this.perUser.delete(caller.userId);
+      else this.perUser.set(caller.userId, left);
     }
   }
 
@@ -81,27 +101,23 @@ export class PreviewScreenshots {
     return this.deps.artifactStore.screenshotFileOf(artifact.id);
   }
 
-  private take(artifact: ArtifactRow, browserPath: string, userId: string): Promise<Buffer> {
+  private take(artifact: ArtifactRow, browserPath: string): Promise<Buffer> {
     let running = this.taking.get(artifact.id);
     if (!running) {
-      const mine = this.takingBy.get(userId) ?? 0;
-      if (this.taking.size >= MAX_SCREENSHOTS_AT_ONCE || mine >= MAX_SCREENSHOTS_PER_USER) {
-        throw new ScreenshotFailure('the server is taking other screenshots now: ask again in a few seconds');
-      }
-      this.takingBy.set(userId, mine + 1);
-      running = (async () => {
-        const png = await takePreviewScreenshot(browserPath, this.deps.artifactStore.dirOf(artifact.id));
-        // Written whole, then renamed: a reader never sees half a picture.
-        const file = this.cacheFile(artifact);
-        await writeFile(`${file}.tmp`, png);
-        await rename(`${file}.tmp`, file);
-        return png;
-      })().finally(() => {
-        this.taking.delete(artifact.id);
-        const left = (this.takingBy.get(userId) ?? 1) - 1;
-        if (left <= 0) this.takingBy.delete(userId);
-        else this.takingBy.set(userId, left);
-      });
+      this.pending++;
+      running = this.browsers
+        .run(NEVER, async () => {
+          const png = await takePreviewScreenshot(browserPath, this.deps.artifactStore.dirOf(artifact.id));
+          // Written whole, then renamed: a reader never sees half a picture.
+          const file = this.cacheFile(artifact);
+          await writeFile(`${file}.tmp`, png);
+          await rename(`${file}.tmp`, file);
+          return png;
+        })
+        .finally(() => {
+          this.pending--;
+          this.taking.delete(artifact.id);
+        });
       this.taking.set(artifact.id, running);
     }
     return running;

@@ -105,8 +105,8 @@ export const sessionSchema = z.object({
     .object({
       changed: z.boolean().describe('true when the call returned because the followed workflow changed (status, step, question, end)'),
       reason: z
-        .enum(['changed', 'time_up', 'nothing_active', 'question_pending', 'client_gone'])
-        .describe('question_pending: the followed workflow\'s question was already asked and waits for its answer (returned at once)'),
+        .enum(['changed', 'time_up', 'nothing_active', 'question_pending', 'client_gone', 'superseded'])
+        .describe('question_pending: the followed workflow\'s question was already asked and waits for its answer (returned at once); superseded: the caller opened more waits than a user may hold, and this, the oldest, was ended'),
     })
     .optional()
     .describe('Present when waitSeconds > 0: why the wait ended'),

@@ -34,6 +34,7 @@ import { MAX_MESSAGE_LENGTH } from '../workflows/workflow-journal.js';
 export const MAX_CODE_ANSWER_LENGTH = 240_000;
 import { isTerminal, statusesBefore } from '../workflows/workflow-states.js';
 import { inferKind } from './instruction-kind.js';
+import { OpenWaits } from './open-waits.js';
 import { foldProjectStates, type ProjectState } from './project-state.js';
 import { MESSAGES_PAGE_DEFAULT, WORKFLOW_TITLE_MAX, type CancelResult, type MessagesPage, type MessageView, type PendingQuestion, type PreviewUrl, type SendMessageResult, type SessionView, type WorkflowView } from './resource-shapes.js';
 import type { ProjectAccess } from './project-access.js';
@@ -70,12 +71,6 @@ export interface WorkflowServiceDeps {
 /** Longest wait `svc_get_session` accepts, in seconds. */
 export const MAX_WAIT_SECONDS = 60;
 
-/**
- * `svc_get_session` waits one user may have under way at once in this process. Each holds one of
- * the HTTP listener's request slots for up to `MAX_WAIT_SECONDS`: without a bound per user, one
- * user's waits could hold every slot. Past it a wait is -32005 (`data.scope = "session_waits"`).
- */
-export const MAX_WAITS_PER_USER = 8;
 
 /** How a session wait is followed and ended (see `waitSession`). */
 export interface SessionWaitOptions {
@@ -89,8 +84,8 @@ export interface SessionWaitOptions {
 
 /** The four workflow tools' rules (docs/contract.md#tools). */
 export class WorkflowService {
-  /** Waits under way per user id (see `MAX_WAITS_PER_USER`). */
-  private readonly waitsBy = new Map<string, number>();
+  /** Each user's open session waits, bounded (`open-waits.ts`). */
+  private readonly openWaits = new OpenWaits();
 
   constructor(private readonly deps: WorkflowServiceDeps) {}
 
@@ -283,8 +278,9 @@ export class WorkflowService {
    * already asked and not answered, it answers at once. Wake-ups come from the
    * engine's change notices (no polling); each wake-up re-reads the session.
    * @returns the session with `wait` saying why it returned (when `waitMs` > 0).
-   * @throws ServiceError -32004/-32003 like `session` (also when access is lost during the wait);
-   *   -32005 (`data.scope = "session_waits"`) when the caller has `MAX_WAITS_PER_USER` waits under way.
+   *   A user holds at most `MAX_OPEN_WAITS_PER_USER` open waits: one more ends that user's oldest
+   *   (`wait.reason = "superseded"`, `open-waits.ts`).
+   * @throws ServiceError -32004/-32003 like `session` (also when access is lost during the wait).
    */
   async waitSession(caller: Caller, projectId: string, options: SessionWaitOptions): Promise<SessionView> {
     const first = this.session(caller, projectId);
@@ -294,38 +290,19 @@ export class WorkflowService {
     // Its question is asked already: nothing changes until it is answered, so waiting would only
     // hold the caller (who is the one to answer, or to relay it) for nothing.
     if (first.pendingQuestion?.workflowId === followed.id) return { ...first, wait: { changed: false, reason: 'question_pending' } };
-    const waiting = this.waitsBy.get(caller.userId) ?? 0;
-    if (waiting >= MAX_WAITS_PER_USER) {
-      throw rateLimited({
-        scope: 'session_waits',
-        limit: MAX_WAITS_PER_USER,
-        retryAfterSeconds: 1,
-        hint: 'You have the most svc_get_session waits under way that a user may have. Wait for one of them to return, or call without waitSeconds.',
-      });
-    }
-    this.waitsBy.set(caller.userId, waiting + 1);
-    try {
-      return await this.followUntilChange(caller, projectId, first, followed.id, options);
-    } finally {
-      const left = (this.waitsBy.get(caller.userId) ?? 1) - 1;
-      if (left <= 0) this.waitsBy.delete(caller.userId);
-      else this.waitsBy.set(caller.userId, left);
-    }
-  }
-
-  /** The wait of `waitSession`, once it is admitted: follows workflow `followedId` from `first`. */
-  private followUntilChange(caller: Caller, projectId: string, first: SessionView, followedId: string, options: SessionWaitOptions): Promise<SessionView> {
-    const followed = { id: followedId };
     const mark = fingerprint(first, followed.id);
-    options.onStep?.(describeFollowed(first, followed.id));
-    if (options.signal?.aborted) return Promise.resolve({ ...first, wait: { changed: false, reason: 'client_gone' } });
+    if (options.signal?.aborted) return { ...first, wait: { changed: false, reason: 'client_gone' } };
 
     return new Promise<SessionView>((resolve, reject) => {
       let done = false;
       let scheduled = false;
-      const end = (reason: 'changed' | 'time_up' | 'client_gone', view?: SessionView) => {
+      // Counted before the first notice, so a caller that has seen it knows the wait is open.
+      const release = this.openWaits.enter(caller.userId, () => end('superseded'));
+      options.onStep?.(describeFollowed(first, followed.id));
+      const end = (reason: 'changed' | 'time_up' | 'client_gone' | 'superseded', view?: SessionView) => {
         if (done) return;
         done = true;
+        release();
         clearTimeout(timer);
         unsubscribe();
         options.signal?.removeEventListener('abort', onAbort);
@@ -343,6 +320,7 @@ export class WorkflowService {
           view = this.session(caller, projectId);
         } catch (error) {
           done = true;
+          release();
           clearTimeout(timer);
           unsubscribe();
           options.signal?.removeEventListener('abort', onAbort);

@@ -58,6 +58,12 @@ export interface HttpServerOptions {
   maxUnauthenticatedPerAddress?: number;
   /** Open connections in all (default 1024); more are refused by the listener. */
   maxConnections?: number;
+  /**
+   * Open connections a peer address keeps once half of `maxConnections` are open (default 128;
+   * trusted proxies excepted): past it, its new connections are closed as they open, so that one
+   * client cannot take every connection of `maxConnections`.
+   */
+  maxConnectionsPerAddress?: number;
 }
 
 /**
@@ -73,6 +79,8 @@ export interface HttpServerDeps {
    * behind a trusted proxy, from `X-Forwarded-For`). Default the socket's peer.
    */
   clientAddress?: ClientAddressOf;
+  /** Whether a socket peer is a trusted proxy (`--trust-proxy`), exempt from the bound on connections per address. Default none. */
+  trustedPeer?: (address: string) => boolean;
   /** Why the service cannot take work now, or null (for `/healthz`). */
   healthProblem(): string | null;
   artifacts: ArtifactReader;
@@ -314,6 +322,32 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
   server.keepAliveTimeout = 5_000;
   server.maxHeadersCount = 100;
   server.maxConnections = options.maxConnections ?? 1024;
+  // Connections per peer address, under pressure: once half of maxConnections are open, a peer
+  // that holds its share (maxConnectionsPerAddress) gets no more, so one client (a flood of
+  // half-sent requests, each held until the header timeout) cannot take every connection and lock
+  // everyone out, while a busy client below that pressure is never cut.
+  const maxPerAddress = options.maxConnectionsPerAddress ?? 128;
+  const pressure = Math.floor(server.maxConnections / 2);
+  const trustedPeer = deps.trustedPeer ?? (() => false);
+  const connectionsOf = new Map<string, number>();
+  let openConnections = 0;
+  server.on('connection', (socket) => {
+    const peer = socket.remoteAddress;
+    const open = peer ? (connectionsOf.get(peer) ?? 0) : 0;
+    if (peer && open >= maxPerAddress && openConnections >= pressure && !trustedPeer(peer)) {
+      socket.destroy();
+      return;
+    }
+    openConnections++;
+    if (peer) connectionsOf.set(peer, open + 1);
+    socket.once('close', () => {
+      openConnections--;
+      if (!peer) return;
+      const left = (connectionsOf.get(peer) ?? 1) - 1;
+      if (left <= 0) connectionsOf.delete(peer);
+      else connectionsOf.set(peer, left);
+    });
+  });
   // A connection that never sends a byte is closed after the header timeout, like a slow one.
   server.on('connection', (socket) => {
     const idle = setTimeout(() => socket.destroy(), headersTimeout);

@@ -3,9 +3,10 @@ import { z } from 'zod';
 import { defineTool, withContent, type ContentItem } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';
 import { uuidParameter } from '../parameters.js';
-import { SCREENSHOT_BOUND_MS } from '../../services/preview-screenshots.js';
 import { sessionSchema } from '../../services/resource-shapes.js';
-import { MAX_WAIT_SECONDS, MAX_WAITS_PER_USER } from '../../services/workflow-service.js';
+import { MAX_WAIT_SECONDS } from '../../services/workflow-service.js';
+import { MAX_OPEN_WAITS_PER_USER } from '../../services/open-waits.js';
+import { SCREENSHOT_LONGEST_MS } from '../../services/preview-screenshots.js';
 
 /** Reports a project's workflows, pending question and preview URLs; waits for a change and shows the app when asked. */
 export const getSessionTool = defineTool({
@@ -13,7 +14,7 @@ export const getSessionTool = defineTool({
   title: 'Get the build session of a project',
   description: [
     "Reports the project's workflows: the active one (running, waiting_for_input or cancelling) with its current step, the queued ones in start order, the last finished one with its error if it failed, the agent's pendingQuestion if it waits for an answer, and the project's latest preview and deployment URLs (also as resource_link items of content). Each workflow has a title (its instruction's first line: tell the user which queued workflow is which by it); each deployment a deployNumber, shared by the platforms one deploy published (say: deploy #3: web, ios, android).",
-    `Follow a build by WAITING, not by polling: pass waitSeconds (up to ${MAX_WAIT_SECONDS}) and the call returns as soon as the active workflow changes status or step, asks a question or ends (wait.reason "changed"), or when the time is up ("time_up"); with nothing active it returns at once, and so it does while a question waits for its answer ("question_pending": answer it first). Call it again with waitSeconds after each answer until hasActiveWorkflows is false. Hosts that send a progressToken get a progress notification naming each step.`,
+    `Follow a build by WAITING, not by polling: pass waitSeconds (up to ${MAX_WAIT_SECONDS}) and the call returns as soon as the active workflow changes status or step, asks a question or ends (wait.reason "changed"), or when the time is up ("time_up"); with nothing active it returns at once, and so it does while a question waits for its answer ("question_pending": answer it first). You keep at most ${MAX_OPEN_WAITS_PER_USER} waits open at once: one more ends your oldest (wait.reason "superseded"), so wait on one call per project. Call it again with waitSeconds after each answer until hasActiveWorkflows is false. Hosts that send a progressToken get a progress notification naming each step.`,
     'After a build completes, call it once with screenshot: true to SEE the app: content then holds an image/png of the latest web preview rendered on a phone-sized screen (390x844). Look at it before telling the user what was built; if screenshot.status is "unavailable", screenshot.reason says why (say so, and give the preview URL).',
     'When pendingQuestion is set, answer it with svc_send_message (message = the answer, questionId = pendingQuestion.questionId). pendingQuestion.kind "text" is for the user (relay it, send their answer); kind "code" is for you: its prompt is a coding task on the app, and you answer with the JSON files described in pendingQuestion.format (see svc_send_message). A big app\'s files do not all fit in the prompt: it lists the others by page; read each page with questionFilesPage: N (the answer\'s questionFiles.files) before you answer.',
     'Readable by the owner, and by anyone for a public project.',
@@ -21,7 +22,6 @@ export const getSessionTool = defineTool({
       `-32602: projectId is missing or not a UUID, or waitSeconds is not an integer from 0 to ${MAX_WAIT_SECONDS}, or questionFilesPage is past the last page (error.data.pages) or no code question is waiting. Take ids from svc_list_projects.`,
       '-32004 (error.data.resource "project", reason "unknown id"): no project has this id. Check the id with svc_list_projects.',
       "-32003: the project is another user's private project. You cannot read it; do not retry.",
-      `-32005 (error.data.scope "session_waits"): you have ${MAX_WAITS_PER_USER} waits under way already. Let one of them return before you start another.`,
     ]),
   ].join('\n'),
   input: z.strictObject({
@@ -44,8 +44,8 @@ export const getSessionTool = defineTool({
   output: sessionSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   handle: async ({ projectId, waitSeconds, screenshot, questionFilesPage }, { caller, services, request }) => {
-    // A wait, and a browser run for the screenshot, may each take longer than the per-message deadline.
-    const longest = waitSeconds * 1000 + (screenshot ? SCREENSHOT_BOUND_MS : 0);
+    // A screenshot may wait for a browser, then render: never cut by the per-message deadline.
+    const longest = waitSeconds * 1000 + (screenshot ? SCREENSHOT_LONGEST_MS : 0);
     if (longest > 0) request?.extendDeadline?.(longest);
     if (questionFilesPage !== undefined) return services.workflows.questionFiles(caller, projectId, questionFilesPage);
     const session = await services.workflows.waitSession(caller, projectId, {

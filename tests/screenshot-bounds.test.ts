@@ -1,0 +1,100 @@
+/**
+ * Screenshots start a bounded number of browsers (README "Screenshots"): a tenant asking for many
+ * projects' screenshots at once used to start one headless Chromium per project, all at once
+ * (eight projects: eight browsers and about 1 GB). The browser here is a stand-in script that
+ * records its start and holds until the test releases it, so the test sees how many run at once
+ * without any clock.
+ */
+import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { SCREENSHOTS_PER_USER, SCREENSHOTS_RUNNING, SCREENSHOTS_WAITING } from '../src/services/preview-screenshots.js';
+import { createProject, startTestServer, tempDir, toolResult, waitFor, waitIdle, type TestServer } from './helpers.js';
+
+let server: TestServer;
+let state: string;
+
+beforeAll(async () => {
+  state = tempDir('mbm-fake-browser-');
+  const browser = join(state, 'fake-browser');
+  // Records its start, holds until `release` exists (bounded: the launch's own 30 s bound ends it
+  // anyway), then writes a picture where --screenshot= says.
+  writeFileSync(
+    browser,
+    `#!/bin/sh\ntouch "${state}/started.$$"\ni=0\nwhile [ ! -e "${state}/release" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done\nfor a in "$@"; do case "$a" in --screenshot=*) printf 'PNG' > "\${a#--screenshot=}";; esac; done\n`,
+  );
+  chmodSync(browser, 0o755);
+  server = await startTestServer({ browser });
+});
+afterAll(async () => {
+  writeFileSync(join(state, 'release'), '');
+  await server.close();
+});
+
+const started = () => readdirSync(state).filter((f) => f.startsWith('started.')).length;
+
+/** A project of `user` with a published web preview. */
+async function builtProject(user: string): Promise<string> {
+  const token = server.token(user);
+  const { id } = await createProject(server.mcpUrl, token);
+  await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: id, message: 'Build it', kind: 'build' });
+  await waitIdle(server.mcpUrl, token, id);
+  return id as string;
+}
+
+const shoot = (user: string, projectId: string) => toolResult(server.mcpUrl, server.token(user), 'svc_get_session', { projectId, screenshot: true });
+
+it(`runs at most ${SCREENSHOTS_RUNNING} browsers, queues ${SCREENSHOTS_WAITING}, and tells the others (and a user past ${SCREENSHOTS_PER_USER}) to ask again`, async () => {
+  // One user, one project more than their bound: the extra one answers at once.
+  const own = [];
+  for (let i = 0; i <= SCREENSHOTS_PER_USER; i++) own.push(await builtProject('alice'));
+  // Other users, one project each: enough to fill the browsers and the queue, and one more.
+  const others: Array<[string, string]> = [];
+  for (let i = 0; i < SCREENSHOTS_RUNNING + SCREENSHOTS_WAITING + 1 - SCREENSHOTS_PER_USER; i++) others.push([`user${i}`, await builtProject(`user${i}`)]);
+
+  const aliceCalls = own.slice(0, SCREENSHOTS_PER_USER).map((id) => shoot('alice', id));
+  await waitFor(() => started() >= Math.min(SCREENSHOTS_PER_USER, SCREENSHOTS_RUNNING), 15_000, 'the first browsers to start');
+  const aliceExtra = await shoot('alice', own[SCREENSHOTS_PER_USER]!);
+  expect(aliceExtra.screenshot).toMatchObject({ status: 'unavailable', reason: expect.stringContaining('busy') });
+
+  // The other users' calls: the first to answer, while every browser is held, is a "busy" one.
+  const otherCalls = others.map(([user, id]) => shoot(user, id));
+  const first = await Promise.race(otherCalls);
+  expect(first.screenshot).toMatchObject({ status: 'unavailable', reason: expect.stringContaining('busy') });
+  expect(started()).toBe(SCREENSHOTS_RUNNING);
+
+  writeFileSync(join(state, 'release'), '');
+  const all = await Promise.all([...aliceCalls, ...otherCalls]);
+  expect(all.filter((r) => r.screenshot.status === 'taken')).toHaveLength(SCREENSHOTS_RUNNING + SCREENSHOTS_WAITING);
+  expect(started()).toBe(SCREENSHOTS_RUNNING + SCREENSHOTS_WAITING);
+  expect(existsSync(join(state, 'release'))).toBe(true);
+}, 60_000);
+
+it('a screenshot that waits for its browser past the per-message deadline still answers with the picture', async () => {
+  const held = tempDir('mbm-fake-browser-');
+  const browser = join(held, 'fake-browser');
+  writeFileSync(
+    browser,
+    `#!/bin/sh\ntouch "${held}/started.$$"\ni=0\nwhile [ ! -e "${held}/release" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done\nfor a in "$@"; do case "$a" in --screenshot=*) printf 'PNG' > "\${a#--screenshot=}";; esac; done\n`,
+  );
+  chmodSync(browser, 0o755);
+  const short = await startTestServer({ browser, requestDeadlineMs: 1000 });
+  try {
+    const token = short.token('alice');
+    const { id } = await createProject(short.mcpUrl, token);
+    await toolResult(short.mcpUrl, token, 'svc_send_message', { projectId: id, message: 'Build it', kind: 'build' });
+    await waitIdle(short.mcpUrl, token, id);
+    const shot = toolResult(short.mcpUrl, token, 'svc_get_session', { projectId: id, screenshot: true });
+    await waitFor(() => readdirSync(held).some((f) => f.startsWith('started.')), 15_000, 'the browser to start');
+    // The server's own clock passes the deadline: a 2 s wait on a deploy's question ends first.
+    const other = await createProject(short.mcpUrl, token);
+    await toolResult(short.mcpUrl, token, 'svc_send_message', { projectId: other.id, message: 'Deploy it', kind: 'deploy' });
+    await waitFor(async () => (await toolResult(short.mcpUrl, token, 'svc_get_session', { projectId: other.id })).pendingQuestion !== null, 15_000, 'the deploy to ask');
+    expect((await toolResult(short.mcpUrl, token, 'svc_get_session', { projectId: other.id, waitSeconds: 2 })).wait.reason).toBe('time_up');
+    writeFileSync(join(held, 'release'), '');
+    expect((await shot).screenshot).toMatchObject({ status: 'taken' });
+  } finally {
+    writeFileSync(join(held, 'release'), '');
+    await short.close();
+  }
+}, 60_000);
