@@ -302,7 +302,7 @@ export function createApp(config: AppConfig): App {
     plans,
     changes,
   });
-  const screenshots = new PreviewScreenshots({ access, artifacts: artifactRepo, artifactStore, publicUrl, browser: locateBrowser(config.browser), logger });
+  const screenshots = new PreviewScreenshots({ access, artifacts: artifactRepo, artifactStore, publicUrl, browser: locateBrowser(config.browser), sandbox: config.buildSandbox, logger });
   const tools = new ToolDispatcher(ALL_TOOLS, { projects, workflows, screenshots, logger });
   const gateway = new JsonRpcGateway(createMcpServer(VERSION), tools, logger, config.requestDeadlineMs);
   const webSessions = new WebSessionService(new WebSessionRepo(store.db), tokens, clock, (code) => loginCodes.redeem(code));

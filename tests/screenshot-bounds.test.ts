@@ -8,6 +8,7 @@
 import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { SANDBOX_TURNED_OFF } from '../src/builders/process-sandbox.js';
 import { SCREENSHOTS_PER_USER, SCREENSHOTS_RUNNING, SCREENSHOTS_WAITING } from '../src/services/preview-screenshots.js';
 import { createProject, startTestServer, tempDir, toolResult, waitFor, waitIdle, type TestServer } from './helpers.js';
 
@@ -24,7 +25,8 @@ beforeAll(async () => {
     `#!/bin/sh\ntouch "${state}/started.$$"\ni=0\nwhile [ ! -e "${state}/release" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done\nfor a in "$@"; do case "$a" in --screenshot=*) printf 'PNG' > "\${a#--screenshot=}";; esac; done\n`,
   );
   chmodSync(browser, 0o755);
-  server = await startTestServer({ browser });
+  // The stand-in writes its marks beside itself, outside any sandbox's binds: run it unconfined.
+  server = await startTestServer({ browser, buildSandbox: SANDBOX_TURNED_OFF });
 });
 afterAll(async () => {
   writeFileSync(join(state, 'release'), '');
@@ -78,7 +80,7 @@ it('a screenshot that waits for its browser past the per-message deadline still 
     `#!/bin/sh\ntouch "${held}/started.$$"\ni=0\nwhile [ ! -e "${held}/release" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done\nfor a in "$@"; do case "$a" in --screenshot=*) printf 'PNG' > "\${a#--screenshot=}";; esac; done\n`,
   );
   chmodSync(browser, 0o755);
-  const short = await startTestServer({ browser, requestDeadlineMs: 1000 });
+  const short = await startTestServer({ browser, requestDeadlineMs: 1000, buildSandbox: SANDBOX_TURNED_OFF });
   try {
     const token = short.token('alice');
     const { id } = await createProject(short.mcpUrl, token);

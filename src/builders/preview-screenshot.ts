@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { realpathSync } from 'node:fs';
 import { startProcess } from './process-runner.js';
+import type { BuildSandbox } from './process-sandbox.js';
 
 /** The phone-sized viewport of the screenshot, in CSS pixels (an iPhone 14/15 screen). */
 export const SCREENSHOT_VIEWPORT = { width: 390, height: 844 } as const;
@@ -71,10 +72,11 @@ export class ScreenshotFailure extends Error {}
  * folder it makes for the browser's profile and the image; no network but the sandbox's own
  * loopback interface (the script serves the preview on 127.0.0.1 and the browser loads it there).
  *
+ * @param sandbox the sandbox to run in (default: bubblewrap when it works here, else none).
  * @returns the PNG's bytes, `SCREENSHOT_VIEWPORT` CSS pixels at device scale 1.
  * @throws ScreenshotFailure when the browser fails, writes no image, or takes longer than 30 s.
  */
-export async function takePreviewScreenshot(browserPath: string, previewDir: string): Promise<Buffer> {
+export async function takePreviewScreenshot(browserPath: string, previewDir: string, sandbox?: BuildSandbox): Promise<Buffer> {
   const work = await mkdtemp(join(tmpdir(), 'mbm-shot-'));
   try {
     const out = join(work, 'shot.png');
@@ -89,6 +91,7 @@ export async function takePreviewScreenshot(browserPath: string, previewDir: str
       // profile and image folder read-write, no network but the sandbox's own loopback.
       binds: { ro: [previewDir, ...browserFolder(browserPath)], rw: [work] },
       network: false,
+      ...(sandbox && { sandbox }),
       timeoutMs: SCREENSHOT_TIMEOUT_MS,
       killGraceMs: 1000,
       onStderrLine: (line) => {

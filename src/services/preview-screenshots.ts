@@ -7,6 +7,7 @@
 import { rename, readFile, writeFile } from 'node:fs/promises';
 import type { Caller } from '../auth/caller.js';
 import type { BrowserLocation } from '../builders/browser-location.js';
+import type { BuildSandbox } from '../builders/process-sandbox.js';
 import { HeavyStepSemaphore } from '../builders/expo/heavy-steps.js';
 import { SCREENSHOT_TIMEOUT_MS, SCREENSHOT_VIEWPORT, ScreenshotFailure, takePreviewScreenshot } from '../builders/preview-screenshot.js';
 import type { Logger } from '../logger.js';
@@ -45,6 +46,8 @@ export interface PreviewScreenshotDeps {
   artifactStore: ArtifactStore;
   publicUrl: PublicUrl;
   browser: BrowserLocation;
+  /** The sandbox the browser runs in, as builds do (default: bubblewrap when it works here, else none). */
+  sandbox?: BuildSandbox | undefined;
   logger?: Logger;
 }
 
@@ -107,7 +110,7 @@ export class PreviewScreenshots {
       this.pending++;
       running = this.browsers
         .run(NEVER, async () => {
-          const png = await takePreviewScreenshot(browserPath, this.deps.artifactStore.dirOf(artifact.id));
+          const png = await takePreviewScreenshot(browserPath, this.deps.artifactStore.dirOf(artifact.id), this.deps.sandbox);
           // Written whole, then renamed: a reader never sees half a picture.
           const file = this.cacheFile(artifact);
           await writeFile(`${file}.tmp`, png);
