@@ -88,11 +88,9 @@ it('a screenshot that waits for its browser past the per-message deadline still 
     await waitIdle(short.mcpUrl, token, id);
     const shot = toolResult(short.mcpUrl, token, 'svc_get_session', { projectId: id, screenshot: true });
     await waitFor(() => readdirSync(held).some((f) => f.startsWith('started.')), 15_000, 'the browser to start');
-    // The server's own clock passes the deadline: a 2 s wait on a deploy's question ends first.
-    const other = await createProject(short.mcpUrl, token);
-    await toolResult(short.mcpUrl, token, 'svc_send_message', { projectId: other.id, message: 'Deploy it', kind: 'deploy' });
-    await waitFor(async () => (await toolResult(short.mcpUrl, token, 'svc_get_session', { projectId: other.id })).pendingQuestion !== null, 15_000, 'the deploy to ask');
-    expect((await toolResult(short.mcpUrl, token, 'svc_get_session', { projectId: other.id, waitSeconds: 2 })).wait.reason).toBe('time_up');
+    // Let the 1 s per-message deadline pass while the browser is held (a busier machine only
+    // lets more time pass: the check cannot pass by luck).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
     writeFileSync(join(held, 'release'), '');
     expect((await shot).screenshot).toMatchObject({ status: 'taken' });
   } finally {
