@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { readBoundedLines, type BoundedLine } from '../io/bounded-lines.js';
-import { detectBuildSandbox, sandboxLaunch, type BuildSandbox, type ProcessLimits, type SandboxBinds } from './process-sandbox.js';
+import { detectBuildSandbox, sandboxLaunch, type BuildSandbox, type SandboxRequest } from './process-sandbox.js';
 
 /** Longest grace period between SIGTERM and SIGKILL, whatever a config asks for (ms). */
 export const MAX_KILL_GRACE_MS = 30_000;
@@ -20,25 +20,11 @@ const DEFAULT_MAX_LINE_BYTES = 16 * 1024;
 /** How long to wait for a SIGKILLed group to disappear before giving up (ms). */
 const GROUP_GONE_WAIT_MS = 5_000;
 
-/** How to run the process. */
-export interface ProcessRunOptions {
-  /** Executable (looked up in PATH) and its arguments; no shell unless `file` is one. */
-  file: string;
-  args: readonly string[];
-  cwd: string;
-  /**
-   * Variables added to the allow-listed base environment (`PATH`, `HOME`, locale); nothing else of
-   * the server's environment is passed.
-   */
-  env?: Readonly<Record<string, string | undefined>>;
-  /** Names copied from the server's environment when set (proxy and npm settings of an install). */
-  inheritEnv?: readonly string[];
-  /** Paths visible in the sandbox besides the system folders (`cwd` is not added by itself). */
-  binds?: SandboxBinds;
-  /** Reach the network (default false). */
-  network?: boolean;
-  /** Bounds of each process (default `DEFAULT_LIMITS`). */
-  limits?: Partial<ProcessLimits>;
+/**
+ * How to run the process: what to confine (`SandboxRequest`: argv, cwd, environment additions,
+ * binds, network, limits; no shell unless `file` is one) and how to watch and stop it.
+ */
+export interface ProcessRunOptions extends SandboxRequest {
   /** The sandbox to run in (default: bubblewrap when it works on this machine, else none). */
   sandbox?: BuildSandbox;
   /** Aborting stops the group (SIGTERM, then SIGKILL after the grace period). */

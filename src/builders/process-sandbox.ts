@@ -16,7 +16,7 @@ import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 
 /** Bounds of one sandboxed process (each of its processes, for the per-process ones). */
-export interface ProcessLimits {
+interface ProcessLimits {
   /**
    * Data memory of one process, bytes (RLIMIT_DATA: heap and other private writable mappings).
    * Not RLIMIT_AS: Node's WebAssembly (undici's HTTP parser, used by the Expo CLI) reserves about

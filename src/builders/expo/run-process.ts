@@ -5,26 +5,14 @@
  * (SIGTERM, then SIGKILL). No shell is involved unless the caller runs one.
  */
 import type { BuildContext } from '../builder.js';
-import { startProcess } from '../process-runner.js';
-import type { BuildSandbox, ProcessLimits, SandboxBinds } from '../process-sandbox.js';
+import { startProcess, type ProcessRunOptions } from '../process-runner.js';
 
 /** What to run and how. */
-export interface ProcessSpec {
+export interface ProcessSpec extends Pick<ProcessRunOptions, 'env' | 'inheritEnv' | 'binds' | 'network' | 'limits' | 'sandbox'> {
   /** Executable (absolute path or a name on PATH). */
   command: string;
   args: string[];
   cwd: string;
-  /** Variables added to the allow-listed base environment (the server's own never pass). */
-  env?: Readonly<Record<string, string | undefined>>;
-  /** Names copied from the server's environment when set. */
-  inheritEnv?: readonly string[];
-  /** Paths the sandbox shows besides the system folders. */
-  binds?: SandboxBinds;
-  /** Reach the network (default false). */
-  network?: boolean;
-  limits?: Partial<ProcessLimits>;
-  /** Default: bubblewrap when it works here. */
-  sandbox?: BuildSandbox;
   /** Stops the process group when it aborts; the result then has `aborted: true`. */
   signal?: AbortSignal;
   /** Stops the process group after this many ms; the result then has `timedOut: true`. */
