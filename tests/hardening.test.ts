@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { SANDBOX_TURNED_OFF } from '../src/builders/process-sandbox.js';
 import { connect } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDuration } from '../src/auth/api-token.js';
@@ -53,7 +53,8 @@ function stopFile(): string {
 /**
  * A build command that ignores SIGTERM (so a cancel stays `cancelling` until the kill grace ends)
  * and ends by itself once `stop` exists: the test writes it after its assertions, so closing the
- * server does not wait out the grace period.
+ * server does not wait out the grace period. The builder config shows the stop file's folder to
+ * the sandboxed build read-only (`sandbox.readOnlyPaths`).
  */
 function ignoresTermUntil(stop: string): string {
   return `trap '' TERM; echo trap-is-set; while [ ! -e '${stop}' ]; do sleep 0.2; done`;
@@ -111,7 +112,7 @@ describe('every message gets an answer', () => {
   it('a request that outlives its deadline is answered -32603, and a client that goes away frees its slot', async () => {
     const stop = stopFile();
     const { token, project } = await withCommands(
-      { build: { command: ignoresTermUntil(stop) }, killGraceMs: 5000 },
+      { build: { command: ignoresTermUntil(stop) }, killGraceMs: 5000, sandbox: { readOnlyPaths: [dirname(stop)] } },
       { requestDeadlineMs: 1000 },
       { maxConcurrentRequests: 1 },
     );
@@ -129,7 +130,7 @@ describe('every message gets an answer', () => {
   it('a client that disconnects gives its slot back at once; /healthz says when no slot is free', async () => {
     const stop = stopFile();
     const { token, project } = await withCommands(
-      { build: { command: ignoresTermUntil(stop) }, killGraceMs: 20_000 },
+      { build: { command: ignoresTermUntil(stop) }, killGraceMs: 20_000, sandbox: { readOnlyPaths: [dirname(stop)] } },
       {},
       { maxConcurrentRequests: 1 },
     );
@@ -222,7 +223,9 @@ describe('anonymous and idle connections', () => {
 
     const silent = connect({ port: Number(url.port), host: '127.0.0.1' });
     silent.on('error', () => undefined);
-    await new Promise<void>((resolve) => silent.once('close', () => resolve()));
+    let closed = false;
+    silent.once('close', () => (closed = true));
+    await waitFor(() => closed, 20_000, 'the server to close a connection that sends nothing');
   });
 });
 
