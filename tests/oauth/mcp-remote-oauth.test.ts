@@ -7,7 +7,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, startTestServer, tempDir, waitFor, type TestServer } from '../helpers.js';
@@ -24,6 +24,18 @@ function freePort(): Promise<number> {
       const { port } = probe.address() as { port: number };
       probe.close(() => resolve(port));
     });
+  });
+}
+
+/** True when something accepts connections on 127.0.0.1:`port`. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
   });
 }
 
@@ -65,6 +77,8 @@ describe('mcp-remote with only the URL', () => {
       expect(decided.status).toBe(302);
       const callback = decided.headers.get('location')!;
       expect(callback.startsWith(`http://127.0.0.1:${callbackPort}/`)).toBe(true);
+      // mcp-remote may print the URL before its callback listener is up: wait until it listens.
+      await waitFor(() => listening(callbackPort), 30_000, `mcp-remote's callback listener on ${callbackPort} (stderr: ${stderr})`);
       expect((await fetch(callback)).status).toBe(200);
       await connected;
 
