@@ -7,20 +7,22 @@
  * artifact holds the store's bytes or the other workspace's text.
  */
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_TURNED_OFF } from '../../src/builders/process-sandbox.js';
 import { createProject, tempDir, toolResult, waitIdle, type TestServer } from '../helpers.js';
-import { ensureToolchain, startExpoServer, TOOLCHAINS_CACHE } from './expo-helpers.js';
+import { ensureToolchain, startExpoServer } from './expo-helpers.js';
 
 const SECRET = `victim-secret-${process.pid}`;
 
 /** An agent that writes the App.tsx its instruction names (heredocs: nothing outside the workspace is read). */
 function agentFor(dataDir: string): string {
   const store = join(dataDir, 'mobile-builder.db');
-  // From the toolchain's expo folder up to the root, then down to the store (react-native's own
-  // subpaths are refused on web by Expo already).
-  const up = relative(join(TOOLCHAINS_CACHE, 'expo-sdk-56', 'node_modules', 'expo'), store);
+  // From the expo package folder up to the root, then down to the store (react-native's own
+  // subpaths are refused on web by Expo already). More `..` than any folder is deep: past the root
+  // they stay at the root, so the path names the store whether Metro starts from the workspace's
+  // node_modules link or the toolchain's real folder, wherever either lies.
+  const up = `${'../'.repeat(40)}${store.replace(/^\//, '')}`;
   const apps: Record<string, string> = {
     dotdot: `// @ts-ignore\nimport db from 'expo/${up}';\nimport { Text } from 'react-native';\nexport default function App() { return <Text>{String(db)}</Text>; }\n`,
     absolute: `// @ts-ignore\nimport db from '${store}';\nimport { Text } from 'react-native';\nexport default function App() { return <Text>{String(db)}</Text>; }\n`,
