@@ -68,7 +68,7 @@ export interface RequestChannel {
    * A channel that carries many requests (stdio): the signal of request `id`, which also aborts
    * when the client cancels it (`cancel`); `release` forgets it once the request is answered.
    */
-  requestSignal?(id: RequestId): { signal: AbortSignal; release(): void };
+  requestSignal?(id: RequestId): { readonly signal: AbortSignal; release(): void };
   /** The client sent `notifications/cancelled` for request `id` (MCP 2025-11-25 "Cancellation"). */
   cancel?(id: RequestId): void;
 }
@@ -199,7 +199,7 @@ export class JsonRpcGateway {
       }
       if (modern || message.method === 'tools/call') {
         const scoped = channel?.requestSignal?.(id as RequestId);
-        const request = toolRequest(params, channel, extendDeadline, scoped?.signal);
+        const request = toolRequest(params, channel, extendDeadline, scoped);
         try {
           if (modern) return await this.answerModern(modern.era, modern.verdict as Extract<ModernVerdict, { kind: 'accepted' }>, message, id as RequestId, admission, rate, request);
           const result = await this.tools.call(params, admission?.caller, request);
@@ -279,9 +279,18 @@ export class JsonRpcGateway {
  * the request carries `_meta.progressToken` and the transport can notify (MCP 2025-11-25
  * "Progress": `progress` increases with each notification).
  */
-function toolRequest(params: Record<string, unknown> | undefined, channel: RequestChannel | undefined, extendDeadline: (ms: number) => void, signal = channel?.signal): ToolRequest {
+function toolRequest(
+  params: Record<string, unknown> | undefined,
+  channel: RequestChannel | undefined,
+  extendDeadline: (ms: number) => void,
+  scoped?: { readonly signal: AbortSignal },
+): ToolRequest {
   const request: ToolRequest = { extendDeadline };
-  if (signal) request.signal = signal;
+  // Read only by a tool that waits: an AbortSignal per request (and the listeners behind it) cost
+  // more than a whole svc_get_project call, so the channel makes one when it is first read.
+  if (scoped || (channel && 'signal' in channel)) {
+    Object.defineProperty(request, 'signal', { enumerable: true, get: () => scoped?.signal ?? channel?.signal });
+  }
   const token = (params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
   const notify = channel?.notify;
   if (notify && (typeof token === 'string' || typeof token === 'number')) {

@@ -33,21 +33,37 @@ function acceptsEventStream(accept: string | undefined): boolean {
  * @param headers headers to send if the stream starts (such as `X-RateLimit-*`), as name, value pairs.
  */
 export function sseReplyChannel(req: IncomingMessage, res: ServerResponse, headers: () => string[] = () => []): SseReplyChannel {
-  const gone = new AbortController();
-  res.once('close', () => {
-    if (!res.writableFinished) gone.abort();
-  });
-  const sse = acceptsEventStream(req.headers.accept);
+  // Made when a tool first reads the signal (a wait): most requests never do, and an
+  // AbortController per request is a measurable share of a short call's cost.
+  let gone: AbortController | undefined;
+  const signal = (): AbortSignal => {
+    if (!gone) {
+      gone = new AbortController();
+      const controller = gone;
+      if (res.closed) {
+        if (!res.writableFinished) controller.abort();
+      } else {
+        res.once('close', () => {
+          if (!res.writableFinished) controller.abort();
+        });
+      }
+    }
+    return gone.signal;
+  };
+  let sse: boolean | undefined;
   let streaming = false;
   const write = (message: JsonRpcNotification | JsonRpcReply) => {
     if (!res.destroyed) res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
   };
   return {
-    signal: gone.signal,
+    get signal() {
+      return signal();
+    },
     get streaming() {
       return streaming;
     },
     notify: (message) => {
+      sse ??= acceptsEventStream(req.headers.accept);
       if (!sse || res.destroyed) return;
       if (!streaming) {
         streaming = true;

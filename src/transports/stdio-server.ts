@@ -83,23 +83,38 @@ export function serveStdio(app: StdioServerDeps, options: StdioServerOptions): P
  */
 function stdioChannel(output: Writable): RequestChannel & { end(): void } {
   const ended = new AbortController();
-  const requests = new Map<string | number, AbortController>();
+  const requests = new Map<string | number, { controller: AbortController | undefined; cancelled: boolean }>();
   return {
     notify: (message) => {
       if (!ended.signal.aborted) output.write(`${JSON.stringify(message)}\n`);
     },
     signal: ended.signal,
     requestSignal: (id) => {
-      const own = new AbortController();
+      // The request's controller and combined signal are made only when a tool reads the signal
+      // (a wait); a cancel that comes first is remembered.
+      const own = { controller: undefined as AbortController | undefined, cancelled: false };
       requests.set(id, own);
+      let combined: AbortSignal | undefined;
       return {
-        signal: AbortSignal.any([ended.signal, own.signal]),
+        get signal() {
+          if (!combined) {
+            own.controller = new AbortController();
+            if (own.cancelled) own.controller.abort();
+            combined = AbortSignal.any([ended.signal, own.controller.signal]);
+          }
+          return combined;
+        },
         release: () => {
           if (requests.get(id) === own) requests.delete(id);
         },
       };
     },
-    cancel: (id) => requests.get(id)?.abort(),
+    cancel: (id) => {
+      const own = requests.get(id);
+      if (!own) return;
+      own.cancelled = true;
+      own.controller?.abort();
+    },
     end: () => ended.abort(),
   };
 }
