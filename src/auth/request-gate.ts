@@ -59,6 +59,8 @@ export interface RequestOrigin {
   token: string | undefined | null;
   /** The client's address (HTTP only), for the bound on unauthenticated requests. */
   address?: string | undefined;
+  /** The caller `token` already authenticated as for this request (`readingKey`), if it did. */
+  caller?: Caller | null | undefined;
 }
 
 /** Decides who may send `method`: the admission, null when the method needs no caller, or a ServiceError (the gateway's `AdmissionPolicy`). */
@@ -108,18 +110,20 @@ export class RequestGate {
 
   /**
    * The key a request still being read counts against (the transport's bound on such requests):
-   * `user:<id>` when `token` authenticates, else `address:<client address>`. Looks only at the
-   * token (no rate is counted, nothing is logged); never throws.
+   * `user:<id>` when `token` authenticates, else `address:<client address>`, with the caller it
+   * authenticated (pass it to `policy` as `caller`, so the token is looked up once per request).
+   * Looks only at the token (no rate is counted, nothing is logged); never throws.
    */
-  readingKey(token: string | undefined | null, address: string): string {
+  readingKey(token: string | undefined | null, address: string): { key: string; caller: Caller | null } {
     if (token) {
       try {
-        return `user:${this.tokens.authenticate(token).userId}`;
+        const caller = this.tokens.authenticate(token);
+        return { key: `user:${caller.userId}`, caller };
       } catch {
         // A refused token is anonymous.
       }
     }
-    return `address:${address}`;
+    return { key: `address:${address}`, caller: null };
   }
 
   /**
@@ -152,6 +156,7 @@ export class RequestGate {
   }
 
   private async authenticateHttp(origin: RequestOrigin): Promise<Caller> {
+    if (origin.caller) return origin.caller;
     try {
       return this.tokens.authenticate(origin.token);
     } catch (error) {

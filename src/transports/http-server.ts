@@ -161,7 +161,8 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     }
     const address = clientAddress(req);
     const token = bearerToken(req.headers.authorization);
-    const readingKey = deps.gate.readingKey(token, address);
+    const reading = deps.gate.readingKey(token, address);
+    const readingKey = reading.key;
     const pending = unauthenticated.get(readingKey) ?? 0;
     if (pending >= maxUnauthenticated) {
       res.setHeader('Retry-After', '1');
@@ -193,7 +194,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
       }
     };
     res.once('close', release);
-    const policy = deps.gate.policy({ transport: 'http', token, address });
+    const policy = deps.gate.policy({ transport: 'http', token, address, caller: reading.caller });
     let rate: RateDecision | undefined;
     const admit = async (method: string) => {
       const admission = await policy(method);
