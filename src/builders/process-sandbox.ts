@@ -71,7 +71,7 @@ export interface SandboxLaunch {
   env: Record<string, string>;
 }
 
-/** What to confine (a subset of the runner's options). */
+/** What to confine: argv, cwd, environment, binds, network and limits (the runner's options extend it). */
 export interface SandboxRequest {
   file: string;
   args: readonly string[];

@@ -285,12 +285,17 @@ function toolRequest(
   extendDeadline: (ms: number) => void,
   scoped?: { readonly signal: AbortSignal },
 ): ToolRequest {
-  const request: ToolRequest = { extendDeadline };
   // Read only by a tool that waits: an AbortSignal per request (and the listeners behind it) cost
   // more than a whole svc_get_project call, so the channel makes one when it is first read.
-  if (scoped || (channel && 'signal' in channel)) {
-    Object.defineProperty(request, 'signal', { enumerable: true, get: () => scoped?.signal ?? channel?.signal });
-  }
+  const request: ToolRequest =
+    scoped || (channel && 'signal' in channel)
+      ? {
+          extendDeadline,
+          get signal() {
+            return scoped?.signal ?? channel?.signal;
+          },
+        }
+      : { extendDeadline };
   const token = (params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
   const notify = channel?.notify;
   if (notify && (typeof token === 'string' || typeof token === 'number')) {
