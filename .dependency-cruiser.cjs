@@ -6,7 +6,8 @@
  * it uses auth and the store, and nothing below the transports imports it;
  * with `io/`, the root modules (errors, clock, logger, config-file) and the workflow state table
  * (`workflows/workflow-states.ts`, a leaf) usable from every layer,
- * and no import cycles anywhere. `npm test` runs it (`npm run lint:layers`).
+ * and no import cycles anywhere. Below the port (`store/store.ts`), only `store/sqlite/` imports
+ * better-sqlite3, and only `store/store.ts` and `store/rows.ts` import `store/sqlite/`. `npm test` runs it (`npm run lint:layers`).
  */
 const layer = (name) => `^src/${name}/`;
 const forbid = (name, from, to, comment) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } });
@@ -21,6 +22,14 @@ module.exports = {
       from: { path: layer('store') },
       to: { path: '^src/(console|cli|transports|mcp|oauth|services|workflows|auth|limits|builders)/|^src/app\\.ts$', pathNot: '^src/workflows/workflow-states\\.ts$' },
     },
+    {
+      name: 'sqlite-driver-in-its-adapter',
+      comment: 'Only the SQLite adapter (src/store/sqlite/) talks to the driver; everything else uses the store port.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/store/sqlite/' },
+      to: { path: 'better-sqlite3' },
+    },
+    forbid('adapters-behind-the-port', '^src/(?!store/)|^src/store/(?!sqlite/)(?!store\\.ts$)(?!rows\\.ts$)', '^src/store/sqlite/', 'Only store/store.ts (which opens the store) and rows.ts (the row types) import the adapter.'),
     forbid('the-state-table-is-a-leaf', '^src/workflows/workflow-states\\.ts$', '^src/', 'Every layer, the store included, reads the state table: it imports nothing of ours.'),
     forbid('builders-below-the-engine', layer('builders'), '^src/(console|cli|transports|mcp|services|workflows|auth|limits)/|^src/app\\.ts$', 'A builder sees only its BuildContext.'),
     forbid('workflows-below-services', layer('workflows'), '^src/(console|cli|transports|mcp|services)/|^src/app\\.ts$', 'The engine calls services never, tools never.'),

@@ -16,6 +16,9 @@ export default defineConfig({
   test: {
     pool: 'forks',
     maxWorkers: 2,
+    // A store transaction that stays open across I/O fails the run (src/store/store.ts), here and
+    // in the processes the tests spawn (they inherit the environment).
+    env: { SVC_STRICT_TRANSACTIONS: '1' },
     // Only the unit project runs on threads; the others keep a fresh process per file.
     poolOptions: { threads: { isolate: false } },
     projects: [

@@ -32,25 +32,14 @@ import { PublicUrl, type ArtifactOrigins } from './services/public-url.js';
 import { WorkflowService } from './services/workflow-service.js';
 import { PreviewScreenshots } from './services/preview-screenshots.js';
 import { locateBrowser } from './builders/browser-location.js';
-import { ArtifactRepo } from './store/artifact-repo.js';
-import { openStore, type Store } from './store/database.js';
-import { ExternalChangeWatch, ReadCache } from './store/read-cache.js';
-import type { ProjectRow } from './store/schema.js';
-import { LoginCodeRepo } from './store/login-code-repo.js';
-import { MessageRepo } from './store/message-repo.js';
-import { OAuthRepo } from './store/oauth-repo.js';
-import { ProjectRepo } from './store/project-repo.js';
-import { QuestionRepo } from './store/question-repo.js';
-import { TokenRepo } from './store/token-repo.js';
-import { UserRepo } from './store/user-repo.js';
-import { WorkflowRepo } from './store/workflow-repo.js';
+import type { ArtifactRepo, OAuthRepo, UserRepo } from './store/repos.js';
+import { openStore, type Store } from './store/store.js';
+import { ChangeWatch, ReadCache } from './store/read-cache.js';
 import { ArtifactReader } from './services/artifact-reader.js';
 import { createWebConsole } from './console/web-console.js';
-import { WebSessionRepo } from './store/web-session-repo.js';
 import { ProjectChanges } from './workflows/project-changes.js';
 import { startHttpServer, type HttpServerDeps, type HttpServerOptions, type RunningHttpServer } from './transports/http-server.js';
 import { ArtifactPublisher } from './workflows/artifact-publisher.js';
-import { ProcessGroupRepo } from './store/process-group-repo.js';
 import { ArtifactStore } from './workflows/artifact-store.js';
 import { WorkflowEngine } from './workflows/workflow-engine.js';
 import { WorkflowJournal } from './workflows/workflow-journal.js';
@@ -159,7 +148,7 @@ export interface App {
   /** Graceful stop: engine shutdown, then the store. */
   close(): Promise<void>;
   /** Why the service cannot take work now (`"store_unavailable"`, `"stopped"`), or null when it can. */
-  healthProblem(): string | null;
+  healthProblem(): Promise<string | null>;
 }
 
 /**
@@ -175,7 +164,7 @@ export function httpDepsOf(app: App): HttpServerDeps {
     changes: app.changes,
     projectStates: (caller) => app.workflows.ownProjectStates(caller),
     latestPageStart: (caller, projectId, limit) => app.workflows.latestPageStart(caller, projectId, limit),
-    dataVersion: () => app.store.dataVersion(),
+    onReset: (listener) => app.store.events.onReset(listener),
     publicUrl: app.publicUrl,
     logger: app.logger,
     clientAddress,
@@ -225,56 +214,44 @@ export async function listenHttp(app: App, options: HttpServerOptions): Promise<
 
 /**
  * Builds the service. Opens (and migrates) the store, but runs nothing until `start()`.
- * @throws Error for an unreadable builder config or plans file, or a store that cannot be opened.
+ * @throws Error (rejects) for an unreadable builder config or plans file, or a store that cannot be opened.
  */
-export function createApp(config: AppConfig): App {
+export async function createApp(config: AppConfig): Promise<App> {
   const logger = config.logger ?? createLogger();
   const clock = config.clock ?? systemClock;
   // Owner-only: the folder holds every user's projects (a folder that exists keeps its mode).
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  const store = openStore(config.databaseFile ?? join(config.dataDir, 'mobile-builder.db'));
   const plans = config.plans ?? loadPlans(config.plansFile);
-
-  const users = new UserRepo(store.db);
-  const tokenRepo = new TokenRepo(store.db);
-  // One watch for other processes' commits, shared by the read caches of the hot path.
-  const externalChanges = new ExternalChangeWatch(store.dataVersion);
-  const projectRepo = new ProjectRepo(store.db, new ReadCache<ProjectRow>(externalChanges));
-  const workflowRepo = new WorkflowRepo(store.db);
-  const messageRepo = new MessageRepo(store.db);
-  const questionRepo = new QuestionRepo(store.db);
-  const artifactRepo = new ArtifactRepo(store.db);
+  const store = await openStore({ file: config.databaseFile ?? join(config.dataDir, 'mobile-builder.db') });
+  const { users, artifacts: artifactRepo, oauth: oauthRepo } = store.repos;
 
   const publicUrl = new PublicUrl(config.publicUrl, config.artifactUrl, config.artifactOrigins);
-  const tokenCache = new ReadCache<CachedToken>(externalChanges);
-  const oauthRepo = new OAuthRepo(store.db);
+  // Cleared by other processes' commits (the store's resets) and by this process's revocations.
+  const tokenCache = new ReadCache<CachedToken>(new ChangeWatch(store.events));
   const oauthGrants = new OAuthGrants(oauthRepo, clock, config.oauth, () => tokenCache.clear());
   // OAuth access tokens are good only at this server's `/mcp` (RFC 8707): the audience follows the public URL.
-  const tokens = new TokenService(users, tokenRepo, clock, tokenCache, { grants: oauthGrants, audience: () => `${publicUrl.get()}/mcp` });
+  const tokens = new TokenService(users, store.repos.tokens, clock, tokenCache, { grants: oauthGrants, audience: () => `${publicUrl.get()}/mcp` });
   // A file store may be served by several processes: count in the store so that they share the limits.
-  const loginCodes = new LoginCodeService(users, new LoginCodeRepo(store.db), clock);
-  const rateLimiter = config.rateLimiter ?? (store.sqlite.memory ? new MemoryRequestRateLimiter() : new StoreRequestRateLimiter(store.sqlite));
+  const loginCodes = new LoginCodeService(users, store.repos.loginCodes, clock);
+  const rateLimiter = config.rateLimiter ?? (store.rateWindows ? new StoreRequestRateLimiter(store.rateWindows) : new MemoryRequestRateLimiter());
   const gate = new RequestGate(tokens, rateLimiter, plans, {
     logger,
     ...(config.unauthenticatedPerMinute !== undefined && { unauthenticatedPerMinute: config.unauthenticatedPerMinute }),
   });
-  const access = new ProjectAccess(projectRepo);
-  const projects = new ProjectService(store, projectRepo, access, plans, clock);
+  const access = new ProjectAccess(store.repos.projects);
+  const projects = new ProjectService(store, access, plans, clock);
+  // The store's `project` notices, after each commit, fanned out to each project's listeners.
   const changes = new ProjectChanges();
-  const journal = new WorkflowJournal(store, workflowRepo, messageRepo, projectRepo, clock, logger, changes);
+  store.events.subscribe('project', (projectId) => changes.notify(projectId));
+  const journal = new WorkflowJournal(store, clock, logger);
   const artifactStore = new ArtifactStore(config.dataDir);
   const builder = createBuilder(config);
   const engine = new WorkflowEngine(
     {
       store,
-      workflows: workflowRepo,
-      questions: questionRepo,
-      artifacts: artifactRepo,
-      projects: projectRepo,
-      processGroups: new ProcessGroupRepo(store.db),
       journal,
       artifactStore,
-      publisher: new ArtifactPublisher({ store, artifacts: artifactRepo, projects: projectRepo, users, artifactStore, plans, clock, logger, workspacesDir: join(config.dataDir, 'workspaces') }),
+      publisher: new ArtifactPublisher({ store, artifactStore, plans, clock, logger, workspacesDir: join(config.dataDir, 'workspaces') }),
       builder,
       plans,
       dataDir: config.dataDir,
@@ -292,10 +269,6 @@ export function createApp(config: AppConfig): App {
   const workflows = new WorkflowService({
     store,
     access,
-    workflows: workflowRepo,
-    messages: messageRepo,
-    questions: questionRepo,
-    artifacts: artifactRepo,
     journal,
     engine,
     publicUrl,
@@ -305,7 +278,7 @@ export function createApp(config: AppConfig): App {
   const screenshots = new PreviewScreenshots({ access, artifacts: artifactRepo, artifactStore, publicUrl, browser: locateBrowser(config.browser), sandbox: config.buildSandbox, logger });
   const tools = new ToolDispatcher(ALL_TOOLS, { projects, workflows, screenshots, logger });
   const gateway = new JsonRpcGateway(createMcpServer(VERSION), tools, logger, config.requestDeadlineMs);
-  const webSessions = new WebSessionService(new WebSessionRepo(store.db), tokens, clock, (code) => loginCodes.redeem(code));
+  const webSessions = new WebSessionService(store.repos.webSessions, tokens, clock, (code) => loginCodes.redeem(code));
 
   let closed = false;
   return {
@@ -334,13 +307,13 @@ export function createApp(config: AppConfig): App {
     async start() {
       const stale = await artifactStore.removeTemporary();
       if (stale > 0) logger.info({ folders: stale }, 'removed half-copied artifact folders left by an earlier stop');
-      engine.start();
+      await engine.start();
       await gateway.start();
     },
-    healthProblem() {
+    async healthProblem() {
       if (closed) return 'stopped';
       try {
-        store.dataVersion();
+        await store.ping();
         return null;
       } catch {
         return 'store_unavailable';
@@ -351,7 +324,7 @@ export function createApp(config: AppConfig): App {
       closed = true;
       await engine.shutdown();
       await gateway.close().catch(() => undefined);
-      store.close();
+      await store.close();
     },
   };
 }

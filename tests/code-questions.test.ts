@@ -45,9 +45,9 @@ export function Settings() {
 const good = { summary: 'Adds a Settings screen', files: [{ path: 'src/Settings.tsx', content: SETTINGS }, { path: 'src/util/helper.ts', content: 'export const helper = () => "!";\n' }], delete: ['src/old.ts'] };
 
 /** The -32602 a call throws. */
-function refusal(call: () => unknown): ServiceError {
+async function refusal(call: () => Promise<unknown>): Promise<ServiceError> {
   try {
-    call();
+    await call();
   } catch (error) {
     expect(error).toBeInstanceOf(ServiceError);
     expect((error as ServiceError).kind).toBe('invalid_params');
@@ -57,43 +57,43 @@ function refusal(call: () => unknown): ServiceError {
 }
 
 async function codeQuestion(): Promise<{ projectId: string; workflowId: string; questionId: string }> {
-  const projectId = engine.createProject();
-  const { workflowId } = engine.send(projectId, 'add a settings screen');
+  const projectId = await engine.createProject();
+  const { workflowId } = await engine.send(projectId, 'add a settings screen');
   const run = await engine.running(workflowId);
   run.ask('code_1', 'Write the code', { kind: 'code', format: codeAnswerFormat(rules), maxLength: 240_000, rules });
   await engine.reach(workflowId, 'waiting_for_input');
-  const questionId = engine.app.workflows.session(engine.caller, projectId).pendingQuestion!.questionId;
+  const questionId = (await engine.app.workflows.session(engine.caller, projectId)).pendingQuestion!.questionId;
   return { projectId, workflowId, questionId };
 }
 
 describe('code questions', () => {
   it('pendingQuestion shows kind, format and maxLength; text questions are kind "text"', async () => {
     const { projectId, workflowId } = await codeQuestion();
-    const pending = engine.app.workflows.session(engine.caller, projectId).pendingQuestion!;
+    const pending = (await engine.app.workflows.session(engine.caller, projectId)).pendingQuestion!;
     expect(pending).toMatchObject({ kind: 'code', prompt: 'Write the code', maxLength: 240_000, format: { type: 'object', required: ['summary', 'files'] } });
     expect(JSON.stringify(pending)).not.toContain(root); // the rules stay on the server
     await engine.cancel(projectId, workflowId);
 
-    const other = engine.createProject();
-    const sent = engine.send(other);
+    const other = await engine.createProject();
+    const sent = await engine.send(other);
     (await engine.running(sent.workflowId)).ask('colour', 'Which colour?');
     await engine.reach(sent.workflowId, 'waiting_for_input');
-    const text = engine.app.workflows.session(engine.caller, other).pendingQuestion!;
+    const text = (await engine.app.workflows.session(engine.caller, other)).pendingQuestion!;
     expect(text.kind).toBe('text');
     expect(text).not.toHaveProperty('format');
     expect(text).not.toHaveProperty('maxLength');
     // A text answer keeps the instruction limit, with the same error text as instructions.
-    const long = refusal(() => engine.answer(other, 'x'.repeat(20_001)));
+    const long = await refusal(() => engine.answer(other, 'x'.repeat(20_001)));
     expect(long.message).toBe('Invalid parameter: message must be at most 20000 characters');
     await engine.cancel(other, sent.workflowId);
-    const instruction = refusal(() => engine.send(other, 'y'.repeat(20_001)));
+    const instruction = await refusal(() => engine.send(other, 'y'.repeat(20_001)));
     expect(instruction.message).toBe('Invalid parameter: message must be at most 20000 characters');
-    expect(engine.send(other, 'z'.repeat(20_000)).workflowId).toBeTruthy();
+    expect((await engine.send(other, 'z'.repeat(20_000))).workflowId).toBeTruthy();
   });
 
   it('refuses each bad answer with its reason, keeps the question pending and writes nothing', async () => {
     const { projectId, workflowId, questionId } = await codeQuestion();
-    const messagesBefore = engine.app.workflows.messages(engine.caller, { projectId }).messages.length;
+    const messagesBefore = (await engine.app.workflows.messages(engine.caller, { projectId })).messages.length;
     const file = (path: string, content = 'export const x = 1;\n') => JSON.stringify({ summary: 's', files: [{ path, content }] });
     const cases: Array<[string, string]> = [
       [file('package.json', '{}'), 'configuration file'],
@@ -121,7 +121,7 @@ describe('code questions', () => {
       ['please add a settings screen', 'is not JSON'],
     ];
     for (const [answer, reason] of cases) {
-      const error = refusal(() => engine.app.workflows.send(engine.caller, { projectId, message: answer, questionId }));
+      const error = await refusal(() => engine.app.workflows.send(engine.caller, { projectId, message: answer, questionId }));
       const issues = (error.data as { issues: Array<{ parameter: string; problem: string }> }).issues;
       expect(issues.length, answer.slice(0, 80)).toBeGreaterThan(0);
       expect(`${error.message} ${JSON.stringify(issues)}`, answer.slice(0, 80)).toContain(reason);
@@ -129,23 +129,23 @@ describe('code questions', () => {
     // Longer than the question's maxLength: a 5 MB file (the transports' 1 MiB body and line
     // limits refuse such a message before it gets here).
     const fiveMegabytes = JSON.stringify({ summary: 's', files: [{ path: 'src/huge.ts', content: `export const s = "${'a'.repeat(5 * 1024 * 1024)}";\n` }] });
-    const huge = refusal(() => engine.app.workflows.send(engine.caller, { projectId, message: fiveMegabytes, questionId }));
+    const huge = await refusal(() => engine.app.workflows.send(engine.caller, { projectId, message: fiveMegabytes, questionId }));
     expect(huge.message).toBe('Invalid parameter: message must be at most 240000 characters');
     expect(huge.data).toMatchObject({ issues: [{ parameter: 'message', problem: 'must be at most 240000 characters' }], kind: 'code' });
     // Nothing written: still pending, no message, the builder got nothing.
     expect(engine.row(workflowId).status).toBe('waiting_for_input');
-    expect(engine.app.workflows.session(engine.caller, projectId).pendingQuestion?.questionId).toBe(questionId);
-    expect(engine.app.workflows.messages(engine.caller, { projectId }).messages.length).toBe(messagesBefore);
+    expect((await engine.app.workflows.session(engine.caller, projectId)).pendingQuestion?.questionId).toBe(questionId);
+    expect((await engine.app.workflows.messages(engine.caller, { projectId })).messages.length).toBe(messagesBefore);
     expect(engine.builder.runOf(workflowId)!.answers).toEqual([]);
 
     // A good answer longer than 20,000 characters is taken; the conversation lists the files only.
     const padded = { ...good, files: [...good.files, { path: 'src/padding.ts', content: `// ${'p'.repeat(30_000)}\nexport {};\n` }] };
-    const sent = engine.app.workflows.send(engine.caller, { projectId, message: JSON.stringify(padded), questionId });
+    const sent = await engine.app.workflows.send(engine.caller, { projectId, message: JSON.stringify(padded), questionId });
     expect(sent.workflowId).toBe(workflowId);
     const run = engine.builder.runOf(workflowId)!;
     await waitFor(() => run.answers.length === 1, 10_000, 'the answer to reach the builder');
     expect(JSON.parse(run.answers[0]!)).toEqual(padded);
-    const answer = engine.app.workflows.messages(engine.caller, { projectId }).messages.find((m) => m.type === 'answer')!;
+    const answer = (await engine.app.workflows.messages(engine.caller, { projectId })).messages.find((m) => m.type === 'answer')!;
     expect(answer.content).toContain('Code answer: Adds a Settings screen');
     expect(answer.content).toContain('src/Settings.tsx');
     expect(answer.content).toContain('Files deleted: src/old.ts');
@@ -168,7 +168,7 @@ describe('code questions', () => {
       [file("import x from '/etc/passwd';\nexport default x;\n"), 'an absolute path'],
     ];
     for (const [answer, reason] of cases) {
-      const error = refusal(() => engine.app.workflows.send(engine.caller, { projectId, message: answer, questionId }));
+      const error = await refusal(() => engine.app.workflows.send(engine.caller, { projectId, message: answer, questionId }));
       const issues = (error.data as { issues: Array<{ problem: string }> }).issues;
       expect(issues.map((i) => i.problem).join(' | '), answer.slice(0, 80)).toContain(reason);
     }
@@ -178,7 +178,7 @@ describe('code questions', () => {
 
     // 3000 nested parentheses: refused as too deep (not "the toolchain is not installed").
     const deep = file(`export const x = ${'('.repeat(3000)}1${')'.repeat(3000)};\n`);
-    const error = refusal(() => engine.app.workflows.send(engine.caller, { projectId, message: deep, questionId }));
+    const error = await refusal(() => engine.app.workflows.send(engine.caller, { projectId, message: deep, questionId }));
     expect(JSON.stringify(error.data)).toContain('nested too deeply to check');
     expect(JSON.stringify(error.data)).not.toContain('toolchain');
     expect(engine.row(workflowId).status).toBe('waiting_for_input');
@@ -187,7 +187,7 @@ describe('code questions', () => {
 
   it('"skip" is an answer', async () => {
     const { projectId, workflowId, questionId } = await codeQuestion();
-    engine.app.workflows.send(engine.caller, { projectId, message: 'skip', questionId });
+    await engine.app.workflows.send(engine.caller, { projectId, message: 'skip', questionId });
     await waitFor(() => engine.builder.runOf(workflowId)!.answers[0] === 'skip', 10_000, 'skip');
     engine.builder.runOf(workflowId)!.finish();
     await engine.reach(workflowId, 'completed');

@@ -11,7 +11,8 @@ import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openStore } from '../src/store/database.js';
+import { openStore } from '../src/store/store.js';
+import { sqliteOf } from './store-access.js';
 import { createProject, ROOT, startTestServer, tempDir, toolResult, waitIdle, type TestServer } from './helpers.js';
 
 let server: TestServer | undefined;
@@ -50,7 +51,7 @@ describe('deploy numbers', () => {
     for (const platform of ['web', 'ios', 'android']) expect(said.some((c: string) => c.startsWith(`Deploy #2: ${platform} published at /deployments/`))).toBe(true);
   });
 
-  it('renumbers deployments numbered across platforms into one number per deploy when the store is migrated', () => {
+  it('renumbers deployments numbered across platforms into one number per deploy when the store is migrated', async () => {
     const dir = tempDir('mbm-deploy-migration-');
     // The migrations as they were before this one: the journal without its last entry.
     const before = join(dir, 'drizzle');
@@ -89,12 +90,12 @@ describe('deploy numbers', () => {
     artifact('b3', 'p2', 'w3', 'deployment', 'ios', 3);
     old.close();
 
-    const store = openStore(file);
+    const store = await openStore({ file });
     try {
-      const numbers = Object.fromEntries((store.sqlite.prepare('select id, number from artifacts order by id').all() as { id: string; number: number | null }[]).map((r) => [r.id, r.number]));
+      const numbers = Object.fromEntries((sqliteOf(store).prepare('select id, number from artifacts order by id').all() as { id: string; number: number | null }[]).map((r) => [r.id, r.number]));
       expect(numbers).toEqual({ a1: 1, a2: 1, a3: 1, a4: 2, a5: 2, a6: 2, a7: null, b1: 1, b2: 2, b3: 2 });
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

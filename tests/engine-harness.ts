@@ -10,9 +10,11 @@ import { createApp } from '../src/app.js';
 import type { Caller } from '../src/auth/caller.js';
 import { silentLogger } from '../src/logger.js';
 import { asc, eq } from 'drizzle-orm';
-import { workflows, type WorkflowRow } from '../src/store/schema.js';
+import { workflows } from '../src/store/sqlite/schema.js';
+import type { WorkflowRow } from '../src/store/rows.js';
 import { GENEROUS_PLANS, tempDir, waitFor } from './helpers.js';
 import { ManualBuilder, type ManualRun } from './manual-builder.js';
+import { dbOf } from './store-access.js';
 
 /** One engine (one "process") over a data dir. */
 export interface EngineUnderTest {
@@ -20,7 +22,7 @@ export interface EngineUnderTest {
   builder: ManualBuilder;
   caller: Caller;
   dataDir: string;
-  createProject(name?: string): string;
+  createProject(name?: string): Promise<string>;
   send(projectId: string, message?: string): ReturnType<App['workflows']['send']>;
   answer(projectId: string, message: string): ReturnType<App['workflows']['send']>;
   cancel(projectId: string, workflowId?: string): ReturnType<App['workflows']['cancel']>;
@@ -31,7 +33,7 @@ export interface EngineUnderTest {
   /** Waits until the workflow's status is `status`. */
   reach(workflowId: string, status: WorkflowRow['status']): Promise<WorkflowRow>;
   /** A process death: the store is closed under the engine; nothing it does afterwards is written. */
-  crash(): void;
+  crash(): Promise<void>;
   /** Graceful shutdown. */
   stop(): Promise<void>;
 }
@@ -40,7 +42,7 @@ export interface EngineUnderTest {
 export async function startEngine(options: { dataDir?: string; maxConcurrent?: number; builder?: ManualBuilder } = {}): Promise<EngineUnderTest> {
   const dataDir = options.dataDir ?? tempDir('mbm-engine-');
   const builder = options.builder ?? new ManualBuilder();
-  const app = createApp({
+  const app = await createApp({
     dataDir,
     logger: silentLogger(),
     builderInstance: builder,
@@ -49,20 +51,20 @@ export async function startEngine(options: { dataDir?: string; maxConcurrent?: n
     plans: GENEROUS_PLANS,
   });
   await app.start();
-  const caller = app.tokens.authenticate(app.tokens.create('alice').token);
-  const rowOf = (id: string) => app.store.db.select().from(workflows).where(eq(workflows.id, id)).get()!;
+  const caller = await app.tokens.authenticate((await app.tokens.create('alice')).token);
+  const rowOf = (id: string) => dbOf(app.store).select().from(workflows).where(eq(workflows.id, id)).get()!;
   let crashed = false;
   return {
     app,
     builder,
     caller,
     dataDir,
-    createProject: (name = 'App') => app.projects.create(caller, { name }).id,
+    createProject: async (name = 'App') => (await app.projects.create(caller, { name })).id,
     send: (projectId, message = 'build it') => app.workflows.send(caller, { projectId, message, kind: 'build' }),
     answer: (projectId, message) => app.workflows.send(caller, { projectId, message }),
     cancel: (projectId, workflowId) => app.workflows.cancel(caller, { projectId, workflowId }),
     row: rowOf,
-    rows: () => app.store.db.select().from(workflows).orderBy(asc(workflows.seq)).all(),
+    rows: () => dbOf(app.store).select().from(workflows).orderBy(asc(workflows.seq)).all(),
     running: (workflowId) => waitFor(() => {
       const run = builder.runOf(workflowId);
       return run && run.idle && !run.ended ? run : null;
@@ -71,9 +73,9 @@ export async function startEngine(options: { dataDir?: string; maxConcurrent?: n
       const row = rowOf(workflowId);
       return row.status === status ? row : null;
     }, 10_000, `${workflowId} to be ${status}`),
-    crash() {
+    async crash() {
       crashed = true;
-      app.store.close();
+      await app.store.close();
     },
     async stop() {
       if (!crashed) await app.close();

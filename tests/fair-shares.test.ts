@@ -31,22 +31,24 @@ function executing(e: EngineUnderTest): string[] {
 describe('answered workflows wait for a slot', () => {
   it('four workflows answered in four projects with --max-concurrent-workflows 1 never run more than one at once', async () => {
     const e = await engine({ maxConcurrent: 1 });
-    const projects = ['A', 'B', 'C', 'D'].map((n) => e.createProject(n));
+    const projects: string[] = [];
+    for (const n of ['A', 'B', 'C', 'D']) projects.push(await e.createProject(n));
     const ids: string[] = [];
     // Each asks in turn: a waiting workflow frees the only slot for the next project's.
     for (const p of projects) {
-      const w = e.send(p);
+      const w = await e.send(p);
       expect(w.status).toBe('running');
       (await e.running(w.workflowId)).ask('colour', 'Which colour?');
       await e.reach(w.workflowId, 'waiting_for_input');
       ids.push(w.workflowId);
     }
     const runningRows = () => e.rows().filter((r) => r.status === 'running').map((r) => r.id);
-    const statuses = projects.map((p) => e.answer(p, 'blue').status);
+    const statuses: string[] = [];
+    for (const p of projects) statuses.push((await e.answer(p, 'blue')).status);
     // The first answer takes the free slot; the other three wait, their questions answered.
     expect(statuses).toEqual(['running', 'queued', 'queued', 'queued']);
     expect(runningRows()).toEqual([ids[0]]);
-    for (const p of projects.slice(1)) expect(e.app.workflows.session(e.caller, p)).toMatchObject({ activeWorkflow: { status: 'waiting_for_input' }, pendingQuestion: null });
+    for (const p of projects.slice(1)) expect(await e.app.workflows.session(e.caller, p)).toMatchObject({ activeWorkflow: { status: 'waiting_for_input' }, pendingQuestion: null });
 
     const order: string[] = [];
     for (let i = 0; i < ids.length; i++) {
@@ -67,15 +69,15 @@ describe('answered workflows wait for a slot', () => {
 describe('round-robin across users, FIFO within a project', () => {
   it("user A's backlog of six delays user B's builds by at most one of A's each", async () => {
     const e = await engine({ maxConcurrent: 1 });
-    const bob: Caller = e.app.tokens.authenticate(e.app.tokens.create('bob').token);
-    const [a1, a2] = [e.createProject('A1'), e.createProject('A2')];
-    const b1 = e.app.projects.create(bob, { name: 'B1' }).id;
+    const bob: Caller = await e.app.tokens.authenticate((await e.app.tokens.create('bob')).token);
+    const [a1, a2] = [await e.createProject('A1'), await e.createProject('A2')];
+    const b1 = (await e.app.projects.create(bob, { name: 'B1' })).id;
     const name = new Map<string, string>();
-    const sendA = (p: string, n: string) => name.set(e.send(p, n).workflowId, n);
-    const sendB = (n: string) => name.set(e.app.workflows.send(bob, { projectId: b1, message: n, kind: 'build' }).workflowId, n);
-    for (const n of ['a1', 'a2', 'a3']) sendA(a1, n);
-    for (const n of ['a4', 'a5', 'a6']) sendA(a2, n);
-    sendB('b1');
+    const sendA = async (p: string, n: string) => name.set((await e.send(p, n)).workflowId, n);
+    const sendB = async (n: string) => name.set((await e.app.workflows.send(bob, { projectId: b1, message: n, kind: 'build' })).workflowId, n);
+    for (const n of ['a1', 'a2', 'a3']) await sendA(a1, n);
+    for (const n of ['a4', 'a5', 'a6']) await sendA(a2, n);
+    await sendB('b1');
 
     const started: string[] = [];
     const finishNext = async () => {
@@ -86,7 +88,7 @@ describe('round-robin across users, FIFO within a project', () => {
     };
     await finishNext(); // a1
     await finishNext(); // b1
-    sendB('b2');
+    await sendB('b2');
     while (started.length < 8) await finishNext();
     expect(started).toEqual(['a1', 'b1', 'a2', 'b2', 'a3', 'a4', 'a5', 'a6']);
   });

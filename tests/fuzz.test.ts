@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_TABLE, httpStatusForCode, MESSAGES } from '../src/errors.js';
 import { createProject, post, startTestServer, toolResult, type RawResponse, type TestServer } from './helpers.js';
+import { sqliteOf } from './store-access.js';
 
 let server: TestServer;
 let alice: string;
@@ -46,7 +47,7 @@ const EXACT_MESSAGES = new Map<number, RegExp>([
 
 /** A digest of what a refused call could have changed (the engine's own progress writes are left out). */
 function userState(): string {
-  const db = server.app.store.sqlite;
+  const db = sqliteOf(server.app.store);
   const q = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
   return [
     q('select count(*) as n from projects'),

@@ -14,6 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseDuration } from '../src/auth/api-token.js';
 import { serveStdio } from '../src/transports/stdio-server.js';
 import { BIN, callTool, createProject, post, rawHttp, startTestServer, tempDir, toolResult, waitFor, waitIdle, waitQuestion, type TestServer, processAlive as alive } from './helpers.js';
+import { sqliteOf } from './store-access.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -290,7 +291,7 @@ describe('directive floods and preview growth', () => {
     const idle = await waitIdle(server.mcpUrl, token, project.id, 120_000);
     const page = await rawHttp(idle.previewUrls.find((p: any) => p.kind === 'preview').url);
     expect(page.text.length).toBeLessThan(20 * 600 * 2 + 10_000);
-    const previews = server.app.store.sqlite.prepare("select count(*) as n from artifacts where kind = 'preview'").get() as { n: number };
+    const previews = sqliteOf(server.app.store).prepare("select count(*) as n from artifacts where kind = 'preview'").get() as { n: number };
     expect(previews.n).toBe(10);
     expect(readdirSync(join(server.dataDir, 'artifacts')).length).toBe(10);
 
@@ -351,7 +352,7 @@ describe('small input faults', () => {
     expect(() => parseDuration('500000w')).toThrow(/at most 3650d/);
     expect(parseDuration('3650d')).toBe(3650 * 86_400_000);
     server = await startTestServer();
-    const { token } = server.app.tokens.create('alice', parseDuration('3650d'));
+    const { token } = await server.app.tokens.create('alice', parseDuration('3650d'));
     expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, token)).status).toBe(200);
     expect(() => server!.app.tokens.create('alice', 500000 * 604_800_000)).toThrow(RangeError);
   });

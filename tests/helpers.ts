@@ -15,6 +15,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApp, listenHttp, type App, type AppConfig } from '../src/app.js';
 import { silentLogger } from '../src/logger.js';
+import { displayPrefix, generateToken, hashToken } from '../src/auth/api-token.js';
+import type { Store } from '../src/store/store.js';
+import { sqliteOf } from './store-access.js';
+import { randomUUID } from 'node:crypto';
 import { perRequestSignalFetch } from './per-request-signal-fetch.js';
 import type { HttpServerOptions, RunningHttpServer } from '../src/transports/http-server.js';
 
@@ -38,7 +42,7 @@ export const GENEROUS_PLANS = { free: { requestsPerMinute: 1_000_000, projectCre
 /** Starts the whole service in this process on a free port (generous limits unless `config.plans` says otherwise). */
 export async function startTestServer(config: Partial<AppConfig> = {}, http: Partial<HttpServerOptions> = {}): Promise<TestServer> {
   const dataDir = config.dataDir ?? tempDir();
-  const app = createApp({ dataDir, logger: silentLogger(), scriptedStepMs: 20, pollIntervalMs: 50, plans: GENEROUS_PLANS, ...config });
+  const app = await createApp({ dataDir, logger: silentLogger(), scriptedStepMs: 20, pollIntervalMs: 50, plans: GENEROUS_PLANS, ...config });
   await app.start();
   const server = await listenHttp(app, { host: '127.0.0.1', port: 0, serveMcp: true, ...http });
   return {
@@ -46,13 +50,30 @@ export async function startTestServer(config: Partial<AppConfig> = {}, http: Par
     http: server,
     dataDir,
     mcpUrl: `${server.url}/mcp`,
-    token: (user) => app.tokens.create(user).token,
+    token: (user) => issueToken(app.store, user),
     async close() {
       await server.close();
       await app.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Issues an API token for `user` (created on the free plan when new), synchronously, by SQL: what
+ * `TokenService.create` stores (the tests of that service call it themselves).
+ */
+function issueToken(store: Store, user: string): string {
+  const db = sqliteOf(store);
+  const now = new Date().toISOString();
+  let row = db.prepare('select id from users where name = ?').get(user) as { id: string } | undefined;
+  if (!row) {
+    row = { id: randomUUID() };
+    db.prepare("insert into users (id, name, plan, created_at) values (?, ?, 'free', ?)").run(row.id, user, now);
+  }
+  const token = generateToken();
+  db.prepare('insert into api_tokens (id, user_id, token_hash, display_prefix, created_at, expires_at, revoked_at) values (?, ?, ?, ?, ?, null, null)').run(randomUUID(), row.id, hashToken(token), displayPrefix(token), now);
+  return token;
 }
 
 /** A connected SDK client over streamable HTTP with a Bearer token. */

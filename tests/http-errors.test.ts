@@ -5,13 +5,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PLANS } from '../src/limits/plans.js';
 import { callTool, createProject, post, rawHttp, startTestServer, toolResult, type TestServer } from './helpers.js';
+import { sqliteOf } from './store-access.js';
 
 let server: TestServer;
 let alice: string;
 let bob: string;
 let privateId: string;
 
-const countProjects = () => (server.app.store.sqlite.prepare('select count(*) as n from projects').get() as { n: number }).n;
+const countProjects = () => (sqliteOf(server.app.store).prepare('select count(*) as n from projects').get() as { n: number }).n;
 
 beforeAll(async () => {
   server = await startTestServer({ plans: DEFAULT_PLANS });
@@ -94,7 +95,7 @@ describe('error table over HTTP', () => {
   it('-32603 / 500 with the bare message and no SQL or stack when the store fails', async () => {
     const broken = await startTestServer();
     const token = broken.token('carol');
-    broken.app.store.sqlite.exec('DROP TABLE artifacts; ALTER TABLE projects RENAME TO projects_gone');
+    sqliteOf(broken.app.store).exec('DROP TABLE artifacts; ALTER TABLE projects RENAME TO projects_gone');
     const res = await callTool(broken.mcpUrl, token, 'svc_list_projects');
     expect(res.status).toBe(500);
     expect(res.json.error).toEqual({ code: -32603, message: 'Internal error' });
@@ -103,9 +104,9 @@ describe('error table over HTTP', () => {
   });
 
   it('-32001 / 401 with WWW-Authenticate for a missing, malformed, unknown, expired or revoked token', async () => {
-    const expired = server.app.tokens.create('alice', 1);
-    const revoked = server.app.tokens.create('alice');
-    server.app.tokens.revoke(revoked.summary.id);
+    const expired = await server.app.tokens.create('alice', 1);
+    const revoked = await server.app.tokens.create('alice');
+    await server.app.tokens.revoke(revoked.summary.id);
     await new Promise((r) => setTimeout(r, 5));
     const attempts: Array<[string | undefined, Record<string, string>]> = [
       [undefined, {}],

@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTool, createProject, startTestServer, toolResult, waitIdle, type TestServer } from './helpers.js';
+import { sqliteOf } from './store-access.js';
 
 let server: TestServer;
 let owner: string;
@@ -30,7 +31,7 @@ afterAll(() => server.close());
 describe('tokens at rest', () => {
   it('no file of the data dir (database, WAL, workspaces, artifacts) contains a token', async () => {
     const tokens = [owner, other, server.token('third')];
-    server.app.store.sqlite.pragma('wal_checkpoint(PASSIVE)');
+    sqliteOf(server.app.store).pragma('wal_checkpoint(PASSIVE)');
     const files: string[] = [];
     const walk = (dir: string) => {
       for (const entry of readdirSync(dir, { withFileTypes: true })) {

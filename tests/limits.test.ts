@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_PLANS } from '../src/limits/plans.js';
 import { serveStdio } from '../src/transports/stdio-server.js';
 import { callTool, post, startTestServer, toolResult, waitFor, type TestServer } from './helpers.js';
+import { sqliteOf } from './store-access.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -15,7 +16,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-const projectCount = (s: TestServer) => (s.app.store.sqlite.prepare('select count(*) as n from projects').get() as { n: number }).n;
+const projectCount = (s: TestServer) => (sqliteOf(s.app.store).prepare('select count(*) as n from projects').get() as { n: number }).n;
 
 describe('request rate under concurrency', () => {
   it('50 concurrent clients on one key are served exactly 100 requests in a window', async () => {

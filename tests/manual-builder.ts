@@ -84,14 +84,14 @@ export class ManualRun {
       this.idle = false;
       if (command.kind === 'finish') return;
       if (command.kind === 'fail') throw new BuildFailure('test_failure', command.message);
-      if (command.kind === 'step') this.context.step(++step, 9, command.name);
+      if (command.kind === 'step') await this.context.step(++step, 9, command.name);
       if (command.kind === 'ask') this.answers.push(await this.context.ask(command.spec));
       if (command.kind === 'spawn') {
         const child = spawn('sh', ['-c', 'trap "" TERM; sleep 1000'], { detached: true, stdio: 'ignore' });
         child.unref();
         this.groups.push(child.pid!);
         this.leaders.set(child.pid!, processStart(child.pid!));
-        this.context.trackProcessGroup(child.pid!);
+        await this.context.trackProcessGroup(child.pid!);
       }
     }
   }

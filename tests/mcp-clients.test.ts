@@ -31,7 +31,7 @@ beforeAll(async () => {
   alice = server.token('alice');
   bob = server.token('bob');
   dave = server.token('dave');
-  server.app.tokens.setPlan('dave', 'tight');
+  await server.app.tokens.setPlan('dave', 'tight');
   bobsPrivate = (await createProject(server.mcpUrl, bob, { name: 'Bob private' })).id;
   // alice uses her one creation of the hour, so the next one is the hourly creation limit.
   await createProject(server.mcpUrl, alice, { name: 'First' });
@@ -118,7 +118,7 @@ describe('the same requests by raw HTTP: the table\'s status without the header,
 
   it('-32005 of the request rate: 429 plain, 200 with the header, Retry-After and X-RateLimit-* in both', async () => {
     const carol = server.token('carol');
-    server.app.tokens.setPlan('carol', 'tight');
+    await server.app.tokens.setPlan('carol', 'tight');
     const list = (id: number) => toolCall(id, 'svc_list_projects', {});
     expect((await post(server.mcpUrl, list(1), carol)).status).toBe(200);
     expect((await post(server.mcpUrl, list(2), carol)).status).toBe(200);
@@ -152,7 +152,7 @@ describe('the same requests by raw HTTP: the table\'s status without the header,
 describe('limits by kind of request', () => {
   it('housekeeping has its own per-key bound of 10x the plan rate', async () => {
     const erin = server.token('erin');
-    server.app.tokens.setPlan('erin', 'tight');
+    await server.app.tokens.setPlan('erin', 'tight');
     for (let i = 0; i < 20; i++) expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: i, method: 'ping' }, erin)).status, `ping ${i}`).toBe(200);
     const refused = await post(server.mcpUrl, { jsonrpc: '2.0', id: 21, method: 'ping' }, erin);
     expect(refused.status).toBe(429);
@@ -182,7 +182,7 @@ describe('limits by kind of request', () => {
 
   it('over stdio the tool-call limit never refuses housekeeping', async () => {
     const frank = server.token('frank');
-    server.app.tokens.setPlan('frank', 'tight');
+    await server.app.tokens.setPlan('frank', 'tight');
     const input = new PassThrough();
     const output = new PassThrough();
     let text = '';

@@ -8,24 +8,25 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StoreRequestRateLimiter } from '../src/limits/store-rate-limiter.js';
-import { openStore } from '../src/store/database.js';
+import { openStore } from '../src/store/store.js';
+import { sqliteOf } from './store-access.js';
 import { tempDir } from './helpers.js';
 
 const dir = tempDir();
 const file = join(dir, 'mobile-builder.db');
-const a = openStore(file);
-const b = openStore(file);
+const a = await openStore({ file });
+const b = await openStore({ file });
 afterAll(() => {
-  a.close();
-  b.close();
+  void a.close();
+  void b.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-const pointsOf = (key: string) => (a.sqlite.prepare('select points from rate_limits where key = ?').get(key) as { points: number } | undefined)?.points;
+const pointsOf = (key: string) => (sqliteOf(a).prepare('select points from rate_limits where key = ?').get(key) as { points: number } | undefined)?.points;
 
 describe('StoreRequestRateLimiter', () => {
   it('two connections share one window: exactly the limit is allowed in total', async () => {
-    const [first, second] = [new StoreRequestRateLimiter(a.sqlite), new StoreRequestRateLimiter(b.sqlite)];
+    const [first, second] = [new StoreRequestRateLimiter(a.rateWindows!), new StoreRequestRateLimiter(b.rateWindows!)];
     const decisions = [];
     for (let i = 0; i < 10; i++) decisions.push(await (i % 2 ? first : second).consume('token-1', 4, 60));
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, false, false, false, false, false, false]);
@@ -37,7 +38,7 @@ describe('StoreRequestRateLimiter', () => {
   });
 
   it('a refused key is answered from memory: the store is not written again in that window', async () => {
-    const limiter = new StoreRequestRateLimiter(a.sqlite);
+    const limiter = new StoreRequestRateLimiter(a.rateWindows!);
     for (let i = 0; i < 3; i++) await limiter.consume('token-2', 2, 60);
     expect(pointsOf('2/60:token-2')).toBe(3);
     for (let i = 0; i < 50; i++) expect((await limiter.consume('token-2', 2, 60)).allowed).toBe(false);
@@ -45,7 +46,7 @@ describe('StoreRequestRateLimiter', () => {
   });
 
   it('claims counts in leases (1/16 of the limit) and spends them from memory; alone it allows exactly the limit', async () => {
-    const limiter = new StoreRequestRateLimiter(a.sqlite);
+    const limiter = new StoreRequestRateLimiter(a.rateWindows!);
     const decisions = [];
     for (let i = 0; i < 25; i++) decisions.push(await limiter.consume('token-5', 160, 60));
     expect(pointsOf('160/60:token-5')).toBe(30);
@@ -56,23 +57,23 @@ describe('StoreRequestRateLimiter', () => {
   });
 
   it('two connections with leases never allow more than the limit together', async () => {
-    const [first, second] = [new StoreRequestRateLimiter(a.sqlite), new StoreRequestRateLimiter(b.sqlite)];
+    const [first, second] = [new StoreRequestRateLimiter(a.rateWindows!), new StoreRequestRateLimiter(b.rateWindows!)];
     let allowed = 0;
     for (let i = 0; i < 400; i++) if ((await (i % 2 ? first : second).consume('token-6', 160, 60)).allowed) allowed++;
     expect(allowed).toBe(160);
   });
 
   it('a different limit (a plan change) counts in its own window', async () => {
-    const limiter = new StoreRequestRateLimiter(a.sqlite);
+    const limiter = new StoreRequestRateLimiter(a.rateWindows!);
     expect((await limiter.consume('token-3', 1, 60)).allowed).toBe(true);
     expect((await limiter.consume('token-3', 1, 60)).allowed).toBe(false);
     expect((await limiter.consume('token-3', 5, 60)).allowed).toBe(true);
   });
 
   it('falls back to process memory when the store cannot answer', async () => {
-    const own = openStore(join(dir, 'closed.db'));
-    const limiter = new StoreRequestRateLimiter(own.sqlite);
-    own.close();
+    const own = await openStore({ file: join(dir, 'closed.db') });
+    const limiter = new StoreRequestRateLimiter(own.rateWindows!);
+    await own.close();
     expect((await limiter.consume('token-4', 1, 60)).allowed).toBe(true);
     expect((await limiter.consume('token-4', 1, 60)).allowed).toBe(false);
   });

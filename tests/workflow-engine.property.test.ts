@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEngine, type EngineUnderTest } from './engine-harness.js';
 import { tempDir, waitFor } from './helpers.js';
+import { sqliteOf } from './store-access.js';
 
 type Action =
   | { t: 'send'; p: number }
@@ -45,7 +46,7 @@ class Model {
   ) {}
 
   check(): void {
-    const db = this.engine.app.store.sqlite;
+    const db = sqliteOf(this.engine.app.store);
     const active = db
       .prepare("select project_id, count(*) as n from workflows where status in ('running', 'waiting_for_input', 'cancelling') group by project_id")
       .all() as { n: number }[];
@@ -73,24 +74,24 @@ class Model {
     switch (a.t) {
       case 'send': {
         const content = `instruction ${++this.sent}`;
-        const r = e.send(this.projects[a.p]!, content);
+        const r = await e.send(this.projects[a.p]!, content);
         this.acknowledged.push({ projectId: this.projects[a.p]!, messageId: r.messageId, content });
         return;
       }
       case 'answer': {
         const projectId = this.projects[a.p]!;
-        if (!e.app.workflows.session(e.caller, projectId).pendingQuestion) return;
-        const r = e.answer(projectId, 'yes');
+        if (!(await e.app.workflows.session(e.caller, projectId)).pendingQuestion) return;
+        const r = await e.answer(projectId, 'yes');
         this.acknowledged.push({ projectId, messageId: r.messageId, content: 'yes' });
         return;
       }
       case 'cancelActive': {
-        const session = e.app.workflows.session(e.caller, this.projects[a.p]!);
+        const session = await e.app.workflows.session(e.caller, this.projects[a.p]!);
         if (session.activeWorkflow) await e.cancel(this.projects[a.p]!, session.activeWorkflow.id);
         return;
       }
       case 'cancelQueued': {
-        const session = e.app.workflows.session(e.caller, this.projects[a.p]!);
+        const session = await e.app.workflows.session(e.caller, this.projects[a.p]!);
         const first = session.queuedWorkflows[0];
         if (first) await e.cancel(this.projects[a.p]!, first.id);
         return;
@@ -112,7 +113,7 @@ class Model {
         return;
       }
       case 'restart': {
-        if (a.crash) e.crash();
+        if (a.crash) await e.crash();
         else await e.stop();
         this.engine = await startEngine({ dataDir: e.dataDir, maxConcurrent: 2 });
         live.push(this.engine);
@@ -123,11 +124,11 @@ class Model {
 
   /** Drives every builder to its end and answers every question until nothing is queued or active. */
   async drain(): Promise<void> {
-    await waitFor(() => {
+    await waitFor(async () => {
       const e = this.engine;
       for (const run of e.builder.live()) if (run.idle) run.finish();
-      for (const projectId of this.projects) if (e.app.workflows.session(e.caller, projectId).pendingQuestion) e.answer(projectId, 'yes');
-      const open = e.app.store.sqlite.prepare("select count(*) as n from workflows where status not in ('completed', 'failed', 'cancelled')").get() as { n: number };
+      for (const projectId of this.projects) if ((await e.app.workflows.session(e.caller, projectId)).pendingQuestion) await e.answer(projectId, 'yes');
+      const open = sqliteOf(e.app.store).prepare("select count(*) as n from workflows where status not in ('completed', 'failed', 'cancelled')").get() as { n: number };
       return open.n === 0;
     }, 20_000, 'every queue to drain');
   }
@@ -139,7 +140,7 @@ describe('the engine under random interleavings', () => {
       fc.asyncProperty(fc.array(action, { minLength: 1, maxLength: 25 }), async (actions) => {
         const engine = await startEngine({ dataDir: tempDir('mbm-prop-'), maxConcurrent: 2 });
         live.push(engine);
-        const model = new Model(engine, [engine.createProject('P'), engine.createProject('Q')]);
+        const model = new Model(engine, [await engine.createProject('P'), await engine.createProject('Q')]);
         for (const a of actions) {
           await model.apply(a);
           model.check();

@@ -8,6 +8,7 @@ import { isGroupAlive, isReusedGroup } from '../src/workflows/process-groups.js'
 import { startEngine, type EngineUnderTest } from './engine-harness.js';
 import { startTestServer, toolResult, waitFor } from './helpers.js';
 import { ManualBuilder } from './manual-builder.js';
+import { sqliteOf } from './store-access.js';
 
 const engines: EngineUnderTest[] = [];
 async function engine(options: Parameters<typeof startEngine>[0] = {}) {
@@ -25,13 +26,13 @@ afterEach(async () => {
   }
 });
 
-const messagesOf = (e: EngineUnderTest, projectId: string) => e.app.workflows.messages(e.caller, { projectId, limit: 1000 }).messages;
+const messagesOf = async (e: EngineUnderTest, projectId: string) => (await e.app.workflows.messages(e.caller, { projectId, limit: 1000 })).messages;
 
 describe('claiming: per-project FIFO and the server-wide limit', () => {
   it('the first send of an idle project runs at once; later ones queue with positions and start in order', async () => {
     const e = await engine({ maxConcurrent: 4 });
-    const p = e.createProject();
-    const [a, b, c] = [e.send(p, 'a'), e.send(p, 'b'), e.send(p, 'c')];
+    const p = await e.createProject();
+    const [a, b, c] = [await e.send(p, 'a'), await e.send(p, 'b'), await e.send(p, 'c')];
     expect(a).toMatchObject({ status: 'running' });
     expect(a.queuePosition).toBeUndefined();
     expect([b.status, b.queuePosition, c.status, c.queuePosition]).toEqual(['queued', 1, 'queued', 2]);
@@ -53,12 +54,12 @@ describe('claiming: per-project FIFO and the server-wide limit', () => {
 
   it('a full server queues the first workflow of an idle project and says why; it starts when a slot frees', async () => {
     const e = await engine({ maxConcurrent: 1 });
-    const [p, q] = [e.createProject('P'), e.createProject('Q')];
-    const first = e.send(p);
-    const second = e.send(q);
+    const [p, q] = [await e.createProject('P'), await e.createProject('Q')];
+    const first = await e.send(p);
+    const second = await e.send(q);
     expect(first.status).toBe('running');
     expect(second).toMatchObject({ status: 'queued', queuePosition: 1 });
-    expect(messagesOf(e, q).at(-1)!.content).toMatch(/server is running its maximum number of workflows/);
+    expect((await messagesOf(e, q)).at(-1)!.content).toMatch(/server is running its maximum number of workflows/);
     (await e.running(first.workflowId)).finish();
     await e.running(second.workflowId);
     expect(e.row(second.workflowId).status).toBe('running');
@@ -68,18 +69,18 @@ describe('claiming: per-project FIFO and the server-wide limit', () => {
 describe('questions: answer and resume', () => {
   it('a waiting workflow frees its slot; once answered it waits for a slot, then re-claims it and the builder gets the answer', async () => {
     const e = await engine({ maxConcurrent: 1 });
-    const [p, q] = [e.createProject('P'), e.createProject('Q')];
-    const w = e.send(p);
+    const [p, q] = [await e.createProject('P'), await e.createProject('Q')];
+    const w = await e.send(p);
     (await e.running(w.workflowId)).ask('colour', 'Which colour?');
     await e.reach(w.workflowId, 'waiting_for_input');
     // Waiting does not hold the server's only slot.
-    const other = e.send(q);
+    const other = await e.send(q);
     expect(other.status).toBe('running');
     // The answer is stored, but the only slot is Q's: P waits for it, its question answered.
-    const answered = e.answer(p, 'blue');
+    const answered = await e.answer(p, 'blue');
     expect(answered).toMatchObject({ workflowId: w.workflowId, status: 'queued', queuePosition: 1 });
     expect(e.row(w.workflowId).status).toBe('waiting_for_input');
-    expect(e.app.workflows.session(e.caller, p).pendingQuestion).toBeNull();
+    expect((await e.app.workflows.session(e.caller, p)).pendingQuestion).toBeNull();
     expect(e.builder.runOf(w.workflowId)!.answers).toEqual([]);
     (await e.running(other.workflowId)).finish();
     const run = await e.running(w.workflowId);
@@ -87,32 +88,32 @@ describe('questions: answer and resume', () => {
     expect(e.row(w.workflowId)).toMatchObject({ status: 'running', runnerId: e.app.engine.runnerId });
     run.finish();
     await e.reach(w.workflowId, 'completed');
-    expect(messagesOf(e, p).map((m) => m.type)).toEqual(['instruction', 'status', 'question', 'answer', 'status', 'status']);
-    expect(messagesOf(e, p).at(-2)!.content).toMatch(/Answer received.*continues when a slot frees/);
+    expect((await messagesOf(e, p)).map((m) => m.type)).toEqual(['instruction', 'status', 'question', 'answer', 'status', 'status']);
+    expect((await messagesOf(e, p)).at(-2)!.content).toMatch(/Answer received.*continues when a slot frees/);
   });
 
   it('with a free slot the answer resumes the builder at once', async () => {
     const e = await engine({ maxConcurrent: 1 });
-    const p = e.createProject('P');
-    const w = e.send(p);
+    const p = await e.createProject('P');
+    const w = await e.send(p);
     (await e.running(w.workflowId)).ask('colour', 'Which colour?');
     await e.reach(w.workflowId, 'waiting_for_input');
-    expect(e.answer(p, 'red')).toMatchObject({ workflowId: w.workflowId, status: 'running' });
+    expect(await e.answer(p, 'red')).toMatchObject({ workflowId: w.workflowId, status: 'running' });
     const run = await e.running(w.workflowId);
     expect(run.answers).toEqual(['red']);
     run.finish();
     await e.reach(w.workflowId, 'completed');
-    expect(messagesOf(e, p).map((m) => m.type)).toEqual(['instruction', 'status', 'question', 'answer', 'status']);
+    expect((await messagesOf(e, p)).map((m) => m.type)).toEqual(['instruction', 'status', 'question', 'answer', 'status']);
   });
 });
 
 describe('cancel in every state', () => {
   it('queued: cancelled at once, and the queue behind it moves up', async () => {
     const e = await engine();
-    const p = e.createProject();
-    const a = e.send(p);
-    const b = e.send(p);
-    const c = e.send(p);
+    const p = await e.createProject();
+    const a = await e.send(p);
+    const b = await e.send(p);
+    const c = await e.send(p);
     expect(await e.cancel(p, b.workflowId)).toEqual({ workflowId: b.workflowId, status: 'cancelled', cancelled: true });
     expect(e.row(b.workflowId).startedAt).toBeNull();
     (await e.running(a.workflowId)).finish();
@@ -121,8 +122,8 @@ describe('cancel in every state', () => {
 
   it('running: the builder is aborted and the workflow is cancelled when the call returns', async () => {
     const e = await engine();
-    const p = e.createProject();
-    const a = e.send(p);
+    const p = await e.createProject();
+    const a = await e.send(p);
     const run = await e.running(a.workflowId);
     expect(await e.cancel(p)).toEqual({ workflowId: a.workflowId, status: 'cancelled', cancelled: true });
     expect(run.ended).toBe(true);
@@ -131,29 +132,29 @@ describe('cancel in every state', () => {
 
   it('waiting_for_input: cancelled, and the pending question is gone from the session', async () => {
     const e = await engine();
-    const p = e.createProject();
-    const a = e.send(p);
+    const p = await e.createProject();
+    const a = await e.send(p);
     (await e.running(a.workflowId)).ask();
     await e.reach(a.workflowId, 'waiting_for_input');
     expect(await e.cancel(p)).toEqual({ workflowId: a.workflowId, status: 'cancelled', cancelled: true });
-    expect(e.app.workflows.session(e.caller, p).pendingQuestion).toBeNull();
+    expect((await e.app.workflows.session(e.caller, p)).pendingQuestion).toBeNull();
   });
 
   it('cancelling, left by a dead runner: the next engine records it cancelled at start', async () => {
     const first = await engine();
-    const p = first.createProject();
-    const a = first.send(p);
+    const p = await first.createProject();
+    const a = await first.send(p);
     await first.running(a.workflowId);
-    first.app.store.sqlite.prepare("update workflows set status = 'cancelling' where id = ?").run(a.workflowId);
-    first.crash();
+    sqliteOf(first.app.store).prepare("update workflows set status = 'cancelling' where id = ?").run(a.workflowId);
+    await first.crash();
     const second = await engine({ dataDir: first.dataDir });
     expect(second.row(a.workflowId)).toMatchObject({ status: 'cancelled', runnerId: null });
   });
 
   it('terminal: nothing changes and cancelled is false', async () => {
     const e = await engine();
-    const p = e.createProject();
-    const a = e.send(p);
+    const p = await e.createProject();
+    const a = await e.send(p);
     (await e.running(a.workflowId)).finish();
     const done = await e.reach(a.workflowId, 'completed');
     expect(await e.cancel(p, a.workflowId)).toEqual({ workflowId: a.workflowId, status: 'completed', cancelled: false });
@@ -164,25 +165,25 @@ describe('cancel in every state', () => {
 describe('crash recovery (the reaper at start)', () => {
   it('running -> failed/interrupted, waiting keeps its question and resumes on answer, the queue moves on, no message lost', async () => {
     const first = await engine({ maxConcurrent: 4 });
-    const [p, q] = [first.createProject('P'), first.createProject('Q')];
-    const running = first.send(p, 'runs');
-    const queued = first.send(p, 'queued');
-    const waiting = first.send(q, 'asks');
+    const [p, q] = [await first.createProject('P'), await first.createProject('Q')];
+    const running = await first.send(p, 'runs');
+    const queued = await first.send(p, 'queued');
+    const waiting = await first.send(q, 'asks');
     (await first.running(waiting.workflowId)).ask('app_id', 'Which id?');
     await first.reach(waiting.workflowId, 'waiting_for_input');
     await first.running(running.workflowId);
-    const before = [...messagesOf(first, p), ...messagesOf(first, q)];
-    first.crash();
+    const before = [...(await messagesOf(first, p)), ...(await messagesOf(first, q))];
+    await first.crash();
 
     const second = await engine({ dataDir: first.dataDir, maxConcurrent: 4 });
     expect(second.row(running.workflowId)).toMatchObject({ status: 'failed', errorCode: 'interrupted', runnerId: null });
     expect(second.row(waiting.workflowId)).toMatchObject({ status: 'waiting_for_input', runnerId: null });
-    expect(second.app.workflows.session(second.caller, q).pendingQuestion).toMatchObject({ prompt: 'Which id?' });
+    expect((await second.app.workflows.session(second.caller, q)).pendingQuestion).toMatchObject({ prompt: 'Which id?' });
     await second.running(queued.workflowId);
-    const after = [...messagesOf(second, p), ...messagesOf(second, q)];
+    const after = [...(await messagesOf(second, p)), ...(await messagesOf(second, q))];
     for (const m of before) expect(after).toContainEqual(m);
 
-    expect(second.answer(q, 'com.example.q')).toMatchObject({ workflowId: waiting.workflowId, status: 'running' });
+    expect(await second.answer(q, 'com.example.q')).toMatchObject({ workflowId: waiting.workflowId, status: 'running' });
     const resumed = await second.running(waiting.workflowId);
     expect(resumed).not.toBe(first.builder.runOf(waiting.workflowId));
     // The builder runs again from the start; its question is answered from the store.
@@ -191,39 +192,39 @@ describe('crash recovery (the reaper at start)', () => {
     expect(resumed.answers).toEqual(['com.example.q']);
     resumed.finish();
     await second.reach(waiting.workflowId, 'completed');
-    expect(messagesOf(second, q).filter((m) => m.type === 'question')).toHaveLength(1);
+    expect((await messagesOf(second, q)).filter((m) => m.type === 'question')).toHaveLength(1);
   });
 });
 
 describe('build process groups never outlive their workflow', () => {
   it('a group still alive when the builder ends is killed (SIGTERM ignored, so SIGKILL) before the workflow is recorded', async () => {
     const e = await engine();
-    const p = e.createProject();
-    const a = e.send(p);
+    const p = await e.createProject();
+    const a = await e.send(p);
     const run = await e.running(a.workflowId);
     run.spawnGroup();
     await waitFor(() => run.groups.length === 1 && run.idle, 10_000, 'the group');
     const pgid = run.groups[0]!;
-    expect(e.app.store.sqlite.prepare('select workflow_id, runner_id from process_groups where pgid = ?').get(pgid)).toEqual({
+    expect(sqliteOf(e.app.store).prepare('select workflow_id, runner_id from process_groups where pgid = ?').get(pgid)).toEqual({
       workflow_id: a.workflowId,
       runner_id: e.app.engine.runnerId,
     });
     run.finish();
     await e.reach(a.workflowId, 'completed');
     expect(isGroupAlive(pgid)).toBe(false);
-    expect(e.app.store.sqlite.prepare('select count(*) as n from process_groups').get()).toEqual({ n: 0 });
+    expect(sqliteOf(e.app.store).prepare('select count(*) as n from process_groups').get()).toEqual({ n: 0 });
   });
 
   it('after a crash the next engine kills the recorded group, and the next workflow of the project starts only once it is dead', async () => {
     const first = await engine();
-    const p = first.createProject();
-    const a = first.send(p, 'spawns');
-    const b = first.send(p, 'next');
+    const p = await first.createProject();
+    const a = await first.send(p, 'spawns');
+    const b = await first.send(p, 'next');
     const run = await first.running(a.workflowId);
     run.spawnGroup();
     await waitFor(() => run.groups.length === 1 && run.idle, 10_000, 'the group');
     const pgid = run.groups[0]!;
-    first.crash();
+    await first.crash();
     expect(isGroupAlive(pgid)).toBe(true);
 
     const second = await startEngineWatching(first.dataDir, pgid);
@@ -263,11 +264,11 @@ describe('message length', () => {
 
   it("a builder's text longer than 20,000 code points is cut on a code point boundary with a note", async () => {
     const e = await engine();
-    const p = e.createProject();
-    const a = e.send(p);
+    const p = await e.createProject();
+    const a = await e.send(p);
     const run = await e.running(a.workflowId);
-    run.context.say('😀'.repeat(20_001));
-    const said = messagesOf(e, p).at(-1)!.content;
+    await run.context.say('😀'.repeat(20_001));
+    const said = (await messagesOf(e, p)).at(-1)!.content;
     expect(said).toBe(`${'😀'.repeat(20_000)}\n[truncated]`);
     expect(said.isWellFormed()).toBe(true);
   });

@@ -10,11 +10,10 @@ import { systemClock } from '../src/clock.js';
 import { silentLogger } from '../src/logger.js';
 import { workflowSchema } from '../src/services/resource-shapes.js';
 import { cancelWorkflowTool } from '../src/mcp/tools/cancel-workflow.js';
-import { openStore } from '../src/store/database.js';
-import { MessageRepo } from '../src/store/message-repo.js';
-import { ProjectRepo } from '../src/store/project-repo.js';
-import { workflows, type WorkflowStatus as StoredStatus } from '../src/store/schema.js';
-import { WorkflowRepo } from '../src/store/workflow-repo.js';
+import { openStore } from '../src/store/store.js';
+import { workflows } from '../src/store/sqlite/schema.js';
+import type { WorkflowStatus as StoredStatus } from '../src/store/rows.js';
+import { sqliteOf } from './store-access.js';
 import { WorkflowJournal } from '../src/workflows/workflow-journal.js';
 import {
   ACTIVE_STATUSES,
@@ -31,40 +30,40 @@ import { ROOT } from './helpers.js';
 // A compile-time check: the store's status type and the state machine's are the same set.
 const sameType: [StoredStatus, WorkflowStatus] extends [WorkflowStatus, StoredStatus] ? true : false = true;
 
-function journalOnMemoryStore() {
-  const store = openStore(':memory:');
-  store.sqlite.exec(`insert into users (id, name, plan, created_at) values ('u', 'u', 'free', '2026-01-01T00:00:00.000Z');
+async function journalOnMemoryStore() {
+  const store = await openStore({ file: ':memory:' });
+  sqliteOf(store).exec(`insert into users (id, name, plan, created_at) values ('u', 'u', 'free', '2026-01-01T00:00:00.000Z');
     insert into projects (id, owner_id, name, visibility, created_at, updated_at) values ('p', 'u', 'P', 'private', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');`);
-  const repo = new WorkflowRepo(store.db);
-  const journal = new WorkflowJournal(store, repo, new MessageRepo(store.db), new ProjectRepo(store.db), systemClock, silentLogger());
+  const repo = store.repos.workflows;
+  const journal = new WorkflowJournal(store, systemClock, silentLogger());
   let seq = 0;
-  const insert = (status: WorkflowStatus) => {
+  const insert = async (status: WorkflowStatus) => {
     const id = `w${++seq}`;
-    repo.insert({
+    await repo.insert({
       id, projectId: 'p', seq, kind: 'build', status, instruction: 'x', stepIndex: 0, stepTotal: 0, stepName: null,
       runnerId: 'r', errorCode: null, errorMessage: null, createdAt: journal.now(), startedAt: null, finishedAt: null,
     } as never);
     return id;
   };
-  const statusOf = (id: string) => repo.findById(id)!.status;
+  const statusOf = async (id: string) => (await repo.findById(id))!.status;
   return { store, journal, insert, statusOf };
 }
 
 describe('the workflow state machine', () => {
-  it('is the one list of statuses: store enum, index predicate, tool output schemas', () => {
+  it('is the one list of statuses: store enum, index predicate, tool output schemas', async () => {
     expect(sameType).toBe(true);
     expect(workflows.status.enumValues).toEqual([...WORKFLOW_STATUSES]);
     expect(workflowSchema.shape.status.options).toEqual([...WORKFLOW_STATUSES]);
     expect((cancelWorkflowTool.descriptor.outputSchema as any).properties.status.enum).toEqual([...WORKFLOW_STATUSES]);
     // The index in a migrated database (not only the schema file) covers exactly the active set.
-    const { store } = journalOnMemoryStore();
-    const sql = (store.sqlite.prepare("select sql from sqlite_master where name = 'workflows_one_active_per_project'").get() as { sql: string }).sql;
+    const { store } = await journalOnMemoryStore();
+    const sql = (sqliteOf(store).prepare("select sql from sqlite_master where name = 'workflows_one_active_per_project'").get() as { sql: string }).sql;
     const listed = /status in \(([^)]*)\)/.exec(sql)![1]!.split(',').map((s) => s.trim().replace(/'/g, ''));
     expect(listed.sort()).toEqual([...ACTIVE_STATUSES].sort());
-    store.close();
+    await store.close();
   });
 
-  it('every status is active, terminal or queued; terminal statuses have no way out; all are reachable', () => {
+  it('every status is active, terminal or queued; terminal statuses have no way out; all are reachable', async () => {
     for (const s of WORKFLOW_STATUSES) expect([...ACTIVE_STATUSES, ...TERMINAL_STATUSES, 'queued']).toContain(s);
     for (const t of TRANSITIONS) expect(TERMINAL_STATUSES as readonly string[]).not.toContain(t.from);
     const reached = new Set<WorkflowStatus>(['queued']);
@@ -80,38 +79,38 @@ describe('the workflow state machine', () => {
     expect([...reached].sort()).toEqual([...WORKFLOW_STATUSES].sort());
   });
 
-  it('the journal applies every row of the table, and refuses every other (status, event) pair without writing', () => {
-    const { store, journal, insert, statusOf } = journalOnMemoryStore();
+  it('the journal applies every row of the table, and refuses every other (status, event) pair without writing', async () => {
+    const { store, journal, insert, statusOf } = await journalOnMemoryStore();
     for (const from of WORKFLOW_STATUSES) {
       for (const event of WORKFLOW_EVENTS) {
         const row = TRANSITIONS.find((t) => t.from === from && t.event === event);
-        const id = insert(from);
+        const id = await insert(from);
         if (row) {
-          expect(journal.transition({ id, projectId: 'p' }, from, event), `${from} --${event}-->`).toBe(true);
-          expect(statusOf(id)).toBe(row.to);
+          expect(await journal.transition({ id, projectId: 'p' }, from, event), `${from} --${event}-->`).toBe(true);
+          expect(await statusOf(id)).toBe(row.to);
         } else {
-          expect(() => journal.transition({ id, projectId: 'p' }, from, event), `${from} --${event}--> must be refused`).toThrow(IllegalTransitionError);
-          expect(statusOf(id)).toBe(from);
+          await expect(journal.transition({ id, projectId: 'p' }, from, event), `${from} --${event}--> must be refused`).rejects.toThrow(IllegalTransitionError);
+          expect(await statusOf(id)).toBe(from);
         }
         // A row is only one workflow active per project: finish it before the next case.
-        store.sqlite.prepare("update workflows set status = 'failed' where id = ?").run(id);
+        sqliteOf(store).prepare("update workflows set status = 'failed' where id = ?").run(id);
       }
     }
-    store.close();
+    await store.close();
   });
 
-  it('a transition is a compare-and-set: a stale `from` or another owner changes nothing', () => {
-    const { store, journal, insert, statusOf } = journalOnMemoryStore();
-    const id = insert('running');
-    expect(journal.transition({ id, projectId: 'p' }, 'queued', 'claim')).toBe(false);
-    expect(journal.transition({ id, projectId: 'p' }, 'running', 'complete', {}, undefined, 'someone-else')).toBe(false);
-    expect(statusOf(id)).toBe('running');
-    expect(journal.transition({ id, projectId: 'p' }, 'running', 'complete', {}, undefined, 'r')).toBe(true);
-    expect(statusOf(id)).toBe('completed');
-    store.close();
+  it('a transition is a compare-and-set: a stale `from` or another owner changes nothing', async () => {
+    const { store, journal, insert, statusOf } = await journalOnMemoryStore();
+    const id = await insert('running');
+    expect(await journal.transition({ id, projectId: 'p' }, 'queued', 'claim')).toBe(false);
+    expect(await journal.transition({ id, projectId: 'p' }, 'running', 'complete', {}, undefined, 'someone-else')).toBe(false);
+    expect(await statusOf(id)).toBe('running');
+    expect(await journal.transition({ id, projectId: 'p' }, 'running', 'complete', {}, undefined, 'r')).toBe(true);
+    expect(await statusOf(id)).toBe('completed');
+    await store.close();
   });
 
-  it('the README diagram is the one rendered from the table', () => {
+  it('the README diagram is the one rendered from the table', async () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     const block = /<!-- workflow-states:begin -->\n([\s\S]*?)\n<!-- workflow-states:end -->/.exec(readme)?.[1];
     expect(block, 'README.md needs the generated state diagram between the workflow-states markers').toBe(renderStateDiagram());

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTool, createProject, rawHttp, startTestServer, toolResult, waitFor, waitIdle, waitQuestion, type TestServer } from './helpers.js';
+import { sqliteOf } from './store-access.js';
 
 let server: TestServer;
 let alice: string;
@@ -27,7 +28,7 @@ afterAll(async () => {
 
 const tool = (name: string, args: Record<string, unknown>, token = alice) => toolResult(server.mcpUrl, token, name, args);
 const stuckTool = (name: string, args: Record<string, unknown>) => toolResult(stuck.mcpUrl, stuckAlice, name, args);
-const statusOf = (id: string) => (server.app.store.sqlite.prepare('select status from workflows where id = ?').get(id) as { status: string }).status;
+const statusOf = (id: string) => (sqliteOf(server.app.store).prepare('select status from workflows where id = ?').get(id) as { status: string }).status;
 
 describe('state machine', () => {
   it('build: queued/running -> completed, steps recorded, updatedAt moves, messages in order', async () => {
@@ -69,7 +70,7 @@ describe('state machine', () => {
     expect(queued.map((r) => r.queuePosition).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     const session = await stuckTool('svc_get_session', { projectId: project.id });
     expect(session.queuedWorkflows).toHaveLength(9);
-    const active = stuck.app.store.sqlite
+    const active = sqliteOf(stuck.app.store)
       .prepare("select count(*) as n from workflows where project_id = ? and status in ('running','waiting_for_input','cancelling')")
       .get(project.id) as { n: number };
     expect(active.n).toBe(1);
@@ -78,12 +79,12 @@ describe('state machine', () => {
     const byPosition = [...queued].sort((a, b) => a.queuePosition - b.queuePosition);
     const running = results.find((r) => r.status === 'running')!;
     await stuckTool('svc_cancel_workflow', { projectId: project.id, workflowId: running.workflowId });
-    const stuckStatus = (id: string) => (stuck.app.store.sqlite.prepare('select status from workflows where id = ?').get(id) as { status: string }).status;
+    const stuckStatus = (id: string) => (sqliteOf(stuck.app.store).prepare('select status from workflows where id = ?').get(id) as { status: string }).status;
     await waitFor(() => stuckStatus(byPosition[0].workflowId) === 'running' || null, 15_000, 'the first queued to start');
     await stuckTool('svc_cancel_workflow', { projectId: project.id, workflowId: byPosition[0].workflowId });
     await waitFor(() => stuckStatus(byPosition[1].workflowId) === 'running' || null, 15_000, 'the second queued to start');
     for (const r of byPosition.slice(1).reverse()) await stuckTool('svc_cancel_workflow', { projectId: project.id, workflowId: r.workflowId });
-    const started = stuck.app.store.sqlite
+    const started = sqliteOf(stuck.app.store)
       .prepare('select id from workflows where project_id = ? and started_at is not null order by started_at, seq')
       .all(project.id)
       .map((r: any) => r.id);
@@ -94,7 +95,7 @@ describe('state machine', () => {
     const project = await createProject(stuck.mcpUrl, stuckAlice);
     const sent = await stuckTool('svc_send_message', { projectId: project.id, message: 'build' });
     const insert = () =>
-      stuck.app.store.sqlite
+      sqliteOf(stuck.app.store)
         .prepare("insert into workflows (id, project_id, seq, kind, status, instruction, created_at) values (?, ?, 999999, 'build', 'running', 'x', 'now')")
         .run('11111111-1111-4111-8111-111111111111', project.id);
     expect(insert).toThrow(/UNIQUE/);

@@ -6,8 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import type { LoginCodeRepo } from '../store/login-code-repo.js';
-import type { UserRepo } from '../store/user-repo.js';
+import type { LoginCodeRepo } from '../store/repos.js';
+import type { UserRepo } from '../store/repos.js';
 import { hashToken } from './api-token.js';
 
 /** Lifetime of a login code when none is given: 10 minutes, in seconds. */
@@ -49,17 +49,17 @@ export class LoginCodeService {
    * returned code is the only time it exists outside the store's hash.
    * @throws UnknownUserError when there is no such user; RangeError for a lifetime outside 1 s .. 1 day.
    */
-  create(userName: string, ttlSeconds: number = DEFAULT_LOGIN_CODE_TTL_SECONDS): string {
+  async create(userName: string, ttlSeconds: number = DEFAULT_LOGIN_CODE_TTL_SECONDS): Promise<string> {
     if (!(Number.isSafeInteger(ttlSeconds) && ttlSeconds > 0 && ttlSeconds <= MAX_LOGIN_CODE_TTL_SECONDS)) {
       throw new RangeError(`A login code lifetime must be between 1 s and ${MAX_LOGIN_CODE_TTL_SECONDS} s (one day)`);
     }
-    const user = this.users.findByName(userName);
+    const user = await this.users.findByName(userName);
     if (!user) throw new UnknownUserError(userName);
     const bytes = randomBytes(GROUPS * GROUP_LENGTH);
     const chars = Array.from(bytes, (b) => ALPHABET[b & 31]!).join('');
     const code = Array.from({ length: GROUPS }, (_, i) => chars.slice(i * GROUP_LENGTH, (i + 1) * GROUP_LENGTH)).join('-');
     const now = this.clock();
-    this.codes.insert({
+    await this.codes.insert({
       codeHash: hashToken(normalise(code)),
       userId: user.id,
       createdAt: now.toISOString(),
@@ -70,10 +70,10 @@ export class LoginCodeService {
   }
 
   /** Redeems (consumes) a code: its user, or null for a code that is unknown, used or expired. */
-  redeem(code: string): { userId: string; userName: string } | null {
+  async redeem(code: string): Promise<{ userId: string; userName: string } | null> {
     const canonical = normalise(code);
     if (canonical.length !== GROUPS * GROUP_LENGTH || ![...canonical].every((c) => ALPHABET.includes(c))) return null;
-    const user = this.codes.consume(hashToken(canonical), this.clock().toISOString());
+    const user = await this.codes.consume(hashToken(canonical), this.clock().toISOString());
     return user ? { userId: user.id, userName: user.name } : null;
   }
 }

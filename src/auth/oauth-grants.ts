@@ -12,8 +12,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import type { OAuthRepo, OAuthTokenWithGrant } from '../store/oauth-repo.js';
-import type { OAuthTokenRow } from '../store/schema.js';
+import type { OAuthRepo, OAuthTokenWithGrant } from '../store/repos.js';
+import type { OAuthTokenRow } from '../store/rows.js';
 import { hashToken, isExpired } from './api-token.js';
 
 /** Prefix of OAuth access tokens. */
@@ -116,14 +116,14 @@ export class OAuthGrants {
   }
 
   /** Records an approval as a new grant and returns its authorization code. */
-  approve(approval: Approval): string {
+  async approve(approval: Approval): Promise<string> {
     const now = this.clock();
     // Housekeeping at each approval: a used code is kept a day, so that a late replay still
     // revokes what it made; expired tokens go.
-    this.repo.deleteExpired(new Date(now.getTime() - 86_400_000).toISOString(), now.toISOString());
+    await this.repo.deleteExpired(new Date(now.getTime() - 86_400_000).toISOString(), now.toISOString());
     const grantId = randomUUID();
     const code = randomBytes(32).toString('base64url');
-    this.repo.insertGrant({
+    await this.repo.insertGrant({
       id: grantId,
       userId: approval.userId,
       clientId: approval.clientId,
@@ -134,7 +134,7 @@ export class OAuthGrants {
       lastUsedAt: null,
       revokedAt: null,
     });
-    this.repo.insertCode({
+    await this.repo.insertCode({
       codeHash: hashToken(code),
       grantId,
       clientId: approval.clientId,
@@ -153,8 +153,8 @@ export class OAuthGrants {
    * @throws OAuthGrantError `invalid_grant` for a code that is unknown, another client's, expired
    *   or already used (a used code also revokes its grant).
    */
-  challengeFor(clientId: string, code: string): string {
-    return this.usableCode(clientId, code).codeChallenge;
+  async challengeFor(clientId: string, code: string): Promise<string> {
+    return (await this.usableCode(clientId, code)).codeChallenge;
   }
 
   /**
@@ -162,18 +162,18 @@ export class OAuthGrants {
    * @throws OAuthGrantError `invalid_grant` as `challengeFor`, or for a redirect URI other than the
    *   authorization request's; `invalid_target` for a resource other than the code's.
    */
-  exchangeCode(clientId: string, code: string, redirectUri: string | undefined, resource: string | undefined): IssuedTokens {
-    const row = this.usableCode(clientId, code);
+  async exchangeCode(clientId: string, code: string, redirectUri: string | undefined, resource: string | undefined): Promise<IssuedTokens> {
+    const row = await this.usableCode(clientId, code);
     if (redirectUri !== undefined && redirectUri !== row.redirectUri) throw new OAuthGrantError('invalid_grant', 'redirect_uri does not match the authorization request');
     if (resource !== undefined && resource !== row.resource) throw new OAuthGrantError('invalid_target', 'resource does not match the authorization request');
     const now = this.clock().toISOString();
-    if (!this.repo.useCode(row.codeHash, now)) {
-      this.revokeGrant(row.grantId);
+    if (!await this.repo.useCode(row.codeHash, now)) {
+      await this.revokeGrant(row.grantId);
       throw new OAuthGrantError('invalid_grant', 'Authorization code was already used');
     }
-    const grant = this.repo.findGrant(row.grantId);
+    const grant = await this.repo.findGrant(row.grantId);
     if (!grant || grant.revokedAt) throw new OAuthGrantError('invalid_grant', 'The grant was revoked');
-    return this.issue(grant.id, grant.resource, grant.scope);
+    return await this.issue(grant.id, grant.resource, grant.scope);
   }
 
   /**
@@ -181,37 +181,37 @@ export class OAuthGrants {
    * @throws OAuthGrantError `invalid_grant` for a token that is unknown, another client's, expired,
    *   revoked or already used (which revokes the whole grant); `invalid_target` for another resource.
    */
-  refresh(clientId: string, refreshToken: string, resource: string | undefined): IssuedTokens {
-    const found = refreshToken.startsWith(REFRESH_TOKEN_PREFIX) ? this.repo.findToken(hashToken(refreshToken)) : undefined;
+  async refresh(clientId: string, refreshToken: string, resource: string | undefined): Promise<IssuedTokens> {
+    const found = refreshToken.startsWith(REFRESH_TOKEN_PREFIX) ? await this.repo.findToken(hashToken(refreshToken)) : undefined;
     if (!found || found.token.kind !== 'refresh' || found.grant.clientId !== clientId) throw new OAuthGrantError('invalid_grant', 'Invalid refresh token');
     const { token, grant } = found;
     if (token.usedAt) {
-      this.revokeGrant(grant.id);
+      await this.revokeGrant(grant.id);
       throw new OAuthGrantError('invalid_grant', 'Refresh token was already used; every token of this grant is now revoked');
     }
     if (token.revokedAt || grant.revokedAt || isExpired(token.expiresAt, this.clock())) throw new OAuthGrantError('invalid_grant', 'Invalid refresh token');
     if (resource !== undefined && resource !== grant.resource) throw new OAuthGrantError('invalid_target', 'resource does not match the grant');
-    if (!this.repo.useToken(token.id, this.clock().toISOString())) {
-      this.revokeGrant(grant.id);
+    if (!await this.repo.useToken(token.id, this.clock().toISOString())) {
+      await this.revokeGrant(grant.id);
       throw new OAuthGrantError('invalid_grant', 'Refresh token was already used; every token of this grant is now revoked');
     }
-    return this.issue(grant.id, grant.resource, grant.scope);
+    return await this.issue(grant.id, grant.resource, grant.scope);
   }
 
   /**
    * Checks an access token for `audience` (the resource URL it is presented at): its caller, or
    * null for a token that is unknown, expired, revoked, of a revoked grant, or for another resource.
    */
-  verifyAccess(accessToken: string, audience: string): VerifiedAccess | null {
+  async verifyAccess(accessToken: string, audience: string): Promise<VerifiedAccess | null> {
     if (!accessToken.startsWith(ACCESS_TOKEN_PREFIX) || accessToken.length > 200) return null;
-    const found = this.repo.findToken(hashToken(accessToken));
+    const found = await this.repo.findToken(hashToken(accessToken));
     if (!found) return null;
     return this.accessOf(found, audience);
   }
 
   /** Records that the grant was used now (for `token list`). */
-  touch(grantId: string): void {
-    this.repo.touchGrant(grantId, this.clock().toISOString());
+  async touch(grantId: string): Promise<void> {
+    await this.repo.touchGrant(grantId, this.clock().toISOString());
   }
 
   /**
@@ -219,34 +219,34 @@ export class OAuthGrants {
    * token alone, a refresh token with its whole grant. Unknown tokens and other clients' tokens
    * are ignored, as RFC 7009 section 2.2 asks.
    */
-  revokePresented(clientId: string, token: string): void {
+  async revokePresented(clientId: string, token: string): Promise<void> {
     if (!token.startsWith(ACCESS_TOKEN_PREFIX) && !token.startsWith(REFRESH_TOKEN_PREFIX)) return;
-    const found = this.repo.findToken(hashToken(token));
+    const found = await this.repo.findToken(hashToken(token));
     if (!found || found.grant.clientId !== clientId) return;
-    if (found.token.kind === 'refresh') this.revokeGrant(found.grant.id);
+    if (found.token.kind === 'refresh') await this.revokeGrant(found.grant.id);
     else {
-      this.repo.revokeToken(found.token.id, this.clock().toISOString());
+      await this.repo.revokeToken(found.token.id, this.clock().toISOString());
       this.onRevoke();
     }
   }
 
   /** Revokes grant `id` and all its tokens; false when there is no such grant. Twice is harmless. */
-  revokeGrant(id: string): boolean {
-    if (!this.repo.findGrant(id)) return false;
-    this.repo.revokeGrant(id, this.clock().toISOString());
+  async revokeGrant(id: string): Promise<boolean> {
+    if (!await this.repo.findGrant(id)) return false;
+    await this.repo.revokeGrant(id, this.clock().toISOString());
     this.onRevoke();
     return true;
   }
 
   /** Grants of every user, or of `userId`, with their state. */
-  list(userId?: string): GrantSummary[] {
+  async list(userId?: string): Promise<GrantSummary[]> {
     const now = this.clock();
-    return this.repo.listGrants(userId).map(({ grant, user }) => {
-      const expiresAt = this.repo.lastRefreshExpiry(grant.id);
+    return Promise.all((await this.repo.listGrants(userId)).map(async ({ grant, user }) => {
+      const expiresAt = await this.repo.lastRefreshExpiry(grant.id);
       const state = grant.revokedAt
         ? 'revoked'
         : expiresAt === null
-          ? this.repo.hasOpenCode(grant.id, now.toISOString())
+          ? (await this.repo.hasOpenCode(grant.id, now.toISOString()))
             ? 'pending'
             : 'expired'
           : isExpired(expiresAt, now)
@@ -263,7 +263,7 @@ export class OAuthGrants {
         revokedAt: grant.revokedAt,
         state,
       };
-    });
+    }));
   }
 
   private accessOf(found: OAuthTokenWithGrant, audience: string): VerifiedAccess | null {
@@ -274,19 +274,19 @@ export class OAuthGrants {
     return { userId: user.id, userName: user.name, plan: user.plan, grantId: grant.id, clientId: grant.clientId, expiresAt: token.expiresAt };
   }
 
-  private usableCode(clientId: string, code: string) {
-    const row = code.length <= 200 ? this.repo.findCode(hashToken(code)) : undefined;
+  private async usableCode(clientId: string, code: string) {
+    const row = code.length <= 200 ? await this.repo.findCode(hashToken(code)) : undefined;
     if (!row || row.clientId !== clientId) throw new OAuthGrantError('invalid_grant', 'Invalid authorization code');
     if (row.usedAt) {
       // A replayed code: whoever holds it may be an attacker, so the tokens it made go too.
-      this.revokeGrant(row.grantId);
+      await this.revokeGrant(row.grantId);
       throw new OAuthGrantError('invalid_grant', 'Authorization code was already used');
     }
     if (isExpired(row.expiresAt, this.clock())) throw new OAuthGrantError('invalid_grant', 'Authorization code has expired');
     return row;
   }
 
-  private issue(grantId: string, resource: string, scope: string): IssuedTokens {
+  private async issue(grantId: string, resource: string, scope: string): Promise<IssuedTokens> {
     const now = this.clock();
     const access = ACCESS_TOKEN_PREFIX + randomBytes(32).toString('base64url');
     const refresh = REFRESH_TOKEN_PREFIX + randomBytes(32).toString('base64url');
@@ -301,8 +301,8 @@ export class OAuthGrants {
       usedAt: null,
       revokedAt: null,
     });
-    this.repo.insertToken(row('access', access, this.accessTtl));
-    this.repo.insertToken(row('refresh', refresh, this.refreshTtl));
+    await this.repo.insertToken(row('access', access, this.accessTtl));
+    await this.repo.insertToken(row('refresh', refresh, this.refreshTtl));
     return { access_token: access, token_type: 'Bearer', expires_in: this.accessTtl, refresh_token: refresh, ...(scope && { scope }) };
   }
 }

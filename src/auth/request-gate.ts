@@ -112,12 +112,12 @@ export class RequestGate {
    * The key a request still being read counts against (the transport's bound on such requests):
    * `user:<id>` when `token` authenticates, else `address:<client address>`, with the caller it
    * authenticated (pass it to `policy` as `caller`, so the token is looked up once per request).
-   * Looks only at the token (no rate is counted, nothing is logged); never throws.
+   * Looks only at the token (no rate is counted, nothing is logged); never rejects.
    */
-  readingKey(token: string | undefined | null, address: string): { key: string; caller: Caller | null } {
+  async readingKey(token: string | undefined | null, address: string): Promise<{ key: string; caller: Caller | null }> {
     if (token) {
       try {
-        const caller = this.tokens.authenticate(token);
+        const caller = await this.tokens.authenticate(token);
         return { key: `user:${caller.userId}`, caller };
       } catch {
         // A refused token is anonymous.
@@ -136,7 +136,7 @@ export class RequestGate {
       return async (method) => {
         if (method === 'notifications/cancelled') this.logger?.info({ transport: 'stdio' }, 'client cancelled a request');
         if (method !== 'tools/call') return null;
-        return this.count(this.authenticate(origin), 'requests');
+        return this.count(await this.authenticate(origin), 'requests');
       };
     }
     return async (method) => {
@@ -146,9 +146,9 @@ export class RequestGate {
     };
   }
 
-  private authenticate(origin: RequestOrigin): Caller {
+  private async authenticate(origin: RequestOrigin): Promise<Caller> {
     try {
-      return this.tokens.authenticate(origin.token);
+      return await this.tokens.authenticate(origin.token);
     } catch (error) {
       this.logger?.warn({ transport: origin.transport, address: origin.address, tokenPresented: Boolean(origin.token) }, 'authentication failed');
       throw error;
@@ -158,7 +158,7 @@ export class RequestGate {
   private async authenticateHttp(origin: RequestOrigin): Promise<Caller> {
     if (origin.caller) return origin.caller;
     try {
-      return this.tokens.authenticate(origin.token);
+      return await this.tokens.authenticate(origin.token);
     } catch (error) {
       const address = origin.address ?? 'unknown';
       const rate = await this.limiter.consume(`address:${address}`, this.unauthenticatedPerMinute, 60);

@@ -5,9 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { isoNow, type Clock } from '../clock.js';
 import { unauthenticated } from '../errors.js';
-import type { TokenRepo } from '../store/token-repo.js';
-import type { UserRepo } from '../store/user-repo.js';
-import type { UserRow } from '../store/schema.js';
+import type { TokenRepo } from '../store/repos.js';
+import type { UserRepo } from '../store/repos.js';
+import type { UserRow } from '../store/rows.js';
 import { displayPrefix, generateToken, hashToken, isExpired, MAX_TOKEN_LIFETIME_MS, TOKEN_PREFIX } from './api-token.js';
 import type { Caller } from './caller.js';
 import { ACCESS_TOKEN_PREFIX, type OAuthGrants } from './oauth-grants.js';
@@ -47,11 +47,11 @@ export class TokenService {
   private readonly touched = new Map<string, number>();
 
   /** Finds the user by name, creating it (on `plan`, default `free`) when new. */
-  ensureUser(name: string, plan = 'free'): UserRow {
-    const found = this.users.findByName(name);
+  async ensureUser(name: string, plan = 'free'): Promise<UserRow> {
+    const found = await this.users.findByName(name);
     if (found) return found;
     const row: UserRow = { id: randomUUID(), name, plan, createdAt: isoNow(this.clock) };
-    this.users.insert(row);
+    await this.users.insert(row);
     return row;
   }
 
@@ -61,11 +61,11 @@ export class TokenService {
    * @param expiresInMs lifetime in milliseconds (1 .. MAX_TOKEN_LIFETIME_MS); undefined for a token that does not expire.
    * @throws RangeError for a lifetime out of that range.
    */
-  create(userName: string, expiresInMs?: number): { token: string; summary: TokenSummary } {
+  async create(userName: string, expiresInMs?: number): Promise<{ token: string; summary: TokenSummary }> {
     if (expiresInMs !== undefined && !(Number.isSafeInteger(expiresInMs) && expiresInMs > 0 && expiresInMs <= MAX_TOKEN_LIFETIME_MS)) {
       throw new RangeError(`A token lifetime must be between 1 ms and ${MAX_TOKEN_LIFETIME_MS} ms (ten years)`);
     }
-    const user = this.ensureUser(userName);
+    const user = await this.ensureUser(userName);
     const token = generateToken();
     const now = this.clock();
     const row = {
@@ -77,33 +77,33 @@ export class TokenService {
       expiresAt: expiresInMs === undefined ? null : new Date(now.getTime() + expiresInMs).toISOString(),
       revokedAt: null,
     };
-    this.tokens.insert(row);
+    await this.tokens.insert(row);
     return { token, summary: this.summarise(row, user.name) };
   }
 
-  list(userName?: string): TokenSummary[] {
+  async list(userName?: string): Promise<TokenSummary[]> {
     let userId: string | undefined;
     if (userName !== undefined) {
-      const user = this.users.findByName(userName);
+      const user = await this.users.findByName(userName);
       if (!user) return [];
       userId = user.id;
     }
-    return this.tokens.list(userId).map(({ token, user }) => this.summarise(token, user.name));
+    return (await this.tokens.list(userId)).map(({ token, user }) => this.summarise(token, user.name));
   }
 
   /** Revokes token `id`. Returns false when no such token exists. Revoking twice is harmless. */
-  revoke(id: string): boolean {
-    const row = this.tokens.findById(id);
+  async revoke(id: string): Promise<boolean> {
+    const row = await this.tokens.findById(id);
     if (!row) return false;
-    if (!row.revokedAt) this.tokens.revoke(id, isoNow(this.clock));
+    if (!row.revokedAt) await this.tokens.revoke(id, isoNow(this.clock));
     this.cache?.clear();
     return true;
   }
 
   /** Puts user `name` (created if new) on `plan`. The plan must exist in the operator's table. */
-  setPlan(name: string, plan: string): void {
-    const user = this.ensureUser(name);
-    this.users.setPlan(user.id, plan);
+  async setPlan(name: string, plan: string): Promise<void> {
+    const user = await this.ensureUser(name);
+    await this.users.setPlan(user.id, plan);
     this.cache?.clear();
   }
 
@@ -113,7 +113,7 @@ export class TokenService {
    * @throws ServiceError `unauthenticated` (-32001) when it is missing, malformed, unknown,
    *   expired, revoked, or an access token for another resource.
    */
-  authenticate(token: string | undefined | null): Caller {
+  async authenticate(token: string | undefined | null): Promise<Caller> {
     if (!token || !token.startsWith(TOKEN_PREFIX) || token.length > 200) throw unauthenticated();
     const hash = hashToken(token);
     const now = this.clock();
@@ -123,7 +123,7 @@ export class TokenService {
       return cached.caller;
     }
     if (this.oauth && token.startsWith(ACCESS_TOKEN_PREFIX)) {
-      const access = this.oauth.grants.verifyAccess(token, this.oauth.audience());
+      const access = await this.oauth.grants.verifyAccess(token, this.oauth.audience());
       // An API token may start with `svc_at_` too (1 in 2^18): fall through to the API tokens.
       if (access) {
         const caller: Caller = { userId: access.userId, userName: access.userName, plan: access.plan, tokenId: access.grantId, rateKey: `user:${access.userId}` };
@@ -132,7 +132,7 @@ export class TokenService {
         return caller;
       }
     }
-    const found = this.tokens.findByHash(hash);
+    const found = await this.tokens.findByHash(hash);
     if (!found) throw unauthenticated();
     const { token: row, user } = found;
     if (row.revokedAt) throw unauthenticated();
@@ -147,9 +147,9 @@ export class TokenService {
    * client, which only ever see -32001): `malformed` (not an `svc_` token), `unknown` (not issued
    * in this store), `revoked`, `expired` or `active`.
    */
-  stateOf(token: string): 'malformed' | 'unknown' | 'revoked' | 'expired' | 'active' {
+  async stateOf(token: string): Promise<'malformed' | 'unknown' | 'revoked' | 'expired' | 'active'> {
     if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return 'malformed';
-    const found = this.tokens.findByHash(hashToken(token));
+    const found = await this.tokens.findByHash(hashToken(token));
     if (!found) return 'unknown';
     if (found.token.revokedAt) return 'revoked';
     if (found.token.expiresAt && found.token.expiresAt <= isoNow(this.clock)) return 'expired';
@@ -161,7 +161,7 @@ export class TokenService {
     if (last !== undefined && now.getTime() - last < TOUCH_INTERVAL_MS) return;
     this.touched.set(grantId, now.getTime());
     if (this.touched.size > 10_000) this.touched.clear();
-    this.oauth?.grants.touch(grantId);
+    this.oauth?.grants.touch(grantId).catch(() => undefined);
   }
 
   private summarise(

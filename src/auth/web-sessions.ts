@@ -11,7 +11,7 @@
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import type { WebSessionRepo } from '../store/web-session-repo.js';
+import type { WebSessionRepo } from '../store/repos.js';
 import { isExpired } from './api-token.js';
 import type { Caller } from './caller.js';
 import { userOfCredential, type RedeemLoginCode } from './sign-in-credential.js';
@@ -52,25 +52,25 @@ export class WebSessionService {
    * Signs in with an API token (`svc_...`) or a one-time login code (consumed).
    * @returns the new session's cookie secret and session, or null when the credential is refused.
    */
-  signIn(credential: string): { secret: string; session: WebSession } | null {
-    const user = userOfCredential(credential, this.tokens, this.redeemLoginCode);
+  async signIn(credential: string): Promise<{ secret: string; session: WebSession } | null> {
+    const user = await userOfCredential(credential, this.tokens, this.redeemLoginCode);
     return user ? this.open(user.userId, user.tokenId) : null;
   }
 
-  private open(userId: string, tokenId: string | null): { secret: string; session: WebSession } | null {
+  private async open(userId: string, tokenId: string | null): Promise<{ secret: string; session: WebSession } | null> {
     const now = this.clock();
-    this.sessions.deleteExpired(now.toISOString());
+    await this.sessions.deleteExpired(now.toISOString());
     const secret = randomBytes(32).toString('base64url');
     const expiresAt = new Date(now.getTime() + WEB_SESSION_TTL_MS).toISOString();
-    this.sessions.insert({ id: randomUUID(), sessionHash: hashSecret(secret), userId, tokenId, createdAt: now.toISOString(), expiresAt });
-    const session = this.authenticate(secret);
+    await this.sessions.insert({ id: randomUUID(), sessionHash: hashSecret(secret), userId, tokenId, createdAt: now.toISOString(), expiresAt });
+    const session = await this.authenticate(secret);
     return session ? { secret, session } : null;
   }
 
   /** The session of a cookie secret, or null when it is unknown, expired, or its token is revoked or expired. */
-  authenticate(secret: string | undefined): WebSession | null {
+  async authenticate(secret: string | undefined): Promise<WebSession | null> {
     if (!secret || secret.length > 100) return null;
-    const found = this.sessions.findByHash(hashSecret(secret));
+    const found = await this.sessions.findByHash(hashSecret(secret));
     if (!found) return null;
     const now = this.clock();
     const { session, user, token } = found;
@@ -90,16 +90,16 @@ export class WebSessionService {
   }
 
   /** Ends the session of a cookie secret (sign-out); unknown secrets are ignored. */
-  signOut(secret: string | undefined): void {
-    if (secret) this.sessions.deleteByHash(hashSecret(secret));
+  async signOut(secret: string | undefined): Promise<void> {
+    if (secret) await this.sessions.deleteByHash(hashSecret(secret));
   }
 
   /**
    * Live console sessions (not expired), of every user or of `userId`, for `token list`: never a
    * secret, only who, how they signed in (an API token's display prefix, or `login code`), and when.
    */
-  list(userId?: string): WebSessionSummary[] {
-    return this.sessions.listLive(this.clock().toISOString(), userId).map(({ session, userName, tokenPrefix }) => ({
+  async list(userId?: string): Promise<WebSessionSummary[]> {
+    return (await this.sessions.listLive(this.clock().toISOString(), userId)).map(({ session, userName, tokenPrefix }) => ({
       id: session.id,
       user: userName,
       signedInWith: tokenPrefix ?? 'login code',
@@ -109,7 +109,7 @@ export class WebSessionService {
   }
 
   /** Ends the session with this id (`token revoke ID`); its browser is signed out at its next request. False when there is none. */
-  end(id: string): boolean {
+  async end(id: string): Promise<boolean> {
     return this.sessions.deleteById(id);
   }
 

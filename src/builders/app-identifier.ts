@@ -13,7 +13,7 @@ const APP_IDENTIFIER_PATTERN = '[a-zA-Z][a-zA-Z0-9_]*(\\.[a-zA-Z][a-zA-Z0-9_]*)+
  */
 export async function appIdentifier(context: BuildContext): Promise<string> {
   return (
-    context.recall('app_identifier') ??
+    (await context.recall('app_identifier')) ??
     (await context.ask({
       key: 'app_identifier',
       prompt: 'Which app identifier should this app be published under? Use reverse-DNS form, for example com.example.myapp.',

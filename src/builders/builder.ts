@@ -60,12 +60,12 @@ export type PublishRequest =
   | { kind: 'deployment'; platform: Platform; fromArtifactId: string }
   | { kind: 'preview' | 'deployment'; platform: Platform; externalUrl: string };
 
-/** How a builder reports (every call is written to the store before it returns). */
+/** How a builder reports (every call is written to the store before its promise resolves; await each one). */
 export interface BuildContext {
   /** Records progress: step `index` (1-based) of `total`, and posts it as a progress message. */
-  step(index: number, total: number, name: string): void;
+  step(index: number, total: number, name: string): Promise<void>;
   /** Posts an agent message to the conversation. */
-  say(content: string, type?: 'progress' | 'result'): void;
+  say(content: string, type?: 'progress' | 'result'): Promise<void>;
   /**
    * Asks the user and waits for a valid answer (the workflow is `waiting_for_input` meanwhile).
    * A question already answered in this workflow (a resumed run) resolves at once.
@@ -73,11 +73,11 @@ export interface BuildContext {
    */
   ask(question: QuestionSpec): Promise<string>;
   /** The latest answer the project gave to a question with `key` in any workflow, or null. */
-  recall(key: string): string | null;
+  recall(key: string): Promise<string | null>;
   /** Publishes artifacts; files are copied, so the builder may change its workspace afterwards. */
   publish(request: PublishRequest): Promise<PublishedArtifact>;
   /** The project's newest preview for `platform`, or null. */
-  latestPreview(platform: Platform): PublishedArtifact | null;
+  latestPreview(platform: Platform): Promise<PublishedArtifact | null>;
   /**
    * Records a process group (`pgid`, as from a detached spawn) the build started, before the
    * builder waits on it. The engine stores it, so that whoever takes the workflow over or restarts
@@ -86,9 +86,9 @@ export interface BuildContext {
    * not start while a recorded group lives.
    * @throws when the server no longer holds the workflow (the group is then killed at once).
    */
-  trackProcessGroup(pgid: number): void;
+  trackProcessGroup(pgid: number): Promise<void>;
   /** Forgets a group that has ended (call once the group's leader has exited and been waited for). */
-  untrackProcessGroup(pgid: number): void;
+  untrackProcessGroup(pgid: number): Promise<void>;
 }
 
 /** A building agent. */
@@ -122,4 +122,13 @@ export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
     };
     signal.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/**
+ * Lets a report (`context.say` from an output callback) finish on its own. Its failure is not
+ * lost: a write refused because the run lost its lease has already stopped the run, and a store
+ * failure surfaces at the run's next awaited report.
+ */
+export function reportInBackground(report: Promise<unknown>): void {
+  report.catch(() => undefined);
 }

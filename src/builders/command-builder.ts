@@ -10,7 +10,7 @@ import { realpath } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import { readJsonConfig } from '../config-file.js';
-import { BuildFailure, type Builder, type BuildContext, type BuildJob } from './builder.js';
+import { BuildFailure, reportInBackground, type Builder, type BuildContext, type BuildJob } from './builder.js';
 import { parseDirective, type Directive } from './command-protocol.js';
 import type { BoundedLine } from '../io/bounded-lines.js';
 import { OutputBatcher } from './output-batcher.js';
@@ -96,7 +96,7 @@ export class CommandBuilder implements Builder {
     });
 
     const redact = pathRedactor(job.workspaceDir);
-    const say = (text: string) => context.say(redact(text));
+    const say = (text: string) => reportInBackground(context.say(redact(text)));
     const batcher = new OutputBatcher(say, { maxLines: this.config.maxOutputLines ?? DEFAULT_MAX_OUTPUT_LINES });
     // Directives run one after another, in output order; a question blocks the ones after it.
     let chain: Promise<void> = Promise.resolve();
@@ -160,23 +160,23 @@ export class CommandBuilder implements Builder {
   private async apply(directive: Directive, job: BuildJob, context: BuildContext, running: RunningProcess): Promise<void> {
     switch (directive.type) {
       case 'step':
-        context.step(directive.index, directive.total, directive.name);
+        await context.step(directive.index, directive.total, directive.name);
         return;
       case 'result':
-        context.say(pathRedactor(job.workspaceDir)(directive.text), 'result');
+        await context.say(pathRedactor(job.workspaceDir)(directive.text), 'result');
         return;
       case 'message':
-        context.say(pathRedactor(job.workspaceDir)(directive.text));
+        await context.say(pathRedactor(job.workspaceDir)(directive.text));
         return;
       case 'artifact': {
         const dir = await insideWorkspace(job.workspaceDir, directive.folder);
         const published = await context.publish({ kind: directive.kind, platform: directive.platform, sourceDir: dir });
-        context.say(`${directive.kind === 'preview' ? `Preview (${directive.platform})` : `Deploy #${published.number}: ${directive.platform}`} published at ${published.path}.`);
+        await context.say(`${directive.kind === 'preview' ? `Preview (${directive.platform})` : `Deploy #${published.number}: ${directive.platform}`} published at ${published.path}.`);
         return;
       }
       case 'url': {
         await context.publish({ kind: directive.kind, platform: directive.platform, externalUrl: directive.url });
-        context.say(`${directive.kind === 'preview' ? 'Preview' : 'Deployment'} (${directive.platform}): ${directive.url}`);
+        await context.say(`${directive.kind === 'preview' ? 'Preview' : 'Deployment'} (${directive.platform}): ${directive.url}`);
         return;
       }
       case 'ask': {

@@ -37,10 +37,13 @@ export interface ProcessRunOptions extends SandboxRequest {
   maxLineBytes?: number;
   onStdoutLine?(line: BoundedLine): void;
   onStderrLine?(line: BoundedLine): void;
-  /** Called with the process group id once the process has started (to record it). */
-  onGroupStarted?(pgid: number): void;
-  /** Called once the group is gone (or given up on after SIGKILL). */
-  onGroupEnded?(pgid: number): void;
+  /**
+   * Called with the process group id once the process has started (to record it). When its promise
+   * rejects, the process is stopped and `result` rejects with that reason.
+   */
+  onGroupStarted?(pgid: number): Promise<void> | void;
+  /** Called once the group is gone (or given up on after SIGKILL); `result` settles after it. */
+  onGroupEnded?(pgid: number): Promise<void> | void;
 }
 
 /** How the run ended. */
@@ -79,7 +82,13 @@ export function startProcess(options: ProcessRunOptions): RunningProcess {
   const term = (pgid: number | undefined) => (sandbox.kind === 'bubblewrap' ? signalMembers(pgid, 'SIGTERM') : signalGroup(pgid, 'SIGTERM'));
   const child = spawn(launch.file, launch.args, { cwd: options.cwd, env: launch.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
   const pgid = child.pid;
-  if (pgid !== undefined) options.onGroupStarted?.(pgid);
+  let trackError: unknown = null;
+  if (pgid !== undefined) {
+    Promise.resolve(options.onGroupStarted?.(pgid)).catch((error: unknown) => {
+      trackError ??= error ?? new Error('the process group could not be recorded');
+      stop('abort');
+    });
+  }
   child.stdin!.on('error', () => undefined);
 
   let droppedBytes = 0;
@@ -104,8 +113,7 @@ export function startProcess(options: ProcessRunOptions): RunningProcess {
   const result = new Promise<ProcessResult>((resolve, reject) => {
     child.once('error', (error) => {
       cleanup();
-      if (pgid !== undefined) options.onGroupEnded?.(pgid);
-      reject(error);
+      void groupEnded().then(() => reject(error));
     });
     child.once('exit', (code, signal) => {
       // The leader is gone; whatever it left in its group goes too, by force after the grace period.
@@ -113,11 +121,21 @@ export function startProcess(options: ProcessRunOptions): RunningProcess {
         .then(() => Promise.all(reading))
         .then(() => {
           cleanup();
-          if (pgid !== undefined) options.onGroupEnded?.(pgid);
-          resolve({ code, signal, stopCause, droppedBytes });
-        });
+          return groupEnded();
+        })
+        .then(() => (trackError ? reject(trackError) : resolve({ code, signal, stopCause, droppedBytes })));
     });
   });
+
+  /** Tells the caller the group is gone; its failure does not change the outcome. */
+  async function groupEnded(): Promise<void> {
+    if (pgid === undefined) return;
+    try {
+      await options.onGroupEnded?.(pgid);
+    } catch {
+      // The caller's bookkeeping (a lost lease writes nothing): the process is gone all the same.
+    }
+  }
 
   function cleanup() {
     if (timeout) clearTimeout(timeout);

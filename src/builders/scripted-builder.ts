@@ -25,7 +25,7 @@ export class ScriptedBuilder implements Builder {
 
   async run(job: BuildJob, context: BuildContext): Promise<void> {
     if (job.kind === 'build') {
-      context.say(SIMULATION_NOTE);
+      await context.say(SIMULATION_NOTE);
       await this.build(job, context, 0, 4);
       return;
     }
@@ -33,9 +33,9 @@ export class ScriptedBuilder implements Builder {
   }
 
   private async build(job: BuildJob, context: BuildContext, offset: number, total: number): Promise<void> {
-    context.step(offset + 1, total, 'Reading the instructions');
+    await context.step(offset + 1, total, 'Reading the instructions');
     await abortableDelay(this.stepMs, job.signal);
-    context.step(offset + 2, total, 'Generating the app screens');
+    await context.step(offset + 2, total, 'Generating the app screens');
     await abortableDelay(this.stepMs, job.signal);
     const outDir = join(job.workspaceDir, 'build', 'web');
     await mkdir(outDir, { recursive: true });
@@ -47,31 +47,31 @@ export class ScriptedBuilder implements Builder {
       workflowId: job.workflowId,
     });
     await writeFile(join(outDir, 'index.html'), html, 'utf8');
-    context.step(offset + 3, total, 'Bundling the web preview');
+    await context.step(offset + 3, total, 'Bundling the web preview');
     await abortableDelay(this.stepMs, job.signal);
-    context.step(offset + 4, total, 'Publishing the preview');
+    await context.step(offset + 4, total, 'Publishing the preview');
     const preview = await context.publish({ kind: 'preview', platform: 'web', sourceDir: outDir });
-    context.say(`Web preview published at ${preview.path} (open it from previewUrls of svc_get_session).`, 'result');
+    await context.say(`Web preview published at ${preview.path} (open it from previewUrls of svc_get_session).`, 'result');
   }
 
   private async deploy(job: BuildJob, context: BuildContext): Promise<void> {
-    context.say(SIMULATION_NOTE);
-    const needsBuild = context.latestPreview('web') === null;
+    await context.say(SIMULATION_NOTE);
+    const needsBuild = (await context.latestPreview('web')) === null;
     const offset = needsBuild ? 4 : 0;
     const total = offset + 3;
     if (needsBuild) {
-      context.say('No build exists yet: building first.');
+      await context.say('No build exists yet: building first.');
       await this.build(job, context, 0, total);
     }
-    context.step(offset + 1, total, 'Checking the latest build');
+    await context.step(offset + 1, total, 'Checking the latest build');
     await abortableDelay(this.stepMs, job.signal);
     const appId = await appIdentifier(context);
-    context.step(offset + 2, total, `Signing the build as ${appId} (simulated)`);
+    await context.step(offset + 2, total, `Signing the build as ${appId} (simulated)`);
     await abortableDelay(this.stepMs, job.signal);
-    const preview = context.latestPreview('web');
+    const preview = await context.latestPreview('web');
     if (!preview) throw new Error('No preview to deploy');
-    context.step(offset + 3, total, 'Publishing the deployment');
+    await context.step(offset + 3, total, 'Publishing the deployment');
     const deployment = await context.publish({ kind: 'deployment', platform: 'web', fromArtifactId: preview.id });
-    context.say(`Deploy #${deployment.number}: web (${appId}) published at ${deployment.path} (immutable; see previewUrls of svc_get_session).`, 'result');
+    await context.say(`Deploy #${deployment.number}: web (${appId}) published at ${deployment.path} (immutable; see previewUrls of svc_get_session).`, 'result');
   }
 }

@@ -158,11 +158,11 @@ export function buildProgram(): Command {
     .requiredOption('--user <name>', 'user the token acts for')
     .option('--expires-in <duration>', 'lifetime such as 30d, 12h or 90m (default: no expiry)')
     .addOption(dataDirOption())
-    .action((options: { user: string; expiresIn?: string; dataDir: string }) => {
+    .action(async (options: { user: string; expiresIn?: string; dataDir: string }) => {
       const expires = options.expiresIn === undefined ? undefined : parseDurationOption(options.expiresIn);
       if (!/^[\w.@+-]{1,64}$/.test(options.user)) throw new Error('--user must be 1 to 64 letters, digits or . _ @ + -');
-      withApp(options.dataDir, (app) => {
-        const { token: secret, summary } = app.tokens.create(options.user, expires);
+      await withApp(options.dataDir, async (app) => {
+        const { token: secret, summary } = await app.tokens.create(options.user, expires);
         const expiry = summary.expiresAt ? `expires ${summary.expiresAt}` : 'does not expire';
         process.stdout.write(`Created token ${summary.id} for user "${summary.user}" (${expiry}).\nStore it now: it is not shown again.\n${secret}\n`);
       });
@@ -173,11 +173,11 @@ export function buildProgram(): Command {
     .option('--user <name>', 'only this user\'s tokens, grants and sessions')
     .option('--json', 'print JSON: one array, API tokens first ("kind": "api_token"), then OAuth grants ("kind": "oauth_grant"), then console sessions ("kind": "web_session")')
     .addOption(dataDirOption())
-    .action((options: { user?: string; json?: boolean; dataDir: string }) => {
-      withApp(options.dataDir, (app) => {
-        const rows = app.tokens.list(options.user);
-        const grants = grantsOf(app, options.user);
-        const sessions = sessionsOf(app, options.user);
+    .action(async (options: { user?: string; json?: boolean; dataDir: string }) => {
+      await withApp(options.dataDir, async (app) => {
+        const rows = await app.tokens.list(options.user);
+        const grants = await grantsOf(app, options.user);
+        const sessions = await sessionsOf(app, options.user);
         if (options.json) {
           const all = [...rows.map((r) => ({ kind: 'api_token', ...r })), ...grants.map((g) => ({ kind: 'oauth_grant', ...g })), ...sessions.map((w) => ({ kind: 'web_session', ...w }))];
           return void process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
@@ -210,11 +210,11 @@ export function buildProgram(): Command {
     .description('Revoke an API token, an OAuth grant with all its access and refresh tokens, or a web console session, by its id (from token list). Takes effect on the next request.')
     .argument('<id>', 'token, grant or console session id')
     .addOption(dataDirOption())
-    .action((id: string, options: { dataDir: string }) => {
-      withApp(options.dataDir, (app) => {
-        if (app.tokens.revoke(id)) return void process.stdout.write(`Revoked token ${id}.\n`);
-        if (app.oauthGrants.revokeGrant(id)) return void process.stdout.write(`Revoked OAuth grant ${id} and all its tokens.\n`);
-        if (app.webSessions.end(id)) return void process.stdout.write(`Ended web console session ${id}.\n`);
+    .action(async (id: string, options: { dataDir: string }) => {
+      await withApp(options.dataDir, async (app) => {
+        if (await app.tokens.revoke(id)) return void process.stdout.write(`Revoked token ${id}.\n`);
+        if (await app.oauthGrants.revokeGrant(id)) return void process.stdout.write(`Revoked OAuth grant ${id} and all its tokens.\n`);
+        if (await app.webSessions.end(id)) return void process.stdout.write(`Ended web console session ${id}.\n`);
         process.stderr.write(`No token, OAuth grant or console session with id ${id}.\n`);
         process.exitCode = 1;
       });
@@ -226,10 +226,10 @@ export function buildProgram(): Command {
     .requiredOption('--user <name>', 'user who signs in with the code')
     .option('--expires-in <duration>', 'lifetime such as 10m or 1h (default 10m, at most 1d)')
     .addOption(dataDirOption())
-    .action((options: { user: string; expiresIn?: string; dataDir: string }) => {
+    .action(async (options: { user: string; expiresIn?: string; dataDir: string }) => {
       const ttlMs = options.expiresIn === undefined ? undefined : parseDurationOption(options.expiresIn);
-      withApp(options.dataDir, (app) => {
-        const code = app.loginCodes.create(options.user, ttlMs === undefined ? undefined : Math.ceil(ttlMs / 1000));
+      await withApp(options.dataDir, async (app) => {
+        const code = await app.loginCodes.create(options.user, ttlMs === undefined ? undefined : Math.ceil(ttlMs / 1000));
         const minutes = Math.round((ttlMs ?? 600_000) / 60_000);
         process.stdout.write(`One-time login code for user "${options.user}" (valid ${minutes >= 1 ? `${minutes} min` : 'under a minute'}, single use):\n${code}\n`);
       });
@@ -240,9 +240,9 @@ export function buildProgram(): Command {
     .command('list')
     .description('List users with their plans.')
     .addOption(dataDirOption())
-    .action((options: { dataDir: string }) => {
-      withApp(options.dataDir, (app) => {
-        const rows = app.users.list();
+    .action(async (options: { dataDir: string }) => {
+      await withApp(options.dataDir, async (app) => {
+        const rows = await app.users.list();
         if (rows.length === 0) return void process.stdout.write('No users.\n');
         printTable(['USER', 'PLAN', 'CREATED'], rows.map((r) => [r.name, r.plan, r.createdAt]));
       });
@@ -254,14 +254,14 @@ export function buildProgram(): Command {
     .argument('<plan>', 'plan name')
     .addOption(dataDirOption())
     .addOption(new Option('--plans <file>', 'JSON file of plan limits').env('SVC_PLANS_FILE'))
-    .action((name: string, plan: string, options: { dataDir: string; plans?: string }) => {
-      withApp(options.dataDir, (app) => {
+    .action(async (name: string, plan: string, options: { dataDir: string; plans?: string }) => {
+      await withApp(options.dataDir, async (app) => {
         if (!app.plans[plan]) {
           process.stderr.write(`Unknown plan "${plan}". Plans: ${Object.keys(app.plans).join(', ')}.\n`);
           process.exitCode = 1;
           return;
         }
-        app.tokens.setPlan(name, plan);
+        await app.tokens.setPlan(name, plan);
         process.stdout.write(`User "${name}" is on plan "${plan}".\n`);
       }, options.plans);
     });
@@ -270,24 +270,24 @@ export function buildProgram(): Command {
     .command('migrate')
     .description('Apply the database migrations (serve also does this at start).')
     .addOption(dataDirOption())
-    .action((options: { dataDir: string }) => {
+    .action(async (options: { dataDir: string }) => {
       const file = join(resolve(options.dataDir), 'mobile-builder.db');
-      openStoreForMigrate(options.dataDir);
+      await openStoreForMigrate(options.dataDir);
       process.stdout.write(`Database is up to date: ${file}\n`);
     });
   return program;
 }
 
 /** OAuth grants of every user or of `userName` (none for an unknown user). */
-function grantsOf(app: App, userName?: string) {
+async function grantsOf(app: App, userName?: string) {
   if (userName === undefined) return app.oauthGrants.list();
-  const user = app.users.findByName(userName);
+  const user = await app.users.findByName(userName);
   return user ? app.oauthGrants.list(user.id) : [];
 }
 
-function sessionsOf(app: App, userName?: string) {
+async function sessionsOf(app: App, userName?: string) {
   if (userName === undefined) return app.webSessions.list();
-  const user = app.users.findByName(userName);
+  const user = await app.users.findByName(userName);
   return user ? app.webSessions.list(user.id) : [];
 }
 
@@ -296,18 +296,18 @@ function parseDurationOption(text: string): number {
   return parseDuration(text);
 }
 
-function openStoreForMigrate(dataDir: string): void {
-  const app = openApp({ dataDir: resolve(dataDir), logger: createLogger('warn') });
-  app.store.close();
+async function openStoreForMigrate(dataDir: string): Promise<void> {
+  const app = await openApp({ dataDir: resolve(dataDir), logger: createLogger('warn') });
+  await app.store.close();
 }
 
 /** Runs a short command against the store, without starting the engine. */
-function withApp(dataDir: string, fn: (app: App) => void, plansFile?: string): void {
-  const app = openApp({ dataDir: resolve(dataDir), logger: createLogger('warn'), ...(plansFile && { plansFile }) });
+async function withApp(dataDir: string, fn: (app: App) => Promise<void>, plansFile?: string): Promise<void> {
+  const app = await openApp({ dataDir: resolve(dataDir), logger: createLogger('warn'), ...(plansFile && { plansFile }) });
   try {
-    fn(app);
+    await fn(app);
   } finally {
-    app.store.close();
+    await app.store.close();
   }
 }
 
@@ -348,7 +348,7 @@ async function serve(options: ServeOptions): Promise<void> {
   };
   // A bad signing key fails at start, not on a phone's first request.
   if (config.updatesSigningKeyFile) loadUpdatesSigningKey(config.updatesSigningKeyFile);
-  const app = openApp(config);
+  const app = await openApp(config);
   await app.start();
   const allowedHosts = options.allowedHosts?.split(',').map((h) => h.trim()).filter(Boolean);
   const httpOptions = {
@@ -383,7 +383,7 @@ async function serve(options: ServeOptions): Promise<void> {
   }
 
   const token = process.env.SVC_API_TOKEN?.trim() || undefined;
-  warnAboutToken(app, token, config.dataDir);
+  await warnAboutToken(app, token, config.dataDir);
   // The protocol first: hosts wait for the answer to `initialize`; previews can wait a moment.
   const served = serveStdio(app, { token });
   // stdio: a loopback listener serves the previews; a busy port falls back to any free one.
@@ -450,13 +450,13 @@ function buildSandboxFor(options: ServeOptions): BuildSandbox {
  * Tells the operator at start when the stdio token cannot work in this data dir (a token is
  * only valid in the store that issued it). Names the data dir, never the token.
  */
-function warnAboutToken(app: App, token: string | undefined, dataDir: string): void {
+async function warnAboutToken(app: App, token: string | undefined, dataDir: string): Promise<void> {
   const fix = `create one with: mobile-builder-mcp token create --user NAME --data-dir ${dataDir}`;
   if (!token) {
     app.logger.warn({ dataDir }, `SVC_API_TOKEN is not set: tools are listed, but every tool call answers -32001; ${fix}`);
     return;
   }
-  const state = app.tokens.stateOf(token);
+  const state = await app.tokens.stateOf(token);
   if (state === 'active') return;
   const what = {
     malformed: 'is not an API token of this server (they start with svc_)',
@@ -472,14 +472,14 @@ function warnAboutToken(app: App, token: string | undefined, dataDir: string): v
  * message with the path and the fix.
  * @throws Error naming the data dir and what to do.
  */
-function openApp(config: AppConfig): App {
+async function openApp(config: AppConfig): Promise<App> {
   const dir = config.dataDir;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     accessSync(dir, constants.W_OK | constants.X_OK);
     const db = join(dir, 'mobile-builder.db');
     if (existsSync(db)) accessSync(db, constants.R_OK | constants.W_OK);
-    return createApp(config);
+    return await createApp(config);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? '';
     if (/^(EACCES|EPERM|EROFS|ENOTDIR|EEXIST|ENOENT|SQLITE_CANTOPEN|SQLITE_READONLY|SQLITE_PERM)/.test(code)) {

@@ -3,7 +3,7 @@
  * The server pushes when the project changes (the workflow engine's change notices), never on a
  * timer per page: a change wakes the page's stream, which renders the new state once (changes
  * that arrive meanwhile are coalesced). Changes committed by another process on the same store
- * are seen by one server-wide check of SQLite's `data_version` per second while streams are open.
+ * reach the store's events as a reset (SQLite: its `data_version` poll), which wakes every open stream.
  * Streams are bounded per user and in all.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -20,7 +20,7 @@ export interface LiveStream {
    * (signed out in another tab, token revoked), the stream is pushed at once, so that it ends
    * without waiting for the project to change.
    */
-  signedIn?(): boolean;
+  signedIn?(): Promise<boolean>;
 }
 
 /** Limits of the hub. */
@@ -60,12 +60,15 @@ export class LiveHub {
   private readonly keepAliveMs: number;
   private readonly coalesceMs: number;
   private readonly maxBufferedBytes: number;
-  private watch: NodeJS.Timeout | undefined;
-  private lastVersion: number | undefined;
+  private stopResets: (() => void) | undefined;
 
+  /**
+   * @param changes this process's project change notices.
+   * @param onReset the store's reset notices (`StoreEvents.onReset`): subscribed while streams are open.
+   */
   constructor(
     private readonly changes: ChangeSource,
-    private readonly dataVersion: () => number,
+    private readonly onReset: (listener: () => void) => () => void,
     private readonly logger: Logger,
     options: LiveHubOptions = {},
   ) {
@@ -135,8 +138,11 @@ export class LiveHub {
     };
     const keepAlive = setInterval(() => {
       if (ended) return;
-      if (stream.signedIn && !stream.signedIn()) return entry.wake();
-      send(': keep-alive\n\n');
+      if (!stream.signedIn) return send(': keep-alive\n\n');
+      stream.signedIn().then(
+        (signedIn) => (signedIn ? send(': keep-alive\n\n') : entry.wake()),
+        () => entry.wake(),
+      );
     }, this.keepAliveMs);
     keepAlive.unref();
     const unsubscribe = this.changes.subscribe(stream.projectId, () => entry.wake());
@@ -177,27 +183,13 @@ export class LiveHub {
   }
 
   private startWatch(): void {
-    if (this.watch) return;
-    this.lastVersion = this.safeVersion();
-    this.watch = setInterval(() => {
-      const version = this.safeVersion();
-      if (version === this.lastVersion) return;
-      this.lastVersion = version;
+    this.stopResets ??= this.onReset(() => {
       for (const o of this.open) o.wake();
-    }, 1000);
-    this.watch.unref();
+    });
   }
 
   private stopWatch(): void {
-    if (this.watch) clearInterval(this.watch);
-    this.watch = undefined;
-  }
-
-  private safeVersion(): number | undefined {
-    try {
-      return this.dataVersion();
-    } catch {
-      return undefined;
-    }
+    this.stopResets?.();
+    this.stopResets = undefined;
   }
 }

@@ -29,7 +29,7 @@ export interface ProjectStreamOptions {
   /** Artifacts share the console's origin (the preview frame gets no `allow-same-origin`). */
   sameOrigin: boolean;
   /** The stream's session now, or null once it ended (signed out, expired, token revoked). */
-  session(): WebSession | null;
+  session(): Promise<WebSession | null>;
   tool<T>(name: string, args: Record<string, unknown>, caller: Caller): Promise<T>;
   /** Where a push that fails for a reason other than the contract's errors is logged. */
   logger: Pick<Logger, 'error'>;
@@ -44,9 +44,9 @@ export function projectStream(options: ProjectStreamOptions): LiveStream {
   return {
     userId: options.userId,
     projectId,
-    signedIn: () => options.session() !== null,
+    signedIn: async () => (await options.session()) !== null,
     push: async (write) => {
-      const current = options.session();
+      const current = await options.session();
       if (!current) {
         write('signed-out', { location: '/signin' });
         return false;

@@ -58,11 +58,11 @@ export interface WebConsoleDeps {
   gate: Pick<RequestGate, 'admitCaller' | 'countSignInAttempt'>;
   changes: Pick<ProjectChanges, 'subscribe'>;
   /** Each of the caller's own projects' state in one read (the projects list's badges; idle ones absent). */
-  projectStates(caller: Caller): ReadonlyMap<string, ProjectState>;
+  projectStates(caller: Caller): Promise<ReadonlyMap<string, ProjectState>>;
   /** The `after` of the latest `limit` messages of a project the caller may read (`WorkflowService.latestPageStart`). */
-  latestPageStart(caller: Caller, projectId: string, limit: number): number;
-  /** SQLite's `data_version`, to see other processes' changes. */
-  dataVersion(): number;
+  latestPageStart(caller: Caller, projectId: string, limit: number): Promise<number>;
+  /** The store's reset notices (`StoreEvents.onReset`): other processes' changes wake every open stream. */
+  onReset(listener: () => void): () => void;
   publicUrl: Pick<PublicUrl, 'get' | 'artifacts' | 'previewFrameSource' | 'origins'>;
   logger: Logger;
   live?: LiveHubOptions;
@@ -77,14 +77,14 @@ export interface WebConsole {
   /** Ends the open event streams (shutdown). */
   close(): void;
   /** The user of the request's valid console session and its CSRF token, or null (the OAuth consent page asks this). */
-  sessionUser(req: IncomingMessage): { userId: string; userName: string; csrf: string } | null;
+  sessionUser(req: IncomingMessage): Promise<{ userId: string; userName: string; csrf: string } | null>;
 }
 
 const PROJECT_PATH = /^\/projects\/([^/]+)(?:\/(messages|answer|cancel|events|thumbnail\.png))?$/;
 
 /** Builds the console. */
 export function createWebConsole(deps: WebConsoleDeps): WebConsole {
-  const hub = new LiveHub(deps.changes, deps.dataVersion, deps.logger, deps.live);
+  const hub = new LiveHub(deps.changes, deps.onReset, deps.logger, deps.live);
 
   const secure = () => deps.publicUrl.get().startsWith('https:');
   const cookieName = (name: string) => (secure() ? `__Host-${name}` : name);
@@ -111,7 +111,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
   const signIn = async (req: IncomingMessage, res: ServerResponse) => {
     const cookies = readCookies(req);
     if (req.method === 'GET' || req.method === 'HEAD') {
-      if (deps.sessions.authenticate(cookies.get(cookieName(SESSION_COOKIE)))) return redirect(res, '/projects');
+      if (await deps.sessions.authenticate(cookies.get(cookieName(SESSION_COOKIE)))) return redirect(res, '/projects');
       const csrf = cookies.get(cookieName(SIGNIN_COOKIE)) || randomBytes(24).toString('base64url');
       const planted = cookieSentTwice(req, cookieName(SESSION_COOKIE)) || cookieSentTwice(req, cookieName(SIGNIN_COOKIE));
       const warning = planted
@@ -135,7 +135,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
       const s = shown(error);
       return page(res, 429, signInPage(csrf, s.error), { 'Retry-After': String(s.retryAfter ?? 60) });
     }
-    const opened = deps.sessions.signIn(form.get('credential') ?? '');
+    const opened = await deps.sessions.signIn(form.get('credential') ?? '');
     if (!opened) {
       deps.logger.warn({ address: deps.clientAddress?.(req) ?? req.socket.remoteAddress }, 'console sign-in refused');
       return page(res, 401, signInPage(csrf, { code: -32001, message: MESSAGES.unauthenticated }));
@@ -168,7 +168,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
       view = await tool<SessionView>('svc_get_session', { projectId: project.id }, caller);
       // Without `after`, the page opens at the latest messages: one read of the newest seq gives
       // the `after` of the last page (a size the tool then checks like any other).
-      const start = after === undefined && (limit === undefined || typeof limit === 'number') ? deps.latestPageStart(caller, project.id, typeof limit === 'number' ? limit : MESSAGES_PAGE_DEFAULT) : after;
+      const start = after === undefined && (limit === undefined || typeof limit === 'number') ? await deps.latestPageStart(caller, project.id, typeof limit === 'number' ? limit : MESSAGES_PAGE_DEFAULT) : after;
       messages = await tool<MessagesPage>('svc_get_messages', { projectId: project.id, ...(start !== undefined && { after: start }), ...(limit !== undefined && { limit }) }, caller);
       // Inside the try: a QR code that cannot be made still gets an HTML error page.
       previews = await renderPreviews(view.previewUrls, sameOrigin(req), projectId);
@@ -271,7 +271,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     // A request another site or another host started never acts with the session (fromOwnPages).
     const own = fromOwnPages(req);
     const secret = own ? cookies.get(cookieName(SESSION_COOKIE)) : undefined;
-    const session = deps.sessions.authenticate(secret);
+    const session = await deps.sessions.authenticate(secret);
     if (!session || secret === undefined) {
       // A stale cookie is dropped; the browser goes to the sign-in page.
       const headers = secret !== undefined ? { 'Set-Cookie': cookie(cookieName(SESSION_COOKIE), '', 0, secure()) } : undefined;
@@ -295,7 +295,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     // Signing out is never refused, not even past the request limit.
     if (path === '/signout') {
       if (!form) return methodNotAllowed(res);
-      deps.sessions.signOut(secret);
+      await deps.sessions.signOut(secret);
       deps.logger.info({ user: session.caller.userName }, 'console sign-out');
       return redirect(res, '/signin', { 'Set-Cookie': cookie(cookieName(SESSION_COOKIE), '', 0, secure()) });
     }
@@ -313,7 +313,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
       if (!form) {
         try {
           const { projects } = await tool<{ projects: Project[] }>('svc_list_projects', {}, session.caller);
-          return page(res, 200, projectsPage(viewer, projects, deps.projectStates(session.caller)));
+          return page(res, 200, projectsPage(viewer, projects, await deps.projectStates(session.caller)));
         } catch (error) {
           return failurePage(res, error, viewer);
         }
@@ -335,7 +335,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
         let states: ReadonlyMap<string, ProjectState> = new Map();
         try {
           projects = (await tool<{ projects: Project[] }>('svc_list_projects', {}, session.caller)).projects;
-          states = deps.projectStates(session.caller);
+          states = await deps.projectStates(session.caller);
         } catch {
           // The list is only shown beside the error.
         }
@@ -377,9 +377,9 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     matches: (path) => path === '/' || path === '/signin' || path === '/signout' || path === '/projects' || path.startsWith('/projects/') || path.startsWith('/console/') || path === '/favicon.ico',
     handle,
     close: () => hub.closeAll(),
-    sessionUser: (req) => {
+    sessionUser: async (req) => {
       if (!fromOwnPages(req)) return null;
-      const session = deps.sessions.authenticate(readCookies(req).get(cookieName(SESSION_COOKIE)));
+      const session = await deps.sessions.authenticate(readCookies(req).get(cookieName(SESSION_COOKIE)));
       return session ? { userId: session.caller.userId, userName: session.caller.userName, csrf: session.csrf } : null;
     },
   };

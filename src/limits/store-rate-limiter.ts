@@ -12,7 +12,7 @@
  * from memory until the window ends, without writing. If the store fails (locked past the busy
  * timeout), an in-memory limiter answers instead, so a store problem never refuses every request.
  */
-import type Database from 'better-sqlite3';
+import type { RateWindows } from '../store/store.js';
 import { MemoryRequestRateLimiter, type RateDecision, type RequestRateLimiter } from './request-rate-limiter.js';
 
 /** Counts claimed from the store at a time: 1/16 of the limit, within [1, MAX_LEASE]. */
@@ -28,61 +28,50 @@ interface Lease {
   left: number;
   /** The store's count (capped at the limit) after this process's last claim. */
   claimed: number;
-  /** True once the store had nothing left to claim in this window. */
+  /** True once a request was refused in this window (logged once). */
   exhausted: boolean;
+  /** True when the last claim got nothing: the store's count is at the limit. */
+  dry: boolean;
 }
 
 /** A request limiter whose counters live in the SQLite store, shared across processes. */
 export class StoreRequestRateLimiter implements RequestRateLimiter {
-  private readonly claim: Database.Statement<[{ key: string; size: number; expire: number; now: number; limit: number }], { points: number; expire: number }>;
-  private readonly deleteExpired: Database.Statement<[number]>;
   private readonly leases = new Map<string, Lease>();
+  private readonly renewing = new Map<string, Promise<Lease | undefined>>();
   private readonly insurance = new MemoryRequestRateLimiter();
   private claims = 0;
 
-  /** @param sqlite the store's open, migrated better-sqlite3 connection. */
-  constructor(private readonly sqlite: Database.Database) {
-    // Adds the lease to the window's count (a window that has ended starts again), never beyond
-    // limit + lease; the caller gets min(lease, limit - count before), computed from the result.
-    this.claim = sqlite.prepare(
-      `INSERT INTO rate_limits (key, points, expire) VALUES (@key, @size, @expire)
-       ON CONFLICT(key) DO UPDATE SET
-         points = CASE WHEN expire > @now THEN min(points + @size, @limit + @size) ELSE @size END,
-         expire = CASE WHEN expire > @now THEN expire ELSE excluded.expire END
-       RETURNING points, expire`,
-    );
-    this.deleteExpired = sqlite.prepare('DELETE FROM rate_limits WHERE expire < ?');
-  }
+  /** @param windows the store's shared windows (`store.rateWindows`). */
+  constructor(private readonly windows: RateWindows) {}
 
   async consume(key: string, limit: number, windowSeconds: number): Promise<RateDecision> {
     const now = Date.now();
     const id = `${limit}/${windowSeconds}:${key}`;
-    let lease = this.leases.get(id);
-    if (lease && lease.expire <= now) {
-      this.leases.delete(id);
-      lease = undefined;
+    for (;;) {
+      let lease = this.leases.get(id);
+      if (lease && lease.expire <= now) {
+        this.leases.delete(id);
+        lease = undefined;
+      }
+      // Decided from memory, in one step: concurrent requests share the lease object.
+      if (lease && (lease.left > 0 || lease.exhausted || lease.dry)) return take(lease, limit, now);
+      // One claim per key at a time: concurrent requests wait for it, then look again.
+      let pending = this.renewing.get(id);
+      if (!pending) {
+        pending = this.renew(id, lease, limit, windowSeconds, now).finally(() => this.renewing.delete(id));
+        this.renewing.set(id, pending);
+      }
+      if (!(await pending)) return this.insurance.consume(key, limit, windowSeconds);
     }
-    if (lease && lease.left === 0 && !lease.exhausted) lease = this.renew(id, lease, limit, windowSeconds, now);
-    if (!lease) {
-      lease = this.renew(id, undefined, limit, windowSeconds, now);
-      if (!lease) return this.insurance.consume(key, limit, windowSeconds);
-    }
-    if (lease.left === 0) {
-      const first = !lease.exhausted;
-      lease.exhausted = true;
-      return decision(false, limit, 0, lease.expire, now, first);
-    }
-    lease.left--;
-    return decision(true, limit, Math.max(0, limit - (lease.claimed - lease.left)), lease.expire, now, false);
   }
 
   /** Claims the next lease of `id`'s window; undefined when the store cannot answer. */
-  private renew(id: string, current: Lease | undefined, limit: number, windowSeconds: number, now: number): Lease | undefined {
+  private async renew(id: string, current: Lease | undefined, limit: number, windowSeconds: number, now: number): Promise<Lease | undefined> {
     const size = Math.min(MAX_LEASE, Math.max(1, Math.floor(limit / 16)));
-    if (++this.claims % SWEEP_EVERY === 0) this.sweep(now);
+    if (++this.claims % SWEEP_EVERY === 0) void this.sweep(now);
     let row: { points: number; expire: number } | undefined;
     try {
-      row = this.claim.get({ key: id, size, expire: now + windowSeconds * 1000, now, limit });
+      row = await this.windows.claim({ key: id, size, expire: now + windowSeconds * 1000, now, limit });
     } catch {
       if (current) this.leases.delete(id);
       return undefined;
@@ -90,11 +79,13 @@ export class StoreRequestRateLimiter implements RequestRateLimiter {
     if (!row) return undefined;
     const before = row.points - size;
     const granted = Math.max(0, Math.min(size, limit - before));
+    const held = this.leases.get(id) ?? current;
     const lease: Lease = {
       expire: row.expire,
-      left: (current && current.expire === row.expire ? current.left : 0) + granted,
+      left: (held && held.expire === row.expire ? held.left : 0) + granted,
       claimed: Math.min(row.points, limit),
-      exhausted: false,
+      exhausted: held !== undefined && held.expire === row.expire && held.exhausted,
+      dry: granted === 0,
     };
     if (this.leases.size >= 10_000 && !this.leases.has(id)) this.leases.clear();
     this.leases.set(id, lease);
@@ -102,13 +93,24 @@ export class StoreRequestRateLimiter implements RequestRateLimiter {
   }
 
   /** Deletes windows that ended over an hour ago; a failure (store busy or closed) waits for the next sweep. */
-  private sweep(now: number): void {
+  private async sweep(now: number): Promise<void> {
     try {
-      if (this.sqlite.open) this.deleteExpired.run(now - 3_600_000);
+      await this.windows.deleteExpired(now - 3_600_000);
     } catch {
       // Best effort: an ended window is started again by the next claim anyway.
     }
   }
+}
+
+/** Spends one count of `lease`, or refuses when it has none left. */
+function take(lease: Lease, limit: number, now: number): RateDecision {
+  if (lease.left === 0) {
+    const first = !lease.exhausted;
+    lease.exhausted = true;
+    return decision(false, limit, 0, lease.expire, now, first);
+  }
+  lease.left--;
+  return decision(true, limit, Math.max(0, limit - (lease.claimed - lease.left)), lease.expire, now, false);
 }
 
 function decision(allowed: boolean, limit: number, remaining: number, expire: number, now: number, firstRefusal: boolean): RateDecision {

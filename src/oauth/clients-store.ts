@@ -9,7 +9,7 @@ import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/share
 import { hashToken } from '../auth/api-token.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
-import type { OAuthRepo } from '../store/oauth-repo.js';
+import type { OAuthRepo } from '../store/repos.js';
 import { fetchClientMetadataDocument, isMetadataDocumentUrl } from './client-metadata-document.js';
 import { isLoopbackHostname } from '../io/loopback-hosts.js';
 
@@ -60,7 +60,7 @@ export class StoredClients implements OAuthRegisteredClientsStore {
 
   async getClient(clientId: string): Promise<OAuthClientInformationFull | undefined> {
     if (clientId.length > 2048) return undefined;
-    const row = this.repo.findClient(clientId);
+    const row = await this.repo.findClient(clientId);
     if (row && row.kind === 'registered') return JSON.parse(row.metadata) as OAuthClientInformationFull;
     if (!isMetadataDocumentUrl(clientId)) return undefined;
     // A client id on a loopback host is a client on this server's own machine: only a server that
@@ -77,7 +77,7 @@ export class StoredClients implements OAuthRegisteredClientsStore {
       // A document's redirect URIs follow the rules of a registered client's.
       const problem = metadata.redirect_uris.map(redirectUriProblem).find((p) => p !== null);
       if (problem) throw new Error(problem);
-      this.repo.saveClient({
+      await this.repo.saveClient({
         clientId,
         kind: 'metadata_document',
         metadata: JSON.stringify(metadata),
@@ -98,7 +98,7 @@ export class StoredClients implements OAuthRegisteredClientsStore {
    * one it presents at `/token` and `/revoke` before the SDK compares the two.
    * @throws InvalidClientMetadataError for a redirect URI this server will not send codes to.
    */
-  registerClient(client: Omit<OAuthClientInformationFull, 'client_id' | 'client_id_issued_at'>): OAuthClientInformationFull {
+  async registerClient(client: Omit<OAuthClientInformationFull, 'client_id' | 'client_id_issued_at'>): Promise<OAuthClientInformationFull> {
     const full = client as OAuthClientInformationFull;
     if (full.redirect_uris.length === 0) throw new InvalidClientMetadataError('redirect_uris must list at least one URI');
     if (full.redirect_uris.length > MAX_REDIRECT_URIS) throw new InvalidClientMetadataError(`redirect_uris may list at most ${MAX_REDIRECT_URIS} URIs`);
@@ -111,7 +111,7 @@ export class StoredClients implements OAuthRegisteredClientsStore {
       throw new InvalidClientMetadataError('grant_types may hold only authorization_code and refresh_token');
     }
     const stored = full.client_secret === undefined ? full : { ...full, client_secret: hashToken(full.client_secret) };
-    this.repo.saveClient({ clientId: full.client_id, kind: 'registered', metadata: JSON.stringify(stored), createdAt: this.clock().toISOString(), expiresAt: null });
+    await this.repo.saveClient({ clientId: full.client_id, kind: 'registered', metadata: JSON.stringify(stored), createdAt: this.clock().toISOString(), expiresAt: null });
     return full;
   }
 }

@@ -16,7 +16,7 @@ import { userOfCredential } from '../auth/sign-in-credential.js';
 import { sameCsrf } from '../auth/web-sessions.js';
 import type { LoginCodeService } from '../auth/login-codes.js';
 import type { TokenService } from '../auth/token-service.js';
-import type { OAuthAuthorizationRequestRow } from '../store/schema.js';
+import type { OAuthAuthorizationRequestRow } from '../store/rows.js';
 import { sendConsentPage, sendProblemPage } from './consent-page.js';
 import { clientNameOf, newCsrf, type OAuthProviderDeps, type StoredOAuthProvider } from './oauth-provider.js';
 
@@ -61,7 +61,7 @@ export function consentDecisionHandler(deps: ConsentDeps) {
     const csrf = field(req.body, 'csrf');
     const decision = field(req.body, 'decision');
     const now = deps.clock();
-    const request = requestId.length <= 100 ? deps.repo.findRequest(requestId) : undefined;
+    const request = requestId.length <= 100 ? await deps.repo.findRequest(requestId) : undefined;
     if (!request || request.decidedAt || Date.parse(request.expiresAt) <= now.getTime()) {
       return sendProblemPage(res, 400, 'This sign-in request is unknown, has expired or was already answered.');
     }
@@ -69,13 +69,13 @@ export function consentDecisionHandler(deps: ConsentDeps) {
     if (decision !== 'approve' && decision !== 'deny') return sendProblemPage(res, 400, 'Choose Approve or Deny.');
 
     if (decision === 'deny') {
-      if (!deps.repo.decideRequest(request.id, now.toISOString())) return sendProblemPage(res, 400, 'This sign-in request was already answered.');
+      if (!(await deps.repo.decideRequest(request.id, now.toISOString()))) return sendProblemPage(res, 400, 'This sign-in request was already answered.');
       return redirectWith(res, request, { error: 'access_denied', error_description: 'The user denied access' });
     }
 
     const client = await deps.provider.clientsStore.getClient(request.clientId);
     if (!client) return sendProblemPage(res, 400, 'The client of this sign-in request is no longer known.');
-    const session = deps.sessionUser?.(req) ?? null;
+    const session = (await deps.sessionUser?.(req)) ?? null;
     // A console session counts only with its own CSRF token from the page (a same-site page could
     // otherwise post a request id and CSRF token it fetched itself, with this browser's cookie).
     const sessionProven = session !== null && sameCsrf(session.csrf, field(req.body, 'session_csrf'));
@@ -89,11 +89,11 @@ export function consentDecisionHandler(deps: ConsentDeps) {
       }
     }
     // A typed credential: an API token or a one-time login code (consumed), never an OAuth token.
-    const user = sessionProven ? session : userOfCredential(field(req.body, 'credential'), deps.tokens, (code) => deps.loginCodes.redeem(code));
+    const user = sessionProven ? session : await userOfCredential(field(req.body, 'credential'), deps.tokens, (code) => deps.loginCodes.redeem(code));
     if (!user) {
       deps.logger.warn({ clientId: request.clientId, address: deps.clientAddress?.(req) ?? req.socket.remoteAddress }, 'consent refused a credential');
       const fresh = newCsrf();
-      deps.repo.setRequestCsrf(request.id, fresh.hash);
+      await deps.repo.setRequestCsrf(request.id, fresh.hash);
       return sendConsentPage(
         res,
         {
@@ -108,8 +108,8 @@ export function consentDecisionHandler(deps: ConsentDeps) {
         401,
       );
     }
-    if (!deps.repo.decideRequest(request.id, now.toISOString())) return sendProblemPage(res, 400, 'This sign-in request was already answered.');
-    const code = deps.grants.approve({
+    if (!(await deps.repo.decideRequest(request.id, now.toISOString()))) return sendProblemPage(res, 400, 'This sign-in request was already answered.');
+    const code = await deps.grants.approve({
       userId: user.userId,
       clientId: client.client_id,
       clientName: clientNameOf(client).slice(0, 200),

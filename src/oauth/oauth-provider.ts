@@ -19,7 +19,7 @@ import { hashToken } from '../auth/api-token.js';
 import { isOAuthGrantError, type OAuthGrants } from '../auth/oauth-grants.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
-import type { OAuthRepo } from '../store/oauth-repo.js';
+import type { OAuthRepo } from '../store/repos.js';
 import { StoredClients } from './clients-store.js';
 import { sendConsentPage } from './consent-page.js';
 
@@ -47,7 +47,7 @@ export interface OAuthProviderDeps {
   /** This server's issuer URL (no trailing slash), read at each use. */
   issuer(): string;
   /** The user of a valid console session on this request, if the console is there; null otherwise. */
-  sessionUser?(req: IncomingMessage): SessionUser | null;
+  sessionUser?(req: IncomingMessage): Promise<SessionUser | null>;
 }
 
 /** The resource this server's access tokens are for: `<issuer>/mcp`. */
@@ -99,10 +99,10 @@ export class StoredOAuthProvider implements OAuthServerProvider {
     const resource = resourceOf(this.deps.issuer());
     if (params.resource && !sameUrl(params.resource.href, resource)) throw new InvalidTargetError(`resource must be ${resource}`);
     const now = this.deps.clock();
-    this.deps.repo.deleteExpiredRequests(now.toISOString());
+    await this.deps.repo.deleteExpiredRequests(now.toISOString());
     const { csrf, hash } = newCsrf();
     const id = randomUUID();
-    this.deps.repo.insertRequest({
+    await this.deps.repo.insertRequest({
       id,
       clientId: client.client_id,
       redirectUri: params.redirectUri,
@@ -115,7 +115,7 @@ export class StoredOAuthProvider implements OAuthServerProvider {
       expiresAt: new Date(now.getTime() + REQUEST_TTL_SECONDS * 1000).toISOString(),
       decidedAt: null,
     });
-    const session = this.deps.sessionUser?.(res.req) ?? null;
+    const session = (await this.deps.sessionUser?.(res.req)) ?? null;
     sendConsentPage(res, {
       clientName: clientNameOf(client),
       clientId: client.client_id,
@@ -129,7 +129,7 @@ export class StoredOAuthProvider implements OAuthServerProvider {
 
   async challengeForAuthorizationCode(client: OAuthClientInformationFull, authorizationCode: string): Promise<string> {
     try {
-      return this.deps.grants.challengeFor(client.client_id, authorizationCode);
+      return await this.deps.grants.challengeFor(client.client_id, authorizationCode);
     } catch (error) {
       throw grantError(error);
     }
@@ -137,7 +137,7 @@ export class StoredOAuthProvider implements OAuthServerProvider {
 
   async exchangeAuthorizationCode(client: OAuthClientInformationFull, authorizationCode: string, _codeVerifier?: string, redirectUri?: string, resource?: URL): Promise<OAuthTokens> {
     try {
-      return this.deps.grants.exchangeCode(client.client_id, authorizationCode, redirectUri, this.normalisedResource(resource));
+      return await this.deps.grants.exchangeCode(client.client_id, authorizationCode, redirectUri, this.normalisedResource(resource));
     } catch (error) {
       throw grantError(error);
     }
@@ -145,7 +145,7 @@ export class StoredOAuthProvider implements OAuthServerProvider {
 
   async exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string, _scopes?: string[], resource?: URL): Promise<OAuthTokens> {
     try {
-      return this.deps.grants.refresh(client.client_id, refreshToken, this.normalisedResource(resource));
+      return await this.deps.grants.refresh(client.client_id, refreshToken, this.normalisedResource(resource));
     } catch (error) {
       throw grantError(error);
     }
@@ -153,13 +153,13 @@ export class StoredOAuthProvider implements OAuthServerProvider {
 
   async verifyAccessToken(token: string): Promise<AuthInfo> {
     const resource = resourceOf(this.deps.issuer());
-    const access = this.deps.grants.verifyAccess(token, resource);
+    const access = await this.deps.grants.verifyAccess(token, resource);
     if (!access) throw new InvalidTokenError('Invalid access token');
     return { token, clientId: access.clientId, scopes: [], expiresAt: Math.floor(Date.parse(access.expiresAt) / 1000), resource: new URL(resource), extra: { userId: access.userId } };
   }
 
   async revokeToken(client: OAuthClientInformationFull, request: OAuthTokenRevocationRequest): Promise<void> {
-    this.deps.grants.revokePresented(client.client_id, request.token);
+    await this.deps.grants.revokePresented(client.client_id, request.token);
   }
 
   /** A resource equal (as a URL) to ours is passed as ours, so that the grant's check is exact. */

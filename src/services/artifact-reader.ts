@@ -3,8 +3,8 @@
  * artifacts by id, the newest deployment of a project, and their files, resolved safely. The
  * routes get this instead of the repositories, so serving a file never reaches any other table.
  */
-import type { ArtifactRepo } from '../store/artifact-repo.js';
-import type { ArtifactRow } from '../store/schema.js';
+import type { ArtifactRepo } from '../store/repos.js';
+import type { ArtifactRow } from '../store/rows.js';
 import type { ArtifactStore } from '../workflows/artifact-store.js';
 
 /** A published artifact as the routes see it. */
@@ -18,19 +18,19 @@ export class ArtifactReader {
   ) {}
 
   /** The artifact with id `id`, or undefined. */
-  find(id: string): PublishedArtifactRow | undefined {
+  find(id: string): Promise<PublishedArtifactRow | undefined> {
     return this.artifacts.findById(id);
   }
 
   /** The project's newest deployment for `platform`, or undefined. */
-  latestDeployment(projectId: string, platform: ArtifactRow['platform']): PublishedArtifactRow | undefined {
+  latestDeployment(projectId: string, platform: ArtifactRow['platform']): Promise<PublishedArtifactRow | undefined> {
     return this.artifacts.latest(projectId, 'deployment', platform);
   }
 
   /** The deployment for `platform` published by the same workflow as `artifact` (ios and android go together). */
-  sibling(artifact: PublishedArtifactRow, platform: ArtifactRow['platform']): PublishedArtifactRow | undefined {
+  async sibling(artifact: PublishedArtifactRow, platform: ArtifactRow['platform']): Promise<PublishedArtifactRow | undefined> {
     if (!artifact.workflowId) return undefined;
-    return this.artifacts.listByWorkflow(artifact.workflowId).find((a) => a.kind === artifact.kind && a.platform === platform);
+    return (await this.artifacts.listByWorkflow(artifact.workflowId)).find((a) => a.kind === artifact.kind && a.platform === platform);
   }
 
   /** Folder of artifact `id` (its files never change once published). */

@@ -11,8 +11,8 @@ import type { BuildSandbox } from '../builders/process-sandbox.js';
 import { HeavyStepSemaphore } from '../builders/expo/heavy-steps.js';
 import { SCREENSHOT_TIMEOUT_MS, SCREENSHOT_VIEWPORT, ScreenshotFailure, takePreviewScreenshot } from '../builders/preview-screenshot.js';
 import type { Logger } from '../logger.js';
-import type { ArtifactRepo } from '../store/artifact-repo.js';
-import type { ArtifactRow } from '../store/schema.js';
+import type { ArtifactRepo } from '../store/repos.js';
+import type { ArtifactRow } from '../store/rows.js';
 import { artifactPath, type ArtifactStore } from '../workflows/artifact-store.js';
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
@@ -70,9 +70,9 @@ export class PreviewScreenshots {
    * @throws ServiceError -32004/-32003 (read access, as `svc_get_session`).
    */
   async latest(caller: Caller, projectId: string): Promise<ScreenshotOutcome> {
-    this.deps.access.readable(caller, projectId);
+    await this.deps.access.readable(caller, projectId);
     const { artifacts } = this.deps;
-    const artifact = artifacts.latest(projectId, 'preview', 'web') ?? artifacts.latest(projectId, 'deployment', 'web');
+    const artifact = (await artifacts.latest(projectId, 'preview', 'web')) ?? (await artifacts.latest(projectId, 'deployment', 'web'));
     if (!artifact) return { info: { status: 'unavailable', reason: 'the project has no web preview yet: build it first' } };
     const previewUrl = artifact.externalUrl ?? `${this.deps.publicUrl.artifactBaseOf(artifact)}${artifactPath(artifact)}`;
     const browser = this.deps.browser;

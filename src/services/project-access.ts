@@ -4,8 +4,8 @@
  */
 import type { Caller } from '../auth/caller.js';
 import { forbidden, notFound } from '../errors.js';
-import type { ProjectRepo } from '../store/project-repo.js';
-import type { ProjectRow } from '../store/schema.js';
+import type { ProjectRepo } from '../store/repos.js';
+import type { ProjectRow } from '../store/rows.js';
 
 /** The read and write access rules of docs/contract.md#tools, in one place. */
 export class ProjectAccess {
@@ -15,8 +15,8 @@ export class ProjectAccess {
    * @throws ServiceError `not_found` (-32004, `data` `{resource: "project", reason: "unknown id"}`) for an unknown id; `forbidden` (-32003) for another
    *   user's private project.
    */
-  readable(caller: Caller, projectId: string): ProjectRow {
-    const project = this.projects.findById(projectId);
+  async readable(caller: Caller, projectId: string): Promise<ProjectRow> {
+    const project = await this.projects.findById(projectId);
     if (!project) throw notFound({ resource: 'project', reason: 'unknown id' });
     if (project.ownerId !== caller.userId && project.visibility !== 'public') throw forbidden();
     return project;
@@ -26,8 +26,8 @@ export class ProjectAccess {
    * @throws ServiceError `not_found` (-32004, `data` `{resource: "project", reason: "unknown id"}`) for an unknown id; `forbidden` (-32003) for any
    *   project the caller does not own, public or not.
    */
-  writable(caller: Caller, projectId: string): ProjectRow {
-    const project = this.projects.findById(projectId);
+  async writable(caller: Caller, projectId: string): Promise<ProjectRow> {
+    const project = await this.projects.findById(projectId);
     if (!project) throw notFound({ resource: 'project', reason: 'unknown id' });
     if (project.ownerId !== caller.userId) throw forbidden();
     return project;

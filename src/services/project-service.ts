@@ -8,9 +8,8 @@ import type { Caller } from '../auth/caller.js';
 import type { Clock } from '../clock.js';
 import { forbidden, rateLimited } from '../errors.js';
 import { limitsFor, type PlanTable } from '../limits/plans.js';
-import type { Store } from '../store/database.js';
-import type { ProjectRepo } from '../store/project-repo.js';
-import type { ProjectRow } from '../store/schema.js';
+import type { Store } from '../store/store.js';
+import type { ProjectRow } from '../store/rows.js';
 import type { Project } from './resource-shapes.js';
 import type { ProjectAccess } from './project-access.js';
 
@@ -39,20 +38,19 @@ function toProject(row: ProjectRow): Project {
 export class ProjectService {
   constructor(
     private readonly store: Store,
-    private readonly projects: ProjectRepo,
     private readonly access: ProjectAccess,
     private readonly plans: PlanTable,
     private readonly clock: Clock,
   ) {}
 
   /** The caller's own projects, public and private, newest first. */
-  list(caller: Caller): Project[] {
-    return this.projects.listByOwner(caller.userId).map(toProject);
+  async list(caller: Caller): Promise<Project[]> {
+    return (await this.store.repos.projects.listByOwner(caller.userId)).map(toProject);
   }
 
   /** @throws ServiceError -32004 unknown, -32003 another user's private project. */
-  get(caller: Caller, projectId: string): Project {
-    return toProject(this.access.readable(caller, projectId));
+  async get(caller: Caller, projectId: string): Promise<Project> {
+    return toProject(await this.access.readable(caller, projectId));
   }
 
   /**
@@ -61,15 +59,17 @@ export class ProjectService {
    *   -32005 with `data.scope = "project_creation"` past the hourly creation limit. Nothing is
    *   stored in either case.
    */
-  create(caller: Caller, input: CreateProjectInput): Project {
+  async create(caller: Caller, input: CreateProjectInput): Promise<Project> {
     const limits = limitsFor(this.plans, caller.plan);
-    return this.store.immediate(() => {
+    return this.store.transaction(async (tx) => {
+      // Counted under the owner's lock: concurrent creations cannot pass the cap or the hourly limit.
+      await tx.lock('users', caller.userId);
       const now = this.clock();
-      const owned = this.projects.countByOwner(caller.userId);
+      const owned = await tx.projects.countByOwner(caller.userId);
       if (owned >= limits.maxProjects) {
         throw forbidden({ reason: 'project_limit_reached', limit: limits.maxProjects, plan: caller.plan });
       }
-      const recent = this.projects.createdSince(caller.userId, new Date(now.getTime() - HOUR_MS).toISOString());
+      const recent = await tx.projects.createdSince(caller.userId, new Date(now.getTime() - HOUR_MS).toISOString());
       if (recent.n >= limits.projectCreationsPerHour) {
         const resetMs = recent.oldest ? Date.parse(recent.oldest) + HOUR_MS : now.getTime() + HOUR_MS;
         throw rateLimited({
@@ -90,7 +90,7 @@ export class ProjectService {
         createdAt: at,
         updatedAt: at,
       };
-      this.projects.insert(row);
+      await tx.projects.insert(row);
       return toProject(row);
     });
   }

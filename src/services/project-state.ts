@@ -3,7 +3,7 @@
  * badge (README "Web console"). Read for all the user's projects at once, not one session per
  * project; it is not a tool result (the tools' shapes are in resource-shapes.ts).
  */
-import type { WorkflowRow } from '../store/schema.js';
+import type { WorkflowRow } from '../store/rows.js';
 
 /** One project's state: its active workflow (kind, status, step) and how many wait behind it. */
 export interface ProjectState {

@@ -7,12 +7,9 @@ import { randomUUID } from 'node:crypto';
 import type { Caller } from '../auth/caller.js';
 import { invalidParameter, notFound, rateLimited } from '../errors.js';
 import { limitsFor, workflowBounds, type PlanTable } from '../limits/plans.js';
-import type { Store } from '../store/database.js';
-import type { ArtifactRepo } from '../store/artifact-repo.js';
-import type { MessageRepo } from '../store/message-repo.js';
-import type { QuestionRepo } from '../store/question-repo.js';
-import type { ArtifactRow, MessageRow, QuestionRow, WorkflowRow } from '../store/schema.js';
-import type { WorkflowRepo } from '../store/workflow-repo.js';
+import type { Repos } from '../store/repos.js';
+import type { ArtifactRow, MessageRow, QuestionRow, WorkflowRow } from '../store/rows.js';
+import type { Store, Tx } from '../store/store.js';
 import { artifactPath } from '../workflows/artifact-store.js';
 import { checkAnswer, checkCodeQuestionAnswer, normaliseAnswer } from '../workflows/answer-rules.js';
 import type { WorkflowEngine } from '../workflows/workflow-engine.js';
@@ -55,10 +52,6 @@ export interface SendMessageInput {
 export interface WorkflowServiceDeps {
   store: Store;
   access: ProjectAccess;
-  workflows: WorkflowRepo;
-  messages: MessageRepo;
-  questions: QuestionRepo;
-  artifacts: ArtifactRepo;
   journal: WorkflowJournal;
   engine: WorkflowEngine;
   publicUrl: PublicUrl;
@@ -101,28 +94,43 @@ export class WorkflowService {
    *   the question stays pending); -32005 (`data.scope = "queued_workflows"`) for a new workflow
    *   while the owner has their plan's `maxQueuedWorkflows` queued (nothing stored).
    */
-  send(caller: Caller, input: SendMessageInput): SendMessageResult {
+  async send(caller: Caller, input: SendMessageInput): Promise<SendMessageResult> {
     const { access, engine, store } = this.deps;
-    access.writable(caller, input.projectId);
-    // A code answer is checked (syntax trees, the workspace on disk) before the write lock is taken.
-    const pending = answersPending(input) ? this.pendingOf(input.projectId) : undefined;
+    await access.writable(caller, input.projectId);
+    // A code answer is checked (syntax trees, the workspace on disk) before the transaction starts.
+    const pending = answersPending(input) ? await this.pendingOf(store.repos, input.projectId) : undefined;
     const checked = pending?.kind === 'code' && (input.questionId ?? pending.id) === pending.id ? this.checkCode(pending, input.message) : undefined;
-    const recorded = store.immediate(() => this.record(caller, input, checked));
-    if (recorded.answered) {
-      // The engine resumes the workflow when a slot is free (or lets the runner holding it resume).
-      const status = engine.resumeAnswered(recorded.result.workflowId);
-      if (status !== 'waiting_for_input') return recorded.result;
-      return store.immediate(() => this.reportAnsweredWaiting(caller, recorded.result));
+    // One transaction records the message, lets the engine claim a free slot (so that the answer
+    // is exact: `running`, or the queue position), and reports why it waits.
+    let starts: Awaited<ReturnType<typeof engine.offer>> | undefined;
+    let result: SendMessageResult;
+    try {
+      result = await store.transaction(async (tx) => {
+        await tx.lock('projects', input.projectId);
+        const recorded = await this.record(tx, caller, input, checked);
+        starts = await engine.offer(tx);
+        if (recorded.answered) {
+          // The engine resumes the workflow when a slot is free (or lets the runner holding it resume).
+          const status = starts.started(recorded.result.workflowId) ? 'running' : (await tx.workflows.findById(recorded.result.workflowId))?.status;
+          if (status !== 'waiting_for_input') return recorded.result;
+          return this.reportAnsweredWaiting(tx, caller, recorded.result);
+        }
+        // The service only records the request; the engine owns the claim.
+        if (starts.started(recorded.result.workflowId)) return { ...recorded.result, status: 'running' };
+        return this.reportQueued(tx, caller, recorded.result);
+      });
+    } catch (error) {
+      starts?.abandon();
+      throw error;
     }
-    // The service only records the request; the engine owns the claim.
-    if (engine.tryStart(recorded.result.workflowId)) return { ...recorded.result, status: 'running' };
-    return store.immediate(() => this.reportQueued(caller, recorded.result));
+    starts?.launch();
+    return result;
   }
 
   /** The unanswered question of the project's waiting workflow, if any. */
-  private pendingOf(projectId: string): QuestionRow | undefined {
-    const active = this.deps.workflows.findActive(projectId);
-    return active?.status === 'waiting_for_input' ? this.deps.questions.pendingOf(active.id) : undefined;
+  private async pendingOf(repos: Repos, projectId: string): Promise<QuestionRow | undefined> {
+    const active = await repos.workflows.findActive(projectId);
+    return active?.status === 'waiting_for_input' ? repos.questions.pendingOf(active.id) : undefined;
   }
 
   /**
@@ -142,10 +150,11 @@ export class WorkflowService {
   }
 
   /** Stores the answer, or the new workflow as `queued` with its instruction message. */
-  private record(caller: Caller, input: SendMessageInput, checked: { questionId: string; content: string } | undefined): { result: SendMessageResult; answered: boolean } {
-    const { workflows, questions, journal } = this.deps;
-    const active = workflows.findActive(input.projectId);
-    const pending = answersPending(input) && active?.status === 'waiting_for_input' ? questions.pendingOf(active.id) : undefined;
+  private async record(tx: Tx, caller: Caller, input: SendMessageInput, checked: { questionId: string; content: string } | undefined): Promise<{ result: SendMessageResult; answered: boolean }> {
+    const { journal } = this.deps;
+    const { workflows, questions } = tx;
+    const active = await workflows.findActive(input.projectId);
+    const pending = answersPending(input) && active?.status === 'waiting_for_input' ? await questions.pendingOf(active.id) : undefined;
 
     if (active && pending) {
       if (input.questionId !== undefined && input.questionId !== pending.id) {
@@ -159,8 +168,8 @@ export class WorkflowService {
         const problem = checkAnswer(pending, input.message);
         if (problem) throw invalidParameter('message', problem, answerRule(pending));
       }
-      questions.answer(pending.id, normaliseAnswer(input.message), journal.now());
-      const message = journal.post(input.projectId, active.id, { role: 'user', type: 'answer', content });
+      await questions.answer(pending.id, normaliseAnswer(input.message), journal.now());
+      const message = await journal.post(input.projectId, active.id, { role: 'user', type: 'answer', content }, tx);
       return { result: { messageId: message.id, workflowId: active.id, kind: active.kind, status: 'running' }, answered: true };
     }
     if (input.questionId !== undefined) {
@@ -169,7 +178,7 @@ export class WorkflowService {
     if (longerThan(input.message, MAX_MESSAGE_LENGTH)) throw tooLong(MAX_MESSAGE_LENGTH);
     // Counted in the write transaction of the insert: concurrent sends cannot pass the bound.
     const { maxQueued } = workflowBounds(limitsFor(this.deps.plans, caller.plan));
-    if (workflows.countQueuedByOwner(caller.userId) >= maxQueued) {
+    if ((await workflows.countQueuedByOwner(caller.userId)) >= maxQueued) {
       throw rateLimited({
         scope: 'queued_workflows',
         limit: maxQueued,
@@ -182,7 +191,7 @@ export class WorkflowService {
     const row: WorkflowRow = {
       id: randomUUID(),
       projectId: input.projectId,
-      seq: workflows.nextSeq(),
+      seq: await workflows.nextSeq(),
       kind,
       status: 'queued',
       instruction: input.message,
@@ -197,8 +206,8 @@ export class WorkflowService {
       startedAt: null,
       finishedAt: null,
     };
-    workflows.insert(row);
-    const message = journal.post(input.projectId, row.id, { role: 'user', type: 'instruction', content: input.message });
+    await workflows.insert(row);
+    const message = await journal.post(input.projectId, row.id, { role: 'user', type: 'instruction', content: input.message }, tx);
     return { result: { messageId: message.id, workflowId: row.id, kind, status: 'queued' }, answered: false };
   }
 
@@ -206,20 +215,21 @@ export class WorkflowService {
    * The answer for a workflow this engine could not start: `running` when another engine claimed
    * it meanwhile, else `queued` with its position and a status message saying why it waits.
    */
-  private reportQueued(caller: Caller, result: SendMessageResult): SendMessageResult {
-    const { workflows, journal } = this.deps;
-    const row = workflows.findById(result.workflowId);
+  private async reportQueued(tx: Tx, caller: Caller, result: SendMessageResult): Promise<SendMessageResult> {
+    const { journal } = this.deps;
+    const { workflows } = tx;
+    const row = await workflows.findById(result.workflowId);
     if (!row || row.status !== 'queued') return { ...result, status: 'running' };
-    const queued = workflows.listQueued(row.projectId);
+    const queued = await workflows.listQueued(row.projectId);
     const position = queued.findIndex((w) => w.id === row.id) + 1;
-    const waitsForProject = position > 1 || workflows.findActive(row.projectId) !== undefined;
-    journal.post(row.projectId, row.id, {
+    const waitsForProject = position > 1 || (await workflows.findActive(row.projectId)) !== undefined;
+    await journal.post(row.projectId, row.id, {
       role: 'system',
       type: 'status',
       content: waitsForProject
         ? `${kindLabel(row.kind)} queued at position ${position}: it starts when the workflows ahead of it finish.`
-        : `${kindLabel(row.kind)} queued: ${this.slotShortage(caller)}; it starts when one finishes.`,
-    });
+        : `${kindLabel(row.kind)} queued: ${await this.slotShortage(tx, caller)}; it starts when one finishes.`,
+    }, tx);
     return { ...result, status: 'queued', queuePosition: position };
   }
 
@@ -227,9 +237,9 @@ export class WorkflowService {
    * Why a workflow of `caller` that could start did not get a build slot, as a clause: the owner's
    * plan bound on running workflows when it is reached, else the server's cap.
    */
-  private slotShortage(caller: Caller): string {
+  private async slotShortage(tx: Tx, caller: Caller): Promise<string> {
     const { maxRunning } = workflowBounds(limitsFor(this.deps.plans, caller.plan));
-    const running = this.deps.workflows.runningByOwner().get(caller.userId) ?? 0;
+    const running = (await tx.workflows.runningByOwner()).get(caller.userId) ?? 0;
     if (running >= maxRunning) return `your plan allows ${maxRunning} running workflow${maxRunning === 1 ? '' : 's'} at once and you have ${running}`;
     return 'the server is running its maximum number of workflows';
   }
@@ -239,35 +249,35 @@ export class WorkflowService {
    * its project's next), with a status message saying why it waits; `running` when it resumed
    * meanwhile.
    */
-  private reportAnsweredWaiting(caller: Caller, result: SendMessageResult): SendMessageResult {
-    const { workflows, questions, journal } = this.deps;
-    const row = workflows.findById(result.workflowId);
-    if (!row || row.status !== 'waiting_for_input' || questions.pendingOf(row.id)) return result;
-    journal.post(row.projectId, row.id, {
+  private async reportAnsweredWaiting(tx: Tx, caller: Caller, result: SendMessageResult): Promise<SendMessageResult> {
+    const { journal } = this.deps;
+    const row = await tx.workflows.findById(result.workflowId);
+    if (!row || row.status !== 'waiting_for_input' || (await tx.questions.pendingOf(row.id))) return result;
+    await journal.post(row.projectId, row.id, {
       role: 'system',
       type: 'status',
-      content: `Answer received. ${capitalised(this.slotShortage(caller))}: the ${kindLabel(row.kind).toLowerCase()} continues when a slot frees.`,
-    });
+      content: `Answer received. ${capitalised(await this.slotShortage(tx, caller))}: the ${kindLabel(row.kind).toLowerCase()} continues when a slot frees.`,
+    }, tx);
     return { ...result, status: 'queued', queuePosition: 1 };
   }
 
   /** The project's workflow status, pending question and preview URLs. @throws -32004/-32003 */
-  session(caller: Caller, projectId: string): SessionView {
-    this.deps.access.readable(caller, projectId);
-    const { workflows, questions, artifacts } = this.deps;
-    const active = workflows.findActive(projectId);
-    const queued = workflows.listQueued(projectId);
-    const last = workflows.latestFinished(projectId);
-    const pending = active?.status === 'waiting_for_input' ? questions.pendingOf(active.id) : undefined;
+  async session(caller: Caller, projectId: string): Promise<SessionView> {
+    await this.deps.access.readable(caller, projectId);
+    const { workflows, questions, artifacts } = this.deps.store.repos;
+    const active = await workflows.findActive(projectId);
+    const queued = await workflows.listQueued(projectId);
+    const last = await workflows.latestFinished(projectId);
+    const pending = active?.status === 'waiting_for_input' ? await questions.pendingOf(active.id) : undefined;
     const base = this.deps.publicUrl;
     return {
       projectId,
       hasActiveWorkflows: active !== undefined || queued.length > 0,
-      activeWorkflow: active ? this.view(active, base) : null,
-      queuedWorkflows: queued.map((w) => this.view(w, base)),
+      activeWorkflow: active ? await this.view(active, base) : null,
+      queuedWorkflows: await Promise.all(queued.map((w) => this.view(w, base))),
       pendingQuestion: pending ? toPendingQuestion(pending) : null,
-      previewUrls: artifacts.latestPerPlatform(projectId).map((a) => toPreviewUrl(a, base)),
-      lastWorkflow: last ? this.view(last, base) : null,
+      previewUrls: (await artifacts.latestPerPlatform(projectId)).map((a) => toPreviewUrl(a, base)),
+      lastWorkflow: last ? await this.view(last, base) : null,
     };
   }
 
@@ -283,7 +293,7 @@ export class WorkflowService {
    * @throws ServiceError -32004/-32003 like `session` (also when access is lost during the wait).
    */
   async waitSession(caller: Caller, projectId: string, options: SessionWaitOptions): Promise<SessionView> {
-    const first = this.session(caller, projectId);
+    const first = await this.session(caller, projectId);
     if (options.waitMs <= 0) return first;
     const followed = first.activeWorkflow ?? first.queuedWorkflows[0];
     if (!followed) return { ...first, wait: { changed: false, reason: 'nothing_active' } };
@@ -306,19 +316,19 @@ export class WorkflowService {
         clearTimeout(timer);
         unsubscribe();
         options.signal?.removeEventListener('abort', onAbort);
-        try {
-          resolve({ ...(view ?? this.session(caller, projectId)), wait: { changed: reason === 'changed', reason } });
-        } catch (error) {
-          reject(error);
-        }
+        (view ? Promise.resolve(view) : this.session(caller, projectId)).then(
+          (seen) => resolve({ ...seen, wait: { changed: reason === 'changed', reason } }),
+          reject,
+        );
       };
-      const check = () => {
+      const check = async () => {
         scheduled = false;
         if (done) return;
         let view: SessionView;
         try {
-          view = this.session(caller, projectId);
+          view = await this.session(caller, projectId);
         } catch (error) {
+          if (done) return;
           done = true;
           release();
           clearTimeout(timer);
@@ -327,21 +337,21 @@ export class WorkflowService {
           reject(error);
           return;
         }
-        if (fingerprint(view, followed.id) === mark) return;
+        if (done || fingerprint(view, followed.id) === mark) return;
         options.onStep?.(describeFollowed(view, followed.id));
         end('changed', view);
       };
       const onAbort = () => end('client_gone');
-      // Notices arrive inside the writer's transaction: read after it has committed.
+      // Notices arrive after the writer's commit; one read per burst of them.
       const unsubscribe = this.deps.changes.subscribe(projectId, () => {
         if (scheduled || done) return;
         scheduled = true;
-        setImmediate(check);
+        setImmediate(() => void check());
       });
       const timer = setTimeout(() => end('time_up'), options.waitMs);
       options.signal?.addEventListener('abort', onAbort, { once: true });
       // A change between the first read and the subscription is caught by reading once more.
-      check();
+      void check();
     });
   }
 
@@ -353,9 +363,9 @@ export class WorkflowService {
    *   or `page` is past the last page (`data.pages`).
    */
   async questionFiles(caller: Caller, projectId: string, page: number): Promise<SessionView> {
-    const view = this.session(caller, projectId);
+    const view = await this.session(caller, projectId);
     const question = view.pendingQuestion;
-    const row = question?.kind === 'code' ? this.deps.questions.pendingOf(question.workflowId) : undefined;
+    const row = question?.kind === 'code' ? await this.deps.store.repos.questions.pendingOf(question.workflowId) : undefined;
     const rules = row?.rules ? (JSON.parse(row.rules) as CodeAnswerRules) : null;
     if (!question || !rules) throw invalidParameter('questionFilesPage', 'can be read only while a code question is waiting (see pendingQuestion)');
     const pages = await pageFiles(rules.root, rules.filePaging ?? DEFAULT_FILE_PAGING);
@@ -373,8 +383,8 @@ export class WorkflowService {
    * read of the store: for the web console's projects list, which would otherwise need one
    * `svc_get_session` per project. Idle projects are absent from the map.
    */
-  ownProjectStates(caller: Caller): Map<string, ProjectState> {
-    return foldProjectStates(this.deps.workflows.listUnfinishedByOwner(caller.userId));
+  async ownProjectStates(caller: Caller): Promise<Map<string, ProjectState>> {
+    return foldProjectStates(await this.deps.store.repos.workflows.listUnfinishedByOwner(caller.userId));
   }
 
   /**
@@ -382,9 +392,9 @@ export class WorkflowService {
    * project, so that is the newest `seq` minus `limit` (at least 0). For the web console, which
    * opens a conversation at its end. @throws -32004/-32003 like `messages`
    */
-  latestPageStart(caller: Caller, projectId: string, limit: number): number {
-    this.deps.access.readable(caller, projectId);
-    return Math.max(0, this.deps.messages.lastSeq(projectId) - limit);
+  async latestPageStart(caller: Caller, projectId: string, limit: number): Promise<number> {
+    await this.deps.access.readable(caller, projectId);
+    return Math.max(0, (await this.deps.store.repos.messages.lastSeq(projectId)) - limit);
   }
 
   /**
@@ -392,12 +402,12 @@ export class WorkflowService {
    * project) gets the project's private "latest" update URL hidden (README "Expo updates").
    * @throws -32004/-32003
    */
-  messages(caller: Caller, input: { projectId: string; after?: number | undefined; limit?: number | undefined }): MessagesPage {
-    const project = this.deps.access.readable(caller, input.projectId);
+  async messages(caller: Caller, input: { projectId: string; after?: number | undefined; limit?: number | undefined }): Promise<MessagesPage> {
+    const project = await this.deps.access.readable(caller, input.projectId);
     const owner = project.ownerId === caller.userId;
     const after = input.after ?? 0;
     const limit = input.limit ?? MESSAGES_PAGE_DEFAULT;
-    const rows = this.deps.messages.list(input.projectId, after, limit + 1);
+    const rows = await this.deps.store.repos.messages.list(input.projectId, after, limit + 1);
     const page = rows.slice(0, limit);
     return {
       messages: page.map((row) => toMessageView(row, owner)),
@@ -416,27 +426,28 @@ export class WorkflowService {
    *   does not own.
    */
   async cancel(caller: Caller, input: { projectId: string; workflowId?: string | undefined }): Promise<CancelResult> {
-    const { access, workflows, journal, engine } = this.deps;
-    access.writable(caller, input.projectId);
-    const target = input.workflowId ? workflows.findById(input.workflowId) : workflows.findActive(input.projectId);
+    const { access, journal, engine } = this.deps;
+    const { workflows } = this.deps.store.repos;
+    await access.writable(caller, input.projectId);
+    const target = input.workflowId ? await workflows.findById(input.workflowId) : await workflows.findActive(input.projectId);
     // Another project's workflow is "unknown id" too: its existence is not the caller's to learn.
     if (!target || target.projectId !== input.projectId) throw notFound({ resource: 'workflow', reason: input.workflowId ? 'unknown id' : 'none active' });
 
     if (isTerminal(target.status)) return { workflowId: target.id, status: target.status, cancelled: false };
 
     const label = kindLabel(target.kind);
-    if (journal.transition(target, 'queued', 'cancel', {}, { role: 'system', type: 'status', content: `${label} cancelled before it started.` })) {
+    if (await journal.transition(target, 'queued', 'cancel', {}, { role: 'system', type: 'status', content: `${label} cancelled before it started.` })) {
       return { workflowId: target.id, status: 'cancelled', cancelled: true };
     }
     const cancelling = { role: 'system' as const, type: 'status' as const, content: `Cancelling the ${label.toLowerCase()}…` };
     // The status may move between the read and the write: try each active status in turn.
-    for (const from of statusesBefore('cancel', 'cancelling')) if (journal.transition(target, from, 'cancel', {}, cancelling)) break;
+    for (const from of statusesBefore('cancel', 'cancelling')) if (await journal.transition(target, from, 'cancel', {}, cancelling)) break;
     await engine.cancel(target.id);
-    const final = workflows.findById(target.id)!;
+    const final = (await workflows.findById(target.id))!;
     return { workflowId: final.id, status: final.status, cancelled: final.status === 'cancelled' };
   }
 
-  private view(row: WorkflowRow, base: Pick<PublicUrl, 'artifactBaseOf'>): WorkflowView {
+  private async view(row: WorkflowRow, base: Pick<PublicUrl, 'artifactBaseOf'>): Promise<WorkflowView> {
     return {
       id: row.id,
       kind: row.kind,
@@ -447,7 +458,7 @@ export class WorkflowService {
       startedAt: row.startedAt,
       finishedAt: row.finishedAt,
       error: row.errorCode ? { code: row.errorCode, message: row.errorMessage ?? '' } : null,
-      previewUrls: this.deps.artifacts.listByWorkflow(row.id).map((a) => toPreviewUrl(a, base)),
+      previewUrls: (await this.deps.store.repos.artifacts.listByWorkflow(row.id)).map((a) => toPreviewUrl(a, base)),
     };
   }
 }

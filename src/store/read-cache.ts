@@ -3,35 +3,24 @@
  * own work). A SQLite read costs about 4 µs here in WAL mode, a third of a small request's budget.
  *
  * Freshness: writes made through this process invalidate their entries directly (the repository
- * that writes also owns the cache); commits by another process on the same database file (the CLI,
- * a second server) are seen through SQLite's `PRAGMA data_version`, checked at most every
- * `recheckMs`, and clear every cache. That interval (250 ms by default) is the longest another
- * process's change can go unseen.
+ * that writes also owns the cache); commits by another process reach the store's events as a
+ * reset (SQLite: `PRAGMA data_version`, looked at every 250 ms) or as a `cache` notice, and clear
+ * every cache. That interval is the longest another process's change can go unseen.
  */
+import type { StoreEvents } from './port.js';
 
-/** Watches for commits by other connections to the same database file. */
-export class ExternalChangeWatch {
-  private version: number | undefined;
-  private checkedAt = 0;
+/** A generation number that moves whenever cached rows may have changed elsewhere. */
+export class ChangeWatch {
   private current = 0;
 
-  /** @param readDataVersion runs `PRAGMA data_version`. */
-  constructor(
-    private readonly readDataVersion: () => number,
-    private readonly recheckMs = 250,
-  ) {}
+  /** @param events the store's change notices: resets and `cache` events move the generation. */
+  constructor(events: StoreEvents) {
+    events.onReset(() => this.current++);
+    events.subscribe('cache', () => this.current++);
+  }
 
-  /** A number that changes whenever another connection has committed since the last look. */
+  /** A number that changes whenever another process may have committed since the last look. */
   generation(): number {
-    const now = Date.now();
-    if (now - this.checkedAt >= this.recheckMs) {
-      this.checkedAt = now;
-      const version = this.readDataVersion();
-      if (version !== this.version) {
-        this.version = version;
-        this.current++;
-      }
-    }
     return this.current;
   }
 }
@@ -39,10 +28,10 @@ export class ExternalChangeWatch {
 /** A bounded map whose entries are dropped when another process writes to the database. */
 export class ReadCache<V> {
   private readonly entries = new Map<string, V>();
-  private seen = -1;
+  private seen = 0;
 
   constructor(
-    private readonly watch: ExternalChangeWatch,
+    private readonly watch: ChangeWatch,
     private readonly maxEntries = 10_000,
   ) {}
 

@@ -44,7 +44,7 @@ export async function serveArtifact(artifacts: ArtifactReader, req: IncomingMess
   const [, section, id, ...rest] = path.split('/');
   const kind = section === 'previews' ? 'preview' : 'deployment';
   if (!id || !UUID.test(id)) return notFound(res);
-  const row = artifacts.find(id);
+  const row = await artifacts.find(id);
   if (!row || row.kind !== kind || row.externalUrl) return notFound(res);
   if (serving.projectId !== undefined && row.projectId !== serving.projectId) return notFound(res);
   if (rest.length === 0) {

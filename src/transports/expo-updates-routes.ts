@@ -130,13 +130,13 @@ async function serveExpoUpdates(state: UpdatesState, req: IncomingMessage, res: 
   let row: PublishedArtifactRow | undefined;
   if (section === 'latest') {
     const projectId = state.channels.projectOf(id);
-    row = projectId ? app.artifacts.latestDeployment(projectId, platform) : undefined;
+    row = projectId ? await app.artifacts.latestDeployment(projectId, platform) : undefined;
   } else if (UUID.test(id)) {
-    const pinned = app.artifacts.find(id);
+    const pinned = await app.artifacts.find(id);
     if (pinned?.kind === 'deployment') {
       // A deploy publishes ios and android together: a pinned URL serves the pair.
       if (pinned.platform === platform) row = pinned;
-      else row = app.artifacts.sibling(pinned, platform);
+      else row = await app.artifacts.sibling(pinned, platform);
     }
   }
   const update = row ? await readUpdate(app, row) : null;
@@ -223,7 +223,7 @@ function signatureFor(req: IncomingMessage, key: KeyObject | null, manifestText:
 }
 
 async function serveAsset(app: ExpoUpdateSources, req: IncomingMessage, res: ServerResponse, id: string, rest: string[]): Promise<void> {
-  const row = app.artifacts.find(id);
+  const row = await app.artifacts.find(id);
   const update = row ? await readUpdate(app, row) : null;
   let wanted: string;
   try {
@@ -259,7 +259,7 @@ async function serveUpdateLanding(state: UpdatesState, req: IncomingMessage, res
   const { app } = state;
   const match = /^\/deployments\/([0-9a-f-]{36})\/(index\.html)?$/.exec(path);
   if (!match || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
-  const row = app.artifacts.find(match[1]!);
+  const row = await app.artifacts.find(match[1]!);
   const update = row ? await readUpdate(app, row) : null;
   if (!row || !update) return false;
   const base = new URL(app.artifactBaseUrl());

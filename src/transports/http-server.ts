@@ -82,7 +82,7 @@ export interface HttpServerDeps {
   /** Whether a socket peer is a trusted proxy (`--trust-proxy`), exempt from the bound on connections per address. Default none. */
   trustedPeer?: (address: string) => boolean;
   /** Why the service cannot take work now, or null (for `/healthz`). */
-  healthProblem(): string | null;
+  healthProblem(): Promise<string | null>;
   artifacts: ArtifactReader;
   /** What the Expo update routes read. */
   updates: ExpoUpdateSources;
@@ -161,7 +161,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     }
     const address = clientAddress(req);
     const token = bearerToken(req.headers.authorization);
-    const reading = deps.gate.readingKey(token, address);
+    const reading = await deps.gate.readingKey(token, address);
     const readingKey = reading.key;
     const pending = unauthenticated.get(readingKey) ?? 0;
     if (pending >= maxUnauthenticated) {
@@ -267,10 +267,10 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     };
   }
 
-  const handleHealth = (req: IncomingMessage, res: ServerResponse): void => {
+  const handleHealth = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return notFound(res);
     // Unhealthy when no authenticated request could be admitted now, or the store does not answer.
-    const problem = options.serveMcp && inFlight >= maxConcurrent ? 'request_slots_full' : deps.healthProblem();
+    const problem = options.serveMcp && inFlight >= maxConcurrent ? 'request_slots_full' : await deps.healthProblem();
     if (problem) sendJson(res, 503, { status: 'unavailable', reason: problem });
     else sendJson(res, 200, { status: 'ok' });
   };
@@ -294,7 +294,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
   const handleProjectOrigin = async (req: IncomingMessage, res: ServerResponse, path: string, projectId: string): Promise<void> => {
     if (!isArtifactPath(path)) return notFound(res);
     const id = artifactIdOf(path);
-    if (id && deps.artifacts.find(id)?.projectId !== projectId) return notFound(res);
+    if (id && (await deps.artifacts.find(id))?.projectId !== projectId) return notFound(res);
     if (await updates.serveLanding(req, res, path)) return;
     await serveArtifact(deps.artifacts, req, res, path, { ownOrigin: true, projectId });
   };

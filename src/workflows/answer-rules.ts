@@ -1,7 +1,7 @@
 /** Checks an answer against the rule of the question it answers (docs/contract.md#tools, `svc_send_message`). */
 import { compileAnswerPattern } from '../builders/answer-pattern.js';
 import { checkCodeAnswer, type CodeAnswerIssue, type CodeAnswerRules } from '../builders/code-answer.js';
-import type { QuestionRow } from '../store/schema.js';
+import type { QuestionRow } from '../store/rows.js';
 
 /** @returns null when `answer` is acceptable, else the reason it is not (for a -32602 message). */
 export function checkAnswer(question: Pick<QuestionRow, 'options' | 'pattern'>, answer: string): string | null {

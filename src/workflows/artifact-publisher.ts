@@ -10,11 +10,8 @@ import { BuildFailure, type PublishedArtifact, type PublishRequest } from '../bu
 import { isoNow, type Clock } from '../clock.js';
 import { limitsFor, type PlanTable } from '../limits/plans.js';
 import type { Logger } from '../logger.js';
-import type { ArtifactRepo } from '../store/artifact-repo.js';
-import type { Store } from '../store/database.js';
-import type { ProjectRepo } from '../store/project-repo.js';
-import type { ArtifactRow } from '../store/schema.js';
-import type { UserRepo } from '../store/user-repo.js';
+import type { ArtifactRow } from '../store/rows.js';
+import type { Store, Tx } from '../store/store.js';
 import { join } from 'node:path';
 import { folderBytes } from '../io/folder-size.js';
 import { ArtifactTooLargeError, artifactPath, type ArtifactStore } from './artifact-store.js';
@@ -40,9 +37,6 @@ export function toPublished(row: ArtifactRow): PublishedArtifact {
 /** What the publisher works with. */
 export interface ArtifactPublisherDeps {
   store: Store;
-  artifacts: ArtifactRepo;
-  projects: ProjectRepo;
-  users: UserRepo;
   artifactStore: ArtifactStore;
   plans: PlanTable;
   clock: Clock;
@@ -70,9 +64,9 @@ export class ArtifactPublisher {
     projectId: string,
     workflowId: string,
     request: PublishRequest,
-    beforeInsert?: () => void,
+    beforeInsert?: (tx: Tx) => Promise<void>,
   ): Promise<{ published: PublishedArtifact; refused: string[] }> {
-    const { artifacts, artifactStore, store } = this.deps;
+    const { artifactStore, store } = this.deps;
     const id = randomUUID();
     let externalUrl: string | null = null;
     let bytes = 0;
@@ -91,23 +85,24 @@ export class ArtifactPublisher {
       }
     }
     let expired: ArtifactRow[] = [];
-    const row = store.immediate(() => {
-      beforeInsert?.();
+    const row = await store.transaction(async (tx) => {
+      await beforeInsert?.(tx);
+      const { artifacts } = tx;
       const inserted: ArtifactRow = {
         id,
         projectId,
         workflowId,
         kind: request.kind,
         platform: request.platform,
-        number: request.kind === 'deployment' ? artifacts.deployNumber(projectId, workflowId) : null,
+        number: request.kind === 'deployment' ? await artifacts.deployNumber(projectId, workflowId) : null,
         externalUrl,
         bytes,
         createdAt: isoNow(this.deps.clock),
       };
-      artifacts.insert(inserted);
+      await artifacts.insert(inserted);
       if (request.kind === 'preview') {
-        expired = artifacts.previewsBeyond(projectId, request.platform, this.deps.previewsKept ?? DEFAULT_PREVIEWS_KEPT);
-        artifacts.delete(expired.map((r) => r.id));
+        expired = await artifacts.previewsBeyond(projectId, request.platform, this.deps.previewsKept ?? DEFAULT_PREVIEWS_KEPT);
+        await artifacts.delete(expired.map((r) => r.id));
       }
       return inserted;
     });
@@ -119,13 +114,14 @@ export class ArtifactPublisher {
 
   /** The owner's storage quota and what the owner's artifacts and workspaces use now, in bytes. */
   private async quota(projectId: string): Promise<{ quotaBytes: number; usedBytes: number }> {
-    const project = this.deps.projects.findById(projectId);
-    const owner = project ? this.deps.users.findById(project.ownerId) : undefined;
+    const { repos } = this.deps.store;
+    const project = await repos.projects.findById(projectId);
+    const owner = project ? await repos.users.findById(project.ownerId) : undefined;
     const limits = limitsFor(this.deps.plans, owner?.plan ?? 'free');
-    let usedBytes = project ? this.deps.artifacts.bytesUsedByOwner(project.ownerId) : 0;
+    let usedBytes = project ? await repos.artifacts.bytesUsedByOwner(project.ownerId) : 0;
     const { workspacesDir } = this.deps;
     if (project && workspacesDir) {
-      for (const own of this.deps.projects.listByOwner(project.ownerId)) usedBytes += await folderBytes(join(workspacesDir, own.id));
+      for (const own of await repos.projects.listByOwner(project.ownerId)) usedBytes += await folderBytes(join(workspacesDir, own.id));
     }
     return { quotaBytes: (limits.artifactStorageMb ?? DEFAULT_ARTIFACT_STORAGE_MB) * 1024 * 1024, usedBytes };
   }

@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { copyFile, lstat, mkdir, readdir, readlink, realpath, rename, rm, stat } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
-import type { ArtifactRow } from '../store/schema.js';
+import type { ArtifactRow } from '../store/rows.js';
 
 /** What an import copied: its size and the entries it refused (paths relative to the source). */
 export interface ImportedFolder {

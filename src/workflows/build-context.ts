@@ -7,12 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import type { BuildContext, Platform, PublishedArtifact, PublishRequest, QuestionSpec } from '../builders/builder.js';
 import type { Logger } from '../logger.js';
-import type { ArtifactRepo } from '../store/artifact-repo.js';
-import type { Store } from '../store/database.js';
-import type { ProcessGroupRepo } from '../store/process-group-repo.js';
-import type { QuestionRepo } from '../store/question-repo.js';
-import type { WorkflowRow } from '../store/schema.js';
-import type { WorkflowRepo } from '../store/workflow-repo.js';
+import type { WorkflowRow } from '../store/rows.js';
+import type { Store, Tx } from '../store/store.js';
 import { toPublished, type ArtifactPublisher } from './artifact-publisher.js';
 import { LeaseLostError, type LocalRun } from './local-run.js';
 import { killGroupNow, processStart } from './process-groups.js';
@@ -22,10 +18,6 @@ import type { NewMessage, WorkflowJournal } from './workflow-journal.js';
 /** What a build context writes through. */
 export interface BuildContextDeps {
   store: Store;
-  workflows: WorkflowRepo;
-  questions: QuestionRepo;
-  artifacts: ArtifactRepo;
-  processGroups: ProcessGroupRepo;
   journal: WorkflowJournal;
   publisher: ArtifactPublisher;
   runner: RunnerIdentity;
@@ -42,31 +34,32 @@ export class EngineBuildContext implements BuildContext {
     private readonly deps: BuildContextDeps,
   ) {}
 
-  step(index: number, total: number, name: string): void {
-    this.held(() => {
-      this.deps.workflows.updateHeld(this.workflow.id, this.deps.runner.id, { stepIndex: index, stepTotal: total, stepName: name });
-      this.post({ role: 'agent', type: 'progress', content: `Step ${index}/${total}: ${name}` });
+  async step(index: number, total: number, name: string): Promise<void> {
+    await this.held(async (tx) => {
+      await tx.workflows.updateHeld(this.workflow.id, this.deps.runner.id, { stepIndex: index, stepTotal: total, stepName: name });
+      await this.post(tx, { role: 'agent', type: 'progress', content: `Step ${index}/${total}: ${name}` });
     });
   }
 
-  say(content: string, type: 'progress' | 'result' = 'progress'): void {
-    this.held(() => this.post({ role: 'agent', type, content }));
+  async say(content: string, type: 'progress' | 'result' = 'progress'): Promise<void> {
+    await this.held((tx) => this.post(tx, { role: 'agent', type, content }));
   }
 
-  recall(key: string): string | null {
-    return this.deps.questions.latestAnswer(this.workflow.projectId, key) ?? null;
+  async recall(key: string): Promise<string | null> {
+    return (await this.deps.store.repos.questions.latestAnswer(this.workflow.projectId, key)) ?? null;
   }
 
   async ask(spec: QuestionSpec): Promise<string> {
     const signal = this.run.controller.signal;
     if (signal.aborted) throw signal.reason;
-    const { journal, questions, runner } = this.deps;
-    const earlier = questions.findByKey(this.workflow.id, spec.key);
+    const { journal, runner } = this.deps;
+    const { questions, workflows } = this.deps.store.repos;
+    const earlier = await questions.findByKey(this.workflow.id, spec.key);
     if (earlier?.answer != null) return earlier.answer;
 
     const question =
       earlier ??
-      this.held(() => {
+      (await this.held(async (tx) => {
         const row = {
           id: randomUUID(),
           workflowId: this.workflow.id,
@@ -83,11 +76,11 @@ export class EngineBuildContext implements BuildContext {
           answer: null,
           answeredAt: null,
         };
-        questions.insert(row);
+        await tx.questions.insert(row);
         return row;
-      });
+      }));
 
-    return new Promise<string>((resolve, reject) => {
+    const answer = new Promise<string>((resolve, reject) => {
       this.run.waiting = {
         questionId: question.id,
         resolve: (answer) => {
@@ -99,45 +92,52 @@ export class EngineBuildContext implements BuildContext {
           reject(reason);
         },
       };
+    });
+    {
       const options = spec.options?.length ? ` Options: ${spec.options.join(', ')}.` : '';
       // A code question's prompt carries the app's files: the conversation shows its head only.
       const content = spec.kind === 'code' ? shortened(spec.prompt, 1500, 'the whole task is in pendingQuestion.prompt of svc_get_session') : `${spec.prompt}${options}`;
-      const moved = journal.transition(this.workflow, 'running', 'ask', {}, { role: 'agent', type: 'question', content }, runner.id);
+      const moved = await journal.transition(this.workflow, 'running', 'ask', {}, { role: 'agent', type: 'question', content }, runner.id);
       if (!moved) {
         // Cancelled between the builder's last step and this question, answered already, or lost.
-        const current = this.deps.workflows.findById(this.workflow.id);
-        const answered = questions.findById(question.id);
-        if (current?.runnerId !== runner.id) this.leaseLost();
-        else if (answered?.answer != null) this.run.waiting.resolve(answered.answer);
-        else if (current?.status !== 'waiting_for_input') this.run.waiting.reject('cancel');
+        const current = await workflows.findById(this.workflow.id);
+        const answered = await questions.findById(question.id);
+        const waiting = this.run.waiting as LocalRun['waiting'];
+        if (current?.runnerId !== runner.id) {
+          // The answer promise is dropped unsettled: this call rejects instead.
+          this.run.waiting = null;
+          this.leaseLost();
+        } else if (answered?.answer != null) waiting?.resolve(answered.answer);
+        else if (current?.status !== 'waiting_for_input') waiting?.reject('cancel');
       }
-    });
+    }
+    return answer;
   }
 
   async publish(request: PublishRequest): Promise<PublishedArtifact> {
     if (this.run.lost) throw new LeaseLostError(this.workflow.id);
     // The row is recorded only while this runner holds the workflow.
-    const { published, refused } = await this.deps.publisher.publish(this.workflow.projectId, this.workflow.id, request, () => this.held(() => undefined));
+    const { published, refused } = await this.deps.publisher.publish(this.workflow.projectId, this.workflow.id, request, (tx) => this.heldIn(tx));
     if (refused.length > 0) {
       const shown = refused.slice(0, 10).join(', ');
       const more = refused.length > 10 ? ` and ${refused.length - 10} more` : '';
-      this.say(`Not published (links that leave the published folder, or not regular files): ${shown}${more}.`);
+      await this.say(`Not published (links that leave the published folder, or not regular files): ${shown}${more}.`);
     }
     return published;
   }
 
-  latestPreview(platform: Platform): PublishedArtifact | null {
-    const row = this.deps.artifacts.latest(this.workflow.projectId, 'preview', platform);
+  async latestPreview(platform: Platform): Promise<PublishedArtifact | null> {
+    const row = await this.deps.store.repos.artifacts.latest(this.workflow.projectId, 'preview', platform);
     return row ? toPublished(row) : null;
   }
 
-  trackProcessGroup(pgid: number): void {
+  async trackProcessGroup(pgid: number): Promise<void> {
     if (!Number.isInteger(pgid) || pgid <= 1) throw new Error(`Not a process group id: ${pgid}`);
     const leaderStart = processStart(pgid);
     this.run.groups.set(pgid, leaderStart);
     try {
-      this.held(() =>
-        this.deps.processGroups.insert({
+      await this.held((tx) =>
+        tx.processGroups.insert({
           host: this.deps.runner.host,
           pgid,
           leaderStart,
@@ -154,36 +154,47 @@ export class EngineBuildContext implements BuildContext {
     }
   }
 
-  untrackProcessGroup(pgid: number): void {
+  async untrackProcessGroup(pgid: number): Promise<void> {
     this.run.groups.delete(pgid);
     // Only while this runner still holds the workflow: a runner that lost its lease writes
     // nothing, and the one that took over sweeps the row once the group is gone.
     if (this.run.lost) return;
-    this.deps.store.immediate(() => {
-      if (this.deps.workflows.isHeldBy(this.workflow.id, this.deps.runner.id)) this.deps.processGroups.remove(this.deps.runner.host, pgid);
+    await this.deps.store.transaction(async (tx) => {
+      if (await tx.workflows.isHeldBy(this.workflow.id, this.deps.runner.id)) await tx.processGroups.remove(this.deps.runner.host, pgid);
     });
   }
 
-  private post(message: NewMessage): void {
-    this.deps.journal.post(this.workflow.projectId, this.workflow.id, message);
+  private async post(tx: Tx, message: NewMessage): Promise<void> {
+    await this.deps.journal.post(this.workflow.projectId, this.workflow.id, message, tx);
   }
 
   /**
    * Runs `write` in one write transaction that first checks this runner still holds the workflow.
    * @throws LeaseLostError (after telling the engine) when it does not; nothing is written.
    */
-  private held<T>(write: () => T): T {
+  private async held<T>(write: (tx: Tx) => Promise<T>): Promise<T> {
     if (this.run.lost) throw new LeaseLostError(this.workflow.id);
     let lost = false;
-    const result = this.deps.store.immediate(() => {
-      if (!this.deps.workflows.isHeldBy(this.workflow.id, this.deps.runner.id)) {
+    const result = await this.deps.store.transaction(async (tx) => {
+      await tx.lock('workflows', this.workflow.id);
+      if (!(await tx.workflows.isHeldBy(this.workflow.id, this.deps.runner.id))) {
         lost = true;
         return undefined;
       }
-      return write();
+      return write(tx);
     });
     if (lost) this.leaseLost();
     return result as T;
+  }
+
+  /**
+   * Inside `tx`: checks that this runner still holds the workflow.
+   * @throws LeaseLostError (after telling the engine) when it does not: `tx` rolls back.
+   */
+  private async heldIn(tx: Tx): Promise<void> {
+    if (this.run.lost) throw new LeaseLostError(this.workflow.id);
+    await tx.lock('workflows', this.workflow.id);
+    if (!(await tx.workflows.isHeldBy(this.workflow.id, this.deps.runner.id))) this.leaseLost();
   }
 
   private leaseLost(): never {

@@ -3,8 +3,10 @@
  * leases, and reaps what other runners left. The database is the source of truth:
  *
  * - Every start is a compare-and-set `queued -> running` (oldest queued of its project, project
- *   idle) or `waiting_for_input -> running` (answered), in one immediate transaction that also
- *   writes this runner's id and a lease end. Both take a free slot of this engine: an answered
+ *   idle) or `waiting_for_input -> running` (answered), in a store transaction that also writes
+ *   this runner's id and a lease end: the pump's own, or the sending tool's (`offer`), so that a
+ *   send that finds a free slot answers `running` exactly as before. The builder starts after
+ *   the commit. Both take a free slot of this engine: an answered
  *   workflow waits for one like a queued one, and the next to start is chosen round-robin across
  *   users within their plans' running bounds (`fair-shares.ts`).
  * - While a builder runs, a heartbeat renews the lease by a compare-and-set on (id, runner); a
@@ -24,13 +26,9 @@ import type { Clock } from '../clock.js';
 import { redactPaths } from '../io/path-redaction.js';
 import { limitsFor, workflowBounds, type PlanTable } from '../limits/plans.js';
 import type { Logger } from '../logger.js';
-import type { ArtifactRepo } from '../store/artifact-repo.js';
-import type { Store } from '../store/database.js';
-import type { ProcessGroupRepo } from '../store/process-group-repo.js';
-import type { ProjectRepo } from '../store/project-repo.js';
-import type { QuestionRepo } from '../store/question-repo.js';
-import type { WorkflowRow } from '../store/schema.js';
-import type { SlotCandidate, WorkflowRepo } from '../store/workflow-repo.js';
+import type { SlotCandidate } from '../store/repos.js';
+import type { WorkflowRow } from '../store/rows.js';
+import type { Store, Tx } from '../store/store.js';
 import type { ArtifactPublisher } from './artifact-publisher.js';
 import type { ArtifactStore } from './artifact-store.js';
 import { EngineBuildContext } from './build-context.js';
@@ -62,11 +60,6 @@ export interface WorkflowEngineOptions {
 /** What the engine works with. */
 export interface WorkflowEngineDeps {
   store: Store;
-  workflows: WorkflowRepo;
-  questions: QuestionRepo;
-  artifacts: ArtifactRepo;
-  projects: ProjectRepo;
-  processGroups: ProcessGroupRepo;
   journal: WorkflowJournal;
   artifactStore: ArtifactStore;
   publisher: ArtifactPublisher;
@@ -89,6 +82,9 @@ export class WorkflowEngine {
   private tickTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private pumpQueued = false;
+  private ticking = false;
+  /** Slots taken by claims whose transaction has not committed yet (their runs are not counted otherwise). */
+  private reserved = 0;
   private readonly shares = new FairShares();
   private readonly maxConcurrent: number;
   private readonly pollIntervalMs: number;
@@ -116,36 +112,35 @@ export class WorkflowEngine {
   }
 
   /** Recovers what earlier runners left (the reaper's code path), then starts taking work. */
-  start(): void {
-    this.reap();
+  async start(): Promise<void> {
+    await this.reap();
     this.accepting = true;
-    this.tickTimer = setInterval(() => this.tick(), this.pollIntervalMs);
+    this.tickTimer = setInterval(() => void this.tick(), this.pollIntervalMs);
     this.tickTimer.unref();
-    this.heartbeatTimer = setInterval(() => this.heartbeat(), this.heartbeatMs);
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.heartbeatMs);
     this.heartbeatTimer.unref();
     this.schedulePump();
   }
 
   /** Number of workflows this process runs now (not counting ones waiting for an answer). */
   get busy(): number {
-    let n = 0;
+    let n = this.reserved;
     for (const run of this.runs.values()) if (!run.waiting) n++;
     return n;
   }
 
   /**
-   * Hands out this engine's free slots now (synchronous: each claim is one immediate transaction)
-   * and tells whether queued workflow `workflowId` got one. It starts only if its turn comes
-   * (round-robin across users, within its owner's running bound), it is the oldest queued one of
-   * its project, and the project has no active workflow nor a live build process of an earlier
-   * workflow.
-   * @returns true when this engine claimed and started it.
+   * Inside the caller's transaction (`svc_send_message`'s): hands out this engine's free slots now
+   * (the same choice as the pump: round-robin across users within their running bounds; the oldest
+   * queued workflow of an idle project with no live build process of an earlier workflow, or an
+   * answered one). The claims commit with the caller's transaction; call `launch` on the result
+   * after the commit (the builders start then), or `abandon` when the transaction failed.
+   * @returns the claims made, which tell whether a given workflow got a slot.
    */
-  tryStart(workflowId: string): boolean {
-    if (!this.accepting) return false;
-    this.pump();
-    const run = this.runs.get(workflowId);
-    return run !== undefined && !run.waiting;
+  async offer(tx: Tx): Promise<EngineStarts> {
+    const starts = new EngineStarts(this);
+    await this.pumpIn(tx, starts);
+    return starts;
   }
 
   /** Asks the engine to look for queued work soon (coalesced). */
@@ -154,28 +149,8 @@ export class WorkflowEngine {
     this.pumpQueued = true;
     setImmediate(() => {
       this.pumpQueued = false;
-      try {
-        this.pump();
-      } catch (error) {
-        this.deps.logger.error({ err: error }, 'workflow pump failed');
-      }
+      this.pump().catch((error: unknown) => this.deps.logger.error({ err: error }, 'workflow pump failed'));
     });
-  }
-
-  /**
-   * Resumes a workflow whose question was just answered (the answer is stored), if a slot is free
-   * and its turn comes; otherwise it keeps waiting (`waiting_for_input`, question answered) until a
-   * slot frees. The runner that holds its lease resumes it, whichever process that is: this one
-   * in this call or when a slot frees, another at its next tick. When no live runner holds it,
-   * whichever engine has a slot for it claims it (`waiting_for_input -> running`) and runs its
-   * builder again; the builder's `ask` then finds the stored answer.
-   * @returns the workflow's status afterwards: `running` when it resumed, `waiting_for_input`
-   *   while it waits for a slot (or this engine is shutting down), `cancelling` or a terminal
-   *   status when it was cancelled meanwhile.
-   */
-  resumeAnswered(workflowId: string): WorkflowRow['status'] | undefined {
-    if (this.accepting) this.pump();
-    return this.deps.workflows.findById(workflowId)?.status;
   }
 
   /**
@@ -190,16 +165,16 @@ export class WorkflowEngine {
       run.abort('cancel');
       await Promise.race([run.done, delay(this.cancelTimeoutMs)]);
       if (this.runs.has(workflowId)) await this.killGroups(run);
-      this.recordStopped(workflowId, this.runner.id);
+      await this.recordStopped(workflowId, this.runner.id);
       return;
     }
     const deadline = Date.now() + this.cancelTimeoutMs + this.leaseMs;
     for (;;) {
-      const row = this.deps.workflows.findById(workflowId);
+      const row = await this.deps.store.repos.workflows.findById(workflowId);
       if (!row || row.status !== 'cancelling') return;
       if (!this.liveHolder(row)) {
         await this.killRecordedGroups(row.id);
-        this.recordStopped(workflowId, row.runnerId);
+        await this.recordStopped(workflowId, row.runnerId);
         continue;
       }
       if (Date.now() > deadline) return;
@@ -221,7 +196,7 @@ export class WorkflowEngine {
     // Builders that did not stop in time: kill their processes and record the outcome ourselves.
     for (const run of [...this.runs.values()]) {
       await this.killGroups(run);
-      this.recordEnd(run, null);
+      await this.recordEnd(run, null);
     }
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
   }
@@ -245,20 +220,16 @@ export class WorkflowEngine {
     return row.runnerId;
   }
 
-  /** The claim: one compare-and-set `queued -> running` with this runner and a lease, plus its message. */
-  private claimAndRun(row: WorkflowRow): boolean {
-    const claimed = this.deps.store.immediate(
-      () =>
-        !this.projectHasLiveGroups(row.projectId) &&
-        this.deps.journal.claim(row, { ...this.claimPatch(), startedAt: this.deps.journal.now() }, {
-          role: 'system',
-          type: 'status',
-          content: `${kindLabel(row.kind)} started (builder: ${this.deps.builder.name}).`,
-        }),
-    );
-    if (!claimed) return false;
-    this.launch({ ...row, status: 'running', runnerId: this.runner.id });
-    return true;
+  /** The claim inside `tx`: one compare-and-set `queued -> running` with this runner and a lease, plus its message. */
+  private async claimIn(tx: Tx, row: WorkflowRow, starts: EngineStarts): Promise<boolean> {
+    if (await this.projectHasLiveGroups(tx, row.projectId)) return false;
+    const claimed = await this.deps.journal.claim(tx, row, { ...this.claimPatch(), startedAt: this.deps.journal.now() }, {
+      role: 'system',
+      type: 'status',
+      content: `${kindLabel(row.kind)} started (builder: ${this.deps.builder.name}).`,
+    });
+    if (claimed) starts.launching(this.reserve({ ...row, status: 'running', runnerId: this.runner.id }));
+    return claimed;
   }
 
   /**
@@ -266,20 +237,20 @@ export class WorkflowEngine {
    * must not start over it). Groups found dead are forgotten. Groups of other hosts cannot be
    * checked from here; their own host's engines kill them (docs/workflows.md).
    */
-  private projectHasLiveGroups(projectId: string): boolean {
+  private async projectHasLiveGroups(tx: Tx, projectId: string): Promise<boolean> {
     let alive = false;
-    for (const group of this.deps.processGroups.listByProject(projectId)) {
+    for (const group of await tx.processGroups.listByProject(projectId)) {
       if (group.host !== this.runner.host) continue;
       if (isGroupAlive(group.pgid) && !isReusedGroup(group.pgid, group.leaderStart)) alive = true;
-      else this.deps.processGroups.remove(group.host, group.pgid);
+      else await tx.processGroups.remove(group.host, group.pgid);
     }
     return alive;
   }
 
-  private recordStopped(workflowId: string, owner: string | null): void {
-    const row = this.deps.workflows.findById(workflowId);
+  private async recordStopped(workflowId: string, owner: string | null): Promise<void> {
+    const row = await this.deps.store.repos.workflows.findById(workflowId);
     if (!row) return;
-    this.deps.journal.transition(row, 'cancelling', 'stopped', { runnerId: null, leaseExpiresAt: null }, stoppedMessage(row), owner);
+    await this.deps.journal.transition(row, 'cancelling', 'stopped', { runnerId: null, leaseExpiresAt: null }, stoppedMessage(row), owner);
   }
 
   /**
@@ -287,29 +258,30 @@ export class WorkflowEngine {
    * whose runner is known dead on this host, then kills process groups on this host that no live
    * runner holds.
    */
-  private reap(): void {
-    const { store, workflows, journal, logger } = this.deps;
+  private async reap(): Promise<void> {
+    const { store, journal, logger } = this.deps;
     const reaped: string[] = [];
-    for (const row of workflows.listActive()) {
+    for (const row of await store.repos.workflows.listActive()) {
       if (this.runs.has(row.id) || this.liveHolder(row)) continue;
-      store.immediate(() => {
+      await store.transaction(async (tx) => {
+        await tx.lock('workflows', row.id);
         // Re-read inside the transaction: the runner may have renewed since the list was read.
-        const current = workflows.findById(row.id);
+        const current = await tx.workflows.findById(row.id);
         if (!current || current.runnerId !== row.runnerId || current.leaseExpiresAt !== row.leaseExpiresAt || current.status !== row.status) return;
         if (current.status === 'running') {
           if (
-            journal.transition(current, 'running', 'interrupt', { errorCode: 'interrupted', errorMessage: INTERRUPTED_BY_STOP, runnerId: null, leaseExpiresAt: null }, {
+            await journal.transition(current, 'running', 'interrupt', { errorCode: 'interrupted', errorMessage: INTERRUPTED_BY_STOP, runnerId: null, leaseExpiresAt: null }, {
               role: 'system',
               type: 'error',
               content: `${kindLabel(current.kind)} interrupted: ${INTERRUPTED_BY_STOP}`,
-            }, current.runnerId)
+            }, current.runnerId, tx)
           ) {
             reaped.push(current.id);
             logger.warn({ workflowId: current.id, runnerId: current.runnerId }, 'workflow interrupted: its runner lost its lease');
           }
         } else if (current.status === 'cancelling') {
-          if (journal.transition(current, 'cancelling', 'stopped', { runnerId: null, leaseExpiresAt: null }, stoppedMessage(current), current.runnerId)) reaped.push(current.id);
-        } else if (current.runnerId !== null && workflows.releaseWaiting(current.id, current.runnerId)) {
+          if (await journal.transition(current, 'cancelling', 'stopped', { runnerId: null, leaseExpiresAt: null }, stoppedMessage(current), current.runnerId, tx)) reaped.push(current.id);
+        } else if (current.runnerId !== null && (await tx.workflows.releaseWaiting(current.id, current.runnerId))) {
           // Waiting for input: the question stays; whoever gets the answer resumes it.
           reaped.push(current.id);
         }
@@ -322,20 +294,20 @@ export class WorkflowEngine {
 
   /** Kills process groups recorded on this host whose workflow no live runner holds. */
   private async sweepGroups(): Promise<void> {
-    const { processGroups, workflows } = this.deps;
+    const { processGroups, workflows } = this.deps.store.repos;
     let killed = 0;
     try {
-      for (const group of processGroups.listByHost(this.runner.host)) {
-        const row = workflows.findById(group.workflowId);
+      for (const group of await processGroups.listByHost(this.runner.host)) {
+        const row = await workflows.findById(group.workflowId);
         if (row && this.runs.has(row.id) && row.runnerId === this.runner.id) continue;
         if (row && row.runnerId === group.runnerId && this.liveHolder(row)) continue;
         if (isReusedGroup(group.pgid, group.leaderStart)) {
           // The recorded group is gone and its id now names another process: forget it, never signal it.
-          processGroups.remove(group.host, group.pgid);
+          await processGroups.remove(group.host, group.pgid);
           continue;
         }
         if (await killGroup(group.pgid, this.killGraceMs)) {
-          processGroups.remove(group.host, group.pgid);
+          await processGroups.remove(group.host, group.pgid);
           killed++;
         } else this.deps.logger.error({ pgid: group.pgid, workflowId: group.workflowId }, 'a build process group survived SIGKILL');
       }
@@ -347,13 +319,14 @@ export class WorkflowEngine {
   }
 
   private async killRecordedGroups(workflowId: string): Promise<void> {
-    for (const group of this.deps.processGroups.listByHost(this.runner.host)) {
+    const { processGroups } = this.deps.store.repos;
+    for (const group of await processGroups.listByHost(this.runner.host)) {
       if (group.workflowId !== workflowId) continue;
       if (isReusedGroup(group.pgid, group.leaderStart)) {
-        this.deps.processGroups.remove(group.host, group.pgid);
+        await processGroups.remove(group.host, group.pgid);
         continue;
       }
-      if (await killGroup(group.pgid, this.killGraceMs)) this.deps.processGroups.remove(group.host, group.pgid);
+      if (await killGroup(group.pgid, this.killGraceMs)) await processGroups.remove(group.host, group.pgid);
     }
   }
 
@@ -364,19 +337,19 @@ export class WorkflowEngine {
         // A group that ended without being released may have handed its id to another process.
         if (isReusedGroup(pgid, leaderStart) || (await killGroup(pgid, this.killGraceMs))) {
           run.groups.delete(pgid);
-          this.deps.processGroups.remove(this.runner.host, pgid);
+          await this.deps.store.repos.processGroups.remove(this.runner.host, pgid);
         }
       }),
     );
   }
 
   /** Renews the lease of every local run; a run whose renewal fails has lost its workflow. */
-  private heartbeat(): void {
+  private async heartbeat(): Promise<void> {
     try {
       const until = this.now() + this.leaseMs;
-      for (const run of this.runs.values()) {
+      for (const run of [...this.runs.values()]) {
         if (run.lost) continue;
-        if (!this.deps.workflows.renewLease(run.workflowId, this.runner.id, until)) this.leaseLost(run);
+        if (!(await this.deps.store.repos.workflows.renewLease(run.workflowId, this.runner.id, until))) this.leaseLost(run);
       }
     } catch (error) {
       this.deps.logger.error({ err: error }, 'lease heartbeat failed');
@@ -392,73 +365,105 @@ export class WorkflowEngine {
     void this.killGroups(run);
   }
 
-  private tick(): void {
+  private async tick(): Promise<void> {
+    // A tick that outlasts the interval (a busy store) is not run twice at once.
+    if (this.ticking) return;
+    this.ticking = true;
     try {
       if (this.runs.size > 0) {
-        for (const run of this.runs.values()) {
+        for (const run of [...this.runs.values()]) {
           if (run.lost) continue;
-          const row = this.deps.workflows.findById(run.workflowId);
+          const row = await this.deps.store.repos.workflows.findById(run.workflowId);
           if (!row || row.runnerId !== this.runner.id) this.leaseLost(run);
           else if (row.status === 'cancelling') run.abort('cancel');
-          else if (run.waiting && row.status === 'running') this.resolveIfAnswered(run);
+          else if (run.waiting && row.status === 'running') await this.resolveIfAnswered(run);
         }
       }
-      this.reap();
-      this.pump();
+      await this.reap();
+      await this.pump();
     } catch (error) {
       this.deps.logger.error({ err: error }, 'workflow engine tick failed');
+    } finally {
+      this.ticking = false;
     }
   }
 
-  private resolveIfAnswered(run: LocalRun): void {
+  private async resolveIfAnswered(run: LocalRun): Promise<void> {
     if (!run.waiting) return;
-    const question = this.deps.questions.findById(run.waiting.questionId);
-    if (question?.answer != null) run.waiting.resolve(question.answer);
+    const question = await this.deps.store.repos.questions.findById(run.waiting.questionId);
+    if (question?.answer != null) run.waiting?.resolve(question.answer);
   }
 
   /**
-   * Hands out free slots (docs/workflows.md, "Fair shares"): while this engine has one, the next
-   * contender (a project's oldest queued workflow, or an answered one this engine holds or nobody
-   * holds) is chosen round-robin across users within their running bounds, and claimed.
+   * Hands out free slots (docs/workflows.md, "Fair shares") in one transaction, and starts the
+   * claimed builders after it commits.
    */
-  private pump(): void {
+  private async pump(): Promise<void> {
     if (!this.accepting) return;
-    const { workflows, plans } = this.deps;
+    const starts = new EngineStarts(this);
+    try {
+      await this.deps.store.transaction((tx) => this.pumpIn(tx, starts));
+    } catch (error) {
+      starts.abandon();
+      throw error;
+    }
+    starts.launch();
+  }
+
+  /**
+   * Inside `tx`: while this engine has a free slot, the next contender (a project's oldest queued
+   * workflow, or an answered one this engine holds or nobody holds) is chosen round-robin across
+   * users within their running bounds, and claimed into `starts`.
+   */
+  private async pumpIn(tx: Tx, starts: EngineStarts): Promise<void> {
+    if (!this.accepting) return;
+    const { plans } = this.deps;
     const maxRunning = (plan: string) => workflowBounds(limitsFor(plans, plan)).maxRunning;
     const lost = new Set<string>();
     while (this.busy < this.maxConcurrent) {
-      const contenders = workflows.slotCandidates(this.runner.id).filter((c) => !lost.has(c.id));
-      const next = this.shares.pick(contenders, workflows.runningByOwner(), maxRunning);
+      const contenders = (await tx.workflows.slotCandidates(this.runner.id)).filter((c) => !lost.has(c.id));
+      const next = this.shares.pick(contenders, await tx.workflows.runningByOwner(), maxRunning);
       if (!next) return;
-      if (this.startContender(next)) this.shares.served(next.ownerId);
+      if (await this.startContender(tx, next, starts)) this.shares.served(next.ownerId);
       // Another engine took it, it was cancelled, or its project still has live build processes.
       else lost.add(next.id);
     }
   }
 
-  /** Starts a contender of `pump`: the claim of a queued workflow, or the resumption of an answered one. */
-  private startContender(contender: SlotCandidate): boolean {
+  /** Starts a contender of `pump` inside `tx`: the claim of a queued workflow, or the resumption of an answered one. */
+  private async startContender(tx: Tx, contender: SlotCandidate, starts: EngineStarts): Promise<boolean> {
     const { ownerId: _owner, plan: _plan, ...row } = contender;
-    if (row.status === 'queued') return this.claimAndRun(row);
+    if (row.status === 'queued') return this.claimIn(tx, row, starts);
     const run = this.runs.get(row.id);
     if (row.runnerId === this.runner.id && run) {
       // The builder waits in this process's memory: take the slot and hand it the answer.
       if (!run.waiting) return false;
-      const moved = this.deps.store.immediate(() =>
-        this.deps.journal.transition(row, 'waiting_for_input', 'answer', { leaseExpiresAt: this.now() + this.leaseMs }, undefined, this.runner.id),
-      );
-      if (moved) this.resolveIfAnswered(run);
-      return moved;
+      const moved = await this.deps.journal.transition(row, 'waiting_for_input', 'answer', { leaseExpiresAt: this.now() + this.leaseMs }, undefined, this.runner.id, tx);
+      if (!moved) return false;
+      const answer = (await tx.questions.findById(run.waiting.questionId))?.answer;
+      if (answer != null) starts.resuming(run, answer);
+      return true;
     }
     // Nobody holds it (its server stopped): claim it and run its builder again.
-    const claimed = this.deps.store.immediate(() => this.deps.journal.transition(row, 'waiting_for_input', 'answer', this.claimPatch(), undefined, row.runnerId));
-    if (claimed) this.launch({ ...row, status: 'running', runnerId: this.runner.id });
+    const claimed = await this.deps.journal.transition(row, 'waiting_for_input', 'answer', this.claimPatch(), undefined, row.runnerId, tx);
+    if (claimed) starts.launching(this.reserve({ ...row, status: 'running', runnerId: this.runner.id }));
     return claimed;
   }
 
-  private launch(row: WorkflowRow): void {
+  /** Takes a slot for a run claimed in a transaction that has not committed yet. */
+  private reserve(row: WorkflowRow): { row: WorkflowRow; run: LocalRun } {
     const run = new LocalRun(row.id, row.projectId);
     this.runs.set(row.id, run);
+    return { row, run };
+  }
+
+  /** @internal (EngineStarts) Takes or gives back a slot held for a resumption until its commit. */
+  holdSlot(delta: 1 | -1): void {
+    this.reserved += delta;
+  }
+
+  /** @internal (EngineStarts) Starts the builder of a claimed run, after its claim committed. */
+  begin(row: WorkflowRow, run: LocalRun): void {
     run.done = this.execute(row, run)
       .catch((error) => this.deps.logger.error({ err: error, workflowId: row.id }, 'workflow run failed unexpectedly'))
       .finally(() => {
@@ -467,9 +472,15 @@ export class WorkflowEngine {
       });
   }
 
+  /** @internal (EngineStarts) Forgets a run whose claim was rolled back. */
+  forget(run: LocalRun): void {
+    if (this.runs.get(run.workflowId) === run) this.runs.delete(run.workflowId);
+  }
+
   private async execute(row: WorkflowRow, run: LocalRun): Promise<void> {
     const { builder, logger } = this.deps;
-    const project = this.deps.projects.findById(row.projectId);
+    const { repos } = this.deps.store;
+    const project = await repos.projects.findById(row.projectId);
     if (!project) return;
     const workspaceDir = join(this.deps.dataDir, 'workspaces', row.projectId);
     await mkdir(workspaceDir, { recursive: true });
@@ -478,7 +489,7 @@ export class WorkflowEngine {
       kind: row.kind,
       instruction: row.instruction,
       project: { id: project.id, name: project.name, description: project.description },
-      history: this.deps.workflows.instructionsBefore(row.projectId, row.seq),
+      history: await repos.workflows.instructionsBefore(row.projectId, row.seq),
       workspaceDir,
       signal: run.controller.signal,
     };
@@ -499,45 +510,94 @@ export class WorkflowEngine {
     }
     // No process of this workflow outlives it.
     await this.killGroups(run);
-    this.recordEnd(run, failure);
+    await this.recordEnd(run, failure);
   }
 
   /** Writes how a run ended, as compare-and-sets on this runner (a run that lost its lease writes nothing). */
-  private recordEnd(run: LocalRun, failure: { code: string; message: string } | null): void {
+  private async recordEnd(run: LocalRun, failure: { code: string; message: string } | null): Promise<void> {
     if (run.lost) return;
-    const { journal, workflows, logger } = this.deps;
-    const row = workflows.findById(run.workflowId);
+    const { journal, logger } = this.deps;
+    const { workflows } = this.deps.store.repos;
+    const row = await workflows.findById(run.workflowId);
     if (!row || row.runnerId !== this.runner.id) return;
     const owner = this.runner.id;
     const cause = run.cause;
     const released = { runnerId: null, leaseExpiresAt: null };
     if (cause === 'shutdown') {
       if (row.status === 'running') {
-        journal.transition(row, 'running', 'interrupt', { errorCode: 'interrupted', errorMessage: INTERRUPTED_AT_SHUTDOWN, ...released }, {
+        await journal.transition(row, 'running', 'interrupt', { errorCode: 'interrupted', errorMessage: INTERRUPTED_AT_SHUTDOWN, ...released }, {
           role: 'system',
           type: 'error',
           content: `${kindLabel(row.kind)} interrupted: ${INTERRUPTED_AT_SHUTDOWN}`,
         }, owner);
-      } else if (row.status === 'waiting_for_input') workflows.releaseWaiting(row.id, owner);
-      else if (row.status === 'cancelling') this.recordStopped(row.id, owner);
+      } else if (row.status === 'waiting_for_input') await workflows.releaseWaiting(row.id, owner);
+      else if (row.status === 'cancelling') await this.recordStopped(row.id, owner);
       return;
     }
     // A cancel that raced with the builder's end wins: the user asked for it.
     if (cause === 'cancel' || row.status === 'cancelling') {
-      this.recordStopped(row.id, owner);
+      await this.recordStopped(row.id, owner);
       return;
     }
     if (failure) {
-      journal.transition(row, 'running', 'fail', { errorCode: failure.code, errorMessage: failure.message, ...released }, {
+      await journal.transition(row, 'running', 'fail', { errorCode: failure.code, errorMessage: failure.message, ...released }, {
         role: 'system',
         type: 'error',
         content: `${kindLabel(row.kind)} failed: ${failure.message}`,
       }, owner);
       logger.info({ workflowId: row.id, code: failure.code }, 'workflow failed');
     } else {
-      journal.transition(row, 'running', 'complete', released, { role: 'system', type: 'status', content: `${kindLabel(row.kind)} completed.` }, owner);
+      await journal.transition(row, 'running', 'complete', released, { role: 'system', type: 'status', content: `${kindLabel(row.kind)} completed.` }, owner);
       logger.info({ workflowId: row.id }, 'workflow completed');
     }
+  }
+}
+
+/**
+ * The claims and resumptions one transaction made for this engine: their slots are held from the
+ * claim on; `launch` (after COMMIT) starts their builders, `abandon` (after a rollback) gives the
+ * slots back.
+ */
+export class EngineStarts {
+  private readonly claimed: { row: WorkflowRow; run: LocalRun }[] = [];
+  private readonly resumed: { run: LocalRun; answer: string }[] = [];
+  private settled = false;
+
+  constructor(private readonly engine: WorkflowEngine) {}
+
+  /** Whether workflow `workflowId` was claimed or resumed by this transaction. */
+  started(workflowId: string): boolean {
+    return this.claimed.some((c) => c.row.id === workflowId) || this.resumed.some((r) => r.run.workflowId === workflowId);
+  }
+
+  /** @internal A claimed run (its slot is held through `runs`). */
+  launching(claim: { row: WorkflowRow; run: LocalRun }): void {
+    this.claimed.push(claim);
+  }
+
+  /** @internal A waiting run of this engine moved back to `running` with `answer` (its slot is held until launch). */
+  resuming(run: LocalRun, answer: string): void {
+    this.engine.holdSlot(1);
+    this.resumed.push({ run, answer });
+  }
+
+  /** After COMMIT: starts the claimed builders and hands the answers to the resumed ones. Once. */
+  launch(): void {
+    if (this.settled) return;
+    this.settled = true;
+    for (const { row, run } of this.claimed) this.engine.begin(row, run);
+    for (const { run, answer } of this.resumed) {
+      this.engine.holdSlot(-1);
+      run.waiting?.resolve(answer);
+    }
+  }
+
+  /** After a rollback: nothing was claimed after all. Once. */
+  abandon(): void {
+    if (this.settled) return;
+    this.settled = true;
+    for (const { run } of this.claimed) this.engine.forget(run);
+    for (let i = 0; i < this.resumed.length; i++) this.engine.holdSlot(-1);
   }
 }
 

@@ -7,12 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { isoNow, type Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
-import type { Store } from '../store/database.js';
-import type { MessageRepo } from '../store/message-repo.js';
-import type { ProjectRepo } from '../store/project-repo.js';
-import type { MessageRow, WorkflowRow } from '../store/schema.js';
-import type { WorkflowRepo } from '../store/workflow-repo.js';
-import type { ProjectChanges } from './project-changes.js';
+import type { MessageRow, WorkflowRow } from '../store/rows.js';
+import type { Store, Tx } from '../store/store.js';
 import { IllegalTransitionError, isTerminal, nextStatus, type WorkflowEvent, type WorkflowStatus } from './workflow-states.js';
 
 /** Who speaks in a message. */
@@ -39,17 +35,16 @@ const TRUNCATION_NOTE = '\n[truncated]';
 export class WorkflowJournal {
   constructor(
     private readonly store: Store,
-    private readonly workflows: WorkflowRepo,
-    private readonly messages: MessageRepo,
-    private readonly projects: ProjectRepo,
     private readonly clock: Clock,
     private readonly logger?: Logger,
-    private readonly changes?: ProjectChanges,
   ) {}
 
-  /** Tells live views (the web console) that the project's workflows or conversation changed. */
-  changed(projectId: string): void {
-    this.changes?.notify(projectId);
+  /**
+   * Tells live views (the web console) and waiting sessions, after `tx` commits, that the
+   * project's workflows or conversation changed.
+   */
+  changed(tx: Tx, projectId: string): void {
+    tx.publish({ kind: 'project', id: projectId });
   }
 
   /** The clock's instant as ISO 8601. */
@@ -58,34 +53,35 @@ export class WorkflowJournal {
   }
 
   /**
-   * Appends a message to the project's conversation (inside the caller's transaction, if any).
-   * Agent and system text longer than `MAX_MESSAGE_LENGTH` code points is cut with a note; a
-   * user's text is stored as acknowledged.
+   * Appends a message to the project's conversation, inside `tx` when given (else in its own
+   * transaction). Agent and system text longer than `MAX_MESSAGE_LENGTH` code points is cut with a
+   * note; a user's text is stored as acknowledged.
    */
-  post(projectId: string, workflowId: string | null, message: NewMessage): MessageRow {
+  async post(projectId: string, workflowId: string | null, message: NewMessage, tx?: Tx): Promise<MessageRow> {
+    if (!tx) return this.store.transaction((own) => this.post(projectId, workflowId, message, own));
     const content = message.role === 'user' ? message.content : cutToLength(message.content, MAX_MESSAGE_LENGTH);
-    const row = this.store.immediate(() =>
-      this.messages.append({ id: randomUUID(), projectId, workflowId, role: message.role, type: message.type, content, createdAt: this.now() }),
-    );
-    this.changed(projectId);
+    const row = await tx.messages.append({ id: randomUUID(), projectId, workflowId, role: message.role, type: message.type, content, createdAt: this.now() });
+    this.changed(tx, projectId);
     return row;
   }
 
   /**
    * Applies `event` to `workflow` if its stored status is still `from` (and, when `owner` is given,
-   * if `owner` still holds it; `null`: if no runner does), writes `patch`, and posts `message`.
+   * if `owner` still holds it; `null`: if no runner does), writes `patch`, and posts `message`,
+   * inside `tx` when given (else in its own transaction).
    * Finishing statuses get `finishedAt`; `completed` also moves the project's `updatedAt`.
    * @returns true when the transition happened (false: the row had moved on, or another runner holds it).
    * @throws IllegalTransitionError (logged) when `event` is not allowed from `from`: nothing is written.
    */
-  transition(
+  async transition(
     workflow: Pick<WorkflowRow, 'id' | 'projectId'>,
     from: WorkflowStatus,
     event: WorkflowEvent,
     patch: Partial<Omit<WorkflowRow, 'status'>> = {},
     message?: NewMessage,
     owner?: string | null,
-  ): boolean {
+    tx?: Tx,
+  ): Promise<boolean> {
     let to: WorkflowStatus;
     try {
       to = nextStatus(from, event);
@@ -93,31 +89,28 @@ export class WorkflowJournal {
       if (error instanceof IllegalTransitionError) this.logger?.error({ workflowId: workflow.id, from, event }, error.message);
       throw error;
     }
-    return this.store.immediate(() => {
-      const now = this.now();
-      const full = { ...(isTerminal(to) && { finishedAt: now }), ...patch, status: to };
-      if (!this.workflows.transition(workflow.id, from, full, owner)) return false;
-      if (to === 'completed') this.projects.touch(workflow.projectId, now);
-      if (message) this.post(workflow.projectId, workflow.id, message);
-      this.changed(workflow.projectId);
-      return true;
-    });
+    if (!tx) return this.store.transaction((own) => this.transition(workflow, from, event, patch, message, owner, own));
+    const now = this.now();
+    const full = { ...(isTerminal(to) && { finishedAt: now }), ...patch, status: to };
+    if (!(await tx.workflows.transition(workflow.id, from, full, owner))) return false;
+    if (to === 'completed') await tx.projects.touch(workflow.projectId, now);
+    if (message) await this.post(workflow.projectId, workflow.id, message, tx);
+    this.changed(tx, workflow.projectId);
+    return true;
   }
 
   /**
    * The claim of a queued workflow (`queued -> running` with `patch`: runner, lease, start time),
-   * only if it is the oldest queued workflow of its project and the project has no active one;
-   * posts `message` with it.
+   * inside `tx`, only if it is the oldest queued workflow of its project and the project has no
+   * active one; posts `message` with it.
    * @returns true when this call claimed it.
    */
-  claim(workflow: Pick<WorkflowRow, 'id' | 'projectId'>, patch: Partial<Omit<WorkflowRow, 'status'>>, message: NewMessage): boolean {
+  async claim(tx: Tx, workflow: Pick<WorkflowRow, 'id' | 'projectId'>, patch: Partial<Omit<WorkflowRow, 'status'>>, message: NewMessage): Promise<boolean> {
     const to = nextStatus('queued', 'claim');
-    return this.store.immediate(() => {
-      if (!this.workflows.claimQueued(workflow.id, { ...patch, status: to })) return false;
-      this.post(workflow.projectId, workflow.id, message);
-      this.changed(workflow.projectId);
-      return true;
-    });
+    if (!(await tx.workflows.claimQueued(workflow.id, { ...patch, status: to }))) return false;
+    await this.post(workflow.projectId, workflow.id, message, tx);
+    this.changed(tx, workflow.projectId);
+    return true;
   }
 }
 

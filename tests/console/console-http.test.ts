@@ -98,7 +98,7 @@ describe('web console over HTTP', () => {
 
   it('signs in with a one-time login code, once', async () => {
     server.token('ivy');
-    const code = server.app.loginCodes.create('ivy');
+    const code = await server.app.loginCodes.create('ivy');
     const session = await rawSignIn(base, code);
     const page = await fetch(`${base}/projects`, { headers: { Cookie: session.cookie } });
     expect(await page.text()).toContain('>ivy<');
@@ -117,10 +117,10 @@ describe('web console over HTTP', () => {
   });
 
   it('ends the session when its API token is revoked', async () => {
-    const { token, summary } = server.app.tokens.create('erin');
+    const { token, summary } = await server.app.tokens.create('erin');
     const session = await rawSignIn(base, token);
     expect((await fetch(`${base}/projects`, { headers: { Cookie: session.cookie }, redirect: 'manual' })).status).toBe(200);
-    server.app.tokens.revoke(summary.id);
+    await server.app.tokens.revoke(summary.id);
     const after = await fetch(`${base}/projects`, { headers: { Cookie: session.cookie }, redirect: 'manual' });
     expect(after.status).toBe(303);
     expect(after.headers.get('location')).toBe('/signin');
@@ -317,7 +317,7 @@ describe('live updates from another process', () => {
     const controller = new AbortController();
     // A second service on the same data dir (as a CLI or a second `serve` would be): its own
     // connection and change notices, none shared with the first. Not started: it only writes.
-    const other = createApp({ dataDir: quiet.dataDir, logger: silentLogger(), plans: GENEROUS_PLANS });
+    const other = await createApp({ dataDir: quiet.dataDir, logger: silentLogger(), plans: GENEROUS_PLANS });
     try {
       const session = await rawSignIn(url, token);
       const created = await fetch(`${url}/projects`, form(session, { csrf: session.csrf, name: 'Shared store' }, url));
@@ -332,7 +332,7 @@ describe('live updates from another process', () => {
 
       // This server's engine stops, so the change below reaches it only through the store.
       await quiet.app.engine.shutdown();
-      await other.tools.call({ name: 'svc_send_message', arguments: { projectId, message: 'From elsewhere', kind: 'build' } }, other.tokens.authenticate(token));
+      await other.tools.call({ name: 'svc_send_message', arguments: { projectId, message: 'From elsewhere', kind: 'build' } }, await other.tokens.authenticate(token));
       while (!text.includes('From elsewhere') || !text.includes('data-status=\\"queued\\"')) {
         const { value, done } = await reader.read();
         if (done) break;
@@ -342,7 +342,7 @@ describe('live updates from another process', () => {
       expect(text).toContain('From elsewhere');
     } finally {
       controller.abort();
-      other.store.close();
+      await other.store.close();
       await quiet.close();
     }
   });

@@ -109,9 +109,9 @@ describe('web console in Chromium: queue and option questions', () => {
     await screenshot(list, 'projects-states', { docs: true });
     await list.close();
     // The one read behind the badges is by owner: another user's list learns nothing of these.
-    const mine = server.app.workflows.ownProjectStates(server.app.tokens.authenticate(token));
+    const mine = await server.app.workflows.ownProjectStates(await server.app.tokens.authenticate(token));
     expect(mine.get(project.id)).toEqual({ active: { kind: 'build', status: 'running', step: { index: 1, total: 2, name: 'Waiting at the gate' } }, queued: 2 });
-    expect(server.app.workflows.ownProjectStates(server.app.tokens.authenticate(server.token('dave'))).size).toBe(0);
+    expect((await server.app.workflows.ownProjectStates(await server.app.tokens.authenticate(server.token('dave')))).size).toBe(0);
 
     // Cancelling the first queued build from the console: it leaves the queue; the held build keeps running.
     await Promise.all([watcher.waitForURL(`${base}/projects/${project.id}`), watcher.click(`#queue li[data-workflow-id="${queuedId}"] [data-action="cancel"]`)]);

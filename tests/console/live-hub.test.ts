@@ -19,7 +19,7 @@ afterEach(async () => {
 describe('LiveHub', () => {
   it('gives back a stream whose connection closed before it started', async () => {
     const changes = new ProjectChanges();
-    const hub = new LiveHub(changes, () => 0, silentLogger());
+    const hub = new LiveHub(changes, () => () => undefined, silentLogger());
     const stream = { userId: 'u1', projectId: 'p1', push: async () => true };
     // The request is held (as the console's access check holds it) until its client has gone.
     let held: { req: IncomingMessage; res: ServerResponse } | undefined;
@@ -47,13 +47,13 @@ describe('LiveHub', () => {
 
   it('ends a stream whose sign-in ended, at the next keep-alive, without a project change', async () => {
     const changes = new ProjectChanges();
-    const hub = new LiveHub(changes, () => 0, silentLogger(), { keepAliveMs: 20 });
+    const hub = new LiveHub(changes, () => () => undefined, silentLogger(), { keepAliveMs: 20 });
     let signedIn = true;
     const events: string[] = [];
     const stream = {
       userId: 'u1',
       projectId: 'p1',
-      signedIn: () => signedIn,
+      signedIn: async () => signedIn,
       push: async (write: (event: string, data: unknown) => void) => {
         if (signedIn) return true;
         write('signed-out', { location: '/signin' });

@@ -85,7 +85,7 @@ describe('mcp-remote with only the URL', () => {
       expect((await client.listTools()).tools).toHaveLength(7);
       const created = await client.callTool({ name: 'svc_create_project', arguments: { name: 'Signed in through mcp-remote' } });
       expect(created.structuredContent).toMatchObject({ name: 'Signed in through mcp-remote', visibility: 'private' });
-      const grants = server.app.oauthGrants.list();
+      const grants = await server.app.oauthGrants.list();
       expect(grants).toHaveLength(1);
       expect(grants[0]).toMatchObject({ user: 'maya', state: 'active' });
     } finally {

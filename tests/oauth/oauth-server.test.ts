@@ -11,7 +11,6 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliToken, runCli, spawnHttpServer, type SpawnedServer } from '../bin-helpers.js';
 import { displayPrefix, hashToken } from '../../src/auth/api-token.js';
-import { TokenRepo } from '../../src/store/token-repo.js';
 import { post, startTestServer, tempDir, type TestServer } from '../helpers.js';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
@@ -258,7 +257,7 @@ describe('OAuth authorization server (in process)', () => {
   });
 
   it('accepts a one-time login code once', async () => {
-    const code = server.app.loginCodes.create('olivia');
+    const code = await server.app.loginCodes.create('olivia');
     const tokens = await signIn(base, code);
     expect(tokens.access_token).toMatch(/^svc_at_/);
     const clientId = await register(base);
@@ -267,10 +266,10 @@ describe('OAuth authorization server (in process)', () => {
   });
 
   it('accepts an API token whose random part happens to begin like an OAuth token (svc_at_, svc_rt_)', async () => {
-    const user = server.app.tokens.ensureUser('olivia');
+    const user = await server.app.tokens.ensureUser('olivia');
     for (const prefix of ['svc_at_', 'svc_rt_']) {
       const token = prefix + randomBytes(32).toString('base64url').slice(3);
-      new TokenRepo(server.app.store.db).insert({ id: randomUUID(), userId: user.id, tokenHash: hashToken(token), displayPrefix: displayPrefix(token), createdAt: new Date().toISOString(), expiresAt: null, revokedAt: null });
+      await server.app.store.repos.tokens.insert({ id: randomUUID(), userId: user.id, tokenHash: hashToken(token), displayPrefix: displayPrefix(token), createdAt: new Date().toISOString(), expiresAt: null, revokedAt: null });
       const tokens = await signIn(base, token);
       expect(tokens.access_token, prefix).toMatch(/^svc_at_/);
     }
@@ -284,7 +283,7 @@ describe('OAuth callers and limits', () => {
       const credential = server.token('rita');
       const base = server.http.url;
       const one = await signIn(base, credential);
-      const two = await signIn(base, server.app.loginCodes.create('rita'));
+      const two = await signIn(base, await server.app.loginCodes.create('rita'));
       const call = (token: string) => post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects', arguments: {} } }, token);
       const statuses = [];
       for (const token of [one.access_token, two.access_token, one.access_token, two.access_token]) {

@@ -348,7 +348,7 @@ describe('tokens in the wrong place', () => {
 
   it('codes, tokens and login codes are stored as hashes only', async () => {
     const tokens = await exchange(issuer, client, await rawCode(issuer, client, apiToken));
-    const loginCode = server.app.loginCodes.create('alice');
+    const loginCode = await server.app.loginCodes.create('alice');
     const rotated = await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! });
     const got = await rawCode(issuer, client, apiToken);
     const secrets = [tokens.access_token, tokens.refresh_token!, rotated.body.access_token, rotated.body.refresh_token, got.code, loginCode, loginCode.replace(/-/g, ''), apiToken];
@@ -624,7 +624,7 @@ describe('default lifetimes, on a clock the test moves (no waiting)', () => {
 
   it('a consent page waits 10 min for its decision; a login code lives 10 min', async () => {
     const page = await openConsent(authorizeUrl(movedIssuer, { response_type: 'code', client_id: movedClient.client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', state: 's' }));
-    const loginCode = moved.app.loginCodes.create('frank');
+    const loginCode = await moved.app.loginCodes.create('frank');
     later(601);
     const answer = await submitConsent(movedIssuer, page, { credential: token, decision: 'approve' });
     expect(answer.status).toBe(400);
@@ -636,20 +636,20 @@ describe('default lifetimes, on a clock the test moves (no waiting)', () => {
   });
 
   it('token list shows an approval whose code is not exchanged yet as pending; abandoned, it is deleted a day later', async () => {
-    const frank = () => moved.app.oauthGrants.list().filter((g) => g.user === 'frank');
-    const before = new Set(frank().map((g) => g.id));
+    const frank = async () => (await moved.app.oauthGrants.list()).filter((g) => g.user === 'frank');
+    const before = new Set((await frank()).map((g) => g.id));
     await rawCode(movedIssuer, movedClient, token);
-    const abandoned = frank().find((g) => !before.has(g.id))!;
+    const abandoned = (await frank()).find((g) => !before.has(g.id))!;
     expect(abandoned.state).toBe('pending');
     const used = await exchange(movedIssuer, movedClient, await rawCode(movedIssuer, movedClient, token));
     later(61);
-    expect(frank().find((g) => g.id === abandoned.id)?.state).toBe('expired');
+    expect((await frank()).find((g) => g.id === abandoned.id)?.state).toBe('expired');
     later(86_400);
     // Housekeeping runs at the next approval.
     await rawCode(movedIssuer, movedClient, token);
-    expect(frank().find((g) => g.id === abandoned.id)).toBeUndefined();
+    expect((await frank()).find((g) => g.id === abandoned.id)).toBeUndefined();
     // A grant with a live refresh token stays.
-    const kept = frank().filter((g) => g.state === 'active');
+    const kept = (await frank()).filter((g) => g.state === 'active');
     expect(kept.length).toBeGreaterThan(0);
     expect((await tokenRequest(movedIssuer, movedClient, { grant_type: 'refresh_token', refresh_token: used.refresh_token! })).status).toBe(200);
   });

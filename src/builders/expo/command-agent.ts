@@ -17,7 +17,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BuildFailure, type BuildContext } from '../builder.js';
+import { BuildFailure, reportInBackground, type BuildContext } from '../builder.js';
 import { parseDirective, type Directive } from '../command-protocol.js';
 import { OutputBatcher } from '../output-batcher.js';
 import type { AgentInput, AgentOutcome, AgentStep } from './agent-step.js';
@@ -72,7 +72,7 @@ export class CommandAgent implements AgentStep {
     });
 
     const redact = pathRedactor(job.workspaceDir);
-    const batcher = new OutputBatcher((text) => context.say(redact(text)), { maxLines: this.options.maxOutputLines ?? 2000 });
+    const batcher = new OutputBatcher((text) => reportInBackground(context.say(redact(text))), { maxLines: this.options.maxOutputLines ?? 2000 });
     let writeStdin: (text: string) => void = () => undefined;
     let chain: Promise<void> = Promise.resolve();
     let directiveError: Error | null = null;
@@ -82,10 +82,10 @@ export class CommandAgent implements AgentStep {
     let lastResult = '';
     const apply = async (directive: Directive, ctx: BuildContext) => {
       if (directive.type === 'ask') writeStdin(await ctx.ask(directive.question));
-      else if (directive.type === 'message') ctx.say(redact(directive.text));
+      else if (directive.type === 'message') await ctx.say(redact(directive.text));
       else if (directive.type === 'result') {
         lastResult = redact(directive.text);
-        ctx.say(lastResult);
+        await ctx.say(lastResult);
       } else batcher.push(`(ignored directive ${directive.type}: the expo builder publishes previews itself)`);
     };
     const timeoutMs = this.options.timeoutMs ?? 15 * 60_000;

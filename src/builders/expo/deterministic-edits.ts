@@ -177,9 +177,9 @@ export class DeterministicEdits implements AgentStep {
     const shownFields = await settingsShown(workspace.dir);
     const shown = done.filter((d) => shownFields.has(d.field));
     const hidden = done.filter((d) => !shownFields.has(d.field));
-    for (const edit of shown) context.say(`Edit made: ${edit.text}.`);
+    for (const edit of shown) await context.say(`Edit made: ${edit.text}.`);
     if (hidden.length > 0) {
-      context.say(
+      await context.say(
         `Not shown in the app: ${hidden.map((d) => d.text).join(', ')}. ` +
           (shownFields.size === 0
             ? "The app's code no longer reads src/app-settings.json, so these values were recorded there but the built app does not change."
@@ -187,7 +187,7 @@ export class DeterministicEdits implements AgentStep {
       );
     }
     const kinds = SETTINGS_FIELDS.filter((f) => shownFields.has(f)).map((f) => FIELD_LABELS[f]);
-    context.say(
+    await context.say(
       `${this.reason.why}${kinds.length > 0 ? ` (what this app shows of them: ${kinds.join(', ')})` : ", and this app's code shows none of them"}. ` +
         `Screens, features and logic the instruction asks for were NOT implemented${shownFields.has('instructions') ? '; the app lists the instruction instead' : ''}. ` +
         this.reason.instead,

@@ -14,7 +14,7 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BuildFailure, type Builder, type BuildContext, type BuildJob } from '../builder.js';
+import { BuildFailure, reportInBackground, type Builder, type BuildContext, type BuildJob } from '../builder.js';
 import { OutputBatcher } from '../output-batcher.js';
 import { appIdentifier } from '../app-identifier.js';
 import type { AgentStep } from './agent-step.js';
@@ -60,7 +60,7 @@ export class ExpoBuilder implements Builder {
   async run(job: BuildJob, context: BuildContext): Promise<void> {
     const workspace = new ExpoWorkspace(job.workspaceDir, this.options.toolchain, this.options.sandbox);
     const redact = pathRedactor(job.workspaceDir);
-    const output = new OutputBatcher((text) => context.say(redact(text)), { maxLines: this.options.maxOutputLines ?? 400 });
+    const output = new OutputBatcher((text) => reportInBackground(context.say(redact(text))), { maxLines: this.options.maxOutputLines ?? 400 });
     try {
       if (job.kind === 'build') await this.build(job, context, workspace, output, 0, 5);
       else await this.deploy(job, context, workspace, output);
@@ -87,7 +87,7 @@ export class ExpoBuilder implements Builder {
         );
       }
       await toolchain.ensure({
-        onProgress: (text) => context.say(text),
+        onProgress: (text) => reportInBackground(context.say(text)),
         signal: job.signal,
         ...groupHooks(context),
         ...(this.options.toolchainEnv && { env: this.options.toolchainEnv }),
@@ -95,19 +95,19 @@ export class ExpoBuilder implements Builder {
       });
     }
     if (job.signal.aborted) throw job.signal.reason;
-    const { created } = await workspace.ensure({ name: job.project.name, identifier: context.recall('app_identifier') });
-    if (created) context.say(`Created the app's workspace from the Expo SDK ${toolchain.sdk} blank TypeScript template.`);
+    const { created } = await workspace.ensure({ name: job.project.name, identifier: await context.recall('app_identifier') });
+    if (created) await context.say(`Created the app's workspace from the Expo SDK ${toolchain.sdk} blank TypeScript template.`);
     // A previous run may have been killed mid-way (server crash): start from the last good commit.
     await workspace.reset();
-    await workspace.syncAppConfig({ name: job.project.name, identifier: context.recall('app_identifier') });
+    await workspace.syncAppConfig({ name: job.project.name, identifier: await context.recall('app_identifier') });
   }
 
   private async build(job: BuildJob, context: BuildContext, workspace: ExpoWorkspace, output: OutputBatcher, offset: number, total: number): Promise<void> {
     const { agent } = this.options;
-    context.step(offset + 1, total, `Preparing the workspace (Expo SDK ${this.options.toolchain.sdk})`);
+    await context.step(offset + 1, total, `Preparing the workspace (Expo SDK ${this.options.toolchain.sdk})`);
     await this.prepare(job, context, workspace);
 
-    context.step(offset + 2, total, agent.stepName);
+    await context.step(offset + 2, total, agent.stepName);
     const outcome = await agent.run({
       job,
       context,
@@ -120,54 +120,54 @@ export class ExpoBuilder implements Builder {
     const links = await workspace.linksLeaving();
     if (links.length) throw new BuildFailure('agent_failed', `The agent step left symbolic links that point outside the workspace (${links.join(', ')}); nothing was built and the workspace was reset.`);
     // The agent may not touch the identity: put it back.
-    await workspace.syncAppConfig({ name: job.project.name, identifier: context.recall('app_identifier') });
+    await workspace.syncAppConfig({ name: job.project.name, identifier: await context.recall('app_identifier') });
 
-    context.step(offset + 3, total, 'Type checking (tsc --noEmit)');
-    if (outcome.typeChecked) context.say('The applied files passed tsc --noEmit in the staging copy.');
+    await context.step(offset + 3, total, 'Type checking (tsc --noEmit)');
+    if (outcome.typeChecked) await context.say('The applied files passed tsc --noEmit in the staging copy.');
     else await this.typeCheck(job, context, workspace, output);
 
-    context.step(offset + 4, total, 'Exporting the web app (expo export --platform web)');
+    await context.step(offset + 4, total, 'Exporting the web app (expo export --platform web)');
     const webDir = join(workspace.dir, OUTPUT_DIR, 'web');
     await this.exportPlatforms(job, context, workspace, output, ['web'], webDir);
 
-    context.step(offset + 5, total, 'Publishing the web preview');
+    await context.step(offset + 5, total, 'Publishing the web preview');
     const preview = await context.publish({ kind: 'preview', platform: 'web', sourceDir: webDir });
     const firstLine = job.instruction.split('\n')[0]!.slice(0, 72);
     await workspace.commit(`${firstLine || 'Build'}\n\n${outcome.summary}\nWorkflow ${job.workflowId}`);
     await workspace.pruneHistory();
-    context.say(`Web preview of ${job.project.name} published at ${preview.path} (a real Expo web export; open it from previewUrls of svc_get_session).`, 'result');
+    await context.say(`Web preview of ${job.project.name} published at ${preview.path} (a real Expo web export; open it from previewUrls of svc_get_session).`, 'result');
   }
 
   private async deploy(job: BuildJob, context: BuildContext, workspace: ExpoWorkspace, output: OutputBatcher): Promise<void> {
-    const needsBuild = context.latestPreview('web') === null;
+    const needsBuild = (await context.latestPreview('web')) === null;
     // With no good build yet, the build's own web export is the one deployed.
     const base = needsBuild ? 5 : 1;
     const total = base + (needsBuild ? 3 : 4);
     if (needsBuild) {
-      context.say('This project has no good build yet: building first.');
+      await context.say('This project has no good build yet: building first.');
       await this.build(job, context, workspace, output, 0, total);
     } else {
-      context.step(1, total, `Preparing the workspace (Expo SDK ${this.options.toolchain.sdk})`);
+      await context.step(1, total, `Preparing the workspace (Expo SDK ${this.options.toolchain.sdk})`);
       await this.prepare(job, context, workspace);
     }
     let step = base;
 
-    context.step(++step, total, 'Checking the app identifier');
+    await context.step(++step, total, 'Checking the app identifier');
     const appId = await appIdentifier(context);
     await workspace.syncAppConfig({ name: job.project.name, identifier: appId });
     await workspace.commit(`Set the app identifier ${appId}`);
 
-    context.step(++step, total, 'Exporting native bundles for iOS and Android (Hermes bytecode)');
+    await context.step(++step, total, 'Exporting native bundles for iOS and Android (Hermes bytecode)');
     const nativeDir = join(workspace.dir, OUTPUT_DIR, 'native');
     await this.exportPlatforms(job, context, workspace, output, ['ios', 'android'], nativeDir);
 
     const webDir = join(workspace.dir, OUTPUT_DIR, 'web');
     if (!needsBuild) {
-      context.step(++step, total, 'Exporting the web app (expo export --platform web)');
+      await context.step(++step, total, 'Exporting the web app (expo export --platform web)');
       await this.exportPlatforms(job, context, workspace, output, ['web'], webDir);
     }
 
-    context.step(step + 1, total, 'Publishing deployments (web, ios, android)');
+    await context.step(step + 1, total, 'Publishing deployments (web, ios, android)');
     const appConfig = await workspace.appConfig();
     const web = await context.publish({ kind: 'deployment', platform: 'web', sourceDir: webDir });
     const published: string[] = [`web at ${web.path}`];
@@ -178,7 +178,7 @@ export class ExpoBuilder implements Builder {
       published.push(`${platform} (Expo update ${update.id}, ${update.assets.length + 1} files) at ${deployment.path}`);
     }
     const latest = latestUpdatePath(this.options.channels.tokenOf(job.project.id));
-    context.say(
+    await context.say(
       `Deploy #${web.number}: web, ios, android. Deployed ${job.project.name} as ${appId} (Expo SDK ${this.options.toolchain.sdk}): ${published.join('; ')}. ` +
         'The ios and android links open a page with an exp:// QR code for Expo Go (SDK ' +
         `${this.options.toolchain.sdk}) or a development build.` +
@@ -203,7 +203,7 @@ export class ExpoBuilder implements Builder {
   }
 
   private heavy<T>(job: BuildJob, context: BuildContext, fn: () => Promise<T>): Promise<T> {
-    return this.options.heavy.run(job.signal, fn, () => context.say('Waiting for another build on this server to finish its export (one heavy step at a time)…'));
+    return this.options.heavy.run(job.signal, fn, () => reportInBackground(context.say('Waiting for another build on this server to finish its export (one heavy step at a time)…')));
   }
 
   private async typeCheck(job: BuildJob, context: BuildContext, workspace: ExpoWorkspace, output: OutputBatcher): Promise<void> {

@@ -86,7 +86,7 @@ export class HostAgent implements AgentStep {
       const checked = checkCodeAnswer(rules, text);
       if (!checked.ok) {
         problems = checked.issues.map((i) => `${i.parameter} ${i.problem}`);
-        context.say(`The answer cannot be applied: ${problems.slice(0, 3).join('; ')}`);
+        await context.say(`The answer cannot be applied: ${problems.slice(0, 3).join('; ')}`);
         continue;
       }
       if (checked.answer === 'skip') {
@@ -96,18 +96,18 @@ export class HostAgent implements AgentStep {
         }).run(input);
       }
       const answer = checked.answer;
-      context.say(`Staging ${describe(answer)} and type checking them (tsc --noEmit) before anything is applied.`);
+      await context.say(`Staging ${describe(answer)} and type checking them (tsc --noEmit) before anything is applied.`);
       try {
         await stage(workspace.dir, staging, answer);
         const result = await input.typeCheck(staging);
         if (result.ok) {
           await apply(workspace.dir, answer);
-          context.say(`Type check passed; applied ${describe(answer)}.`);
+          await context.say(`Type check passed; applied ${describe(answer)}.`);
           return { summary: answer.summary, typeChecked: true };
         }
         problems = boundDiagnostics(result.diagnostics);
         const more = round < rounds ? ' Asking for a repair.' : '';
-        context.say(`Type check failed (answer ${round} of at most ${rounds}):\n${problems.join('\n')}${more}`);
+        await context.say(`Type check failed (answer ${round} of at most ${rounds}):\n${problems.join('\n')}${more}`);
       } finally {
         await rm(staging, { recursive: true, force: true });
       }

@@ -25,9 +25,9 @@ export interface ProcessSpec extends Pick<ProcessRunOptions, 'env' | 'inheritEnv
   onStderr?: (line: string) => void;
   /** Called once the child started, with a writer of one line to its stdin (answers to questions). */
   onStart?: (writeLine: (text: string) => void) => void;
-  /** Called with the process group id when it starts and when it is gone (to record it). */
-  onGroupStarted?: (pgid: number) => void;
-  onGroupEnded?: (pgid: number) => void;
+  /** Called with the process group id when it starts and when it is gone (to record it; see `ProcessRunOptions`). */
+  onGroupStarted?: (pgid: number) => Promise<void> | void;
+  onGroupEnded?: (pgid: number) => Promise<void> | void;
   /** Output lines kept for the result's `tail` (default 60). */
   tailLines?: number;
 }

@@ -16,5 +16,5 @@ export const listProjectsTool = defineTool({
   input: z.strictObject({}),
   output: projectListSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  handle: (_args, { caller, services }) => ({ projects: services.projects.list(caller) }),
+  handle: async (_args, { caller, services }) => ({ projects: await services.projects.list(caller) }),
 });

@@ -3,34 +3,32 @@
  * caller (the workflow journal) decides which changes are legal.
  */
 import { and, asc, count, desc, eq, inArray, isNull, max, sql } from 'drizzle-orm';
-import type { Db } from './database.js';
-import { ACTIVE_STATUSES as ACTIVE, TERMINAL_STATUSES as TERMINAL } from '../workflows/workflow-states.js';
+import type { Db } from './db.js';
+import type { WorkflowRepo, SlotCandidate } from '../repos.js';
+import { ACTIVE_STATUSES as ACTIVE, TERMINAL_STATUSES as TERMINAL } from '../../workflows/workflow-states.js';
 import { projects, users, workflows, type WorkflowRow, type WorkflowStatus } from './schema.js';
-
-/** A workflow that could take a build slot, with its owner and the owner's plan name. */
-export type SlotCandidate = WorkflowRow & { ownerId: string; plan: string };
 
 const ACTIVE_STATUSES = [...ACTIVE];
 const TERMINAL_STATUSES = [...TERMINAL];
 const ACTIVE_SQL = sql.raw(ACTIVE_STATUSES.map((s) => `'${s}'`).join(', '));
 
 /** Reads workflows and changes them by compare-and-set on the status. */
-export class WorkflowRepo {
+export class SqliteWorkflowRepo implements WorkflowRepo {
   constructor(private readonly db: Db) {}
 
-  nextSeq(): number {
+  async nextSeq(): Promise<number> {
     return (this.db.select({ m: max(workflows.seq) }).from(workflows).get()?.m ?? 0) + 1;
   }
 
-  insert(row: WorkflowRow): void {
+  async insert(row: WorkflowRow): Promise<void> {
     this.db.insert(workflows).values(row).run();
   }
 
-  findById(id: string): WorkflowRow | undefined {
+  async findById(id: string): Promise<WorkflowRow | undefined> {
     return this.db.select().from(workflows).where(eq(workflows.id, id)).get();
   }
 
-  findActive(projectId: string): WorkflowRow | undefined {
+  async findActive(projectId: string): Promise<WorkflowRow | undefined> {
     return this.db
       .select()
       .from(workflows)
@@ -39,7 +37,7 @@ export class WorkflowRepo {
   }
 
   /** The project's queued workflows in FIFO order. */
-  listQueued(projectId: string): WorkflowRow[] {
+  async listQueued(projectId: string): Promise<WorkflowRow[]> {
     return this.db
       .select()
       .from(workflows)
@@ -48,7 +46,7 @@ export class WorkflowRepo {
       .all();
   }
 
-  latestFinished(projectId: string): WorkflowRow | undefined {
+  async latestFinished(projectId: string): Promise<WorkflowRow | undefined> {
     return this.db
       .select()
       .from(workflows)
@@ -58,7 +56,7 @@ export class WorkflowRepo {
   }
 
   /** Instructions of the project's earlier workflows, oldest first (the builder's memory). */
-  instructionsBefore(projectId: string, seq: number): string[] {
+  async instructionsBefore(projectId: string, seq: number): Promise<string[]> {
     return this.db
       .select({ instruction: workflows.instruction })
       .from(workflows)
@@ -72,7 +70,7 @@ export class WorkflowRepo {
    * The queued and active workflows of every project owned by `ownerId`, in one read (the web
    * console's projects list): active first within a project is not implied, order is by `seq`.
    */
-  listUnfinishedByOwner(ownerId: string): Pick<WorkflowRow, 'projectId' | 'kind' | 'status' | 'stepIndex' | 'stepTotal' | 'stepName'>[] {
+  async listUnfinishedByOwner(ownerId: string): Promise<Pick<WorkflowRow, 'projectId' | 'kind' | 'status' | 'stepIndex' | 'stepTotal' | 'stepName'>[]> {
     return this.db
       .select({ projectId: workflows.projectId, kind: workflows.kind, status: workflows.status, stepIndex: workflows.stepIndex, stepTotal: workflows.stepTotal, stepName: workflows.stepName })
       .from(workflows)
@@ -83,7 +81,7 @@ export class WorkflowRepo {
   }
 
   /** All active workflows of the store (for crash recovery and orphan checks). */
-  listActive(): WorkflowRow[] {
+  async listActive(): Promise<WorkflowRow[]> {
     return this.db.select().from(workflows).where(inArray(workflows.status, ACTIVE_STATUSES)).all();
   }
 
@@ -95,7 +93,7 @@ export class WorkflowRepo {
    *   or that `runnerId` holds (its builder waits in that runner's memory).
    * A project has at most one of these (its active workflow, or the head of its queue).
    */
-  slotCandidates(runnerId: string): SlotCandidate[] {
+  async slotCandidates(runnerId: string): Promise<SlotCandidate[]> {
     return this.db
       .select({ workflow: workflows, ownerId: projects.ownerId, plan: users.plan })
       .from(workflows)
@@ -116,7 +114,7 @@ export class WorkflowRepo {
   }
 
   /** Workflows holding a build slot (`running`, `cancelling`) per owner, server-wide. */
-  runningByOwner(): Map<string, number> {
+  async runningByOwner(): Promise<Map<string, number>> {
     const rows = this.db
       .select({ ownerId: projects.ownerId, n: count() })
       .from(workflows)
@@ -128,7 +126,7 @@ export class WorkflowRepo {
   }
 
   /** Queued (not yet started) workflows over all projects of `ownerId`. */
-  countQueuedByOwner(ownerId: string): number {
+  async countQueuedByOwner(ownerId: string): Promise<number> {
     return (
       this.db
         .select({ n: count() })
@@ -144,7 +142,7 @@ export class WorkflowRepo {
    * `owner` is given, its runner is `owner` (`null`: no runner).
    * @returns true when the row changed.
    */
-  transition(id: string, from: WorkflowStatus, patch: Partial<WorkflowRow> & { status: WorkflowStatus }, owner?: string | null): boolean {
+  async transition(id: string, from: WorkflowStatus, patch: Partial<WorkflowRow> & { status: WorkflowStatus }, owner?: string | null): Promise<boolean> {
     const result = this.db
       .update(workflows)
       .set(patch)
@@ -159,7 +157,7 @@ export class WorkflowRepo {
    * workflow. Never trips the one-active index.
    * @returns true when this call claimed it.
    */
-  claimQueued(id: string, patch: Partial<WorkflowRow> & { status: WorkflowStatus }): boolean {
+  async claimQueued(id: string, patch: Partial<WorkflowRow> & { status: WorkflowStatus }): Promise<boolean> {
     const result = this.db
       .update(workflows)
       .set(patch)
@@ -177,7 +175,7 @@ export class WorkflowRepo {
    * only while `runnerId` holds it.
    * @returns false when the runner has lost the workflow (taken over, finished, or gone).
    */
-  renewLease(id: string, runnerId: string, leaseExpiresAt: number): boolean {
+  async renewLease(id: string, runnerId: string, leaseExpiresAt: number): Promise<boolean> {
     const result = this.db
       .update(workflows)
       .set({ leaseExpiresAt })
@@ -187,7 +185,7 @@ export class WorkflowRepo {
   }
 
   /** True while `runnerId` holds active workflow `id` (call inside the write that depends on it). */
-  isHeldBy(id: string, runnerId: string): boolean {
+  async isHeldBy(id: string, runnerId: string): Promise<boolean> {
     return (
       this.db
         .select({ id: workflows.id })
@@ -201,7 +199,7 @@ export class WorkflowRepo {
    * Gives up the lease of a workflow waiting for input (its question stays stored), only if
    * `owner` (`null`: nobody) still holds it.
    */
-  releaseWaiting(id: string, owner: string | null): boolean {
+  async releaseWaiting(id: string, owner: string | null): Promise<boolean> {
     const result = this.db
       .update(workflows)
       .set({ runnerId: null, leaseExpiresAt: null })
@@ -211,7 +209,7 @@ export class WorkflowRepo {
   }
 
   /** Updates fields that are not the status (the step) of an active workflow, only while `runnerId` holds it. */
-  updateHeld(id: string, runnerId: string, patch: Partial<Omit<WorkflowRow, 'status'>>): boolean {
+  async updateHeld(id: string, runnerId: string, patch: Partial<Omit<WorkflowRow, 'status'>>): Promise<boolean> {
     const result = this.db
       .update(workflows)
       .set(patch)

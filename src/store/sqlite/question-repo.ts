@@ -1,22 +1,23 @@
 /** SQL for the building agent's questions. */
 import { and, desc, eq, isNotNull, isNull } from 'drizzle-orm';
-import type { Db } from './database.js';
+import type { Db } from './db.js';
+import type { QuestionRepo } from '../repos.js';
 import { questions, type QuestionRow } from './schema.js';
 
 /** Reads and writes the agent's questions and their answers. */
-export class QuestionRepo {
+export class SqliteQuestionRepo implements QuestionRepo {
   constructor(private readonly db: Db) {}
 
-  insert(row: QuestionRow): void {
+  async insert(row: QuestionRow): Promise<void> {
     this.db.insert(questions).values(row).run();
   }
 
-  findById(id: string): QuestionRow | undefined {
+  async findById(id: string): Promise<QuestionRow | undefined> {
     return this.db.select().from(questions).where(eq(questions.id, id)).get();
   }
 
   /** The unanswered question of a workflow, if any. */
-  pendingOf(workflowId: string): QuestionRow | undefined {
+  async pendingOf(workflowId: string): Promise<QuestionRow | undefined> {
     return this.db
       .select()
       .from(questions)
@@ -26,7 +27,7 @@ export class QuestionRepo {
   }
 
   /** The question a workflow asked under `key`, answered or not. */
-  findByKey(workflowId: string, key: string): QuestionRow | undefined {
+  async findByKey(workflowId: string, key: string): Promise<QuestionRow | undefined> {
     return this.db
       .select()
       .from(questions)
@@ -36,7 +37,7 @@ export class QuestionRepo {
   }
 
   /** The latest answer the project gave to a question with `key`, in any workflow. */
-  latestAnswer(projectId: string, key: string): string | undefined {
+  async latestAnswer(projectId: string, key: string): Promise<string | undefined> {
     return this.db
       .select({ answer: questions.answer })
       .from(questions)
@@ -46,7 +47,7 @@ export class QuestionRepo {
   }
 
   /** Records the answer if the question is still unanswered. @returns true when it was. */
-  answer(id: string, answer: string, at: string): boolean {
+  async answer(id: string, answer: string, at: string): Promise<boolean> {
     return (
       this.db
         .update(questions)

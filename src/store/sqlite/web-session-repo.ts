@@ -1,25 +1,18 @@
 /** SQL for web console sessions (stored as SHA-256 only). */
 import { and, asc, eq, gt, lt, or, sql } from 'drizzle-orm';
-import type { Db } from './database.js';
-import { apiTokens, users, webSessions, type UserRow, type WebSessionRow } from './schema.js';
-
-/** A live session with its user, and the API token it was signed in with (if any). */
-export interface WebSessionWithUser {
-  session: WebSessionRow;
-  user: UserRow;
-  /** Revocation and expiry of the API token the session was signed in with; null for a login code. */
-  token: { revokedAt: string | null; expiresAt: string | null } | null;
-}
+import type { Db } from './db.js';
+import type { WebSessionRepo, WebSessionWithUser } from '../repos.js';
+import { apiTokens, users, webSessions, type WebSessionRow } from './schema.js';
 
 /** Reads and writes web console sessions (hashes only). */
-export class WebSessionRepo {
+export class SqliteWebSessionRepo implements WebSessionRepo {
   constructor(private readonly db: Db) {}
 
-  insert(row: WebSessionRow): void {
+  async insert(row: WebSessionRow): Promise<void> {
     this.db.insert(webSessions).values(row).run();
   }
 
-  findByHash(hash: string): WebSessionWithUser | undefined {
+  async findByHash(hash: string): Promise<WebSessionWithUser | undefined> {
     const row = this.db
       .select({ session: webSessions, user: users, tokenRevokedAt: apiTokens.revokedAt, tokenExpiresAt: apiTokens.expiresAt, tokenId: apiTokens.id })
       .from(webSessions)
@@ -40,7 +33,7 @@ export class WebSessionRepo {
    * with the user's name and the display prefix of the API token each was signed in with (null
    * for a login code).
    */
-  listLive(now: string, userId?: string): { session: WebSessionRow; userName: string; tokenPrefix: string | null }[] {
+  async listLive(now: string, userId?: string): Promise<{ session: WebSessionRow; userName: string; tokenPrefix: string | null }[]> {
     return this.db
       .select({ session: webSessions, userName: users.name, tokenPrefix: apiTokens.displayPrefix })
       .from(webSessions)
@@ -52,16 +45,16 @@ export class WebSessionRepo {
   }
 
   /** Deletes the session with this id; false when there is none. */
-  deleteById(id: string): boolean {
+  async deleteById(id: string): Promise<boolean> {
     return this.db.delete(webSessions).where(eq(webSessions.id, id)).run().changes === 1;
   }
 
-  deleteByHash(hash: string): void {
+  async deleteByHash(hash: string): Promise<void> {
     this.db.delete(webSessions).where(eq(webSessions.sessionHash, hash)).run();
   }
 
   /** Removes sessions that expired before `now` (ISO 8601), and those of revoked tokens. */
-  deleteExpired(now: string): number {
+  async deleteExpired(now: string): Promise<number> {
     const revoked = this.db.select({ id: apiTokens.id }).from(apiTokens).where(sql`${apiTokens.revokedAt} is not null`);
     return this.db
       .delete(webSessions)

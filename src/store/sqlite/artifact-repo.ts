@@ -1,31 +1,32 @@
 /** SQL for published previews and deployments. */
 import { and, asc, desc, eq, max, sql, sum } from 'drizzle-orm';
-import type { Db } from './database.js';
+import type { Db } from './db.js';
+import type { ArtifactRepo } from '../repos.js';
 import { artifacts, projects, type ArtifactRow } from './schema.js';
 
 /** Reads and writes artifact rows (the files are the `ArtifactStore`'s). */
-export class ArtifactRepo {
+export class SqliteArtifactRepo implements ArtifactRepo {
   constructor(private readonly db: Db) {}
 
-  insert(row: ArtifactRow): void {
+  async insert(row: ArtifactRow): Promise<void> {
     this.db.insert(artifacts).values(row).run();
   }
 
-  findById(id: string): ArtifactRow | undefined {
+  async findById(id: string): Promise<ArtifactRow | undefined> {
     return this.db.select().from(artifacts).where(eq(artifacts.id, id)).get();
   }
 
   /** The workflow's artifacts, oldest first, at most `limit` of them. */
-  listByWorkflow(workflowId: string, limit = 50): ArtifactRow[] {
+  async listByWorkflow(workflowId: string, limit = 50): Promise<ArtifactRow[]> {
     return this.db.select().from(artifacts).where(eq(artifacts.workflowId, workflowId)).orderBy(asc(artifacts.createdAt)).limit(limit).all();
   }
 
   /** The newest artifact of each (kind, platform) of the project: at most six rows, one indexed read each. */
-  latestPerPlatform(projectId: string): ArtifactRow[] {
+  async latestPerPlatform(projectId: string): Promise<ArtifactRow[]> {
     const rows: ArtifactRow[] = [];
     for (const kind of ['preview', 'deployment'] as const) {
       for (const platform of ['web', 'ios', 'android'] as const) {
-        const row = this.latest(projectId, kind, platform);
+        const row = await this.latest(projectId, kind, platform);
         if (row) rows.push(row);
       }
     }
@@ -33,7 +34,7 @@ export class ArtifactRepo {
   }
 
   /** Bytes of published files held by the projects of user `ownerId`. */
-  bytesUsedByOwner(ownerId: string): number {
+  async bytesUsedByOwner(ownerId: string): Promise<number> {
     const row = this.db
       .select({ total: sum(artifacts.bytes) })
       .from(artifacts)
@@ -44,7 +45,7 @@ export class ArtifactRepo {
   }
 
   /** The project's previews of `platform` beyond the newest `keep`, oldest first (for retention). */
-  previewsBeyond(projectId: string, platform: ArtifactRow['platform'], keep: number): ArtifactRow[] {
+  async previewsBeyond(projectId: string, platform: ArtifactRow['platform'], keep: number): Promise<ArtifactRow[]> {
     return this.db
       .select()
       .from(artifacts)
@@ -57,12 +58,12 @@ export class ArtifactRepo {
   }
 
   /** Deletes artifact rows by id. */
-  delete(ids: string[]): void {
+  async delete(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
     this.db.delete(artifacts).where(sql`${artifacts.id} in ${ids}`).run();
   }
 
-  latest(projectId: string, kind: ArtifactRow['kind'], platform: ArtifactRow['platform']): ArtifactRow | undefined {
+  async latest(projectId: string, kind: ArtifactRow['kind'], platform: ArtifactRow['platform']): Promise<ArtifactRow | undefined> {
     return this.db
       .select()
       .from(artifacts)
@@ -76,7 +77,7 @@ export class ArtifactRepo {
    * deployments already have (one number per deploy, shared by its platforms), else the project's
    * highest deploy number plus one. Call it in the transaction that inserts the row.
    */
-  deployNumber(projectId: string, workflowId: string): number {
+  async deployNumber(projectId: string, workflowId: string): Promise<number> {
     const same = this.db
       .select({ n: artifacts.number })
       .from(artifacts)

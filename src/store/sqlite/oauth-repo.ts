@@ -4,7 +4,8 @@
  * SHA-256 only; the checks that decide what a row allows live in `auth/oauth-grants.ts`.
  */
 import { and, asc, eq, isNull, lt, sql } from 'drizzle-orm';
-import type { Db } from './database.js';
+import type { Db } from './db.js';
+import type { OAuthRepo, OAuthTokenWithGrant, OAuthGrantWithUser } from '../repos.js';
 import {
   oauthAuthorizationRequests,
   oauthClients,
@@ -17,24 +18,10 @@ import {
   type OAuthCodeRow,
   type OAuthGrantRow,
   type OAuthTokenRow,
-  type UserRow,
 } from './schema.js';
 
-/** A token row with its grant and the grant's user, as a token check needs them. */
-export interface OAuthTokenWithGrant {
-  token: OAuthTokenRow;
-  grant: OAuthGrantRow;
-  user: UserRow;
-}
-
-/** A grant with its user, for listings. */
-export interface OAuthGrantWithUser {
-  grant: OAuthGrantRow;
-  user: UserRow;
-}
-
 /** Reads and writes the OAuth tables. */
-export class OAuthRepo {
+export class SqliteOAuthRepo implements OAuthRepo {
   /** Prepared once: the hot path of every request with an OAuth access token. */
   private readonly tokenByHash;
 
@@ -50,12 +37,12 @@ export class OAuthRepo {
 
   // Clients
 
-  findClient(clientId: string): OAuthClientRow | undefined {
+  async findClient(clientId: string): Promise<OAuthClientRow | undefined> {
     return this.db.select().from(oauthClients).where(eq(oauthClients.clientId, clientId)).get();
   }
 
   /** Inserts or replaces the client with the row's id (a refreshed metadata document replaces its copy). */
-  saveClient(row: OAuthClientRow): void {
+  async saveClient(row: OAuthClientRow): Promise<void> {
     this.db
       .insert(oauthClients)
       .values(row)
@@ -65,20 +52,20 @@ export class OAuthRepo {
 
   // Authorization requests
 
-  insertRequest(row: OAuthAuthorizationRequestRow): void {
+  async insertRequest(row: OAuthAuthorizationRequestRow): Promise<void> {
     this.db.insert(oauthAuthorizationRequests).values(row).run();
   }
 
-  findRequest(id: string): OAuthAuthorizationRequestRow | undefined {
+  async findRequest(id: string): Promise<OAuthAuthorizationRequestRow | undefined> {
     return this.db.select().from(oauthAuthorizationRequests).where(eq(oauthAuthorizationRequests.id, id)).get();
   }
 
-  setRequestCsrf(id: string, csrfHash: string): void {
+  async setRequestCsrf(id: string, csrfHash: string): Promise<void> {
     this.db.update(oauthAuthorizationRequests).set({ csrfHash }).where(eq(oauthAuthorizationRequests.id, id)).run();
   }
 
   /** Marks the request decided; false when it already was (a second submission of the page). */
-  decideRequest(id: string, at: string): boolean {
+  async decideRequest(id: string, at: string): Promise<boolean> {
     const done = this.db
       .update(oauthAuthorizationRequests)
       .set({ decidedAt: at })
@@ -88,45 +75,45 @@ export class OAuthRepo {
   }
 
   /** Deletes requests that expired before `now` (they can never be decided). */
-  deleteExpiredRequests(now: string): void {
+  async deleteExpiredRequests(now: string): Promise<void> {
     this.db.delete(oauthAuthorizationRequests).where(lt(oauthAuthorizationRequests.expiresAt, now)).run();
   }
 
   // Grants and codes
 
-  insertGrant(row: OAuthGrantRow): void {
+  async insertGrant(row: OAuthGrantRow): Promise<void> {
     this.db.insert(oauthGrants).values(row).run();
   }
 
-  findGrant(id: string): OAuthGrantRow | undefined {
+  async findGrant(id: string): Promise<OAuthGrantRow | undefined> {
     return this.db.select().from(oauthGrants).where(eq(oauthGrants.id, id)).get();
   }
 
-  listGrants(userId?: string): OAuthGrantWithUser[] {
+  async listGrants(userId?: string): Promise<OAuthGrantWithUser[]> {
     const q = this.db.select({ grant: oauthGrants, user: users }).from(oauthGrants).innerJoin(users, eq(users.id, oauthGrants.userId));
     return (userId ? q.where(eq(oauthGrants.userId, userId)) : q).orderBy(asc(users.name), asc(oauthGrants.createdAt)).all();
   }
 
   /** Revokes the grant and every token of it. */
-  revokeGrant(id: string, at: string): void {
+  async revokeGrant(id: string, at: string): Promise<void> {
     this.db.update(oauthGrants).set({ revokedAt: at }).where(and(eq(oauthGrants.id, id), isNull(oauthGrants.revokedAt))).run();
     this.db.update(oauthTokens).set({ revokedAt: at }).where(and(eq(oauthTokens.grantId, id), isNull(oauthTokens.revokedAt))).run();
   }
 
-  touchGrant(id: string, at: string): void {
+  async touchGrant(id: string, at: string): Promise<void> {
     this.db.update(oauthGrants).set({ lastUsedAt: at }).where(eq(oauthGrants.id, id)).run();
   }
 
-  insertCode(row: OAuthCodeRow): void {
+  async insertCode(row: OAuthCodeRow): Promise<void> {
     this.db.insert(oauthCodes).values(row).run();
   }
 
-  findCode(hash: string): OAuthCodeRow | undefined {
+  async findCode(hash: string): Promise<OAuthCodeRow | undefined> {
     return this.db.select().from(oauthCodes).where(eq(oauthCodes.codeHash, hash)).get();
   }
 
   /** Marks the code used; false when it already was (a replay). */
-  useCode(hash: string, at: string): boolean {
+  async useCode(hash: string, at: string): Promise<boolean> {
     return this.db.update(oauthCodes).set({ usedAt: at }).where(and(eq(oauthCodes.codeHash, hash), isNull(oauthCodes.usedAt))).run().changes === 1;
   }
 
@@ -136,7 +123,7 @@ export class OAuthRepo {
    * approval whose code was never exchanged, or a grant whose every token has expired. Grants with
    * a live token stay, revoked or not, for `token list`.
    */
-  deleteExpired(codesBefore: string, tokensBefore: string): void {
+  async deleteExpired(codesBefore: string, tokensBefore: string): Promise<void> {
     this.db.transaction((tx) => {
       tx.delete(oauthCodes).where(lt(oauthCodes.expiresAt, codesBefore)).run();
       tx.delete(oauthTokens).where(lt(oauthTokens.expiresAt, tokensBefore)).run();
@@ -152,7 +139,7 @@ export class OAuthRepo {
   }
 
   /** True while the grant's authorization code waits to be exchanged (unused and not expired at `now`). */
-  hasOpenCode(grantId: string, now: string): boolean {
+  async hasOpenCode(grantId: string, now: string): Promise<boolean> {
     return (
       this.db
         .select({ id: oauthCodes.grantId })
@@ -164,21 +151,21 @@ export class OAuthRepo {
 
   // Tokens
 
-  insertToken(row: OAuthTokenRow): void {
+  async insertToken(row: OAuthTokenRow): Promise<void> {
     this.db.insert(oauthTokens).values(row).run();
   }
 
-  findToken(hash: string): OAuthTokenWithGrant | undefined {
+  async findToken(hash: string): Promise<OAuthTokenWithGrant | undefined> {
     return this.tokenByHash.get({ hash });
   }
 
   /** Marks a refresh token used; false when it already was (a replay). */
-  useToken(id: string, at: string): boolean {
+  async useToken(id: string, at: string): Promise<boolean> {
     return this.db.update(oauthTokens).set({ usedAt: at }).where(and(eq(oauthTokens.id, id), isNull(oauthTokens.usedAt))).run().changes === 1;
   }
 
   /** Expiry of the grant's newest refresh token (ISO), or null when it has none. */
-  lastRefreshExpiry(grantId: string): string | null {
+  async lastRefreshExpiry(grantId: string): Promise<string | null> {
     const row = this.db
       .select({ expiresAt: sql<string | null>`max(${oauthTokens.expiresAt})` })
       .from(oauthTokens)
@@ -187,7 +174,7 @@ export class OAuthRepo {
     return row?.expiresAt ?? null;
   }
 
-  revokeToken(id: string, at: string): void {
+  async revokeToken(id: string, at: string): Promise<void> {
     this.db.update(oauthTokens).set({ revokedAt: at }).where(and(eq(oauthTokens.id, id), isNull(oauthTokens.revokedAt))).run();
   }
 }

@@ -1,16 +1,11 @@
 /** SQL for API tokens (stored as SHA-256 only). */
 import { asc, eq, sql } from 'drizzle-orm';
-import type { Db } from './database.js';
-import { apiTokens, users, type ApiTokenRow, type UserRow } from './schema.js';
-
-/** A token row joined with its user, as the authentication check needs it. */
-export interface TokenWithUser {
-  token: ApiTokenRow;
-  user: UserRow;
-}
+import type { Db } from './db.js';
+import type { TokenRepo, TokenWithUser } from '../repos.js';
+import { apiTokens, users, type ApiTokenRow } from './schema.js';
 
 /** Reads and writes API tokens (hashes only). */
-export class TokenRepo {
+export class SqliteTokenRepo implements TokenRepo {
   /** Prepared once: the hot path of every authenticated request. */
   private readonly byHash;
 
@@ -23,23 +18,23 @@ export class TokenRepo {
       .prepare();
   }
 
-  findByHash(hash: string): TokenWithUser | undefined {
+  async findByHash(hash: string): Promise<TokenWithUser | undefined> {
     return this.byHash.get({ hash });
   }
 
-  insert(row: ApiTokenRow): void {
+  async insert(row: ApiTokenRow): Promise<void> {
     this.db.insert(apiTokens).values(row).run();
   }
 
-  findById(id: string): ApiTokenRow | undefined {
+  async findById(id: string): Promise<ApiTokenRow | undefined> {
     return this.db.select().from(apiTokens).where(eq(apiTokens.id, id)).get();
   }
 
-  revoke(id: string, at: string): void {
+  async revoke(id: string, at: string): Promise<void> {
     this.db.update(apiTokens).set({ revokedAt: at }).where(eq(apiTokens.id, id)).run();
   }
 
-  list(userId?: string): TokenWithUser[] {
+  async list(userId?: string): Promise<TokenWithUser[]> {
     const q = this.db.select({ token: apiTokens, user: users }).from(apiTokens).innerJoin(users, eq(users.id, apiTokens.userId));
     return (userId ? q.where(eq(apiTokens.userId, userId)) : q).orderBy(asc(users.name), asc(apiTokens.createdAt)).all();
   }

@@ -1,11 +1,12 @@
 /** SQL for projects. */
 import { and, count, desc, eq, gt, sql } from 'drizzle-orm';
-import type { Db } from './database.js';
-import type { ReadCache } from './read-cache.js';
+import type { Db } from './db.js';
+import type { ProjectRepo } from '../repos.js';
+import type { ReadCache } from '../read-cache.js';
 import { projects, type ProjectRow } from './schema.js';
 
 /** Reads and writes projects; the only writer of the `projects` table. */
-export class ProjectRepo {
+export class SqliteProjectRepo implements ProjectRepo {
   private readonly byId;
   private readonly byOwner;
 
@@ -24,7 +25,7 @@ export class ProjectRepo {
   }
 
   /** The row (shared with the cache: callers must not mutate it). */
-  findById(id: string): ProjectRow | undefined {
+  async findById(id: string): Promise<ProjectRow | undefined> {
     const cached = this.cache?.get(id);
     if (cached) return cached;
     const row = this.byId.get({ id });
@@ -33,16 +34,16 @@ export class ProjectRepo {
   }
 
   /** The owner's projects, newest first (docs/contract.md#tools). */
-  listByOwner(ownerId: string): ProjectRow[] {
+  async listByOwner(ownerId: string): Promise<ProjectRow[]> {
     return this.byOwner.all({ ownerId });
   }
 
-  countByOwner(ownerId: string): number {
+  async countByOwner(ownerId: string): Promise<number> {
     return this.db.select({ n: count() }).from(projects).where(eq(projects.ownerId, ownerId)).get()?.n ?? 0;
   }
 
   /** Projects the owner created strictly after `since` (ISO timestamp), and the oldest of them. */
-  createdSince(ownerId: string, since: string): { n: number; oldest: string | null } {
+  async createdSince(ownerId: string, since: string): Promise<{ n: number; oldest: string | null }> {
     const row = this.db
       .select({ n: count(), oldest: sql<string | null>`min(${projects.createdAt})` })
       .from(projects)
@@ -51,11 +52,11 @@ export class ProjectRepo {
     return { n: row?.n ?? 0, oldest: row?.oldest ?? null };
   }
 
-  insert(row: ProjectRow): void {
+  async insert(row: ProjectRow): Promise<void> {
     this.db.insert(projects).values(row).run();
   }
 
-  touch(id: string, at: string): void {
+  async touch(id: string, at: string): Promise<void> {
     this.cache?.delete(id);
     this.db.update(projects).set({ updatedAt: at }).where(eq(projects.id, id)).run();
   }

@@ -1,29 +1,30 @@
 /** SQL for users. */
 import { asc, eq } from 'drizzle-orm';
-import type { Db } from './database.js';
+import type { Db } from './db.js';
+import type { UserRepo } from '../repos.js';
 import { users, type UserRow } from './schema.js';
 
 /** Reads and writes users. */
-export class UserRepo {
+export class SqliteUserRepo implements UserRepo {
   constructor(private readonly db: Db) {}
 
-  findByName(name: string): UserRow | undefined {
+  async findByName(name: string): Promise<UserRow | undefined> {
     return this.db.select().from(users).where(eq(users.name, name)).get();
   }
 
-  findById(id: string): UserRow | undefined {
+  async findById(id: string): Promise<UserRow | undefined> {
     return this.db.select().from(users).where(eq(users.id, id)).get();
   }
 
-  insert(row: UserRow): void {
+  async insert(row: UserRow): Promise<void> {
     this.db.insert(users).values(row).run();
   }
 
-  setPlan(id: string, plan: string): void {
+  async setPlan(id: string, plan: string): Promise<void> {
     this.db.update(users).set({ plan }).where(eq(users.id, id)).run();
   }
 
-  list(): UserRow[] {
+  async list(): Promise<UserRow[]> {
     return this.db.select().from(users).orderBy(asc(users.name)).all();
   }
 }

@@ -1,13 +1,14 @@
 /** SQL for one-time login codes (stored as SHA-256 only). */
 import { and, eq, gt, isNull } from 'drizzle-orm';
-import type { Db } from './database.js';
+import type { Db } from './db.js';
+import type { LoginCodeRepo } from '../repos.js';
 import { loginCodes, users, type LoginCodeRow, type UserRow } from './schema.js';
 
 /** Reads and writes login codes (hashes only). */
-export class LoginCodeRepo {
+export class SqliteLoginCodeRepo implements LoginCodeRepo {
   constructor(private readonly db: Db) {}
 
-  insert(row: LoginCodeRow): void {
+  async insert(row: LoginCodeRow): Promise<void> {
     this.db.insert(loginCodes).values(row).run();
   }
 
@@ -16,7 +17,7 @@ export class LoginCodeRepo {
    * when there is no such code. One statement, so that a code is redeemed at most once even by
    * two processes at the same time.
    */
-  consume(hash: string, now: string): UserRow | undefined {
+  async consume(hash: string, now: string): Promise<UserRow | undefined> {
     const used = this.db
       .update(loginCodes)
       .set({ usedAt: now })

@@ -1,0 +1,119 @@
+/**
+ * The types of the store port (docs/architecture.md "The store port"): what `store.ts` exports and
+ * every adapter implements. Kept apart from `openStore` so that adapters import them without a cycle.
+ */
+import type { Repos } from './repos.js';
+
+/** The database behind the store. Only SQLite exists today; `postgres` is reserved for the second adapter. */
+type Dialect = 'sqlite' | 'postgres';
+
+/** Tables a transaction may lock by id (`Tx.lock`). */
+export type LockTable = 'users' | 'projects' | 'workflows';
+
+/**
+ * A change notice. `id` is a project id for `project` and `queued`, a workflow id for `workflow`,
+ * and `tokens` or `project:<id>` for `cache`.
+ */
+export interface StoreEvent {
+  /**
+   * `project`: a project's workflows or conversation changed; `queued`: a workflow of the project
+   * may be claimable; `workflow`: a cancel was requested or an answer stored; `cache`: cached rows
+   * changed.
+   */
+  kind: 'project' | 'queued' | 'workflow' | 'cache';
+  id: string;
+}
+
+/** Change notices from every process on this database. Listeners are called synchronously after the commit: they must only schedule work. */
+export interface StoreEvents {
+  /** Calls `listener` with the id of every `kind` event. @returns the function that unsubscribes. */
+  subscribe(kind: StoreEvent['kind'], listener: (id: string) => void): () => void;
+  /**
+   * Calls `listener` when notices may have been missed: another process committed (SQLite sees
+   * that through `PRAGMA data_version`, not which rows), or a listener connection came back.
+   * Caches clear, live views and the engine look again. @returns the function that unsubscribes.
+   */
+  onReset(listener: () => void): () => void;
+}
+
+/** One write transaction: the repositories, bound to it, plus row locks and change notices. */
+export interface Tx extends Repos {
+  /**
+   * Locks a row for the rest of the transaction, so that a check and the write that depends on it
+   * cannot interleave with another node's. SQLite: nothing to do (`BEGIN IMMEDIATE` serialises
+   * every writer of the file).
+   */
+  lock(table: LockTable, id: string): Promise<void>;
+  /** Queues a change notice, delivered after COMMIT (dropped on rollback). */
+  publish(event: StoreEvent): void;
+}
+
+/**
+ * The request-rate windows shared by every process on this store (`limits/store-rate-limiter.ts`):
+ * one atomic claim of `size` counts of a key's window, and the sweep of old windows.
+ */
+export interface RateWindows {
+  /**
+   * Adds `size` to the count of `key`'s window ending at `expire` (a window that has ended at `now`
+   * starts again), never beyond `limit + size`. Unix ms throughout.
+   * @returns the count after the claim and the window's end.
+   */
+  claim(claim: { key: string; size: number; expire: number; now: number; limit: number }): Promise<{ points: number; expire: number } | undefined>;
+  /** Deletes windows that ended before `before` (Unix ms). */
+  deleteExpired(before: number): Promise<void>;
+}
+
+/** The asynchronous store (see the file comment). */
+export interface Store {
+  readonly dialect: Dialect;
+  /** True for a private in-memory database (nothing is shared with another process). */
+  readonly inMemory: boolean;
+  /** Reads and single-statement writes, each its own auto-commit; they wait while this process has a transaction open. */
+  readonly repos: Repos;
+  /**
+   * Runs `fn` in one write transaction and commits what it wrote, or rolls everything back when it
+   * throws. `fn` may await only `tx`'s repositories, `lock` and pure computation: no file, network,
+   * timer or builder I/O, no `store.repos`, no other transaction (docs/architecture.md "Inside a
+   * transaction"). SQLite: `BEGIN IMMEDIATE … COMMIT` behind a per-process FIFO mutex; a transaction
+   * still open when the event loop reaches its next macrotask is reported (and, with
+   * `strictTransactions`, rolled back and rejected with `TransactionSpanError`).
+   * @returns what `fn` returns, after COMMIT and after the published events were delivered.
+   * @throws what `fn` throws (after ROLLBACK); the driver's error when BEGIN or COMMIT fails.
+   */
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Change notices from every process on this database. */
+  readonly events: StoreEvents;
+  /** The request-rate windows in this database; null for an in-memory store (count in memory then). */
+  readonly rateWindows: RateWindows | null;
+  /** Resolves when the database answers a trivial query. @throws the driver's error otherwise. */
+  ping(): Promise<void>;
+  /** Stops the event poll and closes the database; calls after it reject. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Thrown by a transaction that was still open at the next macrotask (file, network or timer I/O inside it). */
+export class TransactionSpanError extends Error {
+  constructor() {
+    super('A store transaction stayed open across file, network or timer I/O: it was rolled back (only the transaction\'s repositories may be awaited inside it)');
+    this.name = 'TransactionSpanError';
+  }
+}
+
+/** How to open the store. */
+export interface StoreConfig {
+  /** The SQLite file, `:memory:` for a private in-memory database. */
+  file: string;
+  /** Apply the shipped migrations (default true). */
+  migrate?: boolean;
+  /**
+   * Roll back and reject a transaction that spans a macrotask, and throw `TransactionSpanError`
+   * uncaught, instead of only reporting it. Default: on when `SVC_STRICT_TRANSACTIONS=1` (the test
+   * set-up sets it, so that such a transaction fails the run).
+   */
+  strictTransactions?: boolean;
+  /** Where a transaction that spans a macrotask is reported. Default: a line on stderr. */
+  onTransactionSpan?: (error: TransactionSpanError) => void;
+  /** How often other processes' commits are looked for, in ms (default 250). */
+  pollMs?: number;
+}
+

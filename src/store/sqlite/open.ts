@@ -1,0 +1,204 @@
+/**
+ * The SQLite adapter of the store port (docs/architecture.md "The store port"): better-sqlite3 with
+ * WAL, foreign keys and a busy timeout, wrapped by drizzle, with the shipped migrations of
+ * `drizzle/` applied. better-sqlite3 is synchronous; the port is not:
+ *
+ * - `transaction(fn)`: a per-process FIFO mutex around `BEGIN IMMEDIATE … COMMIT` (other processes
+ *   wait on the file's lock, as before). Awaiting a repository of `tx` resolves in microtasks, so a
+ *   transaction that is still open when the event loop reaches its next macrotask awaited something
+ *   else (a file, the network, a timer): that is reported, and rolled back in strict mode.
+ * - `repos`: each call runs at once when no transaction is open, else waits for the mutex, so it
+ *   never joins (nor reads) another flow's open transaction.
+ * - `events`: this process's committed notices plus the `data_version` poll (`sqlite-events.ts`).
+ */
+import Database from 'better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import type { Repos } from '../repos.js';
+import { TransactionSpanError, type LockTable, type RateWindows, type Store, type StoreConfig, type StoreEvent, type Tx } from '../port.js';
+import { ChangeWatch, ReadCache } from '../read-cache.js';
+import { FifoMutex } from './fifo-mutex.js';
+import { guardRepo } from './guarded-repos.js';
+import * as schema from './schema.js';
+import { SqliteEvents } from './sqlite-events.js';
+import { SqliteArtifactRepo } from './artifact-repo.js';
+import { SqliteLoginCodeRepo } from './login-code-repo.js';
+import { SqliteMessageRepo } from './message-repo.js';
+import { SqliteOAuthRepo } from './oauth-repo.js';
+import { SqliteProcessGroupRepo } from './process-group-repo.js';
+import { SqliteProjectRepo } from './project-repo.js';
+import { SqliteQuestionRepo } from './question-repo.js';
+import { SqliteTokenRepo } from './token-repo.js';
+import { SqliteUserRepo } from './user-repo.js';
+import { SqliteWebSessionRepo } from './web-session-repo.js';
+import { SqliteWorkflowRepo } from './workflow-repo.js';
+import { SqliteRateWindows } from './rate-windows.js';
+import type { Db } from './db.js';
+
+
+/** Folder of the shipped migrations: `<package>/drizzle`, both from `src/` and from `dist/`. */
+const MIGRATIONS_FOLDER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'drizzle');
+
+const REPO_NAMES = ['users', 'tokens', 'projects', 'workflows', 'messages', 'questions', 'artifacts', 'processGroups', 'oauth', 'loginCodes', 'webSessions'] as const;
+
+/** The state of one transaction. */
+interface TxState {
+  open: boolean;
+  /** Set when it spanned a macrotask in strict mode: rolled back already. */
+  spanned: TransactionSpanError | null;
+  events: StoreEvent[];
+}
+
+/** The SQLite store; `sqlite` and `db` are for the adapter and tests only (see `sqliteOf` in tests). */
+export class SqliteStore implements Store {
+  readonly dialect = 'sqlite' as const;
+  readonly inMemory: boolean;
+  readonly sqlite: Database.Database;
+  readonly db: Db;
+  readonly repos: Repos;
+  readonly events: SqliteEvents;
+  readonly rateWindows: RateWindows | null;
+  private readonly raw: Repos;
+  private readonly mutex = new FifoMutex();
+  private readonly strict: boolean;
+  private readonly onSpan: (error: TransactionSpanError) => void;
+  private readonly begin: Database.Statement;
+  private readonly commit: Database.Statement;
+  private readonly rollback: Database.Statement;
+
+  constructor(config: StoreConfig) {
+    const sqlite = new Database(config.file);
+    this.inMemory = config.file === ':memory:';
+    if (!this.inMemory) sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('foreign_keys = ON');
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('synchronous = NORMAL');
+    this.sqlite = sqlite;
+    this.db = drizzle(sqlite, { schema });
+    if (config.migrate !== false) migrate(this.db, { migrationsFolder: MIGRATIONS_FOLDER });
+    this.strict = config.strictTransactions ?? process.env.SVC_STRICT_TRANSACTIONS === '1';
+    this.onSpan = config.onTransactionSpan ?? ((error) => process.stderr.write(`${error.stack ?? error.message}\n`));
+    this.begin = sqlite.prepare('BEGIN IMMEDIATE');
+    this.commit = sqlite.prepare('COMMIT');
+    this.rollback = sqlite.prepare('ROLLBACK');
+    const dataVersion = sqlite.prepare('pragma data_version').pluck();
+    this.events = new SqliteEvents(() => dataVersion.get() as number, config.pollMs ?? 250);
+    // Project rows are read on every request: cached, cleared by other processes' commits.
+    const projectCache = new ReadCache<schema.ProjectRow>(new ChangeWatch(this.events));
+    this.raw = {
+      users: new SqliteUserRepo(this.db),
+      tokens: new SqliteTokenRepo(this.db),
+      projects: new SqliteProjectRepo(this.db, projectCache),
+      workflows: new SqliteWorkflowRepo(this.db),
+      messages: new SqliteMessageRepo(this.db),
+      questions: new SqliteQuestionRepo(this.db),
+      artifacts: new SqliteArtifactRepo(this.db),
+      processGroups: new SqliteProcessGroupRepo(this.db),
+      oauth: new SqliteOAuthRepo(this.db),
+      loginCodes: new SqliteLoginCodeRepo(this.db),
+      webSessions: new SqliteWebSessionRepo(this.db),
+    };
+    const outside = (call: () => Promise<unknown>) => this.outside(call);
+    this.repos = Object.fromEntries(REPO_NAMES.map((name) => [name, guardRepo(this.raw[name], outside)])) as unknown as Repos;
+    this.rateWindows = this.inMemory ? null : new SqliteRateWindows(sqlite, outside);
+  }
+
+  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    await this.mutex.acquire();
+    const state: TxState = { open: true, spanned: null, events: [] };
+    let result: T;
+    try {
+      this.begin.run();
+    } catch (error) {
+      this.mutex.release();
+      throw error;
+    }
+    // Awaits of tx's repositories resolve in microtasks: reaching the next macrotask means the
+    // transaction awaited something else.
+    const guard = setImmediate(() => this.spanned(state));
+    try {
+      result = await fn(this.txOf(state));
+      if (state.spanned) throw state.spanned;
+      this.commit.run();
+    } catch (error) {
+      if (!state.spanned && this.sqlite.inTransaction) this.rollback.run();
+      throw error;
+    } finally {
+      clearImmediate(guard);
+      if (state.open) {
+        state.open = false;
+        this.mutex.release();
+      }
+    }
+    this.events.deliver(state.events);
+    return result;
+  }
+
+  async ping(): Promise<void> {
+    this.sqlite.prepare('select 1').get();
+  }
+
+  async close(): Promise<void> {
+    this.events.stopPoll();
+    if (this.sqlite.open) this.sqlite.close();
+  }
+
+  /** A call outside any transaction: at once when none is open, else after the ones queued before it. */
+  private outside(call: () => Promise<unknown>): Promise<unknown> {
+    if (!this.mutex.locked) return call();
+    return this.mutex.acquire().then(
+      () => call().finally(() => this.mutex.release()),
+      (error: unknown) => {
+        throw error;
+      },
+    );
+  }
+
+  /**
+   * The transaction outlived its microtasks: report it; in strict mode roll it back, end it now,
+   * and throw the error out of the event loop's callback (an uncaught exception fails a test run).
+   */
+  private spanned(state: TxState): void {
+    if (!state.open) return;
+    const error = new TransactionSpanError();
+    this.onSpan(error);
+    if (!this.strict) return;
+    state.spanned = error;
+    state.open = false;
+    if (this.sqlite.inTransaction) this.rollback.run();
+    this.mutex.release();
+    // Uncaught on purpose: a test run reports it as an error even when the caller swallows rejections.
+    throw error;
+  }
+
+  private txOf(state: TxState): Tx {
+    const inside = (call: () => Promise<unknown>) => {
+      if (!state.open) return Promise.reject(state.spanned ?? new Error('The transaction has ended: its repositories cannot be used any more'));
+      return call();
+    };
+    const tx: Record<string, unknown> = {
+      lock: async (_table: LockTable, _id: string) => {
+        // BEGIN IMMEDIATE holds the file's write lock: every writer is serialised already.
+        if (!state.open) throw state.spanned ?? new Error('The transaction has ended');
+      },
+      publish: (event: StoreEvent) => {
+        if (state.open) state.events.push(event);
+      },
+    };
+    for (const name of REPO_NAMES) {
+      let repo: unknown;
+      Object.defineProperty(tx, name, { get: () => (repo ??= guardRepo(this.raw[name], inside)), enumerable: true });
+    }
+    return tx as unknown as Tx;
+  }
+}
+
+/**
+ * Opens (creating if needed) the SQLite database named by `config` and applies every pending migration.
+ * @throws if the file cannot be opened or a migration fails.
+ */
+export function openSqliteStore(config: StoreConfig): SqliteStore {
+  return new SqliteStore(config);
+}

@@ -1,0 +1,22 @@
+/**
+ * The store port (docs/architecture.md "The store port"): everything above `src/store/` reaches the
+ * database through this interface, every call asynchronous, so that a second backend is one more
+ * adapter folder beside `sqlite/`. Services, the journal, the engine, OAuth, the console and the
+ * limits are written once against it.
+ *
+ * - `store.repos`: reads and single-statement writes, each its own auto-commit.
+ * - `store.transaction(async tx => …)`: one write transaction; `tx` has the same repositories.
+ * - `tx.publish(event)`: a change notice, delivered to `store.events` after COMMIT, never on rollback.
+ */
+import type { StoreConfig, Store } from './port.js';
+import { openSqliteStore } from './sqlite/open.js';
+
+export type { RateWindows, Store, StoreConfig, Tx } from './port.js';
+
+/**
+ * Opens (creating and migrating) the store named by `config`.
+ * @throws if the database cannot be opened or a migration fails.
+ */
+export async function openStore(config: StoreConfig): Promise<Store> {
+  return openSqliteStore(config);
+}
