@@ -274,6 +274,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     publicUrl,
     plans,
     changes,
+    workspacesDir: join(config.dataDir, 'workspaces'),
   });
   const screenshots = new PreviewScreenshots({ access, artifacts: artifactRepo, artifactStore, publicUrl, browser: locateBrowser(config.browser), sandbox: config.buildSandbox, logger });
   const tools = new ToolDispatcher(ALL_TOOLS, { projects, workflows, screenshots, logger });

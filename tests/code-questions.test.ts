@@ -7,12 +7,13 @@
  * list, not the files.
  */
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkCodeAnswer, codeAnswerFormat, pathProblem, type CodeAnswerRules } from '../src/builders/code-answer.js';
 import { ServiceError } from '../src/errors.js';
 import { startEngine, type EngineUnderTest } from './engine-harness.js';
 import { httpClient, ROOT, startTestServer, tempDir, waitFor } from './helpers.js';
+import { sqliteOf } from './store-access.js';
 
 let engine: EngineUnderTest;
 const root = tempDir('mbm-code-');
@@ -67,6 +68,22 @@ async function codeQuestion(): Promise<{ projectId: string; workflowId: string; 
 }
 
 describe('code questions', () => {
+  it('stores the rules\' paths relative to the project\'s workspace (a question asked on one host can be checked on another), and old absolute ones still check', async () => {
+    const { projectId, questionId } = await codeQuestion();
+    const db = sqliteOf(engine.app.store);
+    const stored = JSON.parse((db.prepare('select rules from questions where id = ?').get(questionId) as { rules: string }).rules) as CodeAnswerRules;
+    const workspace = join(engine.dataDir, 'workspaces', projectId);
+    expect(isAbsolute(stored.root)).toBe(false);
+    expect(isAbsolute(stored.typescriptFrom)).toBe(false);
+    expect(resolve(workspace, stored.root)).toBe(root);
+    expect(resolve(workspace, stored.typescriptFrom)).toBe(rules.typescriptFrom);
+    // A question stored before paths were relative keeps its absolute paths, and they still work.
+    db.prepare('update questions set rules = ? where id = ?').run(JSON.stringify(rules), questionId);
+    const error = await refusal(() => engine.app.workflows.send(engine.caller, { projectId, message: JSON.stringify({ ...good, files: [{ path: 'src/planted/x.ts', content: 'x' }] }), questionId }));
+    expect(JSON.stringify(error.data)).toContain('src/planted');
+    await engine.cancel(projectId);
+  });
+
   it('pendingQuestion shows kind, format and maxLength; text questions are kind "text"', async () => {
     const { projectId, workflowId } = await codeQuestion();
     const pending = (await engine.app.workflows.session(engine.caller, projectId)).pendingQuestion!;

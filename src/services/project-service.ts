@@ -89,6 +89,9 @@ export class ProjectService {
         visibility: input.visibility ?? 'private',
         createdAt: at,
         updatedAt: at,
+        messageSeq: 0,
+        deploymentSeq: 0,
+        workspaceVersion: 0,
       };
       await tx.projects.insert(row);
       return toProject(row);

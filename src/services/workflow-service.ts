@@ -11,10 +11,10 @@ import type { Repos } from '../store/repos.js';
 import type { ArtifactRow, MessageRow, QuestionRow, WorkflowRow } from '../store/rows.js';
 import type { Store, Tx } from '../store/store.js';
 import { artifactPath } from '../workflows/artifact-store.js';
-import { checkAnswer, checkCodeQuestionAnswer, normaliseAnswer } from '../workflows/answer-rules.js';
+import { checkAnswer, checkCodeQuestionAnswer, normaliseAnswer, storedRulesOf } from '../workflows/answer-rules.js';
+import { join } from 'node:path';
 import type { WorkflowEngine } from '../workflows/workflow-engine.js';
 import type { ProjectChanges } from '../workflows/project-changes.js';
-import type { CodeAnswerRules } from '../builders/code-answer.js';
 import { DEFAULT_FILE_PAGING, pageFiles } from '../builders/code-question-files.js';
 import { hideLatestUpdatePaths } from '../builders/expo/update-channels.js';
 import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.js';
@@ -57,6 +57,8 @@ export interface WorkflowServiceDeps {
   publicUrl: PublicUrl;
   /** The plans, for each user's bound on queued workflows. */
   plans: PlanTable;
+  /** `<dataDir>/workspaces`: a code question's stored paths are relative to its project's folder there. */
+  workspacesDir: string;
   /** Notices of project changes: what wakes a waiting `svc_get_session`. */
   changes: Pick<ProjectChanges, 'subscribe'>;
 }
@@ -141,7 +143,7 @@ export class WorkflowService {
   private checkCode(question: QuestionRow, message: string): { questionId: string; content: string } {
     const limit = question.maxLength ?? MAX_MESSAGE_LENGTH;
     if (longerThan(message, limit)) throw tooLong(limit, answerRule(question));
-    const checked = checkCodeQuestionAnswer(question, message);
+    const checked = checkCodeQuestionAnswer(question, message, join(this.deps.workspacesDir, question.projectId));
     if (!checked.ok) {
       const first = checked.issues[0]!;
       throw invalidParameter(first.parameter, first.problem, { issues: checked.issues, ...answerRule(question) });
@@ -366,7 +368,7 @@ export class WorkflowService {
     const view = await this.session(caller, projectId);
     const question = view.pendingQuestion;
     const row = question?.kind === 'code' ? await this.deps.store.repos.questions.pendingOf(question.workflowId) : undefined;
-    const rules = row?.rules ? (JSON.parse(row.rules) as CodeAnswerRules) : null;
+    const rules = row ? storedRulesOf(row, join(this.deps.workspacesDir, row.projectId)) : null;
     if (!question || !rules) throw invalidParameter('questionFilesPage', 'can be read only while a code question is waiting (see pendingQuestion)');
     const pages = await pageFiles(rules.root, rules.filePaging ?? DEFAULT_FILE_PAGING);
     if (page > pages.length) throw invalidParameter('questionFilesPage', `must be at most ${pages.length} (the question's files fill ${pages.length} page${pages.length === 1 ? '' : 's'})`, { pages: pages.length });

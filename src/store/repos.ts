@@ -63,6 +63,12 @@ export interface ProjectRepo {
   }>;
   insert(row: ProjectRow): Promise<void>;
   touch(id: string, at: string): Promise<void>;
+  /**
+   * Moves `updatedAt` to `at` and the project's `workspaceVersion` to the next number (a workflow
+   * completed). Call inside the transaction that records the completion.
+   * @returns the new version.
+   */
+  completeWorkspace(id: string, at: string): Promise<number>;
 }
 
 /** A workflow that could take a build slot, with its owner and the owner's plan name. */

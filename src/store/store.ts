@@ -11,6 +11,7 @@
 import type { StoreConfig, Store } from './port.js';
 import { openSqliteStore } from './sqlite/open.js';
 
+export { TransactionSpanError } from './port.js';
 export type { RateWindows, Store, StoreConfig, Tx } from './port.js';
 
 /**

@@ -9,6 +9,7 @@ import type { BuildContext, Platform, PublishedArtifact, PublishRequest, Questio
 import type { Logger } from '../logger.js';
 import type { WorkflowRow } from '../store/rows.js';
 import type { Store, Tx } from '../store/store.js';
+import { rulesToStore } from './answer-rules.js';
 import { toPublished, type ArtifactPublisher } from './artifact-publisher.js';
 import { LeaseLostError, type LocalRun } from './local-run.js';
 import { killGroupNow, processStart } from './process-groups.js';
@@ -21,6 +22,8 @@ export interface BuildContextDeps {
   journal: WorkflowJournal;
   publisher: ArtifactPublisher;
   runner: RunnerIdentity;
+  /** The project's workspace: a code question's paths are stored relative to it. */
+  workspaceDir: string;
   logger: Logger;
   /** Called (once per run is enough) when a write finds that this runner lost the lease. */
   onLeaseLost(run: LocalRun): void;
@@ -71,7 +74,7 @@ export class EngineBuildContext implements BuildContext {
           kind: spec.kind ?? 'text',
           format: spec.format ? JSON.stringify(spec.format) : null,
           maxLength: spec.maxLength ?? null,
-          rules: spec.rules ? JSON.stringify(spec.rules) : null,
+          rules: spec.rules ? JSON.stringify(rulesToStore(spec.rules, this.deps.workspaceDir)) : null,
           askedAt: journal.now(),
           answer: null,
           answeredAt: null,

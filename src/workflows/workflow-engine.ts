@@ -493,7 +493,7 @@ export class WorkflowEngine {
       workspaceDir,
       signal: run.controller.signal,
     };
-    const context = new EngineBuildContext(row, run, { ...this.deps, runner: this.runner, onLeaseLost: (r) => this.leaseLost(r) });
+    const context = new EngineBuildContext(row, run, { ...this.deps, runner: this.runner, workspaceDir, onLeaseLost: (r) => this.leaseLost(r) });
     logger.info({ workflowId: row.id, kind: row.kind }, 'workflow started');
 
     let failure: { code: string; message: string } | null = null;

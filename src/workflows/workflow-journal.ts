@@ -69,7 +69,7 @@ export class WorkflowJournal {
    * Applies `event` to `workflow` if its stored status is still `from` (and, when `owner` is given,
    * if `owner` still holds it; `null`: if no runner does), writes `patch`, and posts `message`,
    * inside `tx` when given (else in its own transaction).
-   * Finishing statuses get `finishedAt`; `completed` also moves the project's `updatedAt`.
+   * Finishing statuses get `finishedAt`; `completed` also moves the project's `updatedAt` and its workspace version.
    * @returns true when the transition happened (false: the row had moved on, or another runner holds it).
    * @throws IllegalTransitionError (logged) when `event` is not allowed from `from`: nothing is written.
    */
@@ -93,7 +93,7 @@ export class WorkflowJournal {
     const now = this.now();
     const full = { ...(isTerminal(to) && { finishedAt: now }), ...patch, status: to };
     if (!(await tx.workflows.transition(workflow.id, from, full, owner))) return false;
-    if (to === 'completed') await tx.projects.touch(workflow.projectId, now);
+    if (to === 'completed') await tx.projects.completeWorkspace(workflow.projectId, now);
     if (message) await this.post(workflow.projectId, workflow.id, message, tx);
     this.changed(tx, workflow.projectId);
     return true;

@@ -75,7 +75,7 @@ export class SqliteArtifactRepo implements ArtifactRepo {
   /**
    * The deploy number of a new deployment of workflow `workflowId`: the number its other
    * deployments already have (one number per deploy, shared by its platforms), else the project's
-   * highest deploy number plus one. Call it in the transaction that inserts the row.
+   * next one (its `deployment_seq` counter moves). Call it in the transaction that inserts the row.
    */
   async deployNumber(projectId: string, workflowId: string): Promise<number> {
     const same = this.db
@@ -84,6 +84,13 @@ export class SqliteArtifactRepo implements ArtifactRepo {
       .where(and(eq(artifacts.workflowId, workflowId), eq(artifacts.kind, 'deployment')))
       .get();
     if (same?.n != null) return same.n;
+    const counter = this.db
+      .update(projects)
+      .set({ deploymentSeq: sql`${projects.deploymentSeq} + 1` })
+      .where(eq(projects.id, projectId))
+      .returning({ n: projects.deploymentSeq })
+      .get();
+    if (counter) return counter.n;
     return (
       (this.db
         .select({ m: max(artifacts.number) })

@@ -1,16 +1,22 @@
-/** SQL for the conversation of a project. `seq` grows by one per project, inside the caller's transaction. */
-import { and, asc, eq, gt, max } from 'drizzle-orm';
+/** SQL for the conversation of a project. `seq` grows by one per project (the project row's `message_seq`), inside the caller's transaction. */
+import { and, asc, eq, gt, max, sql } from 'drizzle-orm';
 import type { Db } from './db.js';
 import type { MessageRepo } from '../repos.js';
-import { messages, type MessageRow } from './schema.js';
+import { messages, projects, type MessageRow } from './schema.js';
 
 /** Appends and pages conversation messages. */
 export class SqliteMessageRepo implements MessageRepo {
   constructor(private readonly db: Db) {}
 
-  /** Appends a message with the project's next `seq`. Call inside a write transaction. */
+  /** Appends a message with the project's next `seq` (its counter moves in the same statement). Call inside a write transaction. */
   async append(row: Omit<MessageRow, 'seq'>): Promise<MessageRow> {
-    const seq = (await this.lastSeq(row.projectId)) + 1;
+    const counter = this.db
+      .update(projects)
+      .set({ messageSeq: sql`${projects.messageSeq} + 1` })
+      .where(eq(projects.id, row.projectId))
+      .returning({ seq: projects.messageSeq })
+      .get();
+    const seq = counter?.seq ?? (await this.lastSeq(row.projectId)) + 1;
     const full = { ...row, seq };
     this.db.insert(messages).values(full).run();
     return full;

@@ -60,4 +60,16 @@ export class SqliteProjectRepo implements ProjectRepo {
     this.cache?.delete(id);
     this.db.update(projects).set({ updatedAt: at }).where(eq(projects.id, id)).run();
   }
+
+  /** A workflow of the project completed: its workspace moves to the next version. @returns that version. */
+  async completeWorkspace(id: string, at: string): Promise<number> {
+    this.cache?.delete(id);
+    const row = this.db
+      .update(projects)
+      .set({ updatedAt: at, workspaceVersion: sql`${projects.workspaceVersion} + 1` })
+      .where(eq(projects.id, id))
+      .returning({ version: projects.workspaceVersion })
+      .get();
+    return row?.version ?? 0;
+  }
 }

@@ -47,6 +47,15 @@ export const projects = sqliteTable(
     visibility: text('visibility', { enum: ['public', 'private'] }).notNull(),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
+    /**
+     * Per-project counters, taken under the project's lock by the statement that uses them (a
+     * store with several writers cannot rely on max()+1): the last conversation message's `seq`,
+     * the last deploy number, and how many workflows of the project have completed (the
+     * workspace's version).
+     */
+    messageSeq: integer('message_seq').notNull().default(0),
+    deploymentSeq: integer('deployment_seq').notNull().default(0),
+    workspaceVersion: integer('workspace_version').notNull().default(0),
   },
   (t) => [index('projects_owner_created_idx').on(t.ownerId, t.createdAt)],
 );
