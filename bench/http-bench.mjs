@@ -11,7 +11,11 @@
 //    (shared by every process on the data dir).
 //
 // Options (env): BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32), BENCH_WARMUP_SECONDS
-// (default 2), BENCH_STARTS (default 9 starts per start-up figure).
+// (default 2), BENCH_STARTS (default 9 starts per start-up figure), BENCH_ROUNDS (default 2 rounds
+// against the baseline build).
+// `--baseline-dist <dir>`: also load svc_get_project on another build of this package (`<dir>` holds
+// its `bin/` and a built `dist/`, e.g. a git worktree of an earlier commit), in alternating rounds
+// with this one, and print the ratios of requests/s and CPU per request (README "Performance").
 import autocannon from 'autocannon';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -82,27 +86,37 @@ async function measure(name, start, headers, body, prepare = async () => ({})) {
   }
 }
 
-const dataDir = mkdtempSync(join(tmpdir(), 'mbm-bench-'));
-const plans = join(dataDir, 'plans.json');
-// The benchmark measures throughput, not the limiter: give its user a plan without a practical rate limit.
-writeFileSync(plans, JSON.stringify({ bench: { requestsPerMinute: 1_000_000_000, projectCreationsPerHour: 10, maxProjects: 10 } }));
-const cli = (...args) => spawnSync(process.execPath, [BIN, ...args, '--data-dir', dataDir], { encoding: 'utf8' });
-const token = cli('token', 'create', '--user', 'bench').stdout.trim().split('\n').at(-1);
-cli('user', 'set-plan', 'bench', 'bench', '--plans', plans);
+const baselineFlag = process.argv.indexOf('--baseline-dist');
+const baselineDir = baselineFlag > 0 ? process.argv[baselineFlag + 1] : undefined;
+if (baselineFlag > 0 && !baselineDir) throw new Error('--baseline-dist needs a folder holding bin/ and a built dist/');
 
-// Create the project through a short-lived server.
-const setup = await startChild([BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--plans', plans, '--log-level', 'warn'], /listening on http:\/\/127\.0\.0\.1:(\d+)/);
-const created = await fetch(`http://127.0.0.1:${setup.port}/mcp`, {
-  method: 'POST',
-  headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
-  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_create_project', arguments: { name: 'Bench' } } }),
-}).then((r) => r.json());
-setup.child.kill('SIGTERM');
-await new Promise((r) => setup.child.once('exit', r));
-const projectId = created.result.structuredContent.id;
+/** A data dir with a user on a plan without a practical rate limit and one project, made by `bin`'s CLI. */
+async function prepareDataDir(bin) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'mbm-bench-'));
+  const plans = join(dataDir, 'plans.json');
+  // The benchmark measures throughput, not the limiter: give its user a plan without a practical rate limit.
+  writeFileSync(plans, JSON.stringify({ bench: { requestsPerMinute: 1_000_000_000, projectCreationsPerHour: 10, maxProjects: 10 } }));
+  const cli = (...args) => spawnSync(process.execPath, [bin, ...args, '--data-dir', dataDir], { encoding: 'utf8' });
+  const token = cli('token', 'create', '--user', 'bench').stdout.trim().split('\n').at(-1);
+  cli('user', 'set-plan', 'bench', 'bench', '--plans', plans);
+  // Create the project through a short-lived server.
+  const setup = await startChild([bin, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--plans', plans, '--log-level', 'warn'], /listening on http:\/\/127\.0\.0\.1:(\d+)/);
+  const created = await fetch(`http://127.0.0.1:${setup.port}/mcp`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_create_project', arguments: { name: 'Bench' } } }),
+  }).then((r) => r.json());
+  setup.child.kill('SIGTERM');
+  await new Promise((r) => setup.child.once('exit', r));
+  const projectId = created.result.structuredContent.id;
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_get_project', arguments: { projectId } } });
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` };
+  const start = () => startChild([bin, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--plans', plans, '--log-level', 'warn'], /listening on http:\/\/127\.0\.0\.1:(\d+)/);
+  return { dataDir, body, headers, start };
+}
 
-const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_get_project', arguments: { projectId } } });
-const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` };
+const mine = await prepareDataDir(BIN);
+const { dataDir, body, headers } = mine;
 
 console.error(`benchmark: ${seconds}s per server after ${warmup}s warm-up, ${connections} connections, svc_get_project over HTTP`);
 const results = [];
@@ -111,14 +125,7 @@ results.push(await measure('stock SDK stateless (server per request)', () => sta
 results.push(
   await measure('SDK McpServer, long-lived (stateful JSON)', () => startChild([join(root, 'bench/baselines/sdk-long-lived-server.mjs')], /PORT=(\d+)/), headers, body, initializeSession),
 );
-results.push(
-  await measure(
-    'mobile-builder-mcp svc_get_project',
-    () => startChild([BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--plans', plans, '--log-level', 'warn'], /listening on http:\/\/127\.0\.0\.1:(\d+)/),
-    headers,
-    body,
-  ),
-);
+results.push(await measure('mobile-builder-mcp svc_get_project', mine.start, headers, body));
 
 const [bare, sdk, sdkLongLived, ours] = results;
 const pad = (s, n) => String(s).padEnd(n);
@@ -137,6 +144,30 @@ console.log(`ratio ours / SDK McpServer long-lived: ${vsSdkLongLived.toFixed(2)}
 console.log(`server CPU per request ours / bare: ${(ours.cpuMicrosPerRequest / bare.cpuMicrosPerRequest).toFixed(2)}x; ours / stock SDK: ${(ours.cpuMicrosPerRequest / sdk.cpuMicrosPerRequest).toFixed(2)}x; ours / long-lived SDK: ${(ours.cpuMicrosPerRequest / sdkLongLived.cpuMicrosPerRequest).toFixed(2)}x`);
 console.log(`peak RSS ours / bare: ${(ours.peakRssMiB / bare.peakRssMiB).toFixed(2)}x; ours / stock SDK: ${(ours.peakRssMiB / sdk.peakRssMiB).toFixed(2)}x; ours / long-lived SDK: ${(ours.peakRssMiB / sdkLongLived.peakRssMiB).toFixed(2)}x`);
 
+let baseline;
+if (baselineDir) {
+  // The same request on the other build, in alternating rounds with this one (ours, theirs, ours,
+  // theirs): a slow spell of the shared machine then weighs on both.
+  const theirs = await prepareDataDir(join(baselineDir, 'bin', 'mobile-builder-mcp.js'));
+  const rounds = [];
+  for (let i = 0; i < Number(process.env.BENCH_ROUNDS ?? 2); i++) {
+    const a = await measure('this build', mine.start, mine.headers, mine.body);
+    const b = await measure(`baseline ${baselineDir}`, theirs.start, theirs.headers, theirs.body);
+    rounds.push({ ours: a, baseline: b });
+  }
+  rmSync(theirs.dataDir, { recursive: true, force: true });
+  const sum = (list, f) => list.reduce((n, r) => n + f(r), 0);
+  const rps = sum(rounds, (r) => r.ours.requestsPerSecond) / sum(rounds, (r) => r.baseline.requestsPerSecond);
+  const cpu = sum(rounds, (r) => r.ours.cpuMicrosPerRequest) / sum(rounds, (r) => r.baseline.cpuMicrosPerRequest);
+  console.log(`\nsvc_get_project, this build against the baseline build in ${baselineDir} (${rounds.length} alternating rounds):`);
+  for (const [i, r] of rounds.entries()) {
+    console.log(`  round ${i + 1}: this ${r.ours.requestsPerSecond.toFixed(0)} req/s, ${r.ours.cpuMicrosPerRequest.toFixed(1)} µs CPU/req; baseline ${r.baseline.requestsPerSecond.toFixed(0)} req/s, ${r.baseline.cpuMicrosPerRequest.toFixed(1)} µs CPU/req`);
+  }
+  console.log(`  this / baseline: req/s ${rps.toFixed(3)}x, CPU per request ${cpu.toFixed(3)}x (target: req/s >= 0.95x, CPU <= 1.05x)`);
+  baseline = { dir: baselineDir, rounds, requestsPerSecondRatio: rps, cpuPerRequestRatio: cpu };
+  if (rounds.some((r) => r.ours.errors + r.baseline.errors > 0)) process.exitCode = 1;
+}
+
 const startup = await measureStartup();
 console.log(`\nstdio start-up, spawn to the answer to initialize (median of ${startup.starts}):`);
 console.log(`  bare node echo process: ${startup.echoMs.toFixed(0)} ms`);
@@ -152,7 +183,7 @@ rmSync(dataDir, { recursive: true, force: true });
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(
   join(root, 'bench', 'results', 'latest.json'),
-  JSON.stringify({ date: new Date().toISOString(), seconds, connections, results, ratios: { vsBare, vsSdk, vsSdkLongLived }, startup, limiter }, null, 2),
+  JSON.stringify({ date: new Date().toISOString(), seconds, connections, results, ratios: { vsBare, vsSdk, vsSdkLongLived }, baseline, startup, limiter }, null, 2),
 );
 if (results.some((r) => r.errors > 0)) {
   console.error('some requests failed: see the errors column');
@@ -218,9 +249,9 @@ async function measureStartup() {
 async function measureLimiter() {
   const { MemoryRequestRateLimiter } = await import('../dist/limits/request-rate-limiter.js');
   const { StoreRequestRateLimiter } = await import('../dist/limits/store-rate-limiter.js');
-  const { openStore } = await import('../dist/store/database.js');
+  const { openStore } = await import('../dist/store/store.js');
   const limiterDir = mkdtempSync(join(tmpdir(), 'mbm-bench-limiter-'));
-  const store = openStore(join(limiterDir, 'mobile-builder.db'));
+  const store = await openStore({ file: join(limiterDir, 'mobile-builder.db') });
   // keys: how many keys share the calls; limit: the plan's rate (a store write per 1/16 of it).
   const perCall = async (limiter, limit, keys) => {
     const n = 20_000;
@@ -231,10 +262,10 @@ async function measureLimiter() {
   };
   const memoryMicros = await perCall(new MemoryRequestRateLimiter(), 1_000_000_000, 100);
   // A large limit: one claim from the store per 256 requests of a key.
-  const storeMicros = await perCall(new StoreRequestRateLimiter(store.sqlite), 1_000_000_000, 100);
+  const storeMicros = await perCall(new StoreRequestRateLimiter(store.rateWindows), 1_000_000_000, 100);
   // A limit under 32 a minute: one claim (a write) per request, the most the store can cost.
-  const storeWritePerRequestMicros = await perCall(new StoreRequestRateLimiter(store.sqlite), 16, 2000);
-  store.close();
+  const storeWritePerRequestMicros = await perCall(new StoreRequestRateLimiter(store.rateWindows), 16, 2000);
+  await store.close();
   rmSync(limiterDir, { recursive: true, force: true });
   return { memoryMicros, storeMicros, storeWritePerRequestMicros };
 }
