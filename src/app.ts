@@ -18,6 +18,7 @@ import { createExpoBuilder, type ExpoBuilderSettings } from './builders/expo/ind
 import { ScriptedBuilder } from './builders/scripted-builder.js';
 import type { BuildSandbox } from './builders/process-sandbox.js';
 import { systemClock, type Clock } from './clock.js';
+import { DEFAULTS } from './config/defaults.js';
 import { loadPlans, type PlanTable } from './limits/plans.js';
 import { MemoryRequestRateLimiter, type RequestRateLimiter } from './limits/request-rate-limiter.js';
 import { StoreRequestRateLimiter } from './limits/store-rate-limiter.js';
@@ -63,12 +64,16 @@ export const BUILDER_NAMES = ['scripted', 'command', 'expo'] as const;
 /** A builder name accepted by `--builder` (README.md#builders). */
 export type BuilderName = (typeof BUILDER_NAMES)[number];
 
-/** What `createApp` needs; every field but `dataDir` has a default (README.md#command-line). */
+/**
+ * What `createApp` needs; every field but `dataDir` has a default, the same as the command line's
+ * (`config/defaults.ts`, README.md#command-line).
+ */
 export interface AppConfig {
   /** Holds the SQLite file, the workspaces and the artifacts. Created if missing. */
   dataDir: string;
   /** `:memory:` for a private in-memory store; default `<dataDir>/mobile-builder.db`. */
   databaseFile?: string;
+  /** The builder to run (default `expo`, as `serve`'s). */
   builder?: BuilderName;
   /** JSON config of the `command` builder (required with it). */
   builderConfigFile?: string;
@@ -76,9 +81,9 @@ export interface AppConfig {
   expo?: Omit<ExpoBuilderSettings, 'dataDir'>;
   /** PEM private key that signs Expo Updates manifests (`--updates-signing-key`). */
   updatesSigningKeyFile?: string;
-  /** Pause per step of the `scripted` builder, in ms (default 500). */
+  /** Pause per step of the `scripted` builder, in ms (`--scripted-step-ms`, `DEFAULTS.scriptedStepMs`). */
   scriptedStepMs?: number;
-  /** Workflows running at once in this process (default 2). */
+  /** Workflows running at once in this process (`--max-concurrent-workflows`, `DEFAULTS.maxConcurrentWorkflows`). */
   maxConcurrentWorkflows?: number;
   /** Base of preview links; default from the HTTP listener's address. */
   publicUrl?: string;
@@ -106,7 +111,7 @@ export interface AppConfig {
   cancelTimeoutMs?: number;
   /** Longest time one JSON-RPC message may take before it is answered with -32603, in ms (default 30 000). */
   requestDeadlineMs?: number;
-  /** Length of a workflow claim's lease (ms, default 8000); see docs/workflows.md, "Leases". */
+  /** Length of a workflow claim's lease, in ms (`--lease-ms`, `DEFAULTS.leaseMs`); see docs/workflows.md, "Leases". */
   leaseMs?: number;
   /** How often a running workflow's lease is renewed (ms, default min(1000, leaseMs / 4)). */
   heartbeatMs?: number;
@@ -282,7 +287,7 @@ export function createApp(config: AppConfig): App {
       clock,
     },
     {
-      maxConcurrent: config.maxConcurrentWorkflows ?? 2,
+      maxConcurrent: config.maxConcurrentWorkflows ?? DEFAULTS.maxConcurrentWorkflows,
       ...(config.pollIntervalMs !== undefined && { pollIntervalMs: config.pollIntervalMs }),
       ...(config.cancelTimeoutMs !== undefined && { cancelTimeoutMs: config.cancelTimeoutMs }),
       ...(config.leaseMs !== undefined && { leaseMs: config.leaseMs }),
@@ -358,12 +363,12 @@ export function createApp(config: AppConfig): App {
 
 function createBuilder(config: AppConfig): Builder {
   if (config.builderInstance) return config.builderInstance;
-  const name = config.builder ?? 'scripted';
+  const name = config.builder ?? DEFAULTS.builder;
   if (name === 'command') {
     if (!config.builderConfigFile) throw new Error('The command builder needs --builder-config FILE (JSON with "build" and/or "deploy" commands)');
     return new CommandBuilder(loadCommandBuilderConfig(config.builderConfigFile), config.buildSandbox);
   }
-  if (name === 'scripted') return new ScriptedBuilder(config.scriptedStepMs ?? 500);
+  if (name === 'scripted') return new ScriptedBuilder(config.scriptedStepMs ?? DEFAULTS.scriptedStepMs);
   if (name === 'expo') return createExpoBuilder({ ...config.expo, dataDir: config.dataDir, ...(config.buildSandbox && { sandbox: config.buildSandbox }) });
   throw new Error(`Unknown builder "${name as string}": use one of ${BUILDER_NAMES.join(', ')}`);
 }

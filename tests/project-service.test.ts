@@ -15,7 +15,7 @@ const advance = (ms: number) => (now = new Date(now.getTime() + ms));
 
 beforeEach(() => {
   now = new Date('2026-11-22T09:00:00.000Z');
-  app = createApp({ dataDir: tempDir(), databaseFile: ':memory:', logger: silentLogger(), clock: () => now });
+  app = createApp({ dataDir: tempDir(), databaseFile: ':memory:', builder: 'scripted', logger: silentLogger(), clock: () => now });
 });
 afterEach(() => app.store.close());
 
@@ -85,6 +85,7 @@ describe('projects', () => {
     app = createApp({
       dataDir: tempDir(),
       databaseFile: ':memory:',
+      builder: 'scripted',
       logger: silentLogger(),
       clock: () => now,
       plans: { free: { requestsPerMinute: 100, projectCreationsPerHour: 1000, maxProjects: 3 }, big: { requestsPerMinute: 100, projectCreationsPerHour: 1000, maxProjects: 5 } },
@@ -104,7 +105,7 @@ describe('projects', () => {
 describe('read caches', () => {
   it('the project cache is exact for this process\'s writes and sees another connection\'s commit after the recheck interval', async () => {
     const dir = tempDir();
-    const fileApp = createApp({ dataDir: dir, logger: silentLogger() });
+    const fileApp = createApp({ dataDir: dir, builder: 'scripted', logger: silentLogger() });
     const alice = fileApp.tokens.authenticate(fileApp.tokens.create('alice').token);
     const p = fileApp.projects.create(alice, { name: 'cached' });
     const repo = new ProjectRepo(fileApp.store.db, new ReadCache(new ExternalChangeWatch(fileApp.store.dataVersion, 50)));

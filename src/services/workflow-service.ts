@@ -21,17 +21,7 @@ import type { CodeAnswerRules } from '../builders/code-answer.js';
 import { DEFAULT_FILE_PAGING, pageFiles } from '../builders/code-question-files.js';
 import { hideLatestUpdatePaths } from '../builders/expo/update-channels.js';
 import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.js';
-
-/** Longest instruction and text answer in code points; stored whole (see the journal). */
-import { MAX_MESSAGE_LENGTH } from '../workflows/workflow-journal.js';
-/**
- * Longest answer to a code question, in code points: what `svc_send_message` accepts at most.
- * Each code point of a valid answer takes at most 4 bytes in the JSON-RPC request (an escaped
- * quote, backslash or line break 2, a code point outside the BMP 4; files may hold no other
- * control characters), so such an answer fits the 1 MiB HTTP body and stdio line limits
- * (README "Code questions").
- */
-export const MAX_CODE_ANSWER_LENGTH = 240_000;
+import { MAX_MESSAGE_LENGTH } from '../config/message-limits.js';
 import { isTerminal, statusesBefore } from '../workflows/workflow-states.js';
 import { inferKind } from './instruction-kind.js';
 import { OpenWaits } from './open-waits.js';

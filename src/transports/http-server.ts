@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientAddressOf } from '../auth/client-address.js';
 import type { RequestGate } from '../auth/request-gate.js';
+import { DEFAULTS } from '../config/defaults.js';
 import { forbidden, httpStatusForCode, invalidRequest, rateLimited, toJsonRpcError, type ServiceError } from '../errors.js';
 import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { Logger } from '../logger.js';
@@ -135,7 +136,7 @@ const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
  * @throws the listen error (EADDRINUSE, EACCES).
  */
 export async function startHttpServer(deps: HttpServerDeps, options: HttpServerOptions): Promise<RunningHttpServer> {
-  const bodyLimit = options.bodyLimitBytes ?? 1024 * 1024;
+  const bodyLimit = options.bodyLimitBytes ?? DEFAULTS.bodyLimitBytes;
   const maxConcurrent = options.maxConcurrentRequests ?? 256;
   const { logger } = deps;
   const updates = createExpoUpdateRoutes(deps.updates);

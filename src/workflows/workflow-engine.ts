@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import type { Builder, BuildJob } from '../builders/builder.js';
 import { BuildFailure } from '../builders/builder.js';
 import type { Clock } from '../clock.js';
+import { DEFAULTS } from '../config/defaults.js';
 import { redactPaths } from '../io/path-redaction.js';
 import { limitsFor, workflowBounds, type PlanTable } from '../limits/plans.js';
 import type { Logger } from '../logger.js';
@@ -49,7 +50,7 @@ export interface WorkflowEngineOptions {
   pollIntervalMs?: number;
   /** How long a cancel waits for the builder to stop before killing its processes and recording `cancelled` (ms). Default 15000. */
   cancelTimeoutMs?: number;
-  /** Length of a claim's lease (ms). Default 8000. */
+  /** Length of a claim's lease (ms). Default `DEFAULTS.leaseMs`. */
   leaseMs?: number;
   /** How often a runner renews its leases (ms). Default the smaller of 1000 and a quarter of the lease. */
   heartbeatMs?: number;
@@ -104,7 +105,7 @@ export class WorkflowEngine {
     this.maxConcurrent = Math.max(1, options.maxConcurrent);
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.cancelTimeoutMs = options.cancelTimeoutMs ?? 15_000;
-    this.leaseMs = Math.max(100, options.leaseMs ?? 8000);
+    this.leaseMs = Math.max(100, options.leaseMs ?? DEFAULTS.leaseMs);
     this.heartbeatMs = Math.max(10, options.heartbeatMs ?? Math.min(1000, Math.floor(this.leaseMs / 4)));
     this.killGraceMs = Math.min(Math.max(0, options.killGraceMs ?? 2000), 10_000);
     this.runner = options.runner ?? newRunnerIdentity();

@@ -2,6 +2,7 @@
  * The `expo` builder's public surface: its settings and a factory that assembles it from them.
  */
 import { join } from 'node:path';
+import { DEFAULTS } from '../../config/defaults.js';
 import type { BuildSandbox } from '../process-sandbox.js';
 import type { AgentMode, AgentStep } from './agent-step.js';
 import { CommandAgent } from './command-agent.js';
@@ -67,7 +68,7 @@ function agentOf(settings: ExpoBuilderSettings): AgentStep {
   }
   return new CommandAgent({
     command: settings.agentCommand,
-    timeoutMs: (settings.agentTimeoutSeconds ?? 900) * 1000,
+    timeoutMs: (settings.agentTimeoutSeconds ?? DEFAULTS.agentTimeoutSeconds) * 1000,
     env,
     network: settings.agentNetwork === true,
     ...(settings.sandbox && { sandbox: settings.sandbox }),
@@ -81,7 +82,7 @@ export function createExpoBuilder(settings: ExpoBuilderSettings): ExpoBuilder {
     metroCacheDir: settings.metroCacheDir ?? join(settings.dataDir, 'cache', 'metro'),
     toolchain: toolchainFor(settings),
     agent,
-    heavy: new HeavyStepSemaphore(settings.heavySteps ?? 1),
+    heavy: new HeavyStepSemaphore(settings.heavySteps ?? DEFAULTS.maxHeavySteps),
     channels: new UpdateChannels(settings.dataDir),
     ...(settings.installToolchain !== undefined && { installToolchain: settings.installToolchain }),
     ...(settings.stepTimeoutSeconds !== undefined && { stepTimeoutMs: settings.stepTimeoutSeconds * 1000 }),
