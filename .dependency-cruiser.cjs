@@ -4,8 +4,10 @@
  * where the web console (`console/`) sits beside the transports and gets narrow deps from app.ts,
  * with `oauth/` (the OAuth authorization server's routes) beside `mcp/`: the transports load it,
  * it uses auth and the store, and nothing below the transports imports it;
- * with `io/`, the root modules (errors, clock, logger, config-file) and the workflow state table
- * (`workflows/workflow-states.ts`, a leaf) usable from every layer,
+ * with `io/`, the root modules (errors, clock, logger, config-file), the workflow state table
+ * (`workflows/workflow-states.ts`, a leaf) and the defaults and message lengths of `config/`
+ * (leaves) usable from every layer; the rest of `config/` (the settings table) sits between cli
+ * and app.ts,
  * and no import cycles anywhere. `npm test` runs it (`npm run lint:layers`).
  */
 const layer = (name) => `^src/${name}/`;
@@ -33,6 +35,15 @@ module.exports = {
     forbid('transports-take-narrow-deps', layer('transports'), '^src/app\\.ts$', 'A transport gets the narrow interface it needs, never the whole App.'),
     forbid('transports-take-the-console-as-a-dep', layer('transports'), '^src/console/', 'The HTTP transport routes to the console through HttpServerDeps.'),
     forbid('console-beside-transports', layer('console'), '^src/(cli|transports|oauth)/|^src/app\\.ts$', 'The console gets the narrow interfaces it needs from app.ts.'),
+    forbid('config-leaves', '^src/config/(defaults|message-limits)\\.ts$', '^src/', 'Defaults and message lengths are read by every layer: they import nothing of ours.'),
+    {
+      name: 'only-the-cli-reads-the-settings-table',
+      comment: 'The table generates the command line; the layers below take its values through AppConfig and their options.',
+      severity: 'error',
+      from: { pathNot: '^src/(cli|config)/' },
+      to: { path: '^src/config/', pathNot: '^src/config/(defaults|message-limits)\\.ts$' },
+    },
+    forbid('config-below-cli', layer('config'), '^src/cli/', 'The settings table feeds the command line, not the reverse.'),
     forbid('io-is-a-leaf', layer('io'), '^src/(cli|console|transports|mcp|services|workflows|auth|limits|builders|store)/|^src/app\\.ts$', 'Stream and text helpers depend on nothing of ours.'),
     forbid('sdk-in-few-files', '^src/(services|workflows|builders|store|auth|limits|console|io)/|^src/app\\.ts$', '@modelcontextprotocol/(sdk|server|client|core)', 'Only the adapter (mcp/), the transports and oauth/ import the SDK, v1 (sdk) or v2 (server, client, core).'),
   ],
