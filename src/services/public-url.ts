@@ -38,13 +38,13 @@ export class PublicUrl {
     artifactConfigured?: string,
     readonly origins: ArtifactOrigins = DEFAULTS.artifactOrigins,
   ) {
-    this.value = configured ? configured.replace(/\/+$/, '') : 'http://127.0.0.1:3333';
+    this.value = configured ? configured.replace(/\/+$/, '') : `http://${DEFAULTS.host}:${DEFAULTS.port}`;
     this.fixed = Boolean(configured);
     this.artifactValue = artifactConfigured ? artifactConfigured.replace(/\/+$/, '') : null;
     this.artifactFixed = Boolean(artifactConfigured);
   }
 
-  /** `http://127.0.0.1:3333` (no trailing slash). */
+  /** `http://127.0.0.1:3333` (no trailing slash; until a listener is bound, the default host and port). */
   get(): string {
     return this.value;
   }

@@ -32,9 +32,9 @@ export interface ExpoBuilderSettings {
   agent?: AgentMode;
   /** The operator's code agent (a shell command line), for `agent: "command"`. */
   agentCommand?: string;
-  /** Limit of one agent run, in seconds (default 900). */
+  /** Limit of one agent run, in seconds (`--agent-timeout`, `DEFAULTS.agentTimeoutSeconds`). */
   agentTimeoutSeconds?: number;
-  /** Heavy steps (type check, exports) running at once on this server (default 1). */
+  /** Heavy steps (type check, exports) running at once on this server (`--max-heavy-steps`, `DEFAULTS.maxHeavySteps`). */
   heavySteps?: number;
   /** Install the toolchain on first use (default true). */
   installToolchain?: boolean;
