@@ -36,7 +36,7 @@ function runServerCommand(bin: string, command: string, args: string[]): void {
     execFileSync(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 120_000 });
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-    throw new Error(`${command} failed: ${(error as Error).message}\n${stdout ?? ''}${stderr ?? ''}`);
+    throw new Error(`${command} failed: ${(error as Error).message}\n${stdout ?? ''}${stderr ?? ''}`, { cause: error });
   }
 }
 
@@ -93,7 +93,7 @@ export async function startCluster(bin: string, dir: string): Promise<string> {
       runServerCommand(bin, 'pg_ctl', ['start', '-w', '-s', '-t', '60', '-D', paths.data, '-l', paths.log, '-o', options]);
       return `postgres://postgres@127.0.0.1:${port}/postgres`;
     } catch (error) {
-      lastError = new Error(`${(error as Error).message}\nserver log:\n${readLog(paths.log)}`);
+      lastError = new Error(`${(error as Error).message}\nserver log:\n${readLog(paths.log)}`, { cause: error });
     }
   }
   throw lastError ?? new Error('the PostgreSQL test cluster did not start');

@@ -16,7 +16,7 @@ const MIGRATIONS_FOLDER = join(dirname(fileURLToPath(import.meta.url)), '..', '.
  * PostgreSQL migrator takes no lock of its own: without this, nodes starting together would each
  * see a migration as pending and apply it twice.
  */
-export const MIGRATION_LOCK_KEY = '7881982597326332276';
+const MIGRATION_LOCK_KEY = '7881982597326332276';
 
 /**
  * Applies every pending migration of `drizzle-pg/` on one dedicated connection that holds
