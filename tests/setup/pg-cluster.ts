@@ -1,5 +1,5 @@
 /**
- * A throwaway PostgreSQL cluster for the tests (docs/postgresql.md, "Tests"): Debian's server
+ * A throwaway PostgreSQL cluster for the tests (docs/postgresql.md#tests): Debian's server
  * binaries, `initdb` into a temp folder, started on a free loopback port with `fsync=off` and its
  * unix socket inside that folder, stopped and removed at the end of the run. As root, every server
  * command runs as the `postgres` user (`runuser`), because `initdb` and `postgres` refuse root.

@@ -1,5 +1,5 @@
 /**
- * A PostgreSQL database of its own for a test file (docs/postgresql.md, "Tests"):
+ * A PostgreSQL database of its own for a test file (docs/postgresql.md#tests):
  *
  * ```ts
  * describe.skipIf(!postgresAvailable())('on PostgreSQL', () => {

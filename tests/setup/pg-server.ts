@@ -1,5 +1,5 @@
 /**
- * The run's PostgreSQL server, made ready on first use (docs/postgresql.md, "Tests"). The global
+ * The run's PostgreSQL server, made ready on first use (docs/postgresql.md#tests). The global
  * set-up (`tests/setup/postgres.ts`) only says where it will be; the first test file that asks
  * for a database (in any worker) takes the run folder's lock, starts the throwaway cluster when
  * there is one to start, creates and migrates the template database, and writes `ready.json`

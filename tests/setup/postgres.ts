@@ -1,5 +1,5 @@
 /**
- * Vitest global set-up: PostgreSQL for the suites that need it (docs/postgresql.md, "Tests").
+ * Vitest global set-up: PostgreSQL for the suites that need it (docs/postgresql.md#tests).
  *
  * - `SVC_TEST_DATABASE_URL` set: that server is used (the role must be allowed to create databases).
  * - Else Debian's server binaries (`/usr/lib/postgresql/<major>/bin`, or `initdb` on `PATH`): a

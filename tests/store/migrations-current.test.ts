@@ -1,5 +1,5 @@
 /**
- * Both schemas have their migrations (docs/postgresql.md, "Migrations"): for the SQLite config
+ * Both schemas have their migrations (docs/postgresql.md#migrations): for the SQLite config
  * (`drizzle.config.ts`, `drizzle/`) and the PostgreSQL one (`drizzle.pg.config.ts`, `drizzle-pg/`),
  * `drizzle-kit check` finds the migration history consistent, and `drizzle-kit generate` into a
  * copy of the folder finds nothing to generate: a schema edited without `npm run db:generate`

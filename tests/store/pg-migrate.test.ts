@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL migrations on a real server (docs/postgresql.md): `migratePostgres` from four
+ * The PostgreSQL migrations on a real server (docs/postgresql.md#migrations): `migratePostgres` from four
  * nodes at once, the database clock `svc_now_ms()`, and the one-active-workflow rule of the schema.
  */
 import { randomUUID } from 'node:crypto';

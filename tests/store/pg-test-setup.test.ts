@@ -1,5 +1,5 @@
 /**
- * The tests' PostgreSQL set-up (docs/postgresql.md, "Tests"): where the server comes from, the
+ * The tests' PostgreSQL set-up (docs/postgresql.md#tests): where the server comes from, the
  * failure on CI without one, and a database of its own for each test file.
  */
 import pg from 'pg';

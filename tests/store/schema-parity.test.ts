@@ -1,5 +1,5 @@
 /**
- * The SQLite and PostgreSQL schemas describe the same rows (docs/postgresql.md, "Schema"): the
+ * The SQLite and PostgreSQL schemas describe the same rows (docs/postgresql.md#schema): the
  * same tables, the same columns with the same nullability, value kind and enum values, except
  * what is declared below. Row types are compared by the type checker (`npm run typecheck`).
  */

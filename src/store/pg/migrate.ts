@@ -1,6 +1,6 @@
 /**
  * Applies the shipped PostgreSQL migrations (`drizzle-pg/`) to a database, safely from several
- * nodes at once (docs/postgresql.md, "Migrations").
+ * nodes at once (docs/postgresql.md#migrations).
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

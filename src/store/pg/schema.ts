@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL schema (drizzle `pg-core`), table by table and column by column the SQLite schema
- * of `src/store/schema.ts` (docs/postgresql.md), so both stores have one row shape: timestamps stay
+ * of `src/store/schema.ts` (docs/postgresql.md#schema), so both stores have one row shape: timestamps stay
  * ISO 8601 UTC text (they sort as text), ids stay UUID text, integers stay JavaScript numbers
  * (`bigint` columns in `number` mode where a value may pass 2^31: ms since the epoch, bytes).
  * drizzle-kit generates the migrations in `drizzle-pg/` from this file (`npm run db:generate`).
@@ -230,7 +230,7 @@ export const artifacts = pgTable(
 
 /**
  * The last completed workspace of each project (PostgreSQL only): a worker whose local copy is
- * older than `version` restores it before building (docs/postgresql.md).
+ * older than `version` restores it before building (docs/postgresql.md#schema).
  */
 export const workspaceSnapshots = pgTable('workspace_snapshots', {
   projectId: text('project_id')
@@ -396,7 +396,7 @@ export const webSessions = pgTable(
 );
 
 /**
- * Request-rate counters shared by every node (README "Limits and plans"), in the layout of
+ * Request-rate counters shared by every node (docs/contract.md#limits-and-plans), in the layout of
  * rate-limiter-flexible's `RateLimiterPostgres`: `key` = limiter prefix and counted key, `points`
  * used in the window, `expire` = end of the window in Unix milliseconds. UNLOGGED (migration 0001):
  * counters of the current minute need no crash safety.
