@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migratePostgres } from '../../src/store/pg/migrate.js';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../setup/pg-database.js';
@@ -102,6 +103,16 @@ describe.skipIf(!postgresAvailable())('PostgreSQL migrations', () => {
       expect(Number(queued.rows[0]!.seq)).toBeGreaterThan(Number(running.rows[0]!.seq));
       const counters = await client.query('SELECT message_seq, deployment_seq, workspace_version, last_runner_host FROM projects WHERE id = $1', [p1]);
       expect(counters.rows[0]).toEqual({ message_seq: 0, deployment_seq: 0, workspace_version: 0, last_runner_host: null });
+    });
+
+    it('has the rate_limits layout RateLimiterPostgres reads and writes (created by the migration, not the library)', async () => {
+      const limiter = new RateLimiterPostgres({ storeClient: client, tableName: 'rate_limits', tableCreated: true, clearExpiredByTimeout: false, keyPrefix: 'test', points: 2, duration: 60 });
+      await limiter.consume('token-a');
+      await limiter.consume('token-a');
+      await expect(limiter.consume('token-a')).rejects.toBeInstanceOf(RateLimiterRes);
+      const row = await client.query('SELECT key, points, expire FROM rate_limits');
+      expect(row.rows).toEqual([{ key: 'test:token-a', points: 3, expire: expect.any(String) }]);
+      expect(Number(row.rows[0].expire)).toBeGreaterThan(Date.now());
     });
   });
 });
