@@ -59,6 +59,21 @@ describe.skipIf(!postgresAvailable())('PostgreSQL migrations', () => {
     });
   });
 
+  it('roll a failed migration back whole and release the lock, so the next attempt runs', async () => {
+    const fresh = await createTestDatabase({ empty: true });
+    databases.push(fresh);
+    const client = await connect(fresh.url);
+    // A table in the way: 0000 fails at CREATE TABLE users, after creating api_tokens and others.
+    await client.query('CREATE TABLE users (x int)');
+    await expect(migratePostgres(fresh.url)).rejects.toThrow(/users/);
+    const left = await client.query("SELECT to_regclass('public.api_tokens') AS t");
+    expect(left.rows[0].t).toBeNull();
+    await client.query('DROP TABLE users');
+    await migratePostgres(fresh.url);
+    const made = await client.query("SELECT to_regclass('public.workflows') AS t");
+    expect(made.rows[0].t).toBe('workflows');
+  });
+
   describe('a migrated database', () => {
     let client: pg.Client;
     beforeAll(async () => {
