@@ -6,7 +6,8 @@
  * it uses auth and the store, and nothing below the transports imports it;
  * with `io/`, the root modules (errors, clock, logger, config-file) and the workflow state table
  * (`workflows/workflow-states.ts`, a leaf) usable from every layer,
- * and no import cycles anywhere. `npm test` runs it (`npm run lint:layers`).
+ * a builder's folder (`builders/expo/`) entered only by the builder registry (the CLI may read its
+ * index.ts for option declarations), and no import cycles anywhere. `npm test` runs it (`npm run lint:layers`).
  */
 const layer = (name) => `^src/${name}/`;
 const forbid = (name, from, to, comment) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } });
