@@ -132,7 +132,8 @@ export class WorkflowService {
     const limit = question.maxLength ?? MAX_MESSAGE_LENGTH;
     if (longerThan(message, limit)) throw tooLong(limit, answerRule(question));
     // Dispatched by the question's kind: the builder that asks such questions checks their answers.
-    const checked = questionKind(question.kind)?.checkAnswer(question.rules, message) ?? { ok: false as const, issues: [{ parameter: 'message', problem: `cannot be checked: no builder asks questions of kind "${question.kind}"` }] };
+    const rules = questionKind(question.kind);
+    const checked = rules ? rules.checkAnswer(question.rules, message) : { ok: false as const, issues: [{ parameter: 'message', problem: `cannot be checked: no builder asks questions of kind "${question.kind}"` }] };
     if (!checked.ok) {
       const first = checked.issues[0]!;
       throw invalidParameter(first.parameter, first.problem, { issues: checked.issues, ...answerRule(question) });
@@ -345,9 +346,10 @@ export class WorkflowService {
   }
 
   /**
-   * The session with one page of the app files of the pending code question
-   * (its question kind's `filePages`, see `builders/builder-module.ts`): page 1 is what the prompt shows, the others what it lists. The
-   * prompt itself is left out of this answer (it was read already), so the result stays small.
+   * The session with one page of the app files of the pending code question (its question kind's
+   * `filePages`, see `builders/builder-module.ts`): page 1 is what the prompt shows, the others
+   * what it lists. The prompt itself is left out of this answer (it was read already), so the
+   * result stays small.
    * @throws ServiceError -32004/-32003 like `session`; -32602 when no code question is waiting,
    *   or `page` is past the last page (`data.pages`).
    */
