@@ -7,8 +7,9 @@
  * with `io/`, the root modules (errors, clock, logger, config-file), the workflow state table
  * (`workflows/workflow-states.ts`, a leaf) and the defaults and message lengths of `config/`
  * (leaves) usable from every layer; the rest of `config/` (the settings table) sits between cli
- * and app.ts,
- * and no import cycles anywhere. `npm test` runs it (`npm run lint:layers`).
+ * and app.ts; a builder's folder (`builders/expo/`) entered only by the builder registry (the CLI
+ * and config/ may read its index.ts for option declarations), and no import cycles anywhere.
+ * `npm test` runs it (`npm run lint:layers`).
  */
 const layer = (name) => `^src/${name}/`;
 const forbid = (name, from, to, comment) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } });
@@ -25,6 +26,22 @@ module.exports = {
     },
     forbid('the-state-table-is-a-leaf', '^src/workflows/workflow-states\\.ts$', '^src/', 'Every layer, the store included, reads the state table: it imports nothing of ours.'),
     forbid('builders-below-the-engine', layer('builders'), '^src/(console|cli|transports|mcp|services|workflows|auth|limits)/|^src/app\\.ts$', 'A builder sees only its BuildContext.'),
+    {
+      name: 'only-the-registry-enters-builder-folders',
+      comment:
+        'A builder owns its folder (docs/architecture.md, "Builders"): the rest of the server reaches it through builders/builder-registry.ts; the CLI and the settings table may read its index.ts (its settings, for option declarations).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/builders/(builder-registry\\.ts$|[^/]+/)|^src/(cli|config)/' },
+      to: { path: '^src/builders/[^/]+/' },
+    },
+    forbid('builder-options-through-the-index', '^src/(cli|config)/', '^src/builders/[^/]+/(?!index\\.ts$)', 'The CLI and the settings table read a builder folder through its index.ts only.'),
+    {
+      name: 'builder-folders-stay-apart',
+      comment: 'One builder folder never imports another: what they share lives in builders/ itself.',
+      severity: 'error',
+      from: { path: '^src/builders/([^/]+)/' },
+      to: { path: '^src/builders/[^/]+/', pathNot: '^src/builders/$1/' },
+    },
     forbid('workflows-below-services', layer('workflows'), '^src/(console|cli|transports|mcp|services)/|^src/app\\.ts$', 'The engine calls services never, tools never.'),
     forbid('auth-and-limits-below-services', '^src/(auth|limits)/', '^src/(console|cli|transports|mcp|oauth|services|workflows|builders)/|^src/app\\.ts$', 'Authentication and limits are used by the edges, not the reverse.'),
     forbid('oauth-below-transports', layer('oauth'), '^src/(console|cli|transports|mcp|services|workflows|builders)/|^src/app\\.ts$', 'The OAuth routes get their parts from the transport; they run no tool and no workflow.'),

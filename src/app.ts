@@ -12,10 +12,8 @@ import { RequestGate } from './auth/request-gate.js';
 import type { CachedToken } from './auth/token-cache.js';
 import { TokenService } from './auth/token-service.js';
 import { WebSessionService } from './auth/web-sessions.js';
-import { CommandBuilder, loadCommandBuilderConfig } from './builders/command-builder.js';
 import type { Builder } from './builders/builder.js';
-import { createExpoBuilder, type ExpoBuilderSettings } from './builders/expo/index.js';
-import { ScriptedBuilder } from './builders/scripted-builder.js';
+import { builderRoutes, createBuilder, type BuilderName, type BuilderSettings } from './builders/builder-registry.js';
 import type { BuildSandbox } from './builders/process-sandbox.js';
 import { systemClock, type Clock } from './clock.js';
 import { DEFAULTS } from './config/defaults.js';
@@ -59,10 +57,7 @@ import { WorkflowJournal } from './workflows/workflow-journal.js';
 /** The package version, read from package.json. */
 export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-/** The builders a server can be started with (README.md#builders). */
-export const BUILDER_NAMES = ['scripted', 'command', 'expo'] as const;
-/** A builder name accepted by `--builder` (README.md#builders). */
-export type BuilderName = (typeof BUILDER_NAMES)[number];
+export { BUILDER_NAMES, type BuilderName } from './builders/builder-registry.js';
 
 /**
  * What `createApp` needs; every field but `dataDir` has a default, the same as the command line's
@@ -78,7 +73,7 @@ export interface AppConfig {
   /** JSON config of the `command` builder (required with it). */
   builderConfigFile?: string;
   /** Settings of the `expo` builder (`--expo-sdk`, `--agent-command`, ...). */
-  expo?: Omit<ExpoBuilderSettings, 'dataDir'>;
+  expo?: BuilderSettings['expo'];
   /** PEM private key that signs Expo Updates manifests (`--updates-signing-key`). */
   updatesSigningKeyFile?: string;
   /** Pause per step of the `scripted` builder, in ms (`--scripted-step-ms`, `DEFAULTS.scriptedStepMs`). */
@@ -192,12 +187,7 @@ export function httpDepsOf(app: App): HttpServerDeps {
     trustedPeer: trustedPeerReader(app.config.trustProxy),
     healthProblem: () => app.healthProblem(),
     artifacts,
-    updates: {
-      artifacts,
-      artifactBaseUrl: () => app.publicUrl.artifacts(),
-      dataDir: app.config.dataDir,
-      updatesSigningKeyFile: app.config.updatesSigningKeyFile,
-    },
+    builderRoutes: builderRoutes({ artifacts, artifactBaseUrl: () => app.publicUrl.artifacts() }, app.config),
     publicUrl: app.publicUrl,
     logger: app.logger,
     // The consent page treats a browser signed in to the console as signed in.
@@ -268,7 +258,7 @@ export function createApp(config: AppConfig): App {
   const changes = new ProjectChanges();
   const journal = new WorkflowJournal(store, workflowRepo, messageRepo, projectRepo, clock, logger, changes);
   const artifactStore = new ArtifactStore(config.dataDir);
-  const builder = createBuilder(config);
+  const builder = config.builderInstance ?? createBuilder(config.builder ?? DEFAULTS.builder, config);
   const engine = new WorkflowEngine(
     {
       store,
@@ -359,16 +349,4 @@ export function createApp(config: AppConfig): App {
       store.close();
     },
   };
-}
-
-function createBuilder(config: AppConfig): Builder {
-  if (config.builderInstance) return config.builderInstance;
-  const name = config.builder ?? DEFAULTS.builder;
-  if (name === 'command') {
-    if (!config.builderConfigFile) throw new Error('The command builder needs --builder-config FILE (JSON with "build" and/or "deploy" commands)');
-    return new CommandBuilder(loadCommandBuilderConfig(config.builderConfigFile), config.buildSandbox);
-  }
-  if (name === 'scripted') return new ScriptedBuilder(config.scriptedStepMs ?? DEFAULTS.scriptedStepMs);
-  if (name === 'expo') return createExpoBuilder({ ...config.expo, dataDir: config.dataDir, ...(config.buildSandbox && { sandbox: config.buildSandbox }) });
-  throw new Error(`Unknown builder "${name as string}": use one of ${BUILDER_NAMES.join(', ')}`);
 }

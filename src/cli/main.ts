@@ -24,9 +24,9 @@ import { appConfigOf, type ServeOptions } from '../config/serve-options.js';
 import { optionsFor, SETTINGS } from '../config/settings.js';
 import { isLoopbackHostname } from '../io/loopback-hosts.js';
 import { detectBuildSandbox, SANDBOX_TURNED_OFF, type BuildSandbox } from '../builders/process-sandbox.js';
+import { builderRunsProcesses, checkBuilderSettings } from '../builders/builder-registry.js';
 import { createLogger } from '../logger.js';
 import { serveStdio } from '../transports/stdio-server.js';
-import { loadUpdatesSigningKey } from '../transports/expo-updates-routes.js';
 import type { RunningHttpServer } from '../transports/http-server.js';
 
 /**
@@ -231,8 +231,8 @@ async function serve(options: ServeOptions): Promise<void> {
   const logger = createLogger(options.logLevel);
   const sandbox = buildSandboxFor(options);
   const config = appConfigOf(options, { logger, sandbox });
-  // A bad signing key fails at start, not on a phone's first request.
-  if (config.updatesSigningKeyFile) loadUpdatesSigningKey(config.updatesSigningKeyFile);
+  // The builders' start-up checks: a bad signing key fails at start, not on a phone's first request.
+  checkBuilderSettings(config);
   const app = openApp(config);
   await app.start();
   const httpOptions = {
@@ -315,13 +315,13 @@ function sandboxLine(sandbox: BuildSandbox): string {
 /**
  * The sandbox of this server's builds. `serve --http` serves every user who holds a token or
  * signs in, so it refuses to start when its builds would run unconfined, unless the operator
- * says so with `--no-build-sandbox`; the scripted builder starts no process and needs none.
+ * says so with `--no-build-sandbox`; a builder that starts no process (scripted) needs none.
  * @throws Error naming the reason and both ways out.
  */
 function buildSandboxFor(options: ServeOptions): BuildSandbox {
   if (!options.buildSandbox) return SANDBOX_TURNED_OFF;
   const sandbox = detectBuildSandbox();
-  if (sandbox.kind === 'none' && options.http && options.builder !== 'scripted') {
+  if (sandbox.kind === 'none' && options.http && builderRunsProcesses(options.builder)) {
     throw new Error(
       `serve --http runs builds for every user who signs in, and no build sandbox can be made here: ${sandbox.reason}. ` +
         'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) where user namespaces are allowed, ' +

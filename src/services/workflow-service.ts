@@ -14,12 +14,10 @@ import type { QuestionRepo } from '../store/question-repo.js';
 import type { ArtifactRow, MessageRow, QuestionRow, WorkflowRow } from '../store/schema.js';
 import type { WorkflowRepo } from '../store/workflow-repo.js';
 import { artifactPath } from '../workflows/artifact-store.js';
-import { checkAnswer, checkCodeQuestionAnswer, normaliseAnswer } from '../workflows/answer-rules.js';
+import { checkAnswer, normaliseAnswer } from '../workflows/answer-rules.js';
 import type { WorkflowEngine } from '../workflows/workflow-engine.js';
 import type { ProjectChanges } from '../workflows/project-changes.js';
-import type { CodeAnswerRules } from '../builders/code-answer.js';
-import { DEFAULT_FILE_PAGING, pageFiles } from '../builders/code-question-files.js';
-import { hideLatestUpdatePaths } from '../builders/expo/update-channels.js';
+import { forOtherReaders, questionKind } from '../builders/builder-registry.js';
 import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.js';
 import { MAX_MESSAGE_LENGTH } from '../config/message-limits.js';
 import { isTerminal, statusesBefore } from '../workflows/workflow-states.js';
@@ -123,7 +121,9 @@ export class WorkflowService {
   private checkCode(question: QuestionRow, message: string): { questionId: string; content: string } {
     const limit = question.maxLength ?? MAX_MESSAGE_LENGTH;
     if (longerThan(message, limit)) throw tooLong(limit, answerRule(question));
-    const checked = checkCodeQuestionAnswer(question, message);
+    // Dispatched by the question's kind: the builder that asks such questions checks their answers.
+    const rules = questionKind(question.kind);
+    const checked = rules ? rules.checkAnswer(question.rules, message) : { ok: false as const, issues: [{ parameter: 'message', problem: `cannot be checked: no builder asks questions of kind "${question.kind}"` }] };
     if (!checked.ok) {
       const first = checked.issues[0]!;
       throw invalidParameter(first.parameter, first.problem, { issues: checked.issues, ...answerRule(question) });
@@ -336,9 +336,10 @@ export class WorkflowService {
   }
 
   /**
-   * The session with one page of the app files of the pending code question
-   * (`code-question-files.ts`): page 1 is what the prompt shows, the others what it lists. The
-   * prompt itself is left out of this answer (it was read already), so the result stays small.
+   * The session with one page of the app files of the pending code question (its question kind's
+   * `filePages`, see `builders/builder-module.ts`): page 1 is what the prompt shows, the others
+   * what it lists. The prompt itself is left out of this answer (it was read already), so the
+   * result stays small.
    * @throws ServiceError -32004/-32003 like `session`; -32602 when no code question is waiting,
    *   or `page` is past the last page (`data.pages`).
    */
@@ -346,9 +347,8 @@ export class WorkflowService {
     const view = this.session(caller, projectId);
     const question = view.pendingQuestion;
     const row = question?.kind === 'code' ? this.deps.questions.pendingOf(question.workflowId) : undefined;
-    const rules = row?.rules ? (JSON.parse(row.rules) as CodeAnswerRules) : null;
-    if (!question || !rules) throw invalidParameter('questionFilesPage', 'can be read only while a code question is waiting (see pendingQuestion)');
-    const pages = await pageFiles(rules.root, rules.filePaging ?? DEFAULT_FILE_PAGING);
+    const pages = row?.rules ? await questionKind(row.kind)?.filePages?.(row.rules) : null;
+    if (!question || !pages) throw invalidParameter('questionFilesPage', 'can be read only while a code question is waiting (see pendingQuestion)');
     if (page > pages.length) throw invalidParameter('questionFilesPage', `must be at most ${pages.length} (the question's files fill ${pages.length} page${pages.length === 1 ? '' : 's'})`, { pages: pages.length });
     const { format: _format, ...rest } = question;
     return {
@@ -551,7 +551,7 @@ function toMessageView(row: MessageRow, owner: boolean): MessageView {
     seq: row.seq,
     role: row.role,
     type: row.type,
-    content: owner ? row.content : hideLatestUpdatePaths(row.content),
+    content: owner ? row.content : forOtherReaders(row.content),
     workflowId: row.workflowId,
     createdAt: row.createdAt,
   };

@@ -23,11 +23,11 @@ import type { ArtifactReader } from '../services/artifact-reader.js';
 import type { PublicUrl } from '../services/public-url.js';
 import { artifactIdOf, serveArtifact } from './artifact-routes.js';
 import { sseReplyChannel } from './sse-reply.js';
-import { createExpoUpdateRoutes, type ExpoUpdateSources } from './expo-updates-routes.js';
 import { formFromOwnOrigin } from './form-origin.js';
 import { createHostCheck } from './host-check.js';
 import { isLoopbackHostname, LOOPBACK_HOSTNAMES } from '../io/loopback-hosts.js';
 import type { OAuthRouteDeps, OAuthRoutes } from '../oauth/oauth-routes.js';
+import type { BuilderRoutes } from '../builders/builder-module.js';
 
 /** Listener settings (README.md#command-line, docs/contract.md#tokens-and-security; the README hardening). Times in ms, sizes in bytes. */
 export interface HttpServerOptions {
@@ -85,8 +85,8 @@ export interface HttpServerDeps {
   /** Why the service cannot take work now, or null (for `/healthz`). */
   healthProblem(): string | null;
   artifacts: ArtifactReader;
-  /** What the Expo update routes read. */
-  updates: ExpoUpdateSources;
+  /** The routes the builders add to this listener (the expo builder's `/updates/...`), from the builder registry. */
+  builderRoutes: BuilderRoutes[];
   /**
    * Base URLs of the service and of artifact links, read at each use (no trailing slash), and the
    * project a per-project artifact origin's `Host` names.
@@ -139,7 +139,6 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
   const bodyLimit = options.bodyLimitBytes ?? DEFAULTS.bodyLimitBytes;
   const maxConcurrent = options.maxConcurrentRequests ?? 256;
   const { logger } = deps;
-  const updates = createExpoUpdateRoutes(deps.updates);
   let inFlight = 0;
   let hostCheck: ReturnType<typeof createHostCheck> = () => 'ok';
   // Artifact routes also answer for the artifact base's own host name (`--artifact-url`).
@@ -244,7 +243,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     ...(options.serveMcp ? [{ matches: (path: string) => path === '/mcp', handle: (req: IncomingMessage, res: ServerResponse) => (req.method === 'POST' ? handleMcp(req, res) : refuseMcpMethod(res)) }] : []),
     { matches: (path) => path === '/healthz', handle: (req, res) => handleHealth(req, res) },
     ...(oauthRoutes ? [{ matches: (path: string) => oauthRoutes.matches(path), handle: (req: IncomingMessage, res: ServerResponse, path: string) => handleOAuth(req, res, path) }] : []),
-    { matches: (path) => path.startsWith('/updates/'), handle: (req, res, path, query) => (artifactHostOk(req, res) ? updates.serveUpdates(req, res, path, query) : undefined) },
+    ...deps.builderRoutes.flatMap((mounted) => mounted.routes).map((route): Route => ({ matches: (path) => route.matches(path), handle: (req, res, path, query) => (artifactHostOk(req, res) ? route.handle(req, res, path, query) : undefined) })),
     { matches: isArtifactPath, handle: (req, res, path) => (artifactHostOk(req, res) ? handleArtifact(req, res, path) : undefined) },
     ...(options.serveMcp && deps.console ? [consoleRoute(deps.console)] : []),
   ];
@@ -284,9 +283,15 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     return false;
   };
 
+  // A builder's page in place of an artifact's files (the expo builder's deployment landing page).
+  const builderLanding = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => {
+    for (const mounted of deps.builderRoutes) if (mounted.landing && (await mounted.landing(req, res, path))) return true;
+    return false;
+  };
+
   // On the shared host every artifact page runs in an opaque origin: tenants never share one.
   const handleArtifact = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
-    if (await updates.serveLanding(req, res, path)) return;
+    if (await builderLanding(req, res, path)) return;
     await serveArtifact(deps.artifacts, req, res, path, { ownOrigin: false });
   };
 
@@ -296,7 +301,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     if (!isArtifactPath(path)) return notFound(res);
     const id = artifactIdOf(path);
     if (id && deps.artifacts.find(id)?.projectId !== projectId) return notFound(res);
-    if (await updates.serveLanding(req, res, path)) return;
+    if (await builderLanding(req, res, path)) return;
     await serveArtifact(deps.artifacts, req, res, path, { ownOrigin: true, projectId });
   };
 

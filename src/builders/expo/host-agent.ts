@@ -18,10 +18,10 @@ import { cp, lstat, mkdir, open, readdir, rename, rm, symlink, unlink } from 'no
 import { dirname, join } from 'node:path';
 import { MAX_CODE_ANSWER_LENGTH } from '../../config/message-limits.js';
 import { BuildFailure } from '../builder.js';
-import { checkCodeAnswer, codeAnswerFormat, EDITABLE_FILES, linkOnPath, pathProblem, type CodeAnswer, type CodeAnswerRules } from '../code-answer.js';
+import { checkCodeAnswer, codeAnswerFormat, EDITABLE_FILES, linkOnPath, pathProblem, type CodeAnswer, type CodeAnswerRules } from './code-answer.js';
 import type { AgentInput, AgentOutcome, AgentStep } from './agent-step.js';
 import { DeterministicEdits } from './deterministic-edits.js';
-import { DEFAULT_FILE_PAGING, pageFiles } from '../code-question-files.js';
+import { DEFAULT_FILE_PAGING, pageFiles } from './code-question-files.js';
 import { OUTPUT_DIR } from './workspace.js';
 
 /** Settings of the `host` agent. */

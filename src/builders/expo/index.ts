@@ -8,7 +8,7 @@ import type { AgentMode, AgentStep } from './agent-step.js';
 import { CommandAgent } from './command-agent.js';
 import { DeterministicEdits } from './deterministic-edits.js';
 import { ExpoBuilder } from './expo-builder.js';
-import { HeavyStepSemaphore } from './heavy-steps.js';
+import { HeavyStepSemaphore } from '../heavy-steps.js';
 import { HostAgent } from './host-agent.js';
 import { DEFAULT_EXPO_SDK, ExpoToolchain } from './toolchain.js';
 import { UpdateChannels } from './update-channels.js';
