@@ -72,7 +72,8 @@ export interface WebConsoleDeps {
 
 /** The console as the HTTP transport's routing table sees it. */
 export interface WebConsole {
-  matches(path: string): boolean;
+  /** The paths it answers: exact ones, and prefixes ending in `*` (the transport mounts them behind its guards). */
+  paths: readonly string[];
   handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void>;
   /** Ends the open event streams (shutdown). */
   close(): void;
@@ -374,7 +375,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
   };
 
   return {
-    matches: (path) => path === '/' || path === '/signin' || path === '/signout' || path === '/projects' || path.startsWith('/projects/') || path.startsWith('/console/') || path === '/favicon.ico',
+    paths: ['/', '/signin', '/signout', '/projects', '/projects/*', '/console/*', '/favicon.ico'],
     handle,
     close: () => hub.closeAll(),
     sessionUser: (req) => {
