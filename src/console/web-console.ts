@@ -17,6 +17,8 @@ import type { RequestGate } from '../auth/request-gate.js';
 import { sameCsrf, WEB_SESSION_TTL_MS, type WebSession, type WebSessionService } from '../auth/web-sessions.js';
 import { isExpectedError, MESSAGES, notFound } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { createToolCaller, type FormArguments, type ToolArguments, type ToolRunner } from '../mcp/tool-caller.js';
+import { TOOLS } from '../mcp/tools/index.js';
 import { MESSAGES_PAGE_DEFAULT, type MessagesPage, type Project, type SessionView } from '../services/resource-shapes.js';
 import type { ProjectState } from '../services/project-state.js';
 import type { PublicUrl } from '../services/public-url.js';
@@ -52,8 +54,8 @@ function fromOwnPages(req: IncomingMessage): boolean {
 
 /** What the console works with. */
 export interface WebConsoleDeps {
-  /** The tool adapter (`tools/call`): the console calls the tools by name. */
-  tools: { call(params: Record<string, unknown>, caller: Caller): Promise<{ structuredContent: Record<string, unknown>; content: ReadonlyArray<{ type: string; data?: string }> }> };
+  /** Runs the tools as `tools/call` does; the console calls them through the typed caller (`mcp/tool-caller.ts`). */
+  tools: ToolRunner;
   sessions: Pick<WebSessionService, 'signIn' | 'authenticate' | 'signOut'>;
   gate: Pick<RequestGate, 'admitCaller' | 'countSignInAttempt'>;
   changes: Pick<ProjectChanges, 'subscribe'>;
@@ -98,8 +100,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
   };
   const csp = () => contentSecurityPolicy(`'self' ${deps.publicUrl.previewFrameSource()}`);
 
-  const tool = async <T>(name: string, args: Record<string, unknown>, caller: Caller): Promise<T> =>
-    (await deps.tools.call({ name, arguments: args }, caller)).structuredContent as T;
+  const tools = createToolCaller(TOOLS, deps.tools);
 
   const page = (res: ServerResponse, status: number, body: SafeHtml, headers: Record<string, string | string[]> = {}) => sendHtml(res, status, body, csp(), headers);
 
@@ -165,12 +166,12 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     const after = numberOrText(query.get('after'));
     const limit = numberOrText(query.get('limit'));
     try {
-      project = await tool<Project>('svc_get_project', { projectId }, caller);
-      view = await tool<SessionView>('svc_get_session', { projectId: project.id }, caller);
+      project = await tools.getProject({ projectId }, caller);
+      view = await tools.getSession({ projectId: project.id }, caller);
       // Without `after`, the page opens at the latest messages: one read of the newest seq gives
       // the `after` of the last page (a size the tool then checks like any other).
       const start = after === undefined && (limit === undefined || typeof limit === 'number') ? deps.latestPageStart(caller, project.id, typeof limit === 'number' ? limit : MESSAGES_PAGE_DEFAULT) : after;
-      messages = await tool<MessagesPage>('svc_get_messages', { projectId: project.id, ...(start !== undefined && { after: start }), ...(limit !== undefined && { limit }) }, caller);
+      messages = await tools.getMessages.fromForm({ projectId: project.id, ...(start !== undefined && { after: start }), ...(limit !== undefined && { limit }) }, caller);
       // Inside the try: a QR code that cannot be made still gets an HTML error page.
       previews = await renderPreviews(view.previewUrls, sameOrigin(req), projectId);
     } catch (error) {
@@ -196,9 +197,9 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     try {
       if (action === 'cancel') {
         const workflowId = form.get('workflowId');
-        await tool('svc_cancel_workflow', { projectId, ...(workflowId && { workflowId }) }, caller);
+        await tools.cancelWorkflow({ projectId, ...(workflowId && { workflowId }) }, caller);
       } else {
-        const args: Record<string, unknown> = { projectId };
+        const args: FormArguments<ToolArguments<typeof TOOLS.sendMessage>> = { projectId };
         const message = form.get('message');
         if (message !== null) args.message = message;
         if (action === 'messages') {
@@ -208,7 +209,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
           const questionId = form.get('questionId');
           if (questionId) args.questionId = questionId;
         }
-        await tool('svc_send_message', args, caller);
+        await tools.sendMessage.fromForm(args, caller);
       }
     } catch (error) {
       const s = shown(error);
@@ -239,7 +240,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
         previewsKey: query.get('previews') ?? '',
         sameOrigin: sameOrigin(req),
         session: () => deps.sessions.authenticate(secret),
-        tool,
+        tools,
         logger: deps.logger,
       }),
     );
@@ -248,7 +249,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
   /** The project's thumbnail: the same picture as `svc_get_session` with `screenshot: true` (404 when there is none). */
   const thumbnail = async (res: ServerResponse, session: WebSession, projectId: string, viewer: { userName: string; csrf: string }) => {
     try {
-      const result = await deps.tools.call({ name: 'svc_get_session', arguments: { projectId, screenshot: true } }, session.caller);
+      const result = await tools.getSession.result({ projectId, screenshot: true }, session.caller);
       const image = result.content.find((c) => c.type === 'image');
       if (!image?.data) return failurePage(res, notFound({ resource: 'thumbnail', reason: 'none taken' }), viewer);
       const png = Buffer.from(image.data, 'base64');
@@ -313,21 +314,22 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     if (path === '/projects') {
       if (!form) {
         try {
-          const { projects } = await tool<{ projects: Project[] }>('svc_list_projects', {}, session.caller);
+          const { projects } = await tools.listProjects({}, session.caller);
           return page(res, 200, projectsPage(viewer, projects, deps.projectStates(session.caller)));
         } catch (error) {
           return failurePage(res, error, viewer);
         }
       }
       const draft: ProjectDraft = { name: form.get('name') ?? '', description: form.get('description') ?? '', visibility: form.get('visibility') ?? 'private' };
-      const args: Record<string, unknown> = {};
-      if (form.has('name')) args.name = form.get('name');
+      const args: FormArguments<ToolArguments<typeof TOOLS.createProject>> = {};
+      const name = form.get('name');
+      if (name !== null) args.name = name;
       const description = form.get('description');
       if (description !== null && description !== '') args.description = description;
       const visibility = form.get('visibility');
       if (visibility !== null) args.visibility = visibility;
       try {
-        const created = await tool<Project>('svc_create_project', args, session.caller);
+        const created = await tools.createProject.fromForm(args, session.caller);
         return redirect(res, `/projects/${created.id}`);
       } catch (error) {
         const s = shown(error);
@@ -335,7 +337,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
         let projects: Project[] = [];
         let states: ReadonlyMap<string, ProjectState> = new Map();
         try {
-          projects = (await tool<{ projects: Project[] }>('svc_list_projects', {}, session.caller)).projects;
+          projects = (await tools.listProjects({}, session.caller)).projects;
           states = deps.projectStates(session.caller);
         } catch {
           // The list is only shown beside the error.
@@ -356,7 +358,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
       if (method !== 'GET') return methodNotAllowed(res);
       // The first read checks access with the tools' rule before the stream opens.
       try {
-        await tool('svc_get_project', { projectId }, session.caller);
+        await tools.getProject({ projectId }, session.caller);
       } catch (error) {
         return failurePage(res, error, viewer);
       }
