@@ -13,7 +13,7 @@ import type { Tool, ToolResult } from './define-tool.js';
 export type ToolArguments<T> = T extends Tool<infer I, z.ZodObject> ? z.input<I> : never;
 
 /** The answer of a tool: its `structuredContent`, as its handler returns it (`z.input` of its output schema). */
-export type ToolOutput<T> = T extends Tool<z.ZodObject, infer O> ? z.input<O> : never;
+type ToolOutput<T> = T extends Tool<z.ZodObject, infer O> ? z.input<O> : never;
 
 /**
  * Arguments taken from a form or a query string: the tool's own parameter names (checked at
@@ -23,7 +23,7 @@ export type ToolOutput<T> = T extends Tool<z.ZodObject, infer O> ? z.input<O> : 
 export type FormArguments<A> = { [K in keyof A]?: A[K] | string };
 
 /** One tool as a method. */
-export interface ToolMethod<A, O> {
+interface ToolMethod<A, O> {
   /**
    * Calls the tool as `caller`.
    * @returns its answer (`structuredContent`).

@@ -242,7 +242,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     return false;
   });
   /** A declared `Content-Length` over the limit is 413 before anything is read (the reader refuses a longer streamed body). */
-  const bodyLimitGuard = guard(`bodyLimit(${bodyLimit})`, (req, res) => {
+  const bodyLimitGuard = guard('bodyLimit', (req, res) => {
     const declared = Number(req.headers['content-length']);
     if (!Number.isFinite(declared) || declared <= bodyLimit) return true;
     req.resume();
