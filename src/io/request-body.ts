@@ -25,28 +25,26 @@ export function readBody(req: IncomingMessage, limitBytes: number): Promise<Body
     req.resume();
     return Promise.resolve(BODY_TOO_LARGE);
   }
+  // Four listeners and no other closure: this runs for every MCP request. `resolve` takes the first value only.
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let done = false;
-    const finish = (value: BodyText) => {
-      if (done) return;
-      done = true;
-      chunks.length = 0;
-      resolve(value);
-    };
+    let over = false;
     req.on('data', (chunk: Buffer) => {
-      if (done) return;
+      if (over) return;
       size += chunk.length;
-      if (size > limitBytes) finish(BODY_TOO_LARGE);
-      else chunks.push(chunk);
+      if (size > limitBytes) {
+        over = true;
+        chunks.length = 0;
+        resolve(BODY_TOO_LARGE);
+      } else chunks.push(chunk);
     });
     req.on('end', () => {
-      if (!done) finish(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+      if (!over) resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
     });
-    req.on('error', () => finish(BODY_ABORTED));
+    req.on('error', () => resolve(BODY_ABORTED));
     req.on('close', () => {
-      if (!req.complete) finish(BODY_ABORTED);
+      if (!req.complete) resolve(BODY_ABORTED);
     });
   });
 }

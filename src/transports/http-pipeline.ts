@@ -33,6 +33,8 @@ export interface RouteDescription {
 interface Mounted {
   method: RouteDescription['method'];
   path: string;
+  /** `path` without its `*`: what a prefixed route's request paths start with. */
+  prefix: string;
   guards: readonly Guard[];
   handler: RouteHandler;
 }
@@ -76,7 +78,7 @@ export class HttpRoutes {
   }
 
   private mount(method: RouteDescription['method'], path: string, steps: ReadonlyArray<Guard | RouteHandler>): this {
-    const route: Mounted = { method, path, guards: steps.slice(0, -1) as Guard[], handler: steps[steps.length - 1] as RouteHandler };
+    const route: Mounted = { method, path, prefix: path.endsWith('*') ? path.slice(0, -1) : path, guards: steps.slice(0, -1) as Guard[], handler: steps[steps.length - 1] as RouteHandler };
     if (path.endsWith('*')) this.prefixed.push(route);
     else {
       const list = this.exact.get(path);
@@ -94,8 +96,9 @@ function methodMatches(route: Mounted, method: string): boolean {
 
 function firstOf(routes: readonly Mounted[] | undefined, method: string, path?: string): Mounted | undefined {
   if (!routes) return undefined;
-  for (const route of routes) {
-    if (path !== undefined && !path.startsWith(route.path.slice(0, -1))) continue;
+  for (let i = 0; i < routes.length; i++) {
+    const route = routes[i]!;
+    if (path !== undefined && !path.startsWith(route.prefix)) continue;
     if (methodMatches(route, method)) return route;
   }
   return undefined;
