@@ -5,6 +5,9 @@
  * and the artifact routes. One MCP server serves every request through the gateway, so per-request
  * work is only the request's own work.
  *
+ * Every route is mounted in one table with the guards it passes (`http-pipeline.ts`;
+ * docs/architecture.md "The HTTP pipeline"): a handler never checks Host, Origin or a declared body size.
+ *
  * Statuses follow the error table (docs/contract.md#errors); 401 carries `WWW-Authenticate: Bearer`, 429 `Retry-After`,
  * and every authenticated response `X-RateLimit-Limit`, `-Remaining` and `-Reset`.
  */
