@@ -72,11 +72,44 @@ export interface WebConsoleDeps {
   clientAddress?(req: IncomingMessage): string;
 }
 
+/**
+ * A check before a console page, of the transport's guard shape (`transports/http-pipeline.ts`):
+ * true lets the request through; false means it has answered (a redirect, an error page).
+ */
+type ConsoleGuard = ((req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>) & { readonly guardName: string };
+
+/** Names a console guard. */
+function consoleGuard(name: string, check: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>): ConsoleGuard {
+  return Object.assign(check, { guardName: name });
+}
+
+/** One route of the console: its path (exact, or a prefix ending in `*`), its guards in order, its handler (every method). */
+interface ConsoleRoute {
+  path: string;
+  guards: readonly ConsoleGuard[];
+  handler(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> | void;
+}
+
+/** What the console's guards found about a signed-in request, for its handler. */
+interface SignedInRequest {
+  /** The session cookie's value. */
+  secret: string;
+  session: WebSession;
+  viewer: { userName: string; csrf: string };
+  /** The form of a POST, read and checked (`form` guard); absent for GET and HEAD. */
+  form?: URLSearchParams;
+}
+
+/** True for GET and HEAD (a method absent counts as GET). */
+function isReading(req: IncomingMessage): boolean {
+  const method = req.method ?? 'GET';
+  return method === 'GET' || method === 'HEAD';
+}
+
 /** The console as the HTTP transport's routing table sees it. */
 export interface WebConsole {
-  /** The paths it answers: exact ones, and prefixes ending in `*` (the transport mounts them behind its guards). */
-  paths: readonly string[];
-  handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void>;
+  /** Its routes, which the transport mounts behind its host check and form origin. */
+  routes: readonly ConsoleRoute[];
   /** Ends the open event streams (shutdown). */
   close(): void;
   /** The user of the request's valid console session and its CSRF token, or null (the OAuth consent page asks this). */
@@ -260,57 +293,86 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     }
   };
 
-  const handle = async (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> => {
-    const method = req.method ?? 'GET';
-    const reading = method === 'GET' || method === 'HEAD';
-    if (path.startsWith('/console/') || path === '/favicon.ico') {
-      if (reading && (await serveStatic(res, path, method === 'HEAD'))) return;
-      return failurePage(res, notFound({ resource: 'page', reason: 'unknown path' }));
-    }
-    if (path === '/signin') return signIn(req, res);
+  // The console's guards (docs/architecture.md "The HTTP pipeline"), after the transport's host
+  // check and form origin; what they find (the session, the form) is kept for the route's handler.
+  const found = new WeakMap<IncomingMessage, SignedInRequest>();
+  const signedInOf = (req: IncomingMessage): SignedInRequest => {
+    const state = found.get(req);
+    if (!state) throw new Error('console route mounted without its session guard');
+    return state;
+  };
 
+  /** A valid session cookie, sent from the console's own pages (`fromOwnPages`): else to the sign-in page. */
+  const sessionGuard = consoleGuard('session', (req, res) => {
     const cookies = readCookies(req);
     // A request another site or another host started never acts with the session (fromOwnPages).
-    const own = fromOwnPages(req);
-    const secret = own ? cookies.get(cookieName(SESSION_COOKIE)) : undefined;
+    const secret = fromOwnPages(req) ? cookies.get(cookieName(SESSION_COOKIE)) : undefined;
     const session = deps.sessions.authenticate(secret);
     if (!session || secret === undefined) {
       // A stale cookie is dropped; the browser goes to the sign-in page.
       const headers = secret !== undefined ? { 'Set-Cookie': cookie(cookieName(SESSION_COOKIE), '', 0, secure()) } : undefined;
-      if (!reading) req.resume();
-      return redirect(res, '/signin', headers);
+      if (!isReading(req)) req.resume();
+      redirect(res, '/signin', headers);
+      return false;
     }
-    const viewer = { userName: session.caller.userName, csrf: session.csrf };
-    if (path === '/') return redirect(res, '/projects');
+    found.set(req, { secret, session, viewer: { userName: session.caller.userName, csrf: session.csrf } });
+    return true;
+  });
 
-    let form: URLSearchParams | undefined;
-    if (!reading) {
-      if (method !== 'POST') return methodNotAllowed(res);
-      const body = await readForm(req);
-      if (typeof body === 'string') return badForm(res, body);
-      if (!sameCsrf(session.csrf, body.get('csrf'))) {
-        return page(res, 403, errorPage({ code: -32600, message: MESSAGES.invalidRequest, hint: 'The form is out of date or came from another site: reload the page and try again.' }, viewer));
+  /** A change is a POST of a form of at most 256 KiB (`readForm`) carrying the session's CSRF token: else 405, 413, 415 or 403. */
+  const formGuard = consoleGuard('form', (req, res) => {
+    if (isReading(req)) return true;
+    if (req.method !== 'POST') {
+      methodNotAllowed(res);
+      return false;
+    }
+    return readForm(req).then((body) => {
+      if (typeof body === 'string') {
+        badForm(res, body);
+        return false;
       }
-      form = body;
-    }
+      const state = signedInOf(req);
+      if (!sameCsrf(state.session.csrf, body.get('csrf'))) {
+        page(res, 403, errorPage({ code: -32600, message: MESSAGES.invalidRequest, hint: 'The form is out of date or came from another site: reload the page and try again.' }, state.viewer));
+        return false;
+      }
+      state.form = body;
+      return true;
+    });
+  });
 
-    // Signing out is never refused, not even past the request limit.
-    if (path === '/signout') {
-      if (!form) return methodNotAllowed(res);
-      deps.sessions.signOut(secret);
-      deps.logger.info({ user: session.caller.userName }, 'console sign-out');
-      return redirect(res, '/signin', { 'Set-Cookie': cookie(cookieName(SESSION_COOKIE), '', 0, secure()) });
-    }
-    // Every page, form and event stream counts as one request, like a tool call.
-    let rateHeaders: Record<string, string>;
+  /** Every page, form and event stream counts as one request against the user's rate limit, like a tool call. */
+  const rateLimitGuard = consoleGuard('rateLimit', async (req, res) => {
+    const { session, viewer } = signedInOf(req);
     try {
       const { rate } = await deps.gate.admitCaller(session.caller);
-      rateHeaders = { 'X-RateLimit-Limit': String(rate.limit), 'X-RateLimit-Remaining': String(rate.remaining), 'X-RateLimit-Reset': String(rate.resetAt) };
+      res.setHeader('X-RateLimit-Limit', String(rate.limit));
+      res.setHeader('X-RateLimit-Remaining', String(rate.remaining));
+      res.setHeader('X-RateLimit-Reset', String(rate.resetAt));
+      return true;
     } catch (error) {
-      return failurePage(res, error, viewer);
+      failurePage(res, error, viewer);
+      return false;
     }
-    for (const [name, value] of Object.entries(rateHeaders)) res.setHeader(name, value);
+  });
 
+  const staticFile = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
+    if (isReading(req) && (await serveStatic(res, path, req.method === 'HEAD'))) return;
+    return failurePage(res, notFound({ resource: 'page', reason: 'unknown path' }));
+  };
+
+  // Signing out is never refused, not even past the request limit.
+  const signOut = (_req: IncomingMessage, res: ServerResponse, state: SignedInRequest): void => {
+    if (!state.form) return methodNotAllowed(res);
+    deps.sessions.signOut(state.secret);
+    deps.logger.info({ user: state.session.caller.userName }, 'console sign-out');
+    return redirect(res, '/signin', { 'Set-Cookie': cookie(cookieName(SESSION_COOKIE), '', 0, secure()) });
+  };
+
+  // `/projects` and `/projects/...`, after the session, form and rate limit guards.
+  const projectPages = async (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> => {
+    const method = req.method ?? 'GET';
+    const { secret, session, viewer, form } = signedInOf(req);
     if (path === '/projects') {
       if (!form) {
         try {
@@ -377,8 +439,15 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
   };
 
   return {
-    paths: ['/', '/signin', '/signout', '/projects', '/projects/*', '/console/*', '/favicon.ico'],
-    handle,
+    routes: [
+      { path: '/', guards: [sessionGuard], handler: (_req, res) => redirect(res, '/projects') },
+      { path: '/signin', guards: [], handler: (req, res) => signIn(req, res) },
+      { path: '/signout', guards: [sessionGuard, formGuard], handler: (req, res) => signOut(req, res, signedInOf(req)) },
+      { path: '/projects', guards: [sessionGuard, formGuard, rateLimitGuard], handler: projectPages },
+      { path: '/projects/*', guards: [sessionGuard, formGuard, rateLimitGuard], handler: projectPages },
+      { path: '/console/*', guards: [], handler: staticFile },
+      { path: '/favicon.ico', guards: [], handler: staticFile },
+    ],
     close: () => hub.closeAll(),
     sessionUser: (req) => {
       if (!fromOwnPages(req)) return null;

@@ -28,7 +28,7 @@ import { sseReplyChannel } from './sse-reply.js';
 import { createExpoUpdateRoutes, type ExpoUpdateSources } from './expo-updates-routes.js';
 import { formFromOwnOrigin } from './form-origin.js';
 import { createHostCheck, type HostVerdict } from './host-check.js';
-import { guard, HttpRoutes, type Guard, type RouteDescription } from './http-pipeline.js';
+import { guard, HttpRoutes, type Guard, type RouteDescription, type RouteHandler } from './http-pipeline.js';
 import { BODY_ABORTED, BODY_TOO_LARGE, readBody } from '../io/request-body.js';
 import { isLoopbackHostname, LOOPBACK_HOSTNAMES } from '../io/loopback-hosts.js';
 import type { OAuthRouteDeps, OAuthRoutes } from '../oauth/oauth-routes.js';
@@ -111,9 +111,8 @@ export interface HttpServerDeps {
 
 /** The web console as the routing table sees it. */
 interface ConsoleRoutes {
-  /** The paths it answers: exact ones, and prefixes ending in `*`. */
-  paths: readonly string[];
-  handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void>;
+  /** Its routes (a path, exact or a prefix ending in `*`, its own guards, its handler), mounted behind the host check and form origin. */
+  routes: ReadonlyArray<{ path: string; guards: readonly Guard[]; handler: RouteHandler }>;
   /** Ends the console's open event streams. */
   close(): void;
 }
@@ -271,9 +270,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
   routes.all('/previews/*', artifactHost, (req, res, path) => handleArtifact(req, res, path));
   routes.all('/deployments/*', artifactHost, (req, res, path) => handleArtifact(req, res, path));
   if (options.serveMcp && deps.console) {
-    const web = deps.console;
-    const consoleGuards: Guard[] = [hostAndOrigin, formOrigin];
-    for (const path of web.paths) routes.all(path, ...consoleGuards, (req, res, p, query) => web.handle(req, res, p, query));
+    for (const route of deps.console.routes) routes.all(route.path, hostAndOrigin, formOrigin, ...route.guards, route.handler);
   }
 
   const handleHealth = (req: IncomingMessage, res: ServerResponse): void => {
