@@ -4,7 +4,8 @@
  * with their exact statuses and bodies, and the routes that have no such guard.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawHttp, startTestServer, type TestServer } from './helpers.js';
+import { rawSignIn } from './console/console-helpers.js';
+import { rawHttp, startTestServer, toolResult, type TestServer } from './helpers.js';
 
 let server: TestServer;
 let base: string;
@@ -94,5 +95,43 @@ describe('body limits', () => {
     const res = await request('POST', '/signin', FORM, body);
     expect(res.status).toBe(400);
     expect(res.text).toContain('The sign-in form expired');
+  });
+});
+
+describe("the console's guards", () => {
+  it('session: a page without a valid session cookie goes to the sign-in page, a stale cookie is dropped', async () => {
+    const none = await request('GET', '/projects', {});
+    expect(none.status).toBe(303);
+    expect(none.headers.location).toBe('/signin');
+    const stale = await request('POST', '/projects', { ...FORM, Cookie: 'svc_session=stale' }, 'a=b');
+    expect(stale.status).toBe(303);
+    expect(stale.headers['set-cookie']?.[0]).toMatch(/^svc_session=; /);
+  });
+
+  it('form: another method is 405; a form too large is 413, of another type 415, without the CSRF token a 403 page', async () => {
+    const alice = await rawSignIn(base, server.token('alice'));
+    const put = await request('PUT', '/projects', { ...FORM, Cookie: alice.cookie }, 'a=b');
+    expect(put.status).toBe(405);
+    expect(put.text).toBe('Method not allowed\n');
+    const big = await request('POST', '/projects', { ...FORM, Cookie: alice.cookie }, `csrf=${alice.csrf}&name=${'x'.repeat(256 * 1024)}`);
+    expect(big.status).toBe(413);
+    expect(big.text).toBe('The form is too large.\n');
+    const json = await request('POST', '/projects', { 'Content-Type': 'application/json', Cookie: alice.cookie }, '{}');
+    expect(json.status).toBe(415);
+    const forged = await request('POST', '/projects', { ...FORM, Cookie: alice.cookie }, 'name=Forged');
+    expect(forged.status).toBe(403);
+    expect(forged.text).toContain('The form is out of date or came from another site');
+    expect((await toolResult(server.mcpUrl, server.token('alice'), 'svc_list_projects')).projects).toEqual([]);
+  });
+
+  it('rateLimit: each console page carries the rate window of its user; signing out is not counted', async () => {
+    const bob = await rawSignIn(base, server.token('bob'));
+    const first = await request('GET', '/projects', { Cookie: bob.cookie });
+    const second = await request('GET', '/projects', { Cookie: bob.cookie });
+    expect(first.status).toBe(200);
+    expect(Number(second.headers['x-ratelimit-remaining'])).toBe(Number(first.headers['x-ratelimit-remaining']) - 1);
+    const out = await request('POST', '/signout', { ...FORM, Cookie: bob.cookie }, `csrf=${bob.csrf}`);
+    expect(out.status).toBe(303);
+    expect(out.headers['x-ratelimit-remaining']).toBeUndefined();
   });
 });
