@@ -42,7 +42,8 @@ export interface BuilderRouteSources {
 
 /** One route a builder adds to the artifact listener; the transport applies the artifact host check first. */
 interface BuilderRoute {
-  matches(path: string): boolean;
+  /** The path it serves, as the HTTP pipeline mounts it: exact, or a prefix ending in `*` (`/updates/*`). */
+  path: string;
   handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void>;
 }
 

@@ -13,7 +13,7 @@
 import { Option } from 'commander';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { BUILDER_NAMES } from '../app.js';
+import { BUILDER_NAMES } from '../builders/builder-registry.js';
 import { AGENT_MODES, DEFAULT_EXPO_SDK } from '../builders/expo/index.js';
 import { ARTIFACT_ORIGIN_MODES } from '../services/public-url.js';
 import { DEFAULTS } from './defaults.js';

@@ -60,7 +60,7 @@ export function createExpoUpdateRoutes(app: ExpoUpdateSources): BuilderRoutes {
   const file = app.updatesSigningKeyFile;
   const state: UpdatesState = { app, channels: new UpdateChannels(app.dataDir), signingKey: file ? loadUpdatesSigningKey(file) : null };
   return {
-    routes: [{ matches: (path) => path.startsWith('/updates/'), handle: (req, res, path, query) => serveExpoUpdates(state, req, res, path, query) }],
+    routes: [{ path: '/updates/*', handle: (req, res, path, query) => serveExpoUpdates(state, req, res, path, query) }],
     landing: (req, res, path) => serveUpdateLanding(state, req, res, path),
   };
 }
