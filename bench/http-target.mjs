@@ -1,0 +1,105 @@
+// What the HTTP benchmarks share: one build's server prepared for `svc_get_project` (a data dir
+// with a bench user on a plan without a practical rate limit, its token and one project), child
+// servers started on port 0, a measured autocannon load, and the server's CPU per request read
+// from /proc (Linux).
+import autocannon from 'autocannon';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Spawns `node args...` and resolves once its output matches `readyPattern` (whose first group is
+ * the port). Rejects when it exits first or does not start within 20 s.
+ * @returns the child and the port.
+ */
+export function startChild(args, readyPattern, cwd = process.cwd()) {
+  const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const onData = (d) => {
+      out += d.toString();
+      const m = readyPattern.exec(out);
+      if (m) resolve({ child, port: Number(m[1]) });
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`server exited (${code}): ${out}`)));
+    setTimeout(() => reject(new Error(`server did not start: ${out}`)), 20_000).unref();
+  });
+}
+
+/** Stops a child started by `startChild` and waits for it to exit. */
+export async function stopChild(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** CPU time (user + system) process `pid` has used, in clock ticks (10 ms each on Linux). */
+export function cpuTicks(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** Peak resident memory of process `pid`, in MiB. */
+export function peakRssMiB(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+/**
+ * Loads `POST /mcp` on `port` with autocannon for `seconds` (after `warmup` seconds unmeasured) and
+ * measures the server's CPU over the measured part.
+ * @returns autocannon's result plus `cpuMicrosPerRequest` (server CPU µs per answered request).
+ */
+export async function load(port, pid, headers, body, { seconds, warmup = 0, connections }) {
+  const opts = { url: `http://127.0.0.1:${port}/mcp`, method: 'POST', headers, body, connections, pipelining: 1 };
+  if (warmup > 0) await autocannon({ ...opts, duration: warmup });
+  const before = cpuTicks(pid);
+  const result = await autocannon({ ...opts, duration: seconds });
+  result.cpuMicrosPerRequest = ((cpuTicks(pid) - before) * 10_000) / Math.max(1, result.requests.total);
+  return result;
+}
+
+/**
+ * Prepares build `root` (a checkout with `bin/` and a built `dist/`) for the benchmark: a fresh data
+ * dir, user `bench` with a token and a plan without a practical rate limit, and one project
+ * `Bench` created through a short-lived server of that build.
+ * @returns the data dir, the `svc_get_project` request (`body`, `headers`), `serveArgs` (the node
+ *   arguments of `serve --http` on port 0), `readyPattern`, and `cleanup()` (removes the data dir).
+ */
+export async function prepareTarget(root) {
+  const bin = join(root, 'bin', 'mobile-builder-mcp.js');
+  const dataDir = mkdtempSync(join(tmpdir(), 'mbm-bench-'));
+  const plans = join(dataDir, 'plans.json');
+  writeFileSync(plans, JSON.stringify({ bench: { requestsPerMinute: 1_000_000_000, projectCreationsPerHour: 10, maxProjects: 10 } }));
+  const cli = (...args) => spawnSync(process.execPath, [bin, ...args, '--data-dir', dataDir], { encoding: 'utf8' });
+  const token = cli('token', 'create', '--user', 'bench').stdout.trim().split('\n').at(-1);
+  cli('user', 'set-plan', 'bench', 'bench', '--plans', plans);
+  const serveArgs = [bin, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--plans', plans, '--log-level', 'warn'];
+  const readyPattern = /listening on http:\/\/127\.0\.0\.1:(\d+)/;
+
+  const setup = await startChild(serveArgs, readyPattern, root);
+  const created = await fetch(`http://127.0.0.1:${setup.port}/mcp`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_create_project', arguments: { name: 'Bench' } } }),
+  }).then((r) => r.json());
+  await stopChild(setup.child);
+  const projectId = created.result.structuredContent.id;
+
+  return {
+    root,
+    dataDir,
+    token,
+    projectId,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_get_project', arguments: { projectId } } }),
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+    serveArgs,
+    readyPattern,
+    cleanup: () => rmSync(dataDir, { recursive: true, force: true }),
+  };
+}
