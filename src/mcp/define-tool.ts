@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { Caller } from '../auth/caller.js';
 import { parameterError } from './parameter-errors.js';
+import { rememberJson } from './reply-json.js';
 import type { ToolServices } from './tool-services.js';
 
 /** MCP tool annotations (hints for a host; they are not security controls). */
@@ -134,12 +135,20 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definit
       const parsed = definition.input.safeParse(args ?? {});
       if (!parsed.success) throw parameterError(parsed.error.issues, args ?? {});
       const returned = (await definition.handle(parsed.data, context)) as unknown;
+      // The output is serialised once: for its text item, and reused as `structuredContent` in the
+      // reply's JSON (reply-json.ts).
       if (returned instanceof OutputWithContent) {
         const output = returned.output as Record<string, unknown>;
-        return { content: [{ type: 'text', text: JSON.stringify(output) }, ...(returned.content as ContentItem[])], structuredContent: output };
+        const text = JSON.stringify(output);
+        rememberJson(output, text);
+        return { content: [{ type: 'text', text }, ...(returned.content as ContentItem[])], structuredContent: output };
       }
       const output = returned as Record<string, unknown>;
-      return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
+      const text = JSON.stringify(output);
+      const result: ToolResult = { content: [{ type: 'text', text }], structuredContent: output };
+      rememberJson(output, text);
+      rememberJson(result, `{"content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":${text}}`);
+      return result;
     },
   };
 }
