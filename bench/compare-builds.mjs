@@ -14,7 +14,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { load, prepareTarget, startChild, stopChild } from './http-target.mjs';
+import { measureAlternating, prepareTarget, startChild, stopChild } from './http-target.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -35,47 +35,32 @@ const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 
 const builds = [];
+let base;
+let cand;
 try {
   for (const [label, dir] of [
     ['baseline', resolve(values.baseline)],
     ['candidate', resolve(values.candidate)],
   ]) {
     const target = await prepareTarget(dir);
-    const { child, port } = await startChild(target.serveArgs, target.readyPattern, dir);
-    builds.push({ label, dir, target, child, port, rounds: [] });
+    builds.push({ name: label, dir, target, headers: target.headers, body: target.body });
+    Object.assign(builds.at(-1), await startChild(target.serveArgs, target.readyPattern, dir));
   }
   console.error(`comparing ${builds[1].dir} with ${builds[0].dir}: ${rounds} rounds of ${seconds}s each, ${connections} connections, svc_get_project over HTTP`);
-  const run = async (build, duration, warmup = 0) => {
-    const r = await load(build.port, build.child.pid, build.target.headers, build.target.body, { seconds: duration, warmup, connections });
-    const errors = r.errors + r.timeouts + r.non2xx;
-    if (errors > 0) throw new Error(`${build.label}: ${errors} requests failed`);
-    return { requestsPerSecond: r.requests.average, cpuMicrosPerRequest: r.cpuMicrosPerRequest };
-  };
-  for (const build of builds) await run(build, Number(values.warmup));
-  for (let i = 0; i < rounds; i++) {
-    const order = i % 2 === 0 ? builds : [...builds].reverse();
-    for (const build of order) build.rounds.push(await run(build, seconds));
-  }
+  [base, cand] = await measureAlternating(builds, { rounds, seconds, warmup: Number(values.warmup), connections });
 } finally {
   for (const build of builds) {
-    await stopChild(build.child);
+    if (build.child) await stopChild(build.child);
     build.target.cleanup();
   }
 }
 
-const median = (list) => {
-  const sorted = [...list].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-const [base, cand] = builds;
 const pad = (s, n) => String(s).padEnd(n);
 console.log(`${pad('build', 12)}${pad('req/s (median)', 16)}${pad('CPU µs/req (median)', 21)}rounds (req/s, µs/req)`);
-for (const b of builds) {
+for (const b of [base, cand]) {
   const each = b.rounds.map((r) => `${r.requestsPerSecond.toFixed(0)}/${r.cpuMicrosPerRequest.toFixed(1)}`).join(' ');
-  console.log(`${pad(b.label, 12)}${pad(median(b.rounds.map((r) => r.requestsPerSecond)).toFixed(0), 16)}${pad(median(b.rounds.map((r) => r.cpuMicrosPerRequest)).toFixed(1), 21)}${each}`);
+  console.log(`${pad(b.name, 12)}${pad(b.requestsPerSecond.toFixed(0), 16)}${pad(b.cpuMicrosPerRequest.toFixed(1), 21)}${each}`);
 }
-const rps = median(cand.rounds.map((r, i) => r.requestsPerSecond / base.rounds[i].requestsPerSecond));
-const cpu = median(cand.rounds.map((r, i) => r.cpuMicrosPerRequest / base.rounds[i].cpuMicrosPerRequest));
-console.log(`\ncandidate / baseline, median of the rounds: req/s ${rps.toFixed(3)}x; CPU per request ${cpu.toFixed(3)}x`);
-console.log(`within 10 % of the baseline: ${rps >= 0.9 && cpu <= 1 / 0.9 ? 'ok' : 'short'}`);
+const ratio = cand.ratioTo(base);
+console.log(`\ncandidate / baseline, median of the rounds: req/s ${ratio.requestsPerSecond.toFixed(3)}x; CPU per request ${ratio.cpuMicrosPerRequest.toFixed(3)}x`);
+console.log(`within 10 % of the baseline: ${ratio.requestsPerSecond >= 0.9 && ratio.cpuMicrosPerRequest <= 1 / 0.9 ? 'ok' : 'short'}`);

@@ -6,32 +6,35 @@
 //    ours; issue goal: ours at most 1.15x its CPU per request and at least 0.9x its req/s), the
 //    SDK's stock stateless server (a server per request), and a long-lived SDK McpServer (one
 //    server and transport reused, stateful JSON mode). Requests/s, p50/p99 latency, peak RSS and
-//    server CPU per request of each, in one table, and the ratios.
+//    server CPU per request of each, in one table, and the ratios. Ours, the floor and the bare
+//    server run side by side and are loaded in alternating rounds (medians; a goal's ratio is the
+//    median of the per-round ratios), so that the shared machine's load falls on all three alike.
 // 2. stdio start-up: spawn to the answer to `initialize`, against a bare Node process that echoes
 //    a line; with the V8 code cache warm (every start after the first) and cold (first start).
 // 3. The request limiter: cost of counting one request in process memory and in the store
 //    (shared by every process on the data dir).
 //
-// Options (env): BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32), BENCH_WARMUP_SECONDS
-// (default 2), BENCH_STARTS (default 9 starts per start-up figure).
+// Options (env): BENCH_SECONDS (default 5, per round and server), BENCH_ROUNDS (default 4 rounds of
+// ours, the floor and bare node:http, alternating), BENCH_CONNECTIONS (default 32),
+// BENCH_WARMUP_SECONDS (default 2), BENCH_STARTS (default 9 starts per start-up figure).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { load, peakRssMiB, prepareTarget, startChild } from './http-target.mjs';
+import { load, measureAlternating, peakRssMiB, prepareTarget, startChild, stopChild } from './http-target.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const warmup = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 
-/** Starts a server, checks its reply if asked (`check(port)`), loads it and stops it. */
-async function measure(name, start, headers, body, { prepare = async () => ({}), check = async () => undefined } = {}) {
+/** Starts a server, loads it and stops it. */
+async function measure(name, start, headers, body, { prepare = async () => ({}) } = {}) {
   const { child, port } = await start();
   try {
     const extra = await prepare(port);
-    await check(port);
     const result = await load(port, child.pid, { ...headers, ...extra }, body, { seconds, warmup, connections });
     const errors = result.errors + result.timeouts + result.non2xx;
     return {
@@ -56,35 +59,31 @@ const replyOf = (port) => fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST'
 let ourReply;
 let floorReply;
 
-console.error(`benchmark: ${seconds}s per server after ${warmup}s warm-up, ${connections} connections, svc_get_project over HTTP`);
-const results = [];
-results.push(await measure('bare node:http (fixed JSON-RPC reply)', () => startChild([join(root, 'bench/baselines/bare-server.mjs')], /PORT=(\d+)/), headers, body));
-results.push(
-  await measure('floor: node:http, 1 SQLite read, our reply', () => startChild([join(root, 'bench/baselines/floor-server.mjs'), join(target.dataDir, 'mobile-builder.db')], /PORT=(\d+)/), headers, body, {
-    check: async (port) => {
-      floorReply = await replyOf(port);
-    },
-  }),
-);
-results.push(await measure('stock SDK stateless (server per request)', () => startChild([join(root, 'bench/baselines/sdk-stateless-server.mjs')], /PORT=(\d+)/), headers, body));
-results.push(
-  await measure('SDK McpServer, long-lived (stateful JSON)', () => startChild([join(root, 'bench/baselines/sdk-long-lived-server.mjs')], /PORT=(\d+)/), headers, body, { prepare: initializeSession }),
-);
-results.push(
-  await measure(
-    'mobile-builder-mcp svc_get_project',
-    () => startChild(target.serveArgs, target.readyPattern, root),
-    headers,
-    body,
-    {
-      check: async (port) => {
-        ourReply = await replyOf(port);
-      },
-    },
-  ),
-);
+console.error(`benchmark: svc_get_project over HTTP, ${connections} connections; ours, the floor and bare node:http in ${rounds} alternating rounds of ${seconds}s each after ${warmup}s warm-up; the SDK servers ${seconds}s each`);
+// Ours and the two baselines its goals are measured against run side by side, loaded in
+// alternating rounds, so that the machine's load changes fall on all three alike.
+const side = [];
+let alternating;
+try {
+  for (const [name, start] of [
+    ['bare node:http (fixed JSON-RPC reply)', () => startChild([join(root, 'bench/baselines/bare-server.mjs')], /PORT=(\d+)/)],
+    ['floor: node:http, 1 SQLite read, our reply', () => startChild([join(root, 'bench/baselines/floor-server.mjs'), join(target.dataDir, 'mobile-builder.db')], /PORT=(\d+)/)],
+    ['mobile-builder-mcp svc_get_project', () => startChild(target.serveArgs, target.readyPattern, root)],
+  ]) {
+    side.push({ name, headers, body, ...(await start()) });
+  }
+  floorReply = await replyOf(side[1].port);
+  ourReply = await replyOf(side[2].port);
+  alternating = await measureAlternating(side, { rounds, seconds, warmup, connections });
+  alternating.forEach((r, i) => Object.assign(r, { peakRssMiB: peakRssMiB(side[i].child.pid), errors: 0 }));
+} finally {
+  for (const server of side) await stopChild(server.child);
+}
+const [bare, floor, ours] = alternating;
+const sdk = await measure('stock SDK stateless (server per request)', () => startChild([join(root, 'bench/baselines/sdk-stateless-server.mjs')], /PORT=(\d+)/), headers, body);
+const sdkLongLived = await measure('SDK McpServer, long-lived (stateful JSON)', () => startChild([join(root, 'bench/baselines/sdk-long-lived-server.mjs')], /PORT=(\d+)/), headers, body, { prepare: initializeSession });
+const results = [bare, floor, sdk, sdkLongLived, ours];
 
-const [bare, floor, sdk, sdkLongLived, ours] = results;
 const pad = (s, n) => String(s).padEnd(n);
 console.log(`${pad('server', 44)}${pad('req/s', 10)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('peak RSS MiB', 14)}${pad('CPU µs/req', 12)}${pad('ours / this', 13)}errors`);
 for (const r of results) {
@@ -92,17 +91,18 @@ for (const r of results) {
     `${pad(r.name, 44)}${pad(r.requestsPerSecond.toFixed(0), 10)}${pad(r.p50Ms, 8)}${pad(r.p99Ms, 8)}${pad(r.peakRssMiB.toFixed(1), 14)}${pad(r.cpuMicrosPerRequest.toFixed(1), 12)}${pad(`${(ours.requestsPerSecond / r.requestsPerSecond).toFixed(2)}x`, 13)}${r.errors}`,
   );
 }
-const vsBare = ours.requestsPerSecond / bare.requestsPerSecond;
+const vsBare = ours.ratioTo(bare).requestsPerSecond;
 const vsSdk = ours.requestsPerSecond / sdk.requestsPerSecond;
 const vsSdkLongLived = ours.requestsPerSecond / sdkLongLived.requestsPerSecond;
-const vsFloor = ours.requestsPerSecond / floor.requestsPerSecond;
-const cpuVsFloor = ours.cpuMicrosPerRequest / floor.cpuMicrosPerRequest;
+// The goals' ratios: the median over the rounds of ours / the floor in the same round.
+const vsFloor = ours.ratioTo(floor).requestsPerSecond;
+const cpuVsFloor = ours.ratioTo(floor).cpuMicrosPerRequest;
 const verdict = (ok) => (ok ? 'ok' : 'short');
 const sameReply = floorReply === ourReply;
 console.log(`\nthe floor's reply ${sameReply ? 'equals ours, byte for byte' : `differs from ours:\n  floor ${floorReply}\n  ours  ${ourReply}`}`);
 console.log(`server CPU per request ours / floor: ${cpuVsFloor.toFixed(2)}x (goal <= 1.15x): ${verdict(cpuVsFloor <= 1.15)}`);
 console.log(`req/s ours / floor: ${vsFloor.toFixed(2)}x (goal >= 0.9x): ${verdict(vsFloor >= 0.9)}`);
-console.log(`req/s ours / bare node:http: ${vsBare.toFixed(2)}x; server CPU per request ours / bare: ${(ours.cpuMicrosPerRequest / bare.cpuMicrosPerRequest).toFixed(2)}x`);
+console.log(`req/s ours / bare node:http: ${vsBare.toFixed(2)}x; server CPU per request ours / bare: ${ours.ratioTo(bare).cpuMicrosPerRequest.toFixed(2)}x`);
 console.log(`ratio ours / stock SDK stateless: ${vsSdk.toFixed(2)}x (target >= 3x)`);
 console.log(`ratio ours / SDK McpServer long-lived: ${vsSdkLongLived.toFixed(2)}x`);
 console.log(`server CPU per request ours / stock SDK: ${(ours.cpuMicrosPerRequest / sdk.cpuMicrosPerRequest).toFixed(2)}x; ours / long-lived SDK: ${(ours.cpuMicrosPerRequest / sdkLongLived.cpuMicrosPerRequest).toFixed(2)}x`);
@@ -123,7 +123,7 @@ target.cleanup();
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(
   join(root, 'bench', 'results', 'latest.json'),
-  JSON.stringify({ date: new Date().toISOString(), seconds, connections, results, ratios: { vsBare, vsFloor, cpuVsFloor, vsSdk, vsSdkLongLived, sameReplyAsFloor: sameReply }, startup, limiter }, null, 2),
+  JSON.stringify({ date: new Date().toISOString(), seconds, rounds, connections, results: results.map(({ ratioTo: _ratioTo, ...r }) => r), ratios: { vsBare, vsFloor, cpuVsFloor, vsSdk, vsSdkLongLived, sameReplyAsFloor: sameReply }, startup, limiter }, null, 2),
 );
 if (!sameReply) {
   console.error("the floor's reply differs from ours: its figures are not comparable");

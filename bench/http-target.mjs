@@ -103,3 +103,51 @@ export async function prepareTarget(root) {
     cleanup: () => rmSync(dataDir, { recursive: true, force: true }),
   };
 }
+
+const median = (list) => {
+  const sorted = [...list].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/**
+ * Loads running servers in alternating rounds (A B, then B A, ...), so that a change of the
+ * machine's load falls on all of them: the way to compare two servers on a shared machine.
+ * @param servers `{ name, child, port, headers, body }` each, already started.
+ * @returns per server: the median req/s and CPU µs per request over the rounds, each round's
+ *   figures, and `ratioTo(other)`: the median over the rounds of this server's req/s and CPU per
+ *   request divided by `other`'s in the same round.
+ * @throws when a request fails.
+ */
+export async function measureAlternating(servers, { rounds, seconds, warmup, connections }) {
+  const runs = new Map(servers.map((s) => [s, []]));
+  const run = async (server, duration) => {
+    const r = await load(server.port, server.child.pid, server.headers, server.body, { seconds: duration, connections });
+    const errors = r.errors + r.timeouts + r.non2xx;
+    if (errors > 0) throw new Error(`${server.name}: ${errors} requests failed`);
+    return { requestsPerSecond: r.requests.average, cpuMicrosPerRequest: r.cpuMicrosPerRequest, p50Ms: r.latency.p50, p99Ms: r.latency.p99 };
+  };
+  if (warmup > 0) for (const server of servers) await run(server, warmup);
+  for (let i = 0; i < rounds; i++) {
+    const order = i % 2 === 0 ? servers : [...servers].reverse();
+    for (const server of order) runs.get(server).push(await run(server, seconds));
+  }
+  return servers.map((server) => {
+    const mine = runs.get(server);
+    return {
+      name: server.name,
+      rounds: mine,
+      requestsPerSecond: median(mine.map((r) => r.requestsPerSecond)),
+      cpuMicrosPerRequest: median(mine.map((r) => r.cpuMicrosPerRequest)),
+      p50Ms: median(mine.map((r) => r.p50Ms)),
+      p99Ms: median(mine.map((r) => r.p99Ms)),
+      ratioTo: (other) => {
+        const theirs = runs.get(servers.find((s) => s.name === other.name));
+        return {
+          requestsPerSecond: median(mine.map((r, i) => r.requestsPerSecond / theirs[i].requestsPerSecond)),
+          cpuMicrosPerRequest: median(mine.map((r, i) => r.cpuMicrosPerRequest / theirs[i].cpuMicrosPerRequest)),
+        };
+      },
+    };
+  });
+}

@@ -1,7 +1,8 @@
 /**
  * Parts of the MCP-over-HTTP hot path (README "Performance"): the per-message deadlines on one
  * shared timer (src/mcp/deadline-queue.ts) and the reply JSON that reuses a tool result's own
- * serialisation (src/mcp/reply-json.ts), which must be byte for byte `JSON.stringify`. No test
+ * serialisation (src/mcp/reply-json.ts), which must be byte for byte `JSON.stringify`, and a
+ * tool result that, copied or compared, is the plain `CallToolResult` it always was. No test
  * here waits on a clock: deadlines are awaited as events, and their order is what is checked.
  */
 import { describe, expect, it } from 'vitest';
@@ -94,5 +95,12 @@ describe('reply JSON', () => {
     replies.push({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid request', data: { reason: 'x' } } });
     replies.push({ jsonrpc: '2.0', id: 1, result: { tools: [] } });
     for (const reply of replies) expect(replyJson(reply)).toBe(JSON.stringify(reply));
+  });
+
+  it('a tool result has exactly the keys content and structuredContent, also when spread', async () => {
+    const result = await resultOf(OUTPUTS[0]!);
+    expect(Object.keys(result)).toEqual(['content', 'structuredContent']);
+    expect(Object.keys({ ...result })).toEqual(['content', 'structuredContent']);
+    expect(JSON.parse(JSON.stringify(result))).toEqual({ content: [{ type: 'text', text: JSON.stringify(OUTPUTS[0]) }], structuredContent: OUTPUTS[0] });
   });
 });

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { Caller } from '../auth/caller.js';
 import { parameterError } from './parameter-errors.js';
-import { rememberJson } from './reply-json.js';
+import { ToolResultWithJson } from './reply-json.js';
 import type { ToolServices } from './tool-services.js';
 
 /** MCP tool annotations (hints for a host; they are not security controls). */
@@ -137,18 +137,10 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definit
       const returned = (await definition.handle(parsed.data, context)) as unknown;
       // The output is serialised once: for its text item, and reused as `structuredContent` in the
       // reply's JSON (reply-json.ts).
-      if (returned instanceof OutputWithContent) {
-        const output = returned.output as Record<string, unknown>;
-        const text = JSON.stringify(output);
-        rememberJson(output, text);
-        return { content: [{ type: 'text', text }, ...(returned.content as ContentItem[])], structuredContent: output };
-      }
-      const output = returned as Record<string, unknown>;
+      const output = (returned instanceof OutputWithContent ? returned.output : returned) as Record<string, unknown>;
       const text = JSON.stringify(output);
-      const result: ToolResult = { content: [{ type: 'text', text }], structuredContent: output };
-      rememberJson(output, text);
-      rememberJson(result, `{"content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":${text}}`);
-      return result;
+      const extra = returned instanceof OutputWithContent ? (returned.content as ContentItem[]) : [];
+      return new ToolResultWithJson([{ type: 'text', text }, ...extra], output, text);
     },
   };
 }
