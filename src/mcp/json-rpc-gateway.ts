@@ -125,12 +125,12 @@ export class JsonRpcGateway {
    *   body for a 2026-07-28 request.
    * @param channel the transport's notification path and disconnect signal for this request, if any.
    */
-  async handleText(text: string, admit: AdmissionPolicy, headers?: ProtocolHeaders, channel?: RequestChannel): Promise<GatewayReply> {
+  handleText(text: string, admit: AdmissionPolicy, headers?: ProtocolHeaders, channel?: RequestChannel): Promise<GatewayReply> {
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
-      return errorReply(null, parseError());
+      return Promise.resolve(errorReply(null, parseError()));
     }
     return this.handleValue(value, admit, headers, channel);
   }

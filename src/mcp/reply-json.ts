@@ -40,8 +40,14 @@ export class ToolResultWithJson implements ToolResult {
 export function replyJson(reply: JsonRpcReply): string {
   const result = (reply as { result?: unknown }).result;
   if (!(result instanceof ToolResultWithJson)) return JSON.stringify(reply);
+  const keys = Object.keys(reply);
+  // The gateway's shape, in its order: no key to escape or skip.
+  if (keys.length === 3 && keys[0] === 'jsonrpc' && keys[1] === 'id' && keys[2] === 'result' && reply.jsonrpc === '2.0') {
+    const id = JSON.stringify(reply.id);
+    if (id !== undefined) return `{"jsonrpc":"2.0","id":${id},"result":${result.toJsonText()}}`;
+  }
   let out = '{';
-  for (const key of Object.keys(reply)) {
+  for (const key of keys) {
     const part = key === 'result' ? result.toJsonText() : JSON.stringify((reply as Record<string, unknown>)[key]);
     if (part === undefined) continue;
     out += `${out.length > 1 ? ',' : ''}${JSON.stringify(key)}:${part}`;
