@@ -140,7 +140,7 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definit
       const output = (returned instanceof OutputWithContent ? returned.output : returned) as Record<string, unknown>;
       const text = JSON.stringify(output);
       const extra = returned instanceof OutputWithContent ? (returned.content as ContentItem[]) : [];
-      return new ToolResultWithJson([{ type: 'text', text }, ...extra], output, text);
+      return new ToolResultWithJson<ToolResult['content']>([{ type: 'text', text }, ...extra], output, text);
     },
   };
 }

@@ -5,22 +5,22 @@
  * `ToolResultWithJson`, which keeps the text, and `replyJson` splices it in instead of walking the
  * object again. The output is byte for byte `JSON.stringify(reply)`.
  */
-import type { ToolResult } from './define-tool.js';
 import type { JsonRpcReply } from './in-process-transport.js';
 
 /**
- * A `CallToolResult` (`content`, then `structuredContent`, as plain own properties) that keeps the
+ * A `CallToolResult` (`ToolResult` of `define-tool.ts`: `content`, then `structuredContent`, as plain
+ * own properties; `Content` is its content items' type) that keeps the
  * JSON text of its `structuredContent` in a private field: invisible to `JSON.stringify`, to
  * `Object.keys` and to a spread (a copy such as the 2026-07-28 era's stamped result is a plain
  * object, serialised as usual). Neither property may change after it is made.
  */
-export class ToolResultWithJson implements ToolResult {
+export class ToolResultWithJson<Content extends [{ type: 'text'; text: string }, ...unknown[]] = [{ type: 'text'; text: string }, ...unknown[]]> {
   [key: string]: unknown;
   readonly #structuredJson: string;
 
   /** @param structuredJson `JSON.stringify(structuredContent)`. */
   constructor(
-    readonly content: ToolResult['content'],
+    readonly content: Content,
     readonly structuredContent: Record<string, unknown>,
     structuredJson: string,
   ) {
