@@ -30,6 +30,9 @@ function acceptsEventStream(accept: string | undefined): boolean {
 
 /**
  * The channel of one POST (one object per request, no closures: most requests only pass it on).
+ * Keep it a class: as an object literal of getters and closures over `req` and `res` it kept every
+ * request's objects alive past the young generation (measured with `--trace-gc` under load: 4x
+ * the scavenge time, and mark-compacts the class never causes).
  * Its signal is made when a tool first reads it (a wait): an AbortController per request is a
  * measurable share of a short call's cost.
  */
