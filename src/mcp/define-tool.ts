@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { Caller } from '../auth/caller.js';
 import { parameterError } from './parameter-errors.js';
+import { ToolResultWithJson } from './reply-json.js';
 import type { ToolServices } from './tool-services.js';
 
 /** MCP tool annotations (hints for a host; they are not security controls). */
@@ -144,12 +145,12 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definit
       const parsed = definition.input.safeParse(args ?? {});
       if (!parsed.success) throw parameterError(parsed.error.issues, args ?? {});
       const returned = (await definition.handle(parsed.data, context)) as unknown;
-      if (returned instanceof OutputWithContent) {
-        const output = returned.output as z.input<O>;
-        return { content: [{ type: 'text', text: JSON.stringify(output) }, ...(returned.content as ContentItem[])], structuredContent: output };
-      }
-      const output = returned as z.input<O>;
-      return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
+      // The output is serialised once: for its text item, and reused as `structuredContent` in the
+      // reply's JSON (reply-json.ts).
+      const output = (returned instanceof OutputWithContent ? returned.output : returned) as z.input<O>;
+      const text = JSON.stringify(output);
+      const extra = returned instanceof OutputWithContent ? (returned.content as ContentItem[]) : [];
+      return new ToolResultWithJson<ToolResult['content'], z.input<O>>([{ type: 'text', text }, ...extra], output, text);
     },
   };
 }

@@ -22,9 +22,11 @@ import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { Logger } from '../logger.js';
 import type { GatewayReply, JsonRpcGateway } from '../mcp/json-rpc-gateway.js';
 import { MODERN_PROTOCOL_VERSIONS, type ProtocolHeaders } from '../mcp/protocol-era.js';
+import { replyJson } from '../mcp/reply-json.js';
 import type { ArtifactReader } from '../services/artifact-reader.js';
 import type { PublicUrl } from '../services/public-url.js';
 import { artifactIdOf, serveArtifact } from './artifact-routes.js';
+import { SlotReleases } from './slot-releases.js';
 import { sseReplyChannel } from './sse-reply.js';
 import { formFromOwnOrigin } from './form-origin.js';
 import { createHostCheck, type HostVerdict } from './host-check.js';
@@ -130,6 +132,23 @@ export interface RunningHttpServer {
 }
 
 const JSON_TYPE = 'application/json';
+
+/** The query of a URL without one, shared by every such request (not parsed per request); it cannot be changed. */
+class EmptyQuery extends URLSearchParams {
+  override append(): void {
+    throw new TypeError('the shared empty query is read-only');
+  }
+  override set(): void {
+    throw new TypeError('the shared empty query is read-only');
+  }
+  override delete(): void {
+    throw new TypeError('the shared empty query is read-only');
+  }
+  override sort(): void {
+    throw new TypeError('the shared empty query is read-only');
+  }
+}
+const NO_QUERY: URLSearchParams = new EmptyQuery();
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
 
 /**
@@ -150,6 +169,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
   // is known, nor lock out the users behind the same proxy.
   const clientAddress = deps.clientAddress ?? ((req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown');
   const unauthenticated = new Map<string, number>();
+  const slotReleases = new SlotReleases();
   const maxUnauthenticated = options.maxUnauthenticatedPerAddress ?? 32;
 
   // `POST /mcp` after its guards (host check, protocol version, declared body size): the body is
@@ -184,7 +204,8 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
         inFlight--;
       }
     };
-    res.once('close', release);
+    // One close listener per connection, not per request (slot-releases.ts).
+    slotReleases.hold(req.socket, release);
     const policy = deps.gate.policy({ transport: 'http', token, address, caller: reading.caller });
     let rate: RateDecision | undefined;
     const admit = async (method: string) => {
@@ -203,6 +224,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
       if (channel.streaming) channel.finish(reply.body);
       else if (!res.destroyed) sendReply(res, reply, token !== undefined, mcpClient(version), oauthRoutes ? resourceMetadataUrl(deps.publicUrl.get()) : null);
     } finally {
+      slotReleases.drop(req.socket, release);
       release();
     }
   };
@@ -311,7 +333,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     // A project's own origin is served by whichever listener artifact links name (the artifact
     // listener, or the only one): its host name is never the console's, which refuses it.
     const projectId = deps.publicUrl.projectOfHost(req.headers.host);
-    const routed = projectId ? handleProjectOrigin(req, res, path, projectId) : routes.dispatch(req, res, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));
+    const routed = projectId ? handleProjectOrigin(req, res, path, projectId) : routes.dispatch(req, res, path, q === -1 ? NO_QUERY : new URLSearchParams(url.slice(q + 1)));
     const work = routed === false ? notFound(res) : routed;
     if (work) {
       work.catch((error: unknown) => {
@@ -452,12 +474,16 @@ function mcpClient(version: string | string[] | undefined): boolean {
 /** The protocol headers a 2026-07-28 request's body is checked against (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`). */
 function protocolHeaders(req: IncomingMessage): ProtocolHeaders {
   const { 'mcp-protocol-version': protocolVersion, 'mcp-method': method, 'mcp-name': name } = req.headers;
+  if (protocolVersion === undefined && method === undefined && name === undefined) return NO_PROTOCOL_HEADERS;
   return {
     ...(typeof protocolVersion === 'string' && { protocolVersion }),
     ...(typeof method === 'string' && { method }),
     ...(typeof name === 'string' && { name }),
   };
 }
+
+/** The protocol headers of a request that sends none (shared: never changed). */
+const NO_PROTOCOL_HEADERS: ProtocolHeaders = Object.freeze({});
 
 /** Where a 401 points an OAuth client (RFC 9728 section 5.1): the protected resource metadata of `/mcp`. */
 function resourceMetadataUrl(base: string): string {
@@ -488,7 +514,7 @@ function sendReply(res: ServerResponse, reply: GatewayReply, tokenPresented: boo
   }
   // A reply that carries a rate window answers an authenticated request (the gate counted it).
   const inBand = mcp && reply.rate !== undefined && reply.body.error !== undefined && IN_BAND_CODES.has(reply.body.error.code);
-  sendJson(res, inBand ? 200 : reply.status, reply.body, headers);
+  sendJsonText(res, inBand ? 200 : reply.status, replyJson(reply.body), headers);
 }
 
 function isArtifactPath(path: string): boolean {
@@ -517,7 +543,10 @@ function sendError(res: ServerResponse, error: ServiceError, status?: number): v
 }
 
 function sendJson(res: ServerResponse, status: number, value: unknown, extraHeaders: string[] = []): void {
-  const text = JSON.stringify(value);
+  sendJsonText(res, status, JSON.stringify(value), extraHeaders);
+}
+
+function sendJsonText(res: ServerResponse, status: number, text: string, extraHeaders: string[]): void {
   res.writeHead(status, ['Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(text)), 'Cache-Control', 'no-store', ...extraHeaders]);
   res.end(text);
 }
