@@ -106,9 +106,9 @@ export interface AppConfig {
   cancelTimeoutMs?: number;
   /** Longest time one JSON-RPC message may take before it is answered with -32603, in ms (default 30 000). */
   requestDeadlineMs?: number;
-  /** Length of a workflow claim's lease (ms, default 8000); see docs/workflows.md, "Leases". */
+  /** Length of a workflow claim's lease (ms, default 2500); see docs/workflows.md, "Leases". */
   leaseMs?: number;
-  /** How often a running workflow's lease is renewed (ms, default min(1000, leaseMs / 4)). */
+  /** How often a running workflow's lease is renewed (ms, default min(500, leaseMs / 5)). */
   heartbeatMs?: number;
   /** Lifetimes of OAuth codes and tokens, in seconds (README "Sign in with OAuth"); defaults 60 s, 1 h, 30 days. */
   oauth?: OAuthLifetimes;

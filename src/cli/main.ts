@@ -109,7 +109,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--public-url <url>', 'base URL of preview links (default from host and port)').env('SVC_PUBLIC_URL'))
     .addOption(new Option('--scripted-step-ms <ms>', 'pause per step of the scripted builder').env('SVC_SCRIPTED_STEP_MS').default(500).argParser(positiveInt('--scripted-step-ms')))
     .addOption(new Option('--max-concurrent-workflows <n>', 'workflows running at once').env('SVC_MAX_CONCURRENT_WORKFLOWS').default(2).argParser(positiveInt('--max-concurrent-workflows', 1)))
-    .addOption(new Option('--lease-ms <ms>', 'lease of a running workflow: another server sharing the data dir takes it over this long after its server stops renewing it').env('SVC_LEASE_MS').default(8000).argParser(positiveInt('--lease-ms', 200)))
+    .addOption(new Option('--lease-ms <ms>', 'lease of a running workflow: another server sharing the data dir takes it over this long after its server stops renewing it').env('SVC_LEASE_MS').default(2500).argParser(positiveInt('--lease-ms', 200)))
     .addOption(new Option('--plans <file>', 'JSON file of plan limits').env('SVC_PLANS_FILE'))
     .addOption(new Option('--allowed-hosts <list>', 'comma-separated extra host names accepted in Host/Origin').env('SVC_ALLOWED_HOSTS'))
     .addOption(new Option('--trust-proxy <list>', 'comma-separated addresses or CIDR ranges of your reverse proxies (or loopback): their X-Forwarded-For names the client').env('SVC_TRUST_PROXY').argParser(trustProxy))
