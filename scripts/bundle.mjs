@@ -9,7 +9,8 @@
 // stdio server never reads them (README "Sign in with OAuth"). The MCP 2026-07-28 era (the v2 SDK) is
 // a third, dist/mobile-builder-modern.cjs, required on the first request of that era only.
 import { build } from 'esbuild';
-import { readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -57,14 +58,18 @@ const common = {
   logLevel: 'warning',
 };
 
-await build({
+const stdio = await build({
   ...common,
   entryPoints: [join(dist, 'cli', 'main.js')],
   outfile: join(dist, 'mobile-builder-mcp.cjs'),
   // import() of the OAuth bundle as require(): the bin runs this bundle as a script, where import() is not available.
   supported: { 'dynamic-import': false },
   plugins: [importMetaUrl, oauthApart, modernApart],
+  write: false,
 });
+// The first line names the build (a hash of the bundle): the bin keys its V8 code cache by it.
+const code = stdio.outputFiles[0].contents;
+await writeFile(join(dist, 'mobile-builder-mcp.cjs'), Buffer.concat([Buffer.from(`//build:${createHash('sha256').update(code).digest('hex').slice(0, 16)}\n`), code]));
 
 await build({
   ...common,
