@@ -6,10 +6,11 @@
 // 15), reported as ratios to the baseline with `ok`/`short` against the goals (README
 // "Performance"): warm <= 2x, first start <= 2.5x.
 //
-// It also reports how much of the code the stdio path evaluates: the bundle's size and the number
-// of bundled modules the stdio server runs (`MBM_DEBUG_MODULES=1` makes the bin print it to stderr).
+// It also reports how much code a stdio start reads: the stdio bundle's size and the number of
+// modules in it, from the build's metafile summary (dist/bundle-stats.json, scripts/bundle.mjs);
+// the HTTP wing's bundles are beside it and a stdio start never loads them.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +20,16 @@ const BIN = join(root, 'bin', 'mobile-builder-mcp.js');
 const starts = Number(process.env.BENCH_STARTS ?? 15);
 const initialize = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } })}\n`;
 
-/** Milliseconds from spawn to the first stdout line, the answer to initialize. */
+/** CPU time the process has used so far (ms), from Linux's /proc/<pid>/schedstat; NaN elsewhere. */
+function cpuMsOf(pid) {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Milliseconds from spawn to the first stdout line (the answer to initialize), and the CPU milliseconds the process used by then. */
 async function timeToAnswer(args, env) {
   const started = performance.now();
   const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'ignore'], env: { ...process.env, ...env } });
@@ -33,10 +43,11 @@ async function timeToAnswer(args, env) {
     child.once('exit', (code) => reject(new Error(`exited (${code}) before answering: ${out}`)));
   });
   const ms = performance.now() - started;
+  const cpuMs = cpuMsOf(child.pid);
   if (!JSON.parse(out.slice(0, out.indexOf('\n'))).result) throw new Error(`no result: ${out}`);
   child.kill('SIGKILL');
   await new Promise((resolve) => child.once('exit', resolve));
-  return ms;
+  return { ms, cpuMs };
 }
 
 /** Runs one start that lives until the bin reports the code cache written (a debug line on stderr). */
@@ -55,20 +66,6 @@ async function warmUp(serve, cacheHome) {
   await new Promise((resolve) => child.once('exit', resolve));
 }
 
-/** The number of bundled modules a stdio start evaluates, as the bin reports it. */
-async function modulesEvaluated(serve, cacheHome) {
-  const child = spawn(process.execPath, serve, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, XDG_CACHE_HOME: cacheHome, MBM_DEBUG_MODULES: '1' } });
-  child.stdin.write(initialize);
-  let err = '';
-  let out = '';
-  child.stderr.on('data', (d) => (err += d));
-  await new Promise((resolve) => child.stdout.on('data', (d) => (out += d).includes('\n') && resolve()));
-  child.kill('SIGKILL');
-  await new Promise((resolve) => child.once('exit', resolve));
-  const m = /modules evaluated: (\d+) of (\d+)/.exec(err);
-  return m ? { evaluated: Number(m[1]), bundled: Number(m[2]) } : undefined;
-}
-
 const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
 const verdict = (ratio, goal) => `${ratio.toFixed(2)}x, goal <= ${goal}x: ${ratio <= goal ? 'ok' : 'short'}`;
 
@@ -81,23 +78,21 @@ try {
   // One start of each first, not counted: the files are in the page cache for all alike.
   await timeToAnswer(bare, {});
   await timeToAnswer(serve, { XDG_CACHE_HOME: warmCache });
-  const times = { bare: [], warm: [], cold: [] };
+  const runs = { bare: [], warm: [], cold: [] };
   for (let i = 0; i < starts; i++) {
-    times.bare.push(await timeToAnswer(bare, {}));
-    times.warm.push(await timeToAnswer(serve, { XDG_CACHE_HOME: warmCache }));
-    times.cold.push(await timeToAnswer(serve, { XDG_CACHE_HOME: join(dir, `cache-cold-${i}`) }));
+    runs.bare.push(await timeToAnswer(bare, {}));
+    runs.warm.push(await timeToAnswer(serve, { XDG_CACHE_HOME: warmCache }));
+    runs.cold.push(await timeToAnswer(serve, { XDG_CACHE_HOME: join(dir, `cache-cold-${i}`) }));
   }
-  const bareMs = median(times.bare);
-  const warmMs = median(times.warm);
-  const coldMs = median(times.cold);
-  const modules = await modulesEvaluated(serve, warmCache);
-  const bundleBytes = statSync(join(root, 'dist', 'mobile-builder-mcp.cjs')).size;
+  const [bareMs, warmMs, coldMs] = ['bare', 'warm', 'cold'].map((k) => median(runs[k].map((r) => r.ms)));
+  const [bareCpuMs, warmCpuMs, coldCpuMs] = ['bare', 'warm', 'cold'].map((k) => median(runs[k].map((r) => r.cpuMs)));
+  const stats = JSON.parse(readFileSync(join(root, 'dist', 'bundle-stats.json'), 'utf8'));
   console.log(`\nstdio start-up, spawn to the answer to initialize (median of ${starts}):`);
-  console.log(`  bare node answering initialize: ${bareMs.toFixed(0)} ms`);
-  console.log(`  mobile-builder-mcp serve, code cache warm: ${warmMs.toFixed(0)} ms (${verdict(warmMs / bareMs, 2)})`);
-  console.log(`  mobile-builder-mcp serve, first start: ${coldMs.toFixed(0)} ms (${verdict(coldMs / bareMs, 2.5)})`);
-  console.log(`  stdio bundle: ${(bundleBytes / 1024).toFixed(0)} KiB${modules ? `, ${modules.evaluated} of its ${modules.bundled} modules evaluated on stdio` : ''}`);
-  const report = { date: new Date().toISOString(), starts, bareMs, warmMs, coldMs, warmRatio: warmMs / bareMs, coldRatio: coldMs / bareMs, bundleBytes, modules };
+  console.log(`  bare node answering initialize: ${bareMs.toFixed(0)} ms (${bareCpuMs.toFixed(0)} ms of CPU)`);
+  console.log(`  mobile-builder-mcp serve, code cache warm: ${warmMs.toFixed(0)} ms (${verdict(warmMs / bareMs, 2)}); ${warmCpuMs.toFixed(0)} ms of CPU (${(warmCpuMs / bareCpuMs).toFixed(2)}x)`);
+  console.log(`  mobile-builder-mcp serve, first start: ${coldMs.toFixed(0)} ms (${verdict(coldMs / bareMs, 2.5)}); ${coldCpuMs.toFixed(0)} ms of CPU (${(coldCpuMs / bareCpuMs).toFixed(2)}x)`);
+  for (const [name, b] of Object.entries(stats)) console.log(`  ${name}: ${b.file}, ${(b.bytes / 1024).toFixed(0)} KiB, ${b.modules} modules`);
+  const report = { date: new Date().toISOString(), starts, bareMs, warmMs, coldMs, warmRatio: warmMs / bareMs, coldRatio: coldMs / bareMs, bareCpuMs, warmCpuMs, coldCpuMs, bundles: stats };
   mkdirSync(join(root, 'bench', 'results'), { recursive: true });
   writeFileSync(join(root, 'bench', 'results', 'startup.json'), `${JSON.stringify(report, null, 2)}\n`);
 } finally {

@@ -12,6 +12,10 @@
 // When it writes its own, it removes only its own install's files of other builds or Node versions,
 // and any cache file nobody has used for 30 days (a warm start marks its file used once a day).
 // `MBM_DEBUG_CODE_CACHE=1` prints what the cache did to stderr (a hit, a miss, a write, a removal).
+// `MBM_DEBUG_MODULES=1` prints, when the first line is written to stdout (the answer to
+// `initialize` over stdio), which of the bundle's lazily evaluated modules (those esbuild wraps,
+// which is most of them) were evaluated so far, as one JSON line on stderr; it compiles the bundle
+// without the cache. The bundle's other modules are evaluated at load, always.
 //
 // Without the bundle (a `tsc`-only build) the modules are loaded as they are.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
@@ -56,8 +60,35 @@ function prune(dir, own, install) {
   }
 }
 
+/**
+ * `MBM_DEBUG_MODULES=1`: makes esbuild's lazy module wrappers (`__esm`, `__commonJS`) record the
+ * path of each module they evaluate, and prints them at the first write to stdout.
+ */
+function traceModules(source) {
+  const evaluated = [];
+  globalThis.__mbmEvaluated = evaluated;
+  const traced = source
+    .replace('var __esm=(fn,res)=>function(){', 'var __esm=(fn,res)=>function(){fn&&globalThis.__mbmEvaluated.push(__getOwnPropNames(fn)[0]);')
+    .replace('var __commonJS=(cb,mod)=>function(){', 'var __commonJS=(cb,mod)=>function(){mod||globalThis.__mbmEvaluated.push(__getOwnPropNames(cb)[0]);');
+  const bundled = [...source.matchAll(/__(?:esm|commonJS)\(\{"([^"]+)"/g)].map((m) => m[1]);
+  const write = process.stdout.write;
+  process.stdout.write = function (...args) {
+    process.stdout.write = write;
+    const result = write.apply(this, args);
+    process.stderr.write(`${JSON.stringify({ lazyModulesEvaluated: evaluated.length, lazyModulesBundled: bundled.length, evaluated })}\n`);
+    return result;
+  };
+  return traced;
+}
+
 /** Loads the CommonJS bundle through a V8 code cache; any cache problem only costs the compile. */
 function loadBundle() {
+  if (process.env.MBM_DEBUG_MODULES === '1') {
+    const source = traceModules(readFileSync(bundle, 'utf8'));
+    const module = { exports: {} };
+    new Script(Module.wrap(source), { filename: bundle }).runInThisContext().call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle));
+    return module.exports;
+  }
   const source = readFileSync(bundle, 'utf8');
   // The first line is `//build:<hash>` (scripts/bundle.mjs); an older bundle without it is keyed by its size.
   const build = source.startsWith('//build:') ? source.slice(8, source.indexOf('\n')) : `size${source.length}`;

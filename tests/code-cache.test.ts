@@ -51,7 +51,7 @@ async function start(root: string, cacheHome: string): Promise<{ outcome: 'hit' 
         const done = /code cache (hit|written) (\S+)/.exec(stderr);
         if (done && stdout.includes('\n')) {
           expect(JSON.parse(stdout.slice(0, stdout.indexOf('\n')))).toMatchObject({ id: 1, result: { serverInfo: { name: 'mobile-builder-mcp' } } });
-          resolve({ outcome: done[1] as 'hit' | 'written', file: done[2], stderr });
+          resolve({ outcome: done[1] as 'hit' | 'written', file: done[2]!, stderr });
         }
       };
       child.stdout.on('data', (d) => {

@@ -27,7 +27,6 @@ import { detectBuildSandbox, SANDBOX_TURNED_OFF, type BuildSandbox } from '../bu
 import { createLogger } from '../logger.js';
 import { ARTIFACT_ORIGIN_MODES, type ArtifactOrigins } from '../services/public-url.js';
 import { serveStdio } from '../transports/stdio-server.js';
-import { loadUpdatesSigningKey } from '../transports/expo-updates-routes.js';
 import type { RunningHttpServer } from '../transports/http-server.js';
 
 const DEFAULT_DATA_DIR = join(homedir(), '.mobile-builder-mcp');
@@ -347,7 +346,7 @@ async function serve(options: ServeOptions): Promise<void> {
     ...(options.browser !== undefined && { browser: options.browser }),
   };
   // A bad signing key fails at start, not on a phone's first request.
-  if (config.updatesSigningKeyFile) loadUpdatesSigningKey(config.updatesSigningKeyFile);
+  if (config.updatesSigningKeyFile) (await import('../transports/expo-updates-routes.js')).loadUpdatesSigningKey(config.updatesSigningKeyFile);
   const app = openApp(config);
   await app.start();
   const allowedHosts = options.allowedHosts?.split(',').map((h) => h.trim()).filter(Boolean);
@@ -384,8 +383,12 @@ async function serve(options: ServeOptions): Promise<void> {
 
   const token = process.env.SVC_API_TOKEN?.trim() || undefined;
   warnAboutToken(app, token, config.dataDir);
-  // The protocol first: hosts wait for the answer to `initialize`; previews can wait a moment.
-  const served = serveStdio(app, { token });
+  // The protocol first: hosts wait for the answer to `initialize`; previews can wait a moment. The
+  // preview listener (and the HTTP side it loads) starts once that answer is written.
+  let firstReply!: () => void;
+  const answered = new Promise<void>((resolve) => (firstReply = resolve));
+  const served = serveStdio(app, { token, onFirstReply: () => firstReply() });
+  await Promise.race([answered, served]);
   // stdio: a loopback listener serves the previews; a busy port falls back to any free one.
   try {
     http = await listenHttp(app, { ...httpOptions, port: options.port, serveMcp: false });
