@@ -5,13 +5,11 @@
 //    the SDK's stock stateless server (a server per request), and a long-lived SDK McpServer (one
 //    server and transport reused, stateful JSON mode). Requests/s, p50/p99 latency, peak RSS and
 //    server CPU per request of each, in one table, and the ratios.
-// 2. stdio start-up: spawn to the answer to `initialize`, against a bare Node process that echoes
-//    a line; with the V8 code cache warm (every start after the first) and cold (first start).
-// 3. The request limiter: cost of counting one request in process memory and in the store
+// 2. The request limiter: cost of counting one request in process memory and in the store
 //    (shared by every process on the data dir).
 //
 // Options (env): BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32), BENCH_WARMUP_SECONDS
-// (default 2), BENCH_STARTS (default 9 starts per start-up figure).
+// (default 2). stdio start-up is measured by bench/startup-bench.mjs (`npm run bench` runs both).
 import autocannon from 'autocannon';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -137,12 +135,6 @@ console.log(`ratio ours / SDK McpServer long-lived: ${vsSdkLongLived.toFixed(2)}
 console.log(`server CPU per request ours / bare: ${(ours.cpuMicrosPerRequest / bare.cpuMicrosPerRequest).toFixed(2)}x; ours / stock SDK: ${(ours.cpuMicrosPerRequest / sdk.cpuMicrosPerRequest).toFixed(2)}x; ours / long-lived SDK: ${(ours.cpuMicrosPerRequest / sdkLongLived.cpuMicrosPerRequest).toFixed(2)}x`);
 console.log(`peak RSS ours / bare: ${(ours.peakRssMiB / bare.peakRssMiB).toFixed(2)}x; ours / stock SDK: ${(ours.peakRssMiB / sdk.peakRssMiB).toFixed(2)}x; ours / long-lived SDK: ${(ours.peakRssMiB / sdkLongLived.peakRssMiB).toFixed(2)}x`);
 
-const startup = await measureStartup();
-console.log(`\nstdio start-up, spawn to the answer to initialize (median of ${startup.starts}):`);
-console.log(`  bare node echo process: ${startup.echoMs.toFixed(0)} ms`);
-console.log(`  mobile-builder-mcp serve, code cache warm: ${startup.warmMs.toFixed(0)} ms (${startup.warmRatio.toFixed(2)}x the echo process; target <= 2.5x)`);
-console.log(`  mobile-builder-mcp serve, first start (cold code cache): ${startup.coldMs.toFixed(0)} ms (${startup.coldRatio.toFixed(2)}x)`);
-
 const limiter = await measureLimiter();
 console.log(
   `\nrequest limiter, one counted request: in memory ${limiter.memoryMicros.toFixed(1)} µs; in the store (shared across processes) ${limiter.storeMicros.toFixed(1)} µs with leases of 256, ${limiter.storeWritePerRequestMicros.toFixed(1)} µs with a store write per request (limits under 32 a minute)`,
@@ -152,7 +144,7 @@ rmSync(dataDir, { recursive: true, force: true });
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(
   join(root, 'bench', 'results', 'latest.json'),
-  JSON.stringify({ date: new Date().toISOString(), seconds, connections, results, ratios: { vsBare, vsSdk, vsSdkLongLived }, startup, limiter }, null, 2),
+  JSON.stringify({ date: new Date().toISOString(), seconds, connections, results, ratios: { vsBare, vsSdk, vsSdkLongLived }, limiter }, null, 2),
 );
 if (results.some((r) => r.errors > 0)) {
   console.error('some requests failed: see the errors column');
@@ -176,43 +168,6 @@ async function initializeSession(port) {
     body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
   }).then((r) => r.text());
   return extra;
-}
-
-/** Milliseconds from spawn to the first stdout line answering `input`. */
-async function timeToFirstLine(args, env) {
-  const started = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'ignore'], env: { ...process.env, ...env } });
-  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } })}\n`);
-  await new Promise((resolve) => child.stdout.once('data', resolve));
-  const ms = performance.now() - started;
-  child.kill('SIGKILL');
-  await new Promise((resolve) => child.once('exit', resolve));
-  return ms;
-}
-
-async function measureStartup() {
-  const starts = Number(process.env.BENCH_STARTS ?? 9);
-  const startupDir = mkdtempSync(join(tmpdir(), 'mbm-bench-start-'));
-  const serve = [BIN, 'serve', '--data-dir', join(startupDir, 'data'), '--port', '0', '--log-level', 'warn'];
-  const echo = ['-e', "process.stdin.once('data', (line) => process.stdout.write(line))"];
-  const warmCache = join(startupDir, 'cache-warm');
-  // One start that lives long enough to write the code cache (it is written a second after start).
-  const first = spawn(process.execPath, serve, { stdio: ['pipe', 'ignore', 'ignore'], env: { ...process.env, XDG_CACHE_HOME: warmCache } });
-  await new Promise((resolve) => setTimeout(resolve, 2500));
-  first.kill('SIGTERM');
-  await new Promise((resolve) => first.once('exit', resolve));
-  const times = { echo: [], warm: [], cold: [] };
-  for (let i = 0; i < starts; i++) {
-    times.echo.push(await timeToFirstLine(echo, {}));
-    times.warm.push(await timeToFirstLine(serve, { XDG_CACHE_HOME: warmCache }));
-    times.cold.push(await timeToFirstLine(serve, { XDG_CACHE_HOME: join(startupDir, `cache-cold-${i}`) }));
-  }
-  rmSync(startupDir, { recursive: true, force: true });
-  const median = (list) => list.sort((a, b) => a - b)[Math.floor(list.length / 2)];
-  const echoMs = median(times.echo);
-  const warmMs = median(times.warm);
-  const coldMs = median(times.cold);
-  return { starts, echoMs, warmMs, coldMs, warmRatio: warmMs / echoMs, coldRatio: coldMs / echoMs };
 }
 
 async function measureLimiter() {

@@ -18,14 +18,17 @@
 // without the cache. The bundle's other modules are evaluated at load, always.
 //
 // Without the bundle (a `tsc`-only build) the modules are loaded as they are.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { createRequire, Module } from 'node:module';
-import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Script } from 'node:vm';
+//
+// This file is CommonJS (bin/package.json): an ES module entry costs Node a few milliseconds more
+// at every start.
+'use strict';
+const { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } = require('node:fs');
+const { createRequire, Module } = require('node:module');
+const { homedir } = require('node:os');
+const { dirname, join } = require('node:path');
+const { Script } = require('node:vm');
 
-const bundle = fileURLToPath(new URL('../dist/mobile-builder-mcp.cjs', import.meta.url));
+const bundle = join(__dirname, '..', 'dist', 'mobile-builder-mcp.cjs');
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Cache files of any install unused this long are removed by whichever start writes one. */
 const UNUSED_MS = 30 * DAY_MS;
@@ -138,5 +141,11 @@ function loadBundle() {
   return module.exports;
 }
 
-const { run } = existsSync(bundle) ? loadBundle() : await import('../dist/cli/main.js');
-await run(process.argv);
+const entry = existsSync(bundle) ? Promise.resolve(loadBundle()) : import('../dist/cli/main.js');
+entry
+  .then(({ run }) => run(process.argv))
+  .catch((error) => {
+    // As an uncaught error would: the message and stack on stderr, exit code 1.
+    process.exitCode = 1;
+    console.error(error);
+  });
