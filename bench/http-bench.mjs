@@ -9,15 +9,13 @@
 //    server CPU per request of each, in one table, and the ratios. Ours, the floor and the bare
 //    server run side by side and are loaded in alternating rounds (medians; a goal's ratio is the
 //    median of the per-round ratios), so that the shared machine's load falls on all three alike.
-// 2. stdio start-up: spawn to the answer to `initialize`, against a bare Node process that echoes
-//    a line; with the V8 code cache warm (every start after the first) and cold (first start).
-// 3. The request limiter: cost of counting one request in process memory and in the store
+// 2. The request limiter: cost of counting one request in process memory and in the store
 //    (shared by every process on the data dir).
 //
 // Options (env): BENCH_SECONDS (default 5, per round and server), BENCH_ROUNDS (default 4 rounds of
 // ours, the floor and bare node:http, alternating), BENCH_CONNECTIONS (default 32),
-// BENCH_WARMUP_SECONDS (default 2), BENCH_STARTS (default 9 starts per start-up figure).
-import { spawn } from 'node:child_process';
+// BENCH_WARMUP_SECONDS (default 2). stdio start-up is measured by bench/startup-bench.mjs (`npm run
+// bench` runs both).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -108,12 +106,6 @@ console.log(`ratio ours / SDK McpServer long-lived: ${vsSdkLongLived.toFixed(2)}
 console.log(`server CPU per request ours / stock SDK: ${(ours.cpuMicrosPerRequest / sdk.cpuMicrosPerRequest).toFixed(2)}x; ours / long-lived SDK: ${(ours.cpuMicrosPerRequest / sdkLongLived.cpuMicrosPerRequest).toFixed(2)}x`);
 console.log(`peak RSS ours / bare: ${(ours.peakRssMiB / bare.peakRssMiB).toFixed(2)}x; ours / stock SDK: ${(ours.peakRssMiB / sdk.peakRssMiB).toFixed(2)}x; ours / long-lived SDK: ${(ours.peakRssMiB / sdkLongLived.peakRssMiB).toFixed(2)}x`);
 
-const startup = await measureStartup();
-console.log(`\nstdio start-up, spawn to the answer to initialize (median of ${startup.starts}):`);
-console.log(`  bare node echo process: ${startup.echoMs.toFixed(0)} ms`);
-console.log(`  mobile-builder-mcp serve, code cache warm: ${startup.warmMs.toFixed(0)} ms (${startup.warmRatio.toFixed(2)}x the echo process; target <= 2.5x)`);
-console.log(`  mobile-builder-mcp serve, first start (cold code cache): ${startup.coldMs.toFixed(0)} ms (${startup.coldRatio.toFixed(2)}x)`);
-
 const limiter = await measureLimiter();
 console.log(
   `\nrequest limiter, one counted request: in memory ${limiter.memoryMicros.toFixed(1)} µs; in the store (shared across processes) ${limiter.storeMicros.toFixed(1)} µs with leases of 256, ${limiter.storeWritePerRequestMicros.toFixed(1)} µs with a store write per request (limits under 32 a minute)`,
@@ -123,7 +115,7 @@ target.cleanup();
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(
   join(root, 'bench', 'results', 'latest.json'),
-  JSON.stringify({ date: new Date().toISOString(), seconds, rounds, connections, results: results.map(({ ratioTo: _ratioTo, ...r }) => r), ratios: { vsBare, vsFloor, cpuVsFloor, vsSdk, vsSdkLongLived, sameReplyAsFloor: sameReply }, startup, limiter }, null, 2),
+  JSON.stringify({ date: new Date().toISOString(), seconds, rounds, connections, results: results.map(({ ratioTo: _ratioTo, ...r }) => r), ratios: { vsBare, vsFloor, cpuVsFloor, vsSdk, vsSdkLongLived, sameReplyAsFloor: sameReply }, limiter }, null, 2),
 );
 if (!sameReply) {
   console.error("the floor's reply differs from ours: its figures are not comparable");
@@ -151,43 +143,6 @@ async function initializeSession(port) {
     body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
   }).then((r) => r.text());
   return extra;
-}
-
-/** Milliseconds from spawn to the first stdout line answering `input`. */
-async function timeToFirstLine(args, env) {
-  const started = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'ignore'], env: { ...process.env, ...env } });
-  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } })}\n`);
-  await new Promise((resolve) => child.stdout.once('data', resolve));
-  const ms = performance.now() - started;
-  child.kill('SIGKILL');
-  await new Promise((resolve) => child.once('exit', resolve));
-  return ms;
-}
-
-async function measureStartup() {
-  const starts = Number(process.env.BENCH_STARTS ?? 9);
-  const startupDir = mkdtempSync(join(tmpdir(), 'mbm-bench-start-'));
-  const serve = [join(root, 'bin', 'mobile-builder-mcp.js'), 'serve', '--data-dir', join(startupDir, 'data'), '--port', '0', '--log-level', 'warn'];
-  const echo = ['-e', "process.stdin.once('data', (line) => process.stdout.write(line))"];
-  const warmCache = join(startupDir, 'cache-warm');
-  // One start that lives long enough to write the code cache (it is written a second after start).
-  const first = spawn(process.execPath, serve, { stdio: ['pipe', 'ignore', 'ignore'], env: { ...process.env, XDG_CACHE_HOME: warmCache } });
-  await new Promise((resolve) => setTimeout(resolve, 2500));
-  first.kill('SIGTERM');
-  await new Promise((resolve) => first.once('exit', resolve));
-  const times = { echo: [], warm: [], cold: [] };
-  for (let i = 0; i < starts; i++) {
-    times.echo.push(await timeToFirstLine(echo, {}));
-    times.warm.push(await timeToFirstLine(serve, { XDG_CACHE_HOME: warmCache }));
-    times.cold.push(await timeToFirstLine(serve, { XDG_CACHE_HOME: join(startupDir, `cache-cold-${i}`) }));
-  }
-  rmSync(startupDir, { recursive: true, force: true });
-  const median = (list) => list.sort((a, b) => a - b)[Math.floor(list.length / 2)];
-  const echoMs = median(times.echo);
-  const warmMs = median(times.warm);
-  const coldMs = median(times.cold);
-  return { starts, echoMs, warmMs, coldMs, warmRatio: warmMs / echoMs, coldRatio: coldMs / echoMs };
 }
 
 async function measureLimiter() {

@@ -7,13 +7,12 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LoginCodeService } from './auth/login-codes.js';
 import { OAuthGrants, type OAuthLifetimes } from './auth/oauth-grants.js';
-import { clientAddressReader, trustedPeerReader } from './auth/client-address.js';
 import { RequestGate } from './auth/request-gate.js';
 import type { CachedToken } from './auth/token-cache.js';
 import { TokenService } from './auth/token-service.js';
 import { WebSessionService } from './auth/web-sessions.js';
 import type { Builder } from './builders/builder.js';
-import { builderRoutes, createBuilder, type BuilderName, type BuilderSettings } from './builders/builder-registry.js';
+import { createBuilder, type BuilderName, type BuilderSettings } from './builders/builder-registry.js';
 import type { BuildSandbox } from './builders/process-sandbox.js';
 import { systemClock, type Clock } from './clock.js';
 import { DEFAULTS } from './config/defaults.js';
@@ -43,11 +42,9 @@ import { QuestionRepo } from './store/question-repo.js';
 import { TokenRepo } from './store/token-repo.js';
 import { UserRepo } from './store/user-repo.js';
 import { WorkflowRepo } from './store/workflow-repo.js';
-import { ArtifactReader } from './services/artifact-reader.js';
-import { createWebConsole } from './console/web-console.js';
 import { WebSessionRepo } from './store/web-session-repo.js';
 import { ProjectChanges } from './workflows/project-changes.js';
-import { startHttpServer, type HttpServerDeps, type HttpServerOptions, type RunningHttpServer } from './transports/http-server.js';
+import type { HttpServerOptions, RunningHttpServer } from './transports/http-server.js';
 import { ArtifactPublisher } from './workflows/artifact-publisher.js';
 import { ProcessGroupRepo } from './store/process-group-repo.js';
 import { ArtifactStore } from './workflows/artifact-store.js';
@@ -108,7 +105,7 @@ export interface AppConfig {
   requestDeadlineMs?: number;
   /** Length of a workflow claim's lease, in ms (`--lease-ms`, `DEFAULTS.leaseMs`); see docs/workflows.md, "Leases". */
   leaseMs?: number;
-  /** How often a running workflow's lease is renewed (ms, default min(1000, leaseMs / 4)). */
+  /** How often a running workflow's lease is renewed (ms, default min(500, leaseMs / 5)). */
   heartbeatMs?: number;
   /** Lifetimes of OAuth codes and tokens, in seconds (README "Sign in with OAuth"); defaults 60 s, 1 h, 30 days. */
   oauth?: OAuthLifetimes;
@@ -163,59 +160,15 @@ export interface App {
 }
 
 /**
- * The narrow view of the service the HTTP transport works with (docs/architecture.md).
- */
-export function httpDepsOf(app: App): HttpServerDeps {
-  const artifacts = new ArtifactReader(app.artifacts, app.artifactStore);
-  const clientAddress = clientAddressReader(app.config.trustProxy);
-  const web = createWebConsole({
-    tools: app.tools,
-    sessions: app.webSessions,
-    gate: app.gate,
-    changes: app.changes,
-    projectStates: (caller) => app.workflows.ownProjectStates(caller),
-    latestPageStart: (caller, projectId, limit) => app.workflows.latestPageStart(caller, projectId, limit),
-    dataVersion: () => app.store.dataVersion(),
-    publicUrl: app.publicUrl,
-    logger: app.logger,
-    clientAddress,
-  });
-  return {
-    gateway: app.gateway,
-    gate: app.gate,
-    clientAddress,
-    trustedPeer: trustedPeerReader(app.config.trustProxy),
-    healthProblem: () => app.healthProblem(),
-    artifacts,
-    builderRoutes: builderRoutes({ artifacts, artifactBaseUrl: () => app.publicUrl.artifacts() }, app.config),
-    publicUrl: app.publicUrl,
-    logger: app.logger,
-    // The consent page treats a browser signed in to the console as signed in.
-    oauth: {
-      repo: app.oauthRepo,
-      grants: app.oauthGrants,
-      loginCodes: app.loginCodes,
-      tokens: app.tokens,
-      clock: app.clock,
-      sessionUser: (req) => web.sessionUser(req),
-      countSignInAttempt: (address) => app.gate.countSignInAttempt(address),
-      clientAddress,
-      trustProxy: app.config.trustProxy,
-    },
-    console: web,
-  };
-}
-
-/**
  * Starts an HTTP listener for `app` and records its bound address as the public base URL of the
- * service (or of artifact links, for `artifactOrigin`), unless the operator configured one.
+ * service (or of artifact links, for `artifactOrigin`), unless the operator configured one. The
+ * HTTP side (the transport, the web console, the update routes) is loaded on this first call, so
+ * that a stdio server answers `initialize` before evaluating it (README "Start-up time").
  * @throws the listen error (EADDRINUSE, EACCES).
  */
 export async function listenHttp(app: App, options: HttpServerOptions): Promise<RunningHttpServer> {
-  const http = await startHttpServer(httpDepsOf(app), options);
-  if (options.artifactOrigin) app.publicUrl.artifactsBound(options.host, http.port);
-  else app.publicUrl.bound(options.host, http.port);
-  return http;
+  const { listenHttpNow } = await import('./http-listener.js');
+  return listenHttpNow(app, options);
 }
 
 /**

@@ -104,7 +104,7 @@ describe('the settings table', () => {
 
   it('one default per setting: the values createApp and the parts fall back to are the command line\'s', () => {
     expect(SETTINGS.builder.default).toBe('expo');
-    expect(DEFAULTS).toMatchObject({ builder: 'expo', scriptedStepMs: 500, maxConcurrentWorkflows: 2, leaseMs: 8000, bodyLimitBytes: 1024 * 1024, port: 3333 });
+    expect(DEFAULTS).toMatchObject({ builder: 'expo', scriptedStepMs: 500, maxConcurrentWorkflows: 2, leaseMs: 2500, bodyLimitBytes: 1024 * 1024, port: 3333 });
     expect(SETTINGS.leaseMs.default).toBe(DEFAULTS.leaseMs);
     expect(SETTINGS.bodyLimit.default).toBe(DEFAULTS.bodyLimitBytes);
   });

@@ -268,9 +268,13 @@ async function serve(options: ServeOptions): Promise<void> {
 
   const token = process.env[SETTINGS.apiToken.env]?.trim() || undefined;
   warnAboutToken(app, token, config.dataDir);
-  // The protocol first: hosts wait for the answer to `initialize`; previews can wait a moment.
-  // One stdio line is one message: --body-limit bounds it as it bounds an HTTP body.
-  const served = serveStdio(app, { token, lineLimit: options.bodyLimit });
+  // The protocol first: hosts wait for the answer to `initialize`; previews can wait a moment. The
+  // preview listener (and the HTTP side it loads) starts once that answer is written. One stdio
+  // line is one message: --body-limit bounds it as it bounds an HTTP body.
+  let firstReply!: () => void;
+  const answered = new Promise<void>((resolve) => (firstReply = resolve));
+  const served = serveStdio(app, { token, lineLimit: options.bodyLimit, onFirstReply: () => firstReply() });
+  await Promise.race([answered, served]);
   // stdio: a loopback listener serves the previews; a busy port falls back to any free one.
   try {
     http = await listenHttp(app, { ...httpOptions, port: options.port, serveMcp: false });

@@ -17,7 +17,7 @@ export const DEFAULTS = {
   /** Workflows running at once in one process. */
   maxConcurrentWorkflows: 2,
   /** Lease of a running workflow's claim, in ms (docs/workflows.md#leases). */
-  leaseMs: 8000,
+  leaseMs: 2500,
   /** Largest HTTP request body and largest stdio line (one JSON-RPC message), in bytes: 1 MiB. */
   bodyLimitBytes: 1024 * 1024,
   /** Log level of the process logger. */

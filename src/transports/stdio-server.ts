@@ -29,6 +29,8 @@ export interface StdioServerOptions {
   output?: Writable;
   /** Longest accepted line, in bytes of UTF-8 (`--body-limit`, default 1 MiB); a longer one is refused unread. */
   lineLimit?: number;
+  /** Called once, after the first reply is written (the answer to `initialize`): start-up work that can wait starts then. */
+  onFirstReply?: () => void;
 }
 
 /**
@@ -44,8 +46,14 @@ export function serveStdio(app: StdioServerDeps, options: StdioServerOptions): P
   const inFlight = new Set<Promise<void>>();
   const channel = stdioChannel(output);
 
+  let onFirstReply = options.onFirstReply;
   const write = (value: unknown) => {
     output.write(`${JSON.stringify(value)}\n`);
+    if (onFirstReply) {
+      const first = onFirstReply;
+      onFirstReply = undefined;
+      first();
+    }
   };
 
   const handle = (line: string) => {

@@ -15,6 +15,8 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/build-sandbox.test.ts',
   'tests/bin-stdio.test.ts',
   'tests/body-limit.test.ts',
+  'tests/code-cache.test.ts',
+  'tests/stdio-startup.test.ts',
   'tests/console/console-sessions-cli.test.ts',
   'tests/crash-recovery.test.ts',
   'tests/hardening.test.ts',

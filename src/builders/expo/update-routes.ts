@@ -23,7 +23,6 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
-import QRCode from 'qrcode';
 import { escapeHtml } from '../../io/html-escape.js';
 import { isLoopbackHostname } from '../../io/loopback-hosts.js';
 import type { BuilderRoutes, BuilderRouteSources, PublishedArtifactInfo } from '../builder-module.js';
@@ -256,6 +255,8 @@ async function serveUpdateLanding(state: UpdatesState, req: IncomingMessage, res
   const root = `${base.origin}${base.pathname.replace(/\/$/, '')}`;
   const manifestUrl = `${root}/updates/d/${row.id}`;
   const expUrl = manifestUrl.replace(/^http:/, 'exp:').replace(/^https:/, 'exps:');
+  // Loaded on the first landing page: a stdio start never evaluates the QR encoder.
+  const { default: QRCode } = await import('qrcode');
   const svg = await QRCode.toString(expUrl, { type: 'svg', margin: 2, width: 280, errorCorrectionLevel: 'M' });
   const loopback = isLoopbackHostname(base.hostname);
   const name = typeof update.expoClient.name === 'string' ? update.expoClient.name : 'App';
