@@ -148,6 +148,23 @@ describe.skipIf(!postgresAvailable())('PgRequestRateLimiter', () => {
     if (!refused.allowed) expect(refused.firstRefusal).toBe(true);
   });
 
+  it('answers from process memory when the database is slower than the statement timeout', async () => {
+    // An uncommitted row of the same key: the limiter's UPSERT waits on it until its statement times out.
+    const holder = await pool.connect();
+    const slow = createRateLimiterPool(db.url, { statementTimeoutMs: 200 });
+    try {
+      await holder.query('BEGIN');
+      await holder.query('INSERT INTO rate_limits (key, points, expire) VALUES ($1, 0, $2)', ['3/60:token-7', Date.now() + 60_000]);
+      const decision = await new PgRequestRateLimiter(slow).consume('token-7', 3, 60);
+      expect(decision).toMatchObject({ allowed: true, remaining: 2 });
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+      await slow.end();
+    }
+    expect(await pointsOf('3/60:token-7')).toBeUndefined();
+  });
+
   it('answers from process memory when the database cannot', async () => {
     const down = createRateLimiterPool('postgres://svc@127.0.0.1:1/none');
     try {
