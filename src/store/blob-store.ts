@@ -20,7 +20,7 @@ export interface BlobStore {
   /**
    * Streams `source` into a new blob, in one transaction: the blob exists whole once this
    * resolves, and not at all when it rejects (the source failed, or the store did).
-   * @param source a byte stream (Buffers or strings); read to its end
+   * @param source a byte stream (Buffers or strings); read to its end, destroyed when `put` fails
    * @throws the source's error, or the driver's when the store fails
    */
   put(source: Readable): Promise<StoredBlob>;

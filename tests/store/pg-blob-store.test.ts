@@ -96,6 +96,14 @@ describe.skipIf(!postgresAvailable())('PgBlobStore', () => {
     expect(after.bytes).toBe(5);
   });
 
+  it('a database that refuses the upload rejects it and destroys the source', async () => {
+    const down = new pg.Pool({ connectionString: 'postgres://svc@127.0.0.1:1/none' });
+    const source = Readable.from([Buffer.from('never stored')]);
+    await expect(new PgBlobStore(down).put(source)).rejects.toThrow();
+    expect(source.destroyed).toBe(true);
+    await down.end();
+  });
+
   it('get of an unknown id throws BlobNotFoundError', async () => {
     const id = randomUUID();
     const error = await blobs.get(id).catch((e: unknown) => e);

@@ -39,7 +39,10 @@ export class PgBlobStore implements BlobStore {
     const hash = createHash('sha256');
     let bytes = 0;
     let n = 0;
-    const client = await this.pool.connect();
+    const client = await this.pool.connect().catch((error: unknown) => {
+      source.destroy();
+      throw error;
+    });
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
@@ -69,6 +72,7 @@ export class PgBlobStore implements BlobStore {
       await client.query('COMMIT');
       return { id, bytes, sha256 };
     } catch (error) {
+      source.destroy();
       await client.query('ROLLBACK').catch((rollbackError: Error) => {
         broken = rollbackError;
       });
