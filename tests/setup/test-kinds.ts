@@ -39,6 +39,8 @@ export const PROCESS_TESTS: readonly string[] = [
   // mcp-remote, a third-party stdio proxy, as a child process.
   'tests/mcp-remote.test.ts',
   'tests/oauth/mcp-remote-oauth.test.ts',
+  // Child processes that load a built module of dist/.
+  'tests/limits/pg-rate-limiter.test.ts',
 ];
 
 /** What a unit test must not contain: it starts the bin, a browser or a third-party process. */
