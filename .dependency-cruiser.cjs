@@ -4,10 +4,12 @@
  * where the web console (`console/`) sits beside the transports and gets narrow deps from app.ts,
  * with `oauth/` (the OAuth authorization server's routes) beside `mcp/`: the transports load it,
  * it uses auth and the store, and nothing below the transports imports it;
- * with `io/`, the root modules (errors, clock, logger, config-file) and the workflow state table
- * (`workflows/workflow-states.ts`, a leaf) usable from every layer,
- * and no import cycles anywhere. Below the port (`store/store.ts`), only `store/sqlite/` imports
- * better-sqlite3, and only `store/store.ts` and `store/rows.ts` import `store/sqlite/`. `npm test` runs it (`npm run lint:layers`).
+ * with `io/`, the root modules (errors, clock, logger, config-file), the workflow state table
+ * (`workflows/workflow-states.ts`, a leaf) and the defaults and message lengths of `config/`
+ * (leaves) usable from every layer; the rest of `config/` (the settings table) sits between cli
+ * and app.ts; a builder's folder (`builders/expo/`) entered only by the builder registry (the CLI
+ * and config/ may read its index.ts for option declarations), and no import cycles anywhere.
+ * `npm test` runs it (`npm run lint:layers`).
  */
 const layer = (name) => `^src/${name}/`;
 const forbid = (name, from, to, comment) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } });
@@ -32,6 +34,22 @@ module.exports = {
     forbid('adapters-behind-the-port', '^src/(?!store/)|^src/store/(?!sqlite/)(?!store\\.ts$)(?!rows\\.ts$)', '^src/store/sqlite/', 'Only store/store.ts (which opens the store) and rows.ts (the row types) import the adapter.'),
     forbid('the-state-table-is-a-leaf', '^src/workflows/workflow-states\\.ts$', '^src/', 'Every layer, the store included, reads the state table: it imports nothing of ours.'),
     forbid('builders-below-the-engine', layer('builders'), '^src/(console|cli|transports|mcp|services|workflows|auth|limits)/|^src/app\\.ts$', 'A builder sees only its BuildContext.'),
+    {
+      name: 'only-the-registry-enters-builder-folders',
+      comment:
+        'A builder owns its folder (docs/architecture.md, "Builders"): the rest of the server reaches it through builders/builder-registry.ts; the CLI and the settings table may read its index.ts (its settings, for option declarations).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/builders/(builder-registry\\.ts$|[^/]+/)|^src/(cli|config)/' },
+      to: { path: '^src/builders/[^/]+/' },
+    },
+    forbid('builder-options-through-the-index', '^src/(cli|config)/', '^src/builders/[^/]+/(?!index\\.ts$)', 'The CLI and the settings table read a builder folder through its index.ts only.'),
+    {
+      name: 'builder-folders-stay-apart',
+      comment: 'One builder folder never imports another: what they share lives in builders/ itself.',
+      severity: 'error',
+      from: { path: '^src/builders/([^/]+)/' },
+      to: { path: '^src/builders/[^/]+/', pathNot: '^src/builders/$1/' },
+    },
     forbid('workflows-below-services', layer('workflows'), '^src/(console|cli|transports|mcp|services)/|^src/app\\.ts$', 'The engine calls services never, tools never.'),
     forbid('auth-and-limits-below-services', '^src/(auth|limits)/', '^src/(console|cli|transports|mcp|oauth|services|workflows|builders)/|^src/app\\.ts$', 'Authentication and limits are used by the edges, not the reverse.'),
     forbid('oauth-below-transports', layer('oauth'), '^src/(console|cli|transports|mcp|services|workflows|builders)/|^src/app\\.ts$', 'The OAuth routes get their parts from the transport; they run no tool and no workflow.'),
@@ -42,6 +60,15 @@ module.exports = {
     forbid('transports-take-narrow-deps', layer('transports'), '^src/app\\.ts$', 'A transport gets the narrow interface it needs, never the whole App.'),
     forbid('transports-take-the-console-as-a-dep', layer('transports'), '^src/console/', 'The HTTP transport routes to the console through HttpServerDeps.'),
     forbid('console-beside-transports', layer('console'), '^src/(cli|transports|oauth)/|^src/app\\.ts$', 'The console gets the narrow interfaces it needs from app.ts.'),
+    forbid('config-leaves', '^src/config/(defaults|message-limits)\\.ts$', '^src/', 'Defaults and message lengths are read by every layer: they import nothing of ours.'),
+    {
+      name: 'only-the-cli-reads-the-settings-table',
+      comment: 'The table generates the command line; the layers below take its values through AppConfig and their options.',
+      severity: 'error',
+      from: { pathNot: '^src/(cli|config)/' },
+      to: { path: '^src/config/', pathNot: '^src/config/(defaults|message-limits)\\.ts$' },
+    },
+    forbid('config-below-cli', layer('config'), '^src/cli/', 'The settings table feeds the command line, not the reverse.'),
     forbid('io-is-a-leaf', layer('io'), '^src/(cli|console|transports|mcp|services|workflows|auth|limits|builders|store)/|^src/app\\.ts$', 'Stream and text helpers depend on nothing of ours.'),
     forbid('sdk-in-few-files', '^src/(services|workflows|builders|store|auth|limits|console|io)/|^src/app\\.ts$', '@modelcontextprotocol/(sdk|server|client|core)', 'Only the adapter (mcp/), the transports and oauth/ import the SDK, v1 (sdk) or v2 (server, client, core).'),
   ],

@@ -14,6 +14,10 @@ import { PROCESS_TESTS } from './tests/setup/test-kinds.js';
 const fast = { testTimeout: 60_000, hookTimeout: 60_000 };
 export default defineConfig({
   test: {
+    // PostgreSQL for the suites that ask for it (docs/postgresql.md, "Tests"): run once per vitest
+    // run, whichever projects run; every project inherits what it provides. The cluster itself
+    // starts only when a test file asks for a database.
+    globalSetup: ['tests/setup/postgres.ts'],
     pool: 'forks',
     maxWorkers: 2,
     // A store transaction that stays open across I/O fails the run (src/store/store.ts), here and

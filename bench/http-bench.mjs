@@ -1,75 +1,39 @@
 // `npm run bench`, three parts, each against baselines measured in the same run (figures are
 // relative: the machine is shared and noisy, so only the ratios within one run mean much):
 //
-// 1. svc_get_project over HTTP under autocannon, against three baselines: a bare node:http server,
-//    the SDK's stock stateless server (a server per request), and a long-lived SDK McpServer (one
+// 1. svc_get_project over HTTP under autocannon, against four baselines: a bare node:http server,
+//    the floor (node:http, one prepared SQLite read of the project row and the same reply bytes as
+//    ours; issue goal: ours at most 1.15x its CPU per request and at least 0.9x its req/s), the
+//    SDK's stock stateless server (a server per request), and a long-lived SDK McpServer (one
 //    server and transport reused, stateful JSON mode). Requests/s, p50/p99 latency, peak RSS and
-//    server CPU per request of each, in one table, and the ratios.
-// 2. stdio start-up: spawn to the answer to `initialize`, against a bare Node process that echoes
-//    a line; with the V8 code cache warm (every start after the first) and cold (first start).
-// 3. The request limiter: cost of counting one request in process memory and in the store
+//    server CPU per request of each, in one table, and the ratios. Ours, the floor and the bare
+//    server run side by side and are loaded in alternating rounds (medians; a goal's ratio is the
+//    median of the per-round ratios), so that the shared machine's load falls on all three alike.
+// 2. The request limiter: cost of counting one request in process memory and in the store
 //    (shared by every process on the data dir).
 //
-// Options (env): BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32), BENCH_WARMUP_SECONDS
-// (default 2), BENCH_STARTS (default 9 starts per start-up figure), BENCH_ROUNDS (default 2 rounds
-// against the baseline build).
-// `--baseline-dist <dir>`: also load svc_get_project on another build of this package (`<dir>` holds
-// its `bin/` and a built `dist/`, e.g. a git worktree of an earlier commit), in alternating rounds
-// with this one, and print the ratios of requests/s and CPU per request (README "Performance").
-import autocannon from 'autocannon';
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// Options (env): BENCH_SECONDS (default 5, per round and server), BENCH_ROUNDS (default 4 rounds of
+// ours, the floor and bare node:http, alternating), BENCH_CONNECTIONS (default 32),
+// BENCH_WARMUP_SECONDS (default 2). stdio start-up is measured by bench/startup-bench.mjs (`npm run
+// bench` runs both).
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { load, measureAlternating, peakRssMiB, prepareTarget, startChild, stopChild } from './http-target.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const BIN = join(root, 'bin', 'mobile-builder-mcp.js');
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const warmup = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 
-function startChild(args, readyPattern) {
-  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const onData = (d) => {
-      out += d.toString();
-      const m = readyPattern.exec(out);
-      if (m) resolve({ child, port: Number(m[1]) });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`server exited (${code}): ${out}`)));
-    setTimeout(() => reject(new Error(`server did not start: ${out}`)), 20_000).unref();
-  });
-}
-
-/** CPU time (user + system) the process has used, in clock ticks (10 ms each on Linux). */
-function cpuTicks(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
-
-function peakRssMiB(pid) {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return kb / 1024;
-}
-
-async function load(port, pid, headers, body) {
-  const opts = { url: `http://127.0.0.1:${port}/mcp`, method: 'POST', headers, body, connections, pipelining: 1 };
-  if (warmup > 0) await autocannon({ ...opts, duration: warmup });
-  const before = cpuTicks(pid);
-  const result = await autocannon({ ...opts, duration: seconds });
-  result.cpuMicrosPerRequest = ((cpuTicks(pid) - before) * 10_000) / Math.max(1, result.requests.total);
-  return result;
-}
-
-async function measure(name, start, headers, body, prepare = async () => ({})) {
+/** Starts a server, loads it and stops it. */
+async function measure(name, start, headers, body, { prepare = async () => ({}) } = {}) {
   const { child, port } = await start();
   try {
-    const result = await load(port, child.pid, { ...headers, ...(await prepare(port)) }, body);
+    const extra = await prepare(port);
+    const result = await load(port, child.pid, { ...headers, ...extra }, body, { seconds, warmup, connections });
     const errors = result.errors + result.timeouts + result.non2xx;
     return {
       name,
@@ -86,48 +50,38 @@ async function measure(name, start, headers, body, prepare = async () => ({})) {
   }
 }
 
-const baselineFlag = process.argv.indexOf('--baseline-dist');
-const baselineDir = baselineFlag > 0 ? process.argv[baselineFlag + 1] : undefined;
-if (baselineFlag > 0 && !baselineDir) throw new Error('--baseline-dist needs a folder holding bin/ and a built dist/');
+const target = await prepareTarget(root);
+const { body, headers } = target;
+/** The body of one answer of the server on `port`. */
+const replyOf = (port) => fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers, body }).then((r) => r.text());
+let ourReply;
+let floorReply;
 
-/** A data dir with a user on a plan without a practical rate limit and one project, made by `bin`'s CLI. */
-async function prepareDataDir(bin) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'mbm-bench-'));
-  const plans = join(dataDir, 'plans.json');
-  // The benchmark measures throughput, not the limiter: give its user a plan without a practical rate limit.
-  writeFileSync(plans, JSON.stringify({ bench: { requestsPerMinute: 1_000_000_000, projectCreationsPerHour: 10, maxProjects: 10 } }));
-  const cli = (...args) => spawnSync(process.execPath, [bin, ...args, '--data-dir', dataDir], { encoding: 'utf8' });
-  const token = cli('token', 'create', '--user', 'bench').stdout.trim().split('\n').at(-1);
-  cli('user', 'set-plan', 'bench', 'bench', '--plans', plans);
-  // Create the project through a short-lived server.
-  const setup = await startChild([bin, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--plans', plans, '--log-level', 'warn'], /listening on http:\/\/127\.0\.0\.1:(\d+)/);
-  const created = await fetch(`http://127.0.0.1:${setup.port}/mcp`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_create_project', arguments: { name: 'Bench' } } }),
-  }).then((r) => r.json());
-  setup.child.kill('SIGTERM');
-  await new Promise((r) => setup.child.once('exit', r));
-  const projectId = created.result.structuredContent.id;
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_get_project', arguments: { projectId } } });
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` };
-  const start = () => startChild([bin, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--plans', plans, '--log-level', 'warn'], /listening on http:\/\/127\.0\.0\.1:(\d+)/);
-  return { dataDir, body, headers, start };
+console.error(`benchmark: svc_get_project over HTTP, ${connections} connections; ours, the floor and bare node:http in ${rounds} alternating rounds of ${seconds}s each after ${warmup}s warm-up; the SDK servers ${seconds}s each`);
+// Ours and the two baselines its goals are measured against run side by side, loaded in
+// alternating rounds, so that the machine's load changes fall on all three alike.
+const side = [];
+let alternating;
+try {
+  for (const [name, start] of [
+    ['bare node:http (fixed JSON-RPC reply)', () => startChild([join(root, 'bench/baselines/bare-server.mjs')], /PORT=(\d+)/)],
+    ['floor: node:http, 1 SQLite read, our reply', () => startChild([join(root, 'bench/baselines/floor-server.mjs'), join(target.dataDir, 'mobile-builder.db')], /PORT=(\d+)/)],
+    ['mobile-builder-mcp svc_get_project', () => startChild(target.serveArgs, target.readyPattern, root)],
+  ]) {
+    side.push({ name, headers, body, ...(await start()) });
+  }
+  floorReply = await replyOf(side[1].port);
+  ourReply = await replyOf(side[2].port);
+  alternating = await measureAlternating(side, { rounds, seconds, warmup, connections });
+  alternating.forEach((r, i) => Object.assign(r, { peakRssMiB: peakRssMiB(side[i].child.pid), errors: 0 }));
+} finally {
+  for (const server of side) await stopChild(server.child);
 }
+const [bare, floor, ours] = alternating;
+const sdk = await measure('stock SDK stateless (server per request)', () => startChild([join(root, 'bench/baselines/sdk-stateless-server.mjs')], /PORT=(\d+)/), headers, body);
+const sdkLongLived = await measure('SDK McpServer, long-lived (stateful JSON)', () => startChild([join(root, 'bench/baselines/sdk-long-lived-server.mjs')], /PORT=(\d+)/), headers, body, { prepare: initializeSession });
+const results = [bare, floor, sdk, sdkLongLived, ours];
 
-const mine = await prepareDataDir(BIN);
-const { dataDir, body, headers } = mine;
-
-console.error(`benchmark: ${seconds}s per server after ${warmup}s warm-up, ${connections} connections, svc_get_project over HTTP`);
-const results = [];
-results.push(await measure('bare node:http (fixed JSON-RPC reply)', () => startChild([join(root, 'bench/baselines/bare-server.mjs')], /PORT=(\d+)/), headers, body));
-results.push(await measure('stock SDK stateless (server per request)', () => startChild([join(root, 'bench/baselines/sdk-stateless-server.mjs')], /PORT=(\d+)/), headers, body));
-results.push(
-  await measure('SDK McpServer, long-lived (stateful JSON)', () => startChild([join(root, 'bench/baselines/sdk-long-lived-server.mjs')], /PORT=(\d+)/), headers, body, initializeSession),
-);
-results.push(await measure('mobile-builder-mcp svc_get_project', mine.start, headers, body));
-
-const [bare, sdk, sdkLongLived, ours] = results;
 const pad = (s, n) => String(s).padEnd(n);
 console.log(`${pad('server', 44)}${pad('req/s', 10)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('peak RSS MiB', 14)}${pad('CPU µs/req', 12)}${pad('ours / this', 13)}errors`);
 for (const r of results) {
@@ -135,56 +89,38 @@ for (const r of results) {
     `${pad(r.name, 44)}${pad(r.requestsPerSecond.toFixed(0), 10)}${pad(r.p50Ms, 8)}${pad(r.p99Ms, 8)}${pad(r.peakRssMiB.toFixed(1), 14)}${pad(r.cpuMicrosPerRequest.toFixed(1), 12)}${pad(`${(ours.requestsPerSecond / r.requestsPerSecond).toFixed(2)}x`, 13)}${r.errors}`,
   );
 }
-const vsBare = ours.requestsPerSecond / bare.requestsPerSecond;
+const vsBare = ours.ratioTo(bare).requestsPerSecond;
 const vsSdk = ours.requestsPerSecond / sdk.requestsPerSecond;
 const vsSdkLongLived = ours.requestsPerSecond / sdkLongLived.requestsPerSecond;
-console.log(`\nratio ours / bare node:http: ${vsBare.toFixed(2)}x (target >= 0.5x)`);
+// The goals' ratios: the median over the rounds of ours / the floor in the same round.
+const vsFloor = ours.ratioTo(floor).requestsPerSecond;
+const cpuVsFloor = ours.ratioTo(floor).cpuMicrosPerRequest;
+const verdict = (ok) => (ok ? 'ok' : 'short');
+const sameReply = floorReply === ourReply;
+console.log(`\nthe floor's reply ${sameReply ? 'equals ours, byte for byte' : `differs from ours:\n  floor ${floorReply}\n  ours  ${ourReply}`}`);
+console.log(`server CPU per request ours / floor: ${cpuVsFloor.toFixed(2)}x (goal <= 1.15x): ${verdict(cpuVsFloor <= 1.15)}`);
+console.log(`req/s ours / floor: ${vsFloor.toFixed(2)}x (goal >= 0.9x): ${verdict(vsFloor >= 0.9)}`);
+console.log(`req/s ours / bare node:http: ${vsBare.toFixed(2)}x; server CPU per request ours / bare: ${ours.ratioTo(bare).cpuMicrosPerRequest.toFixed(2)}x`);
 console.log(`ratio ours / stock SDK stateless: ${vsSdk.toFixed(2)}x (target >= 3x)`);
 console.log(`ratio ours / SDK McpServer long-lived: ${vsSdkLongLived.toFixed(2)}x`);
-console.log(`server CPU per request ours / bare: ${(ours.cpuMicrosPerRequest / bare.cpuMicrosPerRequest).toFixed(2)}x; ours / stock SDK: ${(ours.cpuMicrosPerRequest / sdk.cpuMicrosPerRequest).toFixed(2)}x; ours / long-lived SDK: ${(ours.cpuMicrosPerRequest / sdkLongLived.cpuMicrosPerRequest).toFixed(2)}x`);
+console.log(`server CPU per request ours / stock SDK: ${(ours.cpuMicrosPerRequest / sdk.cpuMicrosPerRequest).toFixed(2)}x; ours / long-lived SDK: ${(ours.cpuMicrosPerRequest / sdkLongLived.cpuMicrosPerRequest).toFixed(2)}x`);
 console.log(`peak RSS ours / bare: ${(ours.peakRssMiB / bare.peakRssMiB).toFixed(2)}x; ours / stock SDK: ${(ours.peakRssMiB / sdk.peakRssMiB).toFixed(2)}x; ours / long-lived SDK: ${(ours.peakRssMiB / sdkLongLived.peakRssMiB).toFixed(2)}x`);
-
-let baseline;
-if (baselineDir) {
-  // The same request on the other build, in alternating rounds with this one (ours, theirs, ours,
-  // theirs): a slow spell of the shared machine then weighs on both.
-  const theirs = await prepareDataDir(join(baselineDir, 'bin', 'mobile-builder-mcp.js'));
-  const rounds = [];
-  for (let i = 0; i < Number(process.env.BENCH_ROUNDS ?? 2); i++) {
-    const a = await measure('this build', mine.start, mine.headers, mine.body);
-    const b = await measure(`baseline ${baselineDir}`, theirs.start, theirs.headers, theirs.body);
-    rounds.push({ ours: a, baseline: b });
-  }
-  rmSync(theirs.dataDir, { recursive: true, force: true });
-  const sum = (list, f) => list.reduce((n, r) => n + f(r), 0);
-  const rps = sum(rounds, (r) => r.ours.requestsPerSecond) / sum(rounds, (r) => r.baseline.requestsPerSecond);
-  const cpu = sum(rounds, (r) => r.ours.cpuMicrosPerRequest) / sum(rounds, (r) => r.baseline.cpuMicrosPerRequest);
-  console.log(`\nsvc_get_project, this build against the baseline build in ${baselineDir} (${rounds.length} alternating rounds):`);
-  for (const [i, r] of rounds.entries()) {
-    console.log(`  round ${i + 1}: this ${r.ours.requestsPerSecond.toFixed(0)} req/s, ${r.ours.cpuMicrosPerRequest.toFixed(1)} µs CPU/req; baseline ${r.baseline.requestsPerSecond.toFixed(0)} req/s, ${r.baseline.cpuMicrosPerRequest.toFixed(1)} µs CPU/req`);
-  }
-  console.log(`  this / baseline: req/s ${rps.toFixed(3)}x, CPU per request ${cpu.toFixed(3)}x (target: req/s >= 0.95x, CPU <= 1.05x)`);
-  baseline = { dir: baselineDir, rounds, requestsPerSecondRatio: rps, cpuPerRequestRatio: cpu };
-  if (rounds.some((r) => r.ours.errors + r.baseline.errors > 0)) process.exitCode = 1;
-}
-
-const startup = await measureStartup();
-console.log(`\nstdio start-up, spawn to the answer to initialize (median of ${startup.starts}):`);
-console.log(`  bare node echo process: ${startup.echoMs.toFixed(0)} ms`);
-console.log(`  mobile-builder-mcp serve, code cache warm: ${startup.warmMs.toFixed(0)} ms (${startup.warmRatio.toFixed(2)}x the echo process; target <= 2.5x)`);
-console.log(`  mobile-builder-mcp serve, first start (cold code cache): ${startup.coldMs.toFixed(0)} ms (${startup.coldRatio.toFixed(2)}x)`);
 
 const limiter = await measureLimiter();
 console.log(
   `\nrequest limiter, one counted request: in memory ${limiter.memoryMicros.toFixed(1)} µs; in the store (shared across processes) ${limiter.storeMicros.toFixed(1)} µs with leases of 256, ${limiter.storeWritePerRequestMicros.toFixed(1)} µs with a store write per request (limits under 32 a minute)`,
 );
 
-rmSync(dataDir, { recursive: true, force: true });
+target.cleanup();
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(
   join(root, 'bench', 'results', 'latest.json'),
-  JSON.stringify({ date: new Date().toISOString(), seconds, connections, results, ratios: { vsBare, vsSdk, vsSdkLongLived }, baseline, startup, limiter }, null, 2),
+  JSON.stringify({ date: new Date().toISOString(), seconds, rounds, connections, results: results.map(({ ratioTo: _ratioTo, ...r }) => r), ratios: { vsBare, vsFloor, cpuVsFloor, vsSdk, vsSdkLongLived, sameReplyAsFloor: sameReply }, limiter }, null, 2),
 );
+if (!sameReply) {
+  console.error("the floor's reply differs from ours: its figures are not comparable");
+  process.exitCode = 1;
+}
 if (results.some((r) => r.errors > 0)) {
   console.error('some requests failed: see the errors column');
   process.exitCode = 1;
@@ -207,43 +143,6 @@ async function initializeSession(port) {
     body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
   }).then((r) => r.text());
   return extra;
-}
-
-/** Milliseconds from spawn to the first stdout line answering `input`. */
-async function timeToFirstLine(args, env) {
-  const started = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'ignore'], env: { ...process.env, ...env } });
-  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } })}\n`);
-  await new Promise((resolve) => child.stdout.once('data', resolve));
-  const ms = performance.now() - started;
-  child.kill('SIGKILL');
-  await new Promise((resolve) => child.once('exit', resolve));
-  return ms;
-}
-
-async function measureStartup() {
-  const starts = Number(process.env.BENCH_STARTS ?? 9);
-  const startupDir = mkdtempSync(join(tmpdir(), 'mbm-bench-start-'));
-  const serve = [BIN, 'serve', '--data-dir', join(startupDir, 'data'), '--port', '0', '--log-level', 'warn'];
-  const echo = ['-e', "process.stdin.once('data', (line) => process.stdout.write(line))"];
-  const warmCache = join(startupDir, 'cache-warm');
-  // One start that lives long enough to write the code cache (it is written a second after start).
-  const first = spawn(process.execPath, serve, { stdio: ['pipe', 'ignore', 'ignore'], env: { ...process.env, XDG_CACHE_HOME: warmCache } });
-  await new Promise((resolve) => setTimeout(resolve, 2500));
-  first.kill('SIGTERM');
-  await new Promise((resolve) => first.once('exit', resolve));
-  const times = { echo: [], warm: [], cold: [] };
-  for (let i = 0; i < starts; i++) {
-    times.echo.push(await timeToFirstLine(echo, {}));
-    times.warm.push(await timeToFirstLine(serve, { XDG_CACHE_HOME: warmCache }));
-    times.cold.push(await timeToFirstLine(serve, { XDG_CACHE_HOME: join(startupDir, `cache-cold-${i}`) }));
-  }
-  rmSync(startupDir, { recursive: true, force: true });
-  const median = (list) => list.sort((a, b) => a - b)[Math.floor(list.length / 2)];
-  const echoMs = median(times.echo);
-  const warmMs = median(times.warm);
-  const coldMs = median(times.cold);
-  return { starts, echoMs, warmMs, coldMs, warmRatio: warmMs / echoMs, coldRatio: coldMs / echoMs };
 }
 
 async function measureLimiter() {

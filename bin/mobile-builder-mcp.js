@@ -2,53 +2,150 @@
 // The command-line entry point. `npm run build` bundles dist/cli/main.js (built from
 // src/cli/main.ts) and its dependencies into dist/mobile-builder-mcp.cjs: MCP hosts launch a stdio
 // server at every start, and resolving a few hundred ES modules was most of its start-up time
-// (README "Start-up time"). The bundle's compiled code is kept in V8's code cache (in the user's
-// cache folder, keyed by the bundle's size and time and the Node version), which saves compiling it
-// again at each start.
+// (README "Start-up time"). The bundle's compiled code is kept in V8's code cache, which saves
+// compiling it again at each start.
+//
+// The cache lives in the user's cache folder, one file per build and install: its name carries the
+// build's hash (the bundle's first line, written by scripts/bundle.mjs), a hash of the install's
+// path and the Node version. Several installs on one machine (npx and a global install, two
+// versions, CI checkouts) each keep their own cache: a start never deletes another install's file.
+// When it writes its own, it removes only its own install's files of other builds or Node versions,
+// and any cache file nobody has used for 30 days (a warm start marks its file used once a day).
+// `MBM_DEBUG_CODE_CACHE=1` prints what the cache did to stderr (a hit, a miss, a write, a removal).
+// `MBM_DEBUG_MODULES=1` prints, when the first line is written to stdout (the answer to
+// `initialize` over stdio), which of the bundle's lazily evaluated modules (those esbuild wraps,
+// which is most of them) were evaluated so far, as one JSON line on stderr; it compiles the bundle
+// without the cache. The bundle's other modules are evaluated at load, always.
+//
 // Without the bundle (a `tsc`-only build) the modules are loaded as they are.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire, Module } from 'node:module';
-import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Script } from 'node:vm';
+//
+// This file is CommonJS (bin/package.json): an ES module entry costs Node a few milliseconds more
+// at every start.
+'use strict';
+const { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } = require('node:fs');
+const { createRequire, Module } = require('node:module');
+const { homedir } = require('node:os');
+const { dirname, join } = require('node:path');
+const { Script } = require('node:vm');
 
-const bundle = fileURLToPath(new URL('../dist/mobile-builder-mcp.cjs', import.meta.url));
+const bundle = join(__dirname, '..', 'dist', 'mobile-builder-mcp.cjs');
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Cache files of any install unused this long are removed by whichever start writes one. */
+const UNUSED_MS = 30 * DAY_MS;
+const debug = process.env.MBM_DEBUG_CODE_CACHE === '1' ? (line) => process.stderr.write(`mobile-builder-mcp: code cache ${line}\n`) : () => {};
+
+/** A short hex hash of `text` (two 32-bit FNV-1a passes): names an install's path, nothing secret. */
+function pathHash(text) {
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193) >>> 0;
+    b = Math.imul(b ^ c, 0x811c9dc5) >>> 0;
+  }
+  return a.toString(16).padStart(8, '0') + b.toString(16).padStart(8, '0');
+}
+
+/** Removes this install's caches of other builds and every cache unused for 30 days; never another install's recent file. */
+function prune(dir, own, install) {
+  const now = Date.now();
+  for (const name of readdirSync(dir)) {
+    if (!name.startsWith('bundle-') || !name.endsWith('.v8cache') || name === own) continue;
+    const file = join(dir, name);
+    try {
+      if (name.includes(`-${install}-`) || now - statSync(file).mtimeMs > UNUSED_MS) {
+        rmSync(file, { force: true });
+        debug(`removed ${file}`);
+      }
+    } catch {
+      // Removed by another start meanwhile.
+    }
+  }
+}
+
+/**
+ * `MBM_DEBUG_MODULES=1`: makes esbuild's lazy module wrappers (`__esm`, `__commonJS`) record the
+ * path of each module they evaluate, and prints them at the first write to stdout.
+ */
+function traceModules(source) {
+  const evaluated = [];
+  globalThis.__mbmEvaluated = evaluated;
+  const traced = source
+    .replace('var __esm=(fn,res)=>function(){', 'var __esm=(fn,res)=>function(){fn&&globalThis.__mbmEvaluated.push(__getOwnPropNames(fn)[0]);')
+    .replace('var __commonJS=(cb,mod)=>function(){', 'var __commonJS=(cb,mod)=>function(){mod||globalThis.__mbmEvaluated.push(__getOwnPropNames(cb)[0]);');
+  const bundled = [...source.matchAll(/__(?:esm|commonJS)\(\{"([^"]+)"/g)].map((m) => m[1]);
+  const write = process.stdout.write;
+  process.stdout.write = function (...args) {
+    process.stdout.write = write;
+    const result = write.apply(this, args);
+    process.stderr.write(`${JSON.stringify({ lazyModulesEvaluated: evaluated.length, lazyModulesBundled: bundled.length, evaluated })}\n`);
+    return result;
+  };
+  return traced;
+}
 
 /** Loads the CommonJS bundle through a V8 code cache; any cache problem only costs the compile. */
 function loadBundle() {
+  if (process.env.MBM_DEBUG_MODULES === '1') {
+    const source = traceModules(readFileSync(bundle, 'utf8'));
+    const module = { exports: {} };
+    new Script(Module.wrap(source), { filename: bundle }).runInThisContext().call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle));
+    return module.exports;
+  }
   const source = readFileSync(bundle, 'utf8');
-  const { size, mtimeMs } = statSync(bundle);
-  let cacheFile;
+  // The first line is `//build:<hash>` (scripts/bundle.mjs); an older bundle without it is keyed by its size.
+  const build = source.startsWith('//build:') ? source.slice(8, source.indexOf('\n')) : `size${source.length}`;
+  const install = pathHash(bundle);
+  const name = `bundle-${build}-${install}-${process.version}.v8cache`;
+  // The user's own cache folder: a cache that someone else could write would be code they could run.
+  const dir = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'mobile-builder-mcp');
+  const cacheFile = join(dir, name);
   let cachedData;
+  let cacheMtimeMs = 0;
   try {
-    // The user's own cache folder: a cache that someone else could write would be code they could run.
-    const dir = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'mobile-builder-mcp');
-    cacheFile = join(dir, `bundle-${size}-${Math.floor(mtimeMs)}-${process.version}.v8cache`);
-    if (existsSync(cacheFile)) cachedData = readFileSync(cacheFile);
-    else mkdirSync(dir, { recursive: true, mode: 0o700 });
+    cachedData = readFileSync(cacheFile);
+    cacheMtimeMs = statSync(cacheFile).mtimeMs;
   } catch {
-    cacheFile = undefined;
+    cachedData = undefined;
   }
   const script = new Script(Module.wrap(source), { filename: bundle, ...(cachedData && { cachedData }) });
+  if (cachedData) debug(script.cachedDataRejected ? `rejected ${cacheFile}` : `hit ${cacheFile}`);
+  else debug(`miss ${cacheFile}`);
   const module = { exports: {} };
   script.runInThisContext().call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle));
-  if (cacheFile && (!cachedData || script.cachedDataRejected)) {
+  if (!cachedData || script.cachedDataRejected) {
     // After start-up, so that the functions start-up ran are in the cache too.
     setTimeout(() => {
       try {
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
         const tmp = `${cacheFile}.${process.pid}`;
         writeFileSync(tmp, script.createCachedData());
         renameSync(tmp, cacheFile);
-        // Caches of earlier builds are never read again.
-        for (const name of readdirSync(dirname(cacheFile))) if (name.startsWith('bundle-') && join(dirname(cacheFile), name) !== cacheFile && name.endsWith('.v8cache')) rmSync(join(dirname(cacheFile), name), { force: true });
+        prune(dir, name, install);
+        debug(`written ${cacheFile}`);
       } catch {
-        // A read-only or full temp folder: start without a cache next time.
+        // A read-only or full cache folder: start without a cache next time.
+      }
+    }, 1000).unref();
+  } else if (Date.now() - cacheMtimeMs > DAY_MS) {
+    // Marks the cache used, so that other installs' starts do not take it for abandoned.
+    setTimeout(() => {
+      try {
+        const now = new Date();
+        utimesSync(cacheFile, now, now);
+      } catch {
+        // Removed meanwhile: the next start writes it again.
       }
     }, 1000).unref();
   }
   return module.exports;
 }
 
-const { run } = existsSync(bundle) ? loadBundle() : await import('../dist/cli/main.js');
-await run(process.argv);
+const entry = existsSync(bundle) ? Promise.resolve(loadBundle()) : import('../dist/cli/main.js');
+entry
+  .then(({ run }) => run(process.argv))
+  .catch((error) => {
+    // As an uncaught error would: the message and stack on stderr, exit code 1.
+    process.exitCode = 1;
+    console.error(error);
+  });

@@ -9,7 +9,8 @@
 // stdio server never reads them (README "Sign in with OAuth"). The MCP 2026-07-28 era (the v2 SDK) is
 // a third, dist/mobile-builder-modern.cjs, required on the first request of that era only.
 import { build } from 'esbuild';
-import { readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -45,6 +46,57 @@ const modernApart = {
   },
 };
 
+/**
+ * The SDK's `Server` imports its default JSON Schema validator (Ajv) and constructs it only when it
+ * is given none; ours is always given one (src/mcp/no-schema-validator.ts), so the import is
+ * replaced by a class that throws if it were ever constructed, and Ajv stays out of the bundle.
+ */
+const noAjv = {
+  name: 'no-ajv',
+  setup(b) {
+    b.onResolve({ filter: /[\\/]validation[\\/]ajv-provider\.js$/ }, (args) =>
+      /@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]esm[\\/]server[\\/]/.test(args.importer) ? { path: 'ajv-provider', namespace: 'no-ajv' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'no-ajv' }, () => ({
+      contents: "export class AjvJsonSchemaValidator { constructor() { throw new Error('mobile-builder-mcp passes its own jsonSchemaValidator to the SDK Server'); } }",
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * rate-limiter-flexible's index loads every limiter it has (Redis, Mongo, Postgres...); we use the
+ * in-memory one and its result class only (src/limits/request-rate-limiter.ts), so the package's
+ * name resolves to those two files.
+ */
+const memoryLimiterOnly = {
+  name: 'memory-limiter-only',
+  setup(b) {
+    b.onResolve({ filter: /^rate-limiter-flexible$/ }, () => ({ path: 'rate-limiter-flexible', namespace: 'memory-limiter-only' }));
+    b.onLoad({ filter: /.*/, namespace: 'memory-limiter-only' }, () => ({
+      contents: "module.exports = { RateLimiterMemory: require('rate-limiter-flexible/lib/RateLimiterMemory.js'), RateLimiterRes: require('rate-limiter-flexible/lib/RateLimiterRes.js') };",
+      resolveDir: root,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * zod's namespace (`z.locales`) carries its 60-odd error-message locales, all evaluated at load;
+ * this server speaks English (zod's default, which its schemas import directly) and configures no
+ * other. In the stdio bundle each other locale is a function that throws, naming itself.
+ */
+const englishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, async (args) => {
+      const names = [...(await readFile(args.path, 'utf8')).matchAll(/default as (\w+)/g)].map((m) => m[1]).filter((name) => name !== 'en');
+      const leftOut = names.map((name) => `export const ${name} = () => { throw new Error('zod locale ${name} is left out of the mobile-builder-mcp bundle'); };`);
+      return { contents: [`export { default as en } from './en.js';`, ...leftOut].join('\n'), loader: 'js' };
+    });
+  },
+};
+
 const common = {
   bundle: true,
   platform: 'node',
@@ -55,27 +107,45 @@ const common = {
   minifyWhitespace: true,
   legalComments: 'none',
   logLevel: 'warning',
+  metafile: true,
 };
 
-await build({
+/** Size and module count of each bundle, for `npm run bench` (dist/bundle-stats.json). */
+const stats = {};
+function record(label, result, file) {
+  const output = Object.values(result.metafile.outputs)[0];
+  const packages = new Set(Object.keys(output.inputs).flatMap((input) => /node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)/.exec(input)?.[1] ?? []));
+  stats[label] = { file, bytes: output.bytes, modules: Object.keys(output.inputs).length, packages: [...packages].sort() };
+}
+
+const stdio = await build({
   ...common,
   entryPoints: [join(dist, 'cli', 'main.js')],
   outfile: join(dist, 'mobile-builder-mcp.cjs'),
   // import() of the OAuth bundle as require(): the bin runs this bundle as a script, where import() is not available.
   supported: { 'dynamic-import': false },
-  plugins: [importMetaUrl, oauthApart, modernApart],
+  plugins: [importMetaUrl, oauthApart, modernApart, noAjv, memoryLimiterOnly, englishOnly],
+  write: false,
 });
+// The first line names the build (a hash of the bundle): the bin keys its V8 code cache by it.
+const code = stdio.outputFiles[0].contents;
+await writeFile(join(dist, 'mobile-builder-mcp.cjs'), Buffer.concat([Buffer.from(`//build:${createHash('sha256').update(code).digest('hex').slice(0, 16)}\n`), code]));
+record('stdio (and CLI) bundle', stdio, 'dist/mobile-builder-mcp.cjs');
 
-await build({
+const modern = await build({
   ...common,
   entryPoints: [join(dist, 'mcp', 'modern-era.js')],
   outfile: join(dist, 'mobile-builder-modern.cjs'),
   plugins: [importMetaUrl],
 });
+record('2026-07-28 era bundle', modern, 'dist/mobile-builder-modern.cjs');
 
-await build({
+const oauth = await build({
   ...common,
   entryPoints: [join(dist, 'oauth', 'oauth-routes.js')],
   outfile: join(dist, 'mobile-builder-oauth.cjs'),
   plugins: [importMetaUrl],
 });
+record('OAuth bundle', oauth, 'dist/mobile-builder-oauth.cjs');
+
+await writeFile(join(dist, 'bundle-stats.json'), `${JSON.stringify(stats, null, 2)}\n`);

@@ -1,23 +1,21 @@
 /**
  * Assembles the service from its parts (docs/architecture.md: a factory with no side effects on
- * import): store -> repositories -> services -> workflow engine -> MCP server -> gateway.
+ * import): store -> services -> workflow engine -> MCP server -> gateway.
  * Transports (`transports/`) are thin entry points around the returned `App`.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LoginCodeService } from './auth/login-codes.js';
 import { OAuthGrants, type OAuthLifetimes } from './auth/oauth-grants.js';
-import { clientAddressReader, trustedPeerReader } from './auth/client-address.js';
 import { RequestGate } from './auth/request-gate.js';
 import type { CachedToken } from './auth/token-cache.js';
 import { TokenService } from './auth/token-service.js';
 import { WebSessionService } from './auth/web-sessions.js';
-import { CommandBuilder, loadCommandBuilderConfig } from './builders/command-builder.js';
 import type { Builder } from './builders/builder.js';
-import { createExpoBuilder, type ExpoBuilderSettings } from './builders/expo/index.js';
-import { ScriptedBuilder } from './builders/scripted-builder.js';
+import { createBuilder, type BuilderName, type BuilderSettings } from './builders/builder-registry.js';
 import type { BuildSandbox } from './builders/process-sandbox.js';
 import { systemClock, type Clock } from './clock.js';
+import { DEFAULTS } from './config/defaults.js';
 import { loadPlans, type PlanTable } from './limits/plans.js';
 import { MemoryRequestRateLimiter, type RequestRateLimiter } from './limits/request-rate-limiter.js';
 import { StoreRequestRateLimiter } from './limits/store-rate-limiter.js';
@@ -35,10 +33,8 @@ import { locateBrowser } from './builders/browser-location.js';
 import type { ArtifactRepo, OAuthRepo, UserRepo } from './store/repos.js';
 import { openStore, type Store } from './store/store.js';
 import { ChangeWatch, ReadCache } from './store/read-cache.js';
-import { ArtifactReader } from './services/artifact-reader.js';
-import { createWebConsole } from './console/web-console.js';
 import { ProjectChanges } from './workflows/project-changes.js';
-import { startHttpServer, type HttpServerDeps, type HttpServerOptions, type RunningHttpServer } from './transports/http-server.js';
+import type { HttpServerOptions, RunningHttpServer } from './transports/http-server.js';
 import { ArtifactPublisher } from './workflows/artifact-publisher.js';
 import { ArtifactStore } from './workflows/artifact-store.js';
 import { WorkflowEngine } from './workflows/workflow-engine.js';
@@ -47,27 +43,28 @@ import { WorkflowJournal } from './workflows/workflow-journal.js';
 /** The package version, read from package.json. */
 export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-/** The builders a server can be started with (README.md#builders). */
-export const BUILDER_NAMES = ['scripted', 'command', 'expo'] as const;
-/** A builder name accepted by `--builder` (README.md#builders). */
-export type BuilderName = (typeof BUILDER_NAMES)[number];
+export { BUILDER_NAMES, type BuilderName } from './builders/builder-registry.js';
 
-/** What `createApp` needs; every field but `dataDir` has a default (README.md#command-line). */
+/**
+ * What `createApp` needs; every field but `dataDir` has a default, the same as the command line's
+ * (`config/defaults.ts`, README.md#command-line).
+ */
 export interface AppConfig {
   /** Holds the SQLite file, the workspaces and the artifacts. Created if missing. */
   dataDir: string;
   /** `:memory:` for a private in-memory store; default `<dataDir>/mobile-builder.db`. */
   databaseFile?: string;
+  /** The builder to run (default `expo`, as `serve`'s). */
   builder?: BuilderName;
   /** JSON config of the `command` builder (required with it). */
   builderConfigFile?: string;
   /** Settings of the `expo` builder (`--expo-sdk`, `--agent-command`, ...). */
-  expo?: Omit<ExpoBuilderSettings, 'dataDir'>;
+  expo?: BuilderSettings['expo'];
   /** PEM private key that signs Expo Updates manifests (`--updates-signing-key`). */
   updatesSigningKeyFile?: string;
-  /** Pause per step of the `scripted` builder, in ms (default 500). */
+  /** Pause per step of the `scripted` builder, in ms (`--scripted-step-ms`, `DEFAULTS.scriptedStepMs`). */
   scriptedStepMs?: number;
-  /** Workflows running at once in this process (default 2). */
+  /** Workflows running at once in this process (`--max-concurrent-workflows`, `DEFAULTS.maxConcurrentWorkflows`). */
   maxConcurrentWorkflows?: number;
   /** Base of preview links; default from the HTTP listener's address. */
   publicUrl?: string;
@@ -95,9 +92,9 @@ export interface AppConfig {
   cancelTimeoutMs?: number;
   /** Longest time one JSON-RPC message may take before it is answered with -32603, in ms (default 30 000). */
   requestDeadlineMs?: number;
-  /** Length of a workflow claim's lease (ms, default 8000); see docs/workflows.md, "Leases". */
+  /** Length of a workflow claim's lease, in ms (`--lease-ms`, `DEFAULTS.leaseMs`); see docs/workflows.md, "Leases". */
   leaseMs?: number;
-  /** How often a running workflow's lease is renewed (ms, default min(1000, leaseMs / 4)). */
+  /** How often a running workflow's lease is renewed (ms, default min(500, leaseMs / 5)). */
   heartbeatMs?: number;
   /** Lifetimes of OAuth codes and tokens, in seconds (README "Sign in with OAuth"); defaults 60 s, 1 h, 30 days. */
   oauth?: OAuthLifetimes;
@@ -152,64 +149,15 @@ export interface App {
 }
 
 /**
- * The narrow view of the service the HTTP transport works with (docs/architecture.md).
- */
-export function httpDepsOf(app: App): HttpServerDeps {
-  const artifacts = new ArtifactReader(app.artifacts, app.artifactStore);
-  const clientAddress = clientAddressReader(app.config.trustProxy);
-  const web = createWebConsole({
-    tools: app.tools,
-    sessions: app.webSessions,
-    gate: app.gate,
-    changes: app.changes,
-    projectStates: (caller) => app.workflows.ownProjectStates(caller),
-    latestPageStart: (caller, projectId, limit) => app.workflows.latestPageStart(caller, projectId, limit),
-    onReset: (listener) => app.store.events.onReset(listener),
-    publicUrl: app.publicUrl,
-    logger: app.logger,
-    clientAddress,
-  });
-  return {
-    gateway: app.gateway,
-    gate: app.gate,
-    clientAddress,
-    trustedPeer: trustedPeerReader(app.config.trustProxy),
-    healthProblem: () => app.healthProblem(),
-    artifacts,
-    updates: {
-      artifacts,
-      artifactBaseUrl: () => app.publicUrl.artifacts(),
-      dataDir: app.config.dataDir,
-      updatesSigningKeyFile: app.config.updatesSigningKeyFile,
-    },
-    publicUrl: app.publicUrl,
-    logger: app.logger,
-    // The consent page treats a browser signed in to the console as signed in.
-    oauth: {
-      repo: app.oauthRepo,
-      grants: app.oauthGrants,
-      loginCodes: app.loginCodes,
-      tokens: app.tokens,
-      clock: app.clock,
-      sessionUser: (req) => web.sessionUser(req),
-      countSignInAttempt: (address) => app.gate.countSignInAttempt(address),
-      clientAddress,
-      trustProxy: app.config.trustProxy,
-    },
-    console: web,
-  };
-}
-
-/**
  * Starts an HTTP listener for `app` and records its bound address as the public base URL of the
- * service (or of artifact links, for `artifactOrigin`), unless the operator configured one.
+ * service (or of artifact links, for `artifactOrigin`), unless the operator configured one. The
+ * HTTP side (the transport, the web console, the update routes) is loaded on this first call, so
+ * that a stdio server answers `initialize` before evaluating it (README "Start-up time").
  * @throws the listen error (EADDRINUSE, EACCES).
  */
 export async function listenHttp(app: App, options: HttpServerOptions): Promise<RunningHttpServer> {
-  const http = await startHttpServer(httpDepsOf(app), options);
-  if (options.artifactOrigin) app.publicUrl.artifactsBound(options.host, http.port);
-  else app.publicUrl.bound(options.host, http.port);
-  return http;
+  const { listenHttpNow } = await import('./http-listener.js');
+  return listenHttpNow(app, options);
 }
 
 /**
@@ -245,7 +193,7 @@ export async function createApp(config: AppConfig): Promise<App> {
   store.events.subscribe('project', (projectId) => changes.notify(projectId));
   const journal = new WorkflowJournal(store, clock, logger);
   const artifactStore = new ArtifactStore(config.dataDir);
-  const builder = createBuilder(config);
+  const builder = config.builderInstance ?? createBuilder(config.builder ?? DEFAULTS.builder, config);
   const engine = new WorkflowEngine(
     {
       store,
@@ -259,7 +207,7 @@ export async function createApp(config: AppConfig): Promise<App> {
       clock,
     },
     {
-      maxConcurrent: config.maxConcurrentWorkflows ?? 2,
+      maxConcurrent: config.maxConcurrentWorkflows ?? DEFAULTS.maxConcurrentWorkflows,
       ...(config.pollIntervalMs !== undefined && { pollIntervalMs: config.pollIntervalMs }),
       ...(config.cancelTimeoutMs !== undefined && { cancelTimeoutMs: config.cancelTimeoutMs }),
       ...(config.leaseMs !== undefined && { leaseMs: config.leaseMs }),
@@ -328,16 +276,4 @@ export async function createApp(config: AppConfig): Promise<App> {
       await store.close();
     },
   };
-}
-
-function createBuilder(config: AppConfig): Builder {
-  if (config.builderInstance) return config.builderInstance;
-  const name = config.builder ?? 'scripted';
-  if (name === 'command') {
-    if (!config.builderConfigFile) throw new Error('The command builder needs --builder-config FILE (JSON with "build" and/or "deploy" commands)');
-    return new CommandBuilder(loadCommandBuilderConfig(config.builderConfigFile), config.buildSandbox);
-  }
-  if (name === 'scripted') return new ScriptedBuilder(config.scriptedStepMs ?? 500);
-  if (name === 'expo') return createExpoBuilder({ ...config.expo, dataDir: config.dataDir, ...(config.buildSandbox && { sandbox: config.buildSandbox }) });
-  throw new Error(`Unknown builder "${name as string}": use one of ${BUILDER_NAMES.join(', ')}`);
 }

@@ -2,7 +2,8 @@
  * mobile-builder-mcp as a library: build the service with `createApp`, then serve it with
  * `listenHttp` or `serveStdio`. The CLI (`bin/`) does exactly that.
  */
-export { createApp, listenHttp, httpDepsOf, VERSION, BUILDER_NAMES, type App, type AppConfig, type BuilderName } from './app.js';
+export { createApp, listenHttp, VERSION, BUILDER_NAMES, type App, type AppConfig, type BuilderName } from './app.js';
+export { httpDepsOf } from './http-listener.js';
 export { startHttpServer, type HttpServerDeps, type HttpServerOptions, type RunningHttpServer } from './transports/http-server.js';
 export { serveStdio, type StdioServerOptions } from './transports/stdio-server.js';
 export { ServiceError, ERROR_TABLE, MESSAGES, type ServiceErrorKind } from './errors.js';

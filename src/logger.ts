@@ -3,12 +3,13 @@
  * protocol). Token-bearing fields are redacted wherever they appear.
  */
 import { pino, type Logger } from 'pino';
+import { DEFAULTS } from './config/defaults.js';
 
 /** pino's logger type. */
 export type { Logger };
 
 /** Creates a logger on stderr. `level` defaults to env `SVC_LOG_LEVEL`, else `info`. */
-export function createLogger(level: string = process.env.SVC_LOG_LEVEL ?? 'info'): Logger {
+export function createLogger(level: string = process.env.SVC_LOG_LEVEL ?? DEFAULTS.logLevel): Logger {
   return pino(
     {
       name: 'mobile-builder-mcp',

@@ -9,7 +9,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkCodeAnswer, codeAnswerFormat, pathProblem, type CodeAnswerRules } from '../src/builders/code-answer.js';
+import { checkCodeAnswer, codeAnswerFormat, pathProblem, type CodeAnswerRules } from '../src/builders/expo/code-answer.js';
 import { ServiceError } from '../src/errors.js';
 import { startEngine, type EngineUnderTest } from './engine-harness.js';
 import { httpClient, ROOT, startTestServer, tempDir, waitFor } from './helpers.js';

@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseEdits } from '../src/builders/expo/deterministic-edits.js';
-import { HeavyStepSemaphore } from '../src/builders/expo/heavy-steps.js';
+import { HeavyStepSemaphore } from '../src/builders/heavy-steps.js';
 import { toolchainFor } from '../src/builders/expo/index.js';
 import { ExpoWorkspace, slugOf } from '../src/builders/expo/workspace.js';
-import { negotiate } from '../src/transports/expo-updates-routes.js';
+import { negotiate } from '../src/builders/expo/update-routes.js';
 import { createProject, startTestServer, toolResult, waitIdle, type TestServer } from './helpers.js';
 
 describe('deterministic edits', () => {

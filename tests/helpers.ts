@@ -42,7 +42,7 @@ export const GENEROUS_PLANS = { free: { requestsPerMinute: 1_000_000, projectCre
 /** Starts the whole service in this process on a free port (generous limits unless `config.plans` says otherwise). */
 export async function startTestServer(config: Partial<AppConfig> = {}, http: Partial<HttpServerOptions> = {}): Promise<TestServer> {
   const dataDir = config.dataDir ?? tempDir();
-  const app = await createApp({ dataDir, logger: silentLogger(), scriptedStepMs: 20, pollIntervalMs: 50, plans: GENEROUS_PLANS, ...config });
+  const app = await createApp({ dataDir, logger: silentLogger(), builder: 'scripted', scriptedStepMs: 20, pollIntervalMs: 50, plans: GENEROUS_PLANS, ...config });
   await app.start();
   const server = await listenHttp(app, { host: '127.0.0.1', port: 0, serveMcp: true, ...http });
   return {

@@ -16,7 +16,7 @@ const advance = (ms: number) => (now = new Date(now.getTime() + ms));
 
 beforeEach(async () => {
   now = new Date('2026-11-22T09:00:00.000Z');
-  app = await createApp({ dataDir: tempDir(), databaseFile: ':memory:', logger: silentLogger(), clock: () => now });
+  app = await createApp({ dataDir: tempDir(), databaseFile: ':memory:', builder: 'scripted', logger: silentLogger(), clock: () => now });
 });
 afterEach(() => app.store.close());
 
@@ -86,6 +86,7 @@ describe('projects', () => {
     app = await createApp({
       dataDir: tempDir(),
       databaseFile: ':memory:',
+      builder: 'scripted',
       logger: silentLogger(),
       clock: () => now,
       plans: { free: { requestsPerMinute: 100, projectCreationsPerHour: 1000, maxProjects: 3 }, big: { requestsPerMinute: 100, projectCreationsPerHour: 1000, maxProjects: 5 } },
@@ -105,7 +106,7 @@ describe('projects', () => {
 describe('read caches', () => {
   it('the project cache is exact for this process\'s writes and sees another connection\'s commit after the recheck interval', async () => {
     const dir = tempDir();
-    const fileApp = await createApp({ dataDir: dir, logger: silentLogger() });
+    const fileApp = await createApp({ dataDir: dir, builder: 'scripted', logger: silentLogger() });
     const alice = await fileApp.tokens.authenticate((await fileApp.tokens.create('alice')).token);
     const p = await fileApp.projects.create(alice, { name: 'cached' });
     const repo = new SqliteProjectRepo(dbOf(fileApp.store), new ReadCache(new ChangeWatch(fileApp.store.events)));

@@ -139,11 +139,14 @@ export class RequestGate {
         return this.count(await this.authenticate(origin), 'requests');
       };
     }
-    return async (method) => {
-      const caller = await this.authenticateHttp(origin);
+    const admitCaller = (caller: Caller, method: string): Promise<Admission> => {
       if (method === 'notifications/cancelled') this.logger?.info({ user: caller.userName, address: origin.address }, 'client cancelled a request');
       return this.count(caller, method === 'tools/call' ? 'requests' : 'housekeeping');
     };
+    // The transport usually authenticated the token already (`readingKey`): no wait for it then.
+    const known = origin.caller;
+    if (known) return (method) => admitCaller(known, method);
+    return async (method) => admitCaller(await this.authenticateHttp(origin), method);
   }
 
   private async authenticate(origin: RequestOrigin): Promise<Caller> {
@@ -156,7 +159,6 @@ export class RequestGate {
   }
 
   private async authenticateHttp(origin: RequestOrigin): Promise<Caller> {
-    if (origin.caller) return origin.caller;
     try {
       return await this.tokens.authenticate(origin.token);
     } catch (error) {

@@ -11,7 +11,7 @@ import type { UserRow } from '../store/rows.js';
 import { displayPrefix, generateToken, hashToken, isExpired, MAX_TOKEN_LIFETIME_MS, TOKEN_PREFIX } from './api-token.js';
 import type { Caller } from './caller.js';
 import { ACCESS_TOKEN_PREFIX, type OAuthGrants } from './oauth-grants.js';
-import type { TokenCache } from './token-cache.js';
+import { cachedToken, type TokenCache } from './token-cache.js';
 
 /** OAuth access tokens accepted besides API tokens (README "Sign in with OAuth"). */
 export interface OAuthAccessCheck {
@@ -115,19 +115,20 @@ export class TokenService {
    */
   async authenticate(token: string | undefined | null): Promise<Caller> {
     if (!token || !token.startsWith(TOKEN_PREFIX) || token.length > 200) throw unauthenticated();
-    const hash = hashToken(token);
     const now = this.clock();
-    const cached = this.cache?.get(hash);
-    if (cached && !isExpired(cached.expiresAt, now)) {
+    // Looked up by the token itself: a hit costs no SHA-256 (token-cache.ts).
+    const cached = this.cache?.get(token);
+    if (cached && (cached.expiresAtMs === null || cached.expiresAtMs > now.getTime())) {
       if (cached.caller.rateKey) this.touch(cached.caller.tokenId, now);
       return cached.caller;
     }
+    const hash = hashToken(token);
     if (this.oauth && token.startsWith(ACCESS_TOKEN_PREFIX)) {
       const access = await this.oauth.grants.verifyAccess(token, this.oauth.audience());
       // An API token may start with `svc_at_` too (1 in 2^18): fall through to the API tokens.
       if (access) {
         const caller: Caller = { userId: access.userId, userName: access.userName, plan: access.plan, tokenId: access.grantId, rateKey: `user:${access.userId}` };
-        this.cache?.set(hash, { caller, expiresAt: access.expiresAt });
+        this.cache?.set(token, cachedToken(caller, access.expiresAt));
         this.touch(access.grantId, now);
         return caller;
       }
@@ -138,7 +139,7 @@ export class TokenService {
     if (row.revokedAt) throw unauthenticated();
     if (isExpired(row.expiresAt, now)) throw unauthenticated();
     const caller = { userId: user.id, userName: user.name, plan: user.plan, tokenId: row.id };
-    this.cache?.set(hash, { caller, expiresAt: row.expiresAt });
+    this.cache?.set(token, cachedToken(caller, row.expiresAt));
     return caller;
   }
 

@@ -4,8 +4,6 @@
  * through the context and finishes by returning (completed) or throwing (failed). When `signal`
  * aborts (cancel or shutdown) it must stop promptly; whatever it throws then is ignored.
  */
-import type { CodeAnswerRules } from './code-answer.js';
-
 export type Platform = 'web' | 'ios' | 'android';
 
 /** What to build or deploy. */
@@ -40,8 +38,11 @@ export interface QuestionSpec {
   format?: Record<string, unknown>;
   /** Longest answer in code points (code questions; default: the instruction limit). */
   maxLength?: number;
-  /** What a code answer must pass before it is accepted. */
-  rules?: CodeAnswerRules;
+  /**
+   * What an answer must pass before it is accepted (a code question: the expo builder's code
+   * answer rules), stored as JSON with the question and read by its kind's check (`builder-module.ts`).
+   */
+  rules?: object;
 }
 
 /** A published preview or deployment. `path` is the service-relative URL path (`/previews/<id>/`). */

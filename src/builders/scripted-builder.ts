@@ -8,6 +8,7 @@
  *   identifier (reverse-DNS, validated); publishes the latest preview as an immutable, numbered
  *   deployment.
  */
+import { DEFAULTS } from '../config/defaults.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { abortableDelay, type Builder, type BuildContext, type BuildJob } from './builder.js';
@@ -20,8 +21,8 @@ const SIMULATION_NOTE = 'This is the scripted builder: it simulates a building a
 export class ScriptedBuilder implements Builder {
   readonly name = 'scripted';
 
-  /** @param stepMs pause per step in milliseconds (`--scripted-step-ms`, default 500). */
-  constructor(private readonly stepMs: number = 500) {}
+  /** @param stepMs pause per step in milliseconds (`--scripted-step-ms`, default `DEFAULTS.scriptedStepMs`). */
+  constructor(private readonly stepMs: number = DEFAULTS.scriptedStepMs) {}
 
   async run(job: BuildJob, context: BuildContext): Promise<void> {
     if (job.kind === 'build') {

@@ -13,81 +13,32 @@
  * Every option has an `SVC_*` environment equivalent. Logs go to stderr; stdout carries only the
  * stdio protocol (serve) or the command's output.
  */
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command } from 'commander';
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { BUILDER_NAMES, createApp, listenHttp, VERSION, type App, type AppConfig, type BuilderName } from '../app.js';
+import { createApp, listenHttp, VERSION, type App, type AppConfig } from '../app.js';
 import { parseDuration } from '../auth/api-token.js';
-import { AGENT_MODES, DEFAULT_EXPO_SDK, SUPPORTED_EXPO_SDKS, toolchainFor, type AgentMode } from '../builders/expo/index.js';
-import { parseTrustedProxies } from '../auth/client-address.js';
+import { toolchainFor } from '../builders/expo/index.js';
+import { appConfigOf, type ServeOptions } from '../config/serve-options.js';
+import { optionsFor, SETTINGS } from '../config/settings.js';
 import { isLoopbackHostname } from '../io/loopback-hosts.js';
 import { detectBuildSandbox, SANDBOX_TURNED_OFF, type BuildSandbox } from '../builders/process-sandbox.js';
+import { builderRunsProcesses, checkBuilderSettings } from '../builders/builder-registry.js';
 import { createLogger } from '../logger.js';
-import { ARTIFACT_ORIGIN_MODES, type ArtifactOrigins } from '../services/public-url.js';
 import { serveStdio } from '../transports/stdio-server.js';
-import { loadUpdatesSigningKey } from '../transports/expo-updates-routes.js';
 import type { RunningHttpServer } from '../transports/http-server.js';
 
-const DEFAULT_DATA_DIR = join(homedir(), '.mobile-builder-mcp');
-
-function positiveInt(name: string, min = 0) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be a whole number of at least ${min}`);
-    return n;
-  };
-}
-
-function trustProxy(value: string): string[] {
-  try {
-    return parseTrustedProxies(value);
-  } catch (error) {
-    throw new InvalidArgumentError(`--trust-proxy: ${error instanceof Error ? error.message : String(error)}`);
+/**
+ * Adds to every command the options the settings table (`config/settings.ts`) gives it, after the
+ * command's own operands: `token create`'s are `--user`, `--expires-in`, then `--data-dir`.
+ */
+function addSettings(command: Command, path: readonly string[] = []): void {
+  for (const sub of command.commands) {
+    const name = [...path, sub.name()];
+    if (sub.commands.length > 0) addSettings(sub, name);
+    else for (const option of optionsFor(name.join(' '))) sub.addOption(option);
   }
-}
-
-function expoSdk(value: string): number {
-  const n = Number(value);
-  if (!(SUPPORTED_EXPO_SDKS as readonly number[]).includes(n)) throw new InvalidArgumentError(`supported Expo SDKs: ${SUPPORTED_EXPO_SDKS.join(', ')}`);
-  return n;
-}
-
-function dataDirOption(): Option {
-  return new Option('--data-dir <dir>', 'folder of the SQLite store, workspaces and artifacts').env('SVC_DATA_DIR').default(DEFAULT_DATA_DIR, '~/.mobile-builder-mcp');
-}
-
-/** Options of `serve`, after parsing. */
-interface ServeOptions {
-  http?: boolean;
-  host: string;
-  port: number;
-  dataDir: string;
-  builder: BuilderName;
-  builderConfig?: string;
-  publicUrl?: string;
-  scriptedStepMs: number;
-  maxConcurrentWorkflows: number;
-  leaseMs: number;
-  plans?: string;
-  allowedHosts?: string;
-  trustProxy?: string[];
-  bodyLimit: number;
-  logLevel: string;
-  expoSdk: number;
-  agentCommand?: string;
-  agent?: AgentMode;
-  agentTimeout: number;
-  maxHeavySteps: number;
-  updatesSigningKey?: string;
-  artifactUrl?: string;
-  artifactOrigins: ArtifactOrigins;
-  browser?: string;
-  /** false with `--no-build-sandbox` (or `SVC_NO_BUILD_SANDBOX`). */
-  buildSandbox: boolean;
-  agentNetwork?: boolean;
-  agentEnv?: string;
 }
 
 /** Builds the program (exported for tests of the parser; `run` executes it). */
@@ -100,38 +51,6 @@ export function buildProgram(): Command {
   program
     .command('serve')
     .description('Serve MCP over stdio (default; what MCP hosts launch) or streamable HTTP (--http).')
-    .addOption(new Option('--http', 'serve streamable HTTP on POST /mcp instead of stdio').env('SVC_HTTP'))
-    .addOption(new Option('--host <host>', 'HTTP bind address').env('SVC_HOST').default('127.0.0.1'))
-    .addOption(new Option('--port <port>', 'HTTP port (0 = any free port); in stdio mode, the port of the preview server').env('SVC_PORT').default(3333).argParser(positiveInt('--port')))
-    .addOption(dataDirOption())
-    .addOption(new Option('--builder <name>', 'building agent: expo (real Expo apps), scripted (a fast simulation for tests and demos) or command (your own commands)').choices(BUILDER_NAMES).env('SVC_BUILDER').default('expo'))
-    .addOption(new Option('--builder-config <file>', 'JSON config of the command builder').env('SVC_BUILDER_CONFIG'))
-    .addOption(new Option('--public-url <url>', 'base URL of preview links (default from host and port)').env('SVC_PUBLIC_URL'))
-    .addOption(new Option('--scripted-step-ms <ms>', 'pause per step of the scripted builder').env('SVC_SCRIPTED_STEP_MS').default(500).argParser(positiveInt('--scripted-step-ms')))
-    .addOption(new Option('--max-concurrent-workflows <n>', 'workflows running at once').env('SVC_MAX_CONCURRENT_WORKFLOWS').default(2).argParser(positiveInt('--max-concurrent-workflows', 1)))
-    .addOption(new Option('--lease-ms <ms>', 'lease of a running workflow: another server sharing the data dir takes it over this long after its server stops renewing it').env('SVC_LEASE_MS').default(8000).argParser(positiveInt('--lease-ms', 200)))
-    .addOption(new Option('--plans <file>', 'JSON file of plan limits').env('SVC_PLANS_FILE'))
-    .addOption(new Option('--allowed-hosts <list>', 'comma-separated extra host names accepted in Host/Origin').env('SVC_ALLOWED_HOSTS'))
-    .addOption(new Option('--trust-proxy <list>', 'comma-separated addresses or CIDR ranges of your reverse proxies (or loopback): their X-Forwarded-For names the client').env('SVC_TRUST_PROXY').argParser(trustProxy))
-    .addOption(new Option('--body-limit <bytes>', 'largest request body').env('SVC_BODY_LIMIT').default(1024 * 1024).argParser(positiveInt('--body-limit', 1)))
-    .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug or silent').env('SVC_LOG_LEVEL').default('info'))
-    .addOption(new Option('--expo-sdk <n>', 'Expo SDK of the expo builder').env('SVC_EXPO_SDK').default(DEFAULT_EXPO_SDK).argParser(expoSdk))
-    .addOption(new Option('--agent <mode>', "who writes the expo app's code: host (the MCP host's own model, through code questions), command (--agent-command) or none (deterministic edits only); default host, or command when --agent-command is set").choices(AGENT_MODES).env('SVC_AGENT'))
-    .addOption(new Option('--agent-command <cmd>', 'code agent the expo builder runs in the workspace (shell command line; implies --agent command)').env('SVC_AGENT_COMMAND'))
-    .addOption(new Option('--agent-timeout <seconds>', 'limit of one code agent run').env('SVC_AGENT_TIMEOUT').default(900).argParser(positiveInt('--agent-timeout', 1)))
-    .addOption(new Option('--artifact-url <url>', 'public base URL of previews, deployments and updates (default: the artifact listener on the next free port after --port)').env('SVC_ARTIFACT_URL'))
-    .addOption(
-      new Option('--artifact-origins <mode>', 'per-project: each project\'s previews and web deployments on their own origin (<project-id>.localhost, or <project-id>.<artifact host> behind --artifact-url: a wildcard DNS name); shared: all under one host (the path form), every page in an opaque origin')
-        .choices(ARTIFACT_ORIGIN_MODES)
-        .env('SVC_ARTIFACT_ORIGINS')
-        .default('per-project'),
-    )
-    .addOption(new Option('--updates-signing-key <file>', 'PEM RSA private key that signs Expo Updates manifests (keyid "main")').env('SVC_UPDATES_SIGNING_KEY'))
-    .addOption(new Option('--browser <path>', 'Chromium or Chrome that renders preview screenshots (default /usr/bin/chromium, else one on PATH; a path that names no file turns screenshots off)').env('SVC_BROWSER'))
-    .addOption(new Option('--no-build-sandbox', 'run build processes without the bubblewrap sandbox (needed for serve --http where bubblewrap cannot work; builds then run with the server\'s rights)').env('SVC_NO_BUILD_SANDBOX'))
-    .addOption(new Option('--agent-network', 'let the code agent (--agent-command) reach the network, for a hosted model').env('SVC_AGENT_NETWORK'))
-    .addOption(new Option('--agent-env <names>', 'comma-separated variables of this environment handed to the code agent (its API key); none by default').env('SVC_AGENT_ENV'))
-    .addOption(new Option('--max-heavy-steps <n>', 'type checks and exports of the expo builder running at once').env('SVC_MAX_HEAVY_STEPS').default(1).argParser(positiveInt('--max-heavy-steps', 1)))
     .action(async (options: ServeOptions) => serve(options));
 
   program
@@ -139,16 +58,14 @@ export function buildProgram(): Command {
     .description('Manage the expo builder\'s toolchain.')
     .command('install')
     .description('Install the Expo SDK toolchain ahead of its first use (npm ci from the lockfile shipped in this package; about 1-2 min).')
-    .addOption(new Option('--sdk <n>', 'Expo SDK').env('SVC_EXPO_SDK').default(DEFAULT_EXPO_SDK).argParser(expoSdk))
-    .addOption(dataDirOption())
     .action(async (options: { sdk: number; dataDir: string }) => {
-      const toolchain = toolchainFor({ dataDir: resolve(options.dataDir), sdk: options.sdk });
-      if (toolchain.isInstalled()) {
-        process.stdout.write(`The Expo SDK ${options.sdk} toolchain is already installed: ${toolchain.dir}\n`);
+      const installed = toolchainFor({ dataDir: resolve(options.dataDir), sdk: options.sdk });
+      if (installed.isInstalled()) {
+        process.stdout.write(`The Expo SDK ${options.sdk} toolchain is already installed: ${installed.dir}\n`);
         return;
       }
-      await toolchain.ensure({ onProgress: (text) => process.stderr.write(`${text}\n`) });
-      process.stdout.write(`Installed the Expo SDK ${options.sdk} toolchain: ${toolchain.dir}\n`);
+      await installed.ensure({ onProgress: (text) => process.stderr.write(`${text}\n`) });
+      process.stdout.write(`Installed the Expo SDK ${options.sdk} toolchain: ${installed.dir}\n`);
     });
 
   const token = program.command('token').description('Manage API tokens.');
@@ -157,7 +74,6 @@ export function buildProgram(): Command {
     .description('Create an API token (and the user, if new). Prints the token alone on the last line; it is not shown again.')
     .requiredOption('--user <name>', 'user the token acts for')
     .option('--expires-in <duration>', 'lifetime such as 30d, 12h or 90m (default: no expiry)')
-    .addOption(dataDirOption())
     .action(async (options: { user: string; expiresIn?: string; dataDir: string }) => {
       const expires = options.expiresIn === undefined ? undefined : parseDurationOption(options.expiresIn);
       if (!/^[\w.@+-]{1,64}$/.test(options.user)) throw new Error('--user must be 1 to 64 letters, digits or . _ @ + -');
@@ -172,7 +88,6 @@ export function buildProgram(): Command {
     .description('List API tokens, OAuth grants and web console sessions (never prints a whole token).')
     .option('--user <name>', 'only this user\'s tokens, grants and sessions')
     .option('--json', 'print JSON: one array, API tokens first ("kind": "api_token"), then OAuth grants ("kind": "oauth_grant"), then console sessions ("kind": "web_session")')
-    .addOption(dataDirOption())
     .action(async (options: { user?: string; json?: boolean; dataDir: string }) => {
       await withApp(options.dataDir, async (app) => {
         const rows = await app.tokens.list(options.user);
@@ -209,7 +124,6 @@ export function buildProgram(): Command {
     .command('revoke')
     .description('Revoke an API token, an OAuth grant with all its access and refresh tokens, or a web console session, by its id (from token list). Takes effect on the next request.')
     .argument('<id>', 'token, grant or console session id')
-    .addOption(dataDirOption())
     .action(async (id: string, options: { dataDir: string }) => {
       await withApp(options.dataDir, async (app) => {
         if (await app.tokens.revoke(id)) return void process.stdout.write(`Revoked token ${id}.\n`);
@@ -225,7 +139,6 @@ export function buildProgram(): Command {
     .description('Print a one-time login code for an existing user: typed on the consent page when a remote MCP host signs in with OAuth, or on the sign-in page of the web console. Single use; the code is alone on the last line.')
     .requiredOption('--user <name>', 'user who signs in with the code')
     .option('--expires-in <duration>', 'lifetime such as 10m or 1h (default 10m, at most 1d)')
-    .addOption(dataDirOption())
     .action(async (options: { user: string; expiresIn?: string; dataDir: string }) => {
       const ttlMs = options.expiresIn === undefined ? undefined : parseDurationOption(options.expiresIn);
       await withApp(options.dataDir, async (app) => {
@@ -239,7 +152,6 @@ export function buildProgram(): Command {
   user
     .command('list')
     .description('List users with their plans.')
-    .addOption(dataDirOption())
     .action(async (options: { dataDir: string }) => {
       await withApp(options.dataDir, async (app) => {
         const rows = await app.users.list();
@@ -252,8 +164,6 @@ export function buildProgram(): Command {
     .description('Put a user on a plan (free, pro, or one from --plans FILE); creates the user if new.')
     .argument('<name>', 'user name')
     .argument('<plan>', 'plan name')
-    .addOption(dataDirOption())
-    .addOption(new Option('--plans <file>', 'JSON file of plan limits').env('SVC_PLANS_FILE'))
     .action(async (name: string, plan: string, options: { dataDir: string; plans?: string }) => {
       await withApp(options.dataDir, async (app) => {
         if (!app.plans[plan]) {
@@ -269,12 +179,12 @@ export function buildProgram(): Command {
   program
     .command('migrate')
     .description('Apply the database migrations (serve also does this at start).')
-    .addOption(dataDirOption())
     .action(async (options: { dataDir: string }) => {
       const file = join(resolve(options.dataDir), 'mobile-builder.db');
       await openStoreForMigrate(options.dataDir);
       process.stdout.write(`Database is up to date: ${file}\n`);
     });
+  addSettings(program);
   return program;
 }
 
@@ -320,41 +230,15 @@ function printTable(header: string[], rows: string[][]): void {
 async function serve(options: ServeOptions): Promise<void> {
   const logger = createLogger(options.logLevel);
   const sandbox = buildSandboxFor(options);
-  const config: AppConfig = {
-    dataDir: resolve(options.dataDir),
-    builder: options.builder,
-    scriptedStepMs: options.scriptedStepMs,
-    maxConcurrentWorkflows: options.maxConcurrentWorkflows,
-    leaseMs: options.leaseMs,
-    ...(options.trustProxy?.length && { trustProxy: options.trustProxy }),
-    logger,
-    expo: {
-      sdk: options.expoSdk,
-      agentTimeoutSeconds: options.agentTimeout,
-      heavySteps: options.maxHeavySteps,
-      ...(options.agentCommand && { agentCommand: options.agentCommand }),
-      ...(options.agent && { agent: options.agent }),
-      ...(options.agentNetwork && { agentNetwork: true }),
-      ...(options.agentEnv && { agentEnv: options.agentEnv.split(',').map((n) => n.trim()).filter(Boolean) }),
-    },
-    buildSandbox: sandbox,
-    ...(options.builderConfig && { builderConfigFile: resolve(options.builderConfig) }),
-    ...(options.publicUrl && { publicUrl: options.publicUrl }),
-    ...(options.artifactUrl && { artifactUrl: options.artifactUrl }),
-    artifactOrigins: options.artifactOrigins,
-    ...(options.plans && { plansFile: resolve(options.plans) }),
-    ...(options.updatesSigningKey && { updatesSigningKeyFile: resolve(options.updatesSigningKey) }),
-    ...(options.browser !== undefined && { browser: options.browser }),
-  };
-  // A bad signing key fails at start, not on a phone's first request.
-  if (config.updatesSigningKeyFile) loadUpdatesSigningKey(config.updatesSigningKeyFile);
+  const config = appConfigOf(options, { logger, sandbox });
+  // The builders' start-up checks: a bad signing key fails at start, not on a phone's first request.
+  checkBuilderSettings(config);
   const app = await openApp(config);
   await app.start();
-  const allowedHosts = options.allowedHosts?.split(',').map((h) => h.trim()).filter(Boolean);
   const httpOptions = {
     host: options.host,
     bodyLimitBytes: options.bodyLimit,
-    ...(allowedHosts && { allowedHosts }),
+    ...(options.allowedHosts && { allowedHosts: options.allowedHosts }),
   };
 
   let http: RunningHttpServer | undefined;
@@ -382,10 +266,15 @@ async function serve(options: ServeOptions): Promise<void> {
     return;
   }
 
-  const token = process.env.SVC_API_TOKEN?.trim() || undefined;
+  const token = process.env[SETTINGS.apiToken.env]?.trim() || undefined;
   await warnAboutToken(app, token, config.dataDir);
-  // The protocol first: hosts wait for the answer to `initialize`; previews can wait a moment.
-  const served = serveStdio(app, { token });
+  // The protocol first: hosts wait for the answer to `initialize`; previews can wait a moment. The
+  // preview listener (and the HTTP side it loads) starts once that answer is written. One stdio
+  // line is one message: --body-limit bounds it as it bounds an HTTP body.
+  let firstReply!: () => void;
+  const answered = new Promise<void>((resolve) => (firstReply = resolve));
+  const served = serveStdio(app, { token, lineLimit: options.bodyLimit, onFirstReply: () => firstReply() });
+  await Promise.race([answered, served]);
   // stdio: a loopback listener serves the previews; a busy port falls back to any free one.
   try {
     http = await listenHttp(app, { ...httpOptions, port: options.port, serveMcp: false });
@@ -430,13 +319,13 @@ function sandboxLine(sandbox: BuildSandbox): string {
 /**
  * The sandbox of this server's builds. `serve --http` serves every user who holds a token or
  * signs in, so it refuses to start when its builds would run unconfined, unless the operator
- * says so with `--no-build-sandbox`; the scripted builder starts no process and needs none.
+ * says so with `--no-build-sandbox`; a builder that starts no process (scripted) needs none.
  * @throws Error naming the reason and both ways out.
  */
 function buildSandboxFor(options: ServeOptions): BuildSandbox {
   if (!options.buildSandbox) return SANDBOX_TURNED_OFF;
   const sandbox = detectBuildSandbox();
-  if (sandbox.kind === 'none' && options.http && options.builder !== 'scripted') {
+  if (sandbox.kind === 'none' && options.http && builderRunsProcesses(options.builder)) {
     throw new Error(
       `serve --http runs builds for every user who signs in, and no build sandbox can be made here: ${sandbox.reason}. ` +
         'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) where user namespaces are allowed, ' +

@@ -4,6 +4,7 @@
  * console's own static files, no inline script).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { BODY_ABORTED, BODY_TOO_LARGE, readBody } from '../io/request-body.js';
 import type { SafeHtml } from './html.js';
 
 /** Largest form body the console reads, in bytes (an instruction is at most 20 000 characters). */
@@ -41,44 +42,17 @@ export function cookie(name: string, value: string, maxAgeSeconds: number, secur
 /** Outcome of reading a form body. */
 export type FormBody = URLSearchParams | 'too_large' | 'unsupported' | 'aborted';
 
-/** Reads an `application/x-www-form-urlencoded` body of at most 256 KiB. */
-export function readForm(req: IncomingMessage): Promise<FormBody> {
+/** Reads an `application/x-www-form-urlencoded` body of at most 256 KiB (with the one body reader, `io/request-body.ts`). */
+export async function readForm(req: IncomingMessage): Promise<FormBody> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/x-www-form-urlencoded') {
     req.resume();
-    return Promise.resolve('unsupported');
+    return 'unsupported';
   }
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > FORM_LIMIT_BYTES) {
-    req.resume();
-    return Promise.resolve('too_large');
-  }
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (value: FormBody) => {
-      if (!done) {
-        done = true;
-        resolve(value);
-      }
-    };
-    req.on('data', (chunk: Buffer) => {
-      if (done) return;
-      size += chunk.length;
-      if (size > FORM_LIMIT_BYTES) {
-        chunks.length = 0;
-        finish('too_large');
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => finish(new URLSearchParams(Buffer.concat(chunks).toString('utf8'))));
-    req.on('error', () => finish('aborted'));
-    req.on('close', () => {
-      if (!req.complete) finish('aborted');
-    });
-  });
+  const body = await readBody(req, FORM_LIMIT_BYTES);
+  if (body === BODY_TOO_LARGE) return 'too_large';
+  if (body === BODY_ABORTED) return 'aborted';
+  return new URLSearchParams(body);
 }
 
 /**

@@ -2,6 +2,7 @@
  * The console's pages (README "Web console"): server-rendered HTML that works as plain forms; the
  * one static script only adds live updates. Every value is escaped by the `html` template.
  */
+import { MAX_MESSAGE_LENGTH } from '../config/message-limits.js';
 import { IDLE, type ProjectState } from '../services/project-state.js';
 import type { MessagesPage, Project, SessionView } from '../services/resource-shapes.js';
 import { html, type SafeHtml } from './html.js';
@@ -203,7 +204,7 @@ ${topError}
 ${sendError.at === null ? sendError.box : ''}
 <form method="post" action="/projects/${project.id}/messages" class="card" id="send">
 <input type="hidden" name="csrf" value="${viewer.csrf}">
-<label for="message">Instruction</label><textarea id="message" name="message" rows="3" maxlength="20000"${invalid('message', sendError.at)}>${model.draft?.message ?? ''}</textarea>
+<label for="message">Instruction</label><textarea id="message" name="message" rows="3" maxlength="${MAX_MESSAGE_LENGTH}"${invalid('message', sendError.at)}>${model.draft?.message ?? ''}</textarea>
 ${sendError.at === 'message' ? sendError.box : ''}
 <fieldset><legend>Kind</legend>
 <label class="option"><input type="radio" name="kind" value="build"${kind === 'build' ? html` checked` : ''}> build</label>

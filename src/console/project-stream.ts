@@ -4,11 +4,11 @@
  * messages (with the last `seq` as the event id, so a reconnecting browser resumes after it).
  * Each push reads through the tools as the signed-in user, so access is checked every time.
  */
-import type { Caller } from '../auth/caller.js';
 import type { WebSession } from '../auth/web-sessions.js';
 import { isExpectedError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { MessagesPage, SessionView } from '../services/resource-shapes.js';
+import type { ToolCaller } from '../mcp/tool-caller.js';
+import type { TOOLS } from '../mcp/tools/index.js';
 import type { LiveStream } from './live-updates.js';
 import { markupKey, previewsKey, renderMessages, renderPreviews, renderSession } from './project-view.js';
 import { shown } from './shown-error.js';
@@ -30,14 +30,15 @@ export interface ProjectStreamOptions {
   sameOrigin: boolean;
   /** The stream's session now, or null once it ended (signed out, expired, token revoked). */
   session(): Promise<WebSession | null>;
-  tool<T>(name: string, args: Record<string, unknown>, caller: Caller): Promise<T>;
+  /** The tools the stream reads with (the console's typed caller). */
+  tools: Pick<ToolCaller<typeof TOOLS>, 'getSession' | 'getMessages'>;
   /** Where a push that fails for a reason other than the contract's errors is logged. */
   logger: Pick<Logger, 'error'>;
 }
 
 /** The stream of one open project page. */
 export function projectStream(options: ProjectStreamOptions): LiveStream {
-  const { projectId, tool } = options;
+  const { projectId, tools } = options;
   let lastSeq = options.messagesAfter;
   let sessionKey = options.sessionKey;
   let previews = options.previewsKey;
@@ -53,7 +54,7 @@ export function projectStream(options: ProjectStreamOptions): LiveStream {
       }
       const { caller } = current;
       try {
-        const view = await tool<SessionView>('svc_get_session', { projectId }, caller);
+        const view = await tools.getSession({ projectId }, caller);
         const panel = renderSession({ projectId, csrf: current.csrf }, view);
         const panelKey = markupKey(panel);
         if (panelKey !== sessionKey) {
@@ -66,7 +67,7 @@ export function projectStream(options: ProjectStreamOptions): LiveStream {
           write('previews', { html: (await renderPreviews(view.previewUrls, options.sameOrigin, projectId)).value });
         }
         while (lastSeq !== null) {
-          const page: MessagesPage = await tool<MessagesPage>('svc_get_messages', { projectId, after: lastSeq, limit: PUSH_PAGE }, caller);
+          const page = await tools.getMessages({ projectId, after: lastSeq, limit: PUSH_PAGE }, caller);
           if (page.messages.length > 0) {
             lastSeq = page.nextAfter;
             write('messages', { html: renderMessages(page.messages).value }, String(lastSeq));

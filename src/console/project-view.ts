@@ -7,12 +7,10 @@
 import { createHash } from 'node:crypto';
 import QRCode from 'qrcode';
 import type { MessageView, PendingQuestion, PreviewUrl, SessionView, WorkflowView } from '../services/resource-shapes.js';
+import { MAX_MESSAGE_LENGTH } from '../config/message-limits.js';
 import { isLoopbackHostname } from '../io/loopback-hosts.js';
 import { html, raw, type SafeHtml } from './html.js';
 import { timeTag } from './time-tag.js';
-
-/** Longest instruction or text answer, in characters (the tool's limit). */
-const MAX_MESSAGE_CHARS = 20_000;
 
 /** What the forms of a panel need. */
 interface FormContext {
@@ -43,13 +41,13 @@ function questionForm(ctx: FormContext, question: PendingQuestion, error: SafeHt
   let input: SafeHtml;
   if (question.kind === 'code') {
     input = html`<p class="hint">This is a code question for an MCP host's model: answer it with svc_send_message, or answer <code>skip</code> here.</p>
-<label for="answer">Answer</label><textarea id="answer" name="message" required maxlength="${question.maxLength ?? MAX_MESSAGE_CHARS}" rows="3"></textarea>`;
+<label for="answer">Answer</label><textarea id="answer" name="message" required maxlength="${question.maxLength ?? MAX_MESSAGE_LENGTH}" rows="3"></textarea>`;
   } else if (question.options && question.options.length > 0) {
     input = html`<fieldset><legend>Choose one</legend>${question.options.map(
       (option) => html`<label class="option"><input type="radio" name="message" value="${option}" required> ${option}</label>`,
     )}</fieldset>`;
   } else {
-    input = html`<label for="answer">Answer</label><input id="answer" name="message" type="text" required${error ? html` autofocus aria-invalid="true" aria-describedby="error"` : ''} maxlength="${MAX_MESSAGE_CHARS}"${question.pattern ? html` pattern="${question.pattern}" title="Must match ${question.pattern}"` : ''} autocomplete="off">${
+    input = html`<label for="answer">Answer</label><input id="answer" name="message" type="text" required${error ? html` autofocus aria-invalid="true" aria-describedby="error"` : ''} maxlength="${MAX_MESSAGE_LENGTH}"${question.pattern ? html` pattern="${question.pattern}" title="Must match ${question.pattern}"` : ''} autocomplete="off">${
       question.pattern ? html`<p class="hint">Must match <code>${question.pattern}</code>.</p>` : ''
     }`;
   }

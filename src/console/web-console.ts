@@ -17,6 +17,8 @@ import type { RequestGate } from '../auth/request-gate.js';
 import { sameCsrf, WEB_SESSION_TTL_MS, type WebSession, type WebSessionService } from '../auth/web-sessions.js';
 import { isExpectedError, MESSAGES, notFound } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { createToolCaller, type FormArguments, type ToolArguments, type ToolRunner } from '../mcp/tool-caller.js';
+import { TOOLS } from '../mcp/tools/index.js';
 import { MESSAGES_PAGE_DEFAULT, type MessagesPage, type Project, type SessionView } from '../services/resource-shapes.js';
 import type { ProjectState } from '../services/project-state.js';
 import type { PublicUrl } from '../services/public-url.js';
@@ -52,8 +54,8 @@ function fromOwnPages(req: IncomingMessage): boolean {
 
 /** What the console works with. */
 export interface WebConsoleDeps {
-  /** The tool adapter (`tools/call`): the console calls the tools by name. */
-  tools: { call(params: Record<string, unknown>, caller: Caller): Promise<{ structuredContent: Record<string, unknown>; content: ReadonlyArray<{ type: string; data?: string }> }> };
+  /** Runs the tools as `tools/call` does; the console calls them through the typed caller (`mcp/tool-caller.ts`). */
+  tools: ToolRunner;
   sessions: Pick<WebSessionService, 'signIn' | 'authenticate' | 'signOut'>;
   gate: Pick<RequestGate, 'admitCaller' | 'countSignInAttempt'>;
   changes: Pick<ProjectChanges, 'subscribe'>;
@@ -61,7 +63,7 @@ export interface WebConsoleDeps {
   projectStates(caller: Caller): Promise<ReadonlyMap<string, ProjectState>>;
   /** The `after` of the latest `limit` messages of a project the caller may read (`WorkflowService.latestPageStart`). */
   latestPageStart(caller: Caller, projectId: string, limit: number): Promise<number>;
-  /** The store's reset notices (`StoreEvents.onReset`): other processes' changes wake every open stream. */
+  /** SQLite's `data_version`, to see other processes' changes. */
   onReset(listener: () => void): () => void;
   publicUrl: Pick<PublicUrl, 'get' | 'artifacts' | 'previewFrameSource' | 'origins'>;
   logger: Logger;
@@ -70,10 +72,44 @@ export interface WebConsoleDeps {
   clientAddress?(req: IncomingMessage): string;
 }
 
+/**
+ * A check before a console page, of the transport's guard shape (`transports/http-pipeline.ts`):
+ * true lets the request through; false means it has answered (a redirect, an error page).
+ */
+type ConsoleGuard = ((req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>) & { readonly guardName: string };
+
+/** Names a console guard. */
+function consoleGuard(name: string, check: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>): ConsoleGuard {
+  return Object.assign(check, { guardName: name });
+}
+
+/** One route of the console: its path (exact, or a prefix ending in `*`), its guards in order, its handler (every method). */
+interface ConsoleRoute {
+  path: string;
+  guards: readonly ConsoleGuard[];
+  handler(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> | void;
+}
+
+/** What the console's guards found about a signed-in request, for its handler. */
+interface SignedInRequest {
+  /** The session cookie's value. */
+  secret: string;
+  session: WebSession;
+  viewer: { userName: string; csrf: string };
+  /** The form of a POST, read and checked (`form` guard); absent for GET and HEAD. */
+  form?: URLSearchParams;
+}
+
+/** True for GET and HEAD (a method absent counts as GET). */
+function isReading(req: IncomingMessage): boolean {
+  const method = req.method ?? 'GET';
+  return method === 'GET' || method === 'HEAD';
+}
+
 /** The console as the HTTP transport's routing table sees it. */
 export interface WebConsole {
-  matches(path: string): boolean;
-  handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void>;
+  /** Its routes, which the transport mounts behind its host check and form origin. */
+  routes: readonly ConsoleRoute[];
   /** Ends the open event streams (shutdown). */
   close(): void;
   /** The user of the request's valid console session and its CSRF token, or null (the OAuth consent page asks this). */
@@ -97,8 +133,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
   };
   const csp = () => contentSecurityPolicy(`'self' ${deps.publicUrl.previewFrameSource()}`);
 
-  const tool = async <T>(name: string, args: Record<string, unknown>, caller: Caller): Promise<T> =>
-    (await deps.tools.call({ name, arguments: args }, caller)).structuredContent as T;
+  const tools = createToolCaller(TOOLS, deps.tools);
 
   const page = (res: ServerResponse, status: number, body: SafeHtml, headers: Record<string, string | string[]> = {}) => sendHtml(res, status, body, csp(), headers);
 
@@ -164,12 +199,12 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     const after = numberOrText(query.get('after'));
     const limit = numberOrText(query.get('limit'));
     try {
-      project = await tool<Project>('svc_get_project', { projectId }, caller);
-      view = await tool<SessionView>('svc_get_session', { projectId: project.id }, caller);
+      project = await tools.getProject({ projectId }, caller);
+      view = await tools.getSession({ projectId: project.id }, caller);
       // Without `after`, the page opens at the latest messages: one read of the newest seq gives
       // the `after` of the last page (a size the tool then checks like any other).
       const start = after === undefined && (limit === undefined || typeof limit === 'number') ? await deps.latestPageStart(caller, project.id, typeof limit === 'number' ? limit : MESSAGES_PAGE_DEFAULT) : after;
-      messages = await tool<MessagesPage>('svc_get_messages', { projectId: project.id, ...(start !== undefined && { after: start }), ...(limit !== undefined && { limit }) }, caller);
+      messages = await tools.getMessages.fromForm({ projectId: project.id, ...(start !== undefined && { after: start }), ...(limit !== undefined && { limit }) }, caller);
       // Inside the try: a QR code that cannot be made still gets an HTML error page.
       previews = await renderPreviews(view.previewUrls, sameOrigin(req), projectId);
     } catch (error) {
@@ -195,9 +230,9 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     try {
       if (action === 'cancel') {
         const workflowId = form.get('workflowId');
-        await tool('svc_cancel_workflow', { projectId, ...(workflowId && { workflowId }) }, caller);
+        await tools.cancelWorkflow({ projectId, ...(workflowId && { workflowId }) }, caller);
       } else {
-        const args: Record<string, unknown> = { projectId };
+        const args: FormArguments<ToolArguments<typeof TOOLS.sendMessage>> = { projectId };
         const message = form.get('message');
         if (message !== null) args.message = message;
         if (action === 'messages') {
@@ -207,7 +242,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
           const questionId = form.get('questionId');
           if (questionId) args.questionId = questionId;
         }
-        await tool('svc_send_message', args, caller);
+        await tools.sendMessage.fromForm(args, caller);
       }
     } catch (error) {
       const s = shown(error);
@@ -238,7 +273,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
         previewsKey: query.get('previews') ?? '',
         sameOrigin: sameOrigin(req),
         session: () => deps.sessions.authenticate(secret),
-        tool,
+        tools,
         logger: deps.logger,
       }),
     );
@@ -247,7 +282,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
   /** The project's thumbnail: the same picture as `svc_get_session` with `screenshot: true` (404 when there is none). */
   const thumbnail = async (res: ServerResponse, session: WebSession, projectId: string, viewer: { userName: string; csrf: string }) => {
     try {
-      const result = await deps.tools.call({ name: 'svc_get_session', arguments: { projectId, screenshot: true } }, session.caller);
+      const result = await tools.getSession.result({ projectId, screenshot: true }, session.caller);
       const image = result.content.find((c) => c.type === 'image');
       if (!image?.data) return failurePage(res, notFound({ resource: 'thumbnail', reason: 'none taken' }), viewer);
       const png = Buffer.from(image.data, 'base64');
@@ -258,75 +293,105 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     }
   };
 
-  const handle = async (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> => {
-    const method = req.method ?? 'GET';
-    const reading = method === 'GET' || method === 'HEAD';
-    if (path.startsWith('/console/') || path === '/favicon.ico') {
-      if (reading && (await serveStatic(res, path, method === 'HEAD'))) return;
-      return failurePage(res, notFound({ resource: 'page', reason: 'unknown path' }));
-    }
-    if (path === '/signin') return signIn(req, res);
+  // The console's guards (docs/architecture.md "The HTTP pipeline"), after the transport's host
+  // check and form origin; what they find (the session, the form) is kept for the route's handler.
+  const found = new WeakMap<IncomingMessage, SignedInRequest>();
+  const signedInOf = (req: IncomingMessage): SignedInRequest => {
+    const state = found.get(req);
+    if (!state) throw new Error('console route mounted without its session guard');
+    return state;
+  };
 
+  /** A valid session cookie, sent from the console's own pages (`fromOwnPages`): else to the sign-in page. */
+  const sessionGuard = consoleGuard('session', async (req, res) => {
     const cookies = readCookies(req);
     // A request another site or another host started never acts with the session (fromOwnPages).
-    const own = fromOwnPages(req);
-    const secret = own ? cookies.get(cookieName(SESSION_COOKIE)) : undefined;
+    const secret = fromOwnPages(req) ? cookies.get(cookieName(SESSION_COOKIE)) : undefined;
     const session = await deps.sessions.authenticate(secret);
     if (!session || secret === undefined) {
       // A stale cookie is dropped; the browser goes to the sign-in page.
       const headers = secret !== undefined ? { 'Set-Cookie': cookie(cookieName(SESSION_COOKIE), '', 0, secure()) } : undefined;
-      if (!reading) req.resume();
-      return redirect(res, '/signin', headers);
+      if (!isReading(req)) req.resume();
+      redirect(res, '/signin', headers);
+      return false;
     }
-    const viewer = { userName: session.caller.userName, csrf: session.csrf };
-    if (path === '/') return redirect(res, '/projects');
+    found.set(req, { secret, session, viewer: { userName: session.caller.userName, csrf: session.csrf } });
+    return true;
+  });
 
-    let form: URLSearchParams | undefined;
-    if (!reading) {
-      if (method !== 'POST') return methodNotAllowed(res);
-      const body = await readForm(req);
-      if (typeof body === 'string') return badForm(res, body);
-      if (!sameCsrf(session.csrf, body.get('csrf'))) {
-        return page(res, 403, errorPage({ code: -32600, message: MESSAGES.invalidRequest, hint: 'The form is out of date or came from another site: reload the page and try again.' }, viewer));
+  /** A change is a POST of a form of at most 256 KiB (`readForm`) carrying the session's CSRF token: else 405, 413, 415 or 403. */
+  const formGuard = consoleGuard('form', (req, res) => {
+    if (isReading(req)) return true;
+    if (req.method !== 'POST') {
+      methodNotAllowed(res);
+      return false;
+    }
+    return readForm(req).then((body) => {
+      if (typeof body === 'string') {
+        badForm(res, body);
+        return false;
       }
-      form = body;
-    }
+      const state = signedInOf(req);
+      if (!sameCsrf(state.session.csrf, body.get('csrf'))) {
+        page(res, 403, errorPage({ code: -32600, message: MESSAGES.invalidRequest, hint: 'The form is out of date or came from another site: reload the page and try again.' }, state.viewer));
+        return false;
+      }
+      state.form = body;
+      return true;
+    });
+  });
 
-    // Signing out is never refused, not even past the request limit.
-    if (path === '/signout') {
-      if (!form) return methodNotAllowed(res);
-      await deps.sessions.signOut(secret);
-      deps.logger.info({ user: session.caller.userName }, 'console sign-out');
-      return redirect(res, '/signin', { 'Set-Cookie': cookie(cookieName(SESSION_COOKIE), '', 0, secure()) });
-    }
-    // Every page, form and event stream counts as one request, like a tool call.
-    let rateHeaders: Record<string, string>;
+  /** Every page, form and event stream counts as one request against the user's rate limit, like a tool call. */
+  const rateLimitGuard = consoleGuard('rateLimit', async (req, res) => {
+    const { session, viewer } = signedInOf(req);
     try {
       const { rate } = await deps.gate.admitCaller(session.caller);
-      rateHeaders = { 'X-RateLimit-Limit': String(rate.limit), 'X-RateLimit-Remaining': String(rate.remaining), 'X-RateLimit-Reset': String(rate.resetAt) };
+      res.setHeader('X-RateLimit-Limit', String(rate.limit));
+      res.setHeader('X-RateLimit-Remaining', String(rate.remaining));
+      res.setHeader('X-RateLimit-Reset', String(rate.resetAt));
+      return true;
     } catch (error) {
-      return failurePage(res, error, viewer);
+      failurePage(res, error, viewer);
+      return false;
     }
-    for (const [name, value] of Object.entries(rateHeaders)) res.setHeader(name, value);
+  });
 
+  const staticFile = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
+    if (isReading(req) && (await serveStatic(res, path, req.method === 'HEAD'))) return;
+    return failurePage(res, notFound({ resource: 'page', reason: 'unknown path' }));
+  };
+
+  // Signing out is never refused, not even past the request limit.
+  const signOut = async (_req: IncomingMessage, res: ServerResponse, state: SignedInRequest): Promise<void> => {
+    if (!state.form) return methodNotAllowed(res);
+    await deps.sessions.signOut(state.secret);
+    deps.logger.info({ user: state.session.caller.userName }, 'console sign-out');
+    return redirect(res, '/signin', { 'Set-Cookie': cookie(cookieName(SESSION_COOKIE), '', 0, secure()) });
+  };
+
+  // `/projects` and `/projects/...`, after the session, form and rate limit guards.
+  const projectPages = async (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> => {
+    const method = req.method ?? 'GET';
+    const { secret, session, viewer, form } = signedInOf(req);
     if (path === '/projects') {
       if (!form) {
         try {
-          const { projects } = await tool<{ projects: Project[] }>('svc_list_projects', {}, session.caller);
+          const { projects } = await tools.listProjects({}, session.caller);
           return page(res, 200, projectsPage(viewer, projects, await deps.projectStates(session.caller)));
         } catch (error) {
           return failurePage(res, error, viewer);
         }
       }
       const draft: ProjectDraft = { name: form.get('name') ?? '', description: form.get('description') ?? '', visibility: form.get('visibility') ?? 'private' };
-      const args: Record<string, unknown> = {};
-      if (form.has('name')) args.name = form.get('name');
+      const args: FormArguments<ToolArguments<typeof TOOLS.createProject>> = {};
+      const name = form.get('name');
+      if (name !== null) args.name = name;
       const description = form.get('description');
       if (description !== null && description !== '') args.description = description;
       const visibility = form.get('visibility');
       if (visibility !== null) args.visibility = visibility;
       try {
-        const created = await tool<Project>('svc_create_project', args, session.caller);
+        const created = await tools.createProject.fromForm(args, session.caller);
         return redirect(res, `/projects/${created.id}`);
       } catch (error) {
         const s = shown(error);
@@ -334,7 +399,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
         let projects: Project[] = [];
         let states: ReadonlyMap<string, ProjectState> = new Map();
         try {
-          projects = (await tool<{ projects: Project[] }>('svc_list_projects', {}, session.caller)).projects;
+          projects = (await tools.listProjects({}, session.caller)).projects;
           states = await deps.projectStates(session.caller);
         } catch {
           // The list is only shown beside the error.
@@ -355,7 +420,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
       if (method !== 'GET') return methodNotAllowed(res);
       // The first read checks access with the tools' rule before the stream opens.
       try {
-        await tool('svc_get_project', { projectId }, session.caller);
+        await tools.getProject({ projectId }, session.caller);
       } catch (error) {
         return failurePage(res, error, viewer);
       }
@@ -374,8 +439,15 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
   };
 
   return {
-    matches: (path) => path === '/' || path === '/signin' || path === '/signout' || path === '/projects' || path.startsWith('/projects/') || path.startsWith('/console/') || path === '/favicon.ico',
-    handle,
+    routes: [
+      { path: '/', guards: [sessionGuard], handler: (_req, res) => redirect(res, '/projects') },
+      { path: '/signin', guards: [], handler: (req, res) => signIn(req, res) },
+      { path: '/signout', guards: [sessionGuard, formGuard], handler: (req, res) => signOut(req, res, signedInOf(req)) },
+      { path: '/projects', guards: [sessionGuard, formGuard, rateLimitGuard], handler: projectPages },
+      { path: '/projects/*', guards: [sessionGuard, formGuard, rateLimitGuard], handler: projectPages },
+      { path: '/console/*', guards: [], handler: staticFile },
+      { path: '/favicon.ico', guards: [], handler: staticFile },
+    ],
     close: () => hub.closeAll(),
     sessionUser: async (req) => {
       if (!fromOwnPages(req)) return null;

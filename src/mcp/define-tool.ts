@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { Caller } from '../auth/caller.js';
 import { parameterError } from './parameter-errors.js';
+import { ToolResultWithJson } from './reply-json.js';
 import type { ToolServices } from './tool-services.js';
 
 /** MCP tool annotations (hints for a host; they are not security controls). */
@@ -88,23 +89,31 @@ export interface ToolDescriptor {
   annotations: ToolAnnotations & { title: string };
 }
 
-/** The MCP `CallToolResult` a successful call returns. */
-export interface ToolResult {
+/**
+ * The MCP `CallToolResult` a successful call returns; `S` is the type of its `structuredContent`
+ * (the tool's output: what its handler returned, `z.input` of its output schema).
+ */
+export interface ToolResult<S = Record<string, unknown>> {
   [key: string]: unknown;
   /** The JSON of `structuredContent` as one text item first, then any items the tool added. */
   content: [{ type: 'text'; text: string }, ...ContentItem[]];
-  structuredContent: Record<string, unknown>;
+  structuredContent: S;
 }
 
-/** A tool ready to list and call. */
-export interface Tool {
+/**
+ * A tool ready to list and call. `I` and `O` are its input and output schemas, whose types the
+ * typed caller (`tool-caller.ts`) gives its arguments and answers.
+ */
+export interface Tool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
   name: string;
+  input: I;
+  output: O;
   descriptor: ToolDescriptor;
   /**
    * Validates `args` and runs the tool.
    * @throws ServiceError -32602 for bad arguments, or whatever the service throws.
    */
-  call(args: unknown, context: ToolContext): Promise<ToolResult>;
+  call(args: unknown, context: ToolContext): Promise<ToolResult<z.input<O>>>;
 }
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
@@ -114,11 +123,13 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, u
 }
 
 /** Builds a callable tool from its declaration. Schemas are converted once, on first use. */
-export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definition: ToolDefinition<I, O>): Tool {
+export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definition: ToolDefinition<I, O>): Tool<I, O> {
   // Converted on first `tools/list`, not at start: `initialize` does not need them (README "Start-up time").
   let descriptor: ToolDescriptor | undefined;
   return {
     name: definition.name,
+    input: definition.input,
+    output: definition.output,
     get descriptor() {
       descriptor ??= {
         name: definition.name,
@@ -134,12 +145,12 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definit
       const parsed = definition.input.safeParse(args ?? {});
       if (!parsed.success) throw parameterError(parsed.error.issues, args ?? {});
       const returned = (await definition.handle(parsed.data, context)) as unknown;
-      if (returned instanceof OutputWithContent) {
-        const output = returned.output as Record<string, unknown>;
-        return { content: [{ type: 'text', text: JSON.stringify(output) }, ...(returned.content as ContentItem[])], structuredContent: output };
-      }
-      const output = returned as Record<string, unknown>;
-      return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
+      // The output is serialised once: for its text item, and reused as `structuredContent` in the
+      // reply's JSON (reply-json.ts).
+      const output = (returned instanceof OutputWithContent ? returned.output : returned) as z.input<O>;
+      const text = JSON.stringify(output);
+      const extra = returned instanceof OutputWithContent ? (returned.content as ContentItem[]) : [];
+      return new ToolResultWithJson<ToolResult['content'], z.input<O>>([{ type: 'text', text }, ...extra], output, text);
     },
   };
 }

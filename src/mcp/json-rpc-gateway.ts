@@ -33,6 +33,7 @@ import {
 } from '../errors.js';
 import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { Logger } from '../logger.js';
+import { DeadlineQueue, type Deadline } from './deadline-queue.js';
 import { InProcessTransport, type JsonRpcReply } from './in-process-transport.js';
 import type { McpServers } from './mcp-server.js';
 import type { ModernEra, ModernVerdict } from './modern-era.js';
@@ -94,6 +95,7 @@ const KNOWN_CODES = new Set(Object.values(ERROR_TABLE).map((e) => e.code));
 /** Handles one JSON-RPC message (text or parsed) end to end; never throws (failures become error replies). */
 export class JsonRpcGateway {
   private readonly transport = new InProcessTransport();
+  private readonly deadlines: DeadlineQueue;
 
   /**
    * @param deadlineMs longest time one message may take before it is answered with -32603
@@ -104,7 +106,9 @@ export class JsonRpcGateway {
     private readonly tools: ToolDispatcher,
     private readonly logger: Logger,
     private readonly deadlineMs = DEFAULT_DEADLINE_MS,
-  ) {}
+  ) {
+    this.deadlines = new DeadlineQueue(deadlineMs);
+  }
 
   /** Connects the MCP server to the gateway's transport. Call once before handling messages. */
   async start(): Promise<void> {
@@ -121,12 +125,12 @@ export class JsonRpcGateway {
    *   body for a 2026-07-28 request.
    * @param channel the transport's notification path and disconnect signal for this request, if any.
    */
-  async handleText(text: string, admit: AdmissionPolicy, headers?: ProtocolHeaders, channel?: RequestChannel): Promise<GatewayReply> {
+  handleText(text: string, admit: AdmissionPolicy, headers?: ProtocolHeaders, channel?: RequestChannel): Promise<GatewayReply> {
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
-      return errorReply(null, parseError());
+      return Promise.resolve(errorReply(null, parseError()));
     }
     return this.handleValue(value, admit, headers, channel);
   }
@@ -136,30 +140,27 @@ export class JsonRpcGateway {
    * that may take longer on the caller's request (`svc_get_session`'s `waitSeconds` and
    * `screenshot`) moves the deadline out by that time.
    */
-  async handleValue(value: unknown, admit: AdmissionPolicy, headers?: ProtocolHeaders, channel?: RequestChannel): Promise<GatewayReply> {
-    let timer: NodeJS.Timeout | undefined;
-    let fire: () => void = () => undefined;
-    const arm = (ms: number) => {
-      clearTimeout(timer);
-      timer = setTimeout(fire, ms);
-      timer.unref();
-    };
-    const deadline = new Promise<GatewayReply>((resolve) => {
-      fire = () => {
-        const id = value && typeof value === 'object' && validId((value as { id?: unknown }).id) ? ((value as { id: RequestId }).id) : null;
+  handleValue(value: unknown, admit: AdmissionPolicy, headers?: ProtocolHeaders, channel?: RequestChannel): Promise<GatewayReply> {
+    return new Promise<GatewayReply>((resolve, reject) => {
+      const deadline = this.deadlines.start(() => {
+        const id = value && typeof value === 'object' && validId((value as { id?: unknown }).id) ? (value as { id: RequestId }).id : null;
         this.logger.warn({ deadlineMs: this.deadlineMs }, 'request answered with Internal error: deadline exceeded');
         resolve(errorReply(id, new ServiceError('internal', MESSAGES.internal, { reason: 'deadline_exceeded', deadlineMs: this.deadlineMs })));
-      };
-      arm(this.deadlineMs);
+      });
+      this.route(value, admit, headers, channel, deadline).then(
+        (reply) => {
+          deadline.cancel();
+          resolve(reply);
+        },
+        (error: unknown) => {
+          deadline.cancel();
+          reject(error instanceof Error ? error : new Error(String(error)));
+        },
+      );
     });
-    try {
-      return await Promise.race([this.route(value, admit, headers, channel, (ms) => arm(ms + this.deadlineMs)), deadline]);
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
-  private async route(value: unknown, admit: AdmissionPolicy, headers: ProtocolHeaders | undefined, channel: RequestChannel | undefined, extendDeadline: (ms: number) => void): Promise<GatewayReply> {
+  private async route(value: unknown, admit: AdmissionPolicy, headers: ProtocolHeaders | undefined, channel: RequestChannel | undefined, deadline: Deadline): Promise<GatewayReply> {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       return errorReply(null, invalidRequest(Array.isArray(value) ? { reason: 'batch requests are not supported' } : undefined));
     }
@@ -199,7 +200,7 @@ export class JsonRpcGateway {
       }
       if (modern || message.method === 'tools/call') {
         const scoped = channel?.requestSignal?.(id as RequestId);
-        const request = toolRequest(params, channel, extendDeadline, scoped);
+        const request = toolRequest(params, channel, deadline, this.deadlineMs, scoped);
         try {
           if (modern) return await this.answerModern(modern.era, modern.verdict as Extract<ModernVerdict, { kind: 'accepted' }>, message, id as RequestId, admission, rate, request);
           const result = await this.tools.call(params, admission?.caller, request);
@@ -275,34 +276,46 @@ export class JsonRpcGateway {
 }
 
 /**
- * The tool's view of its request: the disconnect (or cancellation) signal, the deadline, and a progress sender when
- * the request carries `_meta.progressToken` and the transport can notify (MCP 2025-11-25
- * "Progress": `progress` increases with each notification).
+ * The tool's view of its request: the disconnect (or cancellation) signal, the deadline, and a
+ * progress sender when the request carries `_meta.progressToken` and the transport can notify
+ * (MCP 2025-11-25 "Progress": `progress` increases with each notification). One object per call,
+ * no closure: the signal is made when a tool that waits first reads it (an AbortSignal per request,
+ * and the listeners behind it, cost more than a whole svc_get_project call).
  */
+class CallRequest implements ToolRequest {
+  progress?: (message: string) => void;
+
+  constructor(
+    private readonly channel: RequestChannel | undefined,
+    private readonly deadline: Deadline,
+    private readonly deadlineMs: number,
+    private readonly scoped: { readonly signal: AbortSignal } | undefined,
+  ) {}
+
+  get signal(): AbortSignal | undefined {
+    return this.scoped?.signal ?? this.channel?.signal;
+  }
+
+  extendDeadline(ms: number): void {
+    this.deadline.extend(ms + this.deadlineMs);
+  }
+}
+
+/** The request of one `tools/call` (see `CallRequest`), with its progress sender if it asked for progress. */
 function toolRequest(
   params: Record<string, unknown> | undefined,
   channel: RequestChannel | undefined,
-  extendDeadline: (ms: number) => void,
+  deadline: Deadline,
+  deadlineMs: number,
   scoped?: { readonly signal: AbortSignal },
 ): ToolRequest {
-  // Read only by a tool that waits: an AbortSignal per request (and the listeners behind it) cost
-  // more than a whole svc_get_project call, so the channel makes one when it is first read.
-  const request: ToolRequest =
-    scoped || (channel && 'signal' in channel)
-      ? {
-          extendDeadline,
-          get signal() {
-            return scoped?.signal ?? channel?.signal;
-          },
-        }
-      : { extendDeadline };
+  const request = new CallRequest(channel, deadline, deadlineMs, scoped);
   const token = (params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
-  const notify = channel?.notify;
-  if (notify && (typeof token === 'string' || typeof token === 'number')) {
+  if (channel?.notify && (typeof token === 'string' || typeof token === 'number')) {
     let progress = 0;
     request.progress = (message) => {
       progress += 1;
-      notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress, message } });
+      channel.notify?.({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress, message } });
     };
   }
   return request;

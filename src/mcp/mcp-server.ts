@@ -12,6 +12,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { JsonRpcFailure, methodNotFound, toJsonRpcError } from '../errors.js';
 import type { ModernEra } from './modern-era.js';
+import { NO_SCHEMA_VALIDATOR } from './no-schema-validator.js';
 import type { ServerDescription } from './server-description.js';
 import type { ToolDispatcher } from './tool-dispatcher.js';
 
@@ -53,7 +54,7 @@ export function createMcpServer(version: string): McpServers {
 }
 
 function createLegacyServer(description: ServerDescription): Server {
-  const server = new Server(description.info, { capabilities: description.capabilities, instructions: description.instructions });
+  const server = new Server(description.info, { capabilities: description.capabilities, instructions: description.instructions, jsonSchemaValidator: NO_SCHEMA_VALIDATOR });
   // The SDK answers unknown methods with a bare "Method not found"; the contract names the method.
   server.fallbackRequestHandler = async (request) => {
     const body = toJsonRpcError(methodNotFound(request.method));

@@ -2,6 +2,7 @@
  * `tools/list` and `tools/call` (docs/contract.md#errors): the tool adapter's entry points. Failures are
  * thrown as `ServiceError`s (design table), never returned as `isError` results.
  */
+import type { z } from 'zod';
 import type { Caller } from '../auth/caller.js';
 import { invalidParameter, missingParameter, toolNotFound, unauthenticated } from '../errors.js';
 import type { Tool, ToolDescriptor, ToolRequest, ToolResult } from './define-tool.js';
@@ -43,5 +44,14 @@ export class ToolDispatcher {
       throw invalidParameter('arguments', 'must be an object');
     }
     return tool.call(args, { caller, services: this.services, ...(request && { request }) });
+  }
+
+  /**
+   * Runs one tool for a caller inside the server (the typed caller, `tool-caller.ts`): the same
+   * validation and errors as `tools/call`, with the tool's own answer type.
+   * @throws ServiceError -32602 for bad arguments, else whatever the tool throws.
+   */
+  run<I extends z.ZodObject, O extends z.ZodObject>(tool: Tool<I, O>, args: unknown, caller: Caller): Promise<ToolResult<z.input<O>>> {
+    return tool.call(args, { caller, services: this.services });
   }
 }

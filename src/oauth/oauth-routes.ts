@@ -27,12 +27,12 @@ export type OAuthRouteDeps = Omit<ConsentDeps, 'provider'> & {
 
 /** The OAuth part of the routing table. */
 export interface OAuthRoutes {
-  /** True for the paths these routes answer. */
-  matches(path: string): boolean;
+  /** The paths these routes answer (every method of each). */
+  paths: readonly string[];
   handle(req: IncomingMessage, res: ServerResponse): void;
 }
 
-const PATHS = new Set([
+const PATHS: readonly string[] = [
   '/.well-known/oauth-protected-resource',
   '/.well-known/oauth-protected-resource/mcp',
   '/.well-known/oauth-authorization-server',
@@ -41,7 +41,7 @@ const PATHS = new Set([
   '/token',
   '/register',
   '/revoke',
-]);
+];
 
 /** Per client address, per window: generous for people and hosts, a bound for scripts. */
 const LIMITS = {
@@ -113,7 +113,7 @@ function buildApp(deps: OAuthRouteDeps, issuer: string): Express {
 export function createOAuthRoutes(deps: OAuthRouteDeps): OAuthRoutes {
   let built: { issuer: string; app: Express } | undefined;
   return {
-    matches: (path) => PATHS.has(path),
+    paths: PATHS,
     handle(req, res) {
       const issuer = deps.issuer();
       if (!built || built.issuer !== issuer) built = { issuer, app: buildApp(deps, issuer) };

@@ -8,7 +8,7 @@ import { rename, readFile, writeFile } from 'node:fs/promises';
 import type { Caller } from '../auth/caller.js';
 import type { BrowserLocation } from '../builders/browser-location.js';
 import type { BuildSandbox } from '../builders/process-sandbox.js';
-import { HeavyStepSemaphore } from '../builders/expo/heavy-steps.js';
+import { HeavyStepSemaphore } from '../builders/heavy-steps.js';
 import { SCREENSHOT_TIMEOUT_MS, SCREENSHOT_VIEWPORT, ScreenshotFailure, takePreviewScreenshot } from '../builders/preview-screenshot.js';
 import type { Logger } from '../logger.js';
 import type { ArtifactRepo } from '../store/repos.js';

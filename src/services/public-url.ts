@@ -7,6 +7,7 @@
  * web deployments live: one origin per project (README "Previews and deployments"), so no
  * project's page shares an origin with another project's, with `/mcp` or with the web console.
  */
+import { DEFAULTS } from '../config/defaults.js';
 import { isIP } from 'node:net';
 import { LOCALHOST } from '../io/loopback-hosts.js';
 
@@ -35,15 +36,15 @@ export class PublicUrl {
   constructor(
     configured?: string,
     artifactConfigured?: string,
-    readonly origins: ArtifactOrigins = 'per-project',
+    readonly origins: ArtifactOrigins = DEFAULTS.artifactOrigins,
   ) {
-    this.value = configured ? configured.replace(/\/+$/, '') : 'http://127.0.0.1:3333';
+    this.value = configured ? configured.replace(/\/+$/, '') : `http://${DEFAULTS.host}:${DEFAULTS.port}`;
     this.fixed = Boolean(configured);
     this.artifactValue = artifactConfigured ? artifactConfigured.replace(/\/+$/, '') : null;
     this.artifactFixed = Boolean(artifactConfigured);
   }
 
-  /** `http://127.0.0.1:3333` (no trailing slash). */
+  /** `http://127.0.0.1:3333` (no trailing slash; until a listener is bound, the default host and port). */
   get(): string {
     return this.value;
   }

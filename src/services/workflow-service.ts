@@ -11,24 +11,13 @@ import type { Repos } from '../store/repos.js';
 import type { ArtifactRow, MessageRow, QuestionRow, WorkflowRow } from '../store/rows.js';
 import type { Store, Tx } from '../store/store.js';
 import { artifactPath } from '../workflows/artifact-store.js';
-import { checkAnswer, checkCodeQuestionAnswer, normaliseAnswer, storedRulesOf } from '../workflows/answer-rules.js';
+import { checkAnswer, normaliseAnswer } from '../workflows/answer-rules.js';
 import { join } from 'node:path';
 import type { WorkflowEngine } from '../workflows/workflow-engine.js';
 import type { ProjectChanges } from '../workflows/project-changes.js';
-import { DEFAULT_FILE_PAGING, pageFiles } from '../builders/code-question-files.js';
-import { hideLatestUpdatePaths } from '../builders/expo/update-channels.js';
+import { forOtherReaders, questionKind } from '../builders/builder-registry.js';
 import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.js';
-
-/** Longest instruction and text answer in code points; stored whole (see the journal). */
-import { MAX_MESSAGE_LENGTH } from '../workflows/workflow-journal.js';
-/**
- * Longest answer to a code question, in code points: what `svc_send_message` accepts at most.
- * Each code point of a valid answer takes at most 4 bytes in the JSON-RPC request (an escaped
- * quote, backslash or line break 2, a code point outside the BMP 4; files may hold no other
- * control characters), so such an answer fits the 1 MiB HTTP body and stdio line limits
- * (README "Code questions").
- */
-export const MAX_CODE_ANSWER_LENGTH = 240_000;
+import { MAX_MESSAGE_LENGTH } from '../config/message-limits.js';
 import { isTerminal, statusesBefore } from '../workflows/workflow-states.js';
 import { inferKind } from './instruction-kind.js';
 import { OpenWaits } from './open-waits.js';
@@ -143,7 +132,11 @@ export class WorkflowService {
   private checkCode(question: QuestionRow, message: string): { questionId: string; content: string } {
     const limit = question.maxLength ?? MAX_MESSAGE_LENGTH;
     if (longerThan(message, limit)) throw tooLong(limit, answerRule(question));
-    const checked = checkCodeQuestionAnswer(question, message, join(this.deps.workspacesDir, question.projectId));
+    // Dispatched by the question's kind: the builder that asks such questions checks their answers
+    // (their stored paths are relative to the project's workspace).
+    const rules = questionKind(question.kind);
+    const workspaceDir = join(this.deps.workspacesDir, question.projectId);
+    const checked = rules ? rules.checkAnswer(question.rules, message, workspaceDir) : { ok: false as const, issues: [{ parameter: 'message', problem: `cannot be checked: no builder asks questions of kind "${question.kind}"` }] };
     if (!checked.ok) {
       const first = checked.issues[0]!;
       throw invalidParameter(first.parameter, first.problem, { issues: checked.issues, ...answerRule(question) });
@@ -358,9 +351,10 @@ export class WorkflowService {
   }
 
   /**
-   * The session with one page of the app files of the pending code question
-   * (`code-question-files.ts`): page 1 is what the prompt shows, the others what it lists. The
-   * prompt itself is left out of this answer (it was read already), so the result stays small.
+   * The session with one page of the app files of the pending code question (its question kind's
+   * `filePages`, see `builders/builder-module.ts`): page 1 is what the prompt shows, the others
+   * what it lists. The prompt itself is left out of this answer (it was read already), so the
+   * result stays small.
    * @throws ServiceError -32004/-32003 like `session`; -32602 when no code question is waiting,
    *   or `page` is past the last page (`data.pages`).
    */
@@ -368,9 +362,8 @@ export class WorkflowService {
     const view = await this.session(caller, projectId);
     const question = view.pendingQuestion;
     const row = question?.kind === 'code' ? await this.deps.store.repos.questions.pendingOf(question.workflowId) : undefined;
-    const rules = row ? storedRulesOf(row, join(this.deps.workspacesDir, row.projectId)) : null;
-    if (!question || !rules) throw invalidParameter('questionFilesPage', 'can be read only while a code question is waiting (see pendingQuestion)');
-    const pages = await pageFiles(rules.root, rules.filePaging ?? DEFAULT_FILE_PAGING);
+    const pages = row?.rules ? await questionKind(row.kind)?.filePages?.(row.rules, join(this.deps.workspacesDir, row.projectId)) : null;
+    if (!question || !pages) throw invalidParameter('questionFilesPage', 'can be read only while a code question is waiting (see pendingQuestion)');
     if (page > pages.length) throw invalidParameter('questionFilesPage', `must be at most ${pages.length} (the question's files fill ${pages.length} page${pages.length === 1 ? '' : 's'})`, { pages: pages.length });
     const { format: _format, ...rest } = question;
     return {
@@ -574,7 +567,7 @@ function toMessageView(row: MessageRow, owner: boolean): MessageView {
     seq: row.seq,
     role: row.role,
     type: row.type,
-    content: owner ? row.content : hideLatestUpdatePaths(row.content),
+    content: owner ? row.content : forOtherReaders(row.content),
     workflowId: row.workflowId,
     createdAt: row.createdAt,
   };

@@ -5,6 +5,9 @@
  * and the artifact routes. One MCP server serves every request through the gateway, so per-request
  * work is only the request's own work.
  *
+ * Every route is mounted in one table with the guards it passes (`http-pipeline.ts`;
+ * docs/architecture.md "The HTTP pipeline"): a handler never checks Host, Origin or a declared body size.
+ *
  * Statuses follow the error table (docs/contract.md#errors); 401 carries `WWW-Authenticate: Bearer`, 429 `Retry-After`,
  * and every authenticated response `X-RateLimit-Limit`, `-Remaining` and `-Reset`.
  */
@@ -13,20 +16,25 @@ import type { AddressInfo } from 'node:net';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientAddressOf } from '../auth/client-address.js';
 import type { RequestGate } from '../auth/request-gate.js';
+import { DEFAULTS } from '../config/defaults.js';
 import { forbidden, httpStatusForCode, invalidRequest, rateLimited, toJsonRpcError, type ServiceError } from '../errors.js';
 import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { Logger } from '../logger.js';
 import type { GatewayReply, JsonRpcGateway } from '../mcp/json-rpc-gateway.js';
 import { MODERN_PROTOCOL_VERSIONS, type ProtocolHeaders } from '../mcp/protocol-era.js';
+import { replyJson } from '../mcp/reply-json.js';
 import type { ArtifactReader } from '../services/artifact-reader.js';
 import type { PublicUrl } from '../services/public-url.js';
 import { artifactIdOf, serveArtifact } from './artifact-routes.js';
+import { SlotReleases } from './slot-releases.js';
 import { sseReplyChannel } from './sse-reply.js';
-import { createExpoUpdateRoutes, type ExpoUpdateSources } from './expo-updates-routes.js';
 import { formFromOwnOrigin } from './form-origin.js';
-import { createHostCheck } from './host-check.js';
+import { createHostCheck, type HostVerdict } from './host-check.js';
+import { guard, HttpRoutes, type Guard, type RouteDescription, type RouteHandler } from './http-pipeline.js';
+import { BODY_ABORTED, BODY_TOO_LARGE, readBody } from '../io/request-body.js';
 import { isLoopbackHostname, LOOPBACK_HOSTNAMES } from '../io/loopback-hosts.js';
 import type { OAuthRouteDeps, OAuthRoutes } from '../oauth/oauth-routes.js';
+import type { BuilderRoutes } from '../builders/builder-module.js';
 
 /** Listener settings (README.md#command-line, docs/contract.md#tokens-and-security; the README hardening). Times in ms, sizes in bytes. */
 export interface HttpServerOptions {
@@ -84,8 +92,8 @@ export interface HttpServerDeps {
   /** Why the service cannot take work now, or null (for `/healthz`). */
   healthProblem(): Promise<string | null>;
   artifacts: ArtifactReader;
-  /** What the Expo update routes read. */
-  updates: ExpoUpdateSources;
+  /** The routes the builders add to this listener (the expo builder's `/updates/...`), from the builder registry. */
+  builderRoutes: BuilderRoutes[];
   /**
    * Base URLs of the service and of artifact links, read at each use (no trailing slash), and the
    * project a per-project artifact origin's `Host` names.
@@ -106,16 +114,10 @@ export interface HttpServerDeps {
 
 /** The web console as the routing table sees it. */
 interface ConsoleRoutes {
-  matches(path: string): boolean;
-  handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void>;
+  /** Its routes (a path, exact or a prefix ending in `*`, its own guards, its handler), mounted behind the host check and form origin. */
+  routes: ReadonlyArray<{ path: string; guards: readonly Guard[]; handler: RouteHandler }>;
   /** Ends the console's open event streams. */
   close(): void;
-}
-
-/** One entry of the routing table. */
-interface Route {
-  matches(path: string): boolean;
-  handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> | void;
 }
 
 /** A started listener and how to stop it. */
@@ -124,10 +126,29 @@ export interface RunningHttpServer {
   /** `http://127.0.0.1:PORT` as bound. */
   url: string;
   port: number;
+  /** The routing table as mounted: each route's method, path and guards (docs/architecture.md "The HTTP pipeline"). */
+  routes: readonly RouteDescription[];
   close(): Promise<void>;
 }
 
 const JSON_TYPE = 'application/json';
+
+/** The query of a URL without one, shared by every such request (not parsed per request); it cannot be changed. */
+class EmptyQuery extends URLSearchParams {
+  override append(): void {
+    throw new TypeError('the shared empty query is read-only');
+  }
+  override set(): void {
+    throw new TypeError('the shared empty query is read-only');
+  }
+  override delete(): void {
+    throw new TypeError('the shared empty query is read-only');
+  }
+  override sort(): void {
+    throw new TypeError('the shared empty query is read-only');
+  }
+}
+const NO_QUERY: URLSearchParams = new EmptyQuery();
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
 
 /**
@@ -135,10 +156,9 @@ const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
  * @throws the listen error (EADDRINUSE, EACCES).
  */
 export async function startHttpServer(deps: HttpServerDeps, options: HttpServerOptions): Promise<RunningHttpServer> {
-  const bodyLimit = options.bodyLimitBytes ?? 1024 * 1024;
+  const bodyLimit = options.bodyLimitBytes ?? DEFAULTS.bodyLimitBytes;
   const maxConcurrent = options.maxConcurrentRequests ?? 256;
   const { logger } = deps;
-  const updates = createExpoUpdateRoutes(deps.updates);
   let inFlight = 0;
   let hostCheck: ReturnType<typeof createHostCheck> = () => 'ok';
   // Artifact routes also answer for the artifact base's own host name (`--artifact-url`).
@@ -149,16 +169,14 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
   // is known, nor lock out the users behind the same proxy.
   const clientAddress = deps.clientAddress ?? ((req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown');
   const unauthenticated = new Map<string, number>();
+  const slotReleases = new SlotReleases();
   const maxUnauthenticated = options.maxUnauthenticatedPerAddress ?? 32;
 
+  // `POST /mcp` after its guards (host check, protocol version, declared body size): the body is
+  // read within the bound on requests being read, then each JSON-RPC message is authenticated and
+  // rate limited by the gateway's admission (per message: `initialize` and discovery need no token).
   const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const verdict = hostCheck(req.headers.host, req.headers.origin);
-    if (verdict !== 'ok') return sendError(res, forbidden({ reason: verdict }));
-    // MCP streamable HTTP: a client names the negotiated version on every request after initialize.
     const version = req.headers['mcp-protocol-version'];
-    if (typeof version === 'string' && !PROTOCOL_VERSIONS.includes(version)) {
-      return sendError(res, invalidRequest({ reason: 'unsupported MCP-Protocol-Version', supported: PROTOCOL_VERSIONS }));
-    }
     const address = clientAddress(req);
     const token = bearerToken(req.headers.authorization);
     const reading = await deps.gate.readingKey(token, address);
@@ -170,19 +188,12 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
       return sendError(res, rateLimited({ scope: 'client', limit: maxUnauthenticated, retryAfterSeconds: 1 }));
     }
     unauthenticated.set(readingKey, pending + 1);
-    let body: Awaited<ReturnType<typeof readBody>>;
-    try {
-      body = await readBody(req, bodyLimit);
-    } finally {
-      const left = (unauthenticated.get(readingKey) ?? 1) - 1;
-      if (left <= 0) unauthenticated.delete(readingKey);
-      else unauthenticated.set(readingKey, left);
-    }
-    if (body === ABORTED) return;
-    if (body === null) {
-      res.setHeader('Connection', 'close');
-      return sendError(res, invalidRequest({ reason: 'body_too_large', limitBytes: bodyLimit }), 413);
-    }
+    const body = await readBody(req, bodyLimit);
+    const left = (unauthenticated.get(readingKey) ?? 1) - 1;
+    if (left <= 0) unauthenticated.delete(readingKey);
+    else unauthenticated.set(readingKey, left);
+    if (body === BODY_ABORTED) return;
+    if (body === BODY_TOO_LARGE) return bodyTooLarge(res, bodyLimit);
 
     // A request slot is taken once the caller is authenticated, and given back when the reply is
     // sent or the client goes away, whichever comes first.
@@ -193,7 +204,8 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
         inFlight--;
       }
     };
-    res.once('close', release);
+    // One close listener per connection, not per request (slot-releases.ts).
+    slotReleases.hold(req.socket, release);
     const policy = deps.gate.policy({ transport: 'http', token, address, caller: reading.caller });
     let rate: RateDecision | undefined;
     const admit = async (method: string) => {
@@ -212,6 +224,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
       if (channel.streaming) channel.finish(reply.body);
       else if (!res.destroyed) sendReply(res, reply, token !== undefined, mcpClient(version), oauthRoutes ? resourceMetadataUrl(deps.publicUrl.get()) : null);
     } finally {
+      slotReleases.drop(req.socket, release);
       release();
     }
   };
@@ -222,49 +235,65 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     const { createOAuthRoutes } = await import('../oauth/oauth-routes.js');
     oauthRoutes = createOAuthRoutes({ ...deps.oauth, issuer: () => deps.publicUrl.get(), logger });
   }
-  const handleOAuth = (req: IncomingMessage, res: ServerResponse, path: string): void => {
-    // The Host check only: browsers and web-based hosts call these routes cross-origin (CORS).
-    const verdict = hostCheck(req.headers.host, undefined);
-    if (verdict !== 'ok') return sendError(res, forbidden({ reason: verdict }));
-    // The consent decision is the person's form: from this server's own page only (form-origin.ts).
-    if (path === '/authorize/consent' && req.method !== 'GET' && req.method !== 'HEAD' && !formFromOwnOrigin(req.headers.origin, req.headers.host, deps.publicUrl.get())) {
-      req.resume();
-      return sendError(res, forbidden({ reason: 'origin_not_allowed' }));
-    }
-    oauthRoutes!.handle(req, res);
-  };
 
   const headersTimeout = options.headersTimeoutMs ?? 10_000;
   const requestTimeout = options.requestTimeoutMs ?? 30_000;
   // Node enforces both timeouts on a timer; check often enough that a slow client is cut near its limit.
   const connectionsCheckingInterval = Math.max(100, Math.min(1000, Math.floor(headersTimeout / 2)));
-  // The routing table: the first route whose path matches handles the request.
-  const routes: Route[] = [
-    ...(options.serveMcp ? [{ matches: (path: string) => path === '/mcp', handle: (req: IncomingMessage, res: ServerResponse) => (req.method === 'POST' ? handleMcp(req, res) : refuseMcpMethod(res)) }] : []),
-    { matches: (path) => path === '/healthz', handle: (req, res) => handleHealth(req, res) },
-    ...(oauthRoutes ? [{ matches: (path: string) => oauthRoutes.matches(path), handle: (req: IncomingMessage, res: ServerResponse, path: string) => handleOAuth(req, res, path) }] : []),
-    { matches: (path) => path.startsWith('/updates/'), handle: (req, res, path, query) => (artifactHostOk(req, res) ? updates.serveUpdates(req, res, path, query) : undefined) },
-    { matches: isArtifactPath, handle: (req, res, path) => (artifactHostOk(req, res) ? handleArtifact(req, res, path) : undefined) },
-    ...(options.serveMcp && deps.console ? [consoleRoute(deps.console)] : []),
-  ];
+  // The guards (docs/architecture.md "The HTTP pipeline"). A refusal reads and drops the body.
+  const refuse = (req: IncomingMessage, res: ServerResponse, verdict: HostVerdict): boolean => {
+    if (verdict === 'ok') return true;
+    req.resume();
+    sendError(res, forbidden({ reason: verdict }));
+    return false;
+  };
+  /** `Host`, and `Origin` when sent, name this server (DNS rebinding, host-check.ts). */
+  const hostAndOrigin = guard('hostCheck', (req, res) => refuse(req, res, hostCheck(req.headers.host, req.headers.origin)));
+  /** `Host` only: browsers and web-based MCP hosts call the OAuth routes cross-origin (CORS). */
+  const hostOnly = guard('hostCheck(Host only)', (req, res) => refuse(req, res, hostCheck(req.headers.host, undefined)));
+  /** `Host` names this server or the artifact base (`--artifact-url`). */
+  const artifactHost = guard('artifactHostCheck', (req, res) => refuse(req, res, artifactHostCheck(req.headers.host, undefined)));
+  /** A form that changes something (any method but GET and HEAD) comes from this server's own origin (form-origin.ts). */
+  const formOrigin = guard('formOrigin', (req, res) => {
+    if (req.method === 'GET' || req.method === 'HEAD' || formFromOwnOrigin(req.headers.origin, req.headers.host, deps.publicUrl.get())) return true;
+    return refuse(req, res, 'origin_not_allowed');
+  });
+  /** MCP streamable HTTP: a client names the negotiated version on every request after initialize; an unknown one is 400. */
+  const protocolVersion = guard('protocolVersion', (req, res) => {
+    const version = req.headers['mcp-protocol-version'];
+    if (typeof version !== 'string' || PROTOCOL_VERSIONS.includes(version)) return true;
+    sendError(res, invalidRequest({ reason: 'unsupported MCP-Protocol-Version', supported: PROTOCOL_VERSIONS }));
+    return false;
+  });
+  /** A declared `Content-Length` over the limit is 413 before anything is read (the reader refuses a longer streamed body). */
+  const bodyLimitGuard = guard('bodyLimit', (req, res) => {
+    const declared = Number(req.headers['content-length']);
+    if (!Number.isFinite(declared) || declared <= bodyLimit) return true;
+    req.resume();
+    bodyTooLarge(res, bodyLimit);
+    return false;
+  });
 
-  function consoleRoute(web: ConsoleRoutes): Route {
-    return {
-      matches: (path) => web.matches(path),
-      handle: (req, res, path, query) => {
-        const verdict = hostCheck(req.headers.host, req.headers.origin);
-        if (verdict !== 'ok') {
-          req.resume();
-          return sendError(res, forbidden({ reason: verdict }));
-        }
-        // A form that changes something comes from the console's own pages only (form-origin.ts).
-        if (req.method !== 'GET' && req.method !== 'HEAD' && !formFromOwnOrigin(req.headers.origin, req.headers.host, deps.publicUrl.get())) {
-          req.resume();
-          return sendError(res, forbidden({ reason: 'origin_not_allowed' }));
-        }
-        return web.handle(req, res, path, query);
-      },
-    };
+  // The routing table: each route names its guards where it is mounted; the first route whose
+  // method and path match serves (exact paths before prefixes ending in `*`).
+  const routes = new HttpRoutes();
+  if (options.serveMcp) {
+    routes.post('/mcp', hostAndOrigin, protocolVersion, bodyLimitGuard, handleMcp);
+    routes.all('/mcp', (_req, res) => refuseMcpMethod(res));
+  }
+  routes.all('/healthz', (req, res) => handleHealth(req, res));
+  if (oauthRoutes) {
+    const oauth = oauthRoutes;
+    // The consent decision is the person's form: from this server's own page only.
+    routes.all('/authorize/consent', hostOnly, formOrigin, (req, res) => oauth.handle(req, res));
+    for (const path of oauth.paths) if (path !== '/authorize/consent') routes.all(path, hostOnly, (req, res) => oauth.handle(req, res));
+  }
+  // The routes builders declare (the expo builder's Expo Updates protocol), on the artifact host.
+  for (const route of deps.builderRoutes.flatMap((mounted) => mounted.routes)) routes.all(route.path, artifactHost, (req, res, path, query) => route.handle(req, res, path, query));
+  routes.all('/previews/*', artifactHost, (req, res, path) => handleArtifact(req, res, path));
+  routes.all('/deployments/*', artifactHost, (req, res, path) => handleArtifact(req, res, path));
+  if (options.serveMcp && deps.console) {
+    for (const route of deps.console.routes) routes.all(route.path, hostAndOrigin, formOrigin, ...route.guards, route.handler);
   }
 
   const handleHealth = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -275,17 +304,15 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     else sendJson(res, 200, { status: 'ok' });
   };
 
-  const artifactHostOk = (req: IncomingMessage, res: ServerResponse): boolean => {
-    const verdict = artifactHostCheck(req.headers.host, undefined);
-    if (verdict === 'ok') return true;
-    req.resume();
-    sendError(res, forbidden({ reason: verdict }));
+  // A builder's page in place of an artifact's files (the expo builder's deployment landing page).
+  const builderLanding = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => {
+    for (const mounted of deps.builderRoutes) if (mounted.landing && (await mounted.landing(req, res, path))) return true;
     return false;
   };
 
   // On the shared host every artifact page runs in an opaque origin: tenants never share one.
   const handleArtifact = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
-    if (await updates.serveLanding(req, res, path)) return;
+    if (await builderLanding(req, res, path)) return;
     await serveArtifact(deps.artifacts, req, res, path, { ownOrigin: false });
   };
 
@@ -295,7 +322,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     if (!isArtifactPath(path)) return notFound(res);
     const id = artifactIdOf(path);
     if (id && (await deps.artifacts.find(id))?.projectId !== projectId) return notFound(res);
-    if (await updates.serveLanding(req, res, path)) return;
+    if (await builderLanding(req, res, path)) return;
     await serveArtifact(deps.artifacts, req, res, path, { ownOrigin: true, projectId });
   };
 
@@ -306,12 +333,8 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     // A project's own origin is served by whichever listener artifact links name (the artifact
     // listener, or the only one): its host name is never the console's, which refuses it.
     const projectId = deps.publicUrl.projectOfHost(req.headers.host);
-    const route = routes.find((r) => r.matches(path));
-    const work = projectId
-      ? handleProjectOrigin(req, res, path, projectId)
-      : route
-        ? route.handle(req, res, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)))
-        : notFound(res);
+    const routed = projectId ? handleProjectOrigin(req, res, path, projectId) : routes.dispatch(req, res, path, q === -1 ? NO_QUERY : new URLSearchParams(url.slice(q + 1)));
+    const work = routed === false ? notFound(res) : routed;
     if (work) {
       work.catch((error: unknown) => {
         logger.error({ err: error, path }, 'HTTP request failed');
@@ -409,6 +432,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     server,
     url: `http://${WILDCARD_HOSTS.has(options.host) ? '127.0.0.1' : shownHost}:${address.port}`,
     port: address.port,
+    routes: routes.describe(),
     close: () =>
       new Promise<void>((resolve) => {
         deps.console?.close();
@@ -424,40 +448,6 @@ function bearerToken(header: string | undefined): string | undefined {
   if (!header) return undefined;
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
   return match ? match[1] : '';
-}
-
-const ABORTED = Symbol('aborted');
-
-/** Reads the body as UTF-8; null when it exceeds `limit` bytes; ABORTED when the client went away first. */
-function readBody(req: IncomingMessage, limit: number): Promise<string | null | typeof ABORTED> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) {
-    req.resume();
-    return Promise.resolve(null);
-  }
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    req.on('data', (chunk: Buffer) => {
-      if (over) return;
-      size += chunk.length;
-      if (size > limit) {
-        over = true;
-        chunks.length = 0;
-        resolve(null);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (!over) resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
-    });
-    req.on('error', () => resolve(ABORTED));
-    req.on('close', () => {
-      if (!req.complete) resolve(ABORTED);
-    });
-  });
 }
 
 /**
@@ -484,12 +474,16 @@ function mcpClient(version: string | string[] | undefined): boolean {
 /** The protocol headers a 2026-07-28 request's body is checked against (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`). */
 function protocolHeaders(req: IncomingMessage): ProtocolHeaders {
   const { 'mcp-protocol-version': protocolVersion, 'mcp-method': method, 'mcp-name': name } = req.headers;
+  if (protocolVersion === undefined && method === undefined && name === undefined) return NO_PROTOCOL_HEADERS;
   return {
     ...(typeof protocolVersion === 'string' && { protocolVersion }),
     ...(typeof method === 'string' && { method }),
     ...(typeof name === 'string' && { name }),
   };
 }
+
+/** The protocol headers of a request that sends none (shared: never changed). */
+const NO_PROTOCOL_HEADERS: ProtocolHeaders = Object.freeze({});
 
 /** Where a 401 points an OAuth client (RFC 9728 section 5.1): the protected resource metadata of `/mcp`. */
 function resourceMetadataUrl(base: string): string {
@@ -520,7 +514,7 @@ function sendReply(res: ServerResponse, reply: GatewayReply, tokenPresented: boo
   }
   // A reply that carries a rate window answers an authenticated request (the gate counted it).
   const inBand = mcp && reply.rate !== undefined && reply.body.error !== undefined && IN_BAND_CODES.has(reply.body.error.code);
-  sendJson(res, inBand ? 200 : reply.status, reply.body, headers);
+  sendJsonText(res, inBand ? 200 : reply.status, replyJson(reply.body), headers);
 }
 
 function isArtifactPath(path: string): boolean {
@@ -537,13 +531,22 @@ function refuseMcpMethod(res: ServerResponse): void {
   sendJson(res, 405, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid request', data: { reason: 'use POST; this server does not open SSE streams' } } });
 }
 
+/** 413 with the `body_too_large` error, closing the connection (the rest of the body is not read). */
+function bodyTooLarge(res: ServerResponse, limitBytes: number): void {
+  res.setHeader('Connection', 'close');
+  sendError(res, invalidRequest({ reason: 'body_too_large', limitBytes }), 413);
+}
+
 function sendError(res: ServerResponse, error: ServiceError, status?: number): void {
   const body = toJsonRpcError(error);
   sendJson(res, status ?? httpStatusForCode(body.code), { jsonrpc: '2.0', id: null, error: body });
 }
 
 function sendJson(res: ServerResponse, status: number, value: unknown, extraHeaders: string[] = []): void {
-  const text = JSON.stringify(value);
+  sendJsonText(res, status, JSON.stringify(value), extraHeaders);
+}
+
+function sendJsonText(res: ServerResponse, status: number, text: string, extraHeaders: string[]): void {
   res.writeHead(status, ['Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(text)), 'Cache-Control', 'no-store', ...extraHeaders]);
   res.end(text);
 }

@@ -9,6 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JsonRpcReply } from '../mcp/in-process-transport.js';
 import type { JsonRpcNotification, RequestChannel } from '../mcp/json-rpc-gateway.js';
+import { replyJson } from '../mcp/reply-json.js';
 
 /** The channel of one POST, and how to end its stream when it became one. */
 export interface SseReplyChannel extends RequestChannel {
@@ -28,18 +29,29 @@ function acceptsEventStream(accept: string | undefined): boolean {
 }
 
 /**
- * Makes the channel of one POST to `/mcp`. Its signal aborts when the client goes away before the
- * reply is sent (so a waiting call ends and gives its request slot back).
- * @param headers headers to send if the stream starts (such as `X-RateLimit-*`), as name, value pairs.
+ * The channel of one POST (one object per request, no closures: most requests only pass it on).
+ * Keep it a class: as an object literal of getters and closures over `req` and `res` it kept every
+ * request's objects alive past the young generation (measured with `--trace-gc` under load: 4x
+ * the scavenge time, and mark-compacts the class never causes).
+ * Its signal is made when a tool first reads it (a wait): an AbortController per request is a
+ * measurable share of a short call's cost.
  */
-export function sseReplyChannel(req: IncomingMessage, res: ServerResponse, headers: () => string[] = () => []): SseReplyChannel {
-  // Made when a tool first reads the signal (a wait): most requests never do, and an
-  // AbortController per request is a measurable share of a short call's cost.
-  let gone: AbortController | undefined;
-  const signal = (): AbortSignal => {
-    if (!gone) {
-      gone = new AbortController();
-      const controller = gone;
+class SseReply implements SseReplyChannel {
+  private gone: AbortController | undefined;
+  private sse: boolean | undefined;
+  private started = false;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+    private readonly headers: () => string[],
+  ) {}
+
+  get signal(): AbortSignal {
+    if (!this.gone) {
+      const controller = new AbortController();
+      this.gone = controller;
+      const res = this.res;
       if (res.closed) {
         if (!res.writableFinished) controller.abort();
       } else {
@@ -48,33 +60,41 @@ export function sseReplyChannel(req: IncomingMessage, res: ServerResponse, heade
         });
       }
     }
-    return gone.signal;
-  };
-  let sse: boolean | undefined;
-  let streaming = false;
-  const write = (message: JsonRpcNotification | JsonRpcReply) => {
-    if (!res.destroyed) res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
-  };
-  return {
-    get signal() {
-      return signal();
-    },
-    get streaming() {
-      return streaming;
-    },
-    notify: (message) => {
-      sse ??= acceptsEventStream(req.headers.accept);
-      if (!sse || res.destroyed) return;
-      if (!streaming) {
-        streaming = true;
-        res.writeHead(200, ['Content-Type', 'text/event-stream', 'Cache-Control', 'no-store', 'X-Accel-Buffering', 'no', ...headers()]);
-        res.flushHeaders();
-      }
-      write(message);
-    },
-    finish: (reply) => {
-      if (reply) write(reply);
-      res.end();
-    },
-  };
+    return this.gone.signal;
+  }
+
+  get streaming(): boolean {
+    return this.started;
+  }
+
+  notify(message: JsonRpcNotification): void {
+    this.sse ??= acceptsEventStream(this.req.headers.accept);
+    if (!this.sse || this.res.destroyed) return;
+    if (!this.started) {
+      this.started = true;
+      this.res.writeHead(200, ['Content-Type', 'text/event-stream', 'Cache-Control', 'no-store', 'X-Accel-Buffering', 'no', ...this.headers()]);
+      this.res.flushHeaders();
+    }
+    this.write(JSON.stringify(message));
+  }
+
+  finish(reply: JsonRpcReply | null): void {
+    if (reply) this.write(replyJson(reply));
+    this.res.end();
+  }
+
+  private write(json: string): void {
+    if (!this.res.destroyed) this.res.write(`event: message\ndata: ${json}\n\n`);
+  }
+}
+
+const NO_HEADERS = (): string[] => [];
+
+/**
+ * Makes the channel of one POST to `/mcp`. Its signal aborts when the client goes away before the
+ * reply is sent (so a waiting call ends and gives its request slot back).
+ * @param headers headers to send if the stream starts (such as `X-RateLimit-*`), as name, value pairs.
+ */
+export function sseReplyChannel(req: IncomingMessage, res: ServerResponse, headers: () => string[] = NO_HEADERS): SseReplyChannel {
+  return new SseReply(req, res, headers);
 }

@@ -10,6 +10,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { RequestGate } from '../auth/request-gate.js';
 import type { Logger } from '../logger.js';
 import type { JsonRpcGateway, RequestChannel } from '../mcp/json-rpc-gateway.js';
+import { DEFAULTS } from '../config/defaults.js';
 import { invalidRequest, toJsonRpcError } from '../errors.js';
 import { readBoundedLines } from '../io/bounded-lines.js';
 
@@ -26,8 +27,10 @@ export interface StdioServerOptions {
   token: string | undefined;
   input?: Readable;
   output?: Writable;
-  /** Longest accepted line, in bytes of UTF-8 (default 1 MiB); a longer one is refused unread. */
+  /** Longest accepted line, in bytes of UTF-8 (`--body-limit`, default 1 MiB); a longer one is refused unread. */
   lineLimit?: number;
+  /** Called once, after the first reply is written (the answer to `initialize`): start-up work that can wait starts then. */
+  onFirstReply?: () => void;
 }
 
 /**
@@ -37,14 +40,20 @@ export interface StdioServerOptions {
 export function serveStdio(app: StdioServerDeps, options: StdioServerOptions): Promise<void> {
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stdout;
-  const lineLimit = options.lineLimit ?? 1024 * 1024;
+  const lineLimit = options.lineLimit ?? DEFAULTS.bodyLimitBytes;
   const token = options.token;
   const admit = app.gate.policy({ transport: 'stdio', token });
   const inFlight = new Set<Promise<void>>();
   const channel = stdioChannel(output);
 
+  let onFirstReply = options.onFirstReply;
   const write = (value: unknown) => {
     output.write(`${JSON.stringify(value)}\n`);
+    if (onFirstReply) {
+      const first = onFirstReply;
+      onFirstReply = undefined;
+      first();
+    }
   };
 
   const handle = (line: string) => {

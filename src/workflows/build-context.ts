@@ -9,7 +9,7 @@ import type { BuildContext, Platform, PublishedArtifact, PublishRequest, Questio
 import type { Logger } from '../logger.js';
 import type { WorkflowRow } from '../store/rows.js';
 import type { Store, Tx } from '../store/store.js';
-import { rulesToStore } from './answer-rules.js';
+import { questionKind } from '../builders/builder-registry.js';
 import { toPublished, type ArtifactPublisher } from './artifact-publisher.js';
 import { LeaseLostError, type LocalRun } from './local-run.js';
 import { killGroupNow, processStart } from './process-groups.js';
@@ -74,7 +74,7 @@ export class EngineBuildContext implements BuildContext {
           kind: spec.kind ?? 'text',
           format: spec.format ? JSON.stringify(spec.format) : null,
           maxLength: spec.maxLength ?? null,
-          rules: spec.rules ? JSON.stringify(rulesToStore(spec.rules, this.deps.workspaceDir)) : null,
+          rules: spec.rules ? JSON.stringify(storedRules(spec.kind, spec.rules, this.deps.workspaceDir)) : null,
           askedAt: journal.now(),
           answer: null,
           answeredAt: null,
@@ -204,6 +204,12 @@ export class EngineBuildContext implements BuildContext {
     this.deps.onLeaseLost(this.run);
     throw new LeaseLostError(this.workflow.id);
   }
+}
+
+/** A question's rules as stored: as its kind's builder stores them (paths relative to the workspace), else as asked. */
+function storedRules(kind: string | undefined, rules: unknown, workspaceDir: string): unknown {
+  const toStore = kind ? questionKind(kind)?.toStore : undefined;
+  return toStore ? toStore(rules, workspaceDir) : rules;
 }
 
 /** The first `max` characters of `text`, with `note` when cut. */

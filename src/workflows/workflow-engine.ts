@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import type { Builder, BuildJob } from '../builders/builder.js';
 import { BuildFailure } from '../builders/builder.js';
 import type { Clock } from '../clock.js';
+import { DEFAULTS } from '../config/defaults.js';
 import { redactPaths } from '../io/path-redaction.js';
 import { limitsFor, workflowBounds, type PlanTable } from '../limits/plans.js';
 import type { Logger } from '../logger.js';
@@ -47,9 +48,9 @@ export interface WorkflowEngineOptions {
   pollIntervalMs?: number;
   /** How long a cancel waits for the builder to stop before killing its processes and recording `cancelled` (ms). Default 15000. */
   cancelTimeoutMs?: number;
-  /** Length of a claim's lease (ms). Default 8000. */
+  /** Length of a claim's lease (ms). Default `DEFAULTS.leaseMs`. */
   leaseMs?: number;
-  /** How often a runner renews its leases (ms). Default the smaller of 1000 and a quarter of the lease. */
+  /** How often a runner renews its leases (ms). Default the smaller of 500 and a fifth of the lease. */
   heartbeatMs?: number;
   /** Longest wait between SIGTERM and SIGKILL when the engine kills a build's process group (ms). Default 2000. */
   killGraceMs?: number;
@@ -71,6 +72,13 @@ export interface WorkflowEngineDeps {
   clock: Clock;
 }
 
+/**
+ * The default lease (ms): a takeover after a kill takes 2-2.5 s (the rest of the lease; the reaper
+ * wakes when the earliest lease it saw ends), and with a renewal every 500 ms a runner whose event
+ * loop stalls for up to 2 s keeps its workflows (docs/workflows.md, "Leases").
+ */
+export const DEFAULT_LEASE_MS: number = DEFAULTS.leaseMs;
+
 const INTERRUPTED_BY_STOP = 'The server running this workflow stopped or lost contact. Send the instruction again to retry.';
 const INTERRUPTED_AT_SHUTDOWN = 'The server shut down while this workflow was running. Send the instruction again to retry.';
 
@@ -79,8 +87,11 @@ export class WorkflowEngine {
   readonly runner: RunnerIdentity;
   private readonly runs = new Map<string, LocalRun>();
   private accepting = false;
+  private stopped = false;
   private tickTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
+  /** The reaper's wake at the earliest end of another runner's lease, when that comes before the next tick. */
+  private reaperWake: { timer: NodeJS.Timeout; at: number } | undefined;
   private pumpQueued = false;
   private ticking = false;
   /** Slots taken by claims whose transaction has not committed yet (their runs are not counted otherwise). */
@@ -100,8 +111,8 @@ export class WorkflowEngine {
     this.maxConcurrent = Math.max(1, options.maxConcurrent);
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.cancelTimeoutMs = options.cancelTimeoutMs ?? 15_000;
-    this.leaseMs = Math.max(100, options.leaseMs ?? 8000);
-    this.heartbeatMs = Math.max(10, options.heartbeatMs ?? Math.min(1000, Math.floor(this.leaseMs / 4)));
+    this.leaseMs = Math.max(100, options.leaseMs ?? DEFAULTS.leaseMs);
+    this.heartbeatMs = Math.max(10, options.heartbeatMs ?? Math.min(500, Math.floor(this.leaseMs / 5)));
     this.killGraceMs = Math.min(Math.max(0, options.killGraceMs ?? 2000), 10_000);
     this.runner = options.runner ?? newRunnerIdentity();
   }
@@ -189,6 +200,7 @@ export class WorkflowEngine {
    */
   async shutdown(): Promise<void> {
     this.accepting = false;
+    this.stopped = true;
     if (this.tickTimer) clearInterval(this.tickTimer);
     const runs = [...this.runs.values()];
     for (const run of runs) run.abort('shutdown');
@@ -199,6 +211,7 @@ export class WorkflowEngine {
       await this.recordEnd(run, null);
     }
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.cancelReaperWake();
   }
 
   // --- internals -------------------------------------------------------------------------
@@ -261,8 +274,13 @@ export class WorkflowEngine {
   private async reap(): Promise<void> {
     const { store, journal, logger } = this.deps;
     const reaped: string[] = [];
+    let earliestLeaseEnd = Infinity;
     for (const row of await store.repos.workflows.listActive()) {
-      if (this.runs.has(row.id) || this.liveHolder(row)) continue;
+      if (this.runs.has(row.id)) continue;
+      if (this.liveHolder(row)) {
+        if (row.leaseExpiresAt !== null && row.runnerId !== this.runner.id) earliestLeaseEnd = Math.min(earliestLeaseEnd, row.leaseExpiresAt);
+        continue;
+      }
       await store.transaction(async (tx) => {
         await tx.lock('workflows', row.id);
         // Re-read inside the transaction: the runner may have renewed since the list was read.
@@ -289,7 +307,33 @@ export class WorkflowEngine {
     }
     // The projects of reaped workflows may start their next queued workflow.
     if (reaped.length > 0) this.schedulePump();
+    this.wakeReaperAt(earliestLeaseEnd);
     void this.sweepGroups();
+  }
+
+  /**
+   * Runs the reaper again just after `leaseEnd` (ms since the epoch) when that comes before the next
+   * tick, so that a dead runner's workflow is taken over when its lease ends, not up to a tick later.
+   * A renewed lease makes that reap find nothing and wake again at the new end.
+   */
+  private wakeReaperAt(leaseEnd: number): void {
+    if (this.stopped || !Number.isFinite(leaseEnd)) return;
+    const delayMs = Math.max(0, leaseEnd - this.now()) + 1;
+    if (delayMs >= this.pollIntervalMs) return;
+    const at = Date.now() + delayMs;
+    if (this.reaperWake && this.reaperWake.at <= at) return;
+    this.cancelReaperWake();
+    const timer = setTimeout(() => {
+      this.reaperWake = undefined;
+      this.reap().catch((error: unknown) => this.deps.logger.error({ err: error }, 'workflow reaper failed'));
+    }, delayMs);
+    timer.unref();
+    this.reaperWake = { timer, at };
+  }
+
+  private cancelReaperWake(): void {
+    if (this.reaperWake) clearTimeout(this.reaperWake.timer);
+    this.reaperWake = undefined;
   }
 
   /** Kills process groups recorded on this host whose workflow no live runner holds. */

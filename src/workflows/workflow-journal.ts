@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isoNow, type Clock } from '../clock.js';
+import { MAX_MESSAGE_LENGTH } from '../config/message-limits.js';
 import type { Logger } from '../logger.js';
 import type { MessageRow, WorkflowRow } from '../store/rows.js';
 import type { Store, Tx } from '../store/store.js';
@@ -22,12 +23,6 @@ export interface NewMessage {
   type: MessageType;
   content: string;
 }
-
-/**
- * Longest message, in Unicode code points: the bound `svc_send_message` puts on a user's text,
- * and the length at which builder and system text is cut when stored. User text is never cut.
- */
-export const MAX_MESSAGE_LENGTH = 20_000;
 
 const TRUNCATION_NOTE = '\n[truncated]';
 

@@ -317,7 +317,7 @@ describe('live updates from another process', () => {
     const controller = new AbortController();
     // A second service on the same data dir (as a CLI or a second `serve` would be): its own
     // connection and change notices, none shared with the first. Not started: it only writes.
-    const other = await createApp({ dataDir: quiet.dataDir, logger: silentLogger(), plans: GENEROUS_PLANS });
+    const other = await createApp({ dataDir: quiet.dataDir, builder: 'scripted', logger: silentLogger(), plans: GENEROUS_PLANS });
     try {
       const session = await rawSignIn(url, token);
       const created = await fetch(`${url}/projects`, form(session, { csrf: session.csrf, name: 'Shared store' }, url));

@@ -14,6 +14,9 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/bin-http.test.ts',
   'tests/build-sandbox.test.ts',
   'tests/bin-stdio.test.ts',
+  'tests/body-limit.test.ts',
+  'tests/code-cache.test.ts',
+  'tests/stdio-startup.test.ts',
   'tests/console/console-sessions-cli.test.ts',
   'tests/crash-recovery.test.ts',
   'tests/hardening.test.ts',
@@ -36,6 +39,8 @@ export const PROCESS_TESTS: readonly string[] = [
   // mcp-remote, a third-party stdio proxy, as a child process.
   'tests/mcp-remote.test.ts',
   'tests/oauth/mcp-remote-oauth.test.ts',
+  // Child processes that load a built module of dist/.
+  'tests/limits/pg-rate-limiter.test.ts',
 ];
 
 /** What a unit test must not contain: it starts the bin, a browser or a third-party process. */

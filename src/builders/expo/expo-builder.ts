@@ -18,7 +18,7 @@ import { BuildFailure, reportInBackground, type Builder, type BuildContext, type
 import { OutputBatcher } from '../output-batcher.js';
 import { appIdentifier } from '../app-identifier.js';
 import type { AgentStep } from './agent-step.js';
-import { HeavyStepSemaphore } from './heavy-steps.js';
+import { HeavyStepSemaphore } from '../heavy-steps.js';
 import { pruneMetroCache, PRUNE_EVERY_MS } from './metro-cache.js';
 import { pathRedactor } from '../output-redaction.js';
 import type { BuildSandbox, SandboxBinds } from '../process-sandbox.js';

@@ -16,11 +16,12 @@ import { randomUUID } from 'node:crypto';
 import { constants, lstatSync, readFileSync } from 'node:fs';
 import { cp, lstat, mkdir, open, readdir, rename, rm, symlink, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { MAX_CODE_ANSWER_LENGTH } from '../../config/message-limits.js';
 import { BuildFailure } from '../builder.js';
-import { checkCodeAnswer, codeAnswerFormat, EDITABLE_FILES, linkOnPath, pathProblem, type CodeAnswer, type CodeAnswerRules } from '../code-answer.js';
+import { checkCodeAnswer, codeAnswerFormat, EDITABLE_FILES, linkOnPath, pathProblem, type CodeAnswer, type CodeAnswerRules } from './code-answer.js';
 import type { AgentInput, AgentOutcome, AgentStep } from './agent-step.js';
 import { DeterministicEdits } from './deterministic-edits.js';
-import { DEFAULT_FILE_PAGING, pageFiles } from '../code-question-files.js';
+import { DEFAULT_FILE_PAGING, pageFiles } from './code-question-files.js';
 import { OUTPUT_DIR } from './workspace.js';
 
 /** Settings of the `host` agent. */
@@ -74,7 +75,7 @@ export class HostAgent implements AgentStep {
       filePaging: { first: this.options.promptBudget ?? DEFAULT_FILE_PAGING.first, page: DEFAULT_FILE_PAGING.page },
     };
     const format = codeAnswerFormat(rules);
-    const maxLength = this.options.maxAnswerLength ?? 240_000;
+    const maxLength = this.options.maxAnswerLength ?? MAX_CODE_ANSWER_LENGTH;
     const answerFormat = answerHowTo(rules, maxLength);
     let problems: string[] = [];
     const rounds = this.maxRepairs + 1;

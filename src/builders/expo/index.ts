@@ -2,12 +2,13 @@
  * The `expo` builder's public surface: its settings and a factory that assembles it from them.
  */
 import { join } from 'node:path';
+import { DEFAULTS } from '../../config/defaults.js';
 import type { BuildSandbox } from '../process-sandbox.js';
 import type { AgentMode, AgentStep } from './agent-step.js';
 import { CommandAgent } from './command-agent.js';
 import { DeterministicEdits } from './deterministic-edits.js';
 import { ExpoBuilder } from './expo-builder.js';
-import { HeavyStepSemaphore } from './heavy-steps.js';
+import { HeavyStepSemaphore } from '../heavy-steps.js';
 import { HostAgent } from './host-agent.js';
 import { DEFAULT_EXPO_SDK, ExpoToolchain } from './toolchain.js';
 import { UpdateChannels } from './update-channels.js';
@@ -31,9 +32,9 @@ export interface ExpoBuilderSettings {
   agent?: AgentMode;
   /** The operator's code agent (a shell command line), for `agent: "command"`. */
   agentCommand?: string;
-  /** Limit of one agent run, in seconds (default 900). */
+  /** Limit of one agent run, in seconds (`--agent-timeout`, `DEFAULTS.agentTimeoutSeconds`). */
   agentTimeoutSeconds?: number;
-  /** Heavy steps (type check, exports) running at once on this server (default 1). */
+  /** Heavy steps (type check, exports) running at once on this server (`--max-heavy-steps`, `DEFAULTS.maxHeavySteps`). */
   heavySteps?: number;
   /** Install the toolchain on first use (default true). */
   installToolchain?: boolean;
@@ -67,7 +68,7 @@ function agentOf(settings: ExpoBuilderSettings): AgentStep {
   }
   return new CommandAgent({
     command: settings.agentCommand,
-    timeoutMs: (settings.agentTimeoutSeconds ?? 900) * 1000,
+    timeoutMs: (settings.agentTimeoutSeconds ?? DEFAULTS.agentTimeoutSeconds) * 1000,
     env,
     network: settings.agentNetwork === true,
     ...(settings.sandbox && { sandbox: settings.sandbox }),
@@ -81,7 +82,7 @@ export function createExpoBuilder(settings: ExpoBuilderSettings): ExpoBuilder {
     metroCacheDir: settings.metroCacheDir ?? join(settings.dataDir, 'cache', 'metro'),
     toolchain: toolchainFor(settings),
     agent,
-    heavy: new HeavyStepSemaphore(settings.heavySteps ?? 1),
+    heavy: new HeavyStepSemaphore(settings.heavySteps ?? DEFAULTS.maxHeavySteps),
     channels: new UpdateChannels(settings.dataDir),
     ...(settings.installToolchain !== undefined && { installToolchain: settings.installToolchain }),
     ...(settings.stepTimeoutSeconds !== undefined && { stepTimeoutMs: settings.stepTimeoutSeconds * 1000 }),

@@ -8,10 +8,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize } from 'node:path';
-import { lookup } from 'mime-types';
 
 /** The description file inside a published update folder. */
 export const UPDATE_FILE = 'expo-update.json';
+
+/** The MIME table, loaded on the first deploy: building it costs every start (README "Start-up time"). */
+const mimeTypes = () => import('mime-types');
 
 /** One file of an update. */
 export interface UpdateAsset {
@@ -85,7 +87,7 @@ export async function prepareUpdateFolder(
   for (const asset of files.assets) {
     if (seen.has(asset.path)) continue;
     seen.add(asset.path);
-    assets.push(await copy(asset.path, lookup(asset.ext) || 'application/octet-stream', `.${asset.ext}`));
+    assets.push(await copy(asset.path, (await mimeTypes()).lookup(asset.ext) || 'application/octet-stream', `.${asset.ext}`));
   }
   const appVersion = typeof appConfig.version === 'string' ? appConfig.version : '1.0.0';
   const description: UpdateDescription = {

@@ -8,12 +8,15 @@ import { getSessionTool } from './get-session.js';
 import { listProjectsTool } from './list-projects.js';
 import { sendMessageTool } from './send-message.js';
 
-export const ALL_TOOLS: readonly Tool[] = [
-  listProjectsTool,
-  getProjectTool,
-  createProjectTool,
-  getSessionTool,
-  sendMessageTool,
-  cancelWorkflowTool,
-  getMessagesTool,
-];
+/** The tools by the name of the typed caller's method (`tool-caller.ts`), each keeping its schemas' types. */
+export const TOOLS = {
+  listProjects: listProjectsTool,
+  getProject: getProjectTool,
+  createProject: createProjectTool,
+  getSession: getSessionTool,
+  sendMessage: sendMessageTool,
+  cancelWorkflow: cancelWorkflowTool,
+  getMessages: getMessagesTool,
+};
+
+export const ALL_TOOLS: readonly Tool[] = Object.values(TOOLS);

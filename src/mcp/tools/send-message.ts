@@ -4,7 +4,8 @@ import { sendMessageResultSchema } from '../../services/resource-shapes.js';
 import { defineTool } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';
 import { boundedText, uuidParameter } from '../parameters.js';
-import { MAX_CODE_ANSWER_LENGTH } from '../../services/workflow-service.js';
+import { MAX_CODE_ANSWER_LENGTH, MAX_MESSAGE_LENGTH } from '../../config/message-limits.js';
+import { BUILDER_MESSAGE_RULES } from '../../builders/builder-registry.js';
 
 /** Starts or queues a workflow, or answers the pending question; owner only. */
 export const sendMessageTool = defineTool({
@@ -13,7 +14,8 @@ export const sendMessageTool = defineTool({
   description: [
     "Sends a message to the project's building agent. Only the project's owner may send.",
     '- To answer the session\'s pendingQuestion (see svc_get_session), pass questionId = pendingQuestion.questionId (a message with neither questionId nor kind is also taken as the answer while a question waits). An answer that breaks the question\'s rule (options or pattern) is refused with -32602 and the question stays pending.',
-    '- A pendingQuestion of kind "code" asks YOU (the model) for the app\'s code: do what its prompt says and answer with message = JSON {"summary": "what you changed", "files": [{"path": "App.tsx", "content": "<whole file>"}, {"path": "src/screens/Settings.tsx", "content": "..."}], "delete": ["src/old.ts"]} (pendingQuestion.format is its JSON Schema). Only App.tsx and src/**/*.{ts,tsx,json} may be written; imports only relative or from the packages the prompt lists. Such an answer may be up to pendingQuestion.maxLength characters (instructions and other answers: 20000). "skip" builds without code changes. A refused answer (-32602, one entry per problem in error.data.issues) leaves the question pending: fix it and send again. If the code does not type-check, a new code question arrives with the compiler\'s errors: answer it with the complete corrected files.',
+    // How to answer the builders' own kinds of question (the expo builder's code questions).
+    ...BUILDER_MESSAGE_RULES,
     '- A message with kind and no questionId is always a new instruction, even while a question waits (that question stays pending and its workflow keeps its place; the new one is queued behind it). Always pass kind: "build" (change the app and publish a preview) or "deploy" (publish a release). Without kind (and with no question waiting) the server guesses: "deploy" only when the message begins with deploy, publish, release or ship as a command ("Deploy it", "Please publish to the stores"), else "build". The response\'s kind says which kind was started.',
     'Only one workflow runs per project at a time: when another is queued or active the new one is stored with status "queued" and a queuePosition, and starts by itself in order. Follow it with svc_get_session and waitSeconds (it returns when the workflow changes step, asks or ends) rather than polling, and read the conversation with svc_get_messages.',
     errorGuide([
@@ -27,7 +29,7 @@ export const sendMessageTool = defineTool({
     projectId: uuidParameter('UUID of the project'),
     message: boundedText(
       MAX_CODE_ANSWER_LENGTH,
-      'The instruction (what to build or deploy; at most 20000 characters) or the answer to the pending question (at most 20000 characters, or pendingQuestion.maxLength for a code question)',
+      `The instruction (what to build or deploy; at most ${MAX_MESSAGE_LENGTH} characters) or the answer to the pending question (at most ${MAX_MESSAGE_LENGTH} characters, or pendingQuestion.maxLength for a code question)`,
       { nonBlank: true },
     ),
     kind: z.enum(['build', 'deploy']).optional().describe('Workflow kind; pass it. When absent: "deploy" only for a message that begins with deploy, publish, release or ship as a command, else "build"'),

@@ -23,12 +23,11 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
-import QRCode from 'qrcode';
-import { escapeHtml } from '../io/html-escape.js';
-import { isLoopbackHostname } from '../io/loopback-hosts.js';
-import { UPDATE_FILE, type UpdateAsset, type UpdateDescription } from '../builders/expo/update-bundle.js';
-import { UpdateChannels } from '../builders/expo/update-channels.js';
-import type { ArtifactReader, PublishedArtifactRow } from '../services/artifact-reader.js';
+import { escapeHtml } from '../../io/html-escape.js';
+import { isLoopbackHostname } from '../../io/loopback-hosts.js';
+import type { BuilderRoutes, BuilderRouteSources, PublishedArtifactInfo } from '../builder-module.js';
+import { UPDATE_FILE, type UpdateAsset, type UpdateDescription } from './update-bundle.js';
+import { UpdateChannels } from './update-channels.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** The keyid our signatures carry (Expo's convention for a project's own key). */
@@ -37,19 +36,8 @@ const MANIFEST_TYPES = ['multipart/mixed', 'application/expo+json', 'application
 /** A plain `type/subtype` (RFC 9110 tokens): anything else a build wrote is sent as octet-stream. */
 const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+$/;
 
-/** The routes of one listener, bound to the app (see `createExpoUpdateRoutes`). */
-export interface ExpoUpdateRoutes {
-  /** Serves `/updates/...` (table above). */
-  serveUpdates(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void>;
-  /** Serves an ios/android deployment's landing page; false when `path` is not one (serve the files instead). */
-  serveLanding(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean>;
-}
-
-/** What the update routes read: published artifacts, and the base URL of artifact links. */
-export interface ExpoUpdateSources {
-  artifacts: ArtifactReader;
-  /** Base of artifact links (no trailing slash), read at each request. */
-  artifactBaseUrl(): string;
+/** What the update routes read: published artifacts, the base URL of artifact links, and their settings. */
+interface ExpoUpdateSources extends BuilderRouteSources {
   /** The data dir (where the secret per-project update channels are kept). */
   dataDir: string;
   /** `--updates-signing-key`, if any. */
@@ -63,15 +51,16 @@ interface UpdatesState {
 }
 
 /**
- * The Expo update routes of a listener: reads the signing key (`--updates-signing-key`) once.
+ * The Expo update routes of a listener: `/updates/...` (table above) and the landing page of an
+ * ios/android deployment. Reads the signing key (`--updates-signing-key`) once.
  * @throws Error when the signing key cannot be read.
  */
-export function createExpoUpdateRoutes(app: ExpoUpdateSources): ExpoUpdateRoutes {
+export function createExpoUpdateRoutes(app: ExpoUpdateSources): BuilderRoutes {
   const file = app.updatesSigningKeyFile;
   const state: UpdatesState = { app, channels: new UpdateChannels(app.dataDir), signingKey: file ? loadUpdatesSigningKey(file) : null };
   return {
-    serveUpdates: (req, res, path, query) => serveExpoUpdates(state, req, res, path, query),
-    serveLanding: (req, res, path) => serveUpdateLanding(state, req, res, path),
+    routes: [{ path: '/updates/*', handle: (req, res, path, query) => serveExpoUpdates(state, req, res, path, query) }],
+    landing: (req, res, path) => serveUpdateLanding(state, req, res, path),
   };
 }
 
@@ -95,7 +84,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
 
 const PROTOCOL_HEADERS = { 'expo-protocol-version': '1', 'expo-sfv-version': '0', 'cache-control': 'private, max-age=0' };
 
-async function readUpdate(app: ExpoUpdateSources, row: PublishedArtifactRow): Promise<UpdateDescription | null> {
+async function readUpdate(app: ExpoUpdateSources, row: PublishedArtifactInfo): Promise<UpdateDescription | null> {
   if (row.kind !== 'deployment' || (row.platform !== 'ios' && row.platform !== 'android') || row.externalUrl) return null;
   try {
     // Written by the build: read only from inside the deployment's folder, like any file served.
@@ -127,7 +116,7 @@ async function serveExpoUpdates(state: UpdatesState, req: IncomingMessage, res: 
   const runtimeVersion = header(req, 'expo-runtime-version') ?? query.get('runtime-version');
   if (!runtimeVersion) return sendJson(res, 400, { error: 'expo-runtime-version is required' }, PROTOCOL_HEADERS);
 
-  let row: PublishedArtifactRow | undefined;
+  let row: PublishedArtifactInfo | undefined;
   if (section === 'latest') {
     const projectId = state.channels.projectOf(id);
     row = projectId ? await app.artifacts.latestDeployment(projectId, platform) : undefined;
@@ -192,7 +181,7 @@ export function negotiate(accept: string | null): (typeof MANIFEST_TYPES)[number
   return best?.type ?? null;
 }
 
-function buildManifest(app: ExpoUpdateSources, row: PublishedArtifactRow, update: UpdateDescription, runtimeVersion: string): Record<string, unknown> {
+function buildManifest(app: ExpoUpdateSources, row: PublishedArtifactInfo, update: UpdateDescription, runtimeVersion: string): Record<string, unknown> {
   const base = app.artifactBaseUrl();
   const url = (asset: UpdateAsset) => `${base}/updates/assets/${row.id}/${asset.path.split('/').map(encodeURIComponent).join('/')}`;
   const slug = typeof update.expoClient.slug === 'string' ? update.expoClient.slug : 'app';
@@ -266,6 +255,8 @@ async function serveUpdateLanding(state: UpdatesState, req: IncomingMessage, res
   const root = `${base.origin}${base.pathname.replace(/\/$/, '')}`;
   const manifestUrl = `${root}/updates/d/${row.id}`;
   const expUrl = manifestUrl.replace(/^http:/, 'exp:').replace(/^https:/, 'exps:');
+  // Loaded on the first landing page: a stdio start never evaluates the QR encoder.
+  const { default: QRCode } = await import('qrcode');
   const svg = await QRCode.toString(expUrl, { type: 'svg', margin: 2, width: 280, errorCorrectionLevel: 'M' });
   const loopback = isLoopbackHostname(base.hostname);
   const name = typeof update.expoClient.name === 'string' ? update.expoClient.name : 'App';

@@ -9,17 +9,12 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { PagedFile } from '../builder-module.js';
 import { linkOnPath, pathProblem, type FilePaging } from './code-answer.js';
 
 /** Default paging: with the prompt's own text, a session result stays under 50,000 characters. */
 export const DEFAULT_FILE_PAGING: FilePaging = { first: 12_000, page: 18_000 };
 
-/** One file on a page; `cut` when the file is longer than a page (then `content` is its start). */
-export interface PagedFile {
-  path: string;
-  content: string;
-  cut?: boolean;
-}
 
 /** Most files listed from a workspace. */
 const MAX_FILES = 1000;

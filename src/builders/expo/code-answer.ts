@@ -13,7 +13,7 @@ import { lstatSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, posix } from 'node:path';
 import { z } from 'zod';
-import { issueReason } from '../io/issue-reason.js';
+import { issueReason } from '../../io/issue-reason.js';
 
 /** Characters of file contents on a code question's prompt (page 1) and on each further page (`code-question-files.ts`). */
 export interface FilePaging {
@@ -47,7 +47,7 @@ export interface CodeAnswer {
 }
 
 /** One reason an answer was refused: `parameter` is where (`message.files[1].path`), `problem` why. */
-export interface CodeAnswerIssue {
+interface CodeAnswerIssue {
   parameter: string;
   problem: string;
 }

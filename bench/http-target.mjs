@@ -1,0 +1,153 @@
+// What the HTTP benchmarks share: one build's server prepared for `svc_get_project` (a data dir
+// with a bench user on a plan without a practical rate limit, its token and one project), child
+// servers started on port 0, a measured autocannon load, and the server's CPU per request read
+// from /proc (Linux).
+import autocannon from 'autocannon';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Spawns `node args...` and resolves once its output matches `readyPattern` (whose first group is
+ * the port). Rejects when it exits first or does not start within 20 s.
+ * @returns the child and the port.
+ */
+export function startChild(args, readyPattern, cwd = process.cwd()) {
+  const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const onData = (d) => {
+      out += d.toString();
+      const m = readyPattern.exec(out);
+      if (m) resolve({ child, port: Number(m[1]) });
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`server exited (${code}): ${out}`)));
+    setTimeout(() => reject(new Error(`server did not start: ${out}`)), 20_000).unref();
+  });
+}
+
+/** Stops a child started by `startChild` and waits for it to exit. */
+export async function stopChild(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** CPU time (user + system) process `pid` has used, in clock ticks (10 ms each on Linux). */
+export function cpuTicks(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** Peak resident memory of process `pid`, in MiB. */
+export function peakRssMiB(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+/**
+ * Loads `POST /mcp` on `port` with autocannon for `seconds` (after `warmup` seconds unmeasured) and
+ * measures the server's CPU over the measured part.
+ * @returns autocannon's result plus `cpuMicrosPerRequest` (server CPU µs per answered request).
+ */
+export async function load(port, pid, headers, body, { seconds, warmup = 0, connections }) {
+  const opts = { url: `http://127.0.0.1:${port}/mcp`, method: 'POST', headers, body, connections, pipelining: 1 };
+  if (warmup > 0) await autocannon({ ...opts, duration: warmup });
+  const before = cpuTicks(pid);
+  const result = await autocannon({ ...opts, duration: seconds });
+  result.cpuMicrosPerRequest = ((cpuTicks(pid) - before) * 10_000) / Math.max(1, result.requests.total);
+  return result;
+}
+
+/**
+ * Prepares build `root` (a checkout with `bin/` and a built `dist/`) for the benchmark: a fresh data
+ * dir, user `bench` with a token and a plan without a practical rate limit, and one project
+ * `Bench` created through a short-lived server of that build.
+ * @returns the data dir, the `svc_get_project` request (`body`, `headers`), `serveArgs` (the node
+ *   arguments of `serve --http` on port 0), `readyPattern`, and `cleanup()` (removes the data dir).
+ */
+export async function prepareTarget(root) {
+  const bin = join(root, 'bin', 'mobile-builder-mcp.js');
+  const dataDir = mkdtempSync(join(tmpdir(), 'mbm-bench-'));
+  const plans = join(dataDir, 'plans.json');
+  writeFileSync(plans, JSON.stringify({ bench: { requestsPerMinute: 1_000_000_000, projectCreationsPerHour: 10, maxProjects: 10 } }));
+  const cli = (...args) => spawnSync(process.execPath, [bin, ...args, '--data-dir', dataDir], { encoding: 'utf8' });
+  const token = cli('token', 'create', '--user', 'bench').stdout.trim().split('\n').at(-1);
+  cli('user', 'set-plan', 'bench', 'bench', '--plans', plans);
+  const serveArgs = [bin, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--plans', plans, '--log-level', 'warn'];
+  const readyPattern = /listening on http:\/\/127\.0\.0\.1:(\d+)/;
+
+  const setup = await startChild(serveArgs, readyPattern, root);
+  const created = await fetch(`http://127.0.0.1:${setup.port}/mcp`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_create_project', arguments: { name: 'Bench' } } }),
+  }).then((r) => r.json());
+  await stopChild(setup.child);
+  const projectId = created.result.structuredContent.id;
+
+  return {
+    root,
+    dataDir,
+    token,
+    projectId,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_get_project', arguments: { projectId } } }),
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+    serveArgs,
+    readyPattern,
+    cleanup: () => rmSync(dataDir, { recursive: true, force: true }),
+  };
+}
+
+const median = (list) => {
+  const sorted = [...list].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/**
+ * Loads running servers in alternating rounds (A B, then B A, ...), so that a change of the
+ * machine's load falls on all of them: the way to compare two servers on a shared machine.
+ * @param servers `{ name, child, port, headers, body }` each, already started.
+ * @returns per server: the median req/s and CPU µs per request over the rounds, each round's
+ *   figures, and `ratioTo(other)`: the median over the rounds of this server's req/s and CPU per
+ *   request divided by `other`'s in the same round.
+ * @throws when a request fails.
+ */
+export async function measureAlternating(servers, { rounds, seconds, warmup, connections }) {
+  const runs = new Map(servers.map((s) => [s, []]));
+  const run = async (server, duration) => {
+    const r = await load(server.port, server.child.pid, server.headers, server.body, { seconds: duration, connections });
+    const errors = r.errors + r.timeouts + r.non2xx;
+    if (errors > 0) throw new Error(`${server.name}: ${errors} requests failed`);
+    return { requestsPerSecond: r.requests.average, cpuMicrosPerRequest: r.cpuMicrosPerRequest, p50Ms: r.latency.p50, p99Ms: r.latency.p99 };
+  };
+  if (warmup > 0) for (const server of servers) await run(server, warmup);
+  for (let i = 0; i < rounds; i++) {
+    const order = i % 2 === 0 ? servers : [...servers].reverse();
+    for (const server of order) runs.get(server).push(await run(server, seconds));
+  }
+  return servers.map((server) => {
+    const mine = runs.get(server);
+    return {
+      name: server.name,
+      rounds: mine,
+      requestsPerSecond: median(mine.map((r) => r.requestsPerSecond)),
+      cpuMicrosPerRequest: median(mine.map((r) => r.cpuMicrosPerRequest)),
+      p50Ms: median(mine.map((r) => r.p50Ms)),
+      p99Ms: median(mine.map((r) => r.p99Ms)),
+      ratioTo: (other) => {
+        const theirs = runs.get(servers.find((s) => s.name === other.name));
+        return {
+          requestsPerSecond: median(mine.map((r, i) => r.requestsPerSecond / theirs[i].requestsPerSecond)),
+          cpuMicrosPerRequest: median(mine.map((r, i) => r.cpuMicrosPerRequest / theirs[i].cpuMicrosPerRequest)),
+        };
+      },
+    };
+  });
+}

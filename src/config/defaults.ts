@@ -1,0 +1,31 @@
+/**
+ * The default of every setting that has one, in the unit its table row names
+ * (`settings.ts`, README.md#command-line). One home: the command line, `createApp` and the parts
+ * they build (engine, transports, builders) fall back to these values and to no other.
+ *
+ * A leaf: it imports nothing, so every layer may read it.
+ */
+export const DEFAULTS = {
+  /** HTTP bind address. */
+  host: '127.0.0.1',
+  /** HTTP port (in stdio mode, the preview server's). */
+  port: 3333,
+  /** The builder a server runs when none is named. */
+  builder: 'expo',
+  /** Pause per step of the scripted builder, in ms. */
+  scriptedStepMs: 500,
+  /** Workflows running at once in one process. */
+  maxConcurrentWorkflows: 2,
+  /** Lease of a running workflow's claim, in ms (docs/workflows.md#leases). */
+  leaseMs: 2500,
+  /** Largest HTTP request body and largest stdio line (one JSON-RPC message), in bytes: 1 MiB. */
+  bodyLimitBytes: 1024 * 1024,
+  /** Log level of the process logger. */
+  logLevel: 'info',
+  /** Limit of one code agent run of the expo builder, in seconds. */
+  agentTimeoutSeconds: 900,
+  /** Type checks and exports of the expo builder running at once. */
+  maxHeavySteps: 1,
+  /** Previews and web deployments on one origin per project. */
+  artifactOrigins: 'per-project',
+} as const;

@@ -1,0 +1,59 @@
+/**
+ * The JSON text of a JSON-RPC reply without serialising a tool result twice. A tool result carries
+ * its `structuredContent` as JSON text in its first text item (docs/contract.md#tools), so that
+ * text already exists when the reply is written: `define-tool.ts` builds the result as a
+ * `ToolResultWithJson`, which keeps the text, and `replyJson` splices it in instead of walking the
+ * object again. The output is byte for byte `JSON.stringify(reply)`.
+ */
+import type { JsonRpcReply } from './in-process-transport.js';
+
+/**
+ * A `CallToolResult` (`ToolResult` of `define-tool.ts`: `content`, then `structuredContent`, as plain
+ * own properties; `Content` is its content items' type) that keeps the
+ * JSON text of its `structuredContent` in a private field: invisible to `JSON.stringify`, to
+ * `Object.keys` and to a spread (a copy such as the 2026-07-28 era's stamped result is a plain
+ * object, serialised as usual). Neither property may change after it is made.
+ */
+export class ToolResultWithJson<
+  Content extends [{ type: 'text'; text: string }, ...unknown[]] = [{ type: 'text'; text: string }, ...unknown[]],
+  Structured = Record<string, unknown>,
+> {
+  [key: string]: unknown;
+  readonly #structuredJson: string;
+
+  /** @param structuredJson `JSON.stringify(structuredContent)`. */
+  constructor(
+    readonly content: Content,
+    readonly structuredContent: Structured,
+    structuredJson: string,
+  ) {
+    this.#structuredJson = structuredJson;
+  }
+
+  /** `JSON.stringify(this)`, with the structured content's text reused. */
+  toJsonText(): string {
+    return `{"content":${JSON.stringify(this.content)},"structuredContent":${this.#structuredJson}}`;
+  }
+}
+
+/**
+ * The JSON text of `reply`, equal to `JSON.stringify(reply)`: a `ToolResultWithJson` result is not
+ * serialised again.
+ */
+export function replyJson(reply: JsonRpcReply): string {
+  const result = (reply as { result?: unknown }).result;
+  if (!(result instanceof ToolResultWithJson)) return JSON.stringify(reply);
+  const keys = Object.keys(reply);
+  // The gateway's shape, in its order: no key to escape or skip.
+  if (keys.length === 3 && keys[0] === 'jsonrpc' && keys[1] === 'id' && keys[2] === 'result' && reply.jsonrpc === '2.0') {
+    const id = JSON.stringify(reply.id);
+    if (id !== undefined) return `{"jsonrpc":"2.0","id":${id},"result":${result.toJsonText()}}`;
+  }
+  let out = '{';
+  for (const key of keys) {
+    const part = key === 'result' ? result.toJsonText() : JSON.stringify((reply as Record<string, unknown>)[key]);
+    if (part === undefined) continue;
+    out += `${out.length > 1 ? ',' : ''}${JSON.stringify(key)}:${part}`;
+  }
+  return `${out}}`;
+}

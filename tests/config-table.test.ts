@@ -1,0 +1,121 @@
+/**
+ * The settings table (`src/config/settings.ts`) is the one source of the command line: the
+ * README's table (README.md#command-line) says the same, commander's options and `--help` come
+ * from it, and a refused value keeps its message and exit code.
+ */
+import { readFileSync } from 'node:fs';
+import { CommanderError, type Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { buildProgram } from '../src/cli/main.js';
+import { DEFAULTS } from '../src/config/defaults.js';
+import { SETTINGS, settingRows, shownDefault } from '../src/config/settings.js';
+
+const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+/** The rows of the README's table under "## Command line": flag, environment, default, unit (`—` is empty). */
+function readmeRows(): { flag: string; env: string; default: string; unit: string }[] {
+  const section = README.slice(README.indexOf('\n## Command line\n'));
+  const body = section.slice(0, section.indexOf('\n## ', 1));
+  const lines = body.split('\n').filter((line) => line.startsWith('| '));
+  expect(lines[0]).toMatch(/^\| flag \| environment \| default \| unit \| commands \| meaning \|$/);
+  const cell = (text: string | undefined) => {
+    const value = (text ?? '').trim().replace(/^`|`$/g, '');
+    return value === '—' ? '' : value;
+  };
+  return lines.slice(1).map((line) => {
+    const cells = line.slice(1, -1).split(' | ');
+    return { flag: cell(cells[0]), env: cell(cells[1]), default: cell(cells[2]), unit: cell(cells[3]) };
+  });
+}
+
+/** The subcommand at `path` (`['token', 'create']`). */
+function commandAt(program: Command, path: string[]): Command {
+  let command = program;
+  for (const name of path) command = command.commands.find((c) => c.name() === name)!;
+  return command;
+}
+
+/** Parses `argv` in-process and returns what commander printed and its exit code (for a refused value: no command runs). */
+async function refused(argv: string[]): Promise<{ stderr: string; exitCode: number }> {
+  const program = buildProgram();
+  let stderr = '';
+  const quiet = (command: Command) => {
+    command.exitOverride().configureOutput({ writeErr: (text) => (stderr += text), writeOut: () => undefined });
+    command.commands.forEach(quiet);
+  };
+  quiet(program);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) return { stderr, exitCode: error.exitCode };
+    throw error;
+  }
+  throw new Error(`${argv.join(' ')} was accepted`);
+}
+
+describe('the settings table', () => {
+  it("equals the README's command-line table: flag, environment variable, default and unit, in order", () => {
+    const table = settingRows().map(([, s]) => ({ flag: s.flags ?? '', env: s.env ?? '', default: shownDefault(s) ?? '', unit: s.unit ?? '' }));
+    expect(readmeRows()).toEqual(table);
+  });
+
+  it("the README's usage lines show the table's defaults", () => {
+    const usage = README.slice(README.indexOf('\n## Command line\n'));
+    const shown = [...usage.slice(0, usage.indexOf('\n```', usage.indexOf('```') + 3)).matchAll(/\[(--[a-z-]+) ([\w.-]+)\]/g)];
+    expect(shown.length).toBeGreaterThan(8);
+    const byFlag = new Map(settingRows().map(([, s]) => [s.flags?.split(' ')[0], s]));
+    for (const [, flag, value] of shown) {
+      const setting = byFlag.get(flag);
+      // DIR, FILE, URL: a placeholder, not a default.
+      if (setting?.default === undefined || /^[A-Z]/.test(value!)) continue;
+      expect(`${flag} ${value}`).toBe(`${flag} ${shownDefault(setting)}`);
+    }
+  });
+
+  it("generates every command's options with their environment variable and default", () => {
+    const program = buildProgram();
+    for (const [, setting] of settingRows()) {
+      if (!setting.flags) continue;
+      for (const name of setting.commands) {
+        const option = commandAt(program, name.split(' ')).options.find((o) => o.flags === setting.flags);
+        expect(option, `${setting.flags} of ${name}`).toBeDefined();
+        expect(option!.envVar).toBe(setting.env);
+        expect(option!.defaultValue).toBe(setting.default);
+        expect(option!.description).toBe(setting.help);
+      }
+    }
+    // A command has no option the table does not declare, besides its own operands.
+    const serve = commandAt(program, ['serve']);
+    expect(serve.options.map((o) => o.flags)).toEqual(settingRows().filter(([, s]) => s.flags && (s.commands as readonly string[]).includes('serve')).map(([, s]) => s.flags));
+    expect(commandAt(program, ['token', 'create']).options.map((o) => o.flags)).toEqual(['--user <name>', '--expires-in <duration>', '--data-dir <dir>']);
+    expect(commandAt(program, ['user', 'set-plan']).options.map((o) => o.flags)).toEqual(['--data-dir <dir>', '--plans <file>']);
+  });
+
+  it("--help is generated from the table: each row's flag, help, default and variable", () => {
+    const help = commandAt(buildProgram(), ['serve']).helpInformation({ error: false }).replace(/\s+/g, ' ');
+    for (const [, setting] of settingRows()) {
+      if (!setting.flags || !(setting.commands as readonly string[]).includes('serve')) continue;
+      expect(help).toContain(setting.flags);
+      expect(help).toContain(setting.help.replace(/\s+/g, ' '));
+      expect(help).toContain(`env: ${setting.env}`);
+    }
+    expect(help).toContain('--body-limit <bytes> largest request body (HTTP) and largest message line (stdio) (default: 1048576, env: SVC_BODY_LIMIT)');
+  });
+
+  it('one default per setting: the values createApp and the parts fall back to are the command line\'s', () => {
+    expect(SETTINGS.builder.default).toBe('expo');
+    expect(DEFAULTS).toMatchObject({ builder: 'expo', scriptedStepMs: 500, maxConcurrentWorkflows: 2, leaseMs: 2500, bodyLimitBytes: 1024 * 1024, port: 3333 });
+    expect(SETTINGS.leaseMs.default).toBe(DEFAULTS.leaseMs);
+    expect(SETTINGS.bodyLimit.default).toBe(DEFAULTS.bodyLimitBytes);
+  });
+
+  it('a refused value keeps its message and exit code 1', async () => {
+    expect(await refused(['serve', '--port', '-1'])).toEqual({ exitCode: 1, stderr: "error: option '--port <port>' argument '-1' is invalid. --port must be a whole number of at least 0\n(run with --help for usage)\n" });
+    expect(await refused(['serve', '--lease-ms', '100'])).toEqual({ exitCode: 1, stderr: "error: option '--lease-ms <ms>' argument '100' is invalid. --lease-ms must be a whole number of at least 200\n(run with --help for usage)\n" });
+    expect(await refused(['serve', '--body-limit', '0'])).toEqual({ exitCode: 1, stderr: "error: option '--body-limit <bytes>' argument '0' is invalid. --body-limit must be a whole number of at least 1\n(run with --help for usage)\n" });
+    expect(await refused(['serve', '--expo-sdk', '12'])).toMatchObject({ exitCode: 1, stderr: expect.stringContaining('is invalid. supported Expo SDKs: ') });
+    expect(await refused(['toolchain', 'install', '--sdk', '12'])).toMatchObject({ exitCode: 1, stderr: expect.stringContaining("option '--sdk <n>' argument '12' is invalid. supported Expo SDKs: ") });
+    expect(await refused(['serve', '--trust-proxy', 'not an address'])).toMatchObject({ exitCode: 1, stderr: expect.stringContaining('is invalid. --trust-proxy: ') });
+    expect(await refused(['serve', '--builder', 'gradle'])).toEqual({ exitCode: 1, stderr: "error: option '--builder <name>' argument 'gradle' is invalid. Allowed choices are scripted, command, expo.\n(run with --help for usage)\n" });
+  });
+});
