@@ -50,8 +50,12 @@ export interface TokenRepo {
 
 /** Reads and writes projects; the only writer of the `projects` table. */
 export interface ProjectRepo {
-  /** @param cache optional read cache of rows by id; every write below keeps it exact. */
-  /** The row (shared with the cache: callers must not mutate it). */
+  /**
+   * The row, possibly from a read cache (shared with it: callers must not mutate it). The cache is
+   * exact for the name, visibility and owner; the counters (`messageSeq`, `deploymentSeq`,
+   * `workspaceVersion`) move with messages and deployments and may be older there: they are taken
+   * by the statements that use them, never read from this.
+   */
   findById(id: string): Promise<ProjectRow | undefined>;
   /** The owner's projects, newest first (docs/contract.md#tools). */
   listByOwner(ownerId: string): Promise<ProjectRow[]>;
