@@ -109,7 +109,8 @@ export class TokenService {
 
   /**
    * Checks a presented token: an API token, or an OAuth access token (`svc_at_`) issued for this
-   * server's `/mcp` (its audience is checked on every request, RFC 8707).
+   * server's `/mcp` (its audience, RFC 8707, is checked when the token is looked up; the in-memory cache holds only
+   * tokens verified for this server, and clears when a token is revoked or a plan changes).
    * @throws ServiceError `unauthenticated` (-32001) when it is missing, malformed, unknown,
    *   expired, revoked, or an access token for another resource.
    */

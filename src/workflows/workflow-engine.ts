@@ -72,12 +72,6 @@ export interface WorkflowEngineDeps {
   clock: Clock;
 }
 
-/**
- * The default lease (ms): a takeover after a kill takes 2-2.5 s (the rest of the lease; the reaper
- * wakes when the earliest lease it saw ends), and with a renewal every 500 ms a runner whose event
- * loop stalls for up to 2 s keeps its workflows (docs/workflows.md, "Leases").
- */
-export const DEFAULT_LEASE_MS: number = DEFAULTS.leaseMs;
 
 const INTERRUPTED_BY_STOP = 'The server running this workflow stopped or lost contact. Send the instruction again to retry.';
 const INTERRUPTED_AT_SHUTDOWN = 'The server shut down while this workflow was running. Send the instruction again to retry.';

@@ -101,7 +101,11 @@ function sweepAbandonedRuns(bin: string | null): void {
     } catch {
       // Its server is already gone: only the folder is left.
     }
-    rmSync(dir, { recursive: true, force: true });
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // Another user's folder in a shared temp dir (EACCES): not ours to remove.
+    }
   }
 }
 

@@ -2,7 +2,7 @@
  * Which test files are process tests. A unit test runs our code from `src/` inside the vitest
  * worker (a real server on port 0, real SQLite, real SDK clients; a builder may start short shell
  * commands); a process test starts something else: the built bin (`bin/` -> `dist/`), headless
- * Chromium, or a third-party client process. `vitest.config.ts` makes the `unit` project of every
+ * Chromium, a PostgreSQL server, or a third-party process (a client, drizzle-kit). `vitest.config.ts` makes the `unit` project of every
  * other file under `tests/` (but `tests/expo/`) and the `process` project of these, and
  * `tests/test-kinds.test.ts` refuses a unit test that spawns the bin or a browser.
  */
@@ -30,6 +30,8 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/oauth/flow.test.ts',
   'tests/oauth/oauth-server.test.ts',
   // Headless Chromium.
+  'tests/preview-screenshot.test.ts',
+  'tests/screenshot-network.test.ts',
   'tests/console/console-browser.test.ts',
   'tests/console/console-follow.test.ts',
   'tests/console/console-queue.test.ts',
@@ -41,7 +43,12 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/oauth/mcp-remote-oauth.test.ts',
   // Child processes that load a built module of dist/.
   'tests/limits/pg-rate-limiter.test.ts',
+  // A PostgreSQL server (the tests' throwaway cluster, tests/setup/postgres.ts) or drizzle-kit.
+  'tests/store/migrations-current.test.ts',
+  'tests/store/pg-blob-store.test.ts',
+  'tests/store/pg-migrate.test.ts',
+  'tests/store/pg-test-setup.test.ts',
 ];
 
-/** What a unit test must not contain: it starts the bin, a browser or a third-party process. */
-export const PROCESS_MARKERS: readonly RegExp[] = [/bin-helpers\.js/, /\bBIN\b/, /chromium\.js/, /launchChromium/, /mcp-remote\/dist/];
+/** What a unit test must not contain: it starts the bin, a browser, a database server or a third-party process. */
+export const PROCESS_MARKERS: readonly RegExp[] = [/bin-helpers\.js/, /\bBIN\b/, /chromium\.js/, /launchChromium/, /mcp-remote\/dist/, /'\/usr\/bin\/chromium'/, /pg-database\.js/, /drizzle-kit/];
