@@ -28,6 +28,7 @@ async function connect(env: Record<string, string>) {
 
 describe('stdio transport (spawned bin)', () => {
   let client: Client;
+  let projectId: string;
   afterAll(() => client?.close());
 
   it('lists the seven tools, creates and lists projects, and runs a build whose preview is served', async () => {
@@ -36,6 +37,7 @@ describe('stdio transport (spawned bin)', () => {
     expect(tools).toHaveLength(7);
     const created = await client.callTool({ name: 'svc_create_project', arguments: { name: 'Over stdio' } });
     const project = created.structuredContent as any;
+    projectId = project.id;
     expect(project.name).toBe('Over stdio');
     const listed = await client.callTool({ name: 'svc_list_projects', arguments: {} });
     expect((listed.structuredContent as any).projects.map((p: any) => p.id)).toContain(project.id);
@@ -60,6 +62,25 @@ describe('stdio transport (spawned bin)', () => {
     const error = await anonymous.callTool({ name: 'svc_list_projects', arguments: {} }).catch((e) => e);
     expect(rpcErrorOf(error)).toMatchObject({ code: -32001, message: 'Authentication failed - invalid or expired API key' });
     await anonymous.close();
+  });
+
+  it('a call sent with initialize, before the preview listener is up, gets preview links that name its real port', async () => {
+    const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--port', '0', '--builder', 'scripted'], { env: { ...process.env, SVC_API_TOKEN: token }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    // One write: the call is read before the answer to initialize starts the preview listener.
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'eager', version: '1' } } })}\n` +
+        `${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'svc_get_session', arguments: { projectId } } })}\n`,
+    );
+    await waitFor(() => out.split('\n').filter(Boolean).length >= 2, 20_000, 'two replies');
+    const session = out.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.id === 2).result.structuredContent;
+    // The link works while this server runs: it names the listener's port, not the default 3333.
+    const page = await rawHttp(session.previewUrls[0].url);
+    child.stdin.end();
+    await new Promise((r) => child.once('exit', r));
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Over stdio');
   });
 
   it('answers an unparsable line with -32700 and id null, keeps stdout for protocol only, and logs to stderr', async () => {

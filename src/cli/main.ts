@@ -271,9 +271,12 @@ async function serve(options: ServeOptions): Promise<void> {
   // The protocol first: hosts wait for the answer to `initialize`; previews can wait a moment. The
   // preview listener (and the HTTP side it loads) starts once that answer is written. One stdio
   // line is one message: --body-limit bounds it as it bounds an HTTP body.
+  // Later messages wait until the listener is bound, so preview links name its real port.
   let firstReply!: () => void;
   const answered = new Promise<void>((resolve) => (firstReply = resolve));
-  const served = serveStdio(app, { token, lineLimit: options.bodyLimit, onFirstReply: () => firstReply() });
+  let listening!: () => void;
+  const listened = new Promise<void>((resolve) => (listening = resolve));
+  const served = serveStdio(app, { token, lineLimit: options.bodyLimit, onFirstReply: () => firstReply(), laterMessagesAfter: listened });
   await Promise.race([answered, served]);
   // stdio: a loopback listener serves the previews; a busy port falls back to any free one.
   try {
@@ -282,6 +285,8 @@ async function serve(options: ServeOptions): Promise<void> {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
     http = await listenHttp(app, { ...httpOptions, port: 0, serveMcp: false });
     logger.warn({ port: options.port, using: http.port }, 'preview port in use; serving previews on another port');
+  } finally {
+    listening();
   }
   logger.info({ previews: http.url, dataDir: config.dataDir, builder: options.builder }, 'serving MCP over stdio');
   // One user over stdio: builds may run unconfined, and the operator is told so once.

@@ -88,9 +88,10 @@ export class WorkflowService {
   async send(caller: Caller, input: SendMessageInput): Promise<SendMessageResult> {
     const { access, engine, store } = this.deps;
     await access.writable(caller, input.projectId);
-    // A code answer is checked (syntax trees, the workspace on disk) before the transaction starts.
+    // An answer to a builder's kind of question (a code answer: syntax trees, the workspace on disk)
+    // is checked before the transaction starts.
     const pending = answersPending(input) ? await this.pendingOf(store.repos, input.projectId) : undefined;
-    const checked = pending?.kind === 'code' && (input.questionId ?? pending.id) === pending.id ? this.checkCode(pending, input.message) : undefined;
+    const checked = pending && questionKind(pending.kind) && (input.questionId ?? pending.id) === pending.id ? this.checkByKind(pending, input.message) : undefined;
     // One transaction records the message, lets the engine claim a free slot (so that the answer
     // is exact: `running`, or the queue position), and reports why it waits.
     let starts: Awaited<ReturnType<typeof engine.offer>> | undefined;
@@ -125,11 +126,12 @@ export class WorkflowService {
   }
 
   /**
-   * Checks an answer to the code question `question`.
+   * Checks an answer to `question`, a question of a builder's own kind (the expo builder's `code`),
+   * with that kind's rules (builders/builder-registry.ts).
    * @returns the conversation text of the answer.
    * @throws ServiceError -32602 with every problem in `data.issues`.
    */
-  private checkCode(question: QuestionRow, message: string): { questionId: string; content: string } {
+  private checkByKind(question: QuestionRow, message: string): { questionId: string; content: string } {
     const limit = question.maxLength ?? MAX_MESSAGE_LENGTH;
     if (longerThan(message, limit)) throw tooLong(limit, answerRule(question));
     // Dispatched by the question's kind: the builder that asks such questions checks their answers
@@ -156,8 +158,8 @@ export class WorkflowService {
         throw invalidParameter('questionId', 'does not match the pending question', { pendingQuestionId: pending.id });
       }
       let content = input.message;
-      if (pending.kind === 'code') {
-        content = (checked?.questionId === pending.id ? checked : this.checkCode(pending, input.message)).content;
+      if (questionKind(pending.kind)) {
+        content = (checked?.questionId === pending.id ? checked : this.checkByKind(pending, input.message)).content;
       } else {
         if (longerThan(input.message, MAX_MESSAGE_LENGTH)) throw tooLong(MAX_MESSAGE_LENGTH);
         const problem = checkAnswer(pending, input.message);
@@ -361,7 +363,7 @@ export class WorkflowService {
   async questionFiles(caller: Caller, projectId: string, page: number): Promise<SessionView> {
     const view = await this.session(caller, projectId);
     const question = view.pendingQuestion;
-    const row = question?.kind === 'code' ? await this.deps.store.repos.questions.pendingOf(question.workflowId) : undefined;
+    const row = question && questionKind(question.kind)?.filePages ? await this.deps.store.repos.questions.pendingOf(question.workflowId) : undefined;
     const pages = row?.rules ? await questionKind(row.kind)?.filePages?.(row.rules, join(this.deps.workspacesDir, row.projectId)) : null;
     if (!question || !pages) throw invalidParameter('questionFilesPage', 'can be read only while a code question is waiting (see pendingQuestion)');
     if (page > pages.length) throw invalidParameter('questionFilesPage', `must be at most ${pages.length} (the question's files fill ${pages.length} page${pages.length === 1 ? '' : 's'})`, { pages: pages.length });

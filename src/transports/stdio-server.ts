@@ -29,8 +29,16 @@ export interface StdioServerOptions {
   output?: Writable;
   /** Longest accepted line, in bytes of UTF-8 (`--body-limit`, default 1 MiB); a longer one is refused unread. */
   lineLimit?: number;
-  /** Called once, after the first reply is written (the answer to `initialize`): start-up work that can wait starts then. */
+  /**
+   * Called once, after the first reply is written (the answer to `initialize`) or the first
+   * message is handled without one: start-up work that can wait starts then.
+   */
   onFirstReply?: () => void;
+  /**
+   * Messages after the first are handled once this settles (in order): what they answer may
+   * depend on that start-up work (preview links name the preview listener's port).
+   */
+  laterMessagesAfter?: Promise<unknown>;
 }
 
 /**
@@ -47,24 +55,31 @@ export function serveStdio(app: StdioServerDeps, options: StdioServerOptions): P
   const channel = stdioChannel(output);
 
   let onFirstReply = options.onFirstReply;
-  const write = (value: unknown) => {
-    output.write(`${JSON.stringify(value)}\n`);
+  const firstDone = () => {
     if (onFirstReply) {
       const first = onFirstReply;
       onFirstReply = undefined;
       first();
     }
   };
+  const write = (value: unknown) => {
+    output.write(`${JSON.stringify(value)}\n`);
+    firstDone();
+  };
 
+  let later = false;
   const handle = (line: string) => {
     if (line.trim().length === 0) return;
-    const work = app.gateway
-      .handleText(line, admit, undefined, channel)
-      .then((reply) => {
-        if (reply.body) write(reply.body);
-      })
-      .catch((error: unknown) => app.logger.error({ err: error }, 'stdio message failed'))
-      .finally(() => inFlight.delete(work));
+    const run = () =>
+      app.gateway
+        .handleText(line, admit, undefined, channel)
+        .then((reply) => {
+          if (reply.body) write(reply.body);
+        })
+        .catch((error: unknown) => app.logger.error({ err: error }, 'stdio message failed'));
+    const held = later && options.laterMessagesAfter;
+    later = true;
+    const work: Promise<void> = (held ? held.then(run, run) : run().finally(firstDone)).finally(() => inFlight.delete(work));
     inFlight.add(work);
   };
 

@@ -384,10 +384,12 @@ export class WorkflowEngine {
   /** Renews the lease of every local run; a run whose renewal fails has lost its workflow. */
   private async heartbeat(): Promise<void> {
     try {
-      const until = this.now() + this.leaseMs;
       for (const run of [...this.runs.values()]) {
         if (run.lost) continue;
-        if (!(await this.deps.store.repos.workflows.renewLease(run.workflowId, this.runner.id, until))) this.leaseLost(run);
+        // The new end is computed once the write lock is held: a renewal that waited for another
+        // process's lock never writes an end that has already passed (docs/workflows.md, "Leases").
+        const renewed = await this.deps.store.transaction((tx) => tx.workflows.renewLease(run.workflowId, this.runner.id, this.now() + this.leaseMs));
+        if (!renewed) this.leaseLost(run);
       }
     } catch (error) {
       this.deps.logger.error({ err: error }, 'lease heartbeat failed');
