@@ -43,6 +43,8 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/oauth/mcp-remote-oauth.test.ts',
   // Child processes that load a built module of dist/.
   'tests/limits/pg-rate-limiter.test.ts',
+  // npm (the expo toolchain's install, against an unreachable registry).
+  'tests/expo-toolchain-offline.test.ts',
   // A PostgreSQL server (the tests' throwaway cluster, tests/setup/postgres.ts) or drizzle-kit.
   'tests/store/migrations-current.test.ts',
   'tests/store/pg-blob-store.test.ts',
@@ -51,4 +53,4 @@ export const PROCESS_TESTS: readonly string[] = [
 ];
 
 /** What a unit test must not contain: it starts the bin, a browser, a database server or a third-party process. */
-export const PROCESS_MARKERS: readonly RegExp[] = [/bin-helpers\.js/, /\bBIN\b/, /chromium\.js/, /launchChromium/, /mcp-remote\/dist/, /'\/usr\/bin\/chromium'/, /pg-database\.js/, /drizzle-kit/];
+export const PROCESS_MARKERS: readonly RegExp[] = [/bin-helpers\.js/, /\bBIN\b/, /chromium\.js/, /launchChromium/, /mcp-remote\/dist/, /'\/usr\/bin\/chromium'/, /pg-database\.js/, /drizzle-kit/, /npm_config_registry/];
