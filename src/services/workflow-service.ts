@@ -306,13 +306,17 @@ export class WorkflowService {
       // Counted before the first notice, so a caller that has seen it knows the wait is open.
       const release = this.openWaits.enter(caller.userId, () => end('superseded'));
       options.onStep?.(describeFollowed(first, followed.id));
-      const end = (reason: 'changed' | 'time_up' | 'client_gone' | 'superseded', view?: SessionView) => {
-        if (done) return;
+      // Ends the wait once: its slot, timer, change listener and abort listener are given back.
+      const settle = () => {
         done = true;
         release();
         clearTimeout(timer);
         unsubscribe();
         options.signal?.removeEventListener('abort', onAbort);
+      };
+      const end = (reason: 'changed' | 'time_up' | 'client_gone' | 'superseded', view?: SessionView) => {
+        if (done) return;
+        settle();
         (view ? Promise.resolve(view) : this.session(caller, projectId)).then(
           (seen) => resolve({ ...seen, wait: { changed: reason === 'changed', reason } }),
           reject,
@@ -326,11 +330,7 @@ export class WorkflowService {
           view = await this.session(caller, projectId);
         } catch (error) {
           if (done) return;
-          done = true;
-          release();
-          clearTimeout(timer);
-          unsubscribe();
-          options.signal?.removeEventListener('abort', onAbort);
+          settle();
           reject(error);
           return;
         }
