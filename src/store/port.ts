@@ -2,9 +2,10 @@
  * The types of the store port (docs/architecture.md "The store port"): what `store.ts` exports and
  * every adapter implements. Kept apart from `openStore` so that adapters import them without a cycle.
  */
+import type { BlobStore } from './blob-store.js';
 import type { Repos } from './repos.js';
 
-/** The database behind the store. Only SQLite exists today; `postgres` is reserved for the second adapter. */
+/** The database behind the store: one SQLite file, or a PostgreSQL database shared by several nodes. */
 type Dialect = 'sqlite' | 'postgres';
 
 /** Tables a transaction may lock by id (`Tx.lock`). */
@@ -85,6 +86,14 @@ export interface Store {
   readonly events: StoreEvents;
   /** The request-rate windows in this database; null for an in-memory store (count in memory then). */
   readonly rateWindows: RateWindows | null;
+  /** Artifact and workspace bytes in the database: PostgreSQL only (null on SQLite, where they stay on disk). */
+  readonly blobs: BlobStore | null;
+  /**
+   * How far the database's clock is ahead of this process's clock, in ms (0 on SQLite: one host,
+   * one clock). Leases are written and compared on the database's clock: `Date.now() +
+   * clockOffsetMs()`. PostgreSQL measures it at connect and again now and then.
+   */
+  clockOffsetMs(): number;
   /** Resolves when the database answers a trivial query. @throws the driver's error otherwise. */
   ping(): Promise<void>;
   /** Stops the event poll and closes the database; calls after it reject. Idempotent. */
@@ -101,8 +110,16 @@ export class TransactionSpanError extends Error {
 
 /** How to open the store. */
 export interface StoreConfig {
-  /** The SQLite file, `:memory:` for a private in-memory database. */
+  /** The SQLite file, `:memory:` for a private in-memory database (ignored with `databaseUrl`). */
   file: string;
+  /** `postgres://…` or `postgresql://…`: the store is that PostgreSQL database instead of the file. */
+  databaseUrl?: string;
+  /** PostgreSQL: connections in the pool, besides the listener (default 10). */
+  poolSize?: number;
+  /** PostgreSQL: a session-mode URL for the LISTEN connection (default `databaseUrl`), for a transaction-mode pooler in front. */
+  listenUrl?: string;
+  /** PostgreSQL: `application_name` of the connections (shows in `pg_stat_activity`). */
+  applicationName?: string;
   /** Apply the shipped migrations (default true). */
   migrate?: boolean;
   /**

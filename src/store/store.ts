@@ -19,5 +19,6 @@ export type { RateWindows, Store, StoreConfig, Tx } from './port.js';
  * @throws if the database cannot be opened or a migration fails.
  */
 export async function openStore(config: StoreConfig): Promise<Store> {
+  if (config.databaseUrl) throw new Error('The PostgreSQL store is not built yet');
   return openSqliteStore(config);
 }

@@ -60,6 +60,7 @@ export class SqliteStore implements Store {
   readonly repos: Repos;
   readonly events: SqliteEvents;
   readonly rateWindows: RateWindows | null;
+  readonly blobs = null;
   private readonly raw: Repos;
   private readonly mutex = new FifoMutex();
   private readonly strict: boolean;
@@ -134,6 +135,10 @@ export class SqliteStore implements Store {
     }
     this.events.deliver(state.events);
     return result;
+  }
+
+  clockOffsetMs(): number {
+    return 0;
   }
 
   async ping(): Promise<void> {
