@@ -50,6 +50,10 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/store/pg-blob-store.test.ts',
   'tests/store/pg-migrate.test.ts',
   'tests/store/pg-test-setup.test.ts',
+  // API nodes and build workers of the built bin on one PostgreSQL database.
+  'tests/multinode/cross-node.test.ts',
+  'tests/multinode/limits-across-nodes.test.ts',
+  'tests/multinode/node-failures.test.ts',
 ];
 
 /** What a unit test must not contain: it starts the bin, a browser, a database server or a third-party process. */
