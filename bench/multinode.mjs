@@ -1,0 +1,256 @@
+// `npm run bench:multinode` (also part of `npm run bench`): the service as API nodes and build
+// workers on one PostgreSQL database (README.md "Running on several machines"), measured in one run.
+//
+// 1. Takeover after a worker's SIGKILL: one API node and two workers; a project gets a build that
+//    never ends (scripted steps of an hour) and a second one queued behind it; the worker running
+//    the first is SIGKILLed at a random point of its heartbeat cycle, and the bench records the
+//    time until another node has failed it as `interrupted`, and until the queued build has started
+//    on the surviving worker. BENCH_KILLS times (default 5; a fresh worker replaces the dead one
+//    each time); median, min and max beside the lease.
+// 2. Builds per minute with 1 and then 2 workers: BENCH_BUILDS builds (default 16), one per
+//    project, sent at once through the API node; each worker runs 2 at a time
+//    (--max-concurrent-workflows 2). The builder is `scripted`: its 4 steps SLEEP
+//    BENCH_STEP_MS each (default 250 ms), then it writes and publishes a small web preview (a blob
+//    in PostgreSQL), so the figure measures the queue, claims, leases and publishing, not CPU. The
+//    ratio 2 workers / 1 worker is printed; nothing is asserted about times.
+//
+// PostgreSQL: BENCH_DATABASE_URL or SVC_TEST_DATABASE_URL (a server where this role may create a
+// database), else a throwaway cluster of Debian's server binaries (/usr/lib/postgresql/*/bin, as
+// the tests start one; as `postgres` through runuser when root). With neither, the bench says so
+// and exits 0. Options (env): BENCH_LEASE_MS (default: the server's default), BENCH_KILLS,
+// BENCH_BUILDS, BENCH_STEP_MS.
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = join(root, 'bin', 'mobile-builder-mcp.js');
+const { DEFAULTS } = await import('../dist/config/defaults.js');
+const leaseMs = Number(process.env.BENCH_LEASE_MS ?? DEFAULTS.leaseMs);
+const kills = Number(process.env.BENCH_KILLS ?? 5);
+const builds = Number(process.env.BENCH_BUILDS ?? 16);
+const stepMs = Number(process.env.BENCH_STEP_MS ?? 250);
+const SLOTS = 2;
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+
+// --- PostgreSQL -------------------------------------------------------------------------------
+
+function findPostgresBin() {
+  const lib = '/usr/lib/postgresql';
+  if (!existsSync(lib)) return null;
+  const majors = readdirSync(lib).filter((n) => /^\d+$/.test(n)).sort((a, b) => Number(b) - Number(a));
+  return majors.map((m) => join(lib, m, 'bin')).find((dir) => existsSync(join(dir, 'initdb'))) ?? null;
+}
+
+function serverCommand(bin, command, args) {
+  const asRoot = process.getuid?.() === 0;
+  execFileSync(asRoot ? 'runuser' : join(bin, command), asRoot ? ['-u', 'postgres', '--', join(bin, command), ...args] : args, { stdio: 'pipe' });
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A server URL that may create databases, and how to stop what was started for it. */
+async function postgres() {
+  const given = process.env.BENCH_DATABASE_URL || process.env.SVC_TEST_DATABASE_URL;
+  if (given) return { adminUrl: given, stop: () => {} };
+  const bin = findPostgresBin();
+  if (!bin) return null;
+  const dir = mkdtempSync(join(tmpdir(), 'mbm-bench-pg-'));
+  const home = join(dir, 'pg');
+  mkdirSync(home);
+  if (process.getuid?.() === 0) {
+    chmodSync(dir, 0o755);
+    execFileSync('chown', ['postgres:', home]);
+  }
+  serverCommand(bin, 'initdb', ['-D', join(home, 'data'), '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--no-locale', '--no-sync']);
+  const port = await freePort();
+  serverCommand(bin, 'pg_ctl', ['start', '-w', '-s', '-D', join(home, 'data'), '-l', join(home, 'server.log'), '-o', `-p ${port} -c listen_addresses=127.0.0.1 -k ${home} -c max_connections=200`]);
+  return {
+    adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop: () => {
+      serverCommand(bin, 'pg_ctl', ['stop', '-m', 'fast', '-s', '-D', join(home, 'data')]);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function adminQuery(adminUrl, text) {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    return await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+// --- nodes ------------------------------------------------------------------------------------
+
+function cli(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${args.slice(0, 2).join(' ')}: ${err}`))));
+  });
+}
+
+/** Spawns a node (its own process group) and resolves once `ready` matches its stderr. */
+function node(name, args, ready) {
+  const child = spawn(process.execPath, [BIN, ...args], { detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SVC_RUNNER_HOST: name } });
+  let err = '';
+  const exited = new Promise((r) => child.once('exit', r));
+  return new Promise((resolve, reject) => {
+    child.stderr.on('data', (d) => {
+      err += d;
+      const m = ready.exec(err);
+      if (m) resolve({ name, child, match: m, exited, kill: (sig = 'SIGKILL') => { try { process.kill(-child.pid, sig); } catch { /* gone */ } return exited; } });
+    });
+    child.once('exit', (code) => reject(new Error(`${name} exited (${code}): ${err}`)));
+  });
+}
+
+let nextId = 1;
+async function tool(mcpUrl, token, name, args) {
+  const res = await fetch(mcpUrl, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  const body = await res.json();
+  if (!body.result?.structuredContent) throw new Error(`${name}: ${JSON.stringify(body)}`);
+  return body.result.structuredContent;
+}
+
+// --- the run ----------------------------------------------------------------------------------
+
+const server = await postgres();
+if (!server) {
+  process.stdout.write('bench:multinode: no PostgreSQL here (install postgresql, or set BENCH_DATABASE_URL): skipped.\n');
+  process.exit(0);
+}
+const work = mkdtempSync(join(tmpdir(), 'mbm-multinode-bench-'));
+const database = `bench_${randomBytes(4).toString('hex')}`;
+const nodes = [];
+let pool;
+try {
+  await adminQuery(server.adminUrl, `CREATE DATABASE "${database}"`);
+  const url = new URL(server.adminUrl);
+  url.pathname = `/${database}`;
+  const databaseUrl = url.toString();
+  await cli(['migrate', '--database-url', databaseUrl, '--data-dir', join(work, 'cli')]);
+  const plans = join(work, 'plans.json');
+  writeFileSync(plans, JSON.stringify({ bench: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1_000_000, maxProjects: 1_000_000, maxRunningWorkflows: 1_000, maxQueuedWorkflows: 1_000 } }));
+  const token = (await cli(['token', 'create', '--user', 'bench', '--database-url', databaseUrl, '--data-dir', join(work, 'cli')])).trim().split('\n').at(-1);
+  await cli(['user', 'set-plan', 'bench', 'bench', '--plans', plans, '--database-url', databaseUrl, '--data-dir', join(work, 'cli')]);
+  pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  const rows = async (text, params) => (await pool.query(text, params)).rows;
+
+  const common = (name, extra) => ['--database-url', databaseUrl, '--data-dir', join(work, name), '--builder', 'scripted', '--plans', plans, '--lease-ms', String(leaseMs), '--log-level', 'warn', ...extra];
+  const api = await node('api-1', ['serve', '--http', '--role', 'api', '--port', '0', ...common('api-1', [])], /listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp/);
+  nodes.push(api);
+  const mcpUrl = `${api.match[1]}/mcp`;
+  let workerCount = 0;
+  const startWorker = async (extra) => {
+    const name = `worker-${++workerCount}`;
+    const w = await node(name, ['worker', '--health-port', '0', '--max-concurrent-workflows', String(SLOTS), ...common(name, extra)], / worker (\S+) ready/);
+    nodes.push(w);
+    return w;
+  };
+  const stopAll = async (list) => {
+    for (const w of list) await w.kill('SIGTERM');
+  };
+
+  // 1. Takeover after SIGKILL.
+  const holding = ['--scripted-step-ms', '3600000'];
+  let live = [await startWorker(holding), await startWorker(holding)];
+  const interruptedAfter = [];
+  const startedAfter = [];
+  for (let i = 0; i < kills; i++) {
+    const project = await tool(mcpUrl, token, 'svc_create_project', { name: `Kill ${i}` });
+    const first = await tool(mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build', kind: 'build' });
+    const second = await tool(mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build again', kind: 'build' });
+    let runner;
+    while (!(runner = (await rows('select runner_id from workflows where id = $1 and status = $2', [first.workflowId, 'running']))[0]?.runner_id)) await sleep(10);
+    const victim = live.find((w) => runner.startsWith(`${w.name}:`));
+    await sleep(Math.random() * Math.min(1000, leaseMs / 4)); // a random point of the heartbeat cycle
+    await victim.kill('SIGKILL');
+    const killedAt = Date.now();
+    let interrupted = null;
+    let started = null;
+    while (interrupted === null || started === null) {
+      const [a, b] = await Promise.all([first.workflowId, second.workflowId].map(async (id) => (await rows('select status, error_code from workflows where id = $1', [id]))[0]));
+      if (interrupted === null && a.status === 'failed') {
+        if (a.error_code !== 'interrupted') throw new Error(`unexpected ${JSON.stringify(a)}`);
+        interrupted = Date.now() - killedAt;
+      }
+      if (started === null && b.status === 'running') started = Date.now() - killedAt;
+      if (Date.now() - killedAt > leaseMs * 4 + 20_000) throw new Error('no takeover');
+      await sleep(10);
+    }
+    interruptedAfter.push(interrupted);
+    startedAfter.push(started);
+    process.stderr.write(`takeover ${i + 1}/${kills}: interrupted after ${interrupted} ms, next build started after ${started} ms\n`);
+    await tool(mcpUrl, token, 'svc_cancel_workflow', { projectId: project.id });
+    live = [...live.filter((w) => w !== victim), await startWorker(holding)];
+  }
+  await stopAll(live);
+
+  // 2. Builds per minute with 1 and 2 workers.
+  const throughput = async (workerTotal) => {
+    const workers = [];
+    for (let i = 0; i < workerTotal; i++) workers.push(await startWorker(['--scripted-step-ms', String(stepMs)]));
+    const projects = await Promise.all(Array.from({ length: builds }, (_, i) => tool(mcpUrl, token, 'svc_create_project', { name: `Throughput ${workerTotal}-${i}` })));
+    const started = Date.now();
+    const sent = await Promise.all(projects.map((p) => tool(mcpUrl, token, 'svc_send_message', { projectId: p.id, message: 'build', kind: 'build' })));
+    const ids = sent.map((s) => s.workflowId);
+    for (;;) {
+      const [{ done, failed }] = await rows("select count(*) filter (where status = 'completed')::int as done, count(*) filter (where status in ('failed', 'cancelled'))::int as failed from workflows where id = any($1)", [ids]);
+      if (failed > 0) throw new Error(`${failed} builds failed`);
+      if (done === ids.length) break;
+      await sleep(20);
+    }
+    const seconds = (Date.now() - started) / 1000;
+    await stopAll(workers);
+    return { seconds, perMinute: (builds / seconds) * 60 };
+  };
+  const one = await throughput(1);
+  const two = await throughput(2);
+
+  const fmt = (n) => Math.round(n).toLocaleString('en-US');
+  process.stdout.write(`\nmultinode: 1 API node, workers with ${SLOTS} slots each, lease ${fmt(leaseMs)} ms (PostgreSQL ${(await rows('show server_version'))[0].server_version})\n\n`);
+  process.stdout.write('| measure | median | min-max | runs |\n|---|---|---|---|\n');
+  process.stdout.write(`| SIGKILL -> workflow failed/interrupted | ${fmt(median(interruptedAfter))} ms | ${fmt(Math.min(...interruptedAfter))}-${fmt(Math.max(...interruptedAfter))} ms | ${kills} |\n`);
+  process.stdout.write(`| SIGKILL -> queued build running on the other worker | ${fmt(median(startedAfter))} ms | ${fmt(Math.min(...startedAfter))}-${fmt(Math.max(...startedAfter))} ms | ${kills} |\n\n`);
+  process.stdout.write(`| workers | ${builds} builds (4 sleeping steps of ${stepMs} ms + publish) | builds per minute |\n|---|---|---|\n`);
+  process.stdout.write(`| 1 | ${one.seconds.toFixed(1)} s | ${fmt(one.perMinute)} |\n| 2 | ${two.seconds.toFixed(1)} s | ${fmt(two.perMinute)} |\n\n`);
+  process.stdout.write(`ratios: takeover / lease ${(median(interruptedAfter) / leaseMs).toFixed(2)}; builds per minute, 2 workers / 1 worker ${(two.perMinute / one.perMinute).toFixed(2)}\n`);
+} finally {
+  await Promise.all(nodes.map((n) => n.kill('SIGKILL')));
+  await pool?.end();
+  await adminQuery(server.adminUrl, `DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`).catch(() => {});
+  server.stop();
+  rmSync(work, { recursive: true, force: true });
+}
