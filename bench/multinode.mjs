@@ -13,12 +13,18 @@
 //    BENCH_STEP_MS each (default 250 ms), then it writes and publishes a small web preview (a blob
 //    in PostgreSQL), so the figure measures the queue, claims, leases and publishing, not CPU. The
 //    ratio 2 workers / 1 worker is printed; nothing is asserted about times.
+// 3. svc_get_project over HTTP on the PostgreSQL API node against a SQLite `serve --http` of the
+//    same build (autocannon, BENCH_CONNECTIONS connections, BENCH_ROUNDS alternating rounds of
+//    BENCH_SECONDS after a warm-up, as `npm run bench` loads ours against its baselines):
+//    requests/s and server CPU per request of each, and the ratio PostgreSQL / SQLite (the median
+//    of the per-round ratios).
 //
 // PostgreSQL: BENCH_DATABASE_URL or SVC_TEST_DATABASE_URL (a server where this role may create a
 // database), else a throwaway cluster of Debian's server binaries (/usr/lib/postgresql/*/bin, as
 // the tests start one; as `postgres` through runuser when root). With neither, the bench says so
 // and exits 0. Options (env): BENCH_LEASE_MS (default: the server's default), BENCH_KILLS,
-// BENCH_BUILDS, BENCH_STEP_MS.
+// BENCH_BUILDS, BENCH_STEP_MS, BENCH_SECONDS (default 5), BENCH_ROUNDS (default 2),
+// BENCH_CONNECTIONS (default 32), BENCH_WARMUP_SECONDS (default 2).
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,6 +33,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { measureAlternating, prepareTarget, startChild, stopChild } from './http-target.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(root, 'bin', 'mobile-builder-mcp.js');
@@ -36,6 +43,12 @@ const kills = Number(process.env.BENCH_KILLS ?? 5);
 const builds = Number(process.env.BENCH_BUILDS ?? 16);
 const stepMs = Number(process.env.BENCH_STEP_MS ?? 250);
 const SLOTS = 2;
+const load = {
+  seconds: Number(process.env.BENCH_SECONDS ?? 5),
+  rounds: Number(process.env.BENCH_ROUNDS ?? 2),
+  connections: Number(process.env.BENCH_CONNECTIONS ?? 32),
+  warmup: Number(process.env.BENCH_WARMUP_SECONDS ?? 2),
+};
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => {
@@ -239,6 +252,29 @@ try {
   const one = await throughput(1);
   const two = await throughput(2);
 
+  // 3. svc_get_project: the PostgreSQL API node against a SQLite server of the same build.
+  const sqliteTarget = await prepareTarget(root);
+  const benchProject = await tool(mcpUrl, token, 'svc_create_project', { name: 'Bench' });
+  const request = (projectId, bearer) => ({
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_get_project', arguments: { projectId } } }),
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${bearer}` },
+  });
+  const sqliteServer = await startChild(sqliteTarget.serveArgs, sqliteTarget.readyPattern, root);
+  let stores;
+  try {
+    stores = await measureAlternating(
+      [
+        { name: 'SQLite (serve --http)', ...sqliteServer, ...request(sqliteTarget.projectId, sqliteTarget.token) },
+        { name: 'PostgreSQL (serve --http --role api)', child: api.child, port: Number(new URL(mcpUrl).port), ...request(benchProject.id, token) },
+      ],
+      load,
+    );
+  } finally {
+    await stopChild(sqliteServer.child);
+    sqliteTarget.cleanup();
+  }
+  const [onSqlite, onPostgres] = stores;
+
   const fmt = (n) => Math.round(n).toLocaleString('en-US');
   process.stdout.write(`\nmultinode: 1 API node, workers with ${SLOTS} slots each, lease ${fmt(leaseMs)} ms (PostgreSQL ${(await rows('show server_version'))[0].server_version})\n\n`);
   process.stdout.write('| measure | median | min-max | runs |\n|---|---|---|---|\n');
@@ -246,6 +282,10 @@ try {
   process.stdout.write(`| SIGKILL -> queued build running on the other worker | ${fmt(median(startedAfter))} ms | ${fmt(Math.min(...startedAfter))}-${fmt(Math.max(...startedAfter))} ms | ${kills} |\n\n`);
   process.stdout.write(`| workers | ${builds} builds (4 sleeping steps of ${stepMs} ms + publish) | builds per minute |\n|---|---|---|\n`);
   process.stdout.write(`| 1 | ${one.seconds.toFixed(1)} s | ${fmt(one.perMinute)} |\n| 2 | ${two.seconds.toFixed(1)} s | ${fmt(two.perMinute)} |\n\n`);
+  process.stdout.write(`| svc_get_project, ${load.connections} connections, ${load.rounds} rounds of ${load.seconds} s | req/s | CPU µs/req | p50 ms | p99 ms |\n|---|---|---|---|---|\n`);
+  for (const r of stores) process.stdout.write(`| ${r.name} | ${fmt(r.requestsPerSecond)} | ${r.cpuMicrosPerRequest.toFixed(0)} | ${r.p50Ms} | ${r.p99Ms} |\n`);
+  const pgRatio = onPostgres.ratioTo(onSqlite);
+  process.stdout.write(`\nratios: svc_get_project req/s PostgreSQL / SQLite ${pgRatio.requestsPerSecond.toFixed(2)}, server CPU per request ${pgRatio.cpuMicrosPerRequest.toFixed(2)}\n`);
   process.stdout.write(`ratios: takeover / lease ${(median(interruptedAfter) / leaseMs).toFixed(2)}; builds per minute, 2 workers / 1 worker ${(two.perMinute / one.perMinute).toFixed(2)}\n`);
 } finally {
   await Promise.all(nodes.map((n) => n.kill('SIGKILL')));

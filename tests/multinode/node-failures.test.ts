@@ -29,10 +29,17 @@ async function stored(cluster: Cluster, projectId: string) {
   };
 }
 
-/** The backend pid of `node`'s LISTEN connection (its application name carries the node's runner host). */
+/**
+ * The backend pid of `node`'s LISTEN connection: its application name is the node's
+ * (`mobile-builder-mcp/<role>/<runner id>`, so it holds `<node name>:`) with `/listen` after it,
+ * and the last statement it ran is its `LISTEN`.
+ */
 async function listenerOf(cluster: Cluster, node: NodeProcess): Promise<number> {
   return waitFor(async () => {
-    const rows = await cluster.sql("select pid from pg_stat_activity where datname = current_database() and application_name like $1 and query ilike 'listen%'", [`%${node.name}:%`]);
+    const rows = await cluster.sql(
+      "select pid from pg_stat_activity where datname = current_database() and application_name like $1 and (application_name like '%/listen' or query ilike 'listen%')",
+      [`%/${node.name}:%`],
+    );
     return rows.length === 1 ? (rows[0].pid as number) : null;
   }, 15_000, `${node.name}'s LISTEN connection`);
 }
@@ -181,7 +188,7 @@ describe.skipIf(!postgresAvailable())('nodes that fail', () => {
       await adminClient.query(`alter database "${cluster.db.name}" allow_connections false`);
       try {
         // Every connection of the worker ends, and no new one may open: the database is "down" for it.
-        await adminClient.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and application_name like $2', [cluster.db.name, `%${worker.name}:%`]);
+        await adminClient.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and application_name like $2', [cluster.db.name, `%/${worker.name}:%`]);
         const down = await waitFor(async () => {
           const h = await worker.health();
           return h.status === 503 ? h : null;
