@@ -176,6 +176,29 @@ describe.skipIf(!postgresAvailable())('two API nodes and two workers on one data
     }
   });
 
+  it('every API node and every worker serves /metrics in the Prometheus text format, naming no user or project', async () => {
+    const token = await cluster.token('hugo');
+    const project = await toolResult(a.mcpUrl, token, 'svc_create_project', { name: 'Measured' });
+    const scrape = async (base: string) => {
+      const res = await fetch(`${base}/metrics`);
+      return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+    };
+    const fromApi = await scrape(a.url);
+    expect(fromApi.status).toBe(200);
+    expect(fromApi.type).toMatch(/^text\/plain/);
+    expect(fromApi.text).toMatch(/^mbm_tool_calls_total\{tool="svc_create_project",code="ok"\} [1-9]/m);
+    expect(fromApi.text).toMatch(/^mbm_queue_depth \d+/m);
+    for (const worker of cluster.workers) {
+      const fromWorker = await scrape(worker.healthUrl);
+      expect(fromWorker.status).toBe(200);
+      expect(fromWorker.text).toMatch(/^mbm_db_pool_total \d+/m);
+    }
+    for (const base of [...cluster.api.map((n) => n.url), ...cluster.workers.map((w) => w.healthUrl)]) {
+      const { text } = await scrape(base);
+      for (const secret of [project.id, 'hugo', token]) expect(text).not.toContain(secret);
+    }
+  });
+
   it('every build ran on a worker, none on an API node', async () => {
     const token = await cluster.token('grace');
     const projects = await Promise.all([1, 2, 3].map((i) => toolResult(b.mcpUrl, token, 'svc_create_project', { name: `Spread ${i}` })));

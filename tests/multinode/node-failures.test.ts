@@ -73,6 +73,12 @@ describe.skipIf(!postgresAvailable())('nodes that fail', () => {
     expect(after.messages.map((m) => m.seq)).toEqual(after.messages.map((_, i) => i + 1));
     expect(after.messages.filter((m) => m.workflow_id === first.workflowId && /interrupted/.test(m.content))).toHaveLength(1);
     expect(builderOf(cluster, second.workflowId).name).not.toBe(victim.name);
+    // One node's reaper took it over, and counts it.
+    const takeovers = await Promise.all([...cluster.api.map((n) => n.url), ...cluster.workers.filter((w) => w !== victim).map((w) => w.healthUrl)].map(async (base) => {
+      const text = await (await fetch(`${base}/metrics`)).text();
+      return Number(/^mbm_lease_takeovers_total (\d+)/m.exec(text)?.[1] ?? 0);
+    }));
+    expect(takeovers.reduce((x, y) => x + y, 0)).toBe(1);
     // The dead worker's orphaned build: only a node of its own runner host would kill its group.
     if (isGroupAlive(pid)) process.kill(-pid, 'SIGKILL');
     cluster.workers.splice(cluster.workers.indexOf(victim), 1);
