@@ -16,6 +16,9 @@
  * - `ask`: asks for an app identifier (`::ask`) and says the answer it got;
  * - anything else: one step, a web preview (`dist/index.html`), done.
  *
+ * Every build first says `saw: <instructions>,` (the workspace's `history.txt`: the instructions of
+ * the builds whose workspace it continues), then appends its own instruction to that file.
+ *
  * Readiness is a state, never a clock: an API node is ready once it printed its listening line and
  * `GET /healthz` answers 200; a worker once it printed `mobile-builder-mcp <version> worker
  * <runner id> ready` and its `/healthz` answers 200. Teardown kills every node's group, then any
@@ -54,6 +57,9 @@ const PLANS = {
  */
 const PROBE_SCRIPT = `
 echo "$PROBE_NODE $$ $SVC_WORKFLOW_ID $SVC_WORKFLOW_KIND" >> "$PROBE_DIR/builds.log"
+touch history.txt
+echo "saw: $(tr '\\n' ',' < history.txt)"
+echo "$SVC_INSTRUCTION" >> history.txt
 case "$SVC_INSTRUCTION" in
   *hold:*)
     tag=\${SVC_INSTRUCTION#*hold:}; tag=\${tag%% *}
