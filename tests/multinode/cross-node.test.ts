@@ -5,7 +5,7 @@
  * console's live stream and the token caches follow changes made elsewhere, and every build runs
  * on a worker.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isGroupAlive } from '../../src/workflows/process-groups.js';
 import { rawSignIn } from '../console/console-helpers.js';
 import { callTool, rawHttp, toolResult, waitFor, waitIdle } from '../helpers.js';
@@ -28,6 +28,7 @@ describe.skipIf(!postgresAvailable())('two API nodes and two workers on one data
     [a, b] = cluster.api as [ApiNode, ApiNode];
   }, 120_000);
   afterAll(() => cluster?.close());
+  beforeEach(({ onTestFailed }) => onTestFailed(() => void process.stderr.write(cluster.problems())));
 
   it('the seven tools answer the same through either API node, and either serves the preview a worker built', async () => {
     const token = await cluster.token('alice');
@@ -92,8 +93,9 @@ describe.skipIf(!postgresAvailable())('two API nodes and two workers on one data
     cluster.release('fifo');
     await waitIdle(b.mcpUrl, token, project.id, 90_000);
 
-    const rows = await cluster.sql('select id, instruction, status, started_at, finished_at from workflows where project_id = $1 order by seq', [project.id]);
-    expect(rows.map((r) => r.status)).toEqual(Array(11).fill('completed'));
+    const rows = await cluster.sql('select id, instruction, status, error_message, started_at, finished_at from workflows where project_id = $1 order by seq', [project.id]);
+    expect(rows.filter((r) => r.status !== 'completed')).toEqual([]);
+    expect(rows).toHaveLength(11);
     const order = rows.map((r) => r.instruction);
     expect(order.filter((i) => i.startsWith('A'))).toEqual(['A1', 'A2', 'A3', 'A4', 'A5']);
     expect(order.filter((i) => i.startsWith('B'))).toEqual(['B1', 'B2', 'B3', 'B4', 'B5']);
@@ -149,7 +151,7 @@ describe.skipIf(!postgresAvailable())('two API nodes and two workers on one data
       while (!text.includes('event: session')) text += decoder.decode((await reader.read()).value, { stream: true });
       // Through A; B's stream is woken by the database's notice, with nothing else happening on B.
       await toolResult(a.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'Seen from the other node', kind: 'build' });
-      while (!text.includes('Seen from the other node')) {
+      while (!/event: messages\ndata: .*Seen from the other node/.test(text)) {
         const { value, done } = await reader.read();
         if (done) break;
         text += decoder.decode(value, { stream: true });

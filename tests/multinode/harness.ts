@@ -178,6 +178,8 @@ export interface Cluster {
   buildPid(workflowId: string): Promise<number>;
   /** Lets every probe build holding `tag` finish. */
   release(tag: string): void;
+  /** The warnings and errors every node logged so far (JSON log lines at level 40 and up), by node: printed when a test fails. */
+  problems(): string;
   /** Kills every node and leftover build, closes the clients and the pool, drops the database. */
   close(): Promise<void>;
 }
@@ -207,7 +209,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const dataDir = join(root, name);
     mkdirSync(dataDir);
     const config = join(root, `${name}.builder.json`);
-    writeFileSync(config, JSON.stringify({ build: { command: `sh ${probeFile}` }, deploy: { command: `sh ${probeFile}` }, env: { PROBE_NODE: name, PROBE_DIR: probeDir }, killGraceMs: 300 }));
+    // Sourced (`.`), not run by a second shell: the build's shell is its process group's leader, so
+    // the pid the probe records (`$$`) is the group the worker kills.
+    writeFileSync(config, JSON.stringify({ build: { command: `. ${probeFile}` }, deploy: { command: `. ${probeFile}` }, env: { PROBE_NODE: name, PROBE_DIR: probeDir }, killGraceMs: 300 }));
     const args = ['--database-url', db.url, '--data-dir', dataDir, '--builder', 'command', '--builder-config', config, '--no-build-sandbox', '--plans', plansFile, '--lease-ms', leaseMs, '--log-level', 'info'];
     return { dataDir, args };
   };
@@ -288,6 +292,13 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     release(tag) {
       writeFileSync(join(probeDir, `release-${tag}`), '');
     },
+    problems: () =>
+      nodes
+        .map((node) => {
+          const lines = node.stderr().split('\n').filter((line) => /"level":(40|50|60)/.test(line));
+          return lines.length === 0 ? '' : `--- ${node.name}${node.running() ? '' : ' (exited)'}\n${lines.join('\n')}\n`;
+        })
+        .join(''),
     async close() {
       await Promise.allSettled(clients.map((c) => c.close()));
       for (const node of nodes) {

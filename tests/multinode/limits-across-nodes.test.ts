@@ -3,7 +3,7 @@
  * PostgreSQL database together allow exactly the plan's request rate, creations per hour and
  * project cap, however the concurrent calls are split between them.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { callTool, type RawResponse } from '../helpers.js';
 import { postgresAvailable } from '../setup/pg-database.js';
 import { CAPPED_PLAN, startCluster, type Cluster } from './harness.js';
@@ -21,6 +21,7 @@ describe.skipIf(!postgresAvailable())('limits across two API nodes', () => {
     cluster = await startCluster({ apiNodes: 2, workers: 0 });
   }, 120_000);
   afterAll(() => cluster?.close());
+  beforeEach(({ onTestFailed }) => onTestFailed(() => void process.stderr.write(cluster.problems())));
 
   it('130 concurrent calls of one token split over two nodes: exactly 100 allowed (100 a minute)', async () => {
     const token = await cluster.token('rate', 'free');

@@ -7,7 +7,7 @@
  * reconnects, clears its caches and loses no cancel.
  */
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isGroupAlive } from '../../src/workflows/process-groups.js';
 import { callTool, toolResult, waitFor, waitIdle } from '../helpers.js';
 import { postgresAvailable } from '../setup/pg-database.js';
@@ -53,6 +53,7 @@ describe.skipIf(!postgresAvailable())('nodes that fail', () => {
     api = cluster.api[0]!;
   }, 120_000);
   afterAll(() => cluster?.close());
+  beforeEach(({ onTestFailed }) => onTestFailed(() => void process.stderr.write(cluster.problems())));
 
   it('a worker SIGKILLed mid-build: one interrupted message, no gap in message numbers, the queue moves on to the other worker', async () => {
     const token = await cluster.token('kim');

@@ -5,7 +5,7 @@
  * the last completed state on any worker, never from the half-written files of a build that was
  * killed.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isGroupAlive } from '../../src/workflows/process-groups.js';
 import { toolResult, waitIdle } from '../helpers.js';
 import { postgresAvailable } from '../setup/pg-database.js';
@@ -20,6 +20,7 @@ describe.skipIf(!postgresAvailable())('workspaces across workers', () => {
     api = cluster.api[0]!;
   }, 120_000);
   afterAll(() => cluster?.close());
+  beforeEach(({ onTestFailed }) => onTestFailed(() => void process.stderr.write(cluster.problems())));
 
   it("the next build runs on another worker from the last completed workflow's workspace, never from a killed build's files", async () => {
     const token = await cluster.token('wes');
