@@ -7,7 +7,7 @@
  * reconnects, clears its caches and loses no cancel.
  */
 import pg from 'pg';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { isGroupAlive } from '../../src/workflows/process-groups.js';
 import { callTool, toolResult, waitFor, waitIdle } from '../helpers.js';
 import { postgresAvailable } from '../setup/pg-database.js';
@@ -65,6 +65,12 @@ describe.skipIf(!postgresAvailable())('nodes that fail', () => {
     const victim = builderOf(cluster, first.workflowId);
     const before = (await stored(cluster, project.id)).messages;
     await victim.stop('SIGKILL');
+    cluster.workers.splice(cluster.workers.indexOf(victim), 1);
+    onTestFinished(async () => {
+      // The dead worker's orphaned build: only a node of its own runner host would kill its group.
+      if (isGroupAlive(pid)) process.kill(-pid, 'SIGKILL');
+      await cluster.startWorker();
+    });
 
     const idle = await waitIdle(api.mcpUrl, token, project.id, 60_000);
     expect(idle.lastWorkflow).toMatchObject({ id: second.workflowId, status: 'completed' });
@@ -75,15 +81,11 @@ describe.skipIf(!postgresAvailable())('nodes that fail', () => {
     expect(after.messages.filter((m) => m.workflow_id === first.workflowId && /interrupted/.test(m.content))).toHaveLength(1);
     expect(builderOf(cluster, second.workflowId).name).not.toBe(victim.name);
     // One node's reaper took it over, and counts it.
-    const takeovers = await Promise.all([...cluster.api.map((n) => n.url), ...cluster.workers.filter((w) => w !== victim).map((w) => w.healthUrl)].map(async (base) => {
+    const takeovers = await Promise.all([...cluster.api.map((n) => n.url), ...cluster.workers.map((w) => w.healthUrl)].map(async (base) => {
       const text = await (await fetch(`${base}/metrics`)).text();
       return Number(/^mbm_lease_takeovers_total (\d+)/m.exec(text)?.[1] ?? 0);
     }));
     expect(takeovers.reduce((x, y) => x + y, 0)).toBe(1);
-    // The dead worker's orphaned build: only a node of its own runner host would kill its group.
-    if (isGroupAlive(pid)) process.kill(-pid, 'SIGKILL');
-    cluster.workers.splice(cluster.workers.indexOf(victim), 1);
-    await cluster.startWorker();
   });
 
   it('a worker paused past its lease writes nothing once it wakes, and its build is killed', async () => {
@@ -92,6 +94,8 @@ describe.skipIf(!postgresAvailable())('nodes that fail', () => {
     const sent = await toolResult(api.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'hold:paused', kind: 'build' });
     const pid = await cluster.buildPid(sent.workflowId);
     const sleeper = builderOf(cluster, sent.workflowId);
+    cluster.workers.splice(cluster.workers.indexOf(sleeper), 1);
+    onTestFinished(() => cluster.startWorker().then(() => undefined));
     sleeper.child.kill('SIGSTOP'); // the node process only: its build runs on in its own group
     let paused = true;
     try {
@@ -111,8 +115,6 @@ describe.skipIf(!postgresAvailable())('nodes that fail', () => {
     } finally {
       if (paused) sleeper.child.kill('SIGCONT');
     }
-    cluster.workers.splice(cluster.workers.indexOf(sleeper), 1);
-    await cluster.startWorker();
   });
 
   it('an API node SIGKILLed mid-burst loses no send it acknowledged', async () => {
