@@ -6,11 +6,13 @@
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Repos } from '../../src/store/repos.js';
 import type { ProjectRow, WorkflowRow } from '../../src/store/rows.js';
 import { openStore, TransactionSpanError, type Store, type StoreConfig } from '../../src/store/store.js';
 import { tempDir } from '../helpers.js';
+import { createTestDatabase, postgresAvailable, type TestDatabase } from '../setup/pg-database.js';
 
 /** Opens a fresh, migrated store of one kind; `close` removes what it made. */
 type StoreFactory = (options?: Partial<StoreConfig>) => Promise<{ store: Store; close(): Promise<void> }>;
@@ -27,7 +29,31 @@ const openSqliteForTest: StoreFactory = async (options = {}) => {
   };
 };
 
-const STORES: [string, StoreFactory][] = [['sqlite', openSqliteForTest]];
+/** This file's PostgreSQL database, made on first use and emptied before each test. */
+let pgDatabase: Promise<TestDatabase> | undefined;
+afterAll(async () => (await pgDatabase)?.drop());
+
+/** Empties every table of the file's database and starts the identities again (as a fresh database). */
+async function emptyDatabase(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const tables = await client.query<{ name: string }>(`select quote_ident(tablename) as name from pg_tables where schemaname = 'public'`);
+    await client.query(`truncate table ${tables.rows.map((t) => t.name).join(', ')} restart identity cascade`);
+  } finally {
+    await client.end();
+  }
+}
+
+const openPostgresForTest: StoreFactory = async (options = {}) => {
+  pgDatabase ??= createTestDatabase();
+  const { url } = await pgDatabase;
+  await emptyDatabase(url);
+  const store = await openStore({ file: ':unused:', databaseUrl: url, ...options });
+  return { store, close: () => store.close() };
+};
+
+const STORES: [string, StoreFactory][] = [['sqlite', openSqliteForTest], ...(postgresAvailable() ? [['postgres', openPostgresForTest] as [string, StoreFactory]] : [])];
 
 const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T01:00:00.000Z';
@@ -93,11 +119,16 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
   });
 
   it('workflows: seq, FIFO queue, active, finished, history, owner views, claims, leases, holds', async () => {
-    expect(await r.workflows.nextSeq()).toBe(1);
-    await r.workflows.insert(workflow('a', 'p1', 1));
-    await r.workflows.insert(workflow('b', 'p1', 2));
-    await r.workflows.insert(workflow('c', 'q1', 3));
-    expect(await r.workflows.nextSeq()).toBe(4);
+    // Each number is taken just before its insert (SQLite: max + 1; PostgreSQL: the identity's sequence).
+    const s1 = await r.workflows.nextSeq();
+    expect(s1).toBe(1);
+    await r.workflows.insert(workflow('a', 'p1', s1));
+    const s2 = await r.workflows.nextSeq();
+    await r.workflows.insert(workflow('b', 'p1', s2));
+    const s3 = await r.workflows.nextSeq();
+    await r.workflows.insert(workflow('c', 'q1', s3));
+    expect(s1 < s2 && s2 < s3).toBe(true);
+    expect(await r.workflows.nextSeq()).toBeGreaterThan(s3);
     expect((await r.workflows.listQueued('p1')).map((w) => w.id)).toEqual(['a', 'b']);
     expect(await r.workflows.countQueuedByOwner('u1')).toBe(2);
     expect((await r.workflows.slotCandidates('me')).map((c) => [c.id, c.ownerId, c.plan])).toEqual([['a', 'u1', 'free'], ['c', 'u2', 'pro']]);
@@ -129,7 +160,7 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect(await r.workflows.transition('a', 'waiting_for_input', { status: 'running', runnerId: 'me' }, null)).toBe(true);
     expect(await r.workflows.transition('a', 'running', { status: 'completed', finishedAt: T2 }, 'me')).toBe(true);
     expect((await r.workflows.latestFinished('p1'))!.id).toBe('a');
-    expect(await r.workflows.instructionsBefore('p1', 2)).toEqual(['do a']);
+    expect(await r.workflows.instructionsBefore('p1', s2)).toEqual(['do a']);
     expect(await r.workflows.findActive('p1')).toBeUndefined();
   });
 
@@ -293,14 +324,17 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect(seen).toEqual(['p1']);
   });
 
-  it('a read outside a transaction never sees its uncommitted rows: it waits for the commit', async () => {
+  it('a read outside a transaction never sees its uncommitted rows (SQLite: it waits for the commit)', async () => {
     let readDuring: Promise<WorkflowRow | undefined> | undefined;
     await store.transaction(async (tx) => {
       await tx.workflows.insert(workflow('a', 'p1', 1));
       readDuring = r.workflows.findById('a');
       await tx.workflows.transition('a', 'queued', { status: 'running' });
     });
-    expect((await readDuring!)!.status).toBe('running');
+    // SQLite has one connection: the read waits for the commit. PostgreSQL reads on another
+    // connection: before the commit (nothing) or after it (running), never the queued row between.
+    if (store.dialect === 'sqlite') expect((await readDuring!)!.status).toBe('running');
+    else expect([undefined, 'running']).toContain((await readDuring!)?.status);
     let readRolledBack: Promise<WorkflowRow | undefined> | undefined;
     await expect(
       store.transaction(async (tx) => {
@@ -312,12 +346,12 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect(await readRolledBack!).toBeUndefined();
   });
 
-  it('two concurrent transactions on one project run one after the other, in call order, and lose no update', async () => {
+  it('two concurrent transactions on one project run one after the other and lose no update (SQLite: in call order)', async () => {
     const order: string[] = [];
     const send = (name: string) =>
       store.transaction(async (tx) => {
-        order.push(`${name} begins`);
         await tx.lock('projects', 'p1');
+        order.push(`${name} begins`);
         const seq = (await tx.workflows.nextSeq());
         await tx.workflows.insert(workflow(name, 'p1', seq));
         const message = await tx.messages.append({ id: `m-${name}`, projectId: 'p1', workflowId: name, role: 'user', type: 'instruction', content: name, createdAt: T0 });
@@ -325,9 +359,13 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
         order.push(`${name} ends`);
         return { seq, message: message.seq, position };
       });
-    const results = await Promise.all(['a', 'b', 'c', 'd'].map(send));
-    expect(order).toEqual(['a begins', 'a ends', 'b begins', 'b ends', 'c begins', 'c ends', 'd begins', 'd ends']);
-    expect(results).toEqual([
+    const names = ['a', 'b', 'c', 'd'];
+    const results = await Promise.all(names.map(send));
+    // Holding the project's lock, each ran whole before the next began: in call order on SQLite
+    // (one FIFO mutex), in the order the lock was granted on PostgreSQL (the seqs say which).
+    const granted = store.dialect === 'sqlite' ? names : [...names].sort((x, y) => results[names.indexOf(x)]!.seq - results[names.indexOf(y)]!.seq);
+    expect(order).toEqual(granted.flatMap((n) => [`${n} begins`, `${n} ends`]));
+    expect(granted.map((n) => results[names.indexOf(n)])).toEqual([
       { seq: 1, message: 1, position: 1 },
       { seq: 2, message: 2, position: 2 },
       { seq: 3, message: 3, position: 3 },
