@@ -19,6 +19,7 @@ import { DEFAULTS } from './config/defaults.js';
 import { loadPlans, type PlanTable } from './limits/plans.js';
 import { MemoryRequestRateLimiter, type RequestRateLimiter } from './limits/request-rate-limiter.js';
 import { StoreRequestRateLimiter } from './limits/store-rate-limiter.js';
+import { createRateLimiterPool, PgRequestRateLimiter } from './limits/pg-rate-limiter.js';
 import { createLogger, type Logger } from './logger.js';
 import { JsonRpcGateway } from './mcp/json-rpc-gateway.js';
 import { createMcpServer } from './mcp/mcp-server.js';
@@ -181,7 +182,9 @@ export async function createApp(config: AppConfig): Promise<App> {
   const tokens = new TokenService(users, store.repos.tokens, clock, tokenCache, { grants: oauthGrants, audience: () => `${publicUrl.get()}/mcp` });
   // A file store may be served by several processes: count in the store so that they share the limits.
   const loginCodes = new LoginCodeService(users, store.repos.loginCodes, clock);
-  const rateLimiter = config.rateLimiter ?? (store.rateWindows ? new StoreRequestRateLimiter(store.rateWindows) : new MemoryRequestRateLimiter());
+  // PostgreSQL: exact across nodes, counted on a small pool of its own (ended after the store).
+  const limiterPool = config.rateLimiter || !store.databaseUrl ? null : createRateLimiterPool(store.databaseUrl);
+  const rateLimiter = config.rateLimiter ?? (limiterPool ? new PgRequestRateLimiter(limiterPool) : store.rateWindows ? new StoreRequestRateLimiter(store.rateWindows) : new MemoryRequestRateLimiter());
   const gate = new RequestGate(tokens, rateLimiter, plans, {
     logger,
     ...(config.unauthenticatedPerMinute !== undefined && { unauthenticatedPerMinute: config.unauthenticatedPerMinute }),
@@ -274,6 +277,7 @@ export async function createApp(config: AppConfig): Promise<App> {
       await engine.shutdown();
       await gateway.close().catch(() => undefined);
       await store.close();
+      await limiterPool?.end().catch(() => undefined);
     },
   };
 }

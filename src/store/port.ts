@@ -84,7 +84,12 @@ export interface Store {
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Change notices from every process on this database. */
   readonly events: StoreEvents;
-  /** The request-rate windows in this database; null for an in-memory store (count in memory then). */
+  /**
+   * PostgreSQL: the URL the store was opened on, for the parts that hold connections of their own
+   * (the request rate limiter's small pool, `limits/pg-rate-limiter.ts`); null on SQLite.
+   */
+  readonly databaseUrl: string | null;
+  /** The request-rate windows in this database; null for an in-memory store and on PostgreSQL (its limiter counts there on its own pool). */
   readonly rateWindows: RateWindows | null;
   /** Artifact and workspace bytes in the database: PostgreSQL only (null on SQLite, where they stay on disk). */
   readonly blobs: BlobStore | null;

@@ -141,6 +141,8 @@ export class PgStore implements Store {
    * @throws the driver's error when the database cannot be reached
    */
   async connect(): Promise<void> {
+    // Twice: the first round trip also opens the pool's first connection.
+    await this.clock.sample();
     await this.clock.sample();
     this.clock.startEvery(CLOCK_SAMPLE_MS);
     await this.events.start();

@@ -1,7 +1,7 @@
 /** Recognising PostgreSQL's errors by SQLSTATE, whether node-postgres's own or wrapped by drizzle (`cause`). */
 
 /** The SQLSTATE of `error` or of the error it wraps; undefined when it has none. */
-export function sqlState(error: unknown): string | undefined {
+function sqlState(error: unknown): string | undefined {
   for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
