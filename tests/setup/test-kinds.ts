@@ -46,6 +46,7 @@ export const PROCESS_TESTS: readonly string[] = [
   // npm (the expo toolchain's install, against an unreachable registry).
   'tests/expo-toolchain-offline.test.ts',
   // A PostgreSQL server (the tests' throwaway cluster, tests/setup/postgres.ts) or drizzle-kit.
+  'tests/store/contract.test.ts',
   'tests/store/migrations-current.test.ts',
   'tests/store/pg-blob-store.test.ts',
   'tests/store/pg-migrate.test.ts',
