@@ -556,6 +556,7 @@ describe.skipIf(!postgresAvailable())('store contract: postgres across nodes', (
     expect(pid).toBeTypeOf('number');
     expect(b.listening).toBe(true);
     await admin.query('select pg_terminate_backend($1)', [pid]);
+    await waitFor(() => !b.listening || resets >= 1, 15_000, 'the store to see its listener gone');
     await waitFor(() => resets >= 1, 15_000, 'onReset after the reconnect');
     expect(b.listening).toBe(true);
     expect(b.listenerPid).not.toBe(pid);

@@ -126,7 +126,7 @@ export class PgStore implements Store {
     });
   }
 
-  /** True while the change-notice (LISTEN) connection is up. */
+  /** True while the change-notice (LISTEN) connection is up (`Store.listening`). */
   get listening(): boolean {
     return this.events.listening;
   }

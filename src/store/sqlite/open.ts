@@ -62,6 +62,7 @@ export class SqliteStore implements Store {
   readonly rateWindows: RateWindows | null;
   readonly blobs = null;
   readonly databaseUrl = null;
+  readonly listening = true;
   private readonly raw: Repos;
   private readonly mutex = new FifoMutex();
   private readonly strict: boolean;
