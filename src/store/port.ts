@@ -97,7 +97,8 @@ export interface Store {
   readonly listening: boolean;
   /**
    * PostgreSQL: the URL the store was opened on, for the parts that hold connections of their own
-   * (the request rate limiter's small pool, `limits/pg-rate-limiter.ts`); null on SQLite.
+   * (the request rate limiter's small pool, `limits/pg-rate-limiter.ts`); null on SQLite. It may
+   * hold a password: never log it.
    */
   readonly databaseUrl: string | null;
   /** The request-rate windows in this database; null for an in-memory store and on PostgreSQL (its limiter counts there on its own pool). */
