@@ -491,6 +491,42 @@ describe.skipIf(!postgresAvailable())('store contract: postgres across nodes', (
     }
   });
 
+  it('a deadlock between two nodes is retried once: both transactions commit', async () => {
+    await a.repos.projects.insert(project('p2', 'u1'));
+    const holder = await openNode('node-holder', { strictTransactions: false, onTransactionSpan: () => {} });
+    try {
+      let runs = 0;
+      let locked!: () => void;
+      const hasLock = new Promise<void>((resolve) => (locked = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      // p1 then p2 on one node, p2 then p1 on the other: PostgreSQL aborts one of them (40P01).
+      const first = holder.transaction(async (tx) => {
+        runs++;
+        await tx.lock('projects', 'p1');
+        locked();
+        await released;
+        await tx.lock('projects', 'p2');
+        await tx.projects.touch('p1', T1);
+      });
+      await hasLock;
+      const second = b.transaction(async (tx) => {
+        runs++;
+        await tx.lock('projects', 'p2');
+        await tx.lock('projects', 'p1');
+        await tx.projects.touch('p2', T2);
+      });
+      await waitFor(() => waitsForLock('node-b'), 15_000, 'node B to wait for p1');
+      release();
+      await Promise.all([first, second]);
+      expect(runs).toBe(3);
+      expect((await a.repos.projects.findById('p1'))!.updatedAt).toBe(T1);
+      expect((await a.repos.projects.findById('p2'))!.updatedAt).toBe(T2);
+    } finally {
+      await holder.close();
+    }
+  });
+
   it('10 concurrent sends into one project through two nodes: message seqs 1..10, workflow seqs in commit order', async () => {
     const send = (node: Store, i: number) =>
       node.transaction(async (tx) => {
