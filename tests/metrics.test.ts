@@ -9,10 +9,15 @@
  * has one.
  */
 import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_PLANS } from '../src/limits/plans.js';
 import { isLoopbackAddress } from '../src/metrics/metrics-access.js';
-import { callTool, createProject, post, rawHttp, startTestServer, toolResult, waitFor, waitIdle, type TestServer } from './helpers.js';
+import { ServiceMetrics } from '../src/metrics/service-metrics.js';
+import { openStore } from '../src/store/store.js';
+import { callTool, createProject, post, rawHttp, startTestServer, tempDir, toolResult, waitFor, waitIdle, type TestServer } from './helpers.js';
 import { ManualBuilder } from './manual-builder.js';
 import { sqliteOf } from './store-access.js';
 
@@ -142,6 +147,33 @@ describe('GET /metrics after work', () => {
     await waitFor(async () => sample(await metricsOf(server), 'mbm_lease_takeovers_total') === 1, 10_000, 'the takeover in the metrics');
     const session = await toolResult(server.mcpUrl, token, 'svc_get_session', { projectId: project.id });
     expect(session.hasActiveWorkflows).toBe(false);
+  });
+
+  it('counts a call refused by the request rate under its tool (-32005) and as a 429', async () => {
+    const server = await serverWith({ metrics: {}, plans: { free: { ...DEFAULT_PLANS.free!, requestsPerMinute: 2 } } });
+    const token = server.token('frank');
+    for (let i = 0; i < 2; i++) expect((await callTool(server.mcpUrl, token, 'svc_list_projects', {})).status).toBe(200);
+    expect((await callTool(server.mcpUrl, token, 'svc_list_projects', {})).status).toBe(429);
+    const text = await metricsOf(server);
+    expect(sample(text, 'mbm_tool_calls_total', { tool: 'svc_list_projects', code: 'ok' })).toBe(2);
+    expect(sample(text, 'mbm_tool_calls_total', { tool: 'svc_list_projects', code: '-32005' })).toBe(1);
+    expect(sample(text, 'mbm_http_refusals_total', { status: '429' })).toBe(1);
+    // Counted once: a second scrape shows the same totals.
+    expect(sample(await metricsOf(server), 'mbm_tool_calls_total', { tool: 'svc_list_projects', code: 'ok' })).toBe(2);
+  });
+
+  it('shows the pool gauges of a store with a pool, and mbm_store_up 0 when the store does not answer', async () => {
+    const dir = tempDir();
+    const store = await openStore({ file: join(dir, 'store.db') });
+    let inUse = 3;
+    const metrics = new ServiceMetrics({ store: { repos: store.repos, poolStats: () => ({ total: 10, idle: 10 - inUse, waiting: inUse > 9 ? 4 : 0 }) }, localRuns: () => 0 });
+    let text = await metrics.scrape();
+    expect([sample(text, 'mbm_db_pool_total'), sample(text, 'mbm_db_pool_idle'), sample(text, 'mbm_db_pool_waiting'), sample(text, 'mbm_store_up')]).toEqual([10, 7, 0, 1]);
+    inUse = 10;
+    await store.close();
+    text = await metrics.scrape();
+    expect([sample(text, 'mbm_db_pool_idle'), sample(text, 'mbm_db_pool_waiting'), sample(text, 'mbm_store_up')]).toEqual([0, 4, 0]);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('is not served without config.metrics, and nothing is counted', async () => {
