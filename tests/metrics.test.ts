@@ -149,8 +149,8 @@ describe('GET /metrics after work', () => {
     expect(session.hasActiveWorkflows).toBe(false);
   });
 
-  it('counts a call refused by the request rate under its tool (-32005) and as a 429', async () => {
-    const server = await serverWith({ metrics: {}, plans: { free: { ...DEFAULT_PLANS.free!, requestsPerMinute: 2 } } });
+  it('counts a call refused by the request rate under its tool (-32005) and as a 429, and a body over the limit as a 413', async () => {
+    const server = await serverWith({ metrics: {}, plans: { free: { ...DEFAULT_PLANS.free!, requestsPerMinute: 2 } } }, { bodyLimitBytes: 1024 });
     const token = server.token('frank');
     for (let i = 0; i < 2; i++) expect((await callTool(server.mcpUrl, token, 'svc_list_projects', {})).status).toBe(200);
     expect((await callTool(server.mcpUrl, token, 'svc_list_projects', {})).status).toBe(429);
@@ -158,6 +158,8 @@ describe('GET /metrics after work', () => {
     expect(sample(text, 'mbm_tool_calls_total', { tool: 'svc_list_projects', code: 'ok' })).toBe(2);
     expect(sample(text, 'mbm_tool_calls_total', { tool: 'svc_list_projects', code: '-32005' })).toBe(1);
     expect(sample(text, 'mbm_http_refusals_total', { status: '429' })).toBe(1);
+    expect((await callTool(server.mcpUrl, token, 'svc_create_project', { name: 'x'.repeat(2000) })).status).toBe(413);
+    expect(sample(await metricsOf(server), 'mbm_http_refusals_total', { status: '413' })).toBe(1);
     // Counted once: a second scrape shows the same totals.
     expect(sample(await metricsOf(server), 'mbm_tool_calls_total', { tool: 'svc_list_projects', code: 'ok' })).toBe(2);
   });
