@@ -111,10 +111,25 @@ export interface Store {
    * clockOffsetMs()`. PostgreSQL measures it at connect and again now and then.
    */
   clockOffsetMs(): number;
+  /**
+   * The connection pool's use now, for the metrics (docs/metrics.md): absent on a store without a
+   * pool (SQLite, one connection per process).
+   */
+  poolStats?(): PoolStats;
   /** Resolves when the database answers a trivial query. @throws the driver's error otherwise. */
   ping(): Promise<void>;
   /** Stops the event poll (SQLite) or the LISTEN connection (PostgreSQL) and closes the database; calls after it reject. Idempotent. */
   close(): Promise<void>;
+}
+
+/** A connection pool's use at one moment, in connections (node-postgres: `totalCount`, `idleCount`, `waitingCount`). */
+export interface PoolStats {
+  /** Connections open, idle or in use. */
+  total: number;
+  /** Open connections not in use. */
+  idle: number;
+  /** Queries waiting for a connection (the pool is exhausted while this is above 0). */
+  waiting: number;
 }
 
 /** Thrown by a transaction that was still open at the next macrotask (file, network or timer I/O inside it). */

@@ -140,6 +140,7 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect((await r.workflows.findActive('p1'))!.id).toBe('a');
     expect((await r.workflows.listActive()).map((w) => w.id)).toEqual(['a']);
     expect(await r.workflows.runningByOwner()).toEqual(new Map([['u1', 1]]));
+    expect(await r.workflows.countByStatus()).toEqual({ queued: 2, running: 1, waiting_for_input: 0, cancelling: 0, completed: 0, failed: 0, cancelled: 0 });
     expect(await r.workflows.listUnfinishedByOwner('u1')).toEqual([
       { projectId: 'p1', kind: 'build', status: 'running', stepIndex: 0, stepTotal: 0, stepName: null },
       { projectId: 'p1', kind: 'build', status: 'queued', stepIndex: 0, stepTotal: 0, stepName: null },
