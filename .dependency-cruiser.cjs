@@ -8,7 +8,9 @@
  * (`workflows/workflow-states.ts`, a leaf) and the defaults and message lengths of `config/`
  * (leaves) usable from every layer; the rest of `config/` (the settings table) sits between cli
  * and app.ts; a builder's folder (`builders/expo/`) entered only by the builder registry (the CLI
- * and config/ may read its index.ts for option declarations), and no import cycles anywhere.
+ * and config/ may read its index.ts for option declarations), the Prometheus metrics (`metrics/`)
+ * beside the console: app.ts composes them and hands their observers down (the layers below report
+ * through interfaces they own) and their route to the HTTP side, and no import cycles anywhere.
  * `npm test` runs it (`npm run lint:layers`).
  */
 const layer = (name) => `^src/${name}/`;
@@ -31,6 +33,14 @@ module.exports = {
       from: { path: '^src/', pathNot: '^src/store/sqlite/' },
       to: { path: 'better-sqlite3' },
     },
+    {
+      name: 'pg-driver-in-its-adapter',
+      comment: 'Only the PostgreSQL adapter (src/store/pg/) and the request limiter that counts in PostgreSQL talk to node-postgres; everything else uses the store port.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/store/pg/|^src/limits/pg-rate-limiter\\.ts$' },
+      to: { path: '^node_modules/(pg|pg-[a-z-]+)/' },
+    },
+    forbid('pg-adapter-behind-the-port', '^src/(?!store/)|^src/store/(?!pg/)(?!store\\.ts$)', '^src/store/pg/', 'Only store/store.ts (which opens the store) imports the PostgreSQL adapter.'),
     forbid('adapters-behind-the-port', '^src/(?!store/)|^src/store/(?!sqlite/)(?!store\\.ts$)(?!rows\\.ts$)', '^src/store/sqlite/', 'Only store/store.ts (which opens the store) and rows.ts (the row types) import the adapter.'),
     forbid('the-state-table-is-a-leaf', '^src/workflows/workflow-states\\.ts$', '^src/', 'Every layer, the store included, reads the state table: it imports nothing of ours.'),
     forbid('builders-below-the-engine', layer('builders'), '^src/(console|cli|transports|mcp|services|workflows|auth|limits)/|^src/app\\.ts$', 'A builder sees only its BuildContext.'),
@@ -60,6 +70,8 @@ module.exports = {
     forbid('transports-take-narrow-deps', layer('transports'), '^src/app\\.ts$', 'A transport gets the narrow interface it needs, never the whole App.'),
     forbid('transports-take-the-console-as-a-dep', layer('transports'), '^src/console/', 'The HTTP transport routes to the console through HttpServerDeps.'),
     forbid('console-beside-transports', layer('console'), '^src/(cli|transports|oauth)/|^src/app\\.ts$', 'The console gets the narrow interfaces it needs from app.ts.'),
+    forbid('metrics-beside-the-console', layer('metrics'), '^src/(cli|console|transports|oauth|services)/|^src/app\\.ts$', 'The metrics read the store and implement the observers of the engine and the tool adapter; they serve no tool.'),
+    forbid('only-the-root-composes-metrics', '^src/(?!metrics/)(?!app\\.ts$)(?!http-listener\\.ts$)', '^src/metrics/', 'The layers below report through their own observer interfaces; app.ts composes the metrics and the HTTP side mounts their route.'),
     forbid('config-leaves', '^src/config/(defaults|message-limits)\\.ts$', '^src/', 'Defaults and message lengths are read by every layer: they import nothing of ours.'),
     {
       name: 'only-the-cli-reads-the-settings-table',

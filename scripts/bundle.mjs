@@ -102,7 +102,8 @@ const common = {
   platform: 'node',
   format: 'cjs',
   target: 'node20',
-  external: ['better-sqlite3'],
+  // pg-native: node-postgres's optional native binding, required only by `pg.native`, which we never use.
+  external: ['better-sqlite3', 'pg-native'],
   minifySyntax: true,
   minifyWhitespace: true,
   legalComments: 'none',

@@ -19,7 +19,11 @@ import { DEFAULTS } from './config/defaults.js';
 import { loadPlans, type PlanTable } from './limits/plans.js';
 import { MemoryRequestRateLimiter, type RequestRateLimiter } from './limits/request-rate-limiter.js';
 import { StoreRequestRateLimiter } from './limits/store-rate-limiter.js';
+import { createRateLimiterPool, PgRequestRateLimiter } from './limits/pg-rate-limiter.js';
 import { createLogger, type Logger } from './logger.js';
+import type { MetricsAccessOptions } from './metrics/metrics-access.js';
+import type { MetricsEndpoint } from './metrics/metrics-endpoint.js';
+import type { ServiceMetrics } from './metrics/service-metrics.js';
 import { JsonRpcGateway } from './mcp/json-rpc-gateway.js';
 import { createMcpServer } from './mcp/mcp-server.js';
 import { ALL_TOOLS } from './mcp/tools/index.js';
@@ -107,6 +111,12 @@ export interface AppConfig {
   builderInstance?: Builder;
   /** Where builds run their processes (default: bubblewrap when it works here, else none); README "The build sandbox". */
   buildSandbox?: BuildSandbox;
+  /**
+   * Count the Prometheus metrics and serve `GET /metrics` (docs/metrics.md), with this access rule
+   * (`--metrics-token`, `--metrics-public`; `{}`: loopback clients only). Absent: no metrics (a
+   * stdio server, the one-shot commands, embedding).
+   */
+  metrics?: MetricsAccessOptions;
 }
 
 /** The assembled service: what transports, the CLI and tests use. */
@@ -140,6 +150,12 @@ export interface App {
   webSessions: WebSessionService;
   /** Notices of project changes, pushed to the web console's live pages. */
   changes: ProjectChanges;
+  /**
+   * The Prometheus metrics' `/metrics` route (docs/metrics.md), when `config.metrics` is set: the
+   * HTTP listener mounts it; a listener without the HTTP pipeline (a worker's health port) serves
+   * it with `metrics.handle(req, res)`.
+   */
+  metrics?: MetricsEndpoint;
   /** Starts the workflow engine (crash recovery first) and the MCP server. */
   start(): Promise<void>;
   /** Graceful stop: engine shutdown, then the store. */
@@ -181,7 +197,9 @@ export async function createApp(config: AppConfig): Promise<App> {
   const tokens = new TokenService(users, store.repos.tokens, clock, tokenCache, { grants: oauthGrants, audience: () => `${publicUrl.get()}/mcp` });
   // A file store may be served by several processes: count in the store so that they share the limits.
   const loginCodes = new LoginCodeService(users, store.repos.loginCodes, clock);
-  const rateLimiter = config.rateLimiter ?? (store.rateWindows ? new StoreRequestRateLimiter(store.rateWindows) : new MemoryRequestRateLimiter());
+  // PostgreSQL: exact across nodes, counted on a small pool of its own (ended after the store).
+  const limiterPool = config.rateLimiter || !store.databaseUrl ? null : createRateLimiterPool(store.databaseUrl);
+  const rateLimiter = config.rateLimiter ?? (limiterPool ? new PgRequestRateLimiter(limiterPool) : store.rateWindows ? new StoreRequestRateLimiter(store.rateWindows) : new MemoryRequestRateLimiter());
   const gate = new RequestGate(tokens, rateLimiter, plans, {
     logger,
     ...(config.unauthenticatedPerMinute !== undefined && { unauthenticatedPerMinute: config.unauthenticatedPerMinute }),
@@ -191,6 +209,10 @@ export async function createApp(config: AppConfig): Promise<App> {
   // The store's `project` notices, after each commit, fanned out to each project's listeners.
   const changes = new ProjectChanges();
   store.events.subscribe('project', (projectId) => changes.notify(projectId));
+  // Loaded only when asked for: prom-client stays out of a stdio start (README "Start-up time").
+  // The engine's runs are read at scrape time, once the engine below exists.
+  let engineRuns = () => 0;
+  const metrics = config.metrics ? await openMetrics(store, () => engineRuns(), config.metrics, config.trustProxy) : undefined;
   const journal = new WorkflowJournal(store, clock, logger);
   const artifactStore = new ArtifactStore(config.dataDir);
   const builder = config.builderInstance ?? createBuilder(config.builder ?? DEFAULTS.builder, config);
@@ -205,6 +227,7 @@ export async function createApp(config: AppConfig): Promise<App> {
       dataDir: config.dataDir,
       logger,
       clock,
+      ...(metrics && { observer: metrics.service }),
     },
     {
       maxConcurrent: config.maxConcurrentWorkflows ?? DEFAULTS.maxConcurrentWorkflows,
@@ -214,6 +237,7 @@ export async function createApp(config: AppConfig): Promise<App> {
       ...(config.heartbeatMs !== undefined && { heartbeatMs: config.heartbeatMs }),
     },
   );
+  engineRuns = () => engine.busy;
   const workflows = new WorkflowService({
     store,
     access,
@@ -225,7 +249,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     workspacesDir: join(config.dataDir, 'workspaces'),
   });
   const screenshots = new PreviewScreenshots({ access, artifacts: artifactRepo, artifactStore, publicUrl, browser: locateBrowser(config.browser), sandbox: config.buildSandbox, logger });
-  const tools = new ToolDispatcher(ALL_TOOLS, { projects, workflows, screenshots, logger });
+  const tools = new ToolDispatcher(ALL_TOOLS, { projects, workflows, screenshots, logger }, metrics?.service);
   const gateway = new JsonRpcGateway(createMcpServer(VERSION), tools, logger, config.requestDeadlineMs);
   const webSessions = new WebSessionService(store.repos.webSessions, tokens, clock, (code) => loginCodes.redeem(code));
 
@@ -253,6 +277,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     screenshots,
     webSessions,
     changes,
+    ...(metrics && { metrics: metrics.endpoint }),
     async start() {
       const stale = await artifactStore.removeTemporary();
       if (stale > 0) logger.info({ folders: stale }, 'removed half-copied artifact folders left by an earlier stop');
@@ -274,6 +299,22 @@ export async function createApp(config: AppConfig): Promise<App> {
       await engine.shutdown();
       await gateway.close().catch(() => undefined);
       await store.close();
+      await limiterPool?.end().catch(() => undefined);
     },
   };
+}
+
+/**
+ * The metrics of an app on `store` (docs/metrics.md) and their `/metrics` endpoint under `access`;
+ * client addresses are read as the HTTP transport reads them (`--trust-proxy`).
+ */
+async function openMetrics(store: Store, engineRuns: () => number, access: MetricsAccessOptions, trustProxy: string[] | undefined): Promise<{ service: ServiceMetrics; endpoint: MetricsEndpoint }> {
+  const [{ ServiceMetrics }, { metricsAccess }, { metricsEndpoint }, { clientAddressReader }] = await Promise.all([
+    import('./metrics/service-metrics.js'),
+    import('./metrics/metrics-access.js'),
+    import('./metrics/metrics-endpoint.js'),
+    import('./auth/client-address.js'),
+  ]);
+  const service = new ServiceMetrics({ store, localRuns: engineRuns });
+  return { service, endpoint: metricsEndpoint(service, metricsAccess(access, clientAddressReader(trustProxy))) };
 }

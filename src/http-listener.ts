@@ -15,6 +15,7 @@ import type { Clock } from './clock.js';
 import { createWebConsole } from './console/web-console.js';
 import type { Logger } from './logger.js';
 import type { JsonRpcGateway } from './mcp/json-rpc-gateway.js';
+import type { MetricsEndpoint } from './metrics/metrics-endpoint.js';
 import type { ToolDispatcher } from './mcp/tool-dispatcher.js';
 import { ArtifactReader } from './services/artifact-reader.js';
 import type { PublicUrl } from './services/public-url.js';
@@ -44,6 +45,8 @@ export interface HttpApp {
   tools: ToolDispatcher;
   webSessions: WebSessionService;
   changes: ProjectChanges;
+  /** The `/metrics` route, when the app counts metrics. */
+  metrics?: MetricsEndpoint;
   healthProblem(): Promise<string | null>;
 }
 
@@ -88,6 +91,7 @@ export function httpDepsOf(app: HttpApp): HttpServerDeps {
       trustProxy: app.config.trustProxy,
     },
     console: web,
+    ...(app.metrics && { metrics: app.metrics }),
   };
 }
 

@@ -85,7 +85,7 @@ describe('HttpRoutes', () => {
 
 describe('the mounted table', () => {
   it('is the one docs/architecture.md shows', async () => {
-    const server = await startTestServer({ builder: 'scripted' });
+    const server = await startTestServer({ builder: 'scripted', metrics: {} });
     try {
       const doc = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8');
       const section = doc.slice(doc.indexOf('## The HTTP pipeline'));

@@ -2,8 +2,8 @@
  * What a stdio start evaluates before it answers `initialize` (README "Start-up time"): the built
  * bin with `MBM_DEBUG_MODULES=1` lists the bundle's lazily evaluated modules it ran by its first
  * write to stdout. The HTTP side (transport, web console, update routes, QR codes), the MIME table,
- * Ajv and zod's other locales are not among them; the preview listener still starts, after the
- * answer. The SDK `Server` is given this server's own JSON Schema validator, so the bundle's
+ * Ajv, zod's other locales and the metrics (prom-client: a stdio server has none) are not among
+ * them; the preview listener still starts, after the answer. The SDK `Server` is given this server's own JSON Schema validator, so the bundle's
  * stand-in for the SDK's Ajv validator (scripts/bundle.mjs) is never constructed.
  */
 import { spawn } from 'node:child_process';
@@ -63,7 +63,8 @@ describe('stdio start-up loads only what answering needs', () => {
       /^dist\/transports\/(http-server|expo-updates-routes|artifact-routes)\.js$/,
       /^dist\/http-listener\.js$/,
       /^dist\/console\//,
-      /^node_modules\/(qrcode|ajv|ajv-formats|mime-db|mime-types|express)\//,
+      /^node_modules\/(qrcode|ajv|ajv-formats|mime-db|mime-types|express|prom-client)\//,
+      /^dist\/metrics\//,
       /^node_modules\/zod\/v4\/locales\/(?!en\.js$|index\.js$)/,
       /^node_modules\/rate-limiter-flexible\/lib\/RateLimiter(Redis|Mongo|Postgres|MySQL|Cluster|Drizzle)/,
     ];

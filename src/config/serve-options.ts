@@ -41,6 +41,8 @@ export interface ServeOptions {
   buildSandbox: boolean;
   agentNetwork?: boolean;
   agentEnv?: string[];
+  metricsToken?: string;
+  metricsPublic?: boolean;
 }
 
 /**
@@ -73,5 +75,7 @@ export function appConfigOf(options: ServeOptions, parts: { logger: Logger; sand
     ...(options.plans && { plansFile: resolve(options.plans) }),
     ...(options.updatesSigningKey && { updatesSigningKeyFile: resolve(options.updatesSigningKey) }),
     ...(options.browser !== undefined && { browser: options.browser }),
+    // Over HTTP only: a stdio server is one user's local process, with no /metrics (docs/metrics.md).
+    ...(options.http && { metrics: { ...(options.metricsToken && { token: options.metricsToken }), ...(options.metricsPublic && { public: true }) } }),
   };
 }

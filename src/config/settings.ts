@@ -90,6 +90,13 @@ export const SETTINGS = {
     parse: trustedProxies,
     commands: ['serve'],
   },
+  metricsToken: {
+    flags: '--metrics-token <token>',
+    env: 'SVC_METRICS_TOKEN',
+    help: 'bearer token that lets a client off loopback read GET /metrics (pass it in the environment); without it, loopback clients only',
+    commands: ['serve'],
+  },
+  metricsPublic: { flags: '--metrics-public', env: 'SVC_METRICS_PUBLIC', help: 'let every client read GET /metrics, for a private network (the metrics name no user or project)', commands: ['serve'] },
   bodyLimit: {
     flags: '--body-limit <bytes>',
     env: 'SVC_BODY_LIMIT',

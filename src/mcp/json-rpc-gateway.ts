@@ -192,7 +192,7 @@ export class JsonRpcGateway {
       if (params && '_meta' in params) checkMeta(params._meta);
       const modern = claimsModernEra(params) ? await this.classifyModern(message, headers) : undefined;
       if (modern?.verdict.kind === 'refused') return { body: { jsonrpc: '2.0', id, error: modern.verdict.error }, status: modern.verdict.status };
-      const admission = await admit(message.method);
+      const admission = message.method === 'tools/call' ? await this.admitCall(admit, params) : await admit(message.method);
       rate = admission?.rate;
       if (isNotification) {
         if (message.method === 'notifications/cancelled' && params && validId(params.requestId)) channel?.cancel?.(params.requestId as RequestId);
@@ -225,6 +225,16 @@ export class JsonRpcGateway {
       if (!isExpectedError(error)) this.logger.error({ err: error }, 'message handling failed');
       const body = toJsonRpcError(error);
       return { body: { jsonrpc: '2.0', id, error: body }, status: httpStatusForCode(body.code), ...(rate && { rate }) };
+    }
+  }
+
+  /** Admits a `tools/call`; a refusal (-32001, -32005) is reported to the dispatcher's observer, then thrown. */
+  private async admitCall(admit: AdmissionPolicy, params: Record<string, unknown> | undefined): Promise<Admission | null> {
+    try {
+      return await admit('tools/call');
+    } catch (error) {
+      this.tools.refused(params, error);
+      throw error;
     }
   }
 

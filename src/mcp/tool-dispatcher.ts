@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { Caller } from '../auth/caller.js';
 import { invalidParameter, missingParameter, toolNotFound, unauthenticated } from '../errors.js';
 import type { Tool, ToolDescriptor, ToolRequest, ToolResult } from './define-tool.js';
+import { callCode, type ToolCallObserver } from './tool-call-observer.js';
 import type { ToolServices } from './tool-services.js';
 
 /** Lists and calls the tools by name. */
@@ -13,9 +14,13 @@ export class ToolDispatcher {
   private readonly byName: Map<string, Tool>;
   private list: { tools: ToolDescriptor[] } | undefined;
 
+  /**
+   * @param observer told of every call's outcome (`call`, `run`, and refusals at admission, `refused`): the metrics.
+   */
   constructor(
     tools: readonly Tool[],
     private readonly services: ToolServices,
+    private readonly observer?: ToolCallObserver,
   ) {
     this.byName = new Map(tools.map((t) => [t.name, t]));
   }
@@ -32,7 +37,20 @@ export class ToolDispatcher {
    *   non-object `arguments`; -32601 for an unknown tool; else whatever the tool throws.
    * @param request the transport's side of the call (cancellation, progress, deadline), if any.
    */
-  async call(params: Record<string, unknown> | undefined, caller: Caller | undefined, request?: ToolRequest): Promise<ToolResult> {
+  call(params: Record<string, unknown> | undefined, caller: Caller | undefined, request?: ToolRequest): Promise<ToolResult> {
+    const called = this.dispatch(params, caller, request);
+    return this.observer ? this.observed(this.labelOf(params), called) : called;
+  }
+
+  /**
+   * Reports a `tools/call` refused before it reached the dispatcher (authentication, rate limit:
+   * the transport's admission) to the observer.
+   */
+  refused(params: Record<string, unknown> | undefined, error: unknown): void {
+    this.observer?.toolCalled(this.labelOf(params), callCode(error));
+  }
+
+  private async dispatch(params: Record<string, unknown> | undefined, caller: Caller | undefined, request?: ToolRequest): Promise<ToolResult> {
     if (!caller) throw unauthenticated();
     const p = params ?? {};
     if (p.name === undefined) throw missingParameter('name');
@@ -52,6 +70,25 @@ export class ToolDispatcher {
    * @throws ServiceError -32602 for bad arguments, else whatever the tool throws.
    */
   run<I extends z.ZodObject, O extends z.ZodObject>(tool: Tool<I, O>, args: unknown, caller: Caller): Promise<ToolResult<z.input<O>>> {
-    return tool.call(args, { caller, services: this.services });
+    const called = tool.call(args, { caller, services: this.services });
+    return this.observer ? this.observed(tool.name, called) : called;
+  }
+
+  /** The tool label of a call: its name when it names one of these tools, else `unknown`. */
+  private labelOf(params: Record<string, unknown> | undefined): string {
+    const name = params?.name;
+    return typeof name === 'string' && this.byName.has(name) ? name : 'unknown';
+  }
+
+  /** `called`, reported to the observer as it settles. */
+  private async observed<T>(tool: string, called: Promise<T>): Promise<T> {
+    try {
+      const result = await called;
+      this.observer?.toolCalled(tool, 'ok');
+      return result;
+    } catch (error) {
+      this.observer?.toolCalled(tool, callCode(error));
+      throw error;
+    }
   }
 }

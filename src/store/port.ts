@@ -42,10 +42,10 @@ export interface Tx extends Repos {
   /**
    * Locks a row for the rest of the transaction, so that a check and the write that depends on it
    * cannot interleave with another node's. SQLite: nothing to do (`BEGIN IMMEDIATE` serialises
-   * every writer of the file).
+   * every writer of the file). PostgreSQL: `SELECT 1 … FOR UPDATE`, held until COMMIT or ROLLBACK.
    */
   lock(table: LockTable, id: string): Promise<void>;
-  /** Queues a change notice, delivered after COMMIT (dropped on rollback). */
+  /** Queues a change notice, delivered after COMMIT (dropped on rollback); PostgreSQL also sends it to every node (`pg_notify` on `svc_events`). */
   publish(event: StoreEvent): void;
 }
 
@@ -69,22 +69,39 @@ export interface Store {
   readonly dialect: Dialect;
   /** True for a private in-memory database (nothing is shared with another process). */
   readonly inMemory: boolean;
-  /** Reads and single-statement writes, each its own auto-commit; they wait while this process has a transaction open. */
+  /**
+   * Reads and single-statement writes, each its own auto-commit. SQLite: they wait while this
+   * process has a transaction open (one connection). PostgreSQL: they run at once on another
+   * connection and see only what was committed.
+   */
   readonly repos: Repos;
   /**
    * Runs `fn` in one write transaction and commits what it wrote, or rolls everything back when it
    * throws. `fn` may await only `tx`'s repositories, `lock` and pure computation: no file, network,
    * timer or builder I/O, no `store.repos`, no other transaction (docs/architecture.md "Inside a
-   * transaction"). SQLite: `BEGIN IMMEDIATE … COMMIT` behind a per-process FIFO mutex; a transaction
-   * still open when the event loop reaches its next macrotask is reported (and, with
-   * `strictTransactions`, rolled back and rejected with `TransactionSpanError`).
+   * transaction"). SQLite: `BEGIN IMMEDIATE … COMMIT` behind a per-process FIFO mutex. PostgreSQL:
+   * READ COMMITTED on one pooled connection, retried once on a deadlock or serialization failure.
+   * A transaction still open when the event loop reaches its next macrotask (PostgreSQL: with none
+   * of its statements in flight) is reported (and, with `strictTransactions`, rolled back and
+   * rejected with `TransactionSpanError`).
    * @returns what `fn` returns, after COMMIT and after the published events were delivered.
    * @throws what `fn` throws (after ROLLBACK); the driver's error when BEGIN or COMMIT fails.
    */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Change notices from every process on this database. */
   readonly events: StoreEvents;
-  /** The request-rate windows in this database; null for an in-memory store (count in memory then). */
+  /**
+   * True while change notices from other nodes arrive: PostgreSQL's LISTEN connection is up (a
+   * node's `/healthz` answers 503 while it is not); always true on SQLite (its poll needs no connection).
+   */
+  readonly listening: boolean;
+  /**
+   * PostgreSQL: the URL the store was opened on, for the parts that hold connections of their own
+   * (the request rate limiter's small pool, `limits/pg-rate-limiter.ts`); null on SQLite. It may
+   * hold a password: never log it.
+   */
+  readonly databaseUrl: string | null;
+  /** The request-rate windows in this database; null for an in-memory store and on PostgreSQL (its limiter counts there on its own pool). */
   readonly rateWindows: RateWindows | null;
   /** Artifact and workspace bytes in the database: PostgreSQL only (null on SQLite, where they stay on disk). */
   readonly blobs: BlobStore | null;
@@ -94,10 +111,25 @@ export interface Store {
    * clockOffsetMs()`. PostgreSQL measures it at connect and again now and then.
    */
   clockOffsetMs(): number;
+  /**
+   * The connection pool's use now, for the metrics (docs/metrics.md): absent on a store without a
+   * pool (SQLite, one connection per process).
+   */
+  poolStats?(): PoolStats;
   /** Resolves when the database answers a trivial query. @throws the driver's error otherwise. */
   ping(): Promise<void>;
-  /** Stops the event poll and closes the database; calls after it reject. Idempotent. */
+  /** Stops the event poll (SQLite) or the LISTEN connection (PostgreSQL) and closes the database; calls after it reject. Idempotent. */
   close(): Promise<void>;
+}
+
+/** A connection pool's use at one moment, in connections (node-postgres: `totalCount`, `idleCount`, `waitingCount`). */
+export interface PoolStats {
+  /** Connections open, idle or in use. */
+  total: number;
+  /** Open connections not in use. */
+  idle: number;
+  /** Queries waiting for a connection (the pool is exhausted while this is above 0). */
+  waiting: number;
 }
 
 /** Thrown by a transaction that was still open at the next macrotask (file, network or timer I/O inside it). */

@@ -111,6 +111,8 @@ export interface WorkflowRepo {
   runningByOwner(): Promise<Map<string, number>>;
   /** Queued (not yet started) workflows over all projects of `ownerId`. */
   countQueuedByOwner(ownerId: string): Promise<number>;
+  /** Workflows in each status, store-wide, in one read (the metrics' gauges); a status with none is 0. */
+  countByStatus(): Promise<Record<WorkflowStatus, number>>;
   /**
    * Moves workflow `id` to a new status (and other fields) only if its status is `from` and, when
    * `owner` is given, its runner is `owner` (`null`: no runner).

@@ -9,16 +9,25 @@
  * - `tx.publish(event)`: a change notice, delivered to `store.events` after COMMIT, never on rollback.
  */
 import type { StoreConfig, Store } from './port.js';
+import { openPgStore } from './pg/open.js';
 import { openSqliteStore } from './sqlite/open.js';
 
 export { TransactionSpanError } from './port.js';
 export type { RateWindows, Store, StoreConfig, Tx } from './port.js';
 
 /**
- * Opens (creating and migrating) the store named by `config`.
- * @throws if the database cannot be opened or a migration fails.
+ * Opens (creating and migrating) the store named by `config`: the PostgreSQL database of
+ * `config.databaseUrl` when it is set (docs/postgresql.md), else the SQLite file `config.file`.
+ * @throws Error for a `databaseUrl` that is not `postgres://` or `postgresql://`; the driver's
+ *   error if the database cannot be opened or reached, or a migration fails.
  */
 export async function openStore(config: StoreConfig): Promise<Store> {
-  if (config.databaseUrl) throw new Error('The PostgreSQL store is not built yet');
+  if (config.databaseUrl) {
+    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(config.databaseUrl)?.[1]?.toLowerCase();
+    if (scheme !== 'postgres' && scheme !== 'postgresql') {
+      throw new Error(`The database URL must start with postgres:// or postgresql:// (got ${scheme ? `${scheme}://…` : 'no scheme'})`);
+    }
+    return openPgStore({ ...config, databaseUrl: config.databaseUrl });
+  }
   return openSqliteStore(config);
 }

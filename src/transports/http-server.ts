@@ -110,6 +110,18 @@ export interface HttpServerDeps {
    * requests pass the same Host/Origin check as `/mcp` first.
    */
   console?: ConsoleRoutes;
+  /** `GET /metrics` (docs/metrics.md) on a listener that serves MCP, and the count of `/mcp` refusals. Absent: no metrics. */
+  metrics?: MetricsRoute;
+}
+
+/** The metrics endpoint as the routing table sees it (`metrics/metrics-endpoint.ts`). */
+interface MetricsRoute {
+  /** The route's guard (loopback, the metrics token, or open): true lets the request through; false means it was answered. */
+  admit(req: IncomingMessage, res: ServerResponse): boolean;
+  /** Answers with the scrape. */
+  serve(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /** Counts a request to `/mcp` answered with an HTTP error status. */
+  httpRefused(status: number): void;
 }
 
 /** The web console as the routing table sees it. */
@@ -282,6 +294,10 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     routes.all('/mcp', (_req, res) => refuseMcpMethod(res));
   }
   routes.all('/healthz', (req, res) => handleHealth(req, res));
+  if (options.serveMcp && deps.metrics) {
+    const metrics = deps.metrics;
+    routes.get('/metrics', hostAndOrigin, guard('metricsAccess', (req, res) => metrics.admit(req, res)), (req, res) => metrics.serve(req, res));
+  }
   if (oauthRoutes) {
     const oauth = oauthRoutes;
     // The consent decision is the person's form: from this server's own page only.
@@ -326,6 +342,8 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     await serveArtifact(deps.artifacts, req, res, path, { ownOrigin: true, projectId });
   };
 
+  // Requests to `/mcp` answered with an HTTP error status (401, 413, 429...), counted once answered.
+  const refusals = options.serveMcp ? deps.metrics : undefined;
   const server = createServer({ headersTimeout, requestTimeout, connectionsCheckingInterval }, (req, res) => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -335,6 +353,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     const projectId = deps.publicUrl.projectOfHost(req.headers.host);
     const routed = projectId ? handleProjectOrigin(req, res, path, projectId) : routes.dispatch(req, res, path, q === -1 ? NO_QUERY : new URLSearchParams(url.slice(q + 1)));
     const work = routed === false ? notFound(res) : routed;
+    if (refusals && path === '/mcp') countRefusal(refusals, res, work);
     if (work) {
       work.catch((error: unknown) => {
         logger.error({ err: error, path }, 'HTTP request failed');
@@ -441,6 +460,15 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
         setTimeout(() => server.closeAllConnections(), 2000).unref();
       }),
   };
+}
+
+/** Reports `res`'s status to the metrics when it is an error (400 and above), once the route's work is done. */
+function countRefusal(metrics: MetricsRoute, res: ServerResponse, work: Promise<void> | void): void {
+  const count = () => {
+    if (res.statusCode >= 400) metrics.httpRefused(res.statusCode);
+  };
+  if (work) work.then(count, () => undefined);
+  else count();
 }
 
 /** The token of an `Authorization: Bearer <token>` header, if any. */

@@ -37,6 +37,7 @@ import { FairShares } from './fair-shares.js';
 import { LeaseLostError, LocalRun } from './local-run.js';
 import { isGroupAlive, isReusedGroup, killGroup } from './process-groups.js';
 import { isDeadOnThisHost, newRunnerIdentity, type RunnerIdentity } from './runner-identity.js';
+import { runOutcome, type RunObserver } from './run-observer.js';
 import { kindLabel, type NewMessage, type WorkflowJournal } from './workflow-journal.js';
 
 
@@ -70,6 +71,8 @@ export interface WorkflowEngineDeps {
   dataDir: string;
   logger: Logger;
   clock: Clock;
+  /** Told of each run's end and of the reaper's takeovers (the metrics); none by default. */
+  observer?: RunObserver;
 }
 
 
@@ -300,7 +303,10 @@ export class WorkflowEngine {
       });
     }
     // The projects of reaped workflows may start their next queued workflow.
-    if (reaped.length > 0) this.schedulePump();
+    if (reaped.length > 0) {
+      this.deps.observer?.leasesTakenOver(reaped.length);
+      this.schedulePump();
+    }
     this.wakeReaperAt(earliestLeaseEnd);
     void this.sweepGroups();
   }
@@ -537,6 +543,7 @@ export class WorkflowEngine {
     logger.info({ workflowId: row.id, kind: row.kind }, 'workflow started');
 
     let failure: { code: string; message: string } | null = null;
+    const startedAt = performance.now();
     try {
       await builder.run(job, context);
     } catch (error) {
@@ -551,6 +558,7 @@ export class WorkflowEngine {
     // No process of this workflow outlives it.
     await this.killGroups(run);
     await this.recordEnd(run, failure);
+    this.deps.observer?.runEnded({ builder: builder.name, kind: row.kind, outcome: runOutcome(run, failure !== null), seconds: (performance.now() - startedAt) / 1000 });
   }
 
   /** Writes how a run ended, as compare-and-sets on this runner (a run that lost its lease writes nothing). */

@@ -14,6 +14,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/bin-http.test.ts',
   'tests/build-sandbox.test.ts',
   'tests/bin-stdio.test.ts',
+  'tests/metrics-bin.test.ts',
   'tests/body-limit.test.ts',
   'tests/code-cache.test.ts',
   'tests/stdio-startup.test.ts',
@@ -46,6 +47,7 @@ export const PROCESS_TESTS: readonly string[] = [
   // npm (the expo toolchain's install, against an unreachable registry).
   'tests/expo-toolchain-offline.test.ts',
   // A PostgreSQL server (the tests' throwaway cluster, tests/setup/postgres.ts) or drizzle-kit.
+  'tests/store/contract.test.ts',
   'tests/store/migrations-current.test.ts',
   'tests/store/pg-blob-store.test.ts',
   'tests/store/pg-migrate.test.ts',

@@ -6,11 +6,14 @@
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Repos } from '../../src/store/repos.js';
 import type { ProjectRow, WorkflowRow } from '../../src/store/rows.js';
 import { openStore, TransactionSpanError, type Store, type StoreConfig } from '../../src/store/store.js';
-import { tempDir } from '../helpers.js';
+import type { PgStore } from '../../src/store/pg/open.js';
+import { tempDir, waitFor } from '../helpers.js';
+import { createTestDatabase, postgresAvailable, type TestDatabase } from '../setup/pg-database.js';
 
 /** Opens a fresh, migrated store of one kind; `close` removes what it made. */
 type StoreFactory = (options?: Partial<StoreConfig>) => Promise<{ store: Store; close(): Promise<void> }>;
@@ -27,7 +30,31 @@ const openSqliteForTest: StoreFactory = async (options = {}) => {
   };
 };
 
-const STORES: [string, StoreFactory][] = [['sqlite', openSqliteForTest]];
+/** This file's PostgreSQL database, made on first use and emptied before each test. */
+let pgDatabase: Promise<TestDatabase> | undefined;
+afterAll(async () => (await pgDatabase)?.drop());
+
+/** Empties every table of the file's database and starts the identities again (as a fresh database). */
+async function emptyDatabase(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const tables = await client.query<{ name: string }>(`select quote_ident(tablename) as name from pg_tables where schemaname = 'public'`);
+    await client.query(`truncate table ${tables.rows.map((t) => t.name).join(', ')} restart identity cascade`);
+  } finally {
+    await client.end();
+  }
+}
+
+const openPostgresForTest: StoreFactory = async (options = {}) => {
+  pgDatabase ??= createTestDatabase();
+  const { url } = await pgDatabase;
+  await emptyDatabase(url);
+  const store = await openStore({ file: ':unused:', databaseUrl: url, ...options });
+  return { store, close: () => store.close() };
+};
+
+const STORES: [string, StoreFactory][] = [['sqlite', openSqliteForTest], ...(postgresAvailable() ? [['postgres', openPostgresForTest] as [string, StoreFactory]] : [])];
 
 const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T01:00:00.000Z';
@@ -93,11 +120,16 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
   });
 
   it('workflows: seq, FIFO queue, active, finished, history, owner views, claims, leases, holds', async () => {
-    expect(await r.workflows.nextSeq()).toBe(1);
-    await r.workflows.insert(workflow('a', 'p1', 1));
-    await r.workflows.insert(workflow('b', 'p1', 2));
-    await r.workflows.insert(workflow('c', 'q1', 3));
-    expect(await r.workflows.nextSeq()).toBe(4);
+    // Each number is taken just before its insert (SQLite: max + 1; PostgreSQL: the identity's sequence).
+    const s1 = await r.workflows.nextSeq();
+    expect(s1).toBe(1);
+    await r.workflows.insert(workflow('a', 'p1', s1));
+    const s2 = await r.workflows.nextSeq();
+    await r.workflows.insert(workflow('b', 'p1', s2));
+    const s3 = await r.workflows.nextSeq();
+    await r.workflows.insert(workflow('c', 'q1', s3));
+    expect(s1 < s2 && s2 < s3).toBe(true);
+    expect(await r.workflows.nextSeq()).toBeGreaterThan(s3);
     expect((await r.workflows.listQueued('p1')).map((w) => w.id)).toEqual(['a', 'b']);
     expect(await r.workflows.countQueuedByOwner('u1')).toBe(2);
     expect((await r.workflows.slotCandidates('me')).map((c) => [c.id, c.ownerId, c.plan])).toEqual([['a', 'u1', 'free'], ['c', 'u2', 'pro']]);
@@ -108,6 +140,7 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect((await r.workflows.findActive('p1'))!.id).toBe('a');
     expect((await r.workflows.listActive()).map((w) => w.id)).toEqual(['a']);
     expect(await r.workflows.runningByOwner()).toEqual(new Map([['u1', 1]]));
+    expect(await r.workflows.countByStatus()).toEqual({ queued: 2, running: 1, waiting_for_input: 0, cancelling: 0, completed: 0, failed: 0, cancelled: 0 });
     expect(await r.workflows.listUnfinishedByOwner('u1')).toEqual([
       { projectId: 'p1', kind: 'build', status: 'running', stepIndex: 0, stepTotal: 0, stepName: null },
       { projectId: 'p1', kind: 'build', status: 'queued', stepIndex: 0, stepTotal: 0, stepName: null },
@@ -129,7 +162,7 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect(await r.workflows.transition('a', 'waiting_for_input', { status: 'running', runnerId: 'me' }, null)).toBe(true);
     expect(await r.workflows.transition('a', 'running', { status: 'completed', finishedAt: T2 }, 'me')).toBe(true);
     expect((await r.workflows.latestFinished('p1'))!.id).toBe('a');
-    expect(await r.workflows.instructionsBefore('p1', 2)).toEqual(['do a']);
+    expect(await r.workflows.instructionsBefore('p1', s2)).toEqual(['do a']);
     expect(await r.workflows.findActive('p1')).toBeUndefined();
   });
 
@@ -293,14 +326,17 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect(seen).toEqual(['p1']);
   });
 
-  it('a read outside a transaction never sees its uncommitted rows: it waits for the commit', async () => {
+  it('a read outside a transaction never sees its uncommitted rows (SQLite: it waits for the commit)', async () => {
     let readDuring: Promise<WorkflowRow | undefined> | undefined;
     await store.transaction(async (tx) => {
       await tx.workflows.insert(workflow('a', 'p1', 1));
       readDuring = r.workflows.findById('a');
       await tx.workflows.transition('a', 'queued', { status: 'running' });
     });
-    expect((await readDuring!)!.status).toBe('running');
+    // SQLite has one connection: the read waits for the commit. PostgreSQL reads on another
+    // connection: before the commit (nothing) or after it (running), never the queued row between.
+    if (store.dialect === 'sqlite') expect((await readDuring!)!.status).toBe('running');
+    else expect([undefined, 'running']).toContain((await readDuring!)?.status);
     let readRolledBack: Promise<WorkflowRow | undefined> | undefined;
     await expect(
       store.transaction(async (tx) => {
@@ -312,12 +348,12 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect(await readRolledBack!).toBeUndefined();
   });
 
-  it('two concurrent transactions on one project run one after the other, in call order, and lose no update', async () => {
+  it('two concurrent transactions on one project run one after the other and lose no update (SQLite: in call order)', async () => {
     const order: string[] = [];
     const send = (name: string) =>
       store.transaction(async (tx) => {
-        order.push(`${name} begins`);
         await tx.lock('projects', 'p1');
+        order.push(`${name} begins`);
         const seq = (await tx.workflows.nextSeq());
         await tx.workflows.insert(workflow(name, 'p1', seq));
         const message = await tx.messages.append({ id: `m-${name}`, projectId: 'p1', workflowId: name, role: 'user', type: 'instruction', content: name, createdAt: T0 });
@@ -325,9 +361,13 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
         order.push(`${name} ends`);
         return { seq, message: message.seq, position };
       });
-    const results = await Promise.all(['a', 'b', 'c', 'd'].map(send));
-    expect(order).toEqual(['a begins', 'a ends', 'b begins', 'b ends', 'c begins', 'c ends', 'd begins', 'd ends']);
-    expect(results).toEqual([
+    const names = ['a', 'b', 'c', 'd'];
+    const results = await Promise.all(names.map(send));
+    // Holding the project's lock, each ran whole before the next began: in call order on SQLite
+    // (one FIFO mutex), in the order the lock was granted on PostgreSQL (the seqs say which).
+    const granted = store.dialect === 'sqlite' ? names : [...names].sort((x, y) => results[names.indexOf(x)]!.seq - results[names.indexOf(y)]!.seq);
+    expect(order).toEqual(granted.flatMap((n) => [`${n} begins`, `${n} ends`]));
+    expect(granted.map((n) => results[names.indexOf(n)])).toEqual([
       { seq: 1, message: 1, position: 1 },
       { seq: 2, message: 2, position: 2 },
       { seq: 3, message: 3, position: 3 },
@@ -380,5 +420,249 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     );
     expect(reported).toEqual([]);
     expect(await store.repos.messages.lastSeq('p1')).toBe(400);
+  });
+});
+
+describe('openStore', () => {
+  it('refuses a database URL that is not postgres:// or postgresql://, without echoing it', async () => {
+    await expect(openStore({ file: ':memory:', databaseUrl: 'mysql://user:secret@host/db' })).rejects.toThrow(/postgres:\/\/ or postgresql:\/\/ \(got mysql:\/\/…\)/);
+    await expect(openStore({ file: ':memory:', databaseUrl: 'mysql://user:secret@host/db' })).rejects.not.toThrow(/secret/);
+  });
+});
+
+/** Nodes on one database: two PgStores with pools of their own, as two processes would have. */
+describe.skipIf(!postgresAvailable())('store contract: postgres across nodes', () => {
+  let a: PgStore;
+  let b: PgStore;
+  let admin: pg.Client;
+
+  const openNode = async (name: string, options: Partial<StoreConfig> = {}) => {
+    pgDatabase ??= createTestDatabase();
+    return (await openStore({ file: ':unused:', databaseUrl: (await pgDatabase).url, applicationName: name, ...options })) as PgStore;
+  };
+
+  beforeEach(async () => {
+    pgDatabase ??= createTestDatabase();
+    const { url } = await pgDatabase;
+    await emptyDatabase(url);
+    a = await openNode('node-a');
+    b = await openNode('node-b');
+    admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await a.repos.users.insert({ id: 'u1', name: 'alice', plan: 'free', createdAt: T0 });
+    await a.repos.projects.insert(project('p1', 'u1'));
+  });
+  afterEach(async () => {
+    await a.close();
+    await b.close();
+    await admin.end();
+  });
+
+  /** True once a connection of `applicationName` waits for a row lock. */
+  const waitsForLock = async (applicationName: string) =>
+    (await admin.query(`select 1 from pg_stat_activity where application_name = $1 and wait_event_type = 'Lock'`, [applicationName])).rowCount! > 0;
+
+  it('transactions that lock one project take turns: the second sees what the first wrote', async () => {
+    // Node A holds the lock while it waits for the test (a span it is told to ignore).
+    const holder = await openNode('node-holder', { strictTransactions: false, onTransactionSpan: () => {} });
+    try {
+      let locked!: () => void;
+      const hasLock = new Promise<void>((resolve) => (locked = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const first = holder.transaction(async (tx) => {
+        await tx.lock('projects', 'p1');
+        locked();
+        await released;
+        return (await tx.messages.append({ id: 'm1', projectId: 'p1', workflowId: null, role: 'user', type: 'instruction', content: 'one', createdAt: T0 })).seq;
+      });
+      await hasLock;
+      const second = b.transaction(async (tx) => {
+        await tx.lock('projects', 'p1');
+        const before = await tx.messages.lastSeq('p1');
+        const seq = (await tx.messages.append({ id: 'm2', projectId: 'p1', workflowId: null, role: 'user', type: 'instruction', content: 'two', createdAt: T0 })).seq;
+        return { before, seq };
+      });
+      await waitFor(() => waitsForLock('node-b'), 15_000, 'node B to wait for the project lock');
+      release();
+      expect(await first).toBe(1);
+      expect(await second).toEqual({ before: 1, seq: 2 });
+    } finally {
+      await holder.close();
+    }
+  });
+
+  it('a deadlock between two nodes is retried once: both transactions commit', async () => {
+    await a.repos.projects.insert(project('p2', 'u1'));
+    const holder = await openNode('node-holder', { strictTransactions: false, onTransactionSpan: () => {} });
+    try {
+      let runs = 0;
+      let locked!: () => void;
+      const hasLock = new Promise<void>((resolve) => (locked = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      // p1 then p2 on one node, p2 then p1 on the other: PostgreSQL aborts one of them (40P01).
+      const first = holder.transaction(async (tx) => {
+        runs++;
+        await tx.lock('projects', 'p1');
+        locked();
+        await released;
+        await tx.lock('projects', 'p2');
+        await tx.projects.touch('p1', T1);
+      });
+      await hasLock;
+      const second = b.transaction(async (tx) => {
+        runs++;
+        await tx.lock('projects', 'p2');
+        await tx.lock('projects', 'p1');
+        await tx.projects.touch('p2', T2);
+      });
+      await waitFor(() => waitsForLock('node-b'), 15_000, 'node B to wait for p1');
+      release();
+      await Promise.all([first, second]);
+      expect(runs).toBe(3);
+      expect((await a.repos.projects.findById('p1'))!.updatedAt).toBe(T1);
+      expect((await a.repos.projects.findById('p2'))!.updatedAt).toBe(T2);
+    } finally {
+      await holder.close();
+    }
+  });
+
+  it('10 concurrent sends into one project through two nodes: message seqs 1..10, workflow seqs in commit order', async () => {
+    const send = (node: Store, i: number) =>
+      node.transaction(async (tx) => {
+        await tx.lock('projects', 'p1');
+        const seq = await tx.workflows.nextSeq();
+        await tx.workflows.insert(workflow(`w${i}`, 'p1', seq));
+        const message = await tx.messages.append({ id: `m${i}`, projectId: 'p1', workflowId: `w${i}`, role: 'user', type: 'instruction', content: `${i}`, createdAt: T0 });
+        return { seq, message: message.seq };
+      });
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => send(i % 2 === 0 ? a : b, i)));
+    const byMessage = [...results].sort((x, y) => x.message - y.message);
+    expect(byMessage.map((r) => r.message)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    // Commit order (the message numbers) is FIFO order (the workflow seqs).
+    const seqs = byMessage.map((r) => r.seq);
+    expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+    expect(new Set(seqs).size).toBe(10);
+    expect((await a.repos.workflows.listQueued('p1')).map((w) => w.seq)).toEqual(seqs);
+  });
+
+  it('two sends to two projects through two nodes at once never get the same workflow seq', async () => {
+    await a.repos.projects.insert(project('p2', 'u1'));
+    const send = (node: Store, projectId: string, id: string) =>
+      node.transaction(async (tx) => {
+        await tx.lock('projects', projectId);
+        const seq = await tx.workflows.nextSeq();
+        await tx.workflows.insert(workflow(id, projectId, seq));
+        return seq;
+      });
+    const seqs = await Promise.all(Array.from({ length: 10 }, (_, i) => send(i % 2 === 0 ? a : b, i % 2 === 0 ? 'p1' : 'p2', `w${i}`)));
+    expect(new Set(seqs).size).toBe(10);
+  });
+
+  it('a notice published in a transaction reaches the other node after commit, never on rollback, and its own node once', async () => {
+    const seenByA: string[] = [];
+    const seenByB: string[] = [];
+    a.events.subscribe('project', (id) => seenByA.push(id));
+    b.events.subscribe('project', (id) => seenByB.push(id));
+    await expect(
+      a.transaction(async (tx) => {
+        tx.publish({ kind: 'project', id: 'rolled-back' });
+        await tx.projects.touch('p1', T1);
+        throw new Error('no');
+      }),
+    ).rejects.toThrow('no');
+    await a.transaction(async (tx) => {
+      tx.publish({ kind: 'project', id: 'p1' });
+      await tx.projects.touch('p1', T1);
+    });
+    // Delivered to A's own listeners at once, after COMMIT.
+    expect(seenByA).toEqual(['p1']);
+    await waitFor(() => seenByB.includes('p1'), 15_000, 'node B to get the notice');
+    expect(seenByB).toEqual(['p1']);
+    // A sentinel from B, after which A has surely had its own notice echoed back: still once.
+    await b.transaction(async (tx) => tx.publish({ kind: 'project', id: 'sentinel' }));
+    await waitFor(() => seenByA.includes('sentinel'), 15_000, 'node A to get the sentinel');
+    expect(seenByA).toEqual(['p1', 'sentinel']);
+  });
+
+  it('a listener connection ended by the server comes back and fires onReset; notices flow again', async () => {
+    let resets = 0;
+    b.events.onReset(() => resets++);
+    const pid = b.listenerPid;
+    expect(pid).toBeTypeOf('number');
+    expect(b.listening).toBe(true);
+    await admin.query('select pg_terminate_backend($1)', [pid]);
+    await waitFor(() => !b.listening || resets >= 1, 15_000, 'the store to see its listener gone');
+    await waitFor(() => resets >= 1, 15_000, 'onReset after the reconnect');
+    expect(b.listening).toBe(true);
+    expect(b.listenerPid).not.toBe(pid);
+    const seen: string[] = [];
+    b.events.subscribe('queued', (id) => seen.push(id));
+    await a.transaction(async (tx) => tx.publish({ kind: 'queued', id: 'p1' }));
+    await waitFor(() => seen.includes('p1'), 15_000, 'a notice after the reconnect');
+  });
+
+  it('claimQueued racing on two nodes: exactly one claims each head', async () => {
+    for (let i = 0; i < 10; i++) {
+      await a.repos.projects.insert(project(`r${i}`, 'u1'));
+      await a.repos.workflows.insert(workflow(`h${i}`, `r${i}`, await a.repos.workflows.nextSeq()));
+    }
+    const claims = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => [a, b].map((node, n) => node.repos.workflows.claimQueued(`h${i}`, { status: 'running', runnerId: `node-${n}`, startedAt: T1 }))).flat(),
+    );
+    for (let i = 0; i < 10; i++) expect([claims[2 * i], claims[2 * i + 1]].filter(Boolean)).toHaveLength(1);
+    expect(await a.repos.workflows.listActive()).toHaveLength(10);
+  });
+
+  it('a second active workflow of a project is refused (false), and the transaction goes on', async () => {
+    await a.repos.workflows.insert(workflow('x', 'p1', await a.repos.workflows.nextSeq()));
+    await a.repos.workflows.insert(workflow('y', 'p1', await a.repos.workflows.nextSeq()));
+    expect(await a.repos.workflows.claimQueued('x', { status: 'running', runnerId: 'a' })).toBe(true);
+    const after = await b.transaction(async (tx) => {
+      // Trips the one-active index: lost the race, not an error.
+      const moved = await tx.workflows.transition('y', 'queued', { status: 'running', runnerId: 'b' });
+      await tx.projects.touch('p1', T2);
+      return moved;
+    });
+    expect(after).toBe(false);
+    expect((await a.repos.workflows.findById('y'))!.status).toBe('queued');
+    expect((await b.repos.projects.findById('p1'))!.updatedAt).toBe(T2);
+  });
+
+  it('isHeldBy locks the row: a takeover waits for the holder to commit, then sees its write', async () => {
+    await a.repos.workflows.insert(workflow('x', 'p1', await a.repos.workflows.nextSeq(), 'running', { runnerId: 'old', leaseExpiresAt: 1 }));
+    const holder = await openNode('node-holder', { strictTransactions: false, onTransactionSpan: () => {} });
+    try {
+      let checked!: () => void;
+      const hasChecked = new Promise<void>((resolve) => (checked = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const write = holder.transaction(async (tx) => {
+        expect(await tx.workflows.isHeldBy('x', 'old')).toBe(true);
+        checked();
+        await released;
+        await tx.workflows.updateHeld('x', 'old', { stepName: 'written by the holder' });
+      });
+      await hasChecked;
+      const takeover = b.transaction(async (tx) => tx.workflows.transition('x', 'running', { status: 'failed', errorCode: 'interrupted', runnerId: null }, 'old'));
+      await waitFor(() => waitsForLock('node-b'), 15_000, 'the takeover to wait for the row lock');
+      release();
+      await write;
+      expect(await takeover).toBe(true);
+      expect(await a.repos.workflows.findById('x')).toMatchObject({ status: 'failed', stepName: 'written by the holder' });
+    } finally {
+      await holder.close();
+    }
+  });
+
+  it('measures the database clock: the offset is finite and small on one machine; ping answers; close is idempotent', async () => {
+    expect(Number.isFinite(a.clockOffsetMs())).toBe(true);
+    expect(Math.abs(a.clockOffsetMs())).toBeLessThan(500);
+    await a.ping();
+    const c = await openNode('node-c');
+    await c.close();
+    await c.close();
+    await expect(c.ping()).rejects.toThrow();
   });
 });

@@ -61,6 +61,8 @@ export class SqliteStore implements Store {
   readonly events: SqliteEvents;
   readonly rateWindows: RateWindows | null;
   readonly blobs = null;
+  readonly databaseUrl = null;
+  readonly listening = true;
   private readonly raw: Repos;
   private readonly mutex = new FifoMutex();
   private readonly strict: boolean;

@@ -5,7 +5,7 @@
 import { and, asc, count, desc, eq, inArray, isNull, max, sql } from 'drizzle-orm';
 import type { Db } from './db.js';
 import type { WorkflowRepo, SlotCandidate } from '../repos.js';
-import { ACTIVE_STATUSES as ACTIVE, TERMINAL_STATUSES as TERMINAL } from '../../workflows/workflow-states.js';
+import { ACTIVE_STATUSES as ACTIVE, TERMINAL_STATUSES as TERMINAL, WORKFLOW_STATUSES } from '../../workflows/workflow-states.js';
 import { projects, users, workflows, type WorkflowRow, type WorkflowStatus } from './schema.js';
 
 const ACTIVE_STATUSES = [...ACTIVE];
@@ -135,6 +135,13 @@ export class SqliteWorkflowRepo implements WorkflowRepo {
         .where(and(eq(projects.ownerId, ownerId), eq(workflows.status, 'queued')))
         .get()?.n ?? 0
     );
+  }
+
+  /** Workflows in each status, store-wide: one `GROUP BY` over the `(status, seq)` index. */
+  async countByStatus(): Promise<Record<WorkflowStatus, number>> {
+    const counts = Object.fromEntries(WORKFLOW_STATUSES.map((s) => [s, 0])) as Record<WorkflowStatus, number>;
+    for (const row of this.db.select({ status: workflows.status, n: count() }).from(workflows).groupBy(workflows.status).all()) counts[row.status] = row.n;
+    return counts;
   }
 
   /**
