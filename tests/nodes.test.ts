@@ -187,6 +187,23 @@ describe.each(STORES)('nodes on one $name store', (shared) => {
     expect(messages.map((m) => m.seq)).toEqual(messages.map((_, i) => i + 1));
   });
 
+  it('leases are written and compared on the database\'s clock (Store.clockOffsetMs), not the node\'s', async () => {
+    const dataDir = newDataDir();
+    const w = await startNode(dataDir, 'worker-node', { leaseMs: 60_000 });
+    // The database's clock is an hour ahead of this worker's.
+    w.app.store.clockOffsetMs = () => 3_600_000;
+    const alice = await aliceOn(w);
+    const projectId = (await w.app.projects.create(alice.caller, { name: 'Clocks' })).id;
+    const before = Date.now();
+    const sent = await w.app.workflows.send(alice.caller, { projectId, message: 'build it', kind: 'build' });
+    await runOf(w, sent.workflowId);
+    expect((await rowOf(w, sent.workflowId)).leaseExpiresAt).toBeGreaterThanOrEqual(before + 3_600_000 + 60_000);
+    // A node that reads the database's clock as two hours ahead finds that lease over, and reaps it.
+    const a = await startNode(dataDir, 'api-node', { claims: false, pollIntervalMs: 100 });
+    a.app.store.clockOffsetMs = () => 7_200_000;
+    expect(await reach(a, sent.workflowId, 'failed')).toMatchObject({ errorCode: 'interrupted' });
+  });
+
   it('a workflow that waits for a slot on one claiming node is claimed by another as soon as it is queued', async () => {
     const dataDir = newDataDir();
     const busy = await startNode(dataDir, 'busy-node', { maxConcurrentWorkflows: 1 });
