@@ -72,13 +72,10 @@ export interface WorkflowEngineOptions {
   /**
    * With `claims: false`: how long a send waits after its commit for another runner to claim the
    * workflow (or resume the answered one), so that it can answer `running` (ms). Default
-   * `DEFAULT_CLAIM_WAIT_MS`.
+   * `DEFAULTS.claimWaitMs`.
    */
   claimWaitMs?: number;
 }
-
-/** How long a send through a node that claims nothing waits for a worker's claim by default (ms). */
-export const DEFAULT_CLAIM_WAIT_MS = 2000;
 
 /** What the engine works with. */
 export interface WorkflowEngineDeps {
@@ -144,7 +141,7 @@ export class WorkflowEngine {
     this.killGraceMs = Math.min(Math.max(0, options.killGraceMs ?? 2000), 10_000);
     this.runner = options.runner ?? newRunnerIdentity();
     this.claims = options.claims ?? true;
-    this.claimWaitMs = Math.max(0, options.claimWaitMs ?? DEFAULT_CLAIM_WAIT_MS);
+    this.claimWaitMs = Math.max(0, options.claimWaitMs ?? DEFAULTS.claimWaitMs);
     this.builder = deps.builder;
     if (this.claims && !this.builder) throw new Error('A workflow engine that claims workflows needs a builder');
   }
