@@ -318,7 +318,7 @@ export class WorkflowEngine {
   private async recheckRuns(runs: LocalRun[]): Promise<void> {
     for (const run of runs) {
       // A claim whose transaction has not committed is not in the store yet.
-      if (run.lost || !run.launched) continue;
+      if (run.lost || !run.launched || run.finishing) continue;
       const row = await this.deps.store.repos.workflows.findById(run.workflowId);
       if (!row || row.runnerId !== this.runner.id) this.leaseLost(run);
       else if (row.status === 'cancelling') run.abort('cancel');
@@ -664,6 +664,8 @@ export class WorkflowEngine {
       failure = { code: raw.code, message: redactPaths(raw.message, { dataDir: this.deps.dataDir, workspaceDir }) };
       if (error instanceof LeaseLostError) this.leaseLost(run);
     }
+    // Its own end is recorded below: a re-read of its row meanwhile must not take it for lost.
+    run.finishing = true;
     // No process of this workflow outlives it.
     await this.killGroups(run);
     await this.recordEnd(run, failure);
