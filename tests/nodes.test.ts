@@ -11,11 +11,17 @@
  * the same database for every node).
  */
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, type App, type AppConfig } from '../src/app.js';
 import type { Caller } from '../src/auth/caller.js';
 import { silentLogger } from '../src/logger.js';
 import type { WorkflowRow } from '../src/store/rows.js';
+import { openStore } from '../src/store/store.js';
+import { ArtifactPublisher } from '../src/workflows/artifact-publisher.js';
+import { newRunnerIdentity } from '../src/workflows/runner-identity.js';
+import { WorkflowEngine } from '../src/workflows/workflow-engine.js';
+import { WorkflowJournal } from '../src/workflows/workflow-journal.js';
 import { GENEROUS_PLANS, tempDir, waitFor } from './helpers.js';
 import { ManualBuilder, type ManualRun } from './manual-builder.js';
 
@@ -229,6 +235,41 @@ describe.each(STORES)('nodes on one $name store', (shared) => {
     const view = await waited;
     expect(view.wait).toEqual({ changed: true, reason: 'changed' });
     expect(view.activeWorkflow?.step).toEqual({ index: 1, total: 9, name: 'Generating the app screens' });
+  });
+
+  it('an engine that claims nothing needs no builder, and its reaper fails a dead worker\'s build; one that claims refuses to be built without one', async () => {
+    const dataDir = newDataDir();
+    const w = await startNode(dataDir, 'worker-node', { leaseMs: 400 });
+    const alice = await aliceOn(w);
+    const projectId = (await w.app.projects.create(alice.caller, { name: 'Bare' })).id;
+    const sent = await w.app.workflows.send(alice.caller, { projectId, message: 'build it', kind: 'build' });
+    await runOf(w, sent.workflowId);
+    // A store connection of its own, as another process has.
+    const store = await openStore({ file: join(dataDir, 'mobile-builder.db') });
+    const parts = (builder?: ManualBuilder) => ({
+      store,
+      journal: new WorkflowJournal(store, w.app.clock),
+      artifactStore: w.app.artifactStore,
+      publisher: new ArtifactPublisher({ store, artifactStore: w.app.artifactStore, plans: GENEROUS_PLANS, clock: w.app.clock, logger: silentLogger() }),
+      builder,
+      plans: GENEROUS_PLANS,
+      dataDir,
+      logger: silentLogger(),
+      clock: w.app.clock,
+    });
+    expect(() => new WorkflowEngine(parts(), { maxConcurrent: 1 })).toThrow(/needs a builder/);
+    const bare = new WorkflowEngine(parts(), { maxConcurrent: 1, claims: false, pollIntervalMs: 50, runner: newRunnerIdentity('bare-node') });
+    await bare.start();
+    try {
+      // The worker dies: its connection closes, its heartbeats stop.
+      w.crashed = true;
+      await w.app.store.close();
+      await waitFor(async () => (await store.repos.workflows.findById(sent.workflowId))?.status === 'failed', 15_000, 'the bare engine to reap the build');
+      expect(await store.repos.workflows.findById(sent.workflowId)).toMatchObject({ errorCode: 'interrupted', runnerId: null });
+    } finally {
+      await bare.shutdown();
+      await store.close();
+    }
   });
 
   it('a token revoked through one node is refused by the other, told by a cache notice', async () => {
