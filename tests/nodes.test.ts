@@ -226,6 +226,24 @@ describe.each(STORES)('nodes on one $name store', (shared) => {
     await reach(busy, waiting.workflowId, 'completed');
   });
 
+  it('an answer through one claiming node to a build another node holds answers running once that node resumed it', async () => {
+    const dataDir = newDataDir();
+    const holder = await startNode(dataDir, 'holder-node');
+    const other = await startNode(dataDir, 'other-node');
+    const alice = await aliceOn(holder);
+    const projectId = (await holder.app.projects.create(alice.caller, { name: 'Held' })).id;
+    const sent = await holder.app.workflows.send(alice.caller, { projectId, message: 'deploy it', kind: 'deploy' });
+    const run = await runOf(holder, sent.workflowId);
+    run.ask('colour', 'Which colour?');
+    await reach(other, sent.workflowId, 'waiting_for_input');
+    const answered = await other.app.workflows.send(alice.caller, { projectId, message: 'green' });
+    expect(answered).toEqual({ messageId: expect.any(String), workflowId: sent.workflowId, kind: 'deploy', status: 'running' });
+    await waitFor(() => run.answers.length > 0, 15_000, 'the answer to reach the builder');
+    expect(run.answers).toEqual(['green']);
+    const messages = (await other.app.workflows.messages(alice.caller, { projectId })).messages;
+    expect(messages.map((m) => m.content)).not.toContainEqual(expect.stringMatching(/^Answer received/));
+  });
+
   it('svc_get_session waiting on one node returns when another node changes the project', async () => {
     const { a, w, alice, projectId } = await apiAndWorker();
     const sent = await a.app.workflows.send(alice.caller, { projectId, message: 'build it', kind: 'build' });

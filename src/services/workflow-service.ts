@@ -113,7 +113,9 @@ export class WorkflowService {
           const status = starts.started(workflowId) ? 'running' : row?.status;
           if (status !== 'waiting_for_input') return { result: recorded.result };
           if (row?.runnerId === null) tx.publish({ kind: 'queued', id: input.projectId });
-          if (!engine.claims) return { result: recorded.result, unclaimed: 'waiting_for_input' };
+          // Another node holds it (or this one claims nothing): its runner resumes it on the notice.
+          const heldElsewhere = row?.runnerId != null && row.runnerId !== engine.runnerId;
+          if (!engine.claims || heldElsewhere) return { result: recorded.result, unclaimed: 'waiting_for_input' };
           return { result: await this.reportAnsweredWaiting(tx, caller, recorded.result) };
         }
         // The service only records the request; the engine owns the claim.
@@ -139,10 +141,11 @@ export class WorkflowService {
   }
 
   /**
-   * On a node that claims nothing, after the send's commit: waits (up to the engine's claim wait)
-   * for a worker to claim the new workflow or resume the answered one, and answers `running` when
-   * one did; else reports it as waiting for a slot, with its status message, as a node that
-   * claims would have.
+   * After the send's commit, for a workflow another node has to start (this node claims nothing,
+   * or another node holds the answered workflow): waits (up to the engine's claim wait) for a
+   * worker to claim the new workflow or resume the answered one, and answers `running` when one
+   * did; else reports it as waiting for a slot, with its status message, as the claiming node
+   * would have.
    */
   private async settleUnclaimed(caller: Caller, projectId: string, result: SendMessageResult, from: 'queued' | 'waiting_for_input'): Promise<SendMessageResult> {
     const { engine, store } = this.deps;

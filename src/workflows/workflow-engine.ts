@@ -70,9 +70,9 @@ export interface WorkflowEngineOptions {
    */
   claims?: boolean;
   /**
-   * With `claims: false`: how long a send waits after its commit for another runner to claim the
-   * workflow (or resume the answered one), so that it can answer `running` (ms). Default
-   * `DEFAULTS.claimWaitMs`.
+   * How long a send waits after its commit for another runner to claim its workflow (with
+   * `claims: false`), or to resume the answered workflow that runner holds (any engine), so that
+   * it can answer `running` (ms). Default `DEFAULTS.claimWaitMs`.
    */
   claimWaitMs?: number;
 }
@@ -125,6 +125,8 @@ export class WorkflowEngine {
   private unlisten: (() => void)[] = [];
   /** Local runs to re-read soon because a notice named them (`all`: every one, after a reset). */
   private recheckQueued: Set<string> | 'all' | undefined;
+  /** The pump's retry after a contender's project was locked elsewhere (`pumpSoon`). */
+  private retryTimer: NodeJS.Timeout | undefined;
 
   /**
    * @throws Error when `options.claims` is not false and `deps.builder` is missing.
@@ -188,7 +190,7 @@ export class WorkflowEngine {
   }
 
   /**
-   * After a send's commit, on an engine that claims nothing: waits up to `claimWaitMs` for another
+   * After a send's commit, for a workflow another runner has to start: waits up to `claimWaitMs` for another
    * runner to move the workflow out of `from` (`queued`: a claim; `waiting_for_input`: the holder
    * or a worker resumed it), woken by the store's notices.
    * @returns the workflow's row as last read (undefined when it is gone).
@@ -196,6 +198,16 @@ export class WorkflowEngine {
   async awaitClaim(workflow: Pick<WorkflowRow, 'id' | 'projectId'>, from: 'queued' | 'waiting_for_input'): Promise<WorkflowRow | undefined> {
     if (this.claimWaitMs === 0) return this.deps.store.repos.workflows.findById(workflow.id);
     return waitForWorkflow(this.deps.store, workflow, (row) => row?.status !== from, { timeoutMs: this.claimWaitMs, recheckMs: this.pollIntervalMs });
+  }
+
+  /** Pumps again shortly: a contender was skipped because another transaction held its project's row. */
+  private pumpSoon(): void {
+    if (this.retryTimer || this.stopped) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.schedulePump();
+    }, Math.min(50, this.pollIntervalMs));
+    this.retryTimer.unref();
   }
 
   /** Asks the engine to look for queued work soon (coalesced). */
@@ -253,6 +265,7 @@ export class WorkflowEngine {
     this.accepting = false;
     this.stopped = true;
     if (this.tickTimer) clearInterval(this.tickTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
     for (const stop of this.unlisten.splice(0)) stop();
     const runs = [...this.runs.values()];
     for (const run of runs) run.abort('shutdown');
@@ -586,7 +599,10 @@ export class WorkflowEngine {
     // The project's row lock serialises the claim with sends to the project on every node. Without
     // waiting: a send's transaction holds its own project's lock already, and waiting for another
     // one could deadlock two nodes; a project locked elsewhere is skipped (its pump runs after).
-    if (!(await tx.tryLock('projects', row.projectId))) return false;
+    if (!(await tx.tryLock('projects', row.projectId))) {
+      this.pumpSoon();
+      return false;
+    }
     if (row.status === 'queued') return this.claimIn(tx, row, starts);
     const run = this.runs.get(row.id);
     if (row.runnerId === this.runner.id && run) {
