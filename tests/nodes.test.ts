@@ -46,7 +46,11 @@ const dirs: string[] = [];
 
 afterEach(async () => {
   for (const node of started.splice(0).reverse()) {
-    if (node.crashed) continue;
+    // A crashed node's store is closed: only its engine's timers and builds are left to stop.
+    if (node.crashed) {
+      await node.app.engine.shutdown().catch(() => undefined);
+      continue;
+    }
     for (const run of node.builder.live()) run.fail('test over');
     await node.app.close();
   }
