@@ -36,7 +36,7 @@ import { PreviewScreenshots } from './services/preview-screenshots.js';
 import { locateBrowser } from './builders/browser-location.js';
 import type { ArtifactRepo, OAuthRepo, UserRepo } from './store/repos.js';
 import { openStore, type Store } from './store/store.js';
-import { ChangeWatch, ReadCache } from './store/read-cache.js';
+import { ChangeWatch, publishCacheChange, ReadCache } from './store/read-cache.js';
 import { ProjectChanges } from './workflows/project-changes.js';
 import type { HttpServerOptions, RunningHttpServer } from './transports/http-server.js';
 import { ArtifactPublisher } from './workflows/artifact-publisher.js';
@@ -100,6 +100,14 @@ export interface AppConfig {
   leaseMs?: number;
   /** How often a running workflow's lease is renewed (ms, default min(500, leaseMs / 5)). */
   heartbeatMs?: number;
+  /**
+   * Whether this node's engine claims and runs workflows (default true). False for a node that
+   * serves the tools, the console and the artifacts but builds nothing (the `api` role): its
+   * engine reaps, and its sends wait for the workers (docs/workflows.md "Nodes that claim nothing").
+   */
+  claims?: boolean;
+  /** With `claims: false`: how long a send waits for a worker's claim before it answers `queued` (ms, `--claim-wait-ms`, default 2000). */
+  claimWaitMs?: number;
   /** Lifetimes of OAuth codes and tokens, in seconds (README "Sign in with OAuth"); defaults 60 s, 1 h, 30 days. */
   oauth?: OAuthLifetimes;
   /**
@@ -190,11 +198,14 @@ export async function createApp(config: AppConfig): Promise<App> {
   const { users, artifacts: artifactRepo, oauth: oauthRepo } = store.repos;
 
   const publicUrl = new PublicUrl(config.publicUrl, config.artifactUrl, config.artifactOrigins);
-  // Cleared by other processes' commits (the store's resets) and by this process's revocations.
-  const tokenCache = new ReadCache<CachedToken>(new ChangeWatch(store.events));
-  const oauthGrants = new OAuthGrants(oauthRepo, clock, config.oauth, () => tokenCache.clear());
+  // Cleared by the store's `cache:tokens` notices (a revocation or a plan change on any node) and resets.
+  const tokenCache = new ReadCache<CachedToken>(new ChangeWatch(store.events, (id) => id === 'tokens'));
+  const oauthGrants = new OAuthGrants(oauthRepo, clock, config.oauth, async () => {
+    tokenCache.clear();
+    await publishCacheChange(store, 'tokens');
+  });
   // OAuth access tokens are good only at this server's `/mcp` (RFC 8707): the audience follows the public URL.
-  const tokens = new TokenService(users, store.repos.tokens, clock, tokenCache, { grants: oauthGrants, audience: () => `${publicUrl.get()}/mcp` });
+  const tokens = new TokenService(users, store.repos.tokens, clock, tokenCache, { grants: oauthGrants, audience: () => `${publicUrl.get()}/mcp` }, store);
   // A file store may be served by several processes: count in the store so that they share the limits.
   const loginCodes = new LoginCodeService(users, store.repos.loginCodes, clock);
   // PostgreSQL: exact across nodes, counted on a small pool of its own (ended after the store).
@@ -206,9 +217,11 @@ export async function createApp(config: AppConfig): Promise<App> {
   });
   const access = new ProjectAccess(store.repos.projects);
   const projects = new ProjectService(store, access, plans, clock);
-  // The store's `project` notices, after each commit, fanned out to each project's listeners.
+  // The store's `project` notices (of every node), after each commit, fanned out to each project's
+  // listeners; a reset (notices may have been missed, or another SQLite process committed) wakes all.
   const changes = new ProjectChanges();
   store.events.subscribe('project', (projectId) => changes.notify(projectId));
+  store.events.onReset(() => changes.notifyAll());
   // Loaded only when asked for: prom-client stays out of a stdio start (README "Start-up time").
   // The engine's runs are read at scrape time, once the engine below exists.
   let engineRuns = () => 0;
@@ -235,6 +248,8 @@ export async function createApp(config: AppConfig): Promise<App> {
       ...(config.cancelTimeoutMs !== undefined && { cancelTimeoutMs: config.cancelTimeoutMs }),
       ...(config.leaseMs !== undefined && { leaseMs: config.leaseMs }),
       ...(config.heartbeatMs !== undefined && { heartbeatMs: config.heartbeatMs }),
+      ...(config.claims !== undefined && { claims: config.claims }),
+      ...(config.claimWaitMs !== undefined && { claimWaitMs: config.claimWaitMs }),
     },
   );
   engineRuns = () => engine.busy;

@@ -18,6 +18,8 @@ export const DEFAULTS = {
   maxConcurrentWorkflows: 2,
   /** Lease of a running workflow's claim, in ms (docs/workflows.md#leases). */
   leaseMs: 2500,
+  /** How long a send through a node that claims nothing waits for a worker's claim, in ms (docs/workflows.md#nodes-that-claim-nothing). */
+  claimWaitMs: 2000,
   /** Largest HTTP request body and largest stdio line (one JSON-RPC message), in bytes: 1 MiB. */
   bodyLimitBytes: 1024 * 1024,
   /** Log level of the process logger. */

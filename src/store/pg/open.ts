@@ -20,7 +20,7 @@ import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import type { Repos } from '../repos.js';
 import type { ProjectRow } from '../rows.js';
-import { TransactionSpanError, type LockTable, type Store, type StoreConfig, type StoreEvent, type Tx } from '../port.js';
+import { TransactionSpanError, type LockTable, type PoolStats, type Store, type StoreConfig, type StoreEvent, type Tx } from '../port.js';
 import { ChangeWatch, ReadCache } from '../read-cache.js';
 import { PgBlobStore } from './blob-store.js';
 import { ClockOffset } from './clock-offset.js';
@@ -127,6 +127,11 @@ export class PgStore implements Store {
   }
 
   /** True while the change-notice (LISTEN) connection is up (`Store.listening`). */
+  /** Connections of the pool (not the listener's): open, idle, and requests waiting for one. */
+  poolStats(): PoolStats {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
+
   get listening(): boolean {
     return this.events.listening;
   }
@@ -263,6 +268,12 @@ export class PgStore implements Store {
       lock: (table: LockTable, id: string) =>
         inside(async () => {
           await dtx.execute(sql`select 1 from ${sql.identifier(LOCK_TABLES[table])} where id = ${id} for update`);
+        }),
+      // A row this transaction locked already is returned (a transaction never waits for itself).
+      tryLock: (table: LockTable, id: string) =>
+        inside(async () => {
+          const found = await dtx.execute(sql`select 1 from ${sql.identifier(LOCK_TABLES[table])} where id = ${id} for update skip locked`);
+          return found.rows.length > 0;
         }),
       publish: (event: StoreEvent) => {
         if (state.open) state.events.push(event);

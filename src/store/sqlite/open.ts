@@ -190,6 +190,10 @@ export class SqliteStore implements Store {
         // BEGIN IMMEDIATE holds the file's write lock: every writer is serialised already.
         if (!state.open) throw state.spanned ?? new Error('The transaction has ended');
       },
+      tryLock: async (_table: LockTable, _id: string) => {
+        if (!state.open) throw state.spanned ?? new Error('The transaction has ended');
+        return true;
+      },
       publish: (event: StoreEvent) => {
         if (state.open) state.events.push(event);
       },
