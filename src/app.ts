@@ -28,6 +28,7 @@ import { ProjectAccess } from './services/project-access.js';
 import { ProjectService } from './services/project-service.js';
 import { PublicUrl, type ArtifactOrigins } from './services/public-url.js';
 import { WorkflowService } from './services/workflow-service.js';
+import { importUpdateChannelFiles } from './services/update-channel-import.js';
 import { PreviewScreenshots } from './services/preview-screenshots.js';
 import { locateBrowser } from './builders/browser-location.js';
 import type { ArtifactRepo, OAuthRepo, UserRepo } from './store/repos.js';
@@ -36,7 +37,9 @@ import { ChangeWatch, ReadCache } from './store/read-cache.js';
 import { ProjectChanges } from './workflows/project-changes.js';
 import type { HttpServerOptions, RunningHttpServer } from './transports/http-server.js';
 import { ArtifactPublisher } from './workflows/artifact-publisher.js';
-import { ArtifactStore } from './workflows/artifact-store.js';
+import type { ArtifactStore } from './workflows/artifact-store.js';
+import { BlobArtifactStore } from './workflows/blob-artifact-store.js';
+import { DiskArtifactStore } from './workflows/disk-artifact-store.js';
 import { WorkflowEngine } from './workflows/workflow-engine.js';
 import { WorkflowJournal } from './workflows/workflow-journal.js';
 
@@ -192,7 +195,10 @@ export async function createApp(config: AppConfig): Promise<App> {
   const changes = new ProjectChanges();
   store.events.subscribe('project', (projectId) => changes.notify(projectId));
   const journal = new WorkflowJournal(store, clock, logger);
-  const artifactStore = new ArtifactStore(config.dataDir);
+  // With blobs (PostgreSQL) any node serves any artifact from its cache; else they are folders here.
+  const artifactStore: ArtifactStore = store.blobs
+    ? new BlobArtifactStore({ dataDir: config.dataDir, blobs: store.blobs, artifacts: artifactRepo, cacheMb: (config as { artifactCacheMb?: number }).artifactCacheMb })
+    : new DiskArtifactStore(config.dataDir);
   const builder = config.builderInstance ?? createBuilder(config.builder ?? DEFAULTS.builder, config);
   const engine = new WorkflowEngine(
     {
@@ -256,6 +262,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     async start() {
       const stale = await artifactStore.removeTemporary();
       if (stale > 0) logger.info({ folders: stale }, 'removed half-copied artifact folders left by an earlier stop');
+      await importUpdateChannelFiles(config.dataDir, store.repos.updateChannels, logger);
       await engine.start();
       await gateway.start();
     },

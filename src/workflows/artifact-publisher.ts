@@ -1,6 +1,6 @@
 /**
  * Publishing a builder's artifacts (README "Previews and deployments"): copies the files into the
- * artifact store within the owner's storage quota (the plan's `artifactStorageMb`, which the
+ * artifact store (a folder, or a blob uploaded before the transaction, docs/postgresql.md#artifacts) within the owner's storage quota (the plan's `artifactStorageMb`, which the
  * owner's artifacts and project workspaces share), records the
  * row with its size, and applies retention: only the newest previews of each platform of a project
  * are kept (deployments are kept for ever, being immutable).
@@ -14,7 +14,7 @@ import type { ArtifactRow } from '../store/rows.js';
 import type { Store, Tx } from '../store/store.js';
 import { join } from 'node:path';
 import { folderBytes } from '../io/folder-size.js';
-import { ArtifactTooLargeError, artifactPath, type ArtifactStore } from './artifact-store.js';
+import { ArtifactNotFoundError, ArtifactTooLargeError, artifactPath, type ArtifactStore, type ImportedFolder } from './artifact-store.js';
 
 /** Artifact storage of a plan that names none, in MiB. */
 const DEFAULT_ARTIFACT_STORAGE_MB = 1024;
@@ -69,47 +69,59 @@ export class ArtifactPublisher {
     const { artifactStore, store } = this.deps;
     const id = randomUUID();
     let externalUrl: string | null = null;
-    let bytes = 0;
-    let refused: string[] = [];
+    let imported: ImportedFolder = { bytes: 0, refused: [], blobId: null };
     if ('externalUrl' in request) externalUrl = request.externalUrl;
     else {
-      const source = 'sourceDir' in request ? request.sourceDir : artifactStore.dirOf(request.fromArtifactId);
+      const source =
+        'sourceDir' in request
+          ? request.sourceDir
+          : await artifactStore.localDir(request.fromArtifactId).catch((error: unknown) => {
+              throw error instanceof ArtifactNotFoundError ? new Error('The folder to publish does not exist.') : error;
+            });
       const { quotaBytes, usedBytes } = await this.quota(projectId);
       const allowance = quotaBytes - usedBytes;
       if (allowance <= 0) throw quotaFailure(quotaBytes, usedBytes);
       try {
-        ({ bytes, refused } = await artifactStore.importFolder(id, source, allowance));
+        imported = await artifactStore.importFolder(id, source, allowance);
       } catch (error) {
         if (error instanceof ArtifactTooLargeError) throw quotaFailure(quotaBytes, usedBytes);
         throw error;
       }
     }
     let expired: ArtifactRow[] = [];
-    const row = await store.transaction(async (tx) => {
-      await beforeInsert?.(tx);
-      const { artifacts } = tx;
-      const inserted: ArtifactRow = {
-        id,
-        projectId,
-        workflowId,
-        kind: request.kind,
-        platform: request.platform,
-        number: request.kind === 'deployment' ? await artifacts.deployNumber(projectId, workflowId) : null,
-        externalUrl,
-        bytes,
-        createdAt: isoNow(this.deps.clock),
-      };
-      await artifacts.insert(inserted);
-      if (request.kind === 'preview') {
-        expired = await artifacts.previewsBeyond(projectId, request.platform, this.deps.previewsKept ?? DEFAULT_PREVIEWS_KEPT);
-        await artifacts.delete(expired.map((r) => r.id));
-      }
-      return inserted;
-    });
-    for (const old of expired) {
-      await artifactStore.remove(old.id).catch((error: unknown) => this.deps.logger.warn({ err: error, artifactId: old.id }, 'could not remove an expired preview'));
+    let row: ArtifactRow;
+    try {
+      row = await store.transaction(async (tx) => {
+        await beforeInsert?.(tx);
+        const { artifacts } = tx;
+        const inserted: ArtifactRow = {
+          id,
+          projectId,
+          workflowId,
+          kind: request.kind,
+          platform: request.platform,
+          number: request.kind === 'deployment' ? await artifacts.deployNumber(projectId, workflowId) : null,
+          externalUrl,
+          bytes: imported.bytes,
+          createdAt: isoNow(this.deps.clock),
+          blobId: imported.blobId,
+        };
+        await artifacts.insert(inserted);
+        if (request.kind === 'preview') {
+          expired = await artifacts.previewsBeyond(projectId, request.platform, this.deps.previewsKept ?? DEFAULT_PREVIEWS_KEPT);
+          await artifacts.delete(expired.map((r) => r.id));
+        }
+        return inserted;
+      });
+    } catch (error) {
+      // No row names the files: they go (with their blob), so nothing is left that nobody serves.
+      if (!externalUrl) await artifactStore.remove({ id, blobId: imported.blobId }).catch((removeError: unknown) => this.deps.logger.warn({ err: removeError, artifactId: id }, 'could not remove an unrecorded artifact'));
+      throw error;
     }
-    return { published: toPublished(row), refused };
+    for (const old of expired) {
+      await artifactStore.remove(old).catch((error: unknown) => this.deps.logger.warn({ err: error, artifactId: old.id }, 'could not remove an expired preview'));
+    }
+    return { published: toPublished(row), refused: imported.refused };
   }
 
   /** The owner's storage quota and what the owner's artifacts and workspaces use now, in bytes. */

@@ -163,7 +163,7 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     await r.workflows.insert(workflow('a', 'p1', 1, 'completed'));
     await r.workflows.insert(workflow('b', 'p1', 2, 'completed'));
     const art = (id: string, kind: 'preview' | 'deployment', platform: 'web' | 'ios', createdAt: string, workflowId = 'a', number: number | null = null) =>
-      r.artifacts.insert({ id, projectId: 'p1', workflowId, kind, platform, number, externalUrl: null, bytes: 10, createdAt });
+      r.artifacts.insert({ id, projectId: 'p1', workflowId, kind, platform, number, externalUrl: null, bytes: 10, createdAt, blobId: null });
     await art('v1', 'preview', 'web', T0);
     await art('v2', 'preview', 'web', T1);
     await art('v3', 'preview', 'ios', T2);
