@@ -42,6 +42,7 @@ import { BlobArtifactStore } from './workflows/blob-artifact-store.js';
 import { DiskArtifactStore } from './workflows/disk-artifact-store.js';
 import { WorkflowEngine } from './workflows/workflow-engine.js';
 import { WorkflowJournal } from './workflows/workflow-journal.js';
+import { WorkspaceSync } from './workflows/workspace-sync.js';
 
 /** The package version, read from package.json. */
 export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -211,6 +212,11 @@ export async function createApp(config: AppConfig): Promise<App> {
       dataDir: config.dataDir,
       logger,
       clock,
+      // With blobs (PostgreSQL) the next workflow of a project may run on another worker.
+      ...(store.blobs &&
+        store.repos.workspaces && {
+          workspaceSync: new WorkspaceSync({ blobs: store.blobs, workspaces: store.repos.workspaces, journal, logger, maxMb: (config as { workspaceSnapshotMaxMb?: number }).workspaceSnapshotMaxMb }),
+        }),
     },
     {
       maxConcurrent: config.maxConcurrentWorkflows ?? DEFAULTS.maxConcurrentWorkflows,

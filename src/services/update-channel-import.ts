@@ -45,8 +45,10 @@ export async function importUpdateChannelFiles(dataDir: string, channels: Pick<U
   return imported;
 }
 
-/** SQLite's `SQLITE_CONSTRAINT_FOREIGNKEY`, PostgreSQL's 23503. */
+/** SQLite's `SQLITE_CONSTRAINT_FOREIGNKEY`, PostgreSQL's 23503 (drizzle wraps the driver's error as its `cause`). */
 function isForeignKeyError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || code === '23503';
+  for (let e = error as { code?: unknown; cause?: unknown } | null | undefined; e; e = e.cause as typeof e) {
+    if (e.code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || e.code === '23503') return true;
+  }
+  return false;
 }

@@ -21,7 +21,7 @@ import type { ArtifactRepo } from '../store/repos.js';
 import { ArtifactNotFoundError, copyPublishedFiles, resolveInside, type ArtifactStore, type ImportedFolder, type StoredArtifact } from './artifact-store.js';
 
 /** The cache's default limit (`--artifact-cache-mb`), in MiB. */
-export const DEFAULT_ARTIFACT_CACHE_MB = 2048;
+const DEFAULT_ARTIFACT_CACHE_MB = 2048;
 
 /** What a blob artifact store works with. */
 export interface BlobArtifactStoreDeps {

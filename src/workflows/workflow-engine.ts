@@ -38,6 +38,7 @@ import { LeaseLostError, LocalRun } from './local-run.js';
 import { isGroupAlive, isReusedGroup, killGroup } from './process-groups.js';
 import { isDeadOnThisHost, newRunnerIdentity, type RunnerIdentity } from './runner-identity.js';
 import { kindLabel, type NewMessage, type WorkflowJournal } from './workflow-journal.js';
+import type { CompletionHook, WorkspaceSync } from './workspace-sync.js';
 
 
 /** Engine tuning; defaults in each field's comment. */
@@ -70,6 +71,8 @@ export interface WorkflowEngineDeps {
   dataDir: string;
   logger: Logger;
   clock: Clock;
+  /** Workspace snapshots, with a store that has blobs (docs/postgresql.md#workspace-snapshots); absent: the workspace stays on this disk. */
+  workspaceSync?: WorkspaceSync;
 }
 
 
@@ -538,6 +541,7 @@ export class WorkflowEngine {
 
     let failure: { code: string; message: string } | null = null;
     try {
+      await this.deps.workspaceSync?.restore(row.projectId, workspaceDir, (text) => context.say(text));
       await builder.run(job, context);
     } catch (error) {
       const raw =
@@ -587,7 +591,8 @@ export class WorkflowEngine {
       }, owner);
       logger.info({ workflowId: row.id, code: failure.code }, 'workflow failed');
     } else {
-      await journal.transition(row, 'running', 'complete', released, { role: 'system', type: 'status', content: `${kindLabel(row.kind)} completed.` }, owner);
+      const complete = (hook?: CompletionHook) => journal.transition(row, 'running', 'complete', released, { role: 'system', type: 'status', content: `${kindLabel(row.kind)} completed.` }, owner, undefined, hook);
+      await (this.deps.workspaceSync?.complete(row, join(this.deps.dataDir, 'workspaces', row.projectId), complete) ?? complete());
       logger.info({ workflowId: row.id }, 'workflow completed');
     }
   }

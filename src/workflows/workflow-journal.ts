@@ -64,7 +64,8 @@ export class WorkflowJournal {
    * Applies `event` to `workflow` if its stored status is still `from` (and, when `owner` is given,
    * if `owner` still holds it; `null`: if no runner does), writes `patch`, and posts `message`,
    * inside `tx` when given (else in its own transaction).
-   * Finishing statuses get `finishedAt`; `completed` also moves the project's `updatedAt` and its workspace version.
+   * Finishing statuses get `finishedAt`; `completed` also moves the project's `updatedAt` and its
+   * workspace version, and runs `onCompleted` with that version in the same transaction.
    * @returns true when the transition happened (false: the row had moved on, or another runner holds it).
    * @throws IllegalTransitionError (logged) when `event` is not allowed from `from`: nothing is written.
    */
@@ -76,6 +77,7 @@ export class WorkflowJournal {
     message?: NewMessage,
     owner?: string | null,
     tx?: Tx,
+    onCompleted?: (tx: Tx, workspaceVersion: number) => Promise<void>,
   ): Promise<boolean> {
     let to: WorkflowStatus;
     try {
@@ -84,11 +86,14 @@ export class WorkflowJournal {
       if (error instanceof IllegalTransitionError) this.logger?.error({ workflowId: workflow.id, from, event }, error.message);
       throw error;
     }
-    if (!tx) return this.store.transaction((own) => this.transition(workflow, from, event, patch, message, owner, own));
+    if (!tx) return this.store.transaction((own) => this.transition(workflow, from, event, patch, message, owner, own, onCompleted));
     const now = this.now();
     const full = { ...(isTerminal(to) && { finishedAt: now }), ...patch, status: to };
     if (!(await tx.workflows.transition(workflow.id, from, full, owner))) return false;
-    if (to === 'completed') await tx.projects.completeWorkspace(workflow.projectId, now);
+    if (to === 'completed') {
+      const version = await tx.projects.completeWorkspace(workflow.projectId, now);
+      await onCompleted?.(tx, version);
+    }
     if (message) await this.post(workflow.projectId, workflow.id, message, tx);
     this.changed(tx, workflow.projectId);
     return true;
