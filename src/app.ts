@@ -201,6 +201,11 @@ export async function createApp(config: AppConfig): Promise<App> {
     ? new BlobArtifactStore({ dataDir: config.dataDir, blobs: store.blobs, artifacts: artifactRepo, cacheMb: (config as { artifactCacheMb?: number }).artifactCacheMb })
     : new DiskArtifactStore(config.dataDir);
   const builder = config.builderInstance ?? createBuilder(config.builder ?? DEFAULTS.builder, config);
+  // With blobs (PostgreSQL) the next workflow of a project may run on another worker: workspaces travel as snapshots.
+  const workspaceSync =
+    store.blobs && store.repos.workspaces
+      ? new WorkspaceSync({ blobs: store.blobs, workspaces: store.repos.workspaces, journal, logger, maxMb: (config as { workspaceSnapshotMaxMb?: number }).workspaceSnapshotMaxMb })
+      : undefined;
   const engine = new WorkflowEngine(
     {
       store,
@@ -212,11 +217,7 @@ export async function createApp(config: AppConfig): Promise<App> {
       dataDir: config.dataDir,
       logger,
       clock,
-      // With blobs (PostgreSQL) the next workflow of a project may run on another worker.
-      ...(store.blobs &&
-        store.repos.workspaces && {
-          workspaceSync: new WorkspaceSync({ blobs: store.blobs, workspaces: store.repos.workspaces, journal, logger, maxMb: (config as { workspaceSnapshotMaxMb?: number }).workspaceSnapshotMaxMb }),
-        }),
+      ...(workspaceSync && { workspaceSync }),
     },
     {
       maxConcurrent: config.maxConcurrentWorkflows ?? DEFAULTS.maxConcurrentWorkflows,
@@ -269,6 +270,7 @@ export async function createApp(config: AppConfig): Promise<App> {
       const stale = await artifactStore.removeTemporary();
       if (stale > 0) logger.info({ folders: stale }, 'removed half-copied artifact folders left by an earlier stop');
       await importUpdateChannelFiles(config.dataDir, store.repos.updateChannels, logger);
+      await workspaceSync?.removeTemporary(join(config.dataDir, 'workspaces'));
       await engine.start();
       await gateway.start();
     },

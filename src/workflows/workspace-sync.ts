@@ -59,6 +59,17 @@ export class WorkspaceSync {
   }
 
   /**
+   * Removes the half-unpacked and replaced folders a killed process left in `workspacesDir`
+   * (`.restore-*`, `.replaced-*`). Call at start. @returns how many.
+   */
+  async removeTemporary(workspacesDir: string): Promise<number> {
+    const names = await readdir(workspacesDir).catch(() => [] as string[]);
+    const stale = names.filter((name) => name.startsWith('.restore-') || name.startsWith('.replaced-'));
+    await Promise.all(stale.map((name) => rm(join(workspacesDir, name), { recursive: true, force: true })));
+    return stale.length;
+  }
+
+  /**
    * After a claim, before the builder runs: replaces `workspaceDir` with the project's snapshot
    * when the local copy is older or of unknown version, then marks the copy as in use.
    * @param say posts a progress message (the restore, and a snapshot older than the last completion)
