@@ -6,7 +6,7 @@
  * removes it with the row (retention), and leaves nothing when the row is not recorded.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Readable } from 'node:stream';
 import pg from 'pg';
@@ -111,6 +111,16 @@ describe.skipIf(!postgresAvailable())('artifacts in blobs, served by any node', 
     expect(blobs.gets - before).toBe(1);
     // No temporary folder is left behind.
     expect(readdirSync(b.cacheRoot).filter((name) => name.startsWith('.'))).toEqual([]);
+  });
+
+  it('a cached folder another process on the data dir removed is fetched again', async () => {
+    const id = await publish(node(), source({ 'index.html': 'again' }));
+    const b = node();
+    const dir = await b.localDir(id);
+    rmSync(dir, { recursive: true });
+    const before = blobs.gets;
+    expect(readFileSync((await b.resolveFile(id, 'index.html'))!, 'utf8')).toBe('again');
+    expect(blobs.gets - before).toBe(1);
   });
 
   it('evicts the least recently read artifacts once the cache is over its limit', async () => {

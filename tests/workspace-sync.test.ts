@@ -181,11 +181,11 @@ describe.skipIf(!postgresAvailable())('workspace snapshots', () => {
     });
     afterAll(() => store?.close());
 
-    /** Starts a worker (an engine of its own) on `dataDir`. */
-    async function worker(dataDir: string, maxMb?: number): Promise<WorkflowEngine> {
+    /** Starts a worker (an engine of its own) on `dataDir`, with `snapshots` as its blob store (default the test's). */
+    async function worker(dataDir: string, maxMb?: number, snapshots: PgBlobStore = blobs): Promise<WorkflowEngine> {
       const logger = silentLogger();
       const artifactStore = new DiskArtifactStore(dataDir);
-      const sync = new WorkspaceSync({ blobs, workspaces, journal, logger, ...(maxMb !== undefined && { maxMb }) });
+      const sync = new WorkspaceSync({ blobs: snapshots, workspaces, journal, logger, ...(maxMb !== undefined && { maxMb }) });
       engine = new WorkflowEngine(
         { store, journal, artifactStore, publisher: new ArtifactPublisher({ store, artifactStore, plans: GENEROUS_PLANS, clock: systemClock, logger }), builder, plans: GENEROUS_PLANS, dataDir, logger, clock: systemClock, workspaceSync: sync },
         { maxConcurrent: 1, pollIntervalMs: 3_600_000 },
@@ -248,6 +248,22 @@ describe.skipIf(!postgresAvailable())('workspace snapshots', () => {
       first.run.finish();
       expect(await ended(first.id)).toBe('completed');
       expect((await workspaces.snapshotOf(projectId))?.version).toBe(2);
+    });
+
+    it('a snapshot that cannot be uploaded: the run completes, a system message says so, the last snapshot stays', async () => {
+      /** The database refuses uploads (downloads still work, so the claim's restore does). */
+      class RefusingUploads extends PgBlobStore {
+        override put(): never {
+          throw new Error('connection terminated');
+        }
+      }
+      const before = await workspaces.snapshotOf(projectId);
+      const { id, run } = await build(await worker(tempDir('mbm-worker-d-'), undefined, new RefusingUploads(pool)));
+      run.finish();
+      expect(await ended(id)).toBe('completed');
+      expect(await workspaces.snapshotOf(projectId)).toEqual(before);
+      const rows = await store.repos.messages.list(projectId, 0, 500);
+      expect(rows.some((m) => m.workflowId === id && m.role === 'system' && /could not be saved to the database/.test(m.content))).toBe(true);
     });
 
     it('a workspace over the limit is not saved: the run completes and a system message says so', async () => {

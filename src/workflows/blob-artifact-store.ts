@@ -84,8 +84,12 @@ export class BlobArtifactStore implements ArtifactStore {
     const dir = this.dirOf(id);
     const cached = this.entries.get(id);
     if (cached) {
-      cached.usedAt = this.now();
-      return dir;
+      // Another process on this data dir may have evicted it: then it is fetched again.
+      if ((await stat(dir).catch(() => null))?.isDirectory()) {
+        cached.usedAt = this.now();
+        return dir;
+      }
+      this.entries.delete(id);
     }
     let download = this.downloads.get(id);
     if (!download) {

@@ -106,8 +106,9 @@ export class WorkspaceSync {
    * replaced blob after COMMIT (or the new one when `record` did not complete the run).
    * @param record the completion's transition; it calls the hook inside its transaction when it
    *   completes the run, and resolves true then.
+   * A snapshot that cannot be uploaded is reported in a system message instead, like one over the limit.
    * @returns what `record` returns.
-   * @throws what `record` or the blob store throws (a packed blob is removed first).
+   * @throws what `record` throws (a packed blob is removed first).
    */
   async complete(workflow: Pick<WorkflowRow, 'id' | 'projectId'>, workspaceDir: string, record: (hook: CompletionHook) => Promise<boolean>): Promise<boolean> {
     const { blobs, journal, logger } = this.deps;
@@ -117,7 +118,17 @@ export class WorkspaceSync {
     if (size > this.maxBytes) {
       const mib = (n: number) => (n / (1024 * 1024)).toFixed(1);
       note = `The workspace (${mib(size)} MiB without node_modules) is over the ${mib(this.maxBytes)} MiB snapshot limit: it was not saved to the database, so a later workflow on another worker starts from the last workspace that was saved.`;
-    } else blob = await blobs.put(packFolder(workspaceDir, { skip: skipped }));
+    } else {
+      const packed = packFolder(workspaceDir, { skip: skipped });
+      try {
+        blob = await blobs.put(packed);
+      } catch (error) {
+        packed.destroy();
+        // The run completed: it is recorded without a snapshot rather than left to its lease.
+        logger.warn({ err: error, projectId: workflow.projectId }, 'could not save a workspace snapshot');
+        note = 'The workspace could not be saved to the database: a later workflow on another worker starts from the last workspace that was saved.';
+      }
+    }
     let version = 0;
     let replaced: string | null = null;
     let moved = false;
