@@ -183,6 +183,18 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect((await r.projects.findById('p1'))!.deploymentSeq).toBe(2);
   });
 
+  it('update channels: a token per project on first use, stable, unique, resolved back; adopt keeps the first', async () => {
+    const token = await r.updateChannels.tokenOf('p1');
+    expect(token).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(await store.transaction((tx) => tx.updateChannels.tokenOf('p1'))).toBe(token);
+    expect(await r.updateChannels.tokenOf('p2')).not.toBe(token);
+    expect(await r.updateChannels.projectOf(token)).toBe('p1');
+    expect(await r.updateChannels.projectOf('x'.repeat(32))).toBeNull();
+    expect(await r.updateChannels.adopt('p1', 'y'.repeat(32), T0)).toBe(false);
+    expect(await r.updateChannels.adopt('q1', 'y'.repeat(32), T0)).toBe(true);
+    expect(await r.updateChannels.tokenOf('q1')).toBe('y'.repeat(32));
+  });
+
   it('process groups: insert, list by project and host, remove', async () => {
     await r.workflows.insert(workflow('a', 'p1', 1, 'running', { runnerId: 'me' }));
     await r.processGroups.insert({ host: 'h1', pgid: 42, leaderStart: null, workflowId: 'a', projectId: 'p1', runnerId: 'me', createdAt: T0 });
