@@ -65,7 +65,7 @@ describe('the latest update URL through the store', () => {
   it('a token an earlier version kept as a file still resolves after the upgrade', async () => {
     const builder = new ManualBuilder();
     const dataDir = tempDir('mbm-upgrade-');
-    let first: TestServer | undefined = await startTestServer({ builderInstance: builder, dataDir });
+    const first = await startTestServer({ builderInstance: builder, dataDir });
     const owner = first.token('olivia');
     const project = await createProject(first.mcpUrl, owner, { name: 'Old app' });
     const sent = await toolResult(first.mcpUrl, owner, 'svc_send_message', { projectId: project.id, message: 'Deploy it', kind: 'deploy' });
@@ -75,7 +75,6 @@ describe('the latest update URL through the store', () => {
     await waitIdle(first.mcpUrl, owner, project.id);
     await first.http.close();
     await first.app.close();
-    first = undefined;
 
     // What an earlier version wrote for this project.
     const legacy = 'L'.repeat(16) + '-_' + 'e'.repeat(14);
