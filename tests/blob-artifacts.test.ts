@@ -145,6 +145,27 @@ describe.skipIf(!postgresAvailable())('artifacts in blobs, served by any node', 
     expect(existsSync(join(b.cacheRoot, third))).toBe(false);
   });
 
+  it('a node that restarts counts what its cache holds (oldest first) and removes half-unpacked folders', async () => {
+    const a = node();
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push(await publish(a, source({ 'data.bin': randomBytes(400 * 1024) })));
+    const dataDir = tempDir('mbm-node-');
+    const before = new BlobArtifactStore({ dataDir, blobs, artifacts, cacheMb: 2 });
+    for (const id of ids) await before.localDir(id);
+    mkdirSync(join(before.cacheRoot, '.tmp-killed-download'));
+    const after = new BlobArtifactStore({ dataDir, blobs, artifacts, cacheMb: 1 });
+    expect(await after.removeTemporary()).toBe(1);
+    const gets = blobs.gets;
+    await after.localDir(ids[0]!);
+    expect(blobs.gets).toBe(gets);
+    expect(after.cachedBytes()).toBe(3 * 400 * 1024);
+    // A new entry brings it over 1 MiB: the least recently read folder it found goes (ids[0] was just read).
+    await after.localDir(await publish(a, source({ 'data.bin': randomBytes(100 * 1024) })));
+    expect(existsSync(join(after.cacheRoot, ids[1]!))).toBe(false);
+    expect(existsSync(join(after.cacheRoot, ids[0]!))).toBe(true);
+    expect(existsSync(join(after.cacheRoot, ids[2]!))).toBe(true);
+  });
+
   it('refuses links as the disk store does: a link out of the folder is reported and never packed', async () => {
     const dir = source({ 'index.html': 'ok' });
     symlinkSync('/etc/passwd', join(dir, 'passwd'));

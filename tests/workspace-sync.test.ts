@@ -138,6 +138,14 @@ describe.skipIf(!postgresAvailable())('workspace snapshots', () => {
       expect(readFileSync(join(first, 'local-only.txt'), 'utf8')).toBe('mine');
     });
 
+    it('half-restored folders a killed worker left are removed at start', async () => {
+      const root = tempDir('mbm-ws-');
+      for (const name of ['.restore-p-1', '.replaced-p-2', 'p']) mkdirSync(join(root, name));
+      expect(await sync().removeTemporary(root)).toBe(2);
+      expect(existsSync(join(root, 'p'))).toBe(true);
+      expect(existsSync(join(root, '.restore-p-1'))).toBe(false);
+    });
+
     it('a completion that is not recorded (lease lost) leaves no snapshot and no blob', async () => {
       const projectId = await pgProject();
       const before = await blobIds();
