@@ -202,10 +202,11 @@ export async function createApp(config: AppConfig): Promise<App> {
     : new DiskArtifactStore(config.dataDir);
   const builder = config.builderInstance ?? createBuilder(config.builder ?? DEFAULTS.builder, config);
   // With blobs (PostgreSQL) the next workflow of a project may run on another worker: workspaces travel as snapshots.
-  const workspaceSync =
-    store.blobs && store.repos.workspaces
-      ? new WorkspaceSync({ blobs: store.blobs, workspaces: store.repos.workspaces, journal, logger, maxMb: (config as { workspaceSnapshotMaxMb?: number }).workspaceSnapshotMaxMb })
-      : undefined;
+  let workspaceSync: WorkspaceSync | undefined;
+  if (store.blobs) {
+    if (!store.repos.workspaces) throw new Error('A store with blobs must keep workspace snapshots (Repos.workspaces)');
+    workspaceSync = new WorkspaceSync({ blobs: store.blobs, workspaces: store.repos.workspaces, journal, logger, maxMb: (config as { workspaceSnapshotMaxMb?: number }).workspaceSnapshotMaxMb });
+  }
   const engine = new WorkflowEngine(
     {
       store,
