@@ -166,7 +166,8 @@ export async function listenHttp(app: App, options: HttpServerOptions): Promise<
 
 /**
  * Builds the service. Opens (and migrates) the store, but runs nothing until `start()`.
- * @throws Error (rejects) for an unreadable builder config or plans file, or a store that cannot be opened.
+ * @throws Error (rejects) for an unreadable builder config or plans file, a store that cannot be
+ *   opened, or a store with blobs but no workspace snapshots.
  */
 export async function createApp(config: AppConfig): Promise<App> {
   const logger = config.logger ?? createLogger();
