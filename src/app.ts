@@ -32,6 +32,7 @@ import { ProjectAccess } from './services/project-access.js';
 import { ProjectService } from './services/project-service.js';
 import { PublicUrl, type ArtifactOrigins } from './services/public-url.js';
 import { WorkflowService } from './services/workflow-service.js';
+import { importUpdateChannelFiles } from './services/update-channel-import.js';
 import { PreviewScreenshots } from './services/preview-screenshots.js';
 import { locateBrowser } from './builders/browser-location.js';
 import type { ArtifactRepo, OAuthRepo, UserRepo } from './store/repos.js';
@@ -40,9 +41,12 @@ import { ChangeWatch, publishCacheChange, ReadCache } from './store/read-cache.j
 import { ProjectChanges } from './workflows/project-changes.js';
 import type { HttpServerOptions, RunningHttpServer } from './transports/http-server.js';
 import { ArtifactPublisher } from './workflows/artifact-publisher.js';
-import { ArtifactStore } from './workflows/artifact-store.js';
+import type { ArtifactStore } from './workflows/artifact-store.js';
+import { BlobArtifactStore } from './workflows/blob-artifact-store.js';
+import { DiskArtifactStore } from './workflows/disk-artifact-store.js';
 import { WorkflowEngine } from './workflows/workflow-engine.js';
 import { WorkflowJournal } from './workflows/workflow-journal.js';
+import { WorkspaceSync } from './workflows/workspace-sync.js';
 
 /** The package version, read from package.json. */
 export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -186,7 +190,8 @@ export async function listenHttp(app: App, options: HttpServerOptions): Promise<
 
 /**
  * Builds the service. Opens (and migrates) the store, but runs nothing until `start()`.
- * @throws Error (rejects) for an unreadable builder config or plans file, or a store that cannot be opened.
+ * @throws Error (rejects) for an unreadable builder config or plans file, a store that cannot be
+ *   opened, or a store with blobs but no workspace snapshots.
  */
 export async function createApp(config: AppConfig): Promise<App> {
   const logger = config.logger ?? createLogger();
@@ -227,8 +232,17 @@ export async function createApp(config: AppConfig): Promise<App> {
   let engineRuns = () => 0;
   const metrics = config.metrics ? await openMetrics(store, () => engineRuns(), config.metrics, config.trustProxy) : undefined;
   const journal = new WorkflowJournal(store, clock, logger);
-  const artifactStore = new ArtifactStore(config.dataDir);
+  // With blobs (PostgreSQL) any node serves any artifact from its cache; else they are folders here.
+  const artifactStore: ArtifactStore = store.blobs
+    ? new BlobArtifactStore({ dataDir: config.dataDir, blobs: store.blobs, artifacts: artifactRepo, cacheMb: (config as { artifactCacheMb?: number }).artifactCacheMb })
+    : new DiskArtifactStore(config.dataDir);
   const builder = config.builderInstance ?? createBuilder(config.builder ?? DEFAULTS.builder, config);
+  // With blobs (PostgreSQL) the next workflow of a project may run on another worker: workspaces travel as snapshots.
+  let workspaceSync: WorkspaceSync | undefined;
+  if (store.blobs) {
+    if (!store.repos.workspaces) throw new Error('A store with blobs must keep workspace snapshots (Repos.workspaces)');
+    workspaceSync = new WorkspaceSync({ blobs: store.blobs, workspaces: store.repos.workspaces, journal, logger, maxMb: (config as { workspaceSnapshotMaxMb?: number }).workspaceSnapshotMaxMb });
+  }
   const engine = new WorkflowEngine(
     {
       store,
@@ -241,6 +255,7 @@ export async function createApp(config: AppConfig): Promise<App> {
       logger,
       clock,
       ...(metrics && { observer: metrics.service }),
+      ...(workspaceSync && { workspaceSync }),
     },
     {
       maxConcurrent: config.maxConcurrentWorkflows ?? DEFAULTS.maxConcurrentWorkflows,
@@ -296,6 +311,8 @@ export async function createApp(config: AppConfig): Promise<App> {
     async start() {
       const stale = await artifactStore.removeTemporary();
       if (stale > 0) logger.info({ folders: stale }, 'removed half-copied artifact folders left by an earlier stop');
+      await importUpdateChannelFiles(config.dataDir, store.repos.updateChannels, logger);
+      await workspaceSync?.removeTemporary(join(config.dataDir, 'workspaces'));
       await engine.start();
       await gateway.start();
     },

@@ -54,7 +54,7 @@ export interface HttpApp {
  * The narrow view of the service the HTTP transport works with (docs/architecture.md).
  */
 export function httpDepsOf(app: HttpApp): HttpServerDeps {
-  const artifacts = new ArtifactReader(app.artifacts, app.artifactStore);
+  const artifacts = new ArtifactReader(app.artifacts, app.artifactStore, app.store.repos.updateChannels);
   const clientAddress = clientAddressReader(app.config.trustProxy);
   const web = createWebConsole({
     tools: app.tools,

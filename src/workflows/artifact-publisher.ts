@@ -1,6 +1,6 @@
 /**
  * Publishing a builder's artifacts (README "Previews and deployments"): copies the files into the
- * artifact store within the owner's storage quota (the plan's `artifactStorageMb`, which the
+ * artifact store (a folder, or a blob uploaded before the transaction, docs/postgresql.md#artifacts) within the owner's storage quota (the plan's `artifactStorageMb`, which the
  * owner's artifacts and project workspaces share), records the
  * row with its size, and applies retention: only the newest previews of each platform of a project
  * are kept (deployments are kept for ever, being immutable).
@@ -14,7 +14,7 @@ import type { ArtifactRow } from '../store/rows.js';
 import type { Store, Tx } from '../store/store.js';
 import { join } from 'node:path';
 import { folderBytes } from '../io/folder-size.js';
-import { ArtifactTooLargeError, artifactPath, type ArtifactStore } from './artifact-store.js';
+import { ArtifactNotFoundError, ArtifactTooLargeError, artifactPath, type ArtifactStore, type ImportedFolder } from './artifact-store.js';
 
 /** Artifact storage of a plan that names none, in MiB. */
 const DEFAULT_ARTIFACT_STORAGE_MB = 1024;
@@ -69,17 +69,21 @@ export class ArtifactPublisher {
     const { artifactStore, store } = this.deps;
     const id = randomUUID();
     let externalUrl: string | null = null;
-    let bytes = 0;
-    let refused: string[] = [];
+    let imported: ImportedFolder = { bytes: 0, refused: [], blobId: null };
     let quota: Quota | undefined;
     if ('externalUrl' in request) externalUrl = request.externalUrl;
     else {
-      const source = 'sourceDir' in request ? request.sourceDir : artifactStore.dirOf(request.fromArtifactId);
+      const source =
+        'sourceDir' in request
+          ? request.sourceDir
+          : await artifactStore.localDir(request.fromArtifactId).catch((error: unknown) => {
+              throw error instanceof ArtifactNotFoundError ? new Error('The folder to publish does not exist.') : error;
+            });
       quota = await this.quota(projectId);
       const allowance = quota.quotaBytes - quota.artifactBytes - quota.workspaceBytes;
       if (allowance <= 0) throw quotaFailure(quota.quotaBytes, quota.artifactBytes + quota.workspaceBytes);
       try {
-        ({ bytes, refused } = await artifactStore.importFolder(id, source, allowance));
+        imported = await artifactStore.importFolder(id, source, allowance);
       } catch (error) {
         if (error instanceof ArtifactTooLargeError) throw quotaFailure(quota.quotaBytes, quota.artifactBytes + quota.workspaceBytes);
         throw error;
@@ -92,7 +96,7 @@ export class ArtifactPublisher {
         await beforeInsert?.(tx);
         // Checked again under the owner's row lock, in the transaction that records the artifact:
         // two builds of one owner (on any nodes) publishing at once cannot both fit in what is left.
-        if (quota) await this.checkQuotaIn(tx, quota, bytes);
+        if (quota) await this.checkQuotaIn(tx, quota, imported.bytes);
         const { artifacts } = tx;
         const inserted: ArtifactRow = {
           id,
@@ -102,8 +106,9 @@ export class ArtifactPublisher {
           platform: request.platform,
           number: request.kind === 'deployment' ? await artifacts.deployNumber(projectId, workflowId) : null,
           externalUrl,
-          bytes,
+          bytes: imported.bytes,
           createdAt: isoNow(this.deps.clock),
+          blobId: imported.blobId,
         };
         await artifacts.insert(inserted);
         if (request.kind === 'preview') {
@@ -113,14 +118,14 @@ export class ArtifactPublisher {
         return inserted;
       });
     } catch (error) {
-      // Nothing names the copied folder: it goes.
-      if (quota) await artifactStore.remove(id).catch(() => undefined);
+      // No row names the files: they go (with their blob), so nothing is left that nobody serves.
+      if (!externalUrl) await artifactStore.remove({ id, blobId: imported.blobId }).catch((removeError: unknown) => this.deps.logger.warn({ err: removeError, artifactId: id }, 'could not remove an unrecorded artifact'));
       throw error;
     }
     for (const old of expired) {
-      await artifactStore.remove(old.id).catch((error: unknown) => this.deps.logger.warn({ err: error, artifactId: old.id }, 'could not remove an expired preview'));
+      await artifactStore.remove(old).catch((error: unknown) => this.deps.logger.warn({ err: error, artifactId: old.id }, 'could not remove an expired preview'));
     }
-    return { published: toPublished(row), refused };
+    return { published: toPublished(row), refused: imported.refused };
   }
 
   /**

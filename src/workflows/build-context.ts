@@ -134,6 +134,10 @@ export class EngineBuildContext implements BuildContext {
     return row ? toPublished(row) : null;
   }
 
+  updateChannelToken(): Promise<string> {
+    return this.deps.store.repos.updateChannels.tokenOf(this.workflow.projectId);
+  }
+
   async trackProcessGroup(pgid: number): Promise<void> {
     if (!Number.isInteger(pgid) || pgid <= 1) throw new Error(`Not a process group id: ${pgid}`);
     const leaderStart = processStart(pgid);

@@ -45,6 +45,7 @@ import { isDeadOnThisHost, newRunnerIdentity, type RunnerIdentity } from './runn
 import { runOutcome, type RunObserver } from './run-observer.js';
 import { kindLabel, type NewMessage, type WorkflowJournal } from './workflow-journal.js';
 import { waitForWorkflow } from './workflow-wait.js';
+import type { CompletionHook, WorkspaceSync } from './workspace-sync.js';
 
 
 /** Engine tuning; defaults in each field's comment. */
@@ -93,6 +94,8 @@ export interface WorkflowEngineDeps {
   clock: Clock;
   /** Told of each run's end and of the reaper's takeovers (the metrics); none by default. */
   observer?: RunObserver;
+  /** Workspace snapshots, with a store that has blobs (docs/postgresql.md#workspace-snapshots); absent: the workspace stays on this disk. */
+  workspaceSync?: WorkspaceSync;
 }
 
 
@@ -677,6 +680,7 @@ export class WorkflowEngine {
     let failure: { code: string; message: string } | null = null;
     const startedAt = performance.now();
     try {
+      await this.deps.workspaceSync?.restore(row.projectId, workspaceDir, (text) => context.say(text));
       await builder.run(job, context);
     } catch (error) {
       const raw =
@@ -729,7 +733,8 @@ export class WorkflowEngine {
       }, owner);
       logger.info({ workflowId: row.id, code: failure.code }, 'workflow failed');
     } else {
-      await journal.transition(row, 'running', 'complete', released, { role: 'system', type: 'status', content: `${kindLabel(row.kind)} completed.` }, owner);
+      const complete = (hook?: CompletionHook) => journal.transition(row, 'running', 'complete', released, { role: 'system', type: 'status', content: `${kindLabel(row.kind)} completed.` }, owner, undefined, hook);
+      await (this.deps.workspaceSync?.complete(row, join(this.deps.dataDir, 'workspaces', row.projectId), complete) ?? complete());
       logger.info({ workflowId: row.id }, 'workflow completed');
     }
   }

@@ -71,7 +71,8 @@ export class WorkflowJournal {
    * if `owner` still holds it; `null`: if no runner does), writes `patch`, and posts `message`,
    * inside `tx` when given (else in its own transaction, which locks the project's row first; a
    * caller's `tx` must hold that lock already when it changes another project's rows).
-   * Finishing statuses get `finishedAt`; `completed` also moves the project's `updatedAt` and its workspace version.
+   * Finishing statuses get `finishedAt`; `completed` also moves the project's `updatedAt` and its workspace version,
+   * and runs `onCompleted` with that version in the same transaction.
    * Change notices, after the commit: `project` always; `workflow` (id) when it becomes `cancelling`;
    * `queued` (project id) when it ends (the project's next workflow may start); `cache`
    * (`project:<id>`) when it completes (the project row changed).
@@ -86,6 +87,7 @@ export class WorkflowJournal {
     message?: NewMessage,
     owner?: string | null,
     tx?: Tx,
+    onCompleted?: (tx: Tx, workspaceVersion: number) => Promise<void>,
   ): Promise<boolean> {
     let to: WorkflowStatus;
     try {
@@ -97,14 +99,15 @@ export class WorkflowJournal {
     if (!tx) {
       return this.store.transaction(async (own) => {
         await own.lock('projects', workflow.projectId);
-        return this.transition(workflow, from, event, patch, message, owner, own);
+        return this.transition(workflow, from, event, patch, message, owner, own, onCompleted);
       });
     }
     const now = this.now();
     const full = { ...(isTerminal(to) && { finishedAt: now }), ...patch, status: to };
     if (!(await tx.workflows.transition(workflow.id, from, full, owner))) return false;
     if (to === 'completed') {
-      await tx.projects.completeWorkspace(workflow.projectId, now);
+      const version = await tx.projects.completeWorkspace(workflow.projectId, now);
+      await onCompleted?.(tx, version);
       // Its `updatedAt` moved: every node's cached copy of the project row is stale.
       tx.publish({ kind: 'cache', id: `project:${workflow.projectId}` });
     }

@@ -52,6 +52,9 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/store/pg-blob-store.test.ts',
   'tests/store/pg-migrate.test.ts',
   'tests/store/pg-test-setup.test.ts',
+  'tests/store/update-channels.test.ts',
+  'tests/blob-artifacts.test.ts',
+  'tests/workspace-sync.test.ts',
 ];
 
 /** What a unit test must not contain: it starts the bin, a browser, a database server or a third-party process. */

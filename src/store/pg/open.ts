@@ -39,6 +39,8 @@ import { PgQuestionRepo } from './question-repo.js';
 import { PgTokenRepo } from './token-repo.js';
 import { PgUserRepo } from './user-repo.js';
 import { PgWebSessionRepo } from './web-session-repo.js';
+import { PgUpdateChannelRepo } from './update-channel-repo.js';
+import { PgWorkspaceRepo } from './workspace-repo.js';
 import { PgWorkflowRepo } from './workflow-repo.js';
 
 const DEFAULT_POOL_SIZE = 10;
@@ -53,7 +55,7 @@ const PING_TIMEOUT_MS = 500;
 /** How often the clock offset is measured again (ms). */
 const CLOCK_SAMPLE_MS = 10_000;
 
-const REPO_NAMES = ['users', 'tokens', 'projects', 'workflows', 'messages', 'questions', 'artifacts', 'processGroups', 'oauth', 'loginCodes', 'webSessions'] as const;
+const REPO_NAMES = ['users', 'tokens', 'projects', 'workflows', 'messages', 'questions', 'artifacts', 'processGroups', 'oauth', 'loginCodes', 'webSessions', 'updateChannels', 'workspaces'] as const;
 const LOCK_TABLES: Record<LockTable, string> = { users: 'users', projects: 'projects', workflows: 'workflows' };
 
 /** The state of one transaction. */
@@ -229,6 +231,8 @@ export class PgStore implements Store {
       oauth: new PgOAuthRepo(db),
       loginCodes: new PgLoginCodeRepo(db),
       webSessions: new PgWebSessionRepo(db),
+      updateChannels: new PgUpdateChannelRepo(db),
+      workspaces: new PgWorkspaceRepo(db),
     };
   }
 
@@ -281,7 +285,7 @@ export class PgStore implements Store {
     };
     for (const name of REPO_NAMES) {
       let repo: unknown;
-      Object.defineProperty(tx, name, { get: () => (repo ??= guarded(repos[name], inside)), enumerable: true });
+      Object.defineProperty(tx, name, { get: () => (repo ??= guarded(repos[name]!, inside)), enumerable: true });
     }
     return tx as unknown as Tx;
   }
