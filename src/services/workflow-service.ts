@@ -455,7 +455,9 @@ export class WorkflowService {
       startedAt: row.startedAt,
       finishedAt: row.finishedAt,
       error: row.errorCode ? { code: row.errorCode, message: row.errorMessage ?? '' } : null,
-      previewUrls: (await this.deps.store.repos.artifacts.listByWorkflow(row.id)).map((a) => toPreviewUrl(a, base)),
+      // A queued workflow has never run (no transition leads back to `queued`, workflow-states.ts),
+      // so it has published nothing: the session's queue is its one query, not one more per workflow.
+      previewUrls: row.status === 'queued' ? [] : (await this.deps.store.repos.artifacts.listByWorkflow(row.id)).map((a) => toPreviewUrl(a, base)),
     };
   }
 }

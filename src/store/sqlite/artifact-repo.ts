@@ -1,11 +1,15 @@
 /** SQL for published previews and deployments. */
 import { and, asc, desc, eq, max, sql, sum } from 'drizzle-orm';
 import type { Db } from './db.js';
+import { preparedOnce } from './prepared-once.js';
 import type { ArtifactRepo } from '../repos.js';
 import { artifacts, projects, type ArtifactRow } from './schema.js';
 
 /** Reads and writes artifact rows (the files are the `ArtifactStore`'s). */
 export class SqliteArtifactRepo implements ArtifactRepo {
+  /** The reads, prepared on first use (`prepared-once.ts`). */
+  private readonly q = preparedOnce(() => prepareStatements(this.db));
+
   constructor(private readonly db: Db) {}
 
   async insert(row: ArtifactRow): Promise<void> {
@@ -13,20 +17,21 @@ export class SqliteArtifactRepo implements ArtifactRepo {
   }
 
   async findById(id: string): Promise<ArtifactRow | undefined> {
-    return this.db.select().from(artifacts).where(eq(artifacts.id, id)).get();
+    return this.q().byId.get({ id });
   }
 
   /** The workflow's artifacts, oldest first, at most `limit` of them. */
   async listByWorkflow(workflowId: string, limit = 50): Promise<ArtifactRow[]> {
-    return this.db.select().from(artifacts).where(eq(artifacts.workflowId, workflowId)).orderBy(asc(artifacts.createdAt)).limit(limit).all();
+    return this.q().byWorkflow.all({ workflowId, limit });
   }
 
   /** The newest artifact of each (kind, platform) of the project: at most six rows, one indexed read each. */
   async latestPerPlatform(projectId: string): Promise<ArtifactRow[]> {
+    const latest = this.q().latest;
     const rows: ArtifactRow[] = [];
     for (const kind of ['preview', 'deployment'] as const) {
       for (const platform of ['web', 'ios', 'android'] as const) {
-        const row = await this.latest(projectId, kind, platform);
+        const row = latest.get({ projectId, kind, platform });
         if (row) rows.push(row);
       }
     }
@@ -35,12 +40,7 @@ export class SqliteArtifactRepo implements ArtifactRepo {
 
   /** Bytes of published files held by the projects of user `ownerId`. */
   async bytesUsedByOwner(ownerId: string): Promise<number> {
-    const row = this.db
-      .select({ total: sum(artifacts.bytes) })
-      .from(artifacts)
-      .innerJoin(projects, eq(projects.id, artifacts.projectId))
-      .where(eq(projects.ownerId, ownerId))
-      .get();
+    const row = this.q().bytesByOwner.get({ ownerId });
     return Number(row?.total ?? 0);
   }
 
@@ -64,12 +64,7 @@ export class SqliteArtifactRepo implements ArtifactRepo {
   }
 
   async latest(projectId: string, kind: ArtifactRow['kind'], platform: ArtifactRow['platform']): Promise<ArtifactRow | undefined> {
-    return this.db
-      .select()
-      .from(artifacts)
-      .where(and(eq(artifacts.projectId, projectId), eq(artifacts.kind, kind), eq(artifacts.platform, platform)))
-      .orderBy(desc(artifacts.createdAt))
-      .get();
+    return this.q().latest.get({ projectId, kind, platform });
   }
 
   /**
@@ -99,4 +94,30 @@ export class SqliteArtifactRepo implements ArtifactRepo {
         .get()?.m ?? 0) + 1
     );
   }
+}
+
+/** The repository's fixed statements, their parameters as placeholders of the same names. */
+function prepareStatements(db: Db) {
+  return {
+    byId: db.select().from(artifacts).where(eq(artifacts.id, sql.placeholder('id'))).prepare(),
+    byWorkflow: db
+      .select()
+      .from(artifacts)
+      .where(eq(artifacts.workflowId, sql.placeholder('workflowId')))
+      .orderBy(asc(artifacts.createdAt))
+      .limit(sql.placeholder('limit'))
+      .prepare(),
+    latest: db
+      .select()
+      .from(artifacts)
+      .where(and(eq(artifacts.projectId, sql.placeholder('projectId')), eq(artifacts.kind, sql.placeholder('kind')), eq(artifacts.platform, sql.placeholder('platform'))))
+      .orderBy(desc(artifacts.createdAt))
+      .prepare(),
+    bytesByOwner: db
+      .select({ total: sum(artifacts.bytes) })
+      .from(artifacts)
+      .innerJoin(projects, eq(projects.id, artifacts.projectId))
+      .where(eq(projects.ownerId, sql.placeholder('ownerId')))
+      .prepare(),
+  };
 }
