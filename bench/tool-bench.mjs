@@ -19,7 +19,9 @@
 //
 // Options (env): BENCH_TOOL_SECONDS (default 3, per call and round), BENCH_TOOL_ROUNDS (default 3),
 // BENCH_CONNECTIONS (default 32), BENCH_WARMUP_SECONDS (default 1 here), BENCH_SENDS (default 300
-// svc_send_message calls per round).
+// svc_send_message calls per round), BENCH_CPU_PROF (a folder: the server under test runs with
+// `node --cpu-prof` and writes its profile there when it stops), BENCH_TOOL_CALLS (a comma-separated
+// subset of the calls' keys, e.g. `project,sessionIdle`, for profiling one).
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
@@ -59,7 +61,8 @@ const servers = {};
 const side = [];
 let report;
 try {
-  servers.ours = await startChild(target.serveArgs, target.readyPattern, root);
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  servers.ours = await startChild([...profile, ...target.serveArgs], target.readyPattern, root);
   servers.floor = await startChild([join(root, 'bench/baselines/floor-server.mjs'), dbFile, seeded.listerId], /PORT=(\d+)/);
   side.push(servers.ours.child, servers.floor.child);
   const calls = [
@@ -80,6 +83,8 @@ try {
     { key: 'floorList', name: 'floor: svc_list_projects, 1 SQLite read', server: servers.floor, headers: headersOf(listerToken), body: call('svc_list_projects', {}) },
   ];
   await checkReplies(calls);
+  const only = process.env.BENCH_TOOL_CALLS?.split(',');
+  if (only) calls.splice(0, calls.length, ...calls.filter((c) => only.includes(c.key)));
   console.error(
     `benchmark: the polled calls on one server, ${connections} connections, ${rounds} alternating rounds of ${seconds}s per call (svc_send_message: ${sends} calls per round) after ${warmup}s of warm-up`,
   );
@@ -164,7 +169,7 @@ function median(list) {
 
 /** Medians per call, and each call's CPU per call as the median of its per-round ratios to its baseline's. */
 function summarise(calls, runs) {
-  const ratio = (key, baseKey) => median(runs.get(key).map((r, i) => r.cpuMicrosPerCall / runs.get(baseKey)[i].cpuMicrosPerCall));
+  const ratio = (key, baseKey) => (runs.has(baseKey) ? median(runs.get(key).map((r, i) => r.cpuMicrosPerCall / runs.get(baseKey)[i].cpuMicrosPerCall)) : Number.NaN);
   return {
     sameListReply: calls.sameListReply,
     calls: calls.map((c) => {

@@ -25,16 +25,14 @@ export class SqliteArtifactRepo implements ArtifactRepo {
     return this.q().byWorkflow.all({ workflowId, limit });
   }
 
-  /** The newest artifact of each (kind, platform) of the project: at most six rows, one indexed read each. */
+  /**
+   * The newest artifact of each (kind, platform) of the project, newest first: at most six rows,
+   * in one statement of six indexed reads.
+   */
   async latestPerPlatform(projectId: string): Promise<ArtifactRow[]> {
-    const latest = this.q().latest;
-    const rows: ArtifactRow[] = [];
-    for (const kind of ['preview', 'deployment'] as const) {
-      for (const platform of ['web', 'ios', 'android'] as const) {
-        const row = latest.get({ projectId, kind, platform });
-        if (row) rows.push(row);
-      }
-    }
+    const rows = this.q().latestPerPlatform.all({ projectId });
+    // The pairs' order, then the newest first (a stable sort): ties keep the pairs' order.
+    rows.sort((a, b) => pairIndex(a) - pairIndex(b));
     return rows.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
   }
 
@@ -96,9 +94,27 @@ export class SqliteArtifactRepo implements ArtifactRepo {
   }
 }
 
+/** Every (kind, platform) pair, in the order `latestPerPlatform` lists equally new rows. */
+const PAIRS = (['preview', 'deployment'] as const).flatMap((kind) => (['web', 'ios', 'android'] as const).map((platform) => [kind, platform] as const));
+const PAIRS_SQL = sql.raw(PAIRS.map(([kind, platform]) => `('${kind}', '${platform}')`).join(', '));
+
+/** The place of a row's (kind, platform) in `PAIRS`. */
+function pairIndex(row: ArtifactRow): number {
+  return PAIRS.findIndex(([kind, platform]) => kind === row.kind && platform === row.platform);
+}
+
 /** The repository's fixed statements, their parameters as placeholders of the same names. */
 function prepareStatements(db: Db) {
   return {
+    // Per pair, the id of its newest row (the project's index by kind and time), then those rows.
+    latestPerPlatform: db
+      .select()
+      .from(artifacts)
+      .where(
+        sql`${artifacts.id} in (select (select b.id from artifacts b where b.project_id = ${sql.placeholder('projectId')} and b.kind = pair.column1 and b.platform = pair.column2
+              order by b.created_at desc limit 1) from (values ${PAIRS_SQL}) pair)`,
+      )
+      .prepare(),
     byId: db.select().from(artifacts).where(eq(artifacts.id, sql.placeholder('id'))).prepare(),
     byWorkflow: db
       .select()

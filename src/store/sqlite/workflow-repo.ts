@@ -11,12 +11,16 @@ import { projects, users, workflows, type WorkflowRow, type WorkflowStatus } fro
 
 const ACTIVE_STATUSES = [...ACTIVE];
 const TERMINAL_STATUSES = [...TERMINAL];
+/** Queued rows `listQueued` keeps in memory, at most (about 1 KiB each). */
+const QUEUED_ROWS_KEPT = 4096;
 const ACTIVE_SQL = sql.raw(ACTIVE_STATUSES.map((s) => `'${s}'`).join(', '));
 
 /** Reads workflows and changes them by compare-and-set on the status. */
 export class SqliteWorkflowRepo implements WorkflowRepo {
   /** The statements of the reads and of the heartbeat, prepared on first use (`prepared-once.ts`). */
   private readonly q = preparedOnce(() => prepareStatements(this.db));
+  /** Queued rows by id, as read while queued (see `listQueued`). */
+  private readonly queuedRows = new Map<string, WorkflowRow>();
 
   constructor(private readonly db: Db) {}
 
@@ -36,9 +40,32 @@ export class SqliteWorkflowRepo implements WorkflowRepo {
     return this.q().active.get({ projectId });
   }
 
-  /** The project's queued workflows in FIFO order. */
+  /**
+   * The project's queued workflows in FIFO order. A queued row never changes while it is queued (it
+   * only leaves the status: claimed or cancelled; no transition leads back, workflow-states.ts), so
+   * the rows are kept in memory once read: a read of the queue is one read of its ids (from one
+   * snapshot) and the kept rows, and only a queue with an unseen id is read in full. The rows are
+   * shared with that memory: callers must not mutate them.
+   */
   async listQueued(projectId: string): Promise<WorkflowRow[]> {
-    return this.q().queued.all({ projectId });
+    const q = this.q();
+    const kept: WorkflowRow[] = [];
+    for (const id of q.queuedIds.all(projectId) as string[]) {
+      const row = this.queuedRows.get(id);
+      if (!row) return this.readQueue(projectId);
+      kept.push(row);
+    }
+    return kept;
+  }
+
+  /** The project's queue read in full, its rows kept (the oldest kept rows make room past `QUEUED_ROWS_KEPT`). */
+  private readQueue(projectId: string): WorkflowRow[] {
+    const rows = this.q().queued.all({ projectId });
+    for (const row of rows) {
+      if (this.queuedRows.size >= QUEUED_ROWS_KEPT) this.queuedRows.delete(this.queuedRows.keys().next().value!);
+      this.queuedRows.set(row.id, row);
+    }
+    return rows;
   }
 
   async latestFinished(projectId: string): Promise<WorkflowRow | undefined> {
@@ -181,6 +208,8 @@ function prepareStatements(db: Db) {
       .from(workflows)
       .where(and(eq(workflows.projectId, projectId), inArray(workflows.status, ACTIVE_STATUSES)))
       .prepare(),
+    // The ids alone, as plain strings (better-sqlite3's `pluck`): no row objects to build.
+    queuedIds: db.$client.prepare("select id from workflows where project_id = ? and status = 'queued' order by seq").pluck(),
     queued: db
       .select()
       .from(workflows)
