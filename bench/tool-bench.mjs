@@ -22,6 +22,10 @@
 // svc_send_message calls per round), BENCH_CPU_PROF (a folder: the server under test runs with
 // `node --cpu-prof` and writes its profile there when it stops), BENCH_TOOL_CALLS (a comma-separated
 // subset of the calls' keys, e.g. `project,sessionIdle`, for profiling one).
+//
+// With SVC_BENCH_DATABASE_URL (an empty PostgreSQL database), svc_get_project is also loaded on a
+// second server of the same build on that database, in the same rounds, and reported as a ratio
+// to the SQLite server's; when that server cannot be prepared, the reason is printed instead.
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
@@ -52,6 +56,8 @@ const seeded = seed(dbFile);
 const call = (name, args) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 const headersOf = (token) => ({ ...target.headers, authorization: `Bearer ${token}` });
 let sent = 0;
+/** Removes the PostgreSQL server's data dir, once it has one. */
+let postgresCleanup;
 const sinkDb = new Database(dbFile);
 sinkDb.pragma('foreign_keys = ON');
 sinkDb.pragma('busy_timeout = 5000');
@@ -82,6 +88,12 @@ try {
     { key: 'list', name: `svc_list_projects, ${LISTED_PROJECTS} projects`, server: servers.ours, headers: headersOf(listerToken), body: call('svc_list_projects', {}) },
     { key: 'floorList', name: 'floor: svc_list_projects, 1 SQLite read', server: servers.floor, headers: headersOf(listerToken), body: call('svc_list_projects', {}) },
   ];
+  const pg = await postgresTarget();
+  if (pg?.server) {
+    side.push(pg.server.child);
+    calls.push({ key: 'projectPg', name: 'svc_get_project on PostgreSQL', server: pg.server, headers: pg.target.headers, body: pg.target.body });
+  }
+  report = { postgres: pg?.skipped ? `not measured: ${pg.skipped}` : pg ? 'measured' : 'not measured: SVC_BENCH_DATABASE_URL is not set' };
   await checkReplies(calls);
   const only = process.env.BENCH_TOOL_CALLS?.split(',');
   if (only) calls.splice(0, calls.length, ...calls.filter((c) => only.includes(c.key)));
@@ -94,9 +106,10 @@ try {
     const order = i % 2 === 0 ? calls : [...calls].reverse();
     for (const c of order) runs.get(c.key).push(await run(c, seconds));
   }
-  report = summarise(calls, runs);
+  report = { ...report, ...summarise(calls, runs) };
 } finally {
   for (const child of side) await stopChild(child);
+  postgresCleanup?.();
   sinkDb.close();
   target.cleanup();
 }
@@ -105,13 +118,32 @@ const pad = (s, n) => String(s).padEnd(n);
 const verdict = (ratio, goal) => (goal === undefined ? '' : `goal <= ${goal}x: ${ratio <= goal ? 'ok' : 'short'}`);
 console.log(`\n${pad('call', 48)}${pad('req/s', 9)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('CPU µs/call', 13)}${pad('CPU ratio', 26)}goal`);
 for (const r of report.calls) {
-  const base = r.key === 'floorList' ? '' : r.key === 'list' ? `${r.cpuRatio.toFixed(2)}x the floor's list` : r.key === 'project' ? '1 (the baseline)' : `${r.cpuRatio.toFixed(2)}x svc_get_project`;
+  const base =
+    r.key === 'floorList' ? '' : r.key === 'list' ? `${r.cpuRatio.toFixed(2)}x the floor's list` : r.key === 'project' ? '1 (the baseline)' : r.key === 'projectPg' ? `${r.cpuRatio.toFixed(2)}x on SQLite` : `${r.cpuRatio.toFixed(2)}x svc_get_project`;
   console.log(`${pad(r.name, 48)}${pad(r.requestsPerSecond.toFixed(0), 9)}${pad(r.p50Ms, 8)}${pad(r.p99Ms, 8)}${pad(r.cpuMicrosPerCall.toFixed(1), 13)}${pad(base, 26)}${verdict(r.cpuRatio, r.goal)}`);
 }
+console.log(`svc_get_project on PostgreSQL: ${report.postgres}`);
 console.log(`the floor's svc_list_projects reply ${report.sameListReply ? 'equals ours, byte for byte' : 'differs from ours: its figures are not comparable'}`);
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(join(root, 'bench', 'results', 'tools.json'), `${JSON.stringify({ date: new Date().toISOString(), seconds, rounds, connections, sends, ...report }, null, 2)}\n`);
 if (!report.sameListReply) process.exitCode = 1;
+
+/**
+ * A second server of this build on the PostgreSQL database SVC_BENCH_DATABASE_URL, prepared like
+ * the SQLite one (user `bench`, its token, project `Bench`).
+ * @returns undefined without the variable; `{ skipped: reason }` when it cannot be prepared.
+ */
+async function postgresTarget() {
+  const url = process.env.SVC_BENCH_DATABASE_URL;
+  if (!url) return undefined;
+  try {
+    const pgTarget = await prepareTarget(root, { storeArgs: ['--database-url', url] });
+    postgresCleanup = pgTarget.cleanup;
+    return { target: pgTarget, server: await startChild(pgTarget.serveArgs, pgTarget.readyPattern, root) };
+  } catch (error) {
+    return { skipped: String(error.message ?? error).split('\n')[0] };
+  }
+}
 
 /** The next svc_send_message call: a new instruction to the next sink project (each has a running build, so it queues). */
 function sendBody() {
