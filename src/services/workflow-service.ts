@@ -311,7 +311,9 @@ export class WorkflowService {
       projectId,
       hasActiveWorkflows: active !== undefined || queued.length > 0,
       activeWorkflow: active ? await this.view(active, base) : null,
-      queuedWorkflows: await Promise.all(queued.map((w) => this.view(w, base))),
+      // A queued workflow has never run (no transition leads back to `queued`, workflow-states.ts),
+      // so it has published nothing: the queue is its one query, not one more per workflow.
+      queuedWorkflows: queued.map((w) => workflowView(w, [])),
       pendingQuestion: pending ? toPendingQuestion(pending) : null,
       previewUrls: (await artifacts.latestPerPlatform(projectId)).map((a) => toPreviewUrl(a, base)),
       lastWorkflow: last ? await this.view(last, base) : null,
@@ -485,19 +487,24 @@ export class WorkflowService {
   }
 
   private async view(row: WorkflowRow, base: Pick<PublicUrl, 'artifactBaseOf'>): Promise<WorkflowView> {
-    return {
-      id: row.id,
-      kind: row.kind,
-      title: workflowTitle(row.instruction),
-      status: row.status,
-      step: { index: row.stepIndex, total: row.stepTotal, name: row.stepName },
-      createdAt: row.createdAt,
-      startedAt: row.startedAt,
-      finishedAt: row.finishedAt,
-      error: row.errorCode ? { code: row.errorCode, message: row.errorMessage ?? '' } : null,
-      previewUrls: (await this.deps.store.repos.artifacts.listByWorkflow(row.id)).map((a) => toPreviewUrl(a, base)),
-    };
+    return workflowView(row, (await this.deps.store.repos.artifacts.listByWorkflow(row.id)).map((a) => toPreviewUrl(a, base)));
   }
+}
+
+/** The view of a workflow with its preview URLs. */
+function workflowView(row: WorkflowRow, previewUrls: PreviewUrl[]): WorkflowView {
+  return {
+    id: row.id,
+    kind: row.kind,
+    title: workflowTitle(row.instruction),
+    status: row.status,
+    step: { index: row.stepIndex, total: row.stepTotal, name: row.stepName },
+    createdAt: row.createdAt,
+    startedAt: row.startedAt,
+    finishedAt: row.finishedAt,
+    error: row.errorCode ? { code: row.errorCode, message: row.errorMessage ?? '' } : null,
+    previewUrls,
+  };
 }
 
 /**
@@ -598,7 +605,16 @@ function capitalised(text: string): string {
 
 /** A workflow's `title`: the first non-blank line of its instruction, at most WORKFLOW_TITLE_MAX code points. */
 function workflowTitle(instruction: string): string {
-  const line = instruction.split(/\r?\n/).find((l) => l.trim() !== '')?.trim() ?? '';
+  // Line by line up to the first non-blank one (a trailing \r is trimmed with the blanks).
+  let line = '';
+  for (let start = 0; start <= instruction.length; ) {
+    const end = instruction.indexOf('\n', start);
+    line = instruction.slice(start, end === -1 ? instruction.length : end).trim();
+    if (line !== '' || end === -1) break;
+    start = end + 1;
+  }
+  // No longer in UTF-16 units than the limit: no longer in code points either.
+  if (line.length <= WORKFLOW_TITLE_MAX) return line;
   const points = [...line];
   return points.length <= WORKFLOW_TITLE_MAX ? line : `${points.slice(0, WORKFLOW_TITLE_MAX - 1).join('')}…`;
 }

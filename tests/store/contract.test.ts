@@ -211,6 +211,8 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     // One number per deploy, shared by its platforms; the next deploy takes the next one.
     expect(await r.artifacts.deployNumber('p1', 'a')).toBe(1);
     await art('d1', 'deployment', 'web', T1, 'a', 1);
+    // Newest first; equally new rows in the pairs' order (previews before deployments).
+    expect((await r.artifacts.latestPerPlatform('p1')).map((x) => x.id)).toEqual(['v3', 'v2', 'd1']);
     expect(await r.artifacts.deployNumber('p1', 'a')).toBe(1);
     expect(await r.artifacts.deployNumber('p1', 'b')).toBe(2);
     expect((await r.projects.findById('p1'))!.deploymentSeq).toBe(2);
