@@ -34,6 +34,9 @@ import type { ArtifactRepo, OAuthRepo, UserRepo } from './store/repos.js';
 import { openStore, type Store } from './store/store.js';
 import { ChangeWatch, ReadCache } from './store/read-cache.js';
 import { ProjectChanges } from './workflows/project-changes.js';
+import type { Role } from './roles.js';
+import { newRunnerIdentity } from './workflows/runner-identity.js';
+import { NO_BUILDS } from './builders/no-builds.js';
 import type { HttpServerOptions, RunningHttpServer } from './transports/http-server.js';
 import { ArtifactPublisher } from './workflows/artifact-publisher.js';
 import { ArtifactStore } from './workflows/artifact-store.js';
@@ -50,10 +53,43 @@ export { BUILDER_NAMES, type BuilderName } from './builders/builder-registry.js'
  * (`config/defaults.ts`, README.md#command-line).
  */
 export interface AppConfig {
-  /** Holds the SQLite file, the workspaces and the artifacts. Created if missing. */
+  /** Holds the SQLite file, the workspaces and the artifacts (with PostgreSQL: the workspaces and caches). Created if missing. */
   dataDir: string;
-  /** `:memory:` for a private in-memory store; default `<dataDir>/mobile-builder.db`. */
+  /** `:memory:` for a private in-memory store; default `<dataDir>/mobile-builder.db`. Ignored with `databaseUrl`. */
   databaseFile?: string;
+  /** `postgres://…` or `postgresql://…` (`--database-url`): the store is that PostgreSQL database; absent, the SQLite file. */
+  databaseUrl?: string;
+  /** PostgreSQL connections in this process's pool, besides its listener (`--db-pool-size`, `DEFAULTS.dbPoolSize`). */
+  dbPoolSize?: number;
+  /** Session-mode URL of the PostgreSQL LISTEN connection (`--database-listen-url`); default `databaseUrl`. */
+  databaseListenUrl?: string;
+  /**
+   * `application_name` of this process's PostgreSQL connections; default
+   * `mobile-builder-mcp/<role>/<runner id>`, so that `pg_stat_activity` tells the nodes apart.
+   */
+  applicationName?: string;
+  /**
+   * What this process does (`serve --role`, README "Roles"; default `all`): `api` claims no
+   * workflow and builds nothing (workers do), `worker` starts the engine alone (no MCP server).
+   */
+  role?: Role;
+  /**
+   * api role: how long `svc_send_message` waits for a worker to claim an idle project's new
+   * workflow before it answers `queued`, in ms (`--claim-wait-ms`, `DEFAULTS.claimWaitMs`).
+   */
+  claimWaitMs?: number;
+  /**
+   * PostgreSQL store: this node's disk cache of artifacts read from the database, in MiB
+   * (`--artifact-cache-mb`, `DEFAULTS.artifactCacheMb`). Read by the artifact store of the
+   * PostgreSQL store; the SQLite store keeps artifacts on disk and ignores it.
+   */
+  artifactCacheMb?: number;
+  /**
+   * PostgreSQL store: the largest workspace snapshotted after a completed workflow, in MiB
+   * (`--workspace-snapshot-max-mb`, `DEFAULTS.workspaceSnapshotMaxMb`). Read by the workspace
+   * snapshots of the PostgreSQL store; ignored on SQLite (one machine keeps its workspaces).
+   */
+  workspaceSnapshotMaxMb?: number;
   /** The builder to run (default `expo`, as `serve`'s). */
   builder?: BuilderName;
   /** JSON config of the `command` builder (required with it). */
@@ -112,6 +148,8 @@ export interface AppConfig {
 /** The assembled service: what transports, the CLI and tests use. */
 export interface App {
   config: AppConfig;
+  /** What this process does (`config.role`, default `all`). */
+  role: Role;
   logger: Logger;
   store: Store;
   tokens: TokenService;
@@ -142,9 +180,18 @@ export interface App {
   changes: ProjectChanges;
   /** Starts the workflow engine (crash recovery first) and the MCP server. */
   start(): Promise<void>;
+  /**
+   * A worker's graceful stop, first half (docs/workflows.md#draining): claims nothing more from
+   * now on (`healthProblem` says `draining`), releases workflows waiting for input at once, and
+   * lets running builds finish for up to `timeoutMs`; `close` then interrupts what still runs.
+   */
+  drain(timeoutMs: number): Promise<void>;
   /** Graceful stop: engine shutdown, then the store. */
   close(): Promise<void>;
-  /** Why the service cannot take work now (`"store_unavailable"`, `"stopped"`), or null when it can. */
+  /**
+   * Why this process cannot take work now, or null when it can: `"starting"` (before `start`
+   * has finished), `"draining"`, `"stopped"`, or `"store_unavailable"` (the store does not answer).
+   */
   healthProblem(): Promise<string | null>;
 }
 
@@ -170,7 +217,15 @@ export async function createApp(config: AppConfig): Promise<App> {
   // Owner-only: the folder holds every user's projects (a folder that exists keeps its mode).
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const plans = config.plans ?? loadPlans(config.plansFile);
-  const store = await openStore({ file: config.databaseFile ?? join(config.dataDir, 'mobile-builder.db') });
+  const role = config.role ?? DEFAULTS.role;
+  const runner = newRunnerIdentity();
+  const store = await openStore({
+    file: config.databaseFile ?? join(config.dataDir, 'mobile-builder.db'),
+    ...(config.databaseUrl && { databaseUrl: config.databaseUrl }),
+    poolSize: config.dbPoolSize ?? DEFAULTS.dbPoolSize,
+    ...(config.databaseListenUrl && { listenUrl: config.databaseListenUrl }),
+    applicationName: config.applicationName ?? `mobile-builder-mcp/${role}/${runner.id}`,
+  });
   const { users, artifacts: artifactRepo, oauth: oauthRepo } = store.repos;
 
   const publicUrl = new PublicUrl(config.publicUrl, config.artifactUrl, config.artifactOrigins);
@@ -193,7 +248,9 @@ export async function createApp(config: AppConfig): Promise<App> {
   store.events.subscribe('project', (projectId) => changes.notify(projectId));
   const journal = new WorkflowJournal(store, clock, logger);
   const artifactStore = new ArtifactStore(config.dataDir);
-  const builder = config.builderInstance ?? createBuilder(config.builder ?? DEFAULTS.builder, config);
+  // An api node builds nothing: it needs neither the builder's settings (a command builder's
+  // config) nor its toolchain, and a build that reached it anyway would fail rather than run here.
+  const builder = config.builderInstance ?? (role === 'api' ? NO_BUILDS : createBuilder(config.builder ?? DEFAULTS.builder, config));
   const engine = new WorkflowEngine(
     {
       store,
@@ -208,6 +265,9 @@ export async function createApp(config: AppConfig): Promise<App> {
     },
     {
       maxConcurrent: config.maxConcurrentWorkflows ?? DEFAULTS.maxConcurrentWorkflows,
+      runner,
+      claims: role !== 'api',
+      claimWaitMs: config.claimWaitMs ?? DEFAULTS.claimWaitMs,
       ...(config.pollIntervalMs !== undefined && { pollIntervalMs: config.pollIntervalMs }),
       ...(config.cancelTimeoutMs !== undefined && { cancelTimeoutMs: config.cancelTimeoutMs }),
       ...(config.leaseMs !== undefined && { leaseMs: config.leaseMs }),
@@ -229,9 +289,10 @@ export async function createApp(config: AppConfig): Promise<App> {
   const gateway = new JsonRpcGateway(createMcpServer(VERSION), tools, logger, config.requestDeadlineMs);
   const webSessions = new WebSessionService(store.repos.webSessions, tokens, clock, (code) => loginCodes.redeem(code));
 
-  let closed = false;
+  let phase: 'starting' | 'ready' | 'draining' | 'stopped' = 'starting';
   return {
     config,
+    role,
     logger,
     store,
     tokens,
@@ -257,10 +318,12 @@ export async function createApp(config: AppConfig): Promise<App> {
       const stale = await artifactStore.removeTemporary();
       if (stale > 0) logger.info({ folders: stale }, 'removed half-copied artifact folders left by an earlier stop');
       await engine.start();
-      await gateway.start();
+      // A worker serves no MCP: its gateway is never started.
+      if (role !== 'worker') await gateway.start();
+      if (phase === 'starting') phase = 'ready';
     },
     async healthProblem() {
-      if (closed) return 'stopped';
+      if (phase !== 'ready') return phase;
       try {
         await store.ping();
         return null;
@@ -268,9 +331,14 @@ export async function createApp(config: AppConfig): Promise<App> {
         return 'store_unavailable';
       }
     },
+    async drain(timeoutMs) {
+      if (phase === 'stopped') return;
+      phase = 'draining';
+      await engine.drain(timeoutMs);
+    },
     async close() {
-      if (closed) return;
-      closed = true;
+      if (phase === 'stopped') return;
+      phase = 'stopped';
       await engine.shutdown();
       await gateway.close().catch(() => undefined);
       await store.close();

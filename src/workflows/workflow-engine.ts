@@ -56,6 +56,18 @@ export interface WorkflowEngineOptions {
   killGraceMs?: number;
   /** This process's runner identity. Default a new one (`SVC_RUNNER_HOST` or the host name). */
   runner?: RunnerIdentity;
+  /**
+   * Whether this engine claims workflows (default true). An API node's engine (`serve --role
+   * api`) claims nothing and resumes nothing: it still reaps expired leases and records cancels
+   * of workflows nobody holds, and the workers run every build.
+   */
+  claims?: boolean;
+  /**
+   * On an engine that claims nothing: how long a send waits for another runner to claim an idle
+   * project's new workflow before it reports `queued`, in ms (`--claim-wait-ms`). Default
+   * `DEFAULTS.claimWaitMs`.
+   */
+  claimWaitMs?: number;
 }
 
 /** What the engine works with. */
@@ -97,6 +109,7 @@ export class WorkflowEngine {
   private readonly leaseMs: number;
   private readonly heartbeatMs: number;
   private readonly killGraceMs: number;
+  private readonly claims: boolean;
 
   constructor(
     private readonly deps: WorkflowEngineDeps,
@@ -109,6 +122,7 @@ export class WorkflowEngine {
     this.heartbeatMs = Math.max(10, options.heartbeatMs ?? Math.min(500, Math.floor(this.leaseMs / 5)));
     this.killGraceMs = Math.min(Math.max(0, options.killGraceMs ?? 2000), 10_000);
     this.runner = options.runner ?? newRunnerIdentity();
+    this.claims = options.claims ?? true;
   }
 
   /** The runner id stored in the workflows this engine claims. */
@@ -184,6 +198,27 @@ export class WorkflowEngine {
       }
       if (Date.now() > deadline) return;
       await delay(Math.min(100, this.pollIntervalMs));
+    }
+  }
+
+  /**
+   * A worker's SIGTERM (docs/workflows.md#draining): stops claiming at once; releases every
+   * workflow waiting for input (as `shutdown` does: it keeps waiting, and any runner resumes it
+   * after the answer), also one whose question comes during the drain; and waits up to
+   * `timeoutMs` for the running builds to end on their own. Leases stay renewed and cancels
+   * honoured meanwhile. Call `shutdown` afterwards for what still runs.
+   * @param timeoutMs longest wait for running builds, in ms.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    this.accepting = false;
+    const deadline = Date.now() + Math.max(0, timeoutMs);
+    for (;;) {
+      for (const run of this.runs.values()) if (run.waiting) run.abort('shutdown');
+      const runs = [...this.runs.values()];
+      const left = deadline - Date.now();
+      if (runs.length === 0 || left <= 0) return;
+      // A build that asks a question while the drain goes on is released at the next look.
+      await Promise.race([Promise.allSettled(runs.map((r) => r.done)), delay(Math.min(left, Math.min(250, this.pollIntervalMs)))]);
     }
   }
 
@@ -456,7 +491,7 @@ export class WorkflowEngine {
    * users within their running bounds, and claimed into `starts`.
    */
   private async pumpIn(tx: Tx, starts: EngineStarts): Promise<void> {
-    if (!this.accepting) return;
+    if (!this.accepting || !this.claims) return;
     const { plans } = this.deps;
     const maxRunning = (plan: string) => workflowBounds(limitsFor(plans, plan)).maxRunning;
     const lost = new Set<string>();
