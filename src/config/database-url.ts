@@ -9,12 +9,13 @@ const SCHEMES = new Set(['postgres:', 'postgresql:']);
 
 /**
  * A parser of a PostgreSQL URL for `flag` (whose variable is `env`). An empty value (a variable
- * set to nothing, as compose files often leave it) means unset: the SQLite store.
+ * set to nothing, as compose files often leave it) means unset. `unset` says what unset means, for
+ * the refusal's last sentence.
  * @returns a parser that returns the URL unchanged, or undefined for an empty value.
  * @throws UsageError (exit code 2) naming the flag and the variable, and only the scheme of the
  *   value, never the value itself (it may hold a password).
  */
-export function postgresUrl(flag: string, env: string): (value: string) => string | undefined {
+export function postgresUrl(flag: string, env: string, unset: string): (value: string) => string | undefined {
   return (value: string): string | undefined => {
     const text = value.trim();
     if (text === '') return undefined;
@@ -28,7 +29,7 @@ export function postgresUrl(flag: string, env: string): (value: string) => strin
     const got = scheme === null ? 'a value that is not a URL' : `a ${scheme.slice(0, 20)}// URL`;
     throw new UsageError(
       `${flag} (${env}) must be a PostgreSQL URL, postgres://USER:PASSWORD@HOST:5432/DATABASE or postgresql://…; got ${got}. ` +
-        'Leave it unset to keep the SQLite store in --data-dir.',
+        `Leave it unset to ${unset}.`,
     );
   };
 }

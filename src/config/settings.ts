@@ -79,7 +79,7 @@ export const SETTINGS = {
     flags: '--database-url <url>',
     env: 'SVC_DATABASE_URL',
     help: 'postgres:// or postgresql:// URL: the store is that PostgreSQL database (for several nodes and workers); default the SQLite file in --data-dir',
-    parse: postgresUrl('--database-url', 'SVC_DATABASE_URL'),
+    parse: postgresUrl('--database-url', 'SVC_DATABASE_URL', 'keep the SQLite store in --data-dir'),
     commands: STORE_COMMANDS,
   },
   dbPoolSize: {
@@ -96,7 +96,7 @@ export const SETTINGS = {
     env: 'SVC_DATABASE_LISTEN_URL',
     defaultShown: '--database-url',
     help: 'session-mode PostgreSQL URL of the LISTEN connection, when --database-url goes through a transaction-mode pooler',
-    parse: postgresUrl('--database-listen-url', 'SVC_DATABASE_LISTEN_URL'),
+    parse: postgresUrl('--database-listen-url', 'SVC_DATABASE_LISTEN_URL', 'listen through --database-url'),
     commands: NODES,
   },
   builder: {
