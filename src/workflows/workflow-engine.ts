@@ -217,8 +217,11 @@ export class WorkflowEngine {
       const runs = [...this.runs.values()];
       const left = deadline - Date.now();
       if (runs.length === 0 || left <= 0) return;
-      // A build that asks a question while the drain goes on is released at the next look.
-      await Promise.race([Promise.allSettled(runs.map((r) => r.done)), delay(Math.min(left, Math.min(250, this.pollIntervalMs)))]);
+      // A build that asks a question while the drain goes on is released at the next look. A run
+      // claimed by a commit still in flight has no builder yet (its `done` is settled): the timer
+      // turn keeps this loop from spinning on settled promises while that commit completes.
+      await Promise.race([Promise.allSettled(runs.map((r) => r.done)), delay(Math.min(left, 250, this.pollIntervalMs))]);
+      await delay(0);
     }
   }
 
