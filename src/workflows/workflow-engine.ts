@@ -263,6 +263,30 @@ export class WorkflowEngine {
   }
 
   /**
+   * A worker's SIGTERM (docs/workflows.md#draining): stops claiming at once; releases every
+   * workflow waiting for input (as `shutdown` does: it keeps waiting, and any runner resumes it
+   * after the answer), also one whose question comes during the drain; and waits up to
+   * `timeoutMs` for the running builds to end on their own. Leases stay renewed and cancels
+   * honoured meanwhile. Call `shutdown` afterwards for what still runs.
+   * @param timeoutMs longest wait for running builds, in ms.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    this.accepting = false;
+    const deadline = Date.now() + Math.max(0, timeoutMs);
+    for (;;) {
+      for (const run of this.runs.values()) if (run.waiting) run.abort('shutdown');
+      const runs = [...this.runs.values()];
+      const left = deadline - Date.now();
+      if (runs.length === 0 || left <= 0) return;
+      // A build that asks a question while the drain goes on is released at the next look. A run
+      // claimed by a commit still in flight has no builder yet (its `done` is settled): the timer
+      // turn keeps this loop from spinning on settled promises while that commit completes.
+      await Promise.race([Promise.allSettled(runs.map((r) => r.done)), delay(Math.min(left, 250, this.pollIntervalMs))]);
+      await delay(0);
+    }
+  }
+
+  /**
    * Graceful shutdown (SIGTERM/SIGINT): stops taking work, stops every builder, kills their
    * process groups, and records what was interrupted (`running` -> `failed` with
    * `error.code = "interrupted"`; a workflow waiting for input keeps waiting, its lease given up).
@@ -588,7 +612,7 @@ export class WorkflowEngine {
    * users within their running bounds, and claimed into `starts`.
    */
   private async pumpIn(tx: Tx, starts: EngineStarts): Promise<void> {
-    if (!this.accepting) return;
+    if (!this.accepting || !this.claims) return;
     const { plans } = this.deps;
     const maxRunning = (plan: string) => workflowBounds(limitsFor(plans, plan)).maxRunning;
     const lost = new Set<string>();

@@ -28,6 +28,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/limits-shared.test.ts',
   'tests/operator-messages.test.ts',
   'tests/protocol-eras.test.ts',
+  'tests/roles.test.ts',
   'tests/oauth/flow.test.ts',
   'tests/oauth/oauth-server.test.ts',
   // Headless Chromium.
