@@ -66,30 +66,39 @@ export async function load(port, pid, headers, body, { seconds, warmup = 0, conn
 
 /**
  * Prepares build `root` (a checkout with `bin/` and a built `dist/`) for the benchmark: a fresh data
- * dir, user `bench` with a token and a plan without a practical rate limit, and one project
- * `Bench` created through a short-lived server of that build.
+ * dir, user `bench` with a token and plan `bench` (no practical rate limit nor queue bound), and
+ * one project `Bench` created through a short-lived server of that build.
  * @returns the data dir, the `svc_get_project` request (`body`, `headers`), `serveArgs` (the node
- *   arguments of `serve --http` on port 0), `readyPattern`, and `cleanup()` (removes the data dir).
+ *   arguments of `serve --http` on port 0), `readyPattern`, `cli(...args)` (runs a command of the
+ *   build on the data dir; `plans` is the plans file), and `cleanup()` (removes the data dir).
+ * @param storeArgs arguments naming the store for every command, e.g. `['--database-url', url]`
+ *   (default: the data dir's SQLite file).
  */
-export async function prepareTarget(root) {
+export async function prepareTarget(root, { storeArgs = [] } = {}) {
   const bin = join(root, 'bin', 'mobile-builder-mcp.js');
   const dataDir = mkdtempSync(join(tmpdir(), 'mbm-bench-'));
   const plans = join(dataDir, 'plans.json');
-  writeFileSync(plans, JSON.stringify({ bench: { requestsPerMinute: 1_000_000_000, projectCreationsPerHour: 10, maxProjects: 10 } }));
-  const cli = (...args) => spawnSync(process.execPath, [bin, ...args, '--data-dir', dataDir], { encoding: 'utf8' });
+  writeFileSync(plans, JSON.stringify({ bench: { requestsPerMinute: 1_000_000_000, projectCreationsPerHour: 10, maxProjects: 10, maxQueuedWorkflows: 1_000_000_000 } }));
+  const cli = (...args) => spawnSync(process.execPath, [bin, ...args, '--data-dir', dataDir, ...storeArgs], { encoding: 'utf8' });
   const token = cli('token', 'create', '--user', 'bench').stdout.trim().split('\n').at(-1);
   cli('user', 'set-plan', 'bench', 'bench', '--plans', plans);
-  const serveArgs = [bin, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--plans', plans, '--log-level', 'warn'];
+  const serveArgs = [bin, 'serve', '--http', '--port', '0', '--data-dir', dataDir, ...storeArgs, '--plans', plans, '--log-level', 'warn'];
   const readyPattern = /listening on http:\/\/127\.0\.0\.1:(\d+)/;
 
-  const setup = await startChild(serveArgs, readyPattern, root);
-  const created = await fetch(`http://127.0.0.1:${setup.port}/mcp`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_create_project', arguments: { name: 'Bench' } } }),
-  }).then((r) => r.json());
-  await stopChild(setup.child);
-  const projectId = created.result.structuredContent.id;
+  let projectId;
+  try {
+    const setup = await startChild(serveArgs, readyPattern, root);
+    const created = await fetch(`http://127.0.0.1:${setup.port}/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_create_project', arguments: { name: 'Bench' } } }),
+    }).then((r) => r.json());
+    await stopChild(setup.child);
+    projectId = created.result.structuredContent.id;
+  } catch (error) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
 
   return {
     root,
@@ -100,6 +109,8 @@ export async function prepareTarget(root) {
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
     serveArgs,
     readyPattern,
+    cli,
+    plans,
     cleanup: () => rmSync(dataDir, { recursive: true, force: true }),
   };
 }

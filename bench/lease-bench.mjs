@@ -13,7 +13,7 @@
 // BENCH_WORKFLOWS (default 2), BENCH_KILLS (default 5).
 import Database from 'better-sqlite3';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -160,5 +160,7 @@ const report = {
   takeoverAfterSigkillMs: takeover,
 };
 process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+writeFileSync(join(root, 'bench', 'results', 'leases.json'), `${JSON.stringify({ date: new Date().toISOString(), defaults: leaseArgs.length === 0, goalMs: TAKEOVER_GOAL_MS, ...report }, null, 2)}\n`);
 const goal = leaseArgs.length === 0 ? `; goal <= ${TAKEOVER_GOAL_MS} ms with the defaults: ${takeover.median <= TAKEOVER_GOAL_MS ? 'ok' : 'short'}` : '';
 process.stdout.write(`lease takeover after SIGKILL: median ${takeover.median} ms of ${takeover.runs} (${takeover.min}-${takeover.max}), lease ${leaseMs} ms, heartbeat ${heartbeatMs} ms, ${report.heartbeatWritesPerSecondPerRunningWorkflow} heartbeat writes/s per running workflow${goal}\n`);

@@ -32,17 +32,24 @@ import { ProjectAccess } from './services/project-access.js';
 import { ProjectService } from './services/project-service.js';
 import { PublicUrl, type ArtifactOrigins } from './services/public-url.js';
 import { WorkflowService } from './services/workflow-service.js';
+import { importUpdateChannelFiles } from './services/update-channel-import.js';
 import { PreviewScreenshots } from './services/preview-screenshots.js';
 import { locateBrowser } from './builders/browser-location.js';
 import type { ArtifactRepo, OAuthRepo, UserRepo } from './store/repos.js';
 import { openStore, type Store } from './store/store.js';
-import { ChangeWatch, ReadCache } from './store/read-cache.js';
+import { ChangeWatch, publishCacheChange, ReadCache } from './store/read-cache.js';
 import { ProjectChanges } from './workflows/project-changes.js';
+import type { Role } from './roles.js';
+import { newRunnerIdentity } from './workflows/runner-identity.js';
+import { NO_BUILDS } from './builders/no-builds.js';
 import type { HttpServerOptions, RunningHttpServer } from './transports/http-server.js';
 import { ArtifactPublisher } from './workflows/artifact-publisher.js';
-import { ArtifactStore } from './workflows/artifact-store.js';
+import type { ArtifactStore } from './workflows/artifact-store.js';
+import { BlobArtifactStore } from './workflows/blob-artifact-store.js';
+import { DiskArtifactStore } from './workflows/disk-artifact-store.js';
 import { WorkflowEngine } from './workflows/workflow-engine.js';
 import { WorkflowJournal } from './workflows/workflow-journal.js';
+import { WorkspaceSync } from './workflows/workspace-sync.js';
 
 /** The package version, read from package.json. */
 export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -54,10 +61,43 @@ export { BUILDER_NAMES, type BuilderName } from './builders/builder-registry.js'
  * (`config/defaults.ts`, README.md#command-line).
  */
 export interface AppConfig {
-  /** Holds the SQLite file, the workspaces and the artifacts. Created if missing. */
+  /** Holds the SQLite file, the workspaces and the artifacts (with PostgreSQL: the workspaces and caches). Created if missing. */
   dataDir: string;
-  /** `:memory:` for a private in-memory store; default `<dataDir>/mobile-builder.db`. */
+  /** `:memory:` for a private in-memory store; default `<dataDir>/mobile-builder.db`. Ignored with `databaseUrl`. */
   databaseFile?: string;
+  /** `postgres://…` or `postgresql://…` (`--database-url`): the store is that PostgreSQL database; absent, the SQLite file. */
+  databaseUrl?: string;
+  /** PostgreSQL connections in this process's pool, besides its listener (`--db-pool-size`, `DEFAULTS.dbPoolSize`). */
+  dbPoolSize?: number;
+  /** Session-mode URL of the PostgreSQL LISTEN connection (`--database-listen-url`); default `databaseUrl`. */
+  databaseListenUrl?: string;
+  /**
+   * `application_name` of this process's PostgreSQL connections; default
+   * `mobile-builder-mcp/<role>/<runner id>`, so that `pg_stat_activity` tells the nodes apart.
+   */
+  applicationName?: string;
+  /**
+   * What this process does (`serve --role`, README "Roles"; default `all`): `api` claims no
+   * workflow and builds nothing (workers do), `worker` starts the engine alone (no MCP server).
+   */
+  role?: Role;
+  /**
+   * api role: how long `svc_send_message` waits for a worker to claim an idle project's new
+   * workflow before it answers `queued`, in ms (`--claim-wait-ms`, `DEFAULTS.claimWaitMs`).
+   */
+  claimWaitMs?: number;
+  /**
+   * PostgreSQL store: this node's disk cache of artifacts read from the database, in MiB
+   * (`--artifact-cache-mb`, `DEFAULTS.artifactCacheMb`). Read by the artifact store of the
+   * PostgreSQL store; the SQLite store keeps artifacts on disk and ignores it.
+   */
+  artifactCacheMb?: number;
+  /**
+   * PostgreSQL store: the largest workspace snapshotted after a completed workflow, in MiB
+   * (`--workspace-snapshot-max-mb`, `DEFAULTS.workspaceSnapshotMaxMb`). Read by the workspace
+   * snapshots of the PostgreSQL store; ignored on SQLite (one machine keeps its workspaces).
+   */
+  workspaceSnapshotMaxMb?: number;
   /** The builder to run (default `expo`, as `serve`'s). */
   builder?: BuilderName;
   /** JSON config of the `command` builder (required with it). */
@@ -100,6 +140,12 @@ export interface AppConfig {
   leaseMs?: number;
   /** How often a running workflow's lease is renewed (ms, default min(500, leaseMs / 5)). */
   heartbeatMs?: number;
+  /**
+   * Whether this node's engine claims and runs workflows (default: false for the `api` role, else true). False for a node that
+   * serves the tools, the console and the artifacts but builds nothing (the `api` role): its
+   * engine reaps, and its sends wait for the workers (docs/workflows.md "Nodes that claim nothing").
+   */
+  claims?: boolean;
   /** Lifetimes of OAuth codes and tokens, in seconds (README "Sign in with OAuth"); defaults 60 s, 1 h, 30 days. */
   oauth?: OAuthLifetimes;
   /**
@@ -122,6 +168,8 @@ export interface AppConfig {
 /** The assembled service: what transports, the CLI and tests use. */
 export interface App {
   config: AppConfig;
+  /** What this process does (`config.role`, default `all`). */
+  role: Role;
   logger: Logger;
   store: Store;
   tokens: TokenService;
@@ -158,9 +206,18 @@ export interface App {
   metrics?: MetricsEndpoint;
   /** Starts the workflow engine (crash recovery first) and the MCP server. */
   start(): Promise<void>;
+  /**
+   * A worker's graceful stop, first half (docs/workflows.md#draining): claims nothing more from
+   * now on (`healthProblem` says `draining`), releases workflows waiting for input at once, and
+   * lets running builds finish for up to `timeoutMs`; `close` then interrupts what still runs.
+   */
+  drain(timeoutMs: number): Promise<void>;
   /** Graceful stop: engine shutdown, then the store. */
   close(): Promise<void>;
-  /** Why the service cannot take work now (`"store_unavailable"`, `"stopped"`), or null when it can. */
+  /**
+   * Why this process cannot take work now, or null when it can: `"starting"` (before `start`
+   * has finished), `"draining"`, `"stopped"`, or `"store_unavailable"` (the store does not answer).
+   */
   healthProblem(): Promise<string | null>;
 }
 
@@ -178,7 +235,8 @@ export async function listenHttp(app: App, options: HttpServerOptions): Promise<
 
 /**
  * Builds the service. Opens (and migrates) the store, but runs nothing until `start()`.
- * @throws Error (rejects) for an unreadable builder config or plans file, or a store that cannot be opened.
+ * @throws Error (rejects) for an unreadable builder config or plans file, a store that cannot be
+ *   opened, or a store with blobs but no workspace snapshots.
  */
 export async function createApp(config: AppConfig): Promise<App> {
   const logger = config.logger ?? createLogger();
@@ -186,15 +244,26 @@ export async function createApp(config: AppConfig): Promise<App> {
   // Owner-only: the folder holds every user's projects (a folder that exists keeps its mode).
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const plans = config.plans ?? loadPlans(config.plansFile);
-  const store = await openStore({ file: config.databaseFile ?? join(config.dataDir, 'mobile-builder.db') });
+  const role = config.role ?? DEFAULTS.role;
+  const runner = newRunnerIdentity();
+  const store = await openStore({
+    file: config.databaseFile ?? join(config.dataDir, 'mobile-builder.db'),
+    ...(config.databaseUrl && { databaseUrl: config.databaseUrl }),
+    poolSize: config.dbPoolSize ?? DEFAULTS.dbPoolSize,
+    ...(config.databaseListenUrl && { listenUrl: config.databaseListenUrl }),
+    applicationName: config.applicationName ?? `mobile-builder-mcp/${role}/${runner.id}`,
+  });
   const { users, artifacts: artifactRepo, oauth: oauthRepo } = store.repos;
 
   const publicUrl = new PublicUrl(config.publicUrl, config.artifactUrl, config.artifactOrigins);
-  // Cleared by other processes' commits (the store's resets) and by this process's revocations.
-  const tokenCache = new ReadCache<CachedToken>(new ChangeWatch(store.events));
-  const oauthGrants = new OAuthGrants(oauthRepo, clock, config.oauth, () => tokenCache.clear());
+  // Cleared by the store's `cache:tokens` notices (a revocation or a plan change on any node) and resets.
+  const tokenCache = new ReadCache<CachedToken>(new ChangeWatch(store.events, (id) => id === 'tokens'));
+  const oauthGrants = new OAuthGrants(oauthRepo, clock, config.oauth, async () => {
+    tokenCache.clear();
+    await publishCacheChange(store, 'tokens');
+  });
   // OAuth access tokens are good only at this server's `/mcp` (RFC 8707): the audience follows the public URL.
-  const tokens = new TokenService(users, store.repos.tokens, clock, tokenCache, { grants: oauthGrants, audience: () => `${publicUrl.get()}/mcp` });
+  const tokens = new TokenService(users, store.repos.tokens, clock, tokenCache, { grants: oauthGrants, audience: () => `${publicUrl.get()}/mcp` }, store);
   // A file store may be served by several processes: count in the store so that they share the limits.
   const loginCodes = new LoginCodeService(users, store.repos.loginCodes, clock);
   // PostgreSQL: exact across nodes, counted on a small pool of its own (ended after the store).
@@ -206,16 +275,29 @@ export async function createApp(config: AppConfig): Promise<App> {
   });
   const access = new ProjectAccess(store.repos.projects);
   const projects = new ProjectService(store, access, plans, clock);
-  // The store's `project` notices, after each commit, fanned out to each project's listeners.
+  // The store's `project` notices (of every node), after each commit, fanned out to each project's
+  // listeners; a reset (notices may have been missed, or another SQLite process committed) wakes all.
   const changes = new ProjectChanges();
   store.events.subscribe('project', (projectId) => changes.notify(projectId));
+  store.events.onReset(() => changes.notifyAll());
   // Loaded only when asked for: prom-client stays out of a stdio start (README "Start-up time").
   // The engine's runs are read at scrape time, once the engine below exists.
   let engineRuns = () => 0;
   const metrics = config.metrics ? await openMetrics(store, () => engineRuns(), config.metrics, config.trustProxy) : undefined;
   const journal = new WorkflowJournal(store, clock, logger);
-  const artifactStore = new ArtifactStore(config.dataDir);
-  const builder = config.builderInstance ?? createBuilder(config.builder ?? DEFAULTS.builder, config);
+  // With blobs (PostgreSQL) any node serves any artifact from its cache; else they are folders here.
+  const artifactStore: ArtifactStore = store.blobs
+    ? new BlobArtifactStore({ dataDir: config.dataDir, blobs: store.blobs, artifacts: artifactRepo, cacheMb: config.artifactCacheMb })
+    : new DiskArtifactStore(config.dataDir);
+  // An api node builds nothing: it needs neither the builder's settings (a command builder's
+  // config) nor its toolchain, and a build that reached it anyway would fail rather than run here.
+  const builder = config.builderInstance ?? (role === 'api' ? NO_BUILDS : createBuilder(config.builder ?? DEFAULTS.builder, config));
+  // With blobs (PostgreSQL) the next workflow of a project may run on another worker: workspaces travel as snapshots.
+  let workspaceSync: WorkspaceSync | undefined;
+  if (store.blobs) {
+    if (!store.repos.workspaces) throw new Error('A store with blobs must keep workspace snapshots (Repos.workspaces)');
+    workspaceSync = new WorkspaceSync({ blobs: store.blobs, workspaces: store.repos.workspaces, journal, logger, maxMb: config.workspaceSnapshotMaxMb });
+  }
   const engine = new WorkflowEngine(
     {
       store,
@@ -228,9 +310,13 @@ export async function createApp(config: AppConfig): Promise<App> {
       logger,
       clock,
       ...(metrics && { observer: metrics.service }),
+      ...(workspaceSync && { workspaceSync }),
     },
     {
       maxConcurrent: config.maxConcurrentWorkflows ?? DEFAULTS.maxConcurrentWorkflows,
+      runner,
+      claims: config.claims ?? role !== 'api',
+      claimWaitMs: config.claimWaitMs ?? DEFAULTS.claimWaitMs,
       ...(config.pollIntervalMs !== undefined && { pollIntervalMs: config.pollIntervalMs }),
       ...(config.cancelTimeoutMs !== undefined && { cancelTimeoutMs: config.cancelTimeoutMs }),
       ...(config.leaseMs !== undefined && { leaseMs: config.leaseMs }),
@@ -253,9 +339,10 @@ export async function createApp(config: AppConfig): Promise<App> {
   const gateway = new JsonRpcGateway(createMcpServer(VERSION), tools, logger, config.requestDeadlineMs);
   const webSessions = new WebSessionService(store.repos.webSessions, tokens, clock, (code) => loginCodes.redeem(code));
 
-  let closed = false;
+  let phase: 'starting' | 'ready' | 'draining' | 'stopped' = 'starting';
   return {
     config,
+    role,
     logger,
     store,
     tokens,
@@ -281,11 +368,15 @@ export async function createApp(config: AppConfig): Promise<App> {
     async start() {
       const stale = await artifactStore.removeTemporary();
       if (stale > 0) logger.info({ folders: stale }, 'removed half-copied artifact folders left by an earlier stop');
+      await importUpdateChannelFiles(config.dataDir, store.repos.updateChannels, logger);
+      await workspaceSync?.removeTemporary(join(config.dataDir, 'workspaces'));
       await engine.start();
-      await gateway.start();
+      // A worker serves no MCP: its gateway is never started.
+      if (role !== 'worker') await gateway.start();
+      if (phase === 'starting') phase = 'ready';
     },
     async healthProblem() {
-      if (closed) return 'stopped';
+      if (phase !== 'ready') return phase;
       try {
         await store.ping();
         return null;
@@ -293,9 +384,14 @@ export async function createApp(config: AppConfig): Promise<App> {
         return 'store_unavailable';
       }
     },
+    async drain(timeoutMs) {
+      if (phase === 'stopped') return;
+      phase = 'draining';
+      await engine.drain(timeoutMs);
+    },
     async close() {
-      if (closed) return;
-      closed = true;
+      if (phase === 'stopped') return;
+      phase = 'stopped';
       await engine.shutdown();
       await gateway.close().catch(() => undefined);
       await store.close();

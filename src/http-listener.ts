@@ -25,6 +25,7 @@ import type { Store } from './store/store.js';
 import { startHttpServer, type HttpServerDeps, type HttpServerOptions, type RunningHttpServer } from './transports/http-server.js';
 import type { ArtifactStore } from './workflows/artifact-store.js';
 import type { ProjectChanges } from './workflows/project-changes.js';
+import type { Role } from './roles.js';
 
 /** The parts of the service (an `App`, app.ts) the HTTP side works with. */
 export interface HttpApp {
@@ -48,13 +49,14 @@ export interface HttpApp {
   /** The `/metrics` route, when the app counts metrics. */
   metrics?: MetricsEndpoint;
   healthProblem(): Promise<string | null>;
+  role: Role;
 }
 
 /**
  * The narrow view of the service the HTTP transport works with (docs/architecture.md).
  */
 export function httpDepsOf(app: HttpApp): HttpServerDeps {
-  const artifacts = new ArtifactReader(app.artifacts, app.artifactStore);
+  const artifacts = new ArtifactReader(app.artifacts, app.artifactStore, app.store.repos.updateChannels);
   const clientAddress = clientAddressReader(app.config.trustProxy);
   const web = createWebConsole({
     tools: app.tools,
@@ -74,6 +76,7 @@ export function httpDepsOf(app: HttpApp): HttpServerDeps {
     clientAddress,
     trustedPeer: trustedPeerReader(app.config.trustProxy),
     healthProblem: () => app.healthProblem(),
+    role: app.role,
     artifacts,
     builderRoutes: builderRoutes({ artifacts, artifactBaseUrl: () => app.publicUrl.artifacts() }, app.config),
     publicUrl: app.publicUrl,

@@ -42,7 +42,7 @@ describe('HTTP transport (spawned bin)', () => {
     const parse = await post(server.mcpUrl, 'nope', token);
     expect(parse.json).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
     const health = await fetch(`${server.url}/healthz`);
-    expect(await health.json()).toEqual({ status: 'ok' });
+    expect(await health.json()).toEqual({ status: 'ok', role: 'all' });
   });
 
   it('serves the web console and its static files from the built bundle', async () => {

@@ -169,10 +169,10 @@ describe('error table over HTTP', () => {
 });
 
 describe('HTTP transport', () => {
-  it('GET /healthz answers 200 {"status":"ok"}', async () => {
+  it('GET /healthz answers 200 {"status":"ok","role":"all"}', async () => {
     const res = await fetch(server.http.url + '/healthz');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok' });
+    expect(await res.json()).toEqual({ status: 'ok', role: 'all' });
   });
 
   it('answers initialize with JSON, notifications with 202, GET /mcp with 405', async () => {

@@ -137,7 +137,7 @@ describe.runIf(haveChromium)('svc_get_session with screenshot: true', () => {
     const cached = server.app.artifactStore.screenshotFileOf(artifactId);
     expect(readFileSync(cached).equals(images[0]!)).toBe(true);
     // Cached beside the folder, never inside it: not served as one of the preview's files.
-    expect(existsSync(join(server.app.artifactStore.dirOf(artifactId), 'screenshot.png'))).toBe(false);
+    expect(existsSync(join(await server.app.artifactStore.localDir(artifactId), 'screenshot.png'))).toBe(false);
   });
 
   it('the console shows the same picture as the project thumbnail', async () => {

@@ -79,6 +79,10 @@ describe('the workflow state machine', () => {
     expect([...reached].sort()).toEqual([...WORKFLOW_STATUSES].sort());
   });
 
+  it('no transition leads back to queued: a queued workflow never ran (the session lists its previews as none without a read)', () => {
+    expect(TRANSITIONS.filter((t) => t.to === 'queued')).toEqual([]);
+  });
+
   it('the journal applies every row of the table, and refuses every other (status, event) pair without writing', async () => {
     const { store, journal, insert, statusOf } = await journalOnMemoryStore();
     for (const from of WORKFLOW_STATUSES) {

@@ -107,8 +107,11 @@ export class OAuthGrants {
     private readonly repo: OAuthRepo,
     private readonly clock: Clock,
     lifetimes: OAuthLifetimes = {},
-    /** Called after any revocation, so that caches of verified tokens forget them. */
-    private readonly onRevoke: () => void = () => undefined,
+    /**
+     * Called (and awaited) after any revocation has committed, so that caches of verified tokens
+     * forget them: on every node, through the store's `cache` notice.
+     */
+    private readonly onRevoke: () => void | Promise<void> = () => undefined,
   ) {
     this.codeTtl = lifetimes.codeTtlSeconds ?? 60;
     this.accessTtl = lifetimes.accessTokenTtlSeconds ?? 3600;
@@ -226,7 +229,7 @@ export class OAuthGrants {
     if (found.token.kind === 'refresh') await this.revokeGrant(found.grant.id);
     else {
       await this.repo.revokeToken(found.token.id, this.clock().toISOString());
-      this.onRevoke();
+      await this.onRevoke();
     }
   }
 
@@ -234,7 +237,7 @@ export class OAuthGrants {
   async revokeGrant(id: string): Promise<boolean> {
     if (!await this.repo.findGrant(id)) return false;
     await this.repo.revokeGrant(id, this.clock().toISOString());
-    this.onRevoke();
+    await this.onRevoke();
     return true;
   }
 

@@ -4,9 +4,9 @@
  * token to look it up in the store (which holds hashes only). Only tokens that verified are
  * cached (at most the `ReadCache`'s 10 000, oldest dropped first), so unknown tokens cannot grow
  * it; the cache lives in process memory only and is never logged or written. Expiry is checked on
- * every hit; any change to tokens or users made by this process clears it, and another process's
- * commits clear it within the `ReadCache` interval (see `store/read-cache.ts`): the longest a
- * `token revoke` from the CLI can lag.
+ * every hit; a revocation or a plan change clears it on every node through the store's `cache`
+ * notice (`tokens`), and another process's commits on SQLite clear it within the `ReadCache`
+ * interval (see `store/read-cache.ts`): the longest a `token revoke` from the CLI can lag.
  */
 import type { ReadCache } from '../store/read-cache.js';
 import type { Caller } from './caller.js';

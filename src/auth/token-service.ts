@@ -12,6 +12,8 @@ import { displayPrefix, generateToken, hashToken, isExpired, MAX_TOKEN_LIFETIME_
 import type { Caller } from './caller.js';
 import { ACCESS_TOKEN_PREFIX, type OAuthGrants } from './oauth-grants.js';
 import { cachedToken, type TokenCache } from './token-cache.js';
+import { publishCacheChange } from '../store/read-cache.js';
+import type { Store } from '../store/store.js';
 
 /** OAuth access tokens accepted besides API tokens (README "Sign in with OAuth"). */
 export interface OAuthAccessCheck {
@@ -36,12 +38,18 @@ export interface TokenSummary {
 
 /** Issues, lists, revokes and checks API tokens; manages users' plans (docs/contract.md#tokens-and-security, README.md#command-line, docs/contract.md#tokens-and-security). */
 export class TokenService {
+  /**
+   * @param notices the store whose `cache` notice (`tokens`) tells every node's token cache that a
+   *   token was revoked or a plan changed (docs/workflows.md "Change notices"); without it only this
+   *   process's cache is cleared.
+   */
   constructor(
     private readonly users: UserRepo,
     private readonly tokens: TokenRepo,
     private readonly clock: Clock,
     private readonly cache?: TokenCache,
     private readonly oauth?: OAuthAccessCheck,
+    private readonly notices?: Pick<Store, 'transaction'>,
   ) {}
 
   private readonly touched = new Map<string, number>();
@@ -91,12 +99,15 @@ export class TokenService {
     return (await this.tokens.list(userId)).map(({ token, user }) => this.summarise(token, user.name));
   }
 
-  /** Revokes token `id`. Returns false when no such token exists. Revoking twice is harmless. */
+  /**
+   * Revokes token `id`; every node refuses it once the `cache` notice reached it (within a second).
+   * Returns false when no such token exists. Revoking twice is harmless.
+   */
   async revoke(id: string): Promise<boolean> {
     const row = await this.tokens.findById(id);
     if (!row) return false;
     if (!row.revokedAt) await this.tokens.revoke(id, isoNow(this.clock));
-    this.cache?.clear();
+    await this.tokensChanged();
     return true;
   }
 
@@ -104,7 +115,13 @@ export class TokenService {
   async setPlan(name: string, plan: string): Promise<void> {
     const user = await this.ensureUser(name);
     await this.users.setPlan(user.id, plan);
+    await this.tokensChanged();
+  }
+
+  /** Clears this process's token cache and tells every other node's (after the write committed). */
+  private async tokensChanged(): Promise<void> {
     this.cache?.clear();
+    if (this.notices) await publishCacheChange(this.notices, 'tokens');
   }
 
   /**

@@ -31,6 +31,8 @@ interface PublishedArtifacts {
   sibling(artifact: PublishedArtifactInfo, platform: Platform): Promise<PublishedArtifactInfo | undefined>;
   /** The file for `subPath` inside artifact `id`, or null when it leaves the artifact's folder or names nothing. */
   resolveFile(id: string, subPath: string): Promise<string | null>;
+  /** The project whose "latest" update token (`/updates/latest/<token>`) this is, or null. */
+  projectOfUpdateChannel(token: string): Promise<string | null>;
 }
 
 /** What a builder's routes read at each request. */

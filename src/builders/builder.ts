@@ -80,6 +80,11 @@ export interface BuildContext {
   /** The project's newest preview for `platform`, or null. */
   latestPreview(platform: Platform): Promise<PublishedArtifact | null>;
   /**
+   * The secret token of the project's "latest" update URL (`/updates/latest/<token>`, Expo
+   * Updates), created on first use and the same for every later call and every node.
+   */
+  updateChannelToken(): Promise<string>;
+  /**
    * Records a process group (`pgid`, as from a detached spawn) the build started, before the
    * builder waits on it. The engine stores it, so that whoever takes the workflow over or restarts
    * on this host kills the group, and it kills any group still recorded when the run ends

@@ -1,33 +1,41 @@
 /**
  * The command line of README.md#command-line (a stable interface):
  *
- *   mobile-builder-mcp serve [--http] [--host H] [--port P] [--builder NAME] ...
+ *   mobile-builder-mcp serve [--http] [--role all|api|worker] [--host H] [--port P] [--builder NAME] ...
+ *   mobile-builder-mcp worker [--health-port P] [--builder NAME] ...
  *   mobile-builder-mcp token create --user NAME [--expires-in 30d]
  *   mobile-builder-mcp token list [--user NAME]
  *   mobile-builder-mcp token revoke ID
  *   mobile-builder-mcp login-code --user NAME [--expires-in 10m]
  *   mobile-builder-mcp user list | user set-plan NAME PLAN
- *   mobile-builder-mcp migrate
+ *   mobile-builder-mcp migrate [--database-url URL]
  *   mobile-builder-mcp toolchain install [--sdk 56]
  *
- * Every option has an `SVC_*` environment equivalent. Logs go to stderr; stdout carries only the
+ * Every store command takes `--database-url` (PostgreSQL) or works on the SQLite file of
+ * `--data-dir`. Every option has an `SVC_*` environment equivalent. Logs go to stderr; stdout carries only the
  * stdio protocol (serve) or the command's output.
  */
 import { Command } from 'commander';
-import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
-import { createApp, listenHttp, VERSION, type App, type AppConfig } from '../app.js';
+import { listenHttp, VERSION, type App } from '../app.js';
 import { parseDuration } from '../auth/api-token.js';
 import { toolchainFor } from '../builders/expo/index.js';
-import { appConfigOf, type ServeOptions } from '../config/serve-options.js';
+import { redactedDatabaseUrl } from '../config/database-url.js';
+import { appConfigOf, type ServeOptions, type WorkerOptions } from '../config/serve-options.js';
 import { optionsFor, SETTINGS } from '../config/settings.js';
+import { UsageError } from '../config/usage-error.js';
 import { isLoopbackHostname } from '../io/loopback-hosts.js';
-import { detectBuildSandbox, SANDBOX_TURNED_OFF, type BuildSandbox } from '../builders/process-sandbox.js';
-import { builderRunsProcesses, checkBuilderSettings } from '../builders/builder-registry.js';
+import { checkBuilderSettings } from '../builders/builder-registry.js';
 import { createLogger } from '../logger.js';
+import { migratePostgres } from '../store/pg/migrate.js';
 import { serveStdio } from '../transports/stdio-server.js';
 import type { RunningHttpServer } from '../transports/http-server.js';
+import type { RunningHealthPort } from '../transports/health-server.js';
+import { buildSandboxFor, sandboxLine } from './build-sandbox-choice.js';
+import { openHealthPort } from './health-port.js';
+import { openApp, storeShown, withApp, type StoreOptions } from './open-app.js';
+import { runWorker } from './worker-command.js';
 
 /**
  * Adds to every command the options the settings table (`config/settings.ts`) gives it, after the
@@ -54,6 +62,14 @@ export function buildProgram(): Command {
     .action(async (options: ServeOptions) => serve(options));
 
   program
+    .command('worker')
+    .description(
+      'Run a build worker: claims and builds workflows from the store (PostgreSQL with --database-url; or a SQLite data dir shared with serve --role api on one host), serves no MCP. ' +
+        'SIGTERM drains it: running builds finish (up to --drain-timeout-ms), then it exits.',
+    )
+    .action(async (options: WorkerOptions) => runWorker(options));
+
+  program
     .command('toolchain')
     .description('Manage the expo builder\'s toolchain.')
     .command('install')
@@ -74,10 +90,10 @@ export function buildProgram(): Command {
     .description('Create an API token (and the user, if new). Prints the token alone on the last line; it is not shown again.')
     .requiredOption('--user <name>', 'user the token acts for')
     .option('--expires-in <duration>', 'lifetime such as 30d, 12h or 90m (default: no expiry)')
-    .action(async (options: { user: string; expiresIn?: string; dataDir: string }) => {
+    .action(async (options: StoreOptions & { user: string; expiresIn?: string }) => {
       const expires = options.expiresIn === undefined ? undefined : parseDurationOption(options.expiresIn);
       if (!/^[\w.@+-]{1,64}$/.test(options.user)) throw new Error('--user must be 1 to 64 letters, digits or . _ @ + -');
-      await withApp(options.dataDir, async (app) => {
+      await withApp('token create', options, async (app) => {
         const { token: secret, summary } = await app.tokens.create(options.user, expires);
         const expiry = summary.expiresAt ? `expires ${summary.expiresAt}` : 'does not expire';
         process.stdout.write(`Created token ${summary.id} for user "${summary.user}" (${expiry}).\nStore it now: it is not shown again.\n${secret}\n`);
@@ -88,8 +104,8 @@ export function buildProgram(): Command {
     .description('List API tokens, OAuth grants and web console sessions (never prints a whole token).')
     .option('--user <name>', 'only this user\'s tokens, grants and sessions')
     .option('--json', 'print JSON: one array, API tokens first ("kind": "api_token"), then OAuth grants ("kind": "oauth_grant"), then console sessions ("kind": "web_session")')
-    .action(async (options: { user?: string; json?: boolean; dataDir: string }) => {
-      await withApp(options.dataDir, async (app) => {
+    .action(async (options: StoreOptions & { user?: string; json?: boolean }) => {
+      await withApp('token list', options, async (app) => {
         const rows = await app.tokens.list(options.user);
         const grants = await grantsOf(app, options.user);
         const sessions = await sessionsOf(app, options.user);
@@ -124,8 +140,8 @@ export function buildProgram(): Command {
     .command('revoke')
     .description('Revoke an API token, an OAuth grant with all its access and refresh tokens, or a web console session, by its id (from token list). Takes effect on the next request.')
     .argument('<id>', 'token, grant or console session id')
-    .action(async (id: string, options: { dataDir: string }) => {
-      await withApp(options.dataDir, async (app) => {
+    .action(async (id: string, options: StoreOptions) => {
+      await withApp('token revoke', options, async (app) => {
         if (await app.tokens.revoke(id)) return void process.stdout.write(`Revoked token ${id}.\n`);
         if (await app.oauthGrants.revokeGrant(id)) return void process.stdout.write(`Revoked OAuth grant ${id} and all its tokens.\n`);
         if (await app.webSessions.end(id)) return void process.stdout.write(`Ended web console session ${id}.\n`);
@@ -139,9 +155,9 @@ export function buildProgram(): Command {
     .description('Print a one-time login code for an existing user: typed on the consent page when a remote MCP host signs in with OAuth, or on the sign-in page of the web console. Single use; the code is alone on the last line.')
     .requiredOption('--user <name>', 'user who signs in with the code')
     .option('--expires-in <duration>', 'lifetime such as 10m or 1h (default 10m, at most 1d)')
-    .action(async (options: { user: string; expiresIn?: string; dataDir: string }) => {
+    .action(async (options: StoreOptions & { user: string; expiresIn?: string }) => {
       const ttlMs = options.expiresIn === undefined ? undefined : parseDurationOption(options.expiresIn);
-      await withApp(options.dataDir, async (app) => {
+      await withApp('login-code', options, async (app) => {
         const code = await app.loginCodes.create(options.user, ttlMs === undefined ? undefined : Math.ceil(ttlMs / 1000));
         const minutes = Math.round((ttlMs ?? 600_000) / 60_000);
         process.stdout.write(`One-time login code for user "${options.user}" (valid ${minutes >= 1 ? `${minutes} min` : 'under a minute'}, single use):\n${code}\n`);
@@ -152,8 +168,8 @@ export function buildProgram(): Command {
   user
     .command('list')
     .description('List users with their plans.')
-    .action(async (options: { dataDir: string }) => {
-      await withApp(options.dataDir, async (app) => {
+    .action(async (options: StoreOptions) => {
+      await withApp('user list', options, async (app) => {
         const rows = await app.users.list();
         if (rows.length === 0) return void process.stdout.write('No users.\n');
         printTable(['USER', 'PLAN', 'CREATED'], rows.map((r) => [r.name, r.plan, r.createdAt]));
@@ -164,8 +180,8 @@ export function buildProgram(): Command {
     .description('Put a user on a plan (free, pro, or one from --plans FILE); creates the user if new.')
     .argument('<name>', 'user name')
     .argument('<plan>', 'plan name')
-    .action(async (name: string, plan: string, options: { dataDir: string; plans?: string }) => {
-      await withApp(options.dataDir, async (app) => {
+    .action(async (name: string, plan: string, options: StoreOptions & { plans?: string }) => {
+      await withApp('user set-plan', { ...options, ...(options.plans && { plans: resolve(options.plans) }) }, async (app) => {
         if (!app.plans[plan]) {
           process.stderr.write(`Unknown plan "${plan}". Plans: ${Object.keys(app.plans).join(', ')}.\n`);
           process.exitCode = 1;
@@ -173,15 +189,21 @@ export function buildProgram(): Command {
         }
         await app.tokens.setPlan(name, plan);
         process.stdout.write(`User "${name}" is on plan "${plan}".\n`);
-      }, options.plans);
+      });
     });
 
   program
     .command('migrate')
-    .description('Apply the database migrations (serve also does this at start).')
-    .action(async (options: { dataDir: string }) => {
+    .description('Apply the database migrations (serve and worker also do this at start): drizzle-pg/ to --database-url under an advisory lock, else drizzle/ to the SQLite file of --data-dir.')
+    .action(async (options: StoreOptions) => {
+      if (options.databaseUrl) {
+        const applied = await migratePostgres(options.databaseUrl);
+        const where = redactedDatabaseUrl(options.databaseUrl);
+        process.stdout.write(applied === 0 ? `Database is up to date: ${where} (no migration to apply)\n` : `Applied ${applied} migration${applied === 1 ? '' : 's'}; database is up to date: ${where}\n`);
+        return;
+      }
       const file = join(resolve(options.dataDir), 'mobile-builder.db');
-      await openStoreForMigrate(options.dataDir);
+      await withApp('migrate', { dataDir: options.dataDir }, async () => undefined);
       process.stdout.write(`Database is up to date: ${file}\n`);
     });
   addSettings(program);
@@ -206,21 +228,6 @@ function parseDurationOption(text: string): number {
   return parseDuration(text);
 }
 
-async function openStoreForMigrate(dataDir: string): Promise<void> {
-  const app = await openApp({ dataDir: resolve(dataDir), logger: createLogger('warn') });
-  await app.store.close();
-}
-
-/** Runs a short command against the store, without starting the engine. */
-async function withApp(dataDir: string, fn: (app: App) => Promise<void>, plansFile?: string): Promise<void> {
-  const app = await openApp({ dataDir: resolve(dataDir), logger: createLogger('warn'), ...(plansFile && { plansFile }) });
-  try {
-    await fn(app);
-  } finally {
-    await app.store.close();
-  }
-}
-
 function printTable(header: string[], rows: string[][]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
@@ -228,13 +235,24 @@ function printTable(header: string[], rows: string[][]): void {
 }
 
 async function serve(options: ServeOptions): Promise<void> {
+  if (options.role === 'worker') {
+    if (options.http) {
+      throw new UsageError(
+        'serve --role worker takes no --http: a worker serves no MCP (no stdio, no HTTP listener; --health-port P serves GET /healthz). Drop --http (or SVC_HTTP), or use --role api or all for the MCP side.',
+      );
+    }
+    return runWorker(options);
+  }
   const logger = createLogger(options.logLevel);
-  const sandbox = buildSandboxFor(options);
-  const config = appConfigOf(options, { logger, sandbox });
+  // An API node builds nothing; the sandbox still confines the preview screenshot's browser.
+  const sandbox = buildSandboxFor({ buildSandbox: options.buildSandbox, builder: options.builder, multiUser: options.http === true && options.role === 'all', command: 'serve --http' });
+  const config = appConfigOf(options, { logger, sandbox, role: options.role });
   // The builders' start-up checks: a bad signing key fails at start, not on a phone's first request.
   checkBuilderSettings(config);
   const app = await openApp(config);
   await app.start();
+  const builds = options.role === 'api' ? 'builds run on workers (role api)' : sandboxLine(sandbox);
+  const database = options.databaseUrl ? `; database: ${redactedDatabaseUrl(options.databaseUrl)}` : '';
   const httpOptions = {
     host: options.host,
     bodyLimitBytes: options.bodyLimit,
@@ -243,6 +261,7 @@ async function serve(options: ServeOptions): Promise<void> {
 
   let http: RunningHttpServer | undefined;
   let artifacts: RunningHttpServer | undefined;
+  let health: RunningHealthPort | undefined;
   let stopping = false;
   const stop = async (reason: string) => {
     if (stopping) return;
@@ -250,24 +269,30 @@ async function serve(options: ServeOptions): Promise<void> {
     logger.info({ reason }, 'shutting down');
     await Promise.all([http?.close(), artifacts?.close()]);
     await app.close();
+    await health?.close();
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+  if (options.healthPort !== undefined) {
+    health = await openHealthPort(app, options.host, options.healthPort);
+    logger.info({ health: `${health.url}/healthz`, role: app.role }, 'health port listening');
+  }
 
   if (options.http) {
     http = await listenHttp(app, { ...httpOptions, port: options.port, serveMcp: true });
     // Previews, deployments and updates also get their own origin (the next free port), so a
     // preview may keep its origin (localStorage) without ever sharing one with /mcp.
     artifacts = await startArtifactListener(app, httpOptions, options.port === 0 ? 0 : http.port + 1);
-    logger.info({ url: `${http.url}/mcp`, artifacts: app.publicUrl.artifacts(), previews: previewsShown(app), dataDir: config.dataDir, builder: options.builder, ...(config.trustProxy && { trustProxy: config.trustProxy }) }, 'serving MCP over streamable HTTP');
+    logger.info({ url: `${http.url}/mcp`, artifacts: app.publicUrl.artifacts(), previews: previewsShown(app), store: storeShown(options), role: app.role, builder: options.builder, ...(config.trustProxy && { trustProxy: config.trustProxy }) }, 'serving MCP over streamable HTTP');
     warnAboutPreviewHosts(app);
-    process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp, artifacts on ${artifacts.url} (web previews: ${previewsShown(app)}; data: ${config.dataDir}); web console: ${http.url}/; ${sandboxLine(sandbox)}\n`);
+    const healthShown = health ? `; health: ${health.url}/healthz` : '';
+    process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp, artifacts on ${artifacts.url} (web previews: ${previewsShown(app)}; data: ${config.dataDir}${database}${healthShown}); web console: ${http.url}/; ${builds}\n`);
     return;
   }
 
   const token = process.env[SETTINGS.apiToken.env]?.trim() || undefined;
-  await warnAboutToken(app, token, config.dataDir);
+  await warnAboutToken(app, token, options);
   // The protocol first: hosts wait for the answer to `initialize`; previews can wait a moment. The
   // preview listener (and the HTTP side it loads) starts once that answer is written. One stdio
   // line is one message: --body-limit bounds it as it bounds an HTTP body.
@@ -288,9 +313,10 @@ async function serve(options: ServeOptions): Promise<void> {
   } finally {
     listening();
   }
-  logger.info({ previews: http.url, dataDir: config.dataDir, builder: options.builder }, 'serving MCP over stdio');
+  logger.info({ previews: http.url, store: storeShown(options), role: app.role, builder: options.builder }, 'serving MCP over stdio');
   // One user over stdio: builds may run unconfined, and the operator is told so once.
-  if (sandbox.kind === 'none') logger.warn({ reason: sandbox.reason }, sandboxLine(sandbox));
+  if (options.role === 'api') logger.info(builds);
+  else if (sandbox.kind === 'none') logger.warn({ reason: sandbox.reason }, sandboxLine(sandbox));
   else logger.info(sandboxLine(sandbox));
   await served;
   await stop('stdin closed');
@@ -316,74 +342,30 @@ function warnAboutPreviewHosts(app: App): void {
   );
 }
 
-/** The start-up line's words about the sandbox: `builds sandboxed (bubblewrap)` or `builds NOT sandboxed (why)`. */
-function sandboxLine(sandbox: BuildSandbox): string {
-  return sandbox.kind === 'bubblewrap' ? 'builds sandboxed (bubblewrap)' : `builds NOT sandboxed (${sandbox.reason ?? 'no sandbox'})`;
-}
-
-/**
- * The sandbox of this server's builds. `serve --http` serves every user who holds a token or
- * signs in, so it refuses to start when its builds would run unconfined, unless the operator
- * says so with `--no-build-sandbox`; a builder that starts no process (scripted) needs none.
- * @throws Error naming the reason and both ways out.
- */
-function buildSandboxFor(options: ServeOptions): BuildSandbox {
-  if (!options.buildSandbox) return SANDBOX_TURNED_OFF;
-  const sandbox = detectBuildSandbox();
-  if (sandbox.kind === 'none' && options.http && builderRunsProcesses(options.builder)) {
-    throw new Error(
-      `serve --http runs builds for every user who signs in, and no build sandbox can be made here: ${sandbox.reason}. ` +
-        'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) where user namespaces are allowed, ' +
-        "or pass --no-build-sandbox (SVC_NO_BUILD_SANDBOX=1) to run every build with this server's rights.",
-    );
-  }
-  return sandbox;
-}
-
 /**
  * Tells the operator at start when the stdio token cannot work in this data dir (a token is
  * only valid in the store that issued it). Names the data dir, never the token.
  */
-async function warnAboutToken(app: App, token: string | undefined, dataDir: string): Promise<void> {
-  const fix = `create one with: mobile-builder-mcp token create --user NAME --data-dir ${dataDir}`;
+async function warnAboutToken(app: App, token: string | undefined, options: StoreOptions): Promise<void> {
+  const dataDir = resolve(options.dataDir);
+  const pg = options.databaseUrl !== undefined;
+  const where = pg ? `the database ${redactedDatabaseUrl(options.databaseUrl!)}` : `the data dir ${dataDir}`;
+  const fix = `create one with: mobile-builder-mcp token create --user NAME ${pg ? '--database-url URL' : `--data-dir ${dataDir}`}`;
+  const logged = pg ? { database: redactedDatabaseUrl(options.databaseUrl!) } : { dataDir };
   if (!token) {
-    app.logger.warn({ dataDir }, `SVC_API_TOKEN is not set: tools are listed, but every tool call answers -32001; ${fix}`);
+    app.logger.warn(logged, `SVC_API_TOKEN is not set: tools are listed, but every tool call answers -32001; ${fix}`);
     return;
   }
   const state = await app.tokens.stateOf(token);
   if (state === 'active') return;
+  const check = pg ? 'the database that issued them: check --database-url / SVC_DATABASE_URL' : 'the data dir that issued them: check --data-dir / SVC_DATA_DIR';
   const what = {
     malformed: 'is not an API token of this server (they start with svc_)',
-    unknown: `is not known in the data dir ${dataDir} (tokens are valid only in the data dir that issued them: check --data-dir / SVC_DATA_DIR)`,
-    revoked: `was revoked in the data dir ${dataDir}`,
-    expired: `has expired in the data dir ${dataDir}`,
+    unknown: `is not known in ${where} (tokens are valid only in ${check})`,
+    revoked: `was revoked in ${where}`,
+    expired: `has expired in ${where}`,
   }[state];
-  app.logger.warn({ dataDir, tokenState: state }, `SVC_API_TOKEN ${what}: every tool call will answer -32001; ${fix}`);
-}
-
-/**
- * Opens the service on `dataDir`, turning a data dir that cannot be created or written into a
- * message with the path and the fix.
- * @throws Error naming the data dir and what to do.
- */
-async function openApp(config: AppConfig): Promise<App> {
-  const dir = config.dataDir;
-  try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    accessSync(dir, constants.W_OK | constants.X_OK);
-    const db = join(dir, 'mobile-builder.db');
-    if (existsSync(db)) accessSync(db, constants.R_OK | constants.W_OK);
-    return await createApp(config);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? '';
-    if (/^(EACCES|EPERM|EROFS|ENOTDIR|EEXIST|ENOENT|SQLITE_CANTOPEN|SQLITE_READONLY|SQLITE_PERM)/.test(code)) {
-      throw new Error(
-        `cannot write the data dir ${dir} (${code}). Fix: make it a folder this user can write (for example: mkdir -p "${dir}" && chmod u+rwx "${dir}"), or choose another with --data-dir DIR (env SVC_DATA_DIR).`,
-        { cause: error },
-      );
-    }
-    throw error;
-  }
+  app.logger.warn({ ...logged, tokenState: state }, `SVC_API_TOKEN ${what}: every tool call will answer -32001; ${fix}`);
 }
 
 /** Starts the artifact origin's listener on `port` or the next free one after it (any, for 0). */
@@ -411,6 +393,6 @@ export async function run(argv: string[]): Promise<void> {
       return;
     }
     process.stderr.write(`mobile-builder-mcp: ${(error as Error).message}\n`);
-    process.exitCode = 1;
+    process.exitCode = error instanceof UsageError ? error.exitCode : 1;
   }
 }

@@ -18,6 +18,8 @@ export const DEFAULTS = {
   maxConcurrentWorkflows: 2,
   /** Lease of a running workflow's claim, in ms (docs/workflows.md#leases). */
   leaseMs: 2500,
+  /** How long a send through a node that claims nothing waits for a worker's claim, in ms (docs/workflows.md#nodes-that-claim-nothing). */
+  claimWaitMs: 2000,
   /** Largest HTTP request body and largest stdio line (one JSON-RPC message), in bytes: 1 MiB. */
   bodyLimitBytes: 1024 * 1024,
   /** Log level of the process logger. */
@@ -28,4 +30,14 @@ export const DEFAULTS = {
   maxHeavySteps: 1,
   /** Previews and web deployments on one origin per project. */
   artifactOrigins: 'per-project',
+  /** What a `serve` process does: everything (MCP and builds), as one machine always did. */
+  role: 'all',
+  /** PostgreSQL connections in one process's pool, besides its listener. */
+  dbPoolSize: 10,
+  /** Size of an API node's cache of artifacts read from PostgreSQL, in MiB. */
+  artifactCacheMb: 2048,
+  /** Largest workspace snapshotted after a completed workflow, in MiB. */
+  workspaceSnapshotMaxMb: 200,
+  /** How long a worker's SIGTERM lets running builds finish before interrupting them, in ms. */
+  drainTimeoutMs: 30_000,
 } as const;

@@ -1,6 +1,6 @@
 /**
- * `serve`'s settings after commander has parsed them (one field per row of `settings.ts` that
- * `serve` takes), and the `AppConfig` they make.
+ * `serve`'s and `worker`'s settings after commander has parsed them (one field per row of
+ * `settings.ts` that the command takes), and the `AppConfig` they make.
  */
 import { resolve } from 'node:path';
 import type { AppConfig, BuilderName } from '../app.js';
@@ -8,24 +8,26 @@ import type { AgentMode } from '../builders/expo/index.js';
 import type { BuildSandbox } from '../builders/process-sandbox.js';
 import type { Logger } from '../logger.js';
 import type { ArtifactOrigins } from '../services/public-url.js';
+import type { Role } from '../roles.js';
 
-/** Options of `serve`, after parsing (names are the table's, `settings.ts`). */
-export interface ServeOptions {
-  http?: boolean;
+/** Options of `worker`, after parsing (names are the table's, `settings.ts`): the rows whose commands name `worker`. */
+export interface WorkerOptions {
   host: string;
-  port: number;
+  /** Port of the `/healthz` listener; none when absent. */
+  healthPort?: number;
   dataDir: string;
+  /** `postgres://…`: the store is PostgreSQL; absent: the SQLite file in `dataDir`. */
+  databaseUrl?: string;
+  dbPoolSize: number;
+  databaseListenUrl?: string;
   builder: BuilderName;
   builderConfig?: string;
-  publicUrl?: string;
   scriptedStepMs: number;
   maxConcurrentWorkflows: number;
   leaseMs: number;
+  /** Ms a SIGTERM lets running builds finish. */
+  drainTimeoutMs: number;
   plans?: string;
-  allowedHosts?: string[];
-  trustProxy?: string[];
-  /** Bytes. */
-  bodyLimit: number;
   logLevel: string;
   expoSdk: number;
   agentCommand?: string;
@@ -33,25 +35,50 @@ export interface ServeOptions {
   /** Seconds. */
   agentTimeout: number;
   maxHeavySteps: number;
-  updatesSigningKey?: string;
-  artifactUrl?: string;
-  artifactOrigins: ArtifactOrigins;
-  browser?: string;
   /** false with `--no-build-sandbox` (or `SVC_NO_BUILD_SANDBOX`). */
   buildSandbox: boolean;
   agentNetwork?: boolean;
   agentEnv?: string[];
+  /** MiB. */
+  artifactCacheMb: number;
+  /** MiB. */
+  workspaceSnapshotMaxMb: number;
   metricsToken?: string;
   metricsPublic?: boolean;
 }
 
+/** Options of `serve`, after parsing: the worker's and the MCP side's. */
+export interface ServeOptions extends WorkerOptions {
+  http?: boolean;
+  role: Role;
+  port: number;
+  claimWaitMs: number;
+  publicUrl?: string;
+  allowedHosts?: string[];
+  trustProxy?: string[];
+  /** Bytes. */
+  bodyLimit: number;
+  updatesSigningKey?: string;
+  artifactUrl?: string;
+  artifactOrigins: ArtifactOrigins;
+  browser?: string;
+}
+
 /**
- * The service's configuration for these options: paths resolved against the working directory,
- * unset options left out (so that `createApp` applies the same defaults, `defaults.ts`).
+ * The service's configuration for these options (a worker's lack the MCP side's): paths resolved
+ * against the working directory, unset options left out (so that `createApp` applies the same
+ * defaults, `defaults.ts`).
  */
-export function appConfigOf(options: ServeOptions, parts: { logger: Logger; sandbox: BuildSandbox }): AppConfig {
+export function appConfigOf(options: WorkerOptions & Partial<ServeOptions>, parts: { logger: Logger; sandbox: BuildSandbox; role: Role }): AppConfig {
   return {
     dataDir: resolve(options.dataDir),
+    role: parts.role,
+    ...(options.databaseUrl && { databaseUrl: options.databaseUrl }),
+    dbPoolSize: options.dbPoolSize,
+    ...(options.databaseListenUrl && { databaseListenUrl: options.databaseListenUrl }),
+    ...(options.claimWaitMs !== undefined && { claimWaitMs: options.claimWaitMs }),
+    artifactCacheMb: options.artifactCacheMb,
+    workspaceSnapshotMaxMb: options.workspaceSnapshotMaxMb,
     builder: options.builder,
     scriptedStepMs: options.scriptedStepMs,
     maxConcurrentWorkflows: options.maxConcurrentWorkflows,
@@ -71,11 +98,11 @@ export function appConfigOf(options: ServeOptions, parts: { logger: Logger; sand
     ...(options.builderConfig && { builderConfigFile: resolve(options.builderConfig) }),
     ...(options.publicUrl && { publicUrl: options.publicUrl }),
     ...(options.artifactUrl && { artifactUrl: options.artifactUrl }),
-    artifactOrigins: options.artifactOrigins,
+    ...(options.artifactOrigins && { artifactOrigins: options.artifactOrigins }),
     ...(options.plans && { plansFile: resolve(options.plans) }),
     ...(options.updatesSigningKey && { updatesSigningKeyFile: resolve(options.updatesSigningKey) }),
     ...(options.browser !== undefined && { browser: options.browser }),
     // Over HTTP only: a stdio server is one user's local process, with no /metrics (docs/metrics.md).
-    ...(options.http && { metrics: { ...(options.metricsToken && { token: options.metricsToken }), ...(options.metricsPublic && { public: true }) } }),
+    ...((options.http || options.healthPort !== undefined) && { metrics: { ...(options.metricsToken && { token: options.metricsToken }), ...(options.metricsPublic && { public: true }) } }),
   };
 }

@@ -16,13 +16,21 @@ import { join } from 'node:path';
 import { BUILDER_NAMES } from '../builders/builder-registry.js';
 import { AGENT_MODES, DEFAULT_EXPO_SDK } from '../builders/expo/index.js';
 import { ARTIFACT_ORIGIN_MODES } from '../services/public-url.js';
+import { postgresUrl } from './database-url.js';
 import { DEFAULTS } from './defaults.js';
+import { ROLES } from '../roles.js';
 import { commaList, expoSdk, trustedProxies, wholeNumber } from './value-parsers.js';
 
 /** The commands of the command line that take settings. */
-type CommandName = 'serve' | 'toolchain install' | 'token create' | 'token list' | 'token revoke' | 'login-code' | 'user list' | 'user set-plan' | 'migrate';
+type CommandName = 'serve' | 'worker' | 'toolchain install' | 'token create' | 'token list' | 'token revoke' | 'login-code' | 'user list' | 'user set-plan' | 'migrate';
 
-const EVERY_COMMAND: readonly CommandName[] = ['serve', 'toolchain install', 'token create', 'token list', 'token revoke', 'login-code', 'user list', 'user set-plan', 'migrate'];
+const EVERY_COMMAND: readonly CommandName[] = ['serve', 'worker', 'toolchain install', 'token create', 'token list', 'token revoke', 'login-code', 'user list', 'user set-plan', 'migrate'];
+
+/** The commands that open the store (every one but `toolchain install`). */
+const STORE_COMMANDS: readonly CommandName[] = ['serve', 'worker', 'token create', 'token list', 'token revoke', 'login-code', 'user list', 'user set-plan', 'migrate'];
+
+/** The commands that run the service: a server (`serve`, any role) and a build worker. */
+const NODES: readonly CommandName[] = ['serve', 'worker'];
 
 /** One row of the table. */
 export interface Setting {
@@ -49,20 +57,59 @@ export interface Setting {
 /** Every setting, in the order `--help` and the README list them. */
 export const SETTINGS = {
   http: { flags: '--http', env: 'SVC_HTTP', help: 'serve streamable HTTP on POST /mcp instead of stdio', commands: ['serve'] },
-  host: { flags: '--host <host>', env: 'SVC_HOST', default: DEFAULTS.host, help: 'HTTP bind address', commands: ['serve'] },
+  role: {
+    flags: '--role <role>',
+    env: 'SVC_ROLE',
+    default: DEFAULTS.role,
+    help: 'all: MCP and builds in one process; api: MCP, console, OAuth and artifacts, no builds (workers build); worker: the worker command (no MCP, no --http)',
+    choices: ROLES,
+    commands: ['serve'],
+  },
+  host: { flags: '--host <host>', env: 'SVC_HOST', default: DEFAULTS.host, help: 'HTTP bind address (also of --health-port)', commands: NODES },
   port: { flags: '--port <port>', env: 'SVC_PORT', default: DEFAULTS.port, help: 'HTTP port (0 = any free port); in stdio mode, the port of the preview server', parse: wholeNumber('--port'), commands: ['serve'] },
+  healthPort: {
+    flags: '--health-port <port>',
+    env: 'SVC_HEALTH_PORT',
+    help: 'port of a listener that answers only GET /healthz (0 = any free port, printed at start); none by default',
+    parse: wholeNumber('--health-port'),
+    commands: NODES,
+  },
   dataDir: { flags: '--data-dir <dir>', env: 'SVC_DATA_DIR', default: join(homedir(), '.mobile-builder-mcp'), defaultShown: '~/.mobile-builder-mcp', help: 'folder of the SQLite store, workspaces and artifacts', commands: EVERY_COMMAND },
+  databaseUrl: {
+    flags: '--database-url <url>',
+    env: 'SVC_DATABASE_URL',
+    help: 'postgres:// or postgresql:// URL: the store is that PostgreSQL database (for several nodes and workers); default the SQLite file in --data-dir',
+    parse: postgresUrl('--database-url', 'SVC_DATABASE_URL', 'keep the SQLite store in --data-dir'),
+    commands: STORE_COMMANDS,
+  },
+  dbPoolSize: {
+    flags: '--db-pool-size <n>',
+    env: 'SVC_DB_POOL_SIZE',
+    default: DEFAULTS.dbPoolSize,
+    unit: 'connections',
+    help: 'PostgreSQL connections of this process, besides its one listener',
+    parse: wholeNumber('--db-pool-size', 1),
+    commands: NODES,
+  },
+  databaseListenUrl: {
+    flags: '--database-listen-url <url>',
+    env: 'SVC_DATABASE_LISTEN_URL',
+    defaultShown: '--database-url',
+    help: 'session-mode PostgreSQL URL of the LISTEN connection, when --database-url goes through a transaction-mode pooler',
+    parse: postgresUrl('--database-listen-url', 'SVC_DATABASE_LISTEN_URL', 'listen through --database-url'),
+    commands: NODES,
+  },
   builder: {
     flags: '--builder <name>',
     env: 'SVC_BUILDER',
     default: DEFAULTS.builder,
     help: 'building agent: expo (real Expo apps), scripted (a fast simulation for tests and demos) or command (your own commands)',
     choices: BUILDER_NAMES,
-    commands: ['serve'],
+    commands: NODES,
   },
-  builderConfig: { flags: '--builder-config <file>', env: 'SVC_BUILDER_CONFIG', help: 'JSON config of the command builder', commands: ['serve'] },
+  builderConfig: { flags: '--builder-config <file>', env: 'SVC_BUILDER_CONFIG', help: 'JSON config of the command builder', commands: NODES },
   publicUrl: { flags: '--public-url <url>', env: 'SVC_PUBLIC_URL', help: 'base URL of preview links (default from host and port)', commands: ['serve'] },
-  scriptedStepMs: { flags: '--scripted-step-ms <ms>', env: 'SVC_SCRIPTED_STEP_MS', default: DEFAULTS.scriptedStepMs, unit: 'ms', help: 'pause per step of the scripted builder', parse: wholeNumber('--scripted-step-ms'), commands: ['serve'] },
+  scriptedStepMs: { flags: '--scripted-step-ms <ms>', env: 'SVC_SCRIPTED_STEP_MS', default: DEFAULTS.scriptedStepMs, unit: 'ms', help: 'pause per step of the scripted builder', parse: wholeNumber('--scripted-step-ms'), commands: NODES },
   maxConcurrentWorkflows: {
     flags: '--max-concurrent-workflows <n>',
     env: 'SVC_MAX_CONCURRENT_WORKFLOWS',
@@ -70,7 +117,7 @@ export const SETTINGS = {
     unit: 'workflows',
     help: 'workflows running at once',
     parse: wholeNumber('--max-concurrent-workflows', 1),
-    commands: ['serve'],
+    commands: NODES,
   },
   leaseMs: {
     flags: '--lease-ms <ms>',
@@ -79,9 +126,27 @@ export const SETTINGS = {
     unit: 'ms',
     help: 'lease of a running workflow: another server sharing the data dir takes it over this long after its server stops renewing it',
     parse: wholeNumber('--lease-ms', 200),
+    commands: NODES,
+  },
+  claimWaitMs: {
+    flags: '--claim-wait-ms <ms>',
+    env: 'SVC_CLAIM_WAIT_MS',
+    default: DEFAULTS.claimWaitMs,
+    unit: 'ms',
+    help: "api role: how long svc_send_message waits for a worker to claim an idle project's new workflow before it answers queued",
+    parse: wholeNumber('--claim-wait-ms'),
     commands: ['serve'],
   },
-  plans: { flags: '--plans <file>', env: 'SVC_PLANS_FILE', help: 'JSON file of plan limits', commands: ['serve', 'user set-plan'] },
+  drainTimeoutMs: {
+    flags: '--drain-timeout-ms <ms>',
+    env: 'SVC_DRAIN_TIMEOUT_MS',
+    default: DEFAULTS.drainTimeoutMs,
+    unit: 'ms',
+    help: 'worker role: on SIGTERM, how long running builds may finish before they are interrupted',
+    parse: wholeNumber('--drain-timeout-ms'),
+    commands: NODES,
+  },
+  plans: { flags: '--plans <file>', env: 'SVC_PLANS_FILE', help: 'JSON file of plan limits', commands: ['serve', 'worker', 'user set-plan'] },
   allowedHosts: { flags: '--allowed-hosts <list>', env: 'SVC_ALLOWED_HOSTS', help: 'comma-separated extra host names accepted in Host/Origin', parse: commaList, commands: ['serve'] },
   trustProxy: {
     flags: '--trust-proxy <list>',
@@ -94,9 +159,9 @@ export const SETTINGS = {
     flags: '--metrics-token <token>',
     env: 'SVC_METRICS_TOKEN',
     help: 'bearer token that lets a client off loopback read GET /metrics (pass it in the environment); without it, loopback clients only',
-    commands: ['serve'],
+    commands: ['serve', 'worker'],
   },
-  metricsPublic: { flags: '--metrics-public', env: 'SVC_METRICS_PUBLIC', help: 'let every client read GET /metrics, for a private network (the metrics name no user or project)', commands: ['serve'] },
+  metricsPublic: { flags: '--metrics-public', env: 'SVC_METRICS_PUBLIC', help: 'let every client read GET /metrics, for a private network (the metrics name no user or project)', commands: ['serve', 'worker'] },
   bodyLimit: {
     flags: '--body-limit <bytes>',
     env: 'SVC_BODY_LIMIT',
@@ -106,18 +171,18 @@ export const SETTINGS = {
     parse: wholeNumber('--body-limit', 1),
     commands: ['serve'],
   },
-  logLevel: { flags: '--log-level <level>', env: 'SVC_LOG_LEVEL', default: DEFAULTS.logLevel, help: 'fatal, error, warn, info, debug or silent', commands: ['serve'] },
-  expoSdk: { flags: '--expo-sdk <n>', env: 'SVC_EXPO_SDK', default: DEFAULT_EXPO_SDK, help: 'Expo SDK of the expo builder', parse: expoSdk, commands: ['serve'] },
+  logLevel: { flags: '--log-level <level>', env: 'SVC_LOG_LEVEL', default: DEFAULTS.logLevel, help: 'fatal, error, warn, info, debug or silent', commands: NODES },
+  expoSdk: { flags: '--expo-sdk <n>', env: 'SVC_EXPO_SDK', default: DEFAULT_EXPO_SDK, help: 'Expo SDK of the expo builder', parse: expoSdk, commands: NODES },
   agent: {
     flags: '--agent <mode>',
     env: 'SVC_AGENT',
     defaultShown: 'host, or command with --agent-command',
     help: "who writes the expo app's code: host (the MCP host's own model, through code questions), command (--agent-command) or none (deterministic edits only); default host, or command when --agent-command is set",
     choices: AGENT_MODES,
-    commands: ['serve'],
+    commands: NODES,
   },
-  agentCommand: { flags: '--agent-command <cmd>', env: 'SVC_AGENT_COMMAND', help: 'code agent the expo builder runs in the workspace (shell command line; implies --agent command)', commands: ['serve'] },
-  agentTimeout: { flags: '--agent-timeout <seconds>', env: 'SVC_AGENT_TIMEOUT', default: DEFAULTS.agentTimeoutSeconds, unit: 'seconds', help: 'limit of one code agent run', parse: wholeNumber('--agent-timeout', 1), commands: ['serve'] },
+  agentCommand: { flags: '--agent-command <cmd>', env: 'SVC_AGENT_COMMAND', help: 'code agent the expo builder runs in the workspace (shell command line; implies --agent command)', commands: NODES },
+  agentTimeout: { flags: '--agent-timeout <seconds>', env: 'SVC_AGENT_TIMEOUT', default: DEFAULTS.agentTimeoutSeconds, unit: 'seconds', help: 'limit of one code agent run', parse: wholeNumber('--agent-timeout', 1), commands: NODES },
   artifactUrl: {
     flags: '--artifact-url <url>',
     env: 'SVC_ARTIFACT_URL',
@@ -144,11 +209,11 @@ export const SETTINGS = {
   buildSandbox: {
     flags: '--no-build-sandbox',
     env: 'SVC_NO_BUILD_SANDBOX',
-    help: "run build processes without the bubblewrap sandbox (needed for serve --http where bubblewrap cannot work; builds then run with the server's rights)",
-    commands: ['serve'],
+    help: "run build processes without the bubblewrap sandbox (needed for serve --http or a worker where bubblewrap cannot work; builds then run with the server's rights)",
+    commands: NODES,
   },
-  agentNetwork: { flags: '--agent-network', env: 'SVC_AGENT_NETWORK', help: 'let the code agent (--agent-command) reach the network, for a hosted model', commands: ['serve'] },
-  agentEnv: { flags: '--agent-env <names>', env: 'SVC_AGENT_ENV', help: 'comma-separated variables of this environment handed to the code agent (its API key); none by default', parse: commaList, commands: ['serve'] },
+  agentNetwork: { flags: '--agent-network', env: 'SVC_AGENT_NETWORK', help: 'let the code agent (--agent-command) reach the network, for a hosted model', commands: NODES },
+  agentEnv: { flags: '--agent-env <names>', env: 'SVC_AGENT_ENV', help: 'comma-separated variables of this environment handed to the code agent (its API key); none by default', parse: commaList, commands: NODES },
   maxHeavySteps: {
     flags: '--max-heavy-steps <n>',
     env: 'SVC_MAX_HEAVY_STEPS',
@@ -156,7 +221,25 @@ export const SETTINGS = {
     unit: 'steps',
     help: 'type checks and exports of the expo builder running at once',
     parse: wholeNumber('--max-heavy-steps', 1),
-    commands: ['serve'],
+    commands: NODES,
+  },
+  artifactCacheMb: {
+    flags: '--artifact-cache-mb <n>',
+    env: 'SVC_ARTIFACT_CACHE_MB',
+    default: DEFAULTS.artifactCacheMb,
+    unit: 'MiB',
+    help: "PostgreSQL store: this node's disk cache of artifacts read from the database (least recently used go first)",
+    parse: wholeNumber('--artifact-cache-mb'),
+    commands: NODES,
+  },
+  workspaceSnapshotMaxMb: {
+    flags: '--workspace-snapshot-max-mb <n>',
+    env: 'SVC_WORKSPACE_SNAPSHOT_MAX_MB',
+    default: DEFAULTS.workspaceSnapshotMaxMb,
+    unit: 'MiB',
+    help: 'PostgreSQL store: a larger workspace is not snapshotted after a completed workflow (the next build elsewhere starts from the last one that fit)',
+    parse: wholeNumber('--workspace-snapshot-max-mb'),
+    commands: NODES,
   },
   sdk: { flags: '--sdk <n>', env: 'SVC_EXPO_SDK', default: DEFAULT_EXPO_SDK, help: 'Expo SDK', parse: expoSdk, commands: ['toolchain install'] },
   apiToken: { env: 'SVC_API_TOKEN', help: 'the API token of the stdio transport (every tool call answers -32001 without one)', commands: ['serve'] },
@@ -164,7 +247,7 @@ export const SETTINGS = {
     env: 'SVC_RUNNER_HOST',
     defaultShown: "the machine's host name",
     help: "this server's host in workflow leases, for containers that share a data dir volume under the same host name",
-    commands: ['serve'],
+    commands: NODES,
   },
 } as const satisfies Record<string, Setting>;
 

@@ -1,9 +1,11 @@
 /**
  * What the artifact routes may read (README "Previews and deployments", "Expo updates"): published
- * artifacts by id, the newest deployment of a project, and their files, resolved safely. The
+ * artifacts by id, the newest deployment of a project, their files, resolved safely (fetched from
+ * the store first on a node without a copy), and the project of a "latest" update token. The
  * routes get this instead of the repositories, so serving a file never reaches any other table.
  */
-import type { ArtifactRepo } from '../store/repos.js';
+import type { ArtifactRepo, UpdateChannelRepo } from '../store/repos.js';
+import { UPDATE_CHANNEL_TOKEN } from '../store/update-channel-token.js';
 import type { ArtifactRow } from '../store/rows.js';
 import type { ArtifactStore } from '../workflows/artifact-store.js';
 
@@ -15,6 +17,7 @@ export class ArtifactReader {
   constructor(
     private readonly artifacts: ArtifactRepo,
     private readonly files: ArtifactStore,
+    private readonly channels: Pick<UpdateChannelRepo, 'projectOf'>,
   ) {}
 
   /** The artifact with id `id`, or undefined. */
@@ -33,9 +36,9 @@ export class ArtifactReader {
     return (await this.artifacts.listByWorkflow(artifact.workflowId)).find((a) => a.kind === artifact.kind && a.platform === platform);
   }
 
-  /** Folder of artifact `id` (its files never change once published). */
-  dirOf(id: string): string {
-    return this.files.dirOf(id);
+  /** The project whose "latest" update token this is, or null (a malformed token never reaches the store). */
+  async projectOfUpdateChannel(token: string): Promise<string | null> {
+    return UPDATE_CHANNEL_TOKEN.test(token) ? this.channels.projectOf(token) : null;
   }
 
   /**

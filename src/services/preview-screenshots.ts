@@ -110,7 +110,7 @@ export class PreviewScreenshots {
       this.pending++;
       running = this.browsers
         .run(NEVER, async () => {
-          const png = await takePreviewScreenshot(browserPath, this.deps.artifactStore.dirOf(artifact.id), this.deps.sandbox);
+          const png = await takePreviewScreenshot(browserPath, await this.deps.artifactStore.localDir(artifact.id), this.deps.sandbox);
           // Written whole, then renamed: a reader never sees half a picture.
           const file = this.cacheFile(artifact);
           await writeFile(`${file}.tmp`, png);

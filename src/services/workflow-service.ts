@@ -93,30 +93,68 @@ export class WorkflowService {
     const pending = answersPending(input) ? await this.pendingOf(store.repos, input.projectId) : undefined;
     const checked = pending && questionKind(pending.kind) && (input.questionId ?? pending.id) === pending.id ? this.checkByKind(pending, input.message) : undefined;
     // One transaction records the message, lets the engine claim a free slot (so that the answer
-    // is exact: `running`, or the queue position), and reports why it waits.
+    // is exact: `running`, or the queue position), and reports why it waits. On a node that
+    // claims nothing, a workflow that only waits for a slot is reported after the commit, once a
+    // worker had the chance to claim it (`settleUnclaimed`).
     let starts: Awaited<ReturnType<typeof engine.offer>> | undefined;
-    let result: SendMessageResult;
+    let outcome: { result: SendMessageResult; unclaimed?: 'queued' | 'waiting_for_input' };
     try {
-      result = await store.transaction(async (tx) => {
+      outcome = await store.transaction(async (tx) => {
+        // Every send to the project, through any node, in one order: FIFO and the one-active rule.
         await tx.lock('projects', input.projectId);
         const recorded = await this.record(tx, caller, input, checked);
         starts = await engine.offer(tx);
+        const { workflowId } = recorded.result;
         if (recorded.answered) {
-          // The engine resumes the workflow when a slot is free (or lets the runner holding it resume).
-          const status = starts.started(recorded.result.workflowId) ? 'running' : (await tx.workflows.findById(recorded.result.workflowId))?.status;
-          if (status !== 'waiting_for_input') return recorded.result;
-          return this.reportAnsweredWaiting(tx, caller, recorded.result);
+          // The runner holding the workflow resumes it (on any node: the `workflow` notice), or,
+          // when nobody holds it, whichever engine has a slot claims it (the `queued` notice).
+          const row = await tx.workflows.findById(workflowId);
+          tx.publish({ kind: 'workflow', id: workflowId });
+          const status = starts.started(workflowId) ? 'running' : row?.status;
+          if (status !== 'waiting_for_input') return { result: recorded.result };
+          if (row?.runnerId === null) tx.publish({ kind: 'queued', id: input.projectId });
+          // Another node holds it (or this one claims nothing): its runner resumes it on the notice.
+          const heldElsewhere = row?.runnerId != null && row.runnerId !== engine.runnerId;
+          if (!engine.claims || heldElsewhere) return { result: recorded.result, unclaimed: 'waiting_for_input' };
+          return { result: await this.reportAnsweredWaiting(tx, caller, recorded.result) };
         }
         // The service only records the request; the engine owns the claim.
-        if (starts.started(recorded.result.workflowId)) return { ...recorded.result, status: 'running' };
-        return this.reportQueued(tx, caller, recorded.result);
+        if (starts.started(workflowId)) return { result: { ...recorded.result, status: 'running' } };
+        // Claimable by another node's engine.
+        tx.publish({ kind: 'queued', id: input.projectId });
+        if (!engine.claims && !(await this.waitsForProject(tx, workflowId, input.projectId))) return { result: recorded.result, unclaimed: 'queued' };
+        return { result: await this.reportQueued(tx, caller, recorded.result) };
       });
     } catch (error) {
       starts?.abandon();
       throw error;
     }
     starts?.launch();
-    return result;
+    if (outcome.unclaimed) return this.settleUnclaimed(caller, input.projectId, outcome.result, outcome.unclaimed);
+    return outcome.result;
+  }
+
+  /** Whether queued workflow `workflowId` waits for other workflows of its project (not only for a slot). */
+  private async waitsForProject(tx: Tx, workflowId: string, projectId: string): Promise<boolean> {
+    const queued = await tx.workflows.listQueued(projectId);
+    return queued[0]?.id !== workflowId || (await tx.workflows.findActive(projectId)) !== undefined;
+  }
+
+  /**
+   * After the send's commit, for a workflow another node has to start (this node claims nothing,
+   * or another node holds the answered workflow): waits (up to the engine's claim wait) for a
+   * worker to claim the new workflow or resume the answered one, and answers `running` when one
+   * did; else reports it as waiting for a slot, with its status message, as the claiming node
+   * would have.
+   */
+  private async settleUnclaimed(caller: Caller, projectId: string, result: SendMessageResult, from: 'queued' | 'waiting_for_input'): Promise<SendMessageResult> {
+    const { engine, store } = this.deps;
+    const row = await engine.awaitClaim({ id: result.workflowId, projectId }, from);
+    if (row?.status !== from) return { ...result, status: 'running' };
+    return store.transaction(async (tx) => {
+      await tx.lock('projects', projectId);
+      return from === 'queued' ? this.reportQueued(tx, caller, result) : this.reportAnsweredWaiting(tx, caller, result);
+    });
   }
 
   /** The unanswered question of the project's waiting workflow, if any. */
@@ -238,6 +276,8 @@ export class WorkflowService {
     const { maxRunning } = workflowBounds(limitsFor(this.deps.plans, caller.plan));
     const running = (await tx.workflows.runningByOwner()).get(caller.userId) ?? 0;
     if (running >= maxRunning) return `your plan allows ${maxRunning} running workflow${maxRunning === 1 ? '' : 's'} at once and you have ${running}`;
+    // A node that claims nothing (the `api` role) waits for the build workers.
+    if (!this.deps.engine.claims) return 'every build worker is busy (or none is running)';
     return 'the server is running its maximum number of workflows';
   }
 
@@ -271,7 +311,9 @@ export class WorkflowService {
       projectId,
       hasActiveWorkflows: active !== undefined || queued.length > 0,
       activeWorkflow: active ? await this.view(active, base) : null,
-      queuedWorkflows: await Promise.all(queued.map((w) => this.view(w, base))),
+      // A queued workflow has never run (no transition leads back to `queued`, workflow-states.ts),
+      // so it has published nothing: the queue is its one query, not one more per workflow.
+      queuedWorkflows: queued.map((w) => workflowView(w, [])),
       pendingQuestion: pending ? toPendingQuestion(pending) : null,
       previewUrls: (await artifacts.latestPerPlatform(projectId)).map((a) => toPreviewUrl(a, base)),
       lastWorkflow: last ? await this.view(last, base) : null,
@@ -445,19 +487,24 @@ export class WorkflowService {
   }
 
   private async view(row: WorkflowRow, base: Pick<PublicUrl, 'artifactBaseOf'>): Promise<WorkflowView> {
-    return {
-      id: row.id,
-      kind: row.kind,
-      title: workflowTitle(row.instruction),
-      status: row.status,
-      step: { index: row.stepIndex, total: row.stepTotal, name: row.stepName },
-      createdAt: row.createdAt,
-      startedAt: row.startedAt,
-      finishedAt: row.finishedAt,
-      error: row.errorCode ? { code: row.errorCode, message: row.errorMessage ?? '' } : null,
-      previewUrls: (await this.deps.store.repos.artifacts.listByWorkflow(row.id)).map((a) => toPreviewUrl(a, base)),
-    };
+    return workflowView(row, (await this.deps.store.repos.artifacts.listByWorkflow(row.id)).map((a) => toPreviewUrl(a, base)));
   }
+}
+
+/** The view of a workflow with its preview URLs. */
+function workflowView(row: WorkflowRow, previewUrls: PreviewUrl[]): WorkflowView {
+  return {
+    id: row.id,
+    kind: row.kind,
+    title: workflowTitle(row.instruction),
+    status: row.status,
+    step: { index: row.stepIndex, total: row.stepTotal, name: row.stepName },
+    createdAt: row.createdAt,
+    startedAt: row.startedAt,
+    finishedAt: row.finishedAt,
+    error: row.errorCode ? { code: row.errorCode, message: row.errorMessage ?? '' } : null,
+    previewUrls,
+  };
 }
 
 /**
@@ -558,7 +605,16 @@ function capitalised(text: string): string {
 
 /** A workflow's `title`: the first non-blank line of its instruction, at most WORKFLOW_TITLE_MAX code points. */
 function workflowTitle(instruction: string): string {
-  const line = instruction.split(/\r?\n/).find((l) => l.trim() !== '')?.trim() ?? '';
+  // Line by line up to the first non-blank one (a trailing \r is trimmed with the blanks).
+  let line = '';
+  for (let start = 0; start <= instruction.length; ) {
+    const end = instruction.indexOf('\n', start);
+    line = instruction.slice(start, end === -1 ? instruction.length : end).trim();
+    if (line !== '' || end === -1) break;
+    start = end + 1;
+  }
+  // No longer in UTF-16 units than the limit: no longer in code points either.
+  if (line.length <= WORKFLOW_TITLE_MAX) return line;
   const points = [...line];
   return points.length <= WORKFLOW_TITLE_MAX ? line : `${points.slice(0, WORKFLOW_TITLE_MAX - 1).join('')}…`;
 }

@@ -45,6 +45,14 @@ export interface Tx extends Repos {
    * every writer of the file). PostgreSQL: `SELECT 1 … FOR UPDATE`, held until COMMIT or ROLLBACK.
    */
   lock(table: LockTable, id: string): Promise<void>;
+  /**
+   * Locks a row like `lock` when no other transaction holds it, without waiting (PostgreSQL:
+   * `SELECT 1 … FOR UPDATE SKIP LOCKED`; a row this transaction locked already counts as free).
+   * A transaction that holds one row lock takes any further one with this, so that two transactions
+   * never wait for each other's rows (docs/workflows.md "Locks across nodes"). SQLite: always true.
+   * @returns false when another transaction holds the row (or it does not exist): the caller skips it.
+   */
+  tryLock(table: LockTable, id: string): Promise<boolean>;
   /** Queues a change notice, delivered after COMMIT (dropped on rollback); PostgreSQL also sends it to every node (`pg_notify` on `svc_events`). */
   publish(event: StoreEvent): void;
 }

@@ -3,20 +3,28 @@
  * own work). A SQLite read costs about 4 µs here in WAL mode, a third of a small request's budget.
  *
  * Freshness: writes made through this process invalidate their entries directly (the repository
- * that writes also owns the cache); commits by another process reach the store's events as a
- * reset (SQLite: `PRAGMA data_version`, looked at every 250 ms) or as a `cache` notice, and clear
- * every cache. That interval is the longest another process's change can go unseen.
+ * that writes also owns the cache); a write that makes cached rows stale publishes a `cache`
+ * notice (`tokens`, `project:<id>`: `publishCacheChange`), which reaches every node (PostgreSQL:
+ * `NOTIFY`, within milliseconds) and clears the caches that watch it. A reset (SQLite: another
+ * process committed, seen through `PRAGMA data_version` every 250 ms; PostgreSQL: the listener
+ * reconnected) clears every cache. That is the longest another node's change can go unseen.
  */
-import type { StoreEvents } from './port.js';
+import type { Store, StoreEvents } from './port.js';
 
 /** A generation number that moves whenever cached rows may have changed elsewhere. */
 export class ChangeWatch {
   private current = 0;
 
-  /** @param events the store's change notices: resets and `cache` events move the generation. */
-  constructor(events: StoreEvents) {
+  /**
+   * @param events the store's change notices: resets, and the `cache` notices `watches` accepts
+   *   (default every one), move the generation.
+   * @param watches which `cache` ids concern the cache (`tokens`, `project:<id>`).
+   */
+  constructor(events: StoreEvents, watches: (id: string) => boolean = () => true) {
     events.onReset(() => this.current++);
-    events.subscribe('cache', () => this.current++);
+    events.subscribe('cache', (id) => {
+      if (watches(id)) this.current++;
+    });
   }
 
   /** A number that changes whenever another process may have committed since the last look. */
@@ -57,4 +65,14 @@ export class ReadCache<V> {
   clear(): void {
     this.entries.clear();
   }
+}
+
+/**
+ * Tells every node's caches, through the store's `cache` notice `id` (`tokens`: a token was revoked,
+ * a plan or a grant changed; `project:<id>`: a project row changed), that rows they may hold are
+ * stale. Call it after the write committed: a node that hears it reads the new rows.
+ * @throws the store's error when the notice cannot be sent.
+ */
+export async function publishCacheChange(store: Pick<Store, 'transaction'>, id: string): Promise<void> {
+  await store.transaction(async (tx) => tx.publish({ kind: 'cache', id }));
 }

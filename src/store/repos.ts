@@ -300,6 +300,50 @@ export interface WebSessionRepo {
   deleteExpired(now: string): Promise<number>;
 }
 
+/**
+ * The Expo "latest" update token of each project (docs/postgresql.md#update-channels): a worker
+ * creates it while it deploys, any API node resolves it when a phone asks for the newest update.
+ */
+export interface UpdateChannelRepo {
+  /**
+   * The project's token (32 URL-safe base64 characters), created on first use. Two callers racing
+   * for a new project get the same token; every project's token is different.
+   * @throws the driver's error for a project that does not exist (foreign key)
+   */
+  tokenOf(projectId: string): Promise<string>;
+  /** The project whose token this is, or null for an unknown token. */
+  projectOf(token: string): Promise<string | null>;
+  /**
+   * Records `token` as the project's token unless the project has one already or the token is
+   * taken (the import of token files kept by earlier versions).
+   * @returns true when the row was written.
+   */
+  adopt(projectId: string, token: string, at: string): Promise<boolean>;
+}
+
+/** A project's last workspace snapshot: the version it holds and its blob. */
+export interface WorkspaceSnapshotRef {
+  /** The project's `workspaceVersion` when the snapshot was taken. */
+  version: number;
+  blobId: string;
+}
+
+/**
+ * The last completed workspace of each project, as a blob (docs/postgresql.md#workspace-snapshots).
+ * Only a store with blobs has it: with SQLite every workflow runs on one host and the workspace
+ * stays on its disk.
+ */
+export interface WorkspaceRepo {
+  /** The project's snapshot, or null when none was taken. */
+  snapshotOf(projectId: string): Promise<WorkspaceSnapshotRef | null>;
+  /**
+   * Records blob `blobId` (`bytes` long) as the project's snapshot at `version`, replacing the one
+   * before. Call inside the transaction that records the completion.
+   * @returns the id of the blob it replaced (remove it after COMMIT), or null.
+   */
+  saveSnapshot(projectId: string, version: number, blobId: string, bytes: number): Promise<string | null>;
+}
+
 /** Every repository of the store, by table. */
 export interface Repos {
   readonly users: UserRepo;
@@ -313,4 +357,7 @@ export interface Repos {
   readonly oauth: OAuthRepo;
   readonly loginCodes: LoginCodeRepo;
   readonly webSessions: WebSessionRepo;
+  readonly updateChannels: UpdateChannelRepo;
+  /** Present only on a store with blobs (PostgreSQL); absent on SQLite (see `WorkspaceRepo`). */
+  readonly workspaces?: WorkspaceRepo;
 }

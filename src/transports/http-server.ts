@@ -35,6 +35,7 @@ import { BODY_ABORTED, BODY_TOO_LARGE, readBody } from '../io/request-body.js';
 import { isLoopbackHostname, LOOPBACK_HOSTNAMES } from '../io/loopback-hosts.js';
 import type { OAuthRouteDeps, OAuthRoutes } from '../oauth/oauth-routes.js';
 import type { BuilderRoutes } from '../builders/builder-module.js';
+import type { Role } from '../roles.js';
 
 /** Listener settings (README.md#command-line, docs/contract.md#tokens-and-security; the README hardening). Times in ms, sizes in bytes. */
 export interface HttpServerOptions {
@@ -91,6 +92,8 @@ export interface HttpServerDeps {
   trustedPeer?: (address: string) => boolean;
   /** Why the service cannot take work now, or null (for `/healthz`). */
   healthProblem(): Promise<string | null>;
+  /** What this process does (README "Roles"), named in every `/healthz` answer. Default `all`. */
+  role?: Role;
   artifacts: ArtifactReader;
   /** The routes the builders add to this listener (the expo builder's `/updates/...`), from the builder registry. */
   builderRoutes: BuilderRoutes[];
@@ -316,8 +319,9 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     if (req.method !== 'GET' && req.method !== 'HEAD') return notFound(res);
     // Unhealthy when no authenticated request could be admitted now, or the store does not answer.
     const problem = options.serveMcp && inFlight >= maxConcurrent ? 'request_slots_full' : await deps.healthProblem();
-    if (problem) sendJson(res, 503, { status: 'unavailable', reason: problem });
-    else sendJson(res, 200, { status: 'ok' });
+    const role = deps.role ?? 'all';
+    if (problem) sendJson(res, 503, { status: 'unavailable', reason: problem, role });
+    else sendJson(res, 200, { status: 'ok', role });
   };
 
   // A builder's page in place of an artifact's files (the expo builder's deployment landing page).

@@ -1,6 +1,6 @@
 /**
  * Publishing a builder's artifacts (README "Previews and deployments"): copies the files into the
- * artifact store within the owner's storage quota (the plan's `artifactStorageMb`, which the
+ * artifact store (a folder, or a blob uploaded before the transaction, docs/postgresql.md#artifacts) within the owner's storage quota (the plan's `artifactStorageMb`, which the
  * owner's artifacts and project workspaces share), records the
  * row with its size, and applies retention: only the newest previews of each platform of a project
  * are kept (deployments are kept for ever, being immutable).
@@ -14,7 +14,7 @@ import type { ArtifactRow } from '../store/rows.js';
 import type { Store, Tx } from '../store/store.js';
 import { join } from 'node:path';
 import { folderBytes } from '../io/folder-size.js';
-import { ArtifactTooLargeError, artifactPath, type ArtifactStore } from './artifact-store.js';
+import { ArtifactNotFoundError, ArtifactTooLargeError, artifactPath, type ArtifactStore, type ImportedFolder } from './artifact-store.js';
 
 /** Artifact storage of a plan that names none, in MiB. */
 const DEFAULT_ARTIFACT_STORAGE_MB = 1024;
@@ -69,62 +69,101 @@ export class ArtifactPublisher {
     const { artifactStore, store } = this.deps;
     const id = randomUUID();
     let externalUrl: string | null = null;
-    let bytes = 0;
-    let refused: string[] = [];
+    let imported: ImportedFolder = { bytes: 0, refused: [], blobId: null };
+    let quota: Quota | undefined;
     if ('externalUrl' in request) externalUrl = request.externalUrl;
     else {
-      const source = 'sourceDir' in request ? request.sourceDir : artifactStore.dirOf(request.fromArtifactId);
-      const { quotaBytes, usedBytes } = await this.quota(projectId);
-      const allowance = quotaBytes - usedBytes;
-      if (allowance <= 0) throw quotaFailure(quotaBytes, usedBytes);
+      const source =
+        'sourceDir' in request
+          ? request.sourceDir
+          : await artifactStore.localDir(request.fromArtifactId).catch((error: unknown) => {
+              throw error instanceof ArtifactNotFoundError ? new Error('The folder to publish does not exist.') : error;
+            });
+      quota = await this.quota(projectId);
+      const allowance = quota.quotaBytes - quota.artifactBytes - quota.workspaceBytes;
+      if (allowance <= 0) throw quotaFailure(quota.quotaBytes, quota.artifactBytes + quota.workspaceBytes);
       try {
-        ({ bytes, refused } = await artifactStore.importFolder(id, source, allowance));
+        imported = await artifactStore.importFolder(id, source, allowance);
       } catch (error) {
-        if (error instanceof ArtifactTooLargeError) throw quotaFailure(quotaBytes, usedBytes);
+        if (error instanceof ArtifactTooLargeError) throw quotaFailure(quota.quotaBytes, quota.artifactBytes + quota.workspaceBytes);
         throw error;
       }
     }
     let expired: ArtifactRow[] = [];
-    const row = await store.transaction(async (tx) => {
-      await beforeInsert?.(tx);
-      const { artifacts } = tx;
-      const inserted: ArtifactRow = {
-        id,
-        projectId,
-        workflowId,
-        kind: request.kind,
-        platform: request.platform,
-        number: request.kind === 'deployment' ? await artifacts.deployNumber(projectId, workflowId) : null,
-        externalUrl,
-        bytes,
-        createdAt: isoNow(this.deps.clock),
-      };
-      await artifacts.insert(inserted);
-      if (request.kind === 'preview') {
-        expired = await artifacts.previewsBeyond(projectId, request.platform, this.deps.previewsKept ?? DEFAULT_PREVIEWS_KEPT);
-        await artifacts.delete(expired.map((r) => r.id));
-      }
-      return inserted;
-    });
-    for (const old of expired) {
-      await artifactStore.remove(old.id).catch((error: unknown) => this.deps.logger.warn({ err: error, artifactId: old.id }, 'could not remove an expired preview'));
+    let row: ArtifactRow;
+    try {
+      row = await store.transaction(async (tx) => {
+        await beforeInsert?.(tx);
+        // Checked again under the owner's row lock, in the transaction that records the artifact:
+        // two builds of one owner (on any nodes) publishing at once cannot both fit in what is left.
+        if (quota) await this.checkQuotaIn(tx, quota, imported.bytes);
+        const { artifacts } = tx;
+        const inserted: ArtifactRow = {
+          id,
+          projectId,
+          workflowId,
+          kind: request.kind,
+          platform: request.platform,
+          number: request.kind === 'deployment' ? await artifacts.deployNumber(projectId, workflowId) : null,
+          externalUrl,
+          bytes: imported.bytes,
+          createdAt: isoNow(this.deps.clock),
+          blobId: imported.blobId,
+        };
+        await artifacts.insert(inserted);
+        if (request.kind === 'preview') {
+          expired = await artifacts.previewsBeyond(projectId, request.platform, this.deps.previewsKept ?? DEFAULT_PREVIEWS_KEPT);
+          await artifacts.delete(expired.map((r) => r.id));
+        }
+        return inserted;
+      });
+    } catch (error) {
+      // No row names the files: they go (with their blob), so nothing is left that nobody serves.
+      if (!externalUrl) await artifactStore.remove({ id, blobId: imported.blobId }).catch((removeError: unknown) => this.deps.logger.warn({ err: removeError, artifactId: id }, 'could not remove an unrecorded artifact'));
+      throw error;
     }
-    return { published: toPublished(row), refused };
+    for (const old of expired) {
+      await artifactStore.remove(old).catch((error: unknown) => this.deps.logger.warn({ err: error, artifactId: old.id }, 'could not remove an expired preview'));
+    }
+    return { published: toPublished(row), refused: imported.refused };
+  }
+
+  /**
+   * Inside the publish transaction: locks the owner's row and checks that `bytes` more fit in the
+   * quota, counting the artifacts recorded now (the workspaces as measured before the transaction:
+   * they are files, read outside it).
+   * @throws BuildFailure `artifact_quota_exceeded` when they do not (the transaction rolls back).
+   */
+  private async checkQuotaIn(tx: Tx, quota: Quota, bytes: number): Promise<void> {
+    await tx.lock('users', quota.ownerId);
+    const used = (await tx.artifacts.bytesUsedByOwner(quota.ownerId)) + quota.workspaceBytes;
+    if (used + bytes > quota.quotaBytes) throw quotaFailure(quota.quotaBytes, used);
   }
 
   /** The owner's storage quota and what the owner's artifacts and workspaces use now, in bytes. */
-  private async quota(projectId: string): Promise<{ quotaBytes: number; usedBytes: number }> {
+  private async quota(projectId: string): Promise<Quota> {
     const { repos } = this.deps.store;
     const project = await repos.projects.findById(projectId);
     const owner = project ? await repos.users.findById(project.ownerId) : undefined;
     const limits = limitsFor(this.deps.plans, owner?.plan ?? 'free');
-    let usedBytes = project ? await repos.artifacts.bytesUsedByOwner(project.ownerId) : 0;
+    const artifactBytes = project ? await repos.artifacts.bytesUsedByOwner(project.ownerId) : 0;
+    let workspaceBytes = 0;
     const { workspacesDir } = this.deps;
     if (project && workspacesDir) {
-      for (const own of await repos.projects.listByOwner(project.ownerId)) usedBytes += await folderBytes(join(workspacesDir, own.id));
+      for (const own of await repos.projects.listByOwner(project.ownerId)) workspaceBytes += await folderBytes(join(workspacesDir, own.id));
     }
-    return { quotaBytes: (limits.artifactStorageMb ?? DEFAULT_ARTIFACT_STORAGE_MB) * 1024 * 1024, usedBytes };
+    return { ownerId: project?.ownerId ?? '', quotaBytes: (limits.artifactStorageMb ?? DEFAULT_ARTIFACT_STORAGE_MB) * 1024 * 1024, artifactBytes, workspaceBytes };
   }
+}
+
+/** An owner's storage quota and its use, in bytes, as read before a publication. */
+interface Quota {
+  ownerId: string;
+  quotaBytes: number;
+  /** Bytes of the owner's recorded artifacts. */
+  artifactBytes: number;
+  /** Bytes of the owner's project workspaces (files on this node). */
+  workspaceBytes: number;
 }
 
 function quotaFailure(quotaBytes: number, usedBytes: number): BuildFailure {

@@ -134,6 +134,10 @@ export class EngineBuildContext implements BuildContext {
     return row ? toPublished(row) : null;
   }
 
+  updateChannelToken(): Promise<string> {
+    return this.deps.store.repos.updateChannels.tokenOf(this.workflow.projectId);
+  }
+
   async trackProcessGroup(pgid: number): Promise<void> {
     if (!Number.isInteger(pgid) || pgid <= 1) throw new Error(`Not a process group id: ${pgid}`);
     const leaderStart = processStart(pgid);
@@ -163,6 +167,8 @@ export class EngineBuildContext implements BuildContext {
     // nothing, and the one that took over sweeps the row once the group is gone.
     if (this.run.lost) return;
     await this.deps.store.transaction(async (tx) => {
+      await tx.lock('projects', this.workflow.projectId);
+      await tx.lock('workflows', this.workflow.id);
       if (await tx.workflows.isHeldBy(this.workflow.id, this.deps.runner.id)) await tx.processGroups.remove(this.deps.runner.host, pgid);
     });
   }
@@ -179,6 +185,8 @@ export class EngineBuildContext implements BuildContext {
     if (this.run.lost) throw new LeaseLostError(this.workflow.id);
     let lost = false;
     const result = await this.deps.store.transaction(async (tx) => {
+      // The project's row, then the workflow's: the order every transaction takes them in.
+      await tx.lock('projects', this.workflow.projectId);
       await tx.lock('workflows', this.workflow.id);
       if (!(await tx.workflows.isHeldBy(this.workflow.id, this.deps.runner.id))) {
         lost = true;
@@ -196,6 +204,7 @@ export class EngineBuildContext implements BuildContext {
    */
   private async heldIn(tx: Tx): Promise<void> {
     if (this.run.lost) throw new LeaseLostError(this.workflow.id);
+    await tx.lock('projects', this.workflow.projectId);
     await tx.lock('workflows', this.workflow.id);
     if (!(await tx.workflows.isHeldBy(this.workflow.id, this.deps.runner.id))) this.leaseLost();
   }

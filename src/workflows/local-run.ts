@@ -17,6 +17,10 @@ export class LocalRun {
   waiting: Waiting | null = null;
   /** Process groups the builder reported and has not released, with their leader's identity (see process-groups.ts). */
   readonly groups = new Map<number, string | null>();
+  /** True once its claim committed and its builder started (before that the store does not show it as this runner's). */
+  launched = false;
+  /** True once its builder returned or threw: the run is recording how it ended. */
+  finishing = false;
   /** True once the runner lost its lease: from then on it writes nothing. */
   lost = false;
   /** Settles when the run has ended and written its outcome. */

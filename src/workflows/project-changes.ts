@@ -1,8 +1,10 @@
 /**
- * In-process notices that a project's workflows or conversation changed (README "Web console":
- * the console pushes these to browsers over Server-Sent Events instead of being polled).
- * A notice carries only the project id; a listener reads the new state itself. Listeners are
- * called synchronously, often inside a write transaction, so they must only schedule work.
+ * Notices that a project's workflows or conversation changed, fanned out to this process's
+ * listeners per project (README "Web console": the console pushes these to browsers over
+ * Server-Sent Events instead of being polled; `svc_get_session` waits on them). They come from the
+ * store's `project` notices, of every node, and a store reset wakes every listener
+ * (docs/workflows.md "Change notices"). A notice carries only the project id; a listener reads
+ * the new state itself. Listeners are called synchronously, so they must only schedule work.
  */
 
 /** Called with the id of a project that changed. */
@@ -23,6 +25,14 @@ export class ProjectChanges {
         // A listener's failure is its own; the writer must not see it.
       }
     }
+  }
+
+  /**
+   * Tells every listener that its project may have changed: the store's notices may have been
+   * missed (a reset: another process committed on SQLite, or a listener connection came back).
+   */
+  notifyAll(): void {
+    for (const projectId of [...this.listeners.keys()]) this.notify(projectId);
   }
 
   /** Subscribes to one project's changes. @returns the function that unsubscribes. */

@@ -17,6 +17,11 @@
  *   `waiting_for_input` workflow only loses its runner (its question stays).
  * - Process groups a build reports are recorded; whoever ends or takes over a workflow on the
  *   same host kills them, and no workflow of the project is claimed while one lives.
+ * - Several nodes share the store: leases are written and compared on the database's clock, the
+ *   store's change notices wake the engine (`queued`: pump; `workflow`: re-read a run it holds;
+ *   a reset: both), and the tick stays as the fallback. An engine with `claims: false` (the `api`
+ *   role) never claims or runs anything: it reaps, stores cancels and answers, and waits for the
+ *   workers that do (docs/workflows.md "Nodes that claim nothing").
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -39,6 +44,8 @@ import { isGroupAlive, isReusedGroup, killGroup } from './process-groups.js';
 import { isDeadOnThisHost, newRunnerIdentity, type RunnerIdentity } from './runner-identity.js';
 import { runOutcome, type RunObserver } from './run-observer.js';
 import { kindLabel, type NewMessage, type WorkflowJournal } from './workflow-journal.js';
+import { waitForWorkflow } from './workflow-wait.js';
+import type { CompletionHook, WorkspaceSync } from './workspace-sync.js';
 
 
 /** Engine tuning; defaults in each field's comment. */
@@ -57,6 +64,19 @@ export interface WorkflowEngineOptions {
   killGraceMs?: number;
   /** This process's runner identity. Default a new one (`SVC_RUNNER_HOST` or the host name). */
   runner?: RunnerIdentity;
+  /**
+   * Whether this engine claims and runs workflows (default true). False for a node that serves the
+   * tools but builds nothing (the `api` role): it never claims or resumes a workflow and never calls
+   * a builder (it may be built without one), `offer` leaves every workflow queued, and the reaper,
+   * cancels and answers work as on any node (docs/workflows.md "Nodes that claim nothing").
+   */
+  claims?: boolean;
+  /**
+   * How long a send waits after its commit for another runner to claim its workflow (with
+   * `claims: false`), or to resume the answered workflow that runner holds (any engine), so that
+   * it can answer `running` (ms). Default `DEFAULTS.claimWaitMs`.
+   */
+  claimWaitMs?: number;
 }
 
 /** What the engine works with. */
@@ -65,7 +85,8 @@ export interface WorkflowEngineDeps {
   journal: WorkflowJournal;
   artifactStore: ArtifactStore;
   publisher: ArtifactPublisher;
-  builder: Builder;
+  /** What runs the workflows this engine claims. Required unless `claims` is false (then it is never called). */
+  builder?: Builder | undefined;
   /** The plans, for each user's bound on running workflows. */
   plans: PlanTable;
   dataDir: string;
@@ -73,6 +94,8 @@ export interface WorkflowEngineDeps {
   clock: Clock;
   /** Told of each run's end and of the reaper's takeovers (the metrics); none by default. */
   observer?: RunObserver;
+  /** Workspace snapshots, with a store that has blobs (docs/postgresql.md#workspace-snapshots); absent: the workspace stays on this disk. */
+  workspaceSync?: WorkspaceSync;
 }
 
 
@@ -100,7 +123,20 @@ export class WorkflowEngine {
   private readonly leaseMs: number;
   private readonly heartbeatMs: number;
   private readonly killGraceMs: number;
+  /** Whether this engine claims and runs workflows (see `WorkflowEngineOptions.claims`). */
+  readonly claims: boolean;
+  private readonly claimWaitMs: number;
+  private readonly builder: Builder | undefined;
+  /** Unsubscribes from the store's change notices (set while started). */
+  private unlisten: (() => void)[] = [];
+  /** Local runs to re-read soon because a notice named them (`all`: every one, after a reset). */
+  private recheckQueued: Set<string> | 'all' | undefined;
+  /** The pump's retry after a contender's project was locked elsewhere (`pumpSoon`). */
+  private retryTimer: NodeJS.Timeout | undefined;
 
+  /**
+   * @throws Error when `options.claims` is not false and `deps.builder` is missing.
+   */
   constructor(
     private readonly deps: WorkflowEngineDeps,
     options: WorkflowEngineOptions,
@@ -112,6 +148,10 @@ export class WorkflowEngine {
     this.heartbeatMs = Math.max(10, options.heartbeatMs ?? Math.min(500, Math.floor(this.leaseMs / 5)));
     this.killGraceMs = Math.min(Math.max(0, options.killGraceMs ?? 2000), 10_000);
     this.runner = options.runner ?? newRunnerIdentity();
+    this.claims = options.claims ?? true;
+    this.claimWaitMs = Math.max(0, options.claimWaitMs ?? DEFAULTS.claimWaitMs);
+    this.builder = deps.builder;
+    if (this.claims && !this.builder) throw new Error('A workflow engine that claims workflows needs a builder');
   }
 
   /** The runner id stored in the workflows this engine claims. */
@@ -119,10 +159,14 @@ export class WorkflowEngine {
     return this.runner.id;
   }
 
-  /** Recovers what earlier runners left (the reaper's code path), then starts taking work. */
+  /**
+   * Recovers what earlier runners left (the reaper's code path), then starts taking work (with
+   * `claims: false`: starts the reaper's tick only) and listening to the store's change notices.
+   */
   async start(): Promise<void> {
     await this.reap();
     this.accepting = true;
+    this.listen();
     this.tickTimer = setInterval(() => void this.tick(), this.pollIntervalMs);
     this.tickTimer.unref();
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.heartbeatMs);
@@ -147,13 +191,34 @@ export class WorkflowEngine {
    */
   async offer(tx: Tx): Promise<EngineStarts> {
     const starts = new EngineStarts(this);
-    await this.pumpIn(tx, starts);
+    if (this.claims) await this.pumpIn(tx, starts);
     return starts;
+  }
+
+  /**
+   * After a send's commit, for a workflow another runner has to start: waits up to `claimWaitMs` for another
+   * runner to move the workflow out of `from` (`queued`: a claim; `waiting_for_input`: the holder
+   * or a worker resumed it), woken by the store's notices.
+   * @returns the workflow's row as last read (undefined when it is gone).
+   */
+  async awaitClaim(workflow: Pick<WorkflowRow, 'id' | 'projectId'>, from: 'queued' | 'waiting_for_input'): Promise<WorkflowRow | undefined> {
+    if (this.claimWaitMs === 0) return this.deps.store.repos.workflows.findById(workflow.id);
+    return waitForWorkflow(this.deps.store, workflow, (row) => row?.status !== from, { timeoutMs: this.claimWaitMs, recheckMs: this.pollIntervalMs });
+  }
+
+  /** Pumps again shortly: a contender was skipped because another transaction held its project's row. */
+  private pumpSoon(): void {
+    if (this.retryTimer || this.stopped) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.schedulePump();
+    }, Math.min(50, this.pollIntervalMs));
+    this.retryTimer.unref();
   }
 
   /** Asks the engine to look for queued work soon (coalesced). */
   schedulePump(): void {
-    if (this.pumpQueued || !this.accepting) return;
+    if (this.pumpQueued || !this.accepting || !this.claims) return;
     this.pumpQueued = true;
     setImmediate(() => {
       this.pumpQueued = false;
@@ -185,8 +250,39 @@ export class WorkflowEngine {
         await this.recordStopped(workflowId, row.runnerId);
         continue;
       }
-      if (Date.now() > deadline) return;
-      await delay(Math.min(100, this.pollIntervalMs));
+      const left = deadline - Date.now();
+      if (left <= 0) return;
+      // The holder heard the `workflow` notice: wait for it to record the end (a `project` notice),
+      // or for its lease to run out (then this node records `cancelled` itself).
+      const leaseLeft = (row.leaseExpiresAt ?? 0) - this.now() + 1;
+      await waitForWorkflow(this.deps.store, row, (r) => r?.status !== 'cancelling', {
+        timeoutMs: Math.max(1, Math.min(left, leaseLeft)),
+        recheckMs: Math.min(100, this.pollIntervalMs),
+      });
+    }
+  }
+
+  /**
+   * A worker's SIGTERM (docs/workflows.md#draining): stops claiming at once; releases every
+   * workflow waiting for input (as `shutdown` does: it keeps waiting, and any runner resumes it
+   * after the answer), also one whose question comes during the drain; and waits up to
+   * `timeoutMs` for the running builds to end on their own. Leases stay renewed and cancels
+   * honoured meanwhile. Call `shutdown` afterwards for what still runs.
+   * @param timeoutMs longest wait for running builds, in ms.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    this.accepting = false;
+    const deadline = Date.now() + Math.max(0, timeoutMs);
+    for (;;) {
+      for (const run of this.runs.values()) if (run.waiting) run.abort('shutdown');
+      const runs = [...this.runs.values()];
+      const left = deadline - Date.now();
+      if (runs.length === 0 || left <= 0) return;
+      // A build that asks a question while the drain goes on is released at the next look. A run
+      // claimed by a commit still in flight has no builder yet (its `done` is settled): the timer
+      // turn keeps this loop from spinning on settled promises while that commit completes.
+      await Promise.race([Promise.allSettled(runs.map((r) => r.done)), delay(Math.min(left, 250, this.pollIntervalMs))]);
+      await delay(0);
     }
   }
 
@@ -199,6 +295,8 @@ export class WorkflowEngine {
     this.accepting = false;
     this.stopped = true;
     if (this.tickTimer) clearInterval(this.tickTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    for (const stop of this.unlisten.splice(0)) stop();
     const runs = [...this.runs.values()];
     for (const run of runs) run.abort('shutdown');
     await Promise.race([Promise.allSettled(runs.map((r) => r.done)), delay(this.cancelTimeoutMs)]);
@@ -213,8 +311,63 @@ export class WorkflowEngine {
 
   // --- internals -------------------------------------------------------------------------
 
+  /** Now on the database's clock, in ms since the epoch: what every lease end is written and compared in. */
   private now(): number {
-    return this.deps.clock().getTime();
+    return this.deps.clock().getTime() + this.deps.store.clockOffsetMs();
+  }
+
+  /**
+   * Subscribes to the store's change notices: `queued` pumps; `workflow` re-reads a run this
+   * engine holds (a cancel or an answer stored through another node); a reset (notices may have
+   * been missed) does both for everything.
+   */
+  private listen(): void {
+    const { events } = this.deps.store;
+    this.unlisten = [
+      events.subscribe('queued', () => this.schedulePump()),
+      events.subscribe('workflow', (id) => {
+        if (this.runs.has(id)) this.scheduleRecheck(id);
+      }),
+      events.onReset(() => {
+        this.schedulePump();
+        this.scheduleRecheck('all');
+      }),
+    ];
+  }
+
+  /** Re-reads local runs soon (coalesced): one, or every one. */
+  private scheduleRecheck(which: string | 'all'): void {
+    if (this.stopped) return;
+    const first = this.recheckQueued === undefined;
+    if (which === 'all' || this.recheckQueued === 'all') this.recheckQueued = 'all';
+    else {
+      const set: Set<string> = this.recheckQueued ?? new Set();
+      set.add(which);
+      this.recheckQueued = set;
+    }
+    if (!first) return;
+    setImmediate(() => {
+      const queued = this.recheckQueued;
+      this.recheckQueued = undefined;
+      const runs = [...this.runs.values()].filter((run) => queued === 'all' || queued?.has(run.workflowId));
+      this.recheckRuns(runs).catch((error: unknown) => this.deps.logger.error({ err: error }, 'workflow recheck failed'));
+    });
+  }
+
+  /**
+   * Reads the rows of local runs again: one another runner took over is lost; a cancelled one is
+   * aborted; an answered one resumes (at once if it kept its slot, else through the pump).
+   */
+  private async recheckRuns(runs: LocalRun[]): Promise<void> {
+    for (const run of runs) {
+      // A claim whose transaction has not committed is not in the store yet.
+      if (run.lost || !run.launched || run.finishing) continue;
+      const row = await this.deps.store.repos.workflows.findById(run.workflowId);
+      if (!row || row.runnerId !== this.runner.id) this.leaseLost(run);
+      else if (row.status === 'cancelling') run.abort('cancel');
+      else if (run.waiting && row.status === 'running') await this.resolveIfAnswered(run);
+      else if (run.waiting && row.status === 'waiting_for_input') this.schedulePump();
+    }
   }
 
   private claimPatch(): Partial<WorkflowRow> {
@@ -236,7 +389,7 @@ export class WorkflowEngine {
     const claimed = await this.deps.journal.claim(tx, row, { ...this.claimPatch(), startedAt: this.deps.journal.now() }, {
       role: 'system',
       type: 'status',
-      content: `${kindLabel(row.kind)} started (builder: ${this.deps.builder.name}).`,
+      content: `${kindLabel(row.kind)} started (builder: ${this.builder!.name}).`,
     });
     if (claimed) starts.launching(this.reserve({ ...row, status: 'running', runnerId: this.runner.id }));
     return claimed;
@@ -279,6 +432,8 @@ export class WorkflowEngine {
         continue;
       }
       await store.transaction(async (tx) => {
+        // The project's row, then the workflow's: the order every transaction takes them in.
+        await tx.lock('projects', row.projectId);
         await tx.lock('workflows', row.id);
         // Re-read inside the transaction: the runner may have renewed since the list was read.
         const current = await tx.workflows.findById(row.id);
@@ -297,7 +452,9 @@ export class WorkflowEngine {
         } else if (current.status === 'cancelling') {
           if (await journal.transition(current, 'cancelling', 'stopped', { runnerId: null, leaseExpiresAt: null }, stoppedMessage(current), current.runnerId, tx)) reaped.push(current.id);
         } else if (current.runnerId !== null && (await tx.workflows.releaseWaiting(current.id, current.runnerId))) {
-          // Waiting for input: the question stays; whoever gets the answer resumes it.
+          // Waiting for input: the question stays; whoever gets the answer resumes it (an answer
+          // stored already makes it claimable now, on any node).
+          tx.publish({ kind: 'queued', id: current.projectId });
           reaped.push(current.id);
         }
       });
@@ -416,15 +573,7 @@ export class WorkflowEngine {
     if (this.ticking) return;
     this.ticking = true;
     try {
-      if (this.runs.size > 0) {
-        for (const run of [...this.runs.values()]) {
-          if (run.lost) continue;
-          const row = await this.deps.store.repos.workflows.findById(run.workflowId);
-          if (!row || row.runnerId !== this.runner.id) this.leaseLost(run);
-          else if (row.status === 'cancelling') run.abort('cancel');
-          else if (run.waiting && row.status === 'running') await this.resolveIfAnswered(run);
-        }
-      }
+      if (this.runs.size > 0) await this.recheckRuns([...this.runs.values()]);
       await this.reap();
       await this.pump();
     } catch (error) {
@@ -445,7 +594,8 @@ export class WorkflowEngine {
    * claimed builders after it commits.
    */
   private async pump(): Promise<void> {
-    if (!this.accepting) return;
+    // No free slot: nothing to hand out (and no transaction to open for it).
+    if (!this.accepting || !this.claims || this.busy >= this.maxConcurrent) return;
     const starts = new EngineStarts(this);
     try {
       await this.deps.store.transaction((tx) => this.pumpIn(tx, starts));
@@ -462,7 +612,7 @@ export class WorkflowEngine {
    * users within their running bounds, and claimed into `starts`.
    */
   private async pumpIn(tx: Tx, starts: EngineStarts): Promise<void> {
-    if (!this.accepting) return;
+    if (!this.accepting || !this.claims) return;
     const { plans } = this.deps;
     const maxRunning = (plan: string) => workflowBounds(limitsFor(plans, plan)).maxRunning;
     const lost = new Set<string>();
@@ -479,6 +629,13 @@ export class WorkflowEngine {
   /** Starts a contender of `pump` inside `tx`: the claim of a queued workflow, or the resumption of an answered one. */
   private async startContender(tx: Tx, contender: SlotCandidate, starts: EngineStarts): Promise<boolean> {
     const { ownerId: _owner, plan: _plan, ...row } = contender;
+    // The project's row lock serialises the claim with sends to the project on every node. Without
+    // waiting: a send's transaction holds its own project's lock already, and waiting for another
+    // one could deadlock two nodes; a project locked elsewhere is skipped (its pump runs after).
+    if (!(await tx.tryLock('projects', row.projectId))) {
+      this.pumpSoon();
+      return false;
+    }
     if (row.status === 'queued') return this.claimIn(tx, row, starts);
     const run = this.runs.get(row.id);
     if (row.runnerId === this.runner.id && run) {
@@ -510,6 +667,7 @@ export class WorkflowEngine {
 
   /** @internal (EngineStarts) Starts the builder of a claimed run, after its claim committed. */
   begin(row: WorkflowRow, run: LocalRun): void {
+    run.launched = true;
     run.done = this.execute(row, run)
       .catch((error) => this.deps.logger.error({ err: error, workflowId: row.id }, 'workflow run failed unexpectedly'))
       .finally(() => {
@@ -524,7 +682,8 @@ export class WorkflowEngine {
   }
 
   private async execute(row: WorkflowRow, run: LocalRun): Promise<void> {
-    const { builder, logger } = this.deps;
+    const { logger } = this.deps;
+    const builder = this.builder!;
     const { repos } = this.deps.store;
     const project = await repos.projects.findById(row.projectId);
     if (!project) return;
@@ -545,6 +704,7 @@ export class WorkflowEngine {
     let failure: { code: string; message: string } | null = null;
     const startedAt = performance.now();
     try {
+      await this.deps.workspaceSync?.restore(row.projectId, workspaceDir, (text) => context.say(text));
       await builder.run(job, context);
     } catch (error) {
       const raw =
@@ -555,6 +715,8 @@ export class WorkflowEngine {
       failure = { code: raw.code, message: redactPaths(raw.message, { dataDir: this.deps.dataDir, workspaceDir }) };
       if (error instanceof LeaseLostError) this.leaseLost(run);
     }
+    // Its own end is recorded below: a re-read of its row meanwhile must not take it for lost.
+    run.finishing = true;
     // No process of this workflow outlives it.
     await this.killGroups(run);
     await this.recordEnd(run, failure);
@@ -595,7 +757,8 @@ export class WorkflowEngine {
       }, owner);
       logger.info({ workflowId: row.id, code: failure.code }, 'workflow failed');
     } else {
-      await journal.transition(row, 'running', 'complete', released, { role: 'system', type: 'status', content: `${kindLabel(row.kind)} completed.` }, owner);
+      const complete = (hook?: CompletionHook) => journal.transition(row, 'running', 'complete', released, { role: 'system', type: 'status', content: `${kindLabel(row.kind)} completed.` }, owner, undefined, hook);
+      await (this.deps.workspaceSync?.complete(row, join(this.deps.dataDir, 'workspaces', row.projectId), complete) ?? complete());
       logger.info({ workflowId: row.id }, 'workflow completed');
     }
   }

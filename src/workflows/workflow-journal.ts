@@ -35,8 +35,8 @@ export class WorkflowJournal {
   ) {}
 
   /**
-   * Tells live views (the web console) and waiting sessions, after `tx` commits, that the
-   * project's workflows or conversation changed.
+   * Tells live views (the web console), waiting sessions and waiting sends on every node, after
+   * `tx` commits, that the project's workflows or conversation changed.
    */
   changed(tx: Tx, projectId: string): void {
     tx.publish({ kind: 'project', id: projectId });
@@ -53,7 +53,13 @@ export class WorkflowJournal {
    * note; a user's text is stored as acknowledged.
    */
   async post(projectId: string, workflowId: string | null, message: NewMessage, tx?: Tx): Promise<MessageRow> {
-    if (!tx) return this.store.transaction((own) => this.post(projectId, workflowId, message, own));
+    if (!tx) {
+      return this.store.transaction(async (own) => {
+        // The project's row first, as every transaction that writes a project's rows takes it (docs/workflows.md "Locks across nodes").
+        await own.lock('projects', projectId);
+        return this.post(projectId, workflowId, message, own);
+      });
+    }
     const content = message.role === 'user' ? message.content : cutToLength(message.content, MAX_MESSAGE_LENGTH);
     const row = await tx.messages.append({ id: randomUUID(), projectId, workflowId, role: message.role, type: message.type, content, createdAt: this.now() });
     this.changed(tx, projectId);
@@ -63,8 +69,13 @@ export class WorkflowJournal {
   /**
    * Applies `event` to `workflow` if its stored status is still `from` (and, when `owner` is given,
    * if `owner` still holds it; `null`: if no runner does), writes `patch`, and posts `message`,
-   * inside `tx` when given (else in its own transaction).
-   * Finishing statuses get `finishedAt`; `completed` also moves the project's `updatedAt` and its workspace version.
+   * inside `tx` when given (else in its own transaction, which locks the project's row first; a
+   * caller's `tx` must hold that lock already when it changes another project's rows).
+   * Finishing statuses get `finishedAt`; `completed` also moves the project's `updatedAt` and its workspace version,
+   * and runs `onCompleted` with that version in the same transaction.
+   * Change notices, after the commit: `project` always; `workflow` (id) when it becomes `cancelling`;
+   * `queued` (project id) when it ends (the project's next workflow may start); `cache`
+   * (`project:<id>`) when it completes (the project row changed).
    * @returns true when the transition happened (false: the row had moved on, or another runner holds it).
    * @throws IllegalTransitionError (logged) when `event` is not allowed from `from`: nothing is written.
    */
@@ -76,6 +87,7 @@ export class WorkflowJournal {
     message?: NewMessage,
     owner?: string | null,
     tx?: Tx,
+    onCompleted?: (tx: Tx, workspaceVersion: number) => Promise<void>,
   ): Promise<boolean> {
     let to: WorkflowStatus;
     try {
@@ -84,13 +96,27 @@ export class WorkflowJournal {
       if (error instanceof IllegalTransitionError) this.logger?.error({ workflowId: workflow.id, from, event }, error.message);
       throw error;
     }
-    if (!tx) return this.store.transaction((own) => this.transition(workflow, from, event, patch, message, owner, own));
+    if (!tx) {
+      return this.store.transaction(async (own) => {
+        await own.lock('projects', workflow.projectId);
+        return this.transition(workflow, from, event, patch, message, owner, own, onCompleted);
+      });
+    }
     const now = this.now();
     const full = { ...(isTerminal(to) && { finishedAt: now }), ...patch, status: to };
     if (!(await tx.workflows.transition(workflow.id, from, full, owner))) return false;
-    if (to === 'completed') await tx.projects.completeWorkspace(workflow.projectId, now);
+    if (to === 'completed') {
+      const version = await tx.projects.completeWorkspace(workflow.projectId, now);
+      await onCompleted?.(tx, version);
+      // Its `updatedAt` moved: every node's cached copy of the project row is stale.
+      tx.publish({ kind: 'cache', id: `project:${workflow.projectId}` });
+    }
     if (message) await this.post(workflow.projectId, workflow.id, message, tx);
     this.changed(tx, workflow.projectId);
+    // Whoever holds the workflow stops its builder (a cancel made through another node).
+    if (to === 'cancelling') tx.publish({ kind: 'workflow', id: workflow.id });
+    // The project's next queued workflow may start now, on any node.
+    if (isTerminal(to)) tx.publish({ kind: 'queued', id: workflow.projectId });
     return true;
   }
 

@@ -28,6 +28,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/limits-shared.test.ts',
   'tests/operator-messages.test.ts',
   'tests/protocol-eras.test.ts',
+  'tests/roles.test.ts',
   'tests/oauth/flow.test.ts',
   'tests/oauth/oauth-server.test.ts',
   // Headless Chromium.
@@ -52,6 +53,9 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/store/pg-blob-store.test.ts',
   'tests/store/pg-migrate.test.ts',
   'tests/store/pg-test-setup.test.ts',
+  'tests/store/update-channels.test.ts',
+  'tests/blob-artifacts.test.ts',
+  'tests/workspace-sync.test.ts',
   // API nodes and build workers of the built bin on one PostgreSQL database.
   'tests/multinode/cross-node.test.ts',
   'tests/multinode/limits-across-nodes.test.ts',

@@ -196,7 +196,7 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     await r.workflows.insert(workflow('a', 'p1', 1, 'completed'));
     await r.workflows.insert(workflow('b', 'p1', 2, 'completed'));
     const art = (id: string, kind: 'preview' | 'deployment', platform: 'web' | 'ios', createdAt: string, workflowId = 'a', number: number | null = null) =>
-      r.artifacts.insert({ id, projectId: 'p1', workflowId, kind, platform, number, externalUrl: null, bytes: 10, createdAt });
+      r.artifacts.insert({ id, projectId: 'p1', workflowId, kind, platform, number, externalUrl: null, bytes: 10, createdAt, blobId: null });
     await art('v1', 'preview', 'web', T0);
     await art('v2', 'preview', 'web', T1);
     await art('v3', 'preview', 'ios', T2);
@@ -211,9 +211,23 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     // One number per deploy, shared by its platforms; the next deploy takes the next one.
     expect(await r.artifacts.deployNumber('p1', 'a')).toBe(1);
     await art('d1', 'deployment', 'web', T1, 'a', 1);
+    // Newest first; equally new rows in the pairs' order (previews before deployments).
+    expect((await r.artifacts.latestPerPlatform('p1')).map((x) => x.id)).toEqual(['v3', 'v2', 'd1']);
     expect(await r.artifacts.deployNumber('p1', 'a')).toBe(1);
     expect(await r.artifacts.deployNumber('p1', 'b')).toBe(2);
     expect((await r.projects.findById('p1'))!.deploymentSeq).toBe(2);
+  });
+
+  it('update channels: a token per project on first use, stable, unique, resolved back; adopt keeps the first', async () => {
+    const token = await r.updateChannels.tokenOf('p1');
+    expect(token).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(await store.transaction((tx) => tx.updateChannels.tokenOf('p1'))).toBe(token);
+    expect(await r.updateChannels.tokenOf('p2')).not.toBe(token);
+    expect(await r.updateChannels.projectOf(token)).toBe('p1');
+    expect(await r.updateChannels.projectOf('x'.repeat(32))).toBeNull();
+    expect(await r.updateChannels.adopt('p1', 'y'.repeat(32), T0)).toBe(false);
+    expect(await r.updateChannels.adopt('q1', 'y'.repeat(32), T0)).toBe(true);
+    expect(await r.updateChannels.tokenOf('q1')).toBe('y'.repeat(32));
   });
 
   it('process groups: insert, list by project and host, remove', async () => {

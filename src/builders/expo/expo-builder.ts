@@ -25,7 +25,7 @@ import type { BuildSandbox, SandboxBinds } from '../process-sandbox.js';
 import { groupHooks, runProcess } from './run-process.js';
 import { EXPO_ENV, ExpoToolchain } from './toolchain.js';
 import { prepareUpdateFolder } from './update-bundle.js';
-import { latestUpdatePath, type UpdateChannels } from './update-channels.js';
+import { latestUpdatePath } from './update-channels.js';
 import { ExpoWorkspace, OUTPUT_DIR } from './workspace.js';
 
 /** Settings of the `expo` builder. */
@@ -43,8 +43,6 @@ export interface ExpoBuilderOptions {
   maxOutputLines?: number;
   /** Extra environment for npm during a toolchain install. */
   toolchainEnv?: Readonly<Record<string, string | undefined>>;
-  /** Tokens of the projects' secret "latest" update URLs. */
-  channels: UpdateChannels;
   /** Where every child runs (default: bubblewrap when it works here). */
   sandbox?: BuildSandbox;
 }
@@ -177,7 +175,7 @@ export class ExpoBuilder implements Builder {
       const deployment = await context.publish({ kind: 'deployment', platform, sourceDir: dir });
       published.push(`${platform} (Expo update ${update.id}, ${update.assets.length + 1} files) at ${deployment.path}`);
     }
-    const latest = latestUpdatePath(this.options.channels.tokenOf(job.project.id));
+    const latest = latestUpdatePath(await context.updateChannelToken());
     await context.say(
       `Deploy #${web.number}: web, ios, android. Deployed ${job.project.name} as ${appId} (Expo SDK ${this.options.toolchain.sdk}): ${published.join('; ')}. ` +
         'The ios and android links open a page with an exp:// QR code for Expo Go (SDK ' +

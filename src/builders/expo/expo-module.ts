@@ -25,7 +25,7 @@ export const expoBuilderModule = defineBuilder<'expo', ExpoModuleSettings>({
   checkSettings: (settings) => {
     if (settings.updatesSigningKeyFile) loadUpdatesSigningKey(settings.updatesSigningKeyFile);
   },
-  routes: (sources, settings) => createExpoUpdateRoutes({ ...sources, dataDir: settings.dataDir, updatesSigningKeyFile: settings.updatesSigningKeyFile }),
+  routes: (sources, settings) => createExpoUpdateRoutes({ ...sources, updatesSigningKeyFile: settings.updatesSigningKeyFile }),
   questionKinds: { code: CODE_QUESTION_KIND },
   messageRules: CODE_ANSWER_MESSAGE_RULES,
   forOtherReaders: hideLatestUpdatePaths,

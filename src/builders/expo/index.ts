@@ -11,7 +11,6 @@ import { ExpoBuilder } from './expo-builder.js';
 import { HeavyStepSemaphore } from '../heavy-steps.js';
 import { HostAgent } from './host-agent.js';
 import { DEFAULT_EXPO_SDK, ExpoToolchain } from './toolchain.js';
-import { UpdateChannels } from './update-channels.js';
 
 export { DEFAULT_EXPO_SDK, SUPPORTED_EXPO_SDKS } from './toolchain.js';
 export { AGENT_MODES, type AgentMode } from './agent-step.js';
@@ -83,7 +82,6 @@ export function createExpoBuilder(settings: ExpoBuilderSettings): ExpoBuilder {
     toolchain: toolchainFor(settings),
     agent,
     heavy: new HeavyStepSemaphore(settings.heavySteps ?? DEFAULTS.maxHeavySteps),
-    channels: new UpdateChannels(settings.dataDir),
     ...(settings.installToolchain !== undefined && { installToolchain: settings.installToolchain }),
     ...(settings.stepTimeoutSeconds !== undefined && { stepTimeoutMs: settings.stepTimeoutSeconds * 1000 }),
     ...(settings.toolchainEnv && { toolchainEnv: settings.toolchainEnv }),

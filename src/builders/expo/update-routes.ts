@@ -27,7 +27,6 @@ import { escapeHtml } from '../../io/html-escape.js';
 import { isLoopbackHostname } from '../../io/loopback-hosts.js';
 import type { BuilderRoutes, BuilderRouteSources, PublishedArtifactInfo } from '../builder-module.js';
 import { UPDATE_FILE, type UpdateAsset, type UpdateDescription } from './update-bundle.js';
-import { UpdateChannels } from './update-channels.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** The keyid our signatures carry (Expo's convention for a project's own key). */
@@ -38,15 +37,12 @@ const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+$/;
 
 /** What the update routes read: published artifacts, the base URL of artifact links, and their settings. */
 interface ExpoUpdateSources extends BuilderRouteSources {
-  /** The data dir (where the secret per-project update channels are kept). */
-  dataDir: string;
   /** `--updates-signing-key`, if any. */
   updatesSigningKeyFile?: string | undefined;
 }
 
 interface UpdatesState {
   app: ExpoUpdateSources;
-  channels: UpdateChannels;
   signingKey: KeyObject | null;
 }
 
@@ -57,7 +53,7 @@ interface UpdatesState {
  */
 export function createExpoUpdateRoutes(app: ExpoUpdateSources): BuilderRoutes {
   const file = app.updatesSigningKeyFile;
-  const state: UpdatesState = { app, channels: new UpdateChannels(app.dataDir), signingKey: file ? loadUpdatesSigningKey(file) : null };
+  const state: UpdatesState = { app, signingKey: file ? loadUpdatesSigningKey(file) : null };
   return {
     routes: [{ path: '/updates/*', handle: (req, res, path, query) => serveExpoUpdates(state, req, res, path, query) }],
     landing: (req, res, path) => serveUpdateLanding(state, req, res, path),
@@ -118,7 +114,7 @@ async function serveExpoUpdates(state: UpdatesState, req: IncomingMessage, res: 
 
   let row: PublishedArtifactInfo | undefined;
   if (section === 'latest') {
-    const projectId = state.channels.projectOf(id);
+    const projectId = await app.artifacts.projectOfUpdateChannel(id);
     row = projectId ? await app.artifacts.latestDeployment(projectId, platform) : undefined;
   } else if (UUID.test(id)) {
     const pinned = await app.artifacts.find(id);

@@ -48,10 +48,10 @@ export const getSessionTool = defineTool({
     const longest = waitSeconds * 1000 + (screenshot ? SCREENSHOT_LONGEST_MS : 0);
     if (longest > 0) request?.extendDeadline?.(longest);
     if (questionFilesPage !== undefined) return services.workflows.questionFiles(caller, projectId, questionFilesPage);
+    // The request's disconnect signal is made on first use: a read that does not wait never needs it.
     const session = await services.workflows.waitSession(caller, projectId, {
       waitMs: waitSeconds * 1000,
-      signal: request?.signal,
-      onStep: request?.progress,
+      ...(waitSeconds > 0 && { signal: request?.signal, onStep: request?.progress }),
     });
     const content: ContentItem[] = session.previewUrls.map((p) => ({
       type: 'resource_link',

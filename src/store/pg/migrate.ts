@@ -24,10 +24,11 @@ const MIGRATION_LOCK_KEY = '7881982597326332276';
  * at once) wait in turn, and each one after the first finds nothing left to apply. The lock is
  * released when the connection closes, even if a migration fails.
  * @param url a `postgres://` or `postgresql://` connection string
+ * @returns how many migrations this call applied (0 when the database was up to date).
  * @throws the driver's error when the database cannot be reached or a migration fails (that
  *   migration's transaction is rolled back).
  */
-export async function migratePostgres(url: string): Promise<void> {
+export async function migratePostgres(url: string): Promise<number> {
   const client = new pg.Client({ connectionString: url, application_name: 'mobile-builder-mcp/migrate' });
   // A connection lost between queries is reported as an 'error' event; the pending query rejects
   // anyway, so the event must not crash the process.
@@ -35,8 +36,17 @@ export async function migratePostgres(url: string): Promise<void> {
   await client.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    const before = await appliedCount(client);
     await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_FOLDER });
+    return (await appliedCount(client)) - before;
   } finally {
     await client.end();
   }
+}
+
+/** Rows of drizzle's migrations journal (`drizzle.__drizzle_migrations`), 0 before the first migration. */
+async function appliedCount(client: pg.Client): Promise<number> {
+  const table = await client.query<{ name: string | null }>("SELECT to_regclass('drizzle.__drizzle_migrations')::text AS name");
+  if (!table.rows[0]?.name) return 0;
+  return (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations')).rows[0]!.n;
 }

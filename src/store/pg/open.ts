@@ -20,7 +20,7 @@ import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import type { Repos } from '../repos.js';
 import type { ProjectRow } from '../rows.js';
-import { TransactionSpanError, type LockTable, type Store, type StoreConfig, type StoreEvent, type Tx } from '../port.js';
+import { TransactionSpanError, type LockTable, type PoolStats, type Store, type StoreConfig, type StoreEvent, type Tx } from '../port.js';
 import { ChangeWatch, ReadCache } from '../read-cache.js';
 import { PgBlobStore } from './blob-store.js';
 import { ClockOffset } from './clock-offset.js';
@@ -39,6 +39,8 @@ import { PgQuestionRepo } from './question-repo.js';
 import { PgTokenRepo } from './token-repo.js';
 import { PgUserRepo } from './user-repo.js';
 import { PgWebSessionRepo } from './web-session-repo.js';
+import { PgUpdateChannelRepo } from './update-channel-repo.js';
+import { PgWorkspaceRepo } from './workspace-repo.js';
 import { PgWorkflowRepo } from './workflow-repo.js';
 
 const DEFAULT_POOL_SIZE = 10;
@@ -53,7 +55,7 @@ const PING_TIMEOUT_MS = 500;
 /** How often the clock offset is measured again (ms). */
 const CLOCK_SAMPLE_MS = 10_000;
 
-const REPO_NAMES = ['users', 'tokens', 'projects', 'workflows', 'messages', 'questions', 'artifacts', 'processGroups', 'oauth', 'loginCodes', 'webSessions'] as const;
+const REPO_NAMES = ['users', 'tokens', 'projects', 'workflows', 'messages', 'questions', 'artifacts', 'processGroups', 'oauth', 'loginCodes', 'webSessions', 'updateChannels', 'workspaces'] as const;
 const LOCK_TABLES: Record<LockTable, string> = { users: 'users', projects: 'projects', workflows: 'workflows' };
 
 /** The state of one transaction. */
@@ -127,6 +129,11 @@ export class PgStore implements Store {
   }
 
   /** True while the change-notice (LISTEN) connection is up (`Store.listening`). */
+  /** Connections of the pool (not the listener's): open, idle, and requests waiting for one. */
+  poolStats(): PoolStats {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
+
   get listening(): boolean {
     return this.events.listening;
   }
@@ -224,6 +231,8 @@ export class PgStore implements Store {
       oauth: new PgOAuthRepo(db),
       loginCodes: new PgLoginCodeRepo(db),
       webSessions: new PgWebSessionRepo(db),
+      updateChannels: new PgUpdateChannelRepo(db),
+      workspaces: new PgWorkspaceRepo(db),
     };
   }
 
@@ -264,13 +273,19 @@ export class PgStore implements Store {
         inside(async () => {
           await dtx.execute(sql`select 1 from ${sql.identifier(LOCK_TABLES[table])} where id = ${id} for update`);
         }),
+      // A row this transaction locked already is returned (a transaction never waits for itself).
+      tryLock: (table: LockTable, id: string) =>
+        inside(async () => {
+          const found = await dtx.execute(sql`select 1 from ${sql.identifier(LOCK_TABLES[table])} where id = ${id} for update skip locked`);
+          return found.rows.length > 0;
+        }),
       publish: (event: StoreEvent) => {
         if (state.open) state.events.push(event);
       },
     };
     for (const name of REPO_NAMES) {
       let repo: unknown;
-      Object.defineProperty(tx, name, { get: () => (repo ??= guarded(repos[name], inside)), enumerable: true });
+      Object.defineProperty(tx, name, { get: () => (repo ??= guarded(repos[name]!, inside)), enumerable: true });
     }
     return tx as unknown as Tx;
   }

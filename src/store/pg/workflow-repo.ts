@@ -21,7 +21,7 @@ import type { PgDb } from './db.js';
 import type * as schema from './schema.js';
 import type { WorkflowRepo, SlotCandidate } from '../repos.js';
 import type { WorkflowRow, WorkflowStatus } from '../rows.js';
-import { ACTIVE_STATUSES as ACTIVE, TERMINAL_STATUSES as TERMINAL } from '../../workflows/workflow-states.js';
+import { ACTIVE_STATUSES as ACTIVE, TERMINAL_STATUSES as TERMINAL, WORKFLOW_STATUSES } from '../../workflows/workflow-states.js';
 import { projects, users, workflows } from './schema.js';
 import { isUniqueViolation } from './pg-errors.js';
 
@@ -142,6 +142,13 @@ export class PgWorkflowRepo implements WorkflowRepo {
       .where(inArray(workflows.status, ['running', 'cancelling']))
       .groupBy(projects.ownerId);
     return new Map(rows.map((r) => [r.ownerId, r.n]));
+  }
+
+  /** How many workflows of the store are in each status (every status present, 0 when none): one grouped read. */
+  async countByStatus(): Promise<Record<WorkflowStatus, number>> {
+    const counts = Object.fromEntries(WORKFLOW_STATUSES.map((s) => [s, 0])) as Record<WorkflowStatus, number>;
+    for (const row of await this.db.select({ status: workflows.status, n: count() }).from(workflows).groupBy(workflows.status)) counts[row.status] = row.n;
+    return counts;
   }
 
   /** Queued (not yet started) workflows over all projects of `ownerId`. */

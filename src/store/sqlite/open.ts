@@ -32,6 +32,7 @@ import { SqliteProjectRepo } from './project-repo.js';
 import { SqliteQuestionRepo } from './question-repo.js';
 import { SqliteTokenRepo } from './token-repo.js';
 import { SqliteUserRepo } from './user-repo.js';
+import { SqliteUpdateChannelRepo } from './update-channel-repo.js';
 import { SqliteWebSessionRepo } from './web-session-repo.js';
 import { SqliteWorkflowRepo } from './workflow-repo.js';
 import { SqliteRateWindows } from './rate-windows.js';
@@ -41,7 +42,7 @@ import type { Db } from './db.js';
 /** Folder of the shipped migrations: `<package>/drizzle`, both from `src/` and from `dist/`. */
 const MIGRATIONS_FOLDER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'drizzle');
 
-const REPO_NAMES = ['users', 'tokens', 'projects', 'workflows', 'messages', 'questions', 'artifacts', 'processGroups', 'oauth', 'loginCodes', 'webSessions'] as const;
+const REPO_NAMES = ['users', 'tokens', 'projects', 'workflows', 'messages', 'questions', 'artifacts', 'processGroups', 'oauth', 'loginCodes', 'webSessions', 'updateChannels'] as const;
 
 /** The state of one transaction. */
 interface TxState {
@@ -102,6 +103,7 @@ export class SqliteStore implements Store {
       oauth: new SqliteOAuthRepo(this.db),
       loginCodes: new SqliteLoginCodeRepo(this.db),
       webSessions: new SqliteWebSessionRepo(this.db),
+      updateChannels: new SqliteUpdateChannelRepo(this.db),
     };
     const outside = (call: () => Promise<unknown>) => this.outside(call);
     this.repos = Object.fromEntries(REPO_NAMES.map((name) => [name, guardRepo(this.raw[name], outside)])) as unknown as Repos;
@@ -189,6 +191,10 @@ export class SqliteStore implements Store {
       lock: async (_table: LockTable, _id: string) => {
         // BEGIN IMMEDIATE holds the file's write lock: every writer is serialised already.
         if (!state.open) throw state.spanned ?? new Error('The transaction has ended');
+      },
+      tryLock: async (_table: LockTable, _id: string) => {
+        if (!state.open) throw state.spanned ?? new Error('The transaction has ended');
+        return true;
       },
       publish: (event: StoreEvent) => {
         if (state.open) state.events.push(event);

@@ -179,6 +179,12 @@ export const artifacts = sqliteTable(
     /** Bytes of the published files (0 for an external URL): what counts against the owner's quota. */
     bytes: integer('bytes').notNull().default(0),
     createdAt: text('created_at').notNull(),
+    /**
+     * The packed files when they are a blob of the store (PostgreSQL, docs/postgresql.md#artifacts);
+     * always null here, where an artifact's files are a folder of the data dir. Kept so that both
+     * stores have one row type.
+     */
+    blobId: text('blob_id'),
   },
   (t) => [
     index('artifacts_project_idx').on(t.projectId, t.kind, t.createdAt),
@@ -186,6 +192,18 @@ export const artifacts = sqliteTable(
     index('artifacts_project_number_idx').on(t.projectId, t.kind, t.number),
   ],
 );
+
+/**
+ * The Expo "latest" update token of each project (docs/postgresql.md#update-channels): the secret
+ * part of `/updates/latest/<token>`, created on first use, one per project, unique.
+ */
+export const updateChannels = sqliteTable('update_channels', {
+  projectId: text('project_id')
+    .primaryKey()
+    .references(() => projects.id, { onDelete: 'cascade' }),
+  token: text('token').notNull().unique(),
+  createdAt: text('created_at').notNull(),
+});
 
 /**
  * Process groups of running builds (docs/workflows.md, "Build processes"): recorded while a

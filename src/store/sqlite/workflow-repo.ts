@@ -4,20 +4,28 @@
  */
 import { and, asc, count, desc, eq, inArray, isNull, max, sql } from 'drizzle-orm';
 import type { Db } from './db.js';
+import { preparedOnce } from './prepared-once.js';
 import type { WorkflowRepo, SlotCandidate } from '../repos.js';
 import { ACTIVE_STATUSES as ACTIVE, TERMINAL_STATUSES as TERMINAL, WORKFLOW_STATUSES } from '../../workflows/workflow-states.js';
 import { projects, users, workflows, type WorkflowRow, type WorkflowStatus } from './schema.js';
 
 const ACTIVE_STATUSES = [...ACTIVE];
 const TERMINAL_STATUSES = [...TERMINAL];
+/** Queued rows `listQueued` keeps in memory, at most (about 1 KiB each). */
+const QUEUED_ROWS_KEPT = 4096;
 const ACTIVE_SQL = sql.raw(ACTIVE_STATUSES.map((s) => `'${s}'`).join(', '));
 
 /** Reads workflows and changes them by compare-and-set on the status. */
 export class SqliteWorkflowRepo implements WorkflowRepo {
+  /** The statements of the reads and of the heartbeat, prepared on first use (`prepared-once.ts`). */
+  private readonly q = preparedOnce(() => prepareStatements(this.db));
+  /** Queued rows by id, as read while queued (see `listQueued`). */
+  private readonly queuedRows = new Map<string, WorkflowRow>();
+
   constructor(private readonly db: Db) {}
 
   async nextSeq(): Promise<number> {
-    return (this.db.select({ m: max(workflows.seq) }).from(workflows).get()?.m ?? 0) + 1;
+    return (this.q().nextSeq.get()?.m ?? 0) + 1;
   }
 
   async insert(row: WorkflowRow): Promise<void> {
@@ -25,44 +33,49 @@ export class SqliteWorkflowRepo implements WorkflowRepo {
   }
 
   async findById(id: string): Promise<WorkflowRow | undefined> {
-    return this.db.select().from(workflows).where(eq(workflows.id, id)).get();
+    return this.q().byId.get({ id });
   }
 
   async findActive(projectId: string): Promise<WorkflowRow | undefined> {
-    return this.db
-      .select()
-      .from(workflows)
-      .where(and(eq(workflows.projectId, projectId), inArray(workflows.status, ACTIVE_STATUSES)))
-      .get();
+    return this.q().active.get({ projectId });
   }
 
-  /** The project's queued workflows in FIFO order. */
+  /**
+   * The project's queued workflows in FIFO order. A queued row never changes while it is queued (it
+   * only leaves the status: claimed or cancelled; no transition leads back, workflow-states.ts), so
+   * the rows are kept in memory once read: a read of the queue is one read of its ids (from one
+   * snapshot) and the kept rows, and only a queue with an unseen id is read in full. The rows are
+   * shared with that memory: callers must not mutate them.
+   */
   async listQueued(projectId: string): Promise<WorkflowRow[]> {
-    return this.db
-      .select()
-      .from(workflows)
-      .where(and(eq(workflows.projectId, projectId), eq(workflows.status, 'queued')))
-      .orderBy(asc(workflows.seq))
-      .all();
+    const q = this.q();
+    const kept: WorkflowRow[] = [];
+    for (const id of q.queuedIds.all(projectId) as string[]) {
+      const row = this.queuedRows.get(id);
+      if (!row) return this.readQueue(projectId);
+      kept.push(row);
+    }
+    return kept;
+  }
+
+  /** The project's queue read in full, its rows kept (the oldest kept rows make room past `QUEUED_ROWS_KEPT`). */
+  private readQueue(projectId: string): WorkflowRow[] {
+    const rows = this.q().queued.all({ projectId });
+    for (const row of rows) {
+      if (this.queuedRows.size >= QUEUED_ROWS_KEPT) this.queuedRows.delete(this.queuedRows.keys().next().value!);
+      this.queuedRows.set(row.id, row);
+    }
+    return rows;
   }
 
   async latestFinished(projectId: string): Promise<WorkflowRow | undefined> {
-    return this.db
-      .select()
-      .from(workflows)
-      .where(and(eq(workflows.projectId, projectId), inArray(workflows.status, TERMINAL_STATUSES)))
-      .orderBy(desc(workflows.finishedAt), desc(workflows.seq))
-      .get();
+    return this.q().latestFinished.get({ projectId });
   }
 
   /** Instructions of the project's earlier workflows, oldest first (the builder's memory). */
   async instructionsBefore(projectId: string, seq: number): Promise<string[]> {
-    return this.db
-      .select({ instruction: workflows.instruction })
-      .from(workflows)
-      .where(and(eq(workflows.projectId, projectId), sql`${workflows.seq} < ${seq}`, eq(workflows.status, 'completed')))
-      .orderBy(asc(workflows.seq))
-      .all()
+    return this.q()
+      .instructionsBefore.all({ projectId, seq })
       .map((r) => r.instruction);
   }
 
@@ -71,18 +84,12 @@ export class SqliteWorkflowRepo implements WorkflowRepo {
    * console's projects list): active first within a project is not implied, order is by `seq`.
    */
   async listUnfinishedByOwner(ownerId: string): Promise<Pick<WorkflowRow, 'projectId' | 'kind' | 'status' | 'stepIndex' | 'stepTotal' | 'stepName'>[]> {
-    return this.db
-      .select({ projectId: workflows.projectId, kind: workflows.kind, status: workflows.status, stepIndex: workflows.stepIndex, stepTotal: workflows.stepTotal, stepName: workflows.stepName })
-      .from(workflows)
-      .innerJoin(projects, eq(projects.id, workflows.projectId))
-      .where(and(eq(projects.ownerId, ownerId), inArray(workflows.status, ['queued', ...ACTIVE_STATUSES])))
-      .orderBy(asc(workflows.seq))
-      .all();
+    return this.q().unfinishedByOwner.all({ ownerId });
   }
 
   /** All active workflows of the store (for crash recovery and orphan checks). */
   async listActive(): Promise<WorkflowRow[]> {
-    return this.db.select().from(workflows).where(inArray(workflows.status, ACTIVE_STATUSES)).all();
+    return this.q().allActive.all();
   }
 
   /**
@@ -94,47 +101,20 @@ export class SqliteWorkflowRepo implements WorkflowRepo {
    * A project has at most one of these (its active workflow, or the head of its queue).
    */
   async slotCandidates(runnerId: string): Promise<SlotCandidate[]> {
-    return this.db
-      .select({ workflow: workflows, ownerId: projects.ownerId, plan: users.plan })
-      .from(workflows)
-      .innerJoin(projects, eq(projects.id, workflows.projectId))
-      .innerJoin(users, eq(users.id, projects.ownerId))
-      .where(
-        sql`(${workflows.status} = 'queued'
-            and not exists (select 1 from workflows a where a.project_id = ${workflows.projectId}
-                            and a.status in (${ACTIVE_SQL}))
-            and ${workflows.seq} = (select min(q.seq) from workflows q where q.project_id = ${workflows.projectId} and q.status = 'queued'))
-          or (${workflows.status} = 'waiting_for_input'
-            and (${workflows.runnerId} is null or ${workflows.runnerId} = ${runnerId})
-            and not exists (select 1 from questions q where q.workflow_id = ${workflows.id} and q.answer is null))`,
-      )
-      .orderBy(asc(workflows.seq))
-      .all()
+    return this.q()
+      .slotCandidates.all({ runnerId })
       .map((r) => ({ ...r.workflow, ownerId: r.ownerId, plan: r.plan }));
   }
 
   /** Workflows holding a build slot (`running`, `cancelling`) per owner, server-wide. */
   async runningByOwner(): Promise<Map<string, number>> {
-    const rows = this.db
-      .select({ ownerId: projects.ownerId, n: count() })
-      .from(workflows)
-      .innerJoin(projects, eq(projects.id, workflows.projectId))
-      .where(inArray(workflows.status, ['running', 'cancelling']))
-      .groupBy(projects.ownerId)
-      .all();
+    const rows = this.q().runningByOwner.all();
     return new Map(rows.map((r) => [r.ownerId, r.n]));
   }
 
   /** Queued (not yet started) workflows over all projects of `ownerId`. */
   async countQueuedByOwner(ownerId: string): Promise<number> {
-    return (
-      this.db
-        .select({ n: count() })
-        .from(workflows)
-        .innerJoin(projects, eq(projects.id, workflows.projectId))
-        .where(and(eq(projects.ownerId, ownerId), eq(workflows.status, 'queued')))
-        .get()?.n ?? 0
-    );
+    return this.q().queuedByOwner.get({ ownerId })?.n ?? 0;
   }
 
   /** Workflows in each status, store-wide: one `GROUP BY` over the `(status, seq)` index. */
@@ -183,23 +163,12 @@ export class SqliteWorkflowRepo implements WorkflowRepo {
    * @returns false when the runner has lost the workflow (taken over, finished, or gone).
    */
   async renewLease(id: string, runnerId: string, leaseExpiresAt: number): Promise<boolean> {
-    const result = this.db
-      .update(workflows)
-      .set({ leaseExpiresAt })
-      .where(and(eq(workflows.id, id), eq(workflows.runnerId, runnerId), inArray(workflows.status, ACTIVE_STATUSES)))
-      .run();
-    return result.changes > 0;
+    return this.q().renewLease.run({ id, runnerId, leaseExpiresAt }).changes > 0;
   }
 
   /** True while `runnerId` holds active workflow `id` (call inside the write that depends on it). */
   async isHeldBy(id: string, runnerId: string): Promise<boolean> {
-    return (
-      this.db
-        .select({ id: workflows.id })
-        .from(workflows)
-        .where(and(eq(workflows.id, id), eq(workflows.runnerId, runnerId), inArray(workflows.status, ACTIVE_STATUSES)))
-        .get() !== undefined
-    );
+    return this.q().heldBy.get({ id, runnerId }) !== undefined;
   }
 
   /**
@@ -229,4 +198,81 @@ export class SqliteWorkflowRepo implements WorkflowRepo {
 function ownerIs(owner: string | null | undefined) {
   if (owner === undefined) return undefined;
   return owner === null ? isNull(workflows.runnerId) : eq(workflows.runnerId, owner);
+}
+
+/** The repository's fixed statements, their parameters as placeholders of the same names. */
+function prepareStatements(db: Db) {
+  const id = sql.placeholder('id');
+  const projectId = sql.placeholder('projectId');
+  const ownerId = sql.placeholder('ownerId');
+  const runnerId = sql.placeholder('runnerId');
+  const heldBy = and(eq(workflows.id, id), eq(workflows.runnerId, runnerId), inArray(workflows.status, ACTIVE_STATUSES));
+  return {
+    nextSeq: db.select({ m: max(workflows.seq) }).from(workflows).prepare(),
+    byId: db.select().from(workflows).where(eq(workflows.id, id)).prepare(),
+    active: db
+      .select()
+      .from(workflows)
+      .where(and(eq(workflows.projectId, projectId), inArray(workflows.status, ACTIVE_STATUSES)))
+      .prepare(),
+    // The ids alone, as plain strings (better-sqlite3's `pluck`): no row objects to build.
+    queuedIds: db.$client.prepare("select id from workflows where project_id = ? and status = 'queued' order by seq").pluck(),
+    queued: db
+      .select()
+      .from(workflows)
+      .where(and(eq(workflows.projectId, projectId), eq(workflows.status, 'queued')))
+      .orderBy(asc(workflows.seq))
+      .prepare(),
+    latestFinished: db
+      .select()
+      .from(workflows)
+      .where(and(eq(workflows.projectId, projectId), inArray(workflows.status, TERMINAL_STATUSES)))
+      .orderBy(desc(workflows.finishedAt), desc(workflows.seq))
+      .prepare(),
+    instructionsBefore: db
+      .select({ instruction: workflows.instruction })
+      .from(workflows)
+      .where(and(eq(workflows.projectId, projectId), sql`${workflows.seq} < ${sql.placeholder('seq')}`, eq(workflows.status, 'completed')))
+      .orderBy(asc(workflows.seq))
+      .prepare(),
+    unfinishedByOwner: db
+      .select({ projectId: workflows.projectId, kind: workflows.kind, status: workflows.status, stepIndex: workflows.stepIndex, stepTotal: workflows.stepTotal, stepName: workflows.stepName })
+      .from(workflows)
+      .innerJoin(projects, eq(projects.id, workflows.projectId))
+      .where(and(eq(projects.ownerId, ownerId), inArray(workflows.status, ['queued', ...ACTIVE_STATUSES])))
+      .orderBy(asc(workflows.seq))
+      .prepare(),
+    allActive: db.select().from(workflows).where(inArray(workflows.status, ACTIVE_STATUSES)).prepare(),
+    slotCandidates: db
+      .select({ workflow: workflows, ownerId: projects.ownerId, plan: users.plan })
+      .from(workflows)
+      .innerJoin(projects, eq(projects.id, workflows.projectId))
+      .innerJoin(users, eq(users.id, projects.ownerId))
+      .where(
+        sql`(${workflows.status} = 'queued'
+            and not exists (select 1 from workflows a where a.project_id = ${workflows.projectId}
+                            and a.status in (${ACTIVE_SQL}))
+            and ${workflows.seq} = (select min(q.seq) from workflows q where q.project_id = ${workflows.projectId} and q.status = 'queued'))
+          or (${workflows.status} = 'waiting_for_input'
+            and (${workflows.runnerId} is null or ${workflows.runnerId} = ${runnerId})
+            and not exists (select 1 from questions q where q.workflow_id = ${workflows.id} and q.answer is null))`,
+      )
+      .orderBy(asc(workflows.seq))
+      .prepare(),
+    runningByOwner: db
+      .select({ ownerId: projects.ownerId, n: count() })
+      .from(workflows)
+      .innerJoin(projects, eq(projects.id, workflows.projectId))
+      .where(inArray(workflows.status, ['running', 'cancelling']))
+      .groupBy(projects.ownerId)
+      .prepare(),
+    queuedByOwner: db
+      .select({ n: count() })
+      .from(workflows)
+      .innerJoin(projects, eq(projects.id, workflows.projectId))
+      .where(and(eq(projects.ownerId, ownerId), eq(workflows.status, 'queued')))
+      .prepare(),
+    renewLease: db.update(workflows).set({ leaseExpiresAt: sql<number>`${sql.placeholder('leaseExpiresAt')}` }).where(heldBy).prepare(),
+    heldBy: db.select({ id: workflows.id }).from(workflows).where(heldBy).prepare(),
+  };
 }

@@ -1,0 +1,83 @@
+// `npm run bench`: every benchmark in turn, then each performance goal of the README's
+// "Performance" section as one line: the figure as a ratio to its baseline measured in the same
+// run, the goal, and `ok` or `short`. The parts:
+//
+// - bench/http-bench.mjs: svc_get_project against the floor and bare node:http (goal 1);
+// - bench/tool-bench.mjs: svc_get_session, svc_get_messages, svc_send_message against
+//   svc_get_project, and svc_list_projects against the floor (goals 2 and 6);
+// - bench/startup-bench.mjs: stdio spawn to the answer to initialize against bare node (goal 3);
+// - bench/lease-bench.mjs: lease takeover after SIGKILL and the heartbeat's writes (goal 5).
+//
+// Goal 4 (each build and install keeps its own code cache) is a test, tests/code-cache.test.ts.
+// Each part writes its figures to bench/results/; a part that fails is reported as not measured
+// (its file is older than this run), and the exit code is non-zero. A `short` goal is a finding,
+// not a failure.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const started = Date.now();
+const PARTS = [
+  ['http-bench.mjs', 'latest.json'],
+  ['tool-bench.mjs', 'tools.json'],
+  ['startup-bench.mjs', 'startup.json'],
+  ['lease-bench.mjs', 'leases.json'],
+];
+
+const results = {};
+let failed = false;
+for (const [script, file] of PARTS) {
+  const run = spawnSync(process.execPath, [join(root, 'bench', script)], { cwd: root, stdio: 'inherit' });
+  if (run.status !== 0) {
+    failed = true;
+    console.error(`bench/${script} failed (${run.status ?? run.signal})`);
+  }
+  results[file] = readFresh(join(root, 'bench', 'results', file));
+}
+
+/** The figures of a part, when it wrote them during this run. */
+function readFresh(path) {
+  try {
+    const figures = JSON.parse(readFileSync(path, 'utf8'));
+    return Date.parse(figures.date) >= started ? figures : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const rows = [];
+/** Adds a goal's line: `ratio` against `goal` (`max`: at most, else at least), or not measured. */
+const goal = (n, what, ratio, limit, { atLeast = false, unit = 'x' } = {}) => {
+  if (ratio === undefined) return rows.push([n, what, 'not measured', '', '']);
+  const ok = atLeast ? ratio >= limit : ratio <= limit;
+  const shown = unit === 'x' ? `${ratio.toFixed(2)}x` : `${Math.round(ratio)} ${unit}`;
+  rows.push([n, what, shown, `${atLeast ? '>=' : '<='} ${limit}${unit === 'x' ? 'x' : ` ${unit}`}`, ok ? 'ok' : 'short']);
+};
+const reported = (what, value) => rows.push(['', what, value ?? 'not measured', '', '']);
+
+const http = results['latest.json'];
+goal(1, 'svc_get_project CPU per request / the floor', http?.ratios.cpuVsFloor, 1.15);
+goal(1, 'svc_get_project req/s / the floor', http?.ratios.vsFloor, 0.9, { atLeast: true });
+reported('svc_get_project CPU per request / bare node:http', http?.ratios.cpuVsBare?.toFixed(2).concat('x'));
+const tools = results['tools.json'];
+const call = (key) => tools?.calls.find((c) => c.key === key);
+goal(2, 'svc_get_session idle / svc_get_project (CPU)', call('sessionIdle')?.cpuRatio, 2);
+goal(2, 'svc_get_session 1 running + 50 queued / svc_get_project', call('sessionQueued')?.cpuRatio, 3);
+reported('svc_get_messages limit 100 / svc_get_project (CPU)', call('messages') && `${call('messages').cpuRatio.toFixed(2)}x`);
+reported('svc_send_message / svc_get_project (CPU)', call('send') && `${call('send').cpuRatio.toFixed(2)}x`);
+reported('svc_get_project on PostgreSQL / on SQLite (CPU)', call('projectPg') ? `${call('projectPg').cpuRatio.toFixed(2)}x` : tools?.postgres);
+const startup = results['startup.json'];
+goal(3, 'stdio spawn -> initialize, warm cache / bare node', startup?.warmRatio, 2);
+goal(3, 'stdio spawn -> initialize, first start / bare node', startup?.coldRatio, 2.5);
+rows.push([4, 'code cache per build and install path', 'a test: tests/code-cache.test.ts', '', '']);
+const leases = results['leases.json'];
+goal(5, 'lease takeover after SIGKILL, median (defaults)', leases?.defaults ? leases.takeoverAfterSigkillMs.median : undefined, 3000, { unit: 'ms' });
+reported('heartbeat writes/s per running workflow', leases?.heartbeatWritesPerSecondPerRunningWorkflow?.toString());
+goal(6, 'svc_list_projects, 1,000 projects / the floor (CPU)', tools?.sameListReply ? call('list')?.cpuRatio : undefined, 1.2);
+
+const widths = [4, 58, 34, 12, 6];
+console.log('\nperformance goals, each against its baseline measured in this run:');
+for (const row of rows) console.log(row.map((cell, i) => String(cell).padEnd(widths[i])).join('').trimEnd());
+if (failed) process.exitCode = 1;

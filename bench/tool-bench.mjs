@@ -1,0 +1,292 @@
+// `npm run bench:tools` (and part of `npm run bench`): the calls an MCP host makes while a build
+// runs, on one server, each as a ratio to `svc_get_project`'s server CPU per request measured in
+// the same rounds, and `svc_list_projects` against the floor serving the same JSON:
+//
+// - svc_get_session on an idle project (its last workflow completed; goal: at most 2x
+//   svc_get_project's CPU per request) and on a project with 1 running and 50 queued workflows
+//   (goal: at most 3x: the queue is one query, not one per queued workflow);
+// - svc_get_messages, a page of 100 of 150 messages, and svc_send_message (a new instruction queued
+//   behind a running build, spread over 100 projects; the queues are emptied before each run, so
+//   every run sends into the same state), reported beside them;
+// - svc_list_projects of a user with 1,000 projects, against the floor server's route for the same
+//   call (bench/baselines/floor-server.mjs: node:http, one prepared SQLite read, the same reply
+//   byte for byte, which is checked); goal: at most 1.2x its CPU per call.
+//
+// The running workflows are held by a runner of another host with a lease a day long (rows
+// written before the server starts), so nothing runs a build and the queues never move. Each call
+// is loaded in turn by autocannon, in alternating order round after round, so that the machine's
+// load changes fall on all alike; each ratio is the median of the per-round ratios.
+//
+// Options (env): BENCH_TOOL_SECONDS (default 3, per call and round), BENCH_TOOL_ROUNDS (default 3),
+// BENCH_CONNECTIONS (default 32), BENCH_WARMUP_SECONDS (default 1 here), BENCH_SENDS (default 300
+// svc_send_message calls per round), BENCH_CPU_PROF (a folder: the server under test runs with
+// `node --cpu-prof` and writes its profile there when it stops), BENCH_TOOL_CALLS (a comma-separated
+// subset of the calls' keys, e.g. `project,sessionIdle`, for profiling one).
+//
+// With SVC_BENCH_DATABASE_URL (an empty PostgreSQL database), svc_get_project is also loaded on a
+// second server of the same build on that database, in the same rounds, and reported as a ratio
+// to the SQLite server's; when that server cannot be prepared, the reason is printed instead.
+import autocannon from 'autocannon';
+import Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cpuTicks, prepareTarget, startChild, stopChild } from './http-target.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const seconds = Number(process.env.BENCH_TOOL_SECONDS ?? 3);
+const rounds = Number(process.env.BENCH_TOOL_ROUNDS ?? 3);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const warmup = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
+const sends = Number(process.env.BENCH_SENDS ?? 300);
+const QUEUED = 50;
+const LISTED_PROJECTS = 1000;
+const MESSAGES = 150;
+const SINKS = 100;
+/** A runner of another host: the server under test never takes its workflows over while the lease lasts. */
+const PHANTOM_RUNNER = 'bench-phantom-host:1:bench';
+
+const target = await prepareTarget(root);
+const dbFile = join(target.dataDir, 'mobile-builder.db');
+const listerToken = target.cli('token', 'create', '--user', 'lister').stdout.trim().split('\n').at(-1);
+target.cli('user', 'set-plan', 'lister', 'bench', '--plans', target.plans);
+const seeded = seed(dbFile);
+
+const call = (name, args) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+const headersOf = (token) => ({ ...target.headers, authorization: `Bearer ${token}` });
+let sent = 0;
+/** Removes the PostgreSQL server's data dir, once it has one. */
+let postgresCleanup;
+const sinkDb = new Database(dbFile);
+sinkDb.pragma('foreign_keys = ON');
+sinkDb.pragma('busy_timeout = 5000');
+const clearSinks = sinkDb.prepare(`DELETE FROM workflows WHERE status = 'queued' AND project_id IN (${seeded.sinks.map(() => '?').join(', ')})`);
+
+const servers = {};
+const side = [];
+let report;
+try {
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  servers.ours = await startChild([...profile, ...target.serveArgs], target.readyPattern, root);
+  servers.floor = await startChild([join(root, 'bench/baselines/floor-server.mjs'), dbFile, seeded.listerId], /PORT=(\d+)/);
+  side.push(servers.ours.child, servers.floor.child);
+  const calls = [
+    { key: 'project', name: 'svc_get_project', server: servers.ours, headers: target.headers, body: target.body },
+    { key: 'sessionIdle', name: 'svc_get_session, idle (1 workflow done)', server: servers.ours, headers: target.headers, body: call('svc_get_session', { projectId: seeded.idle }), goal: 2 },
+    { key: 'sessionQueued', name: `svc_get_session, 1 running + ${QUEUED} queued`, server: servers.ours, headers: target.headers, body: call('svc_get_session', { projectId: seeded.busy }), goal: 3 },
+    { key: 'messages', name: `svc_get_messages, limit 100 (of ${MESSAGES})`, server: servers.ours, headers: target.headers, body: call('svc_get_messages', { projectId: seeded.chat, limit: 100 }) },
+    {
+      key: 'send',
+      name: 'svc_send_message, queued behind a build',
+      server: servers.ours,
+      headers: target.headers,
+      body: sendBody(),
+      nextBody: sendBody,
+      before: emptySinkQueues,
+    },
+    { key: 'list', name: `svc_list_projects, ${LISTED_PROJECTS} projects`, server: servers.ours, headers: headersOf(listerToken), body: call('svc_list_projects', {}) },
+    { key: 'floorList', name: 'floor: svc_list_projects, 1 SQLite read', server: servers.floor, headers: headersOf(listerToken), body: call('svc_list_projects', {}) },
+  ];
+  const pg = await postgresTarget();
+  if (pg?.server) {
+    side.push(pg.server.child);
+    calls.push({ key: 'projectPg', name: 'svc_get_project on PostgreSQL', server: pg.server, headers: pg.target.headers, body: pg.target.body });
+  }
+  report = { postgres: pg?.skipped ? `not measured: ${pg.skipped}` : pg ? 'measured' : 'not measured: SVC_BENCH_DATABASE_URL is not set' };
+  await checkReplies(calls);
+  const only = process.env.BENCH_TOOL_CALLS?.split(',');
+  if (only) calls.splice(0, calls.length, ...calls.filter((c) => only.includes(c.key)));
+  console.error(
+    `benchmark: the polled calls on one server, ${connections} connections, ${rounds} alternating rounds of ${seconds}s per call (svc_send_message: ${sends} calls per round) after ${warmup}s of warm-up`,
+  );
+  const runs = new Map(calls.map((c) => [c.key, []]));
+  for (const c of calls) await run(c, warmup);
+  for (let i = 0; i < rounds; i++) {
+    const order = i % 2 === 0 ? calls : [...calls].reverse();
+    for (const c of order) runs.get(c.key).push(await run(c, seconds));
+  }
+  report = { ...report, ...summarise(calls, runs) };
+} finally {
+  for (const child of side) await stopChild(child);
+  postgresCleanup?.();
+  sinkDb.close();
+  target.cleanup();
+}
+
+const pad = (s, n) => String(s).padEnd(n);
+const verdict = (ratio, goal) => (goal === undefined ? '' : `goal <= ${goal}x: ${ratio <= goal ? 'ok' : 'short'}`);
+console.log(`\n${pad('call', 48)}${pad('req/s', 9)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('CPU µs/call', 13)}${pad('CPU ratio', 26)}goal`);
+for (const r of report.calls) {
+  const base =
+    r.key === 'floorList' ? '' : r.key === 'list' ? `${r.cpuRatio.toFixed(2)}x the floor's list` : r.key === 'project' ? '1 (the baseline)' : r.key === 'projectPg' ? `${r.cpuRatio.toFixed(2)}x on SQLite` : `${r.cpuRatio.toFixed(2)}x svc_get_project`;
+  console.log(`${pad(r.name, 48)}${pad(r.requestsPerSecond.toFixed(0), 9)}${pad(r.p50Ms, 8)}${pad(r.p99Ms, 8)}${pad(r.cpuMicrosPerCall.toFixed(1), 13)}${pad(base, 26)}${verdict(r.cpuRatio, r.goal)}`);
+}
+console.log(`svc_get_project on PostgreSQL: ${report.postgres}`);
+console.log(`the floor's svc_list_projects reply ${report.sameListReply ? 'equals ours, byte for byte' : 'differs from ours: its figures are not comparable'}`);
+mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+writeFileSync(join(root, 'bench', 'results', 'tools.json'), `${JSON.stringify({ date: new Date().toISOString(), seconds, rounds, connections, sends, ...report }, null, 2)}\n`);
+if (!report.sameListReply) process.exitCode = 1;
+
+/**
+ * A second server of this build on the PostgreSQL database SVC_BENCH_DATABASE_URL, prepared like
+ * the SQLite one (user `bench`, its token, project `Bench`).
+ * @returns undefined without the variable; `{ skipped: reason }` when it cannot be prepared.
+ */
+async function postgresTarget() {
+  const url = process.env.SVC_BENCH_DATABASE_URL;
+  if (!url) return undefined;
+  try {
+    const pgTarget = await prepareTarget(root, { storeArgs: ['--database-url', url] });
+    postgresCleanup = pgTarget.cleanup;
+    return { target: pgTarget, server: await startChild(pgTarget.serveArgs, pgTarget.readyPattern, root) };
+  } catch (error) {
+    return { skipped: String(error.message ?? error).split('\n')[0] };
+  }
+}
+
+/** The next svc_send_message call: a new instruction to the next sink project (each has a running build, so it queues). */
+function sendBody() {
+  const projectId = seeded.sinks[sent++ % seeded.sinks.length];
+  return call('svc_send_message', { projectId, message: 'Add a settings screen', kind: 'build' });
+}
+
+/** Deletes the workflows svc_send_message queued, so that every run starts from the same queues. @returns how many there were. */
+function emptySinkQueues() {
+  return clearSinks.run(...seeded.sinks).changes;
+}
+
+/**
+ * Loads one call for `duration` seconds (svc_send_message: `sends` calls) and measures the server's
+ * CPU over it. @throws when a request failed, or a send was not queued.
+ */
+async function run(c, duration) {
+  if (c.before) c.before();
+  const opts = { url: `http://127.0.0.1:${c.server.port}/mcp`, method: 'POST', headers: c.headers, connections, pipelining: 1 };
+  if (c.nextBody) Object.assign(opts, { amount: sends, requests: [{ setupRequest: (req) => ({ ...req, body: c.nextBody() }) }] });
+  else Object.assign(opts, { body: c.body, duration });
+  const ticks = cpuTicks(c.server.child.pid);
+  const r = await autocannon(opts);
+  const cpuMicrosPerCall = ((cpuTicks(c.server.child.pid) - ticks) * 10_000) / Math.max(1, r.requests.total);
+  const errors = r.errors + r.timeouts + r.non2xx;
+  if (errors > 0) throw new Error(`${c.name}: ${errors} requests failed`);
+  if (c.before) {
+    const queued = c.before();
+    if (queued !== r.requests.total) throw new Error(`${c.name}: ${queued} of ${r.requests.total} calls queued a workflow`);
+  }
+  return { requestsPerSecond: r.requests.average, cpuMicrosPerCall, p50Ms: r.latency.p50, p99Ms: r.latency.p99 };
+}
+
+/** Calls each once and checks its answer is a tool result (not an error); compares the floor's list with ours. */
+async function checkReplies(calls) {
+  const replies = {};
+  for (const c of calls) {
+    const text = await fetch(`http://127.0.0.1:${c.server.port}/mcp`, { method: 'POST', headers: c.headers, body: c.body }).then((r) => r.text());
+    const reply = JSON.parse(text);
+    if (!reply.result || reply.result.isError) throw new Error(`${c.name}: not a result: ${text.slice(0, 500)}`);
+    replies[c.key] = text;
+  }
+  if (JSON.parse(replies.sessionQueued).result.structuredContent.queuedWorkflows.length !== QUEUED) throw new Error('the busy project does not have its queue');
+  if (JSON.parse(replies.list).result.structuredContent.projects.length !== LISTED_PROJECTS) throw new Error('the lister does not have its projects');
+  emptySinkQueues();
+  calls.sameListReply = replies.list === replies.floorList;
+}
+
+/** The median of a list of numbers. */
+function median(list) {
+  const sorted = [...list].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** Medians per call, and each call's CPU per call as the median of its per-round ratios to its baseline's. */
+function summarise(calls, runs) {
+  const ratio = (key, baseKey) => (runs.has(baseKey) ? median(runs.get(key).map((r, i) => r.cpuMicrosPerCall / runs.get(baseKey)[i].cpuMicrosPerCall)) : Number.NaN);
+  return {
+    sameListReply: calls.sameListReply,
+    calls: calls.map((c) => {
+      const mine = runs.get(c.key);
+      const baseKey = c.key === 'list' ? 'floorList' : c.key === 'floorList' ? 'floorList' : 'project';
+      return {
+        key: c.key,
+        name: c.name,
+        requestsPerSecond: median(mine.map((r) => r.requestsPerSecond)),
+        p50Ms: median(mine.map((r) => r.p50Ms)),
+        p99Ms: median(mine.map((r) => r.p99Ms)),
+        cpuMicrosPerCall: median(mine.map((r) => r.cpuMicrosPerCall)),
+        baseline: baseKey,
+        cpuRatio: ratio(c.key, baseKey),
+        goal: c.key === 'list' ? 1.2 : c.goal,
+        rounds: mine,
+      };
+    }),
+  };
+}
+
+/**
+ * Writes the bench's data before the server starts: user `bench`'s projects Idle (one completed
+ * workflow), Busy (one running, 50 queued), Chat (150 messages) and 100 sink projects (one running
+ * each), and user `lister`'s 1,000 projects.
+ * @returns their ids and the lister's user id.
+ */
+function seed(file) {
+  const db = new Database(file);
+  db.pragma('foreign_keys = ON');
+  const userId = (name) => db.prepare('SELECT id FROM users WHERE name = ?').get(name).id;
+  const bench = userId('bench');
+  const listerId = userId('lister');
+  const now = Date.now();
+  const at = (msAgo) => new Date(now - msAgo).toISOString();
+  let seq = db.prepare('SELECT coalesce(max(seq), 0) AS m FROM workflows').get().m;
+  const project = db.prepare('INSERT INTO projects (id, owner_id, name, description, visibility, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const workflow = db.prepare(
+    `INSERT INTO workflows (id, project_id, seq, kind, status, instruction, step_index, step_total, step_name, runner_id, lease_expires_at, created_at, started_at, finished_at)
+     VALUES (@id, @projectId, @seq, 'build', @status, @instruction, @stepIndex, 4, @stepName, @runnerId, @leaseExpiresAt, @createdAt, @startedAt, @finishedAt)`,
+  );
+  const message = db.prepare("INSERT INTO messages (id, project_id, seq, role, type, content, workflow_id, created_at) VALUES (?, ?, ?, ?, 'progress', ?, ?, ?)");
+  const newProject = (owner, name, msAgo) => {
+    const id = randomUUID();
+    project.run(id, owner, name, `${name}: a bench project`, 'private', at(msAgo), at(msAgo));
+    return id;
+  };
+  const newWorkflow = (projectId, status, instruction) => {
+    const id = randomUUID();
+    const running = status === 'running';
+    workflow.run({
+      id,
+      projectId,
+      seq: ++seq,
+      status,
+      instruction,
+      stepIndex: status === 'queued' ? 0 : running ? 2 : 4,
+      stepName: status === 'queued' ? null : 'Bundling the app',
+      runnerId: running ? PHANTOM_RUNNER : null,
+      leaseExpiresAt: running ? now + 86_400_000 : null,
+      createdAt: at(60_000),
+      startedAt: status === 'queued' ? null : at(50_000),
+      finishedAt: status === 'completed' ? at(10_000) : null,
+    });
+    return id;
+  };
+  const ids = db.transaction(() => {
+    const idle = newProject(bench, 'Idle', 5000);
+    newWorkflow(idle, 'completed', 'Build a todo list app');
+    const busy = newProject(bench, 'Busy', 4000);
+    newWorkflow(busy, 'running', 'Build a weather app');
+    for (let i = 1; i <= QUEUED; i++) newWorkflow(busy, 'queued', `Queued change ${i}: add screen ${i}`);
+    const chat = newProject(bench, 'Chat', 3000);
+    const chatWorkflow = newWorkflow(chat, 'completed', 'Build a chat app');
+    for (let i = 1; i <= MESSAGES; i++) message.run(randomUUID(), chat, i, i % 10 === 1 ? 'user' : 'agent', `Step ${i}: wrote src/screens/Screen${i}.tsx and checked its types`, chatWorkflow, at(MESSAGES - i));
+    db.prepare('UPDATE projects SET message_seq = ? WHERE id = ?').run(MESSAGES, chat);
+    const sinks = [];
+    for (let i = 0; i < SINKS; i++) {
+      const sink = newProject(bench, `Sink ${i}`, 2000);
+      newWorkflow(sink, 'running', 'Build a long app');
+      sinks.push(sink);
+    }
+    for (let i = 0; i < LISTED_PROJECTS; i++) newProject(listerId, `Project ${i}`, LISTED_PROJECTS - i);
+    return { idle, busy, chat, sinks };
+  })();
+  db.close();
+  return { ...ids, listerId };
+}

@@ -1,0 +1,76 @@
+/**
+ * Waiting for another node to move a workflow (docs/workflows.md "Change notices"): a send through a
+ * node that claims nothing waits for a worker's claim, a cancel waits for the holder to stop the
+ * build. The wait is woken by the store's change notices (`project` of the workflow's project,
+ * and resets), re-reads the row at each, and looks again every `recheckMs` in case a notice was
+ * missed (a listener that reconnected).
+ */
+import type { WorkflowRow } from '../store/rows.js';
+import type { Store } from '../store/store.js';
+
+/** How long a wait lasts and how often it looks without a notice. */
+export interface WorkflowWaitOptions {
+  /** Longest wait, in ms. */
+  timeoutMs: number;
+  /** Reads the row again after this long without a notice, in ms. */
+  recheckMs: number;
+}
+
+/**
+ * Resolves with the workflow's row once `done(row)` holds (the row is undefined when it is gone),
+ * or with the last row read when `timeoutMs` passed first. Reads go through `store.repos`.
+ * @throws the store's error when a read fails.
+ */
+export function waitForWorkflow(
+  store: Pick<Store, 'repos' | 'events'>,
+  workflow: Pick<WorkflowRow, 'id' | 'projectId'>,
+  done: (row: WorkflowRow | undefined) => boolean,
+  options: WorkflowWaitOptions,
+): Promise<WorkflowRow | undefined> {
+  return new Promise((resolve, reject) => {
+    let ended = false;
+    let reading = false;
+    let again = false;
+    let recheck: NodeJS.Timeout | undefined;
+    const finish = (row: WorkflowRow | undefined, error?: unknown) => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(timer);
+      clearTimeout(recheck);
+      stopProject();
+      stopReset();
+      if (error !== undefined) reject(error);
+      else resolve(row);
+    };
+    const look = (final = false) => {
+      if (ended) return;
+      if (reading && !final) {
+        again = true;
+        return;
+      }
+      reading = true;
+      clearTimeout(recheck);
+      store.repos.workflows.findById(workflow.id).then(
+        (row) => {
+          reading = false;
+          if (final || done(row)) return finish(row);
+          if (again) {
+            again = false;
+            return look();
+          }
+          recheck = setTimeout(() => look(), options.recheckMs);
+          recheck.unref();
+        },
+        (error: unknown) => finish(undefined, error),
+      );
+    };
+    const stopProject = store.events.subscribe('project', (id) => {
+      if (id === workflow.projectId) look();
+    });
+    const stopReset = store.events.onReset(() => look());
+    const timer = setTimeout(() => look(true), Math.max(0, options.timeoutMs));
+    timer.unref();
+    // A change between the caller's read and the subscriptions is caught by reading once now.
+    look();
+  });
+}
