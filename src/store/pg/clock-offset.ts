@@ -18,7 +18,11 @@ export class ClockOffset {
   /** @param readDbNowMs reads `svc_now_ms()` (Unix ms on the database's clock). */
   constructor(private readonly readDbNowMs: () => Promise<number>) {}
 
-  /** How far the database's clock is ahead of `Date.now()`, in ms (0 before the first sample). */
+  /**
+   * How far the database's clock is ahead of `Date.now()`, in whole ms (0 before the first sample):
+   * lease ends (`Date.now() + offset + lease`) are stored in a `bigint` column, which refuses a
+   * fraction.
+   */
   get offsetMs(): number {
     return this.best?.offsetMs ?? 0;
   }
@@ -31,7 +35,7 @@ export class ClockOffset {
     const before = Date.now();
     const dbNow = await this.readDbNowMs();
     const after = Date.now();
-    const sample = { offsetMs: dbNow - (before + after) / 2, roundTripMs: after - before };
+    const sample = { offsetMs: Math.round(dbNow - (before + after) / 2), roundTripMs: after - before };
     if (!this.best || sample.roundTripMs <= this.best.roundTripMs) this.best = sample;
   }
 
