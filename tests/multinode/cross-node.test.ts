@@ -213,5 +213,8 @@ describe.skipIf(!postgresAvailable())('two API nodes and two workers on one data
     expect(started.length).toBeGreaterThanOrEqual(sends.length);
     for (const { id } of started) expect(builds.some((r) => r.workflowId === id), `workflow ${id} has no build record`).toBe(true);
     expect(builds.filter((r) => !r.node.startsWith('worker-'))).toEqual([]);
+    // Nothing in this file kills or pauses a worker: no live worker ever lost a lease.
+    expect(await cluster.sql("select instruction from workflows where error_code = 'interrupted'")).toEqual([]);
+    for (const worker of cluster.workers) expect(worker.stderr()).not.toMatch(/lost the lease/);
   });
 });

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isGroupAlive } from '../../src/workflows/process-groups.js';
-import { toolResult, waitIdle } from '../helpers.js';
+import { toolResult, waitFor, waitIdle } from '../helpers.js';
 import { postgresAvailable } from '../setup/pg-database.js';
 import { startCluster, type ApiNode, type Cluster } from './harness.js';
 
@@ -49,7 +49,7 @@ describe.skipIf(!postgresAvailable())('workspaces across workers', () => {
     // A build that writes to the workspace and is killed with its worker leaves no trace.
     const w3 = await send('hold:killed w3');
     const pid = await cluster.buildPid(w3.workflowId);
-    expect(await saw(w3.workflowId)).toBe('w1,w2,');
+    expect(await waitFor(() => saw(w3.workflowId), 30_000, 'the saw: line of w3')).toBe('w1,w2,');
     const third = await cluster.startWorker();
     await second.stop('SIGKILL');
     if (isGroupAlive(pid)) process.kill(-pid, 'SIGKILL');
