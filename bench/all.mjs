@@ -6,7 +6,9 @@
 // - bench/tool-bench.mjs: svc_get_session, svc_get_messages, svc_send_message against
 //   svc_get_project, and svc_list_projects against the floor (goals 2 and 6);
 // - bench/startup-bench.mjs: stdio spawn to the answer to initialize against bare node (goal 3);
-// - bench/lease-bench.mjs: lease takeover after SIGKILL and the heartbeat's writes (goal 5).
+// - bench/lease-bench.mjs: lease takeover after SIGKILL and the heartbeat's writes (goal 5);
+// - bench/multinode.mjs: API nodes and workers on PostgreSQL: a worker's takeover after SIGKILL,
+//   builds per minute with 1 and 2 workers, svc_get_project on PostgreSQL against SQLite (reported).
 //
 // Goal 4 (each build and install keeps its own code cache) is a test, tests/code-cache.test.ts.
 // Each part writes its figures to bench/results/; a part that fails is reported as not measured
@@ -24,6 +26,7 @@ const PARTS = [
   ['tool-bench.mjs', 'tools.json'],
   ['startup-bench.mjs', 'startup.json'],
   ['lease-bench.mjs', 'leases.json'],
+  ['multinode.mjs', 'multinode.json'],
 ];
 
 const results = {};
@@ -76,6 +79,10 @@ const leases = results['leases.json'];
 goal(5, 'lease takeover after SIGKILL, median (defaults)', leases?.defaults ? leases.takeoverAfterSigkillMs.median : undefined, 3000, { unit: 'ms' });
 reported('heartbeat writes/s per running workflow', leases?.heartbeatWritesPerSecondPerRunningWorkflow?.toString());
 goal(6, 'svc_list_projects, 1,000 projects / the floor (CPU)', tools?.sameListReply ? call('list')?.cpuRatio : undefined, 1.2);
+const multinode = results['multinode.json'];
+reported('PostgreSQL: worker SIGKILL -> next build on another worker', multinode && `${Math.round(multinode.takeover.nextStartedMs.median)} ms (lease ${multinode.leaseMs} ms)`);
+reported('PostgreSQL: builds per minute, 2 workers / 1 worker', multinode && `${multinode.buildsPerMinute.ratio.toFixed(2)}x`);
+reported('PostgreSQL: svc_get_project req/s, API node / SQLite', multinode && `${multinode.getProject.ratio.requestsPerSecond.toFixed(2)}x`);
 
 const widths = [4, 58, 34, 12, 6];
 console.log('\nperformance goals, each against its baseline measured in this run:');

@@ -287,6 +287,21 @@ try {
   const pgRatio = onPostgres.ratioTo(onSqlite);
   process.stdout.write(`\nratios: svc_get_project req/s PostgreSQL / SQLite ${pgRatio.requestsPerSecond.toFixed(2)}, server CPU per request ${pgRatio.cpuMicrosPerRequest.toFixed(2)}\n`);
   process.stdout.write(`ratios: takeover / lease ${(median(interruptedAfter) / leaseMs).toFixed(2)}; builds per minute, 2 workers / 1 worker ${(two.perMinute / one.perMinute).toFixed(2)}\n`);
+  mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+  writeFileSync(
+    join(root, 'bench', 'results', 'multinode.json'),
+    `${JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        leaseMs,
+        takeover: { interruptedMs: { median: median(interruptedAfter), min: Math.min(...interruptedAfter), max: Math.max(...interruptedAfter) }, nextStartedMs: { median: median(startedAfter), min: Math.min(...startedAfter), max: Math.max(...startedAfter) }, runs: kills },
+        buildsPerMinute: { builds, stepMs, slotsPerWorker: SLOTS, oneWorker: one.perMinute, twoWorkers: two.perMinute, ratio: two.perMinute / one.perMinute },
+        getProject: { sqlite: { requestsPerSecond: onSqlite.requestsPerSecond, cpuMicrosPerRequest: onSqlite.cpuMicrosPerRequest }, postgres: { requestsPerSecond: onPostgres.requestsPerSecond, cpuMicrosPerRequest: onPostgres.cpuMicrosPerRequest }, ratio: pgRatio },
+      },
+      null,
+      2,
+    )}\n`,
+  );
 } finally {
   await Promise.all(nodes.map((n) => n.kill('SIGKILL')));
   await pool?.end();
