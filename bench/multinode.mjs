@@ -9,7 +9,7 @@
 //    each time); median, min and max beside the lease.
 // 2. Builds per minute with 1 and then 2 workers: BENCH_BUILDS builds (default 16), one per
 //    project, sent at once through the API node; each worker runs 2 at a time
-//    (--max-concurrent-workflows 2). The builder is `scripted`: its 4 steps SLEEP
+//    (--max-concurrent-workflows 2). The builder is `scripted`: 3 of its 4 steps SLEEP
 //    BENCH_STEP_MS each (default 250 ms), then it writes and publishes a small web preview (a blob
 //    in PostgreSQL), so the figure measures the queue, claims, leases and publishing, not CPU. The
 //    ratio 2 workers / 1 worker is printed; nothing is asserted about times.
@@ -280,7 +280,7 @@ try {
   process.stdout.write('| measure | median | min-max | runs |\n|---|---|---|---|\n');
   process.stdout.write(`| SIGKILL -> workflow failed/interrupted | ${fmt(median(interruptedAfter))} ms | ${fmt(Math.min(...interruptedAfter))}-${fmt(Math.max(...interruptedAfter))} ms | ${kills} |\n`);
   process.stdout.write(`| SIGKILL -> queued build running on the other worker | ${fmt(median(startedAfter))} ms | ${fmt(Math.min(...startedAfter))}-${fmt(Math.max(...startedAfter))} ms | ${kills} |\n\n`);
-  process.stdout.write(`| workers | ${builds} builds (4 sleeping steps of ${stepMs} ms + publish) | builds per minute |\n|---|---|---|\n`);
+  process.stdout.write(`| workers | ${builds} scripted builds (3 steps sleeping ${stepMs} ms, then a published preview) | builds per minute |\n|---|---|---|\n`);
   process.stdout.write(`| 1 | ${one.seconds.toFixed(1)} s | ${fmt(one.perMinute)} |\n| 2 | ${two.seconds.toFixed(1)} s | ${fmt(two.perMinute)} |\n\n`);
   process.stdout.write(`| svc_get_project, ${load.connections} connections, ${load.rounds} rounds of ${load.seconds} s | req/s | CPU µs/req | p50 ms | p99 ms |\n|---|---|---|---|---|\n`);
   for (const r of stores) process.stdout.write(`| ${r.name} | ${fmt(r.requestsPerSecond)} | ${r.cpuMicrosPerRequest.toFixed(0)} | ${r.p50Ms} | ${r.p99Ms} |\n`);
