@@ -37,7 +37,7 @@ import { createTestDatabase, type TestDatabase } from '../setup/pg-database.js';
 const START_TIMEOUT_MS = 45_000;
 
 /** The plan every token gets unless a test names another: limits a polling test never meets. */
-export const POLLING_PLAN = 'polling';
+const POLLING_PLAN = 'polling';
 
 /** A plan whose project cap is small enough to reach under concurrency: 5 projects, no other limit in the way. */
 export const CAPPED_PLAN = 'capped';
@@ -125,7 +125,7 @@ export interface WorkerNode extends NodeProcess {
 }
 
 /** One line of the probe's `builds.log`: which node ran which workflow. */
-export interface BuildRecord {
+interface BuildRecord {
   node: string;
   pid: number;
   workflowId: string;
@@ -133,7 +133,7 @@ export interface BuildRecord {
 }
 
 /** Options of a node beyond the cluster's. */
-export interface NodeOptions {
+interface NodeOptions {
   /** Extra command-line arguments. */
   args?: string[];
   /** Extra environment. */
