@@ -216,7 +216,8 @@ export interface App {
   close(): Promise<void>;
   /**
    * Why this process cannot take work now, or null when it can: `"starting"` (before `start`
-   * has finished), `"draining"`, `"stopped"`, or `"store_unavailable"` (the store does not answer).
+   * has finished), `"draining"`, `"stopped"`, `"store_unavailable"` (the store does not answer), or
+   * `"events_disconnected"` (PostgreSQL: the change-notice connection is down and reconnecting).
    */
   healthProblem(): Promise<string | null>;
 }
@@ -379,10 +380,11 @@ export async function createApp(config: AppConfig): Promise<App> {
       if (phase !== 'ready') return phase;
       try {
         await store.ping();
-        return null;
       } catch {
         return 'store_unavailable';
       }
+      // PostgreSQL: the LISTEN connection is down (it reconnects by itself); notices from other nodes are missed meanwhile.
+      return store.listening ? null : 'events_disconnected';
     },
     async drain(timeoutMs) {
       if (phase === 'stopped') return;

@@ -28,7 +28,6 @@ import { UsageError } from '../config/usage-error.js';
 import { isLoopbackHostname } from '../io/loopback-hosts.js';
 import { checkBuilderSettings } from '../builders/builder-registry.js';
 import { createLogger } from '../logger.js';
-import { migratePostgres } from '../store/pg/migrate.js';
 import { serveStdio } from '../transports/stdio-server.js';
 import type { RunningHttpServer } from '../transports/http-server.js';
 import type { RunningHealthPort } from '../transports/health-server.js';
@@ -36,6 +35,7 @@ import { buildSandboxFor, sandboxLine } from './build-sandbox-choice.js';
 import { openHealthPort } from './health-port.js';
 import { openApp, storeShown, withApp, type StoreOptions } from './open-app.js';
 import { runWorker } from './worker-command.js';
+import { migratePostgresDatabase } from '../store/store.js';
 
 /**
  * Adds to every command the options the settings table (`config/settings.ts`) gives it, after the
@@ -197,7 +197,7 @@ export function buildProgram(): Command {
     .description('Apply the database migrations (serve and worker also do this at start): drizzle-pg/ to --database-url under an advisory lock, else drizzle/ to the SQLite file of --data-dir.')
     .action(async (options: StoreOptions) => {
       if (options.databaseUrl) {
-        const applied = await migratePostgres(options.databaseUrl);
+        const applied = await migratePostgresDatabase(options.databaseUrl);
         const where = redactedDatabaseUrl(options.databaseUrl);
         process.stdout.write(applied === 0 ? `Database is up to date: ${where} (no migration to apply)\n` : `Applied ${applied} migration${applied === 1 ? '' : 's'}; database is up to date: ${where}\n`);
         return;

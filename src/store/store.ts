@@ -9,7 +9,6 @@
  * - `tx.publish(event)`: a change notice, delivered to `store.events` after COMMIT, never on rollback.
  */
 import type { StoreConfig, Store } from './port.js';
-import { openPgStore } from './pg/open.js';
 import { openSqliteStore } from './sqlite/open.js';
 
 export { TransactionSpanError } from './port.js';
@@ -27,7 +26,20 @@ export async function openStore(config: StoreConfig): Promise<Store> {
     if (scheme !== 'postgres' && scheme !== 'postgresql') {
       throw new Error(`The database URL must start with postgres:// or postgresql:// (got ${scheme ? `${scheme}://…` : 'no scheme'})`);
     }
+    // Loaded on demand: a SQLite start (every stdio launch) never evaluates the PostgreSQL driver.
+    const { openPgStore } = await import('./pg/open.js');
     return openPgStore({ ...config, databaseUrl: config.databaseUrl });
   }
   return openSqliteStore(config);
+}
+
+/**
+ * Applies the pending PostgreSQL migrations of `drizzle-pg/` to the database at `url`, under an
+ * advisory lock so that nodes starting together take turns (docs/postgresql.md#migrations).
+ * @returns how many migrations were applied (0: the database was up to date).
+ * @throws the driver's error when the database cannot be reached or a migration fails.
+ */
+export async function migratePostgresDatabase(url: string): Promise<number> {
+  const { migratePostgres } = await import('./pg/migrate.js');
+  return migratePostgres(url);
 }
