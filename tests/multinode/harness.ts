@@ -65,7 +65,8 @@ case "$SVC_INSTRUCTION" in
     tag=\${SVC_INSTRUCTION#*hold:}; tag=\${tag%% *}
     echo $$ > "$PROBE_DIR/$SVC_WORKFLOW_ID.pid.tmp" && mv "$PROBE_DIR/$SVC_WORKFLOW_ID.pid.tmp" "$PROBE_DIR/$SVC_WORKFLOW_ID.pid"
     echo "holding $tag"
-    while [ ! -e "$PROBE_DIR/release-$tag" ]; do sleep 0.05; done ;;
+    # Also ends once the test's folder is gone: a build nobody killed never outlives its test for long.
+    while [ ! -e "$PROBE_DIR/release-$tag" ] && [ -d "$PROBE_DIR" ]; do sleep 0.05; done ;;
 esac
 case "$SVC_INSTRUCTION" in
   *ask*)
