@@ -65,16 +65,17 @@ const noAjv = {
 };
 
 /**
- * rate-limiter-flexible's index loads every limiter it has (Redis, Mongo, Postgres...); we use the
- * in-memory one and its result class only (src/limits/request-rate-limiter.ts), so the package's
- * name resolves to those two files.
+ * rate-limiter-flexible's index loads every limiter it has (Redis, Mongo, Memcached...); we use the
+ * in-memory one (src/limits/request-rate-limiter.ts), the PostgreSQL one (src/limits/pg-rate-limiter.ts)
+ * and their result class only, so the package's name resolves to those three files (the PostgreSQL
+ * one through a getter: evaluated on a PostgreSQL node's first request, never at a stdio start).
  */
 const memoryLimiterOnly = {
   name: 'memory-limiter-only',
   setup(b) {
     b.onResolve({ filter: /^rate-limiter-flexible$/ }, () => ({ path: 'rate-limiter-flexible', namespace: 'memory-limiter-only' }));
     b.onLoad({ filter: /.*/, namespace: 'memory-limiter-only' }, () => ({
-      contents: "module.exports = { RateLimiterMemory: require('rate-limiter-flexible/lib/RateLimiterMemory.js'), RateLimiterRes: require('rate-limiter-flexible/lib/RateLimiterRes.js') };",
+      contents: "module.exports = { RateLimiterMemory: require('rate-limiter-flexible/lib/RateLimiterMemory.js'), get RateLimiterPostgres() { return require('rate-limiter-flexible/lib/RateLimiterPostgres.js'); }, RateLimiterRes: require('rate-limiter-flexible/lib/RateLimiterRes.js') };",
       resolveDir: root,
       loader: 'js',
     }));
