@@ -1,7 +1,9 @@
 /**
  * The database's clock as seen from this process (docs/postgresql.md, "Clock"): `svc_now_ms()`
  * read with a round trip, the offset taken at the round trip's midpoint. The sample with the
- * smallest round trip is kept (its error is at most half that round trip).
+ * smallest round trip is kept (its error is at most half that round trip). The offset is rounded
+ * to a whole ms: lease ends (`bigint` columns) are written as `Date.now()` plus it, and a half ms
+ * (an odd round trip's midpoint) would make every claim and renewal fail until a better sample.
  */
 
 /** One measurement. */
@@ -18,7 +20,7 @@ export class ClockOffset {
   /** @param readDbNowMs reads `svc_now_ms()` (Unix ms on the database's clock). */
   constructor(private readonly readDbNowMs: () => Promise<number>) {}
 
-  /** How far the database's clock is ahead of `Date.now()`, in ms (0 before the first sample). */
+  /** How far the database's clock is ahead of `Date.now()`, in whole ms (0 before the first sample). */
   get offsetMs(): number {
     return this.best?.offsetMs ?? 0;
   }
@@ -31,7 +33,7 @@ export class ClockOffset {
     const before = Date.now();
     const dbNow = await this.readDbNowMs();
     const after = Date.now();
-    const sample = { offsetMs: dbNow - (before + after) / 2, roundTripMs: after - before };
+    const sample = { offsetMs: Math.round(dbNow - (before + after) / 2), roundTripMs: after - before };
     if (!this.best || sample.roundTripMs <= this.best.roundTripMs) this.best = sample;
   }
 
