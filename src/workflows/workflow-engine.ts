@@ -548,7 +548,9 @@ export class WorkflowEngine {
   private async heartbeat(): Promise<void> {
     try {
       for (const run of [...this.runs.values()]) {
-        if (run.lost) continue;
+        // A claim whose transaction has not committed is not in the store yet (on PostgreSQL this
+        // renewal would run beside it and match no row), and its claim wrote a fresh lease anyway.
+        if (run.lost || !run.launched) continue;
         // The new end is computed once the write lock is held: a renewal that waited for another
         // process's lock never writes an end that has already passed (docs/workflows.md, "Leases").
         const renewed = await this.deps.store.transaction((tx) => tx.workflows.renewLease(run.workflowId, this.runner.id, this.now() + this.leaseMs));
