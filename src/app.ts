@@ -216,7 +216,8 @@ export interface App {
   close(): Promise<void>;
   /**
    * Why this process cannot take work now, or null when it can: `"starting"` (before `start`
-   * has finished), `"draining"`, `"stopped"`, or `"store_unavailable"` (the store does not answer).
+   * has finished), `"draining"`, `"stopped"`, or `"store_unavailable"` (the store does not answer,
+   * or its change-notice connection is down).
    */
   healthProblem(): Promise<string | null>;
 }
@@ -377,6 +378,8 @@ export async function createApp(config: AppConfig): Promise<App> {
     },
     async healthProblem() {
       if (phase !== 'ready') return phase;
+      // Without its change-notice connection a node misses revocations and cancels made elsewhere.
+      if (!store.listening) return 'store_unavailable';
       try {
         await store.ping();
         return null;

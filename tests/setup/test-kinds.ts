@@ -57,6 +57,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/blob-artifacts.test.ts',
   'tests/workspace-sync.test.ts',
   'tests/engine-pg-claims.test.ts',
+  'tests/health-pg.test.ts',
 ];
 
 /** What a unit test must not contain: it starts the bin, a browser, a database server or a third-party process. */
