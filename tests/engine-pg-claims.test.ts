@@ -2,10 +2,14 @@
  * The engine on PostgreSQL (docs/workflows.md, "Leases"): a claim's run is in the engine's table
  * before its transaction commits (its slot is held), and on PostgreSQL other statements of this
  * process run beside that transaction; the heartbeat must not take the uncommitted claim for a
- * lost lease. The real service (`createApp` with a database URL) and the manual builder; nothing
- * ticks (the poll interval is an hour), the heartbeat runs every 20 ms.
+ * lost lease. A transaction that PostgreSQL rolls back for a deadlock runs again (docs/postgresql.md,
+ * "The store"): the claims of the attempt that was rolled back must be given back, never launched
+ * nor left holding a slot. The real service (`createApp` with a database URL) and the manual
+ * builder; nothing ticks (the poll interval is an hour). A trigger plays the deadlock: it fails an
+ * insert of a "started" message (a claim's) with SQLSTATE 40P01, once.
  */
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
 import { silentLogger } from '../src/logger.js';
@@ -26,34 +30,90 @@ describe.skipIf(!postgresAvailable())('engine claims on PostgreSQL', () => {
     await database?.drop();
   });
 
-  it('a heartbeat during a claim that has not committed yet leaves the claimed run alone', async () => {
+  /** Makes the `nth` insert of a "… started" message from now fail with a deadlock (40P01), once. */
+  async function deadlockOnce(nth: number): Promise<void> {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      // A sequence is not rolled back: only the first such insert fails, the retry gets past it.
+      await client.query(`
+        DROP SEQUENCE IF EXISTS test_deadlocks;
+        CREATE SEQUENCE test_deadlocks;
+        CREATE OR REPLACE FUNCTION test_deadlock_once() RETURNS trigger AS $$
+        BEGIN
+          IF NEW.content LIKE '% started%' THEN
+            IF nextval('test_deadlocks') = ${nth} THEN
+              RAISE EXCEPTION 'deadlock detected (played by the test)' USING ERRCODE = '40P01';
+            END IF;
+          END IF;
+          RETURN NEW;
+        END $$ LANGUAGE plpgsql;
+        DROP TRIGGER IF EXISTS test_deadlock_once ON messages;
+        CREATE TRIGGER test_deadlock_once BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION test_deadlock_once();`);
+    } finally {
+      await client.end();
+    }
+  }
+
+  /** Starts the service (closing the one before) with `slots` build slots. */
+  async function startApp(slots: number, heartbeatMs?: number): Promise<App> {
+    for (const run of builder.live()) run.fail('test over');
+    await app?.close();
     app = await createApp({
       dataDir: tempDir('mbm-pg-claims-'),
       databaseUrl: database.url,
       logger: silentLogger(),
       builderInstance: builder,
       pollIntervalMs: 3_600_000,
-      heartbeatMs: 20,
-      maxConcurrentWorkflows: 2,
+      ...(heartbeatMs !== undefined && { heartbeatMs }),
+      maxConcurrentWorkflows: slots,
       plans: GENEROUS_PLANS,
     });
     await app.start();
+    return app;
+  }
+
+  /** Stores a queued build of `projectId` without a notice: nothing claims it until the engine pumps. */
+  async function queueQuietly(projectId: string): Promise<string> {
+    const id = randomUUID();
+    await app!.store.transaction(async (tx) => {
+      await tx.workflows.insert({
+        id, projectId, seq: await tx.workflows.nextSeq(), kind: 'build', status: 'queued', instruction: 'build', stepIndex: 0, stepTotal: 0, stepName: null,
+        runnerId: null, leaseExpiresAt: null, errorCode: null, errorMessage: null, createdAt: new Date().toISOString(), startedAt: null, finishedAt: null,
+      });
+    });
+    return id;
+  }
+
+  const idleRun = (id: string) => waitFor(() => (builder.runOf(id)?.idle ? builder.runOf(id) : null), 10_000, `the build of ${id} to run`);
+
+  it('a pump whose transaction is retried after a deadlock launches each claimed build once', async () => {
+    const app = await startApp(2);
+    const caller = await app.tokens.authenticate((await app.tokens.create('carol')).token);
+    const ids = [await queueQuietly((await app.projects.create(caller, { name: 'One' })).id), await queueQuietly((await app.projects.create(caller, { name: 'Two' })).id)];
+    // The first attempt claims the first build, then fails on the second claim's message.
+    await deadlockOnce(2);
+    app.engine.schedulePump();
+    for (const id of ids) (await idleRun(id)).finish();
+    for (const id of ids) await waitFor(async () => (await app.store.repos.workflows.findById(id))?.status === 'completed', 10_000, 'the builds to complete');
+    expect(ids.map((id) => builder.runs.filter((r) => r.job.workflowId === id).length)).toEqual([1, 1]);
+    // Both slots are free again: two more builds start at once.
+    const more = [await queueQuietly((await app.projects.create(caller, { name: 'Three' })).id), await queueQuietly((await app.projects.create(caller, { name: 'Four' })).id)];
+    app.engine.schedulePump();
+    for (const id of more) (await idleRun(id)).finish();
+  });
+
+  it('a heartbeat during a claim that has not committed yet leaves the claimed run alone', async () => {
+    const app = await startApp(2, 20);
     const engine = app.engine;
     const store = app.store;
     const caller = await app.tokens.authenticate((await app.tokens.create('alice')).token);
     // A runs: its lease is renewed by every heartbeat.
     const first = await app.workflows.send(caller, { projectId: (await app.projects.create(caller, { name: 'A' })).id, message: 'build a', kind: 'build' });
     expect(first.status).toBe('running');
-    const runA = await waitFor(() => (builder.runOf(first.workflowId)?.idle ? builder.runOf(first.workflowId) : null), 10_000, 'A to run');
+    const runA = await idleRun(first.workflowId);
     // B is stored queued without a notice, so nothing claims it until the test's transaction does.
-    const projectB = (await app.projects.create(caller, { name: 'B' })).id;
-    const second = randomUUID();
-    await store.transaction(async (tx) => {
-      await tx.workflows.insert({
-        id: second, projectId: projectB, seq: await tx.workflows.nextSeq(), kind: 'build', status: 'queued', instruction: 'build b', stepIndex: 0, stepTotal: 0, stepName: null,
-        runnerId: null, leaseExpiresAt: null, errorCode: null, errorMessage: null, createdAt: new Date().toISOString(), startedAt: null, finishedAt: null,
-      });
-    });
+    const second = await queueQuietly((await app.projects.create(caller, { name: 'B' })).id);
     const leaseOfA = async (tx: Parameters<Parameters<typeof store.transaction>[0]>[0]) => (await tx.workflows.findById(first.workflowId))!.leaseExpiresAt;
     const starts = await store.transaction(async (tx) => {
       const claims = await engine.offer(tx);
@@ -69,7 +129,7 @@ describe.skipIf(!postgresAvailable())('engine claims on PostgreSQL', () => {
       return claims;
     });
     starts.launch();
-    const runB = await waitFor(() => (builder.runOf(second)?.idle ? builder.runOf(second) : null), 10_000, 'B to run');
+    const runB = await idleRun(second);
     expect(runB.job.signal.aborted).toBe(false);
     runB.finish();
     runA.finish();

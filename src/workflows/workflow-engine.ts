@@ -186,7 +186,8 @@ export class WorkflowEngine {
    * (the same choice as the pump: round-robin across users within their running bounds; the oldest
    * queued workflow of an idle project with no live build process of an earlier workflow, or an
    * answered one). The claims commit with the caller's transaction; call `launch` on the result
-   * after the commit (the builders start then), or `abandon` when the transaction failed.
+   * after the commit (the builders start then), or `abandon` when the transaction failed or is
+   * run again (a store may retry a transaction after a deadlock: abandon the earlier attempt's first).
    * @returns the claims made, which tell whether a given workflow got a slot.
    */
   async offer(tx: Tx): Promise<EngineStarts> {
@@ -598,14 +599,19 @@ export class WorkflowEngine {
   private async pump(): Promise<void> {
     // No free slot: nothing to hand out (and no transaction to open for it).
     if (!this.accepting || !this.claims || this.busy >= this.maxConcurrent) return;
-    const starts = new EngineStarts(this);
+    let starts: EngineStarts | undefined;
     try {
-      await this.deps.store.transaction((tx) => this.pumpIn(tx, starts));
+      await this.deps.store.transaction((tx) => {
+        // A deadlock runs this again (PostgreSQL): the claims of the attempt rolled back are given back.
+        starts?.abandon();
+        starts = new EngineStarts(this);
+        return this.pumpIn(tx, starts);
+      });
     } catch (error) {
-      starts.abandon();
+      starts?.abandon();
       throw error;
     }
-    starts.launch();
+    starts?.launch();
   }
 
   /**
