@@ -6,7 +6,8 @@
  * "The store"): the claims of the attempt that was rolled back must be given back, never launched
  * nor left holding a slot. The real service (`createApp` with a database URL) and the manual
  * builder; nothing ticks (the poll interval is an hour). A trigger plays the deadlock: it fails an
- * insert of a "started" message (a claim's) with SQLSTATE 40P01, once.
+ * insert of a "started" message (a claim's) with SQLSTATE 40P01, once; or another statement
+ * failure (a build whose write fails records a fixed message, never the SQL).
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
@@ -30,8 +31,8 @@ describe.skipIf(!postgresAvailable())('engine claims on PostgreSQL', () => {
     await database?.drop();
   });
 
-  /** Makes the `nth` insert of a "… started" message from now fail with a deadlock (40P01), once. */
-  async function deadlockOnce(nth: number): Promise<void> {
+  /** Makes the `nth` insert from now of a message `LIKE pattern` fail with SQLSTATE `state` (default a deadlock, 40P01), once. */
+  async function deadlockOnce(nth: number, pattern = '% started%', state = '40P01'): Promise<void> {
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     try {
@@ -41,9 +42,9 @@ describe.skipIf(!postgresAvailable())('engine claims on PostgreSQL', () => {
         CREATE SEQUENCE test_deadlocks;
         CREATE OR REPLACE FUNCTION test_deadlock_once() RETURNS trigger AS $$
         BEGIN
-          IF NEW.content LIKE '% started%' THEN
+          IF NEW.content LIKE '${pattern}' THEN
             IF nextval('test_deadlocks') = ${nth} THEN
-              RAISE EXCEPTION 'deadlock detected (played by the test)' USING ERRCODE = '40P01';
+              RAISE EXCEPTION 'failure played by the test' USING ERRCODE = '${state}';
             END IF;
           END IF;
           RETURN NEW;
@@ -101,6 +102,23 @@ describe.skipIf(!postgresAvailable())('engine claims on PostgreSQL', () => {
     const more = [await queueQuietly((await app.projects.create(caller, { name: 'Three' })).id), await queueQuietly((await app.projects.create(caller, { name: 'Four' })).id)];
     app.engine.schedulePump();
     for (const id of more) (await idleRun(id)).finish();
+  });
+
+  it("a build that fails on a database statement records a fixed message, never the statement's SQL", async () => {
+    const app = await startApp(1);
+    const caller = await app.tokens.authenticate((await app.tokens.create('erin')).token);
+    const projectId = (await app.projects.create(caller, { name: 'Lost' })).id;
+    const sent = await app.workflows.send(caller, { projectId, message: 'build it', kind: 'build' });
+    const run = await idleRun(sent.workflowId);
+    // The step's message fails as a statement cancelled by statement_timeout would (57014).
+    await deadlockOnce(1, '%: boom', '57014');
+    run.step('boom');
+    await waitFor(async () => (await app.store.repos.workflows.findById(sent.workflowId))?.status === 'failed', 10_000, 'the build to fail');
+    const row = (await app.store.repos.workflows.findById(sent.workflowId))!;
+    expect(row).toMatchObject({ errorCode: 'builder_error', errorMessage: 'The server lost contact with its database during this workflow. Send the instruction again to retry.' });
+    const messages = (await app.workflows.messages(caller, { projectId })).messages.map((m) => m.content);
+    expect(messages.at(-1)).toBe('Build failed: The server lost contact with its database during this workflow. Send the instruction again to retry.');
+    expect(messages.join('\n')).not.toMatch(/Failed query|insert into|params:/i);
   });
 
   it('a heartbeat during a claim that has not committed yet leaves the claimed run alone', async () => {

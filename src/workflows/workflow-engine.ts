@@ -43,6 +43,7 @@ import { LeaseLostError, LocalRun } from './local-run.js';
 import { isGroupAlive, isReusedGroup, killGroup } from './process-groups.js';
 import { isDeadOnThisHost, newRunnerIdentity, type RunnerIdentity } from './runner-identity.js';
 import { runOutcome, type RunObserver } from './run-observer.js';
+import { isStoreFailure, STORE_FAILURE_MESSAGE } from './store-failure.js';
 import { kindLabel, type NewMessage, type WorkflowJournal } from './workflow-journal.js';
 import { waitForWorkflow } from './workflow-wait.js';
 import type { CompletionHook, WorkspaceSync } from './workspace-sync.js';
@@ -715,10 +716,13 @@ export class WorkflowEngine {
       await this.deps.workspaceSync?.restore(row.projectId, workspaceDir, (text) => context.say(text));
       await builder.run(job, context);
     } catch (error) {
+      // On PostgreSQL a failed statement's message holds SQL and the database's address: not for the conversation.
+      const lostStore = !(error instanceof BuildFailure) && this.deps.store.dialect === 'postgres' && isStoreFailure(error);
+      if (lostStore) logger.error({ err: error, workflowId: row.id }, 'a build failed on a database statement');
       const raw =
         error instanceof BuildFailure
           ? { code: error.code, message: error.message }
-          : { code: 'builder_error', message: error instanceof Error ? error.message : String(error) };
+          : { code: 'builder_error', message: lostStore ? STORE_FAILURE_MESSAGE : error instanceof Error ? error.message : String(error) };
       // Stored in the conversation, which other users may read on a public project: no server paths.
       failure = { code: raw.code, message: redactPaths(raw.message, { dataDir: this.deps.dataDir, workspaceDir }) };
       if (error instanceof LeaseLostError) this.leaseLost(run);
