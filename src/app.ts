@@ -383,7 +383,8 @@ export async function createApp(config: AppConfig): Promise<App> {
       } catch {
         return 'store_unavailable';
       }
-      // PostgreSQL: the LISTEN connection is down (it reconnects by itself); notices from other nodes are missed meanwhile.
+      // PostgreSQL: the LISTEN connection is down (it reconnects by itself); revocations and cancels
+      // made on other nodes are missed meanwhile.
       return store.listening ? null : 'events_disconnected';
     },
     async drain(timeoutMs) {

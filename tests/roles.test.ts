@@ -4,7 +4,8 @@
  * through the API node are built by a worker, never by the API node; a worker's `--health-port`
  * answers `GET /healthz`; SIGTERM drains a worker (running builds finish, up to
  * `--drain-timeout-ms`; a workflow waiting for input is released at once and resumed by another
- * worker); wrong set-ups are refused with exit code 2; `migrate --database-url` on PostgreSQL.
+ * worker); wrong set-ups are refused with exit code 2; `migrate --database-url` on PostgreSQL; an
+ * API node and a worker of the bundled bin on PostgreSQL.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -248,5 +249,33 @@ describe.skipIf(!postgresAvailable())('migrate --database-url on PostgreSQL', ()
     expect(again.status).toBe(0);
     expect(again.stdout).toMatch(/^Database is up to date: \S+ \(no migration to apply\)\n$/);
     expect(first.stdout + again.stdout).not.toContain('s3cret');
+  });
+});
+
+describe.skipIf(!postgresAvailable())('an API node and a worker of the built bin on PostgreSQL', () => {
+  let database: TestDatabase;
+  const dataDir = tempDir('mbm-roles-pg-');
+  let api: SpawnedServer | undefined;
+  let worker: SpawnedWorker | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await api?.stop();
+    await worker?.stop();
+    await database?.drop();
+  });
+
+  it('answers tool calls through the API node (its request limiter counts in the database) and the worker builds the send', async () => {
+    const db = ['--database-url', database.url];
+    const token = runCli(['token', 'create', '--user', 'alice', '--data-dir', join(dataDir, 'cli'), ...db]).stdout.trim().split('\n').at(-1)!;
+    api = await spawnHttpServer(join(dataDir, 'api'), ['--role', 'api', ...db]);
+    worker = await spawnWorker(join(dataDir, 'worker'), ['--builder', 'scripted', '--scripted-step-ms', '10', ...db]);
+    const project = await toolResult(api.mcpUrl, token, 'svc_create_project', { name: 'On PostgreSQL' });
+    expect(project.id).toMatch(/^[0-9a-f-]{36}$/);
+    const sent = await toolResult(api.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'make it', kind: 'build' });
+    await waitFor(async () => (await toolResult(api!.mcpUrl, token, 'svc_get_session', { projectId: project.id })).lastWorkflow?.status === 'completed', 30_000, 'the worker to build it');
+    expect(worker.stderr()).toContain(sent.workflowId);
+    expect(api.stderr()).not.toMatch(/"level":50/);
   });
 });

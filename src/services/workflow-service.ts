@@ -100,6 +100,9 @@ export class WorkflowService {
     let outcome: { result: SendMessageResult; unclaimed?: 'queued' | 'waiting_for_input' };
     try {
       outcome = await store.transaction(async (tx) => {
+        // A deadlock runs this again (PostgreSQL): the claims of the attempt rolled back are given back.
+        starts?.abandon();
+        starts = undefined;
         // Every send to the project, through any node, in one order: FIFO and the one-active rule.
         await tx.lock('projects', input.projectId);
         const recorded = await this.record(tx, caller, input, checked);

@@ -43,6 +43,7 @@ import { LeaseLostError, LocalRun } from './local-run.js';
 import { isGroupAlive, isReusedGroup, killGroup } from './process-groups.js';
 import { isDeadOnThisHost, newRunnerIdentity, type RunnerIdentity } from './runner-identity.js';
 import { runOutcome, type RunObserver } from './run-observer.js';
+import { isStoreFailure, STORE_FAILURE_MESSAGE } from './store-failure.js';
 import { kindLabel, type NewMessage, type WorkflowJournal } from './workflow-journal.js';
 import { waitForWorkflow } from './workflow-wait.js';
 import type { CompletionHook, WorkspaceSync } from './workspace-sync.js';
@@ -186,7 +187,8 @@ export class WorkflowEngine {
    * (the same choice as the pump: round-robin across users within their running bounds; the oldest
    * queued workflow of an idle project with no live build process of an earlier workflow, or an
    * answered one). The claims commit with the caller's transaction; call `launch` on the result
-   * after the commit (the builders start then), or `abandon` when the transaction failed.
+   * after the commit (the builders start then), or `abandon` when the transaction failed or is
+   * run again (a store may retry a transaction after a deadlock: abandon the earlier attempt's first).
    * @returns the claims made, which tell whether a given workflow got a slot.
    */
   async offer(tx: Tx): Promise<EngineStarts> {
@@ -598,14 +600,19 @@ export class WorkflowEngine {
   private async pump(): Promise<void> {
     // No free slot: nothing to hand out (and no transaction to open for it).
     if (!this.accepting || !this.claims || this.busy >= this.maxConcurrent) return;
-    const starts = new EngineStarts(this);
+    let starts: EngineStarts | undefined;
     try {
-      await this.deps.store.transaction((tx) => this.pumpIn(tx, starts));
+      await this.deps.store.transaction((tx) => {
+        // A deadlock runs this again (PostgreSQL): the claims of the attempt rolled back are given back.
+        starts?.abandon();
+        starts = new EngineStarts(this);
+        return this.pumpIn(tx, starts);
+      });
     } catch (error) {
-      starts.abandon();
+      starts?.abandon();
       throw error;
     }
-    starts.launch();
+    starts?.launch();
   }
 
   /**
@@ -709,10 +716,13 @@ export class WorkflowEngine {
       await this.deps.workspaceSync?.restore(row.projectId, workspaceDir, (text) => context.say(text));
       await builder.run(job, context);
     } catch (error) {
+      // On PostgreSQL a failed statement's message holds SQL and the database's address: not for the conversation.
+      const lostStore = !(error instanceof BuildFailure) && this.deps.store.dialect === 'postgres' && isStoreFailure(error);
+      if (lostStore) logger.error({ err: error, workflowId: row.id }, 'a build failed on a database statement');
       const raw =
         error instanceof BuildFailure
           ? { code: error.code, message: error.message }
-          : { code: 'builder_error', message: error instanceof Error ? error.message : String(error) };
+          : { code: 'builder_error', message: lostStore ? STORE_FAILURE_MESSAGE : error instanceof Error ? error.message : String(error) };
       // Stored in the conversation, which other users may read on a public project: no server paths.
       failure = { code: raw.code, message: redactPaths(raw.message, { dataDir: this.deps.dataDir, workspaceDir }) };
       if (error instanceof LeaseLostError) this.leaseLost(run);

@@ -62,6 +62,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/multinode/limits-across-nodes.test.ts',
   'tests/multinode/node-failures.test.ts',
   'tests/multinode/workspaces-across-workers.test.ts',
+  'tests/engine-pg-claims.test.ts',
 ];
 
 /** What a unit test must not contain: it starts the bin, a browser, a database server or a third-party process. */

@@ -1,7 +1,9 @@
 /**
  * The database's clock as seen from this process (docs/postgresql.md, "Clock"): `svc_now_ms()`
  * read with a round trip, the offset taken at the round trip's midpoint. The sample with the
- * smallest round trip is kept (its error is at most half that round trip).
+ * smallest round trip is kept (its error is at most half that round trip). The offset is rounded
+ * to a whole ms: lease ends (`bigint` columns) are written as `Date.now()` plus it, and a half ms
+ * (an odd round trip's midpoint) would make every claim and renewal fail until a better sample.
  */
 
 /** One measurement. */
