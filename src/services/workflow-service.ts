@@ -305,8 +305,12 @@ export class WorkflowService {
   async session(caller: Caller, projectId: string): Promise<SessionView> {
     await this.deps.access.readable(caller, projectId);
     const { workflows, questions, artifacts } = this.deps.store.repos;
+    // Separate statements, which another node's commits may fall between: the queue is read before
+    // the active workflow, so a queued workflow claimed meanwhile shows as active (never in neither),
+    // and one that started between the two reads is listed once, as active.
+    const queuedFirst = await workflows.listQueued(projectId);
     const active = await workflows.findActive(projectId);
-    const queued = await workflows.listQueued(projectId);
+    const queued = active ? queuedFirst.filter((w) => w.id !== active.id) : queuedFirst;
     const last = await workflows.latestFinished(projectId);
     const pending = active?.status === 'waiting_for_input' ? await questions.pendingOf(active.id) : undefined;
     const base = this.deps.publicUrl;
