@@ -19,7 +19,6 @@ import { DEFAULTS } from './config/defaults.js';
 import { loadPlans, type PlanTable } from './limits/plans.js';
 import { MemoryRequestRateLimiter, type RequestRateLimiter } from './limits/request-rate-limiter.js';
 import { StoreRequestRateLimiter } from './limits/store-rate-limiter.js';
-import { createRateLimiterPool, PgRequestRateLimiter } from './limits/pg-rate-limiter.js';
 import { createLogger, type Logger } from './logger.js';
 import type { MetricsAccessOptions } from './metrics/metrics-access.js';
 import type { MetricsEndpoint } from './metrics/metrics-endpoint.js';
@@ -267,8 +266,11 @@ export async function createApp(config: AppConfig): Promise<App> {
   // A file store may be served by several processes: count in the store so that they share the limits.
   const loginCodes = new LoginCodeService(users, store.repos.loginCodes, clock);
   // PostgreSQL: exact across nodes, counted on a small pool of its own (ended after the store).
-  const limiterPool = config.rateLimiter || !store.databaseUrl ? null : createRateLimiterPool(store.databaseUrl);
-  const rateLimiter = config.rateLimiter ?? (limiterPool ? new PgRequestRateLimiter(limiterPool) : store.rateWindows ? new StoreRequestRateLimiter(store.rateWindows) : new MemoryRequestRateLimiter());
+  // Loaded only then: node-postgres stays out of a SQLite start (README "Start-up time").
+  const pgLimits = config.rateLimiter || !store.databaseUrl ? null : await import('./limits/pg-rate-limiter.js');
+  const limiterPool = pgLimits && store.databaseUrl ? pgLimits.createRateLimiterPool(store.databaseUrl) : null;
+  const rateLimiter =
+    config.rateLimiter ?? (pgLimits && limiterPool ? new pgLimits.PgRequestRateLimiter(limiterPool) : store.rateWindows ? new StoreRequestRateLimiter(store.rateWindows) : new MemoryRequestRateLimiter());
   const gate = new RequestGate(tokens, rateLimiter, plans, {
     logger,
     ...(config.unauthenticatedPerMinute !== undefined && { unauthenticatedPerMinute: config.unauthenticatedPerMinute }),

@@ -244,14 +244,17 @@ async function serve(options: ServeOptions): Promise<void> {
     return runWorker(options);
   }
   const logger = createLogger(options.logLevel);
-  // An API node builds nothing; the sandbox still confines the preview screenshot's browser.
-  const sandbox = buildSandboxFor({ buildSandbox: options.buildSandbox, builder: options.builder, multiUser: options.http === true && options.role === 'all', command: 'serve --http' });
+  // An API node builds nothing; the sandbox still confines the preview screenshot's browser. Over
+  // stdio it is found on first use (a build, a screenshot) or after the answer to `initialize`,
+  // for the start-up line: finding it runs bubblewrap once (README "Start-up time").
+  const sandboxChoice = { buildSandbox: options.buildSandbox, builder: options.builder, multiUser: options.http === true && options.role === 'all', command: 'serve --http' };
+  const sandbox = options.http || !options.buildSandbox ? buildSandboxFor(sandboxChoice) : undefined;
   const config = appConfigOf(options, { logger, sandbox, role: options.role });
   // The builders' start-up checks: a bad signing key fails at start, not on a phone's first request.
   checkBuilderSettings(config);
   const app = await openApp(config);
   await app.start();
-  const builds = options.role === 'api' ? 'builds run on workers (role api)' : sandboxLine(sandbox);
+  const builds = () => (options.role === 'api' ? 'builds run on workers (role api)' : sandboxLine(sandbox ?? buildSandboxFor(sandboxChoice)));
   const database = options.databaseUrl ? `; database: ${redactedDatabaseUrl(options.databaseUrl)}` : '';
   const httpOptions = {
     host: options.host,
@@ -287,7 +290,7 @@ async function serve(options: ServeOptions): Promise<void> {
     logger.info({ url: `${http.url}/mcp`, artifacts: app.publicUrl.artifacts(), previews: previewsShown(app), store: storeShown(options), role: app.role, builder: options.builder, ...(config.trustProxy && { trustProxy: config.trustProxy }) }, 'serving MCP over streamable HTTP');
     warnAboutPreviewHosts(app);
     const healthShown = health ? `; health: ${health.url}/healthz` : '';
-    process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp, artifacts on ${artifacts.url} (web previews: ${previewsShown(app)}; data: ${config.dataDir}${database}${healthShown}); web console: ${http.url}/; ${builds}\n`);
+    process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp, artifacts on ${artifacts.url} (web previews: ${previewsShown(app)}; data: ${config.dataDir}${database}${healthShown}); web console: ${http.url}/; ${builds()}\n`);
     return;
   }
 
@@ -315,9 +318,10 @@ async function serve(options: ServeOptions): Promise<void> {
   }
   logger.info({ previews: http.url, store: storeShown(options), role: app.role, builder: options.builder }, 'serving MCP over stdio');
   // One user over stdio: builds may run unconfined, and the operator is told so once.
-  if (options.role === 'api') logger.info(builds);
-  else if (sandbox.kind === 'none') logger.warn({ reason: sandbox.reason }, sandboxLine(sandbox));
-  else logger.info(sandboxLine(sandbox));
+  const found = sandbox ?? buildSandboxFor(sandboxChoice);
+  if (options.role === 'api') logger.info(builds());
+  else if (found.kind === 'none') logger.warn({ reason: found.reason }, sandboxLine(found));
+  else logger.info(sandboxLine(found));
   await served;
   await stop('stdin closed');
 }
