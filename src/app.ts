@@ -152,6 +152,12 @@ export interface AppConfig {
    * chromium or one on PATH. A path that names no executable file means no browser (no fallback).
    */
   browser?: string;
+  /**
+   * A gateway made before the app, without tools (a stdio start answers `initialize` with it
+   * before it opens the store, README "Start-up time"): the app attaches its tools to it and
+   * uses it. Default: a new one.
+   */
+  gateway?: JsonRpcGateway;
   /** A builder object to run instead of `builder` (embedding, and tests that drive a builder by hand). */
   builderInstance?: Builder;
   /** Where builds run their processes (default: bubblewrap when it works here, else none); README "The build sandbox". */
@@ -230,6 +236,17 @@ export interface App {
 export async function listenHttp(app: App, options: HttpServerOptions): Promise<RunningHttpServer> {
   const { listenHttpNow } = await import('./http-listener.js');
   return listenHttpNow(app, options);
+}
+
+/**
+ * The MCP side that needs no store: the protocol servers and the gateway, connected, without
+ * tools yet. A stdio start answers `initialize` with it before it opens the store (README
+ * "Start-up time"), then passes it to `createApp` as `config.gateway`, which attaches the tools.
+ */
+export async function createGateway(config: Pick<AppConfig, 'logger' | 'requestDeadlineMs'>): Promise<JsonRpcGateway> {
+  const gateway = new JsonRpcGateway(createMcpServer(VERSION), undefined, config.logger ?? createLogger(), config.requestDeadlineMs);
+  await gateway.start();
+  return gateway;
 }
 
 /**
@@ -338,7 +355,8 @@ export async function createApp(config: AppConfig): Promise<App> {
   });
   const screenshots = new PreviewScreenshots({ access, artifacts: artifactRepo, artifactStore, publicUrl, browser: locateBrowser(config.browser), sandbox: config.buildSandbox, logger });
   const tools = new ToolDispatcher(ALL_TOOLS, { projects, workflows, screenshots, logger }, metrics?.service);
-  const gateway = new JsonRpcGateway(createMcpServer(VERSION), tools, logger, config.requestDeadlineMs);
+  const gateway = config.gateway ?? new JsonRpcGateway(createMcpServer(VERSION), undefined, logger, config.requestDeadlineMs);
+  gateway.attachTools(tools);
   const webSessions = new WebSessionService(store.repos.webSessions, tokens, clock, (code) => loginCodes.redeem(code));
 
   let phase: 'starting' | 'ready' | 'draining' | 'stopped' = 'starting';
