@@ -66,15 +66,18 @@ const noAjv = {
 
 /**
  * rate-limiter-flexible's index loads every limiter it has (Redis, Mongo, Postgres...); we use the
- * in-memory one and its result class only (src/limits/request-rate-limiter.ts), so the package's
- * name resolves to those two files.
+ * in-memory one and its result class (src/limits/request-rate-limiter.ts), and the PostgreSQL one
+ * on a PostgreSQL store (src/limits/pg-rate-limiter.ts), so the package's name resolves to those
+ * three files, the PostgreSQL one loaded on first use only (a getter: a SQLite or stdio start never
+ * evaluates it).
  */
 const memoryLimiterOnly = {
   name: 'memory-limiter-only',
   setup(b) {
     b.onResolve({ filter: /^rate-limiter-flexible$/ }, () => ({ path: 'rate-limiter-flexible', namespace: 'memory-limiter-only' }));
     b.onLoad({ filter: /.*/, namespace: 'memory-limiter-only' }, () => ({
-      contents: "module.exports = { RateLimiterMemory: require('rate-limiter-flexible/lib/RateLimiterMemory.js'), RateLimiterRes: require('rate-limiter-flexible/lib/RateLimiterRes.js') };",
+      contents:
+        "module.exports = { RateLimiterMemory: require('rate-limiter-flexible/lib/RateLimiterMemory.js'), RateLimiterRes: require('rate-limiter-flexible/lib/RateLimiterRes.js'), get RateLimiterPostgres() { return require('rate-limiter-flexible/lib/RateLimiterPostgres.js'); } };",
       resolveDir: root,
       loader: 'js',
     }));
