@@ -23,9 +23,11 @@
 // `node --cpu-prof` and writes its profile there when it stops), BENCH_TOOL_CALLS (a comma-separated
 // subset of the calls' keys, e.g. `project,sessionIdle`, for profiling one).
 //
-// With SVC_BENCH_DATABASE_URL (an empty PostgreSQL database), svc_get_project is also loaded on a
-// second server of the same build on that database, in the same rounds, and reported as a ratio
-// to the SQLite server's; when that server cannot be prepared, the reason is printed instead.
+// svc_get_project is also loaded on a second server of the same build on PostgreSQL, in the same
+// rounds, and reported as a ratio to the SQLite server's: on SVC_BENCH_DATABASE_URL (an empty
+// database) when it is set, else on a database of the server bench/postgres.mjs provides
+// (BENCH_DATABASE_URL, or a throwaway cluster of the installed PostgreSQL). When there is none, or
+// that server cannot be prepared, the reason is printed instead.
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
@@ -33,6 +35,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuTicks, prepareTarget, startChild, stopChild } from './http-target.mjs';
+import { createDatabase, dropDatabase, startPostgres } from './postgres.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_TOOL_SECONDS ?? 3);
@@ -89,11 +92,11 @@ try {
     { key: 'floorList', name: 'floor: svc_list_projects, 1 SQLite read', server: servers.floor, headers: headersOf(listerToken), body: call('svc_list_projects', {}) },
   ];
   const pg = await postgresTarget();
-  if (pg?.server) {
+  if (pg.server) {
     side.push(pg.server.child);
     calls.push({ key: 'projectPg', name: 'svc_get_project on PostgreSQL', server: pg.server, headers: pg.target.headers, body: pg.target.body });
   }
-  report = { postgres: pg?.skipped ? `not measured: ${pg.skipped}` : pg ? 'measured' : 'not measured: SVC_BENCH_DATABASE_URL is not set' };
+  report = { postgres: pg.skipped ? `not measured: ${pg.skipped}` : `measured on ${pg.how}` };
   await checkReplies(calls);
   const only = process.env.BENCH_TOOL_CALLS?.split(',');
   if (only) calls.splice(0, calls.length, ...calls.filter((c) => only.includes(c.key)));
@@ -109,7 +112,7 @@ try {
   report = { ...report, ...summarise(calls, runs) };
 } finally {
   for (const child of side) await stopChild(child);
-  postgresCleanup?.();
+  await postgresCleanup?.();
   sinkDb.close();
   target.cleanup();
 }
@@ -129,17 +132,31 @@ writeFileSync(join(root, 'bench', 'results', 'tools.json'), `${JSON.stringify({ 
 if (!report.sameListReply) process.exitCode = 1;
 
 /**
- * A second server of this build on the PostgreSQL database SVC_BENCH_DATABASE_URL, prepared like
- * the SQLite one (user `bench`, its token, project `Bench`).
- * @returns undefined without the variable; `{ skipped: reason }` when it cannot be prepared.
+ * A second server of this build on PostgreSQL, prepared like the SQLite one (user `bench`, its
+ * token, project `Bench`): on the empty database SVC_BENCH_DATABASE_URL when it is set, else on a
+ * new database of the server bench/postgres.mjs finds or starts (a throwaway cluster by default).
+ * @returns `{ target, server, how }`, or `{ skipped: reason }` when there is no PostgreSQL or the
+ *   server cannot be prepared.
  */
 async function postgresTarget() {
-  const url = process.env.SVC_BENCH_DATABASE_URL;
-  if (!url) return undefined;
+  let url = process.env.SVC_BENCH_DATABASE_URL;
+  let how = 'SVC_BENCH_DATABASE_URL';
+  const cleanups = [];
+  postgresCleanup = async () => {
+    for (const clean of cleanups.reverse()) await clean();
+  };
   try {
+    if (!url) {
+      const server = await startPostgres();
+      if (server.skipped) return { skipped: server.skipped };
+      cleanups.push(server.stop);
+      url = await createDatabase(server.adminUrl, 'mbm_bench_tools');
+      cleanups.push(() => dropDatabase(server.adminUrl, 'mbm_bench_tools'));
+      how = server.how;
+    }
     const pgTarget = await prepareTarget(root, { storeArgs: ['--database-url', url] });
-    postgresCleanup = pgTarget.cleanup;
-    return { target: pgTarget, server: await startChild(pgTarget.serveArgs, pgTarget.readyPattern, root) };
+    cleanups.push(pgTarget.cleanup);
+    return { target: pgTarget, server: await startChild(pgTarget.serveArgs, pgTarget.readyPattern, root), how };
   } catch (error) {
     return { skipped: String(error.message ?? error).split('\n')[0] };
   }

@@ -19,7 +19,6 @@ import { DEFAULTS } from './config/defaults.js';
 import { loadPlans, type PlanTable } from './limits/plans.js';
 import { MemoryRequestRateLimiter, type RequestRateLimiter } from './limits/request-rate-limiter.js';
 import { StoreRequestRateLimiter } from './limits/store-rate-limiter.js';
-import { createRateLimiterPool, PgRequestRateLimiter } from './limits/pg-rate-limiter.js';
 import { createLogger, type Logger } from './logger.js';
 import type { MetricsAccessOptions } from './metrics/metrics-access.js';
 import type { MetricsEndpoint } from './metrics/metrics-endpoint.js';
@@ -153,6 +152,12 @@ export interface AppConfig {
    * chromium or one on PATH. A path that names no executable file means no browser (no fallback).
    */
   browser?: string;
+  /**
+   * A gateway made before the app, without tools (a stdio start answers `initialize` with it
+   * before it opens the store, README "Start-up time"): the app attaches its tools to it and
+   * uses it. Default: a new one.
+   */
+  gateway?: JsonRpcGateway;
   /** A builder object to run instead of `builder` (embedding, and tests that drive a builder by hand). */
   builderInstance?: Builder;
   /** Where builds run their processes (default: bubblewrap when it works here, else none); README "The build sandbox". */
@@ -235,6 +240,17 @@ export async function listenHttp(app: App, options: HttpServerOptions): Promise<
 }
 
 /**
+ * The MCP side that needs no store: the protocol servers and the gateway, connected, without
+ * tools yet. A stdio start answers `initialize` with it before it opens the store (README
+ * "Start-up time"), then passes it to `createApp` as `config.gateway`, which attaches the tools.
+ */
+export async function createGateway(config: Pick<AppConfig, 'logger' | 'requestDeadlineMs'>): Promise<JsonRpcGateway> {
+  const gateway = new JsonRpcGateway(createMcpServer(VERSION), undefined, config.logger ?? createLogger(), config.requestDeadlineMs);
+  await gateway.start();
+  return gateway;
+}
+
+/**
  * Builds the service. Opens (and migrates) the store, but runs nothing until `start()`.
  * @throws Error (rejects) for an unreadable builder config or plans file, a store that cannot be
  *   opened, or a store with blobs but no workspace snapshots.
@@ -268,8 +284,11 @@ export async function createApp(config: AppConfig): Promise<App> {
   // A file store may be served by several processes: count in the store so that they share the limits.
   const loginCodes = new LoginCodeService(users, store.repos.loginCodes, clock);
   // PostgreSQL: exact across nodes, counted on a small pool of its own (ended after the store).
-  const limiterPool = config.rateLimiter || !store.databaseUrl ? null : createRateLimiterPool(store.databaseUrl);
-  const rateLimiter = config.rateLimiter ?? (limiterPool ? new PgRequestRateLimiter(limiterPool) : store.rateWindows ? new StoreRequestRateLimiter(store.rateWindows) : new MemoryRequestRateLimiter());
+  // Loaded only then: node-postgres stays out of a SQLite start (README "Start-up time").
+  const pgLimits = config.rateLimiter || !store.databaseUrl ? null : await import('./limits/pg-rate-limiter.js');
+  const limiterPool = pgLimits && store.databaseUrl ? pgLimits.createRateLimiterPool(store.databaseUrl) : null;
+  const rateLimiter =
+    config.rateLimiter ?? (pgLimits && limiterPool ? new pgLimits.PgRequestRateLimiter(limiterPool) : store.rateWindows ? new StoreRequestRateLimiter(store.rateWindows) : new MemoryRequestRateLimiter());
   const gate = new RequestGate(tokens, rateLimiter, plans, {
     logger,
     ...(config.unauthenticatedPerMinute !== undefined && { unauthenticatedPerMinute: config.unauthenticatedPerMinute }),
@@ -337,7 +356,8 @@ export async function createApp(config: AppConfig): Promise<App> {
   });
   const screenshots = new PreviewScreenshots({ access, artifacts: artifactRepo, artifactStore, publicUrl, browser: locateBrowser(config.browser), sandbox: config.buildSandbox, logger });
   const tools = new ToolDispatcher(ALL_TOOLS, { projects, workflows, screenshots, logger }, metrics?.service);
-  const gateway = new JsonRpcGateway(createMcpServer(VERSION), tools, logger, config.requestDeadlineMs);
+  const gateway = config.gateway ?? new JsonRpcGateway(createMcpServer(VERSION), undefined, logger, config.requestDeadlineMs);
+  gateway.attachTools(tools);
   const webSessions = new WebSessionService(store.repos.webSessions, tokens, clock, (code) => loginCodes.redeem(code));
 
   let phase: 'starting' | 'ready' | 'draining' | 'stopped' = 'starting';

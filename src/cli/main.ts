@@ -18,7 +18,7 @@
 import { Command } from 'commander';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
-import { listenHttp, VERSION, type App } from '../app.js';
+import { createGateway, listenHttp, VERSION, type App } from '../app.js';
 import { parseDuration } from '../auth/api-token.js';
 import { toolchainFor } from '../builders/expo/index.js';
 import { redactedDatabaseUrl } from '../config/database-url.js';
@@ -31,6 +31,8 @@ import { createLogger } from '../logger.js';
 import { serveStdio } from '../transports/stdio-server.js';
 import type { RunningHttpServer } from '../transports/http-server.js';
 import type { RunningHealthPort } from '../transports/health-server.js';
+import type { AdmissionPolicy } from '../mcp/json-rpc-gateway.js';
+import type { RequestOrigin } from '../auth/request-gate.js';
 import { buildSandboxFor, sandboxLine } from './build-sandbox-choice.js';
 import { openHealthPort } from './health-port.js';
 import { openApp, storeShown, withApp, type StoreOptions } from './open-app.js';
@@ -244,14 +246,15 @@ async function serve(options: ServeOptions): Promise<void> {
     return runWorker(options);
   }
   const logger = createLogger(options.logLevel);
-  // An API node builds nothing; the sandbox still confines the preview screenshot's browser.
-  const sandbox = buildSandboxFor({ buildSandbox: options.buildSandbox, builder: options.builder, multiUser: options.http === true && options.role === 'all', command: 'serve --http' });
+  // An API node builds nothing; the sandbox still confines the preview screenshot's browser. Over
+  // stdio it is found on first use (a build, a screenshot) or after the answer to `initialize`,
+  // for the start-up line: finding it runs bubblewrap once (README "Start-up time").
+  const sandboxChoice = { buildSandbox: options.buildSandbox, builder: options.builder, multiUser: options.http === true && options.role === 'all', command: 'serve --http' };
+  const sandbox = options.http || !options.buildSandbox ? buildSandboxFor(sandboxChoice) : undefined;
   const config = appConfigOf(options, { logger, sandbox, role: options.role });
   // The builders' start-up checks: a bad signing key fails at start, not on a phone's first request.
   checkBuilderSettings(config);
-  const app = await openApp(config);
-  await app.start();
-  const builds = options.role === 'api' ? 'builds run on workers (role api)' : sandboxLine(sandbox);
+  const builds = () => (options.role === 'api' ? 'builds run on workers (role api)' : sandboxLine(sandbox ?? buildSandboxFor(sandboxChoice)));
   const database = options.databaseUrl ? `; database: ${redactedDatabaseUrl(options.databaseUrl)}` : '';
   const httpOptions = {
     host: options.host,
@@ -259,6 +262,7 @@ async function serve(options: ServeOptions): Promise<void> {
     ...(options.allowedHosts && { allowedHosts: options.allowedHosts }),
   };
 
+  let app: App | undefined;
   let http: RunningHttpServer | undefined;
   let artifacts: RunningHttpServer | undefined;
   let health: RunningHealthPort | undefined;
@@ -268,18 +272,22 @@ async function serve(options: ServeOptions): Promise<void> {
     stopping = true;
     logger.info({ reason }, 'shutting down');
     await Promise.all([http?.close(), artifacts?.close()]);
-    await app.close();
+    await app?.close();
     await health?.close();
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
-  if (options.healthPort !== undefined) {
-    health = await openHealthPort(app, options.host, options.healthPort);
-    logger.info({ health: `${health.url}/healthz`, role: app.role }, 'health port listening');
-  }
+  const openHealth = async (opened: App) => {
+    if (options.healthPort === undefined) return;
+    health = await openHealthPort(opened, options.host, options.healthPort);
+    logger.info({ health: `${health.url}/healthz`, role: opened.role }, 'health port listening');
+  };
 
   if (options.http) {
+    app = await openApp(config);
+    await app.start();
+    await openHealth(app);
     http = await listenHttp(app, { ...httpOptions, port: options.port, serveMcp: true });
     // Previews, deployments and updates also get their own origin (the next free port), so a
     // preview may keep its origin (localStorage) without ever sharing one with /mcp.
@@ -287,39 +295,78 @@ async function serve(options: ServeOptions): Promise<void> {
     logger.info({ url: `${http.url}/mcp`, artifacts: app.publicUrl.artifacts(), previews: previewsShown(app), store: storeShown(options), role: app.role, builder: options.builder, ...(config.trustProxy && { trustProxy: config.trustProxy }) }, 'serving MCP over streamable HTTP');
     warnAboutPreviewHosts(app);
     const healthShown = health ? `; health: ${health.url}/healthz` : '';
-    process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp, artifacts on ${artifacts.url} (web previews: ${previewsShown(app)}; data: ${config.dataDir}${database}${healthShown}); web console: ${http.url}/; ${builds}\n`);
+    process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp, artifacts on ${artifacts.url} (web previews: ${previewsShown(app)}; data: ${config.dataDir}${database}${healthShown}); web console: ${http.url}/; ${builds()}\n`);
     return;
   }
 
+  // stdio. The protocol first: hosts wait for the answer to `initialize`, which needs neither the
+  // store nor the HTTP side. The store opens once that answer is written (or as soon as a message
+  // needs it: a first message other than `initialize`), then the preview listener starts (README
+  // "Start-up time"). Later messages wait until both are ready, so preview links name the
+  // listener's real port. One stdio line is one message: --body-limit bounds it as it bounds an
+  // HTTP body.
   const token = process.env[SETTINGS.apiToken.env]?.trim() || undefined;
-  await warnAboutToken(app, token, options);
-  // The protocol first: hosts wait for the answer to `initialize`; previews can wait a moment. The
-  // preview listener (and the HTTP side it loads) starts once that answer is written. One stdio
-  // line is one message: --body-limit bounds it as it bounds an HTTP body.
-  // Later messages wait until the listener is bound, so preview links name its real port.
+  const gateway = await createGateway({ logger });
+  let opening: Promise<App> | undefined;
+  const openNow = (): Promise<App> =>
+    (opening ??= (async () => {
+      const opened = await openApp({ ...config, gateway });
+      app = opened;
+      await opened.start();
+      await warnAboutToken(opened, token, options);
+      return opened;
+    })());
   let firstReply!: () => void;
   const answered = new Promise<void>((resolve) => (firstReply = resolve));
   let listening!: () => void;
   const listened = new Promise<void>((resolve) => (listening = resolve));
-  const served = serveStdio(app, { token, lineLimit: options.bodyLimit, onFirstReply: () => firstReply(), laterMessagesAfter: listened });
+  gateway.whenToolsNeeded(() => void openNow().catch(() => undefined));
+  const served = serveStdio(
+    { gateway, gate: { policy: (origin) => policyOnceOpen(openNow, origin) }, logger },
+    { token, lineLimit: options.bodyLimit, onFirstReply: () => firstReply(), laterMessagesAfter: listened },
+  );
   await Promise.race([answered, served]);
+  let opened: App;
+  try {
+    opened = await openNow();
+  } catch (error) {
+    // Nothing more is read: the process ends with the reason on stderr (exit code 1).
+    process.stdin.destroy();
+    throw error;
+  }
+  await openHealth(opened);
   // stdio: a loopback listener serves the previews; a busy port falls back to any free one.
   try {
-    http = await listenHttp(app, { ...httpOptions, port: options.port, serveMcp: false });
+    http = await listenHttp(opened, { ...httpOptions, port: options.port, serveMcp: false });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    http = await listenHttp(app, { ...httpOptions, port: 0, serveMcp: false });
+    http = await listenHttp(opened, { ...httpOptions, port: 0, serveMcp: false });
     logger.warn({ port: options.port, using: http.port }, 'preview port in use; serving previews on another port');
   } finally {
     listening();
   }
-  logger.info({ previews: http.url, store: storeShown(options), role: app.role, builder: options.builder }, 'serving MCP over stdio');
+  logger.info({ previews: http.url, store: storeShown(options), role: opened.role, builder: options.builder }, 'serving MCP over stdio');
   // One user over stdio: builds may run unconfined, and the operator is told so once.
-  if (options.role === 'api') logger.info(builds);
-  else if (sandbox.kind === 'none') logger.warn({ reason: sandbox.reason }, sandboxLine(sandbox));
-  else logger.info(sandboxLine(sandbox));
+  const found = sandbox ?? buildSandboxFor(sandboxChoice);
+  if (options.role === 'api') logger.info(builds());
+  else if (found.kind === 'none') logger.warn({ reason: found.reason }, sandboxLine(found));
+  else logger.info(sandboxLine(found));
   await served;
   await stop('stdin closed');
+}
+
+/**
+ * The stdio admission policy before the app is open: `initialize` needs no caller over stdio
+ * (docs/contract.md), so it is admitted at once; any other message opens the app (if the answer
+ * to `initialize` has not already) and is admitted by its request gate.
+ */
+function policyOnceOpen(open: () => Promise<App>, origin: RequestOrigin): AdmissionPolicy {
+  let policy: AdmissionPolicy | undefined;
+  return async (method) => {
+    if (method === 'initialize') return null;
+    policy ??= (await open()).gate.policy(origin);
+    return policy(method);
+  };
 }
 
 /** Where web previews are served, for the start-up line: `http://<project-id>.localhost:3334/` or the path form. */

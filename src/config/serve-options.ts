@@ -69,7 +69,7 @@ export interface ServeOptions extends WorkerOptions {
  * against the working directory, unset options left out (so that `createApp` applies the same
  * defaults, `defaults.ts`).
  */
-export function appConfigOf(options: WorkerOptions & Partial<ServeOptions>, parts: { logger: Logger; sandbox: BuildSandbox; role: Role }): AppConfig {
+export function appConfigOf(options: WorkerOptions & Partial<ServeOptions>, parts: { logger: Logger; sandbox: BuildSandbox | undefined; role: Role }): AppConfig {
   return {
     dataDir: resolve(options.dataDir),
     role: parts.role,
@@ -94,7 +94,7 @@ export function appConfigOf(options: WorkerOptions & Partial<ServeOptions>, part
       ...(options.agentNetwork && { agentNetwork: true }),
       ...(options.agentEnv && { agentEnv: options.agentEnv }),
     },
-    buildSandbox: parts.sandbox,
+    ...(parts.sandbox && { buildSandbox: parts.sandbox }),
     ...(options.builderConfig && { builderConfigFile: resolve(options.builderConfig) }),
     ...(options.publicUrl && { publicUrl: options.publicUrl }),
     ...(options.artifactUrl && { artifactUrl: options.artifactUrl }),

@@ -96,23 +96,62 @@ const KNOWN_CODES = new Set(Object.values(ERROR_TABLE).map((e) => e.code));
 export class JsonRpcGateway {
   private readonly transport = new InProcessTransport();
   private readonly deadlines: DeadlineQueue;
+  private tools: ToolDispatcher | undefined;
+  /** Settles with the tools once they are attached (a message that needs them waits for it). */
+  private readonly attached: Promise<ToolDispatcher>;
+  private attach!: (tools: ToolDispatcher) => void;
+  private started: Promise<void> | undefined;
+  private need: (() => void) | undefined;
 
   /**
+   * @param tools the tool adapter; absent, `attachTools` gives it later, and until then only
+   *   messages that need no tool (`initialize`, `ping`) are answered, the others wait for it.
    * @param deadlineMs longest time one message may take before it is answered with -32603
    *   `Internal error` (`data.reason = "deadline_exceeded"`), in ms (default 30 000).
    */
   constructor(
     private readonly servers: McpServers,
-    private readonly tools: ToolDispatcher,
+    tools: ToolDispatcher | undefined,
     private readonly logger: Logger,
     private readonly deadlineMs = DEFAULT_DEADLINE_MS,
   ) {
     this.deadlines = new DeadlineQueue(deadlineMs);
+    this.attached = new Promise((resolve) => (this.attach = resolve));
+    if (tools) this.attachTools(tools);
   }
 
-  /** Connects the MCP server to the gateway's transport. Call once before handling messages. */
-  async start(): Promise<void> {
-    await this.servers.legacy.connect(this.transport);
+  /**
+   * Gives the gateway its tool adapter: a stdio start answers `initialize` with a gateway made
+   * before the store is open (README "Start-up time"), and the app attaches its tools once it is.
+   * @throws Error when tools are attached already.
+   */
+  attachTools(tools: ToolDispatcher): void {
+    if (this.tools) throw new Error('the gateway has its tools already');
+    this.tools = tools;
+    this.attach(tools);
+  }
+
+  /**
+   * Called once, the first time a message needs the tools before they are attached (a stdio
+   * start opens the store then, rather than after the answer to `initialize`).
+   */
+  whenToolsNeeded(need: () => void): void {
+    this.need = need;
+  }
+
+  /** The tool adapter, at once when attached, else once it is. */
+  private toolsReady(): ToolDispatcher | Promise<ToolDispatcher> {
+    if (this.tools) return this.tools;
+    const need = this.need;
+    this.need = undefined;
+    need?.();
+    return this.attached;
+  }
+
+  /** Connects the MCP server to the gateway's transport (once: later calls wait for the same). Call before handling messages. */
+  start(): Promise<void> {
+    this.started ??= this.servers.legacy.connect(this.transport);
+    return this.started;
   }
 
   async close(): Promise<void> {
@@ -203,14 +242,14 @@ export class JsonRpcGateway {
         const request = toolRequest(params, channel, deadline, this.deadlineMs, scoped);
         try {
           if (modern) return await this.answerModern(modern.era, modern.verdict as Extract<ModernVerdict, { kind: 'accepted' }>, message, id as RequestId, admission, rate, request);
-          const result = await this.tools.call(params, admission?.caller, request);
+          const result = await (this.tools ?? (await this.toolsReady())).call(params, admission?.caller, request);
           return { body: { jsonrpc: '2.0', id, result }, status: 200, ...(rate && { rate }) };
         } finally {
           scoped?.release();
         }
       }
       if (message.method === 'tools/list') {
-        return { body: { jsonrpc: '2.0', id, result: this.tools.listResult }, status: 200, ...(rate && { rate }) };
+        return { body: { jsonrpc: '2.0', id, result: (this.tools ?? (await this.toolsReady())).listResult }, status: 200, ...(rate && { rate }) };
       }
       // Only the methods the SDK server answers reach it; anything else is answered here, at once,
       // so that no request can depend on the SDK's handling of odd `params` to get a reply.
@@ -233,14 +272,14 @@ export class JsonRpcGateway {
     try {
       return await admit('tools/call');
     } catch (error) {
-      this.tools.refused(params, error);
+      (await this.toolsReady()).refused(params, error);
       throw error;
     }
   }
 
   /** Loads the 2026-07-28 era (first time only) and has it classify `message`. */
   private async classifyModern(message: Record<string, unknown>, headers: ProtocolHeaders | undefined): Promise<{ era: ModernEra; verdict: ModernVerdict }> {
-    const era = await this.servers.modern(this.tools);
+    const era = await this.servers.modern(await this.toolsReady());
     return { era, verdict: era.classify(message, headers) };
   }
 
@@ -263,7 +302,7 @@ export class JsonRpcGateway {
     const method = message.method as string;
     if (!MODERN_METHODS.has(method)) throw methodNotFound(method);
     if (method === 'tools/call' && verdict.supported) {
-      const result = await this.tools.call(message.params as Record<string, unknown> | undefined, admission?.caller, request);
+      const result = await (await this.toolsReady()).call(message.params as Record<string, unknown> | undefined, admission?.caller, request);
       return { body: { jsonrpc: '2.0', id, result: era.stampCall(result) }, status: 200, ...(rate && { rate }) };
     }
     const { reply, status } = await era.serve(message, verdict.revision);
