@@ -31,7 +31,8 @@ export class ClockOffset {
     const before = Date.now();
     const dbNow = await this.readDbNowMs();
     const after = Date.now();
-    const sample = { offsetMs: dbNow - (before + after) / 2, roundTripMs: after - before };
+    // Whole ms: lease ends are written as `bigint` (a half ms from an odd round trip fails the write).
+    const sample = { offsetMs: Math.round(dbNow - (before + after) / 2), roundTripMs: after - before };
     if (!this.best || sample.roundTripMs <= this.best.roundTripMs) this.best = sample;
   }
 
