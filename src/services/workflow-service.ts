@@ -202,7 +202,8 @@ export class WorkflowService {
     const verdict = await checkElsewhere(store, question, message, journal.now(), timeoutMs);
     if (verdict) return verdict;
     const seconds = Math.round(timeoutMs / 100) / 10;
-    const problem = `cannot be checked now: ${holder ? 'the build worker running this workflow' : 'no build worker'} answered the check within ${seconds} s, and nothing was stored; send the answer again (the question is still pending)`;
+    const who = holder ? 'the build worker running this workflow did not answer the check' : 'no build worker answered the check';
+    const problem = `cannot be checked now: ${who} within ${seconds} s, and nothing was stored; send the answer again (the question is still pending)`;
     throw invalidParameter('message', problem, { issues: [{ parameter: 'message', problem }], reason: 'check_timed_out', ...answerRule(question) });
   }
 
