@@ -6,11 +6,12 @@
  * the worker would: an accepted answer resumes the build; a refused one gives the same -32602 issues
  * and stores nothing; a holder that does not answer gives a clear error and stores nothing; a
  * workflow nobody holds (released by a drain) is checked by the first free worker; the question's
- * pages of files are the same on every node. Tests wait on states, never on time.
+ * pages of files are the same on every node. Run on SQLite (one file, the nodes in one process
+ * as two processes on one host) and on PostgreSQL when the run has it. Tests wait on states, never on time.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createApp, type App, type AppConfig } from '../src/app.js';
 import type { Caller } from '../src/auth/caller.js';
 import { codeAnswerFormat, type CodeAnswerRules } from '../src/builders/expo/code-answer.js';
@@ -19,6 +20,22 @@ import { silentLogger } from '../src/logger.js';
 import type { WorkflowRow } from '../src/store/rows.js';
 import { GENEROUS_PLANS, ROOT, tempDir, waitFor } from './helpers.js';
 import { ManualBuilder, type ManualRun } from './manual-builder.js';
+import { createTestDatabase, postgresAvailable, type TestDatabase } from './setup/pg-database.js';
+
+/** A store the nodes share: the config that points a node at it (SQLite: the file in `shared`). */
+interface SharedStore {
+  name: string;
+  config(shared: string): Promise<Partial<AppConfig>>;
+}
+
+/** This file's PostgreSQL database, made on first use. */
+let pgDatabase: Promise<TestDatabase> | undefined;
+afterAll(async () => (await pgDatabase)?.drop());
+
+const STORES: SharedStore[] = [
+  { name: 'sqlite', config: async (shared) => ({ databaseFile: join(shared, 'mobile-builder.db') }) },
+  ...(postgresAvailable() ? [{ name: 'postgres', config: async () => ({ databaseUrl: (await (pgDatabase ??= createTestDatabase())).url }) }] : []),
+];
 
 /** One node: a whole service with its own runner host and builder. */
 interface Node {
@@ -42,8 +59,8 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Starts a node whose runner host is `host`, on the SQLite file of `shared` with `dataDir` as its own data dir. */
-async function startNode(shared: string, dataDir: string, host: string, config: Partial<AppConfig> = {}): Promise<Node> {
+/** Starts a node whose runner host is `host`, on the store of `shared` with `dataDir` as its own data dir. */
+async function startNode(store: SharedStore, shared: string, dataDir: string, host: string, config: Partial<AppConfig> = {}): Promise<Node> {
   const builder = new ManualBuilder();
   const before = process.env.SVC_RUNNER_HOST;
   process.env.SVC_RUNNER_HOST = host;
@@ -51,7 +68,7 @@ async function startNode(shared: string, dataDir: string, host: string, config: 
   try {
     app = await createApp({
       dataDir,
-      databaseFile: join(shared, 'mobile-builder.db'),
+      ...(await store.config(shared)),
       logger: silentLogger(),
       builderInstance: builder,
       pollIntervalMs: 3_600_000,
@@ -102,7 +119,7 @@ async function refusal(call: () => Promise<unknown>): Promise<ServiceError> {
   throw new Error('expected a refusal');
 }
 
-describe('code answers through a node that builds nothing', () => {
+describe.each(STORES)('code answers through a node that builds nothing, on $name', (store) => {
   /**
    * A shared store, an `api` node with its own data dir two folders deeper than the worker's (the
    * question's relative toolchain path leads nowhere there), a worker, and a build on the worker
@@ -111,8 +128,8 @@ describe('code answers through a node that builds nothing', () => {
   async function codeQuestionOnWorker(api: Partial<AppConfig> = {}, worker: Partial<AppConfig> = {}) {
     const shared = tempDir('mbm-answers-');
     dirs.push(shared);
-    const a = await startNode(shared, join(shared, 'api', 'node', 'data'), 'api-node', { role: 'api', claimWaitMs: 60_000, ...api });
-    const w = await startNode(shared, shared, 'worker-node', worker);
+    const a = await startNode(store, shared, join(shared, 'api', 'node', 'data'), 'api-node', { role: 'api', claimWaitMs: 60_000, ...api });
+    const w = await startNode(store, shared, shared, 'worker-node', worker);
     const { token } = await a.app.tokens.create('alice');
     const caller: Caller = await a.app.tokens.authenticate(token);
     const projectId = (await a.app.projects.create(caller, { name: 'Across' })).id;
@@ -210,7 +227,7 @@ describe('code answers through a node that builds nothing', () => {
     const drained = w.app.drain(600_000);
     await waitFor(async () => (await rowOf(a, workflowId)).runnerId === null, 15_000, 'the waiting workflow to be released');
     await drained;
-    const spare = await startNode(shared, shared, 'spare-node');
+    const spare = await startNode(store, shared, shared, 'spare-node');
     const answered = await a.app.workflows.send(caller, { projectId, message: GOOD, questionId });
     expect(answered.workflowId).toBe(workflowId);
     // The spare worker claims the answered workflow and runs its builder again, which finds the answer.
