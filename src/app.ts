@@ -86,6 +86,11 @@ export interface AppConfig {
    */
   claimWaitMs?: number;
   /**
+   * How long `svc_send_message` waits for the node holding a workflow to check an answer this node
+   * cannot check itself, in ms (default 10000; docs/workflows.md "Where answers are checked").
+   */
+  answerCheckTimeoutMs?: number;
+  /**
    * PostgreSQL store: this node's disk cache of artifacts read from the database, in MiB
    * (`--artifact-cache-mb`, `DEFAULTS.artifactCacheMb`). Read by the artifact store of the
    * PostgreSQL store; the SQLite store keeps artifacts on disk and ignores it.
@@ -353,6 +358,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     plans,
     changes,
     workspacesDir: join(config.dataDir, 'workspaces'),
+    ...(config.answerCheckTimeoutMs !== undefined && { answerCheckTimeoutMs: config.answerCheckTimeoutMs }),
   });
   const screenshots = new PreviewScreenshots({ access, artifacts: artifactRepo, artifactStore, publicUrl, browser: locateBrowser(config.browser), sandbox: config.buildSandbox, logger });
   const tools = new ToolDispatcher(ALL_TOOLS, { projects, workflows, screenshots, logger }, metrics?.service);

@@ -68,9 +68,11 @@ interface AnswerIssue {
 
 /**
  * The verdict on an answer: accepted with the text the conversation shows for it, or refused with
- * every problem found (-32602, the question stays pending).
+ * every problem found (-32602, the question stays pending). `unavailable`: the checker lacks the
+ * tools the check needs (the builder's toolchain is not installed here); another node, one that
+ * builds, may be able to check it (docs/workflows.md "Where answers are checked").
  */
-export type AnswerVerdict = { ok: true; content: string } | { ok: false; issues: AnswerIssue[] };
+export type AnswerVerdict = { ok: true; content: string } | { ok: false; issues: AnswerIssue[]; unavailable?: true };
 
 /** One file of a question's pages of files (`svc_get_session`'s `questionFilesPage`). */
 export interface PagedFile {

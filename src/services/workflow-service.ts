@@ -15,7 +15,10 @@ import { checkAnswer, normaliseAnswer } from '../workflows/answer-rules.js';
 import { join } from 'node:path';
 import type { WorkflowEngine } from '../workflows/workflow-engine.js';
 import type { ProjectChanges } from '../workflows/project-changes.js';
+import type { AnswerVerdict, PagedFile } from '../builders/builder-module.js';
 import { forOtherReaders, questionKind } from '../builders/builder-registry.js';
+import { checkAnswerHere } from '../workflows/answer-check-runner.js';
+import { checkElsewhere, REMOTE_CHECK_TIMEOUT_MS } from './remote-answer-check.js';
 import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.js';
 import { MAX_MESSAGE_LENGTH } from '../config/message-limits.js';
 import { isTerminal, statusesBefore } from '../workflows/workflow-states.js';
@@ -50,6 +53,8 @@ export interface WorkflowServiceDeps {
   workspacesDir: string;
   /** Notices of project changes: what wakes a waiting `svc_get_session`. */
   changes: Pick<ProjectChanges, 'subscribe'>;
+  /** How long a send waits for another node's check of an answer, in ms (default `REMOTE_CHECK_TIMEOUT_MS`). */
+  answerCheckTimeoutMs?: number;
 }
 
 /** Longest wait `svc_get_session` accepts, in seconds. */
@@ -91,7 +96,7 @@ export class WorkflowService {
     // An answer to a builder's kind of question (a code answer: syntax trees, the workspace on disk)
     // is checked before the transaction starts.
     const pending = answersPending(input) ? await this.pendingOf(store.repos, input.projectId) : undefined;
-    const checked = pending && questionKind(pending.kind) && (input.questionId ?? pending.id) === pending.id ? this.checkByKind(pending, input.message) : undefined;
+    const checked = pending && questionKind(pending.kind) && (input.questionId ?? pending.id) === pending.id ? await this.checkByKind(pending, input.message) : undefined;
     // One transaction records the message, lets the engine claim a free slot (so that the answer
     // is exact: `running`, or the queue position), and reports why it waits. On a node that
     // claims nothing, a workflow that only waits for a slot is reported after the commit, once a
@@ -168,23 +173,55 @@ export class WorkflowService {
 
   /**
    * Checks an answer to `question`, a question of a builder's own kind (the expo builder's `code`),
-   * with that kind's rules (builders/builder-registry.ts).
+   * with that kind's rules (builders/builder-registry.ts), where it can be checked (`verdictOn`).
    * @returns the conversation text of the answer.
-   * @throws ServiceError -32602 with every problem in `data.issues`.
+   * @throws ServiceError -32602 with every problem in `data.issues`, also when the node that had to
+   *   check it did not answer in time (`data.reason = "check_timed_out"`; nothing was stored).
    */
-  private checkByKind(question: QuestionRow, message: string): { questionId: string; content: string } {
+  private async checkByKind(question: QuestionRow, message: string): Promise<{ questionId: string; content: string }> {
     const limit = question.maxLength ?? MAX_MESSAGE_LENGTH;
     if (longerThan(message, limit)) throw tooLong(limit, answerRule(question));
-    // Dispatched by the question's kind: the builder that asks such questions checks their answers
-    // (their stored paths are relative to the project's workspace).
-    const rules = questionKind(question.kind);
-    const workspaceDir = join(this.deps.workspacesDir, question.projectId);
-    const checked = rules ? rules.checkAnswer(question.rules, message, workspaceDir) : { ok: false as const, issues: [{ parameter: 'message', problem: `cannot be checked: no builder asks questions of kind "${question.kind}"` }] };
-    if (!checked.ok) {
-      const first = checked.issues[0]!;
-      throw invalidParameter(first.parameter, first.problem, { issues: checked.issues, ...answerRule(question) });
+    return accepted(question, await this.verdictOn(question, message));
+  }
+
+  /**
+   * The verdict on an answer, from where it can be given (docs/workflows.md "Where answers are
+   * checked"): here, when this node's engine holds the workflow, or nobody holds it and this node
+   * has the project's workspace and the builder's tools; else from the node holding the workflow
+   * (or, when nobody holds it, the first build worker that takes work), through the store.
+   * @throws ServiceError -32602 when that node did not answer within the check's time limit.
+   */
+  private async verdictOn(question: QuestionRow, message: string): Promise<AnswerVerdict> {
+    const { engine, journal, store, workspacesDir } = this.deps;
+    const workflow = await store.repos.workflows.findById(question.workflowId);
+    const now = Date.now() + store.clockOffsetMs();
+    const holder = workflow?.runnerId != null && (workflow.leaseExpiresAt ?? 0) > now ? workflow.runnerId : null;
+    if (holder === null || holder === engine.runnerId) {
+      const here = checkAnswerHere(question, message, workspacesDir);
+      if (holder === engine.runnerId) return here ?? { ok: false, issues: [{ parameter: 'message', problem: 'cannot be checked now: this server has no workspace for the project' }] };
+      if (here && (here.ok || !here.unavailable)) return here;
     }
-    return { questionId: question.id, content: checked.content };
+    const timeoutMs = this.deps.answerCheckTimeoutMs ?? REMOTE_CHECK_TIMEOUT_MS;
+    const verdict = await checkElsewhere(store, question, message, journal.now(), timeoutMs);
+    if (verdict) return verdict;
+    const seconds = Math.round(timeoutMs / 100) / 10;
+    const who = holder ? 'the build worker running this workflow did not answer the check' : 'no build worker answered the check';
+    const problem = `cannot be checked now: ${who} within ${seconds} s, and nothing was stored; send the answer again (the question is still pending)`;
+    throw invalidParameter('message', problem, { issues: [{ parameter: 'message', problem }], reason: 'check_timed_out', ...answerRule(question) });
+  }
+
+  /**
+   * Inside the send's transaction, for a question that became pending after the answer was checked
+   * (a race with the builder): checked here when this node can, else refused (no waiting inside a
+   * transaction). @throws ServiceError -32602
+   */
+  private checkMovedQuestion(question: QuestionRow, message: string): { questionId: string; content: string } {
+    const limit = question.maxLength ?? MAX_MESSAGE_LENGTH;
+    if (longerThan(message, limit)) throw tooLong(limit, answerRule(question));
+    const here = checkAnswerHere(question, message, this.deps.workspacesDir);
+    if (here && (here.ok || !here.unavailable)) return accepted(question, here);
+    const problem = 'cannot be checked now: a new question was asked while this answer was being checked; read it with svc_get_session and answer it';
+    throw invalidParameter('message', problem, { issues: [{ parameter: 'message', problem }], ...answerRule(question) });
   }
 
   /** Stores the answer, or the new workflow as `queued` with its instruction message. */
@@ -200,7 +237,7 @@ export class WorkflowService {
       }
       let content = input.message;
       if (questionKind(pending.kind)) {
-        content = (checked?.questionId === pending.id ? checked : this.checkByKind(pending, input.message)).content;
+        content = (checked?.questionId === pending.id ? checked : this.checkMovedQuestion(pending, input.message)).content;
       } else {
         if (longerThan(input.message, MAX_MESSAGE_LENGTH)) throw tooLong(MAX_MESSAGE_LENGTH);
         const problem = checkAnswer(pending, input.message);
@@ -413,7 +450,10 @@ export class WorkflowService {
     const view = await this.session(caller, projectId);
     const question = view.pendingQuestion;
     const row = question && questionKind(question.kind)?.filePages ? await this.deps.store.repos.questions.pendingOf(question.workflowId) : undefined;
-    const pages = row?.rules ? await questionKind(row.kind)?.filePages?.(row.rules, join(this.deps.workspacesDir, row.projectId)) : null;
+    // Stored when the question was asked (every node serves the same pages); read from this
+    // node's workspace for a question stored before pages were.
+    const stored = row ? await this.deps.store.repos.questions.filePagesOf(row.id) : undefined;
+    const pages = stored !== undefined ? (JSON.parse(stored) as PagedFile[][]) : row?.rules ? await questionKind(row.kind)?.filePages?.(row.rules, join(this.deps.workspacesDir, row.projectId)) : null;
     if (!question || !pages) throw invalidParameter('questionFilesPage', 'can be read only while a code question is waiting (see pendingQuestion)');
     if (page > pages.length) throw invalidParameter('questionFilesPage', `must be at most ${pages.length} (the question's files fill ${pages.length} page${pages.length === 1 ? '' : 's'})`, { pages: pages.length });
     const { format: _format, ...rest } = question;
@@ -550,6 +590,18 @@ function describeFollowed(view: SessionView, workflowId: string): string {
   if (w.status === 'failed') return `${w.kind} failed at ${step}${w.error ? `: ${w.error.code}` : ''}`;
   if (w.status === 'queued') return `${w.kind} queued`;
   return `${w.kind} ${w.status}: ${step}`;
+}
+
+/**
+ * The accepted answer's conversation text. @throws ServiceError -32602 with every problem of a
+ * refused one in `data.issues` (the first one in the message).
+ */
+function accepted(question: QuestionRow, verdict: AnswerVerdict): { questionId: string; content: string } {
+  if (!verdict.ok) {
+    const first = verdict.issues[0]!;
+    throw invalidParameter(first.parameter, first.problem, { issues: verdict.issues, ...answerRule(question) });
+  }
+  return { questionId: question.id, content: verdict.content };
 }
 
 /** -32602 for a message over `limit` code points (the text the tool schema used to give). */

@@ -6,6 +6,7 @@
  * the driver's error when the database fails.
  */
 import type {
+  AnswerCheckRow,
   ApiTokenRow,
   ArtifactRow,
   LoginCodeRow,
@@ -169,6 +170,30 @@ export interface QuestionRepo {
   latestAnswer(projectId: string, key: string): Promise<string | undefined>;
   /** Records the answer if the question is still unanswered. @returns true when it was. */
   answer(id: string, answer: string, at: string): Promise<boolean>;
+  /** Stores the pages of files question `questionId` shows (JSON, see `question_file_pages`), replacing any. */
+  saveFilePages(questionId: string, pages: string): Promise<void>;
+  /** The pages of files the question shows (JSON), or undefined when none were stored. */
+  filePagesOf(questionId: string): Promise<string | undefined>;
+}
+
+/**
+ * Answers checked on another node (docs/workflows.md "Where answers are checked"): the sending node
+ * inserts a row, a checking node takes it and writes the verdict, the sending node reads it and
+ * deletes the row.
+ */
+export interface AnswerCheckRepo {
+  insert(row: AnswerCheckRow): Promise<void>;
+  findById(id: string): Promise<AnswerCheckRow | undefined>;
+  /** Checks nobody took yet, oldest first: of workflow `workflowId`, or of every workflow. */
+  listOpen(workflowId?: string): Promise<AnswerCheckRow[]>;
+  /** Takes an open check for runner `runnerId`. @returns true when this call took it (nobody had). */
+  take(id: string, runnerId: string): Promise<boolean>;
+  /** Writes the verdict (JSON) of a check `runnerId` took and nobody settled. @returns true when written. */
+  settle(id: string, runnerId: string, verdict: string): Promise<boolean>;
+  /** Deletes one check (its sender is done with it). */
+  delete(id: string): Promise<void>;
+  /** Deletes the checks created before `before` (ISO 8601): their senders stopped waiting long ago. @returns how many. */
+  deleteBefore(before: string): Promise<number>;
 }
 
 /** Reads and writes artifact rows (the files are the `ArtifactStore`'s). */
@@ -352,6 +377,7 @@ export interface Repos {
   readonly workflows: WorkflowRepo;
   readonly messages: MessageRepo;
   readonly questions: QuestionRepo;
+  readonly answerChecks: AnswerCheckRepo;
   readonly artifacts: ArtifactRepo;
   readonly processGroups: ProcessGroupRepo;
   readonly oauth: OAuthRepo;

@@ -5,6 +5,7 @@
  * types (its parity test compares them).
  */
 export type {
+  AnswerCheckRow,
   ApiTokenRow,
   ArtifactRow,
   LoginCodeRow,

@@ -60,6 +60,10 @@ export class EngineBuildContext implements BuildContext {
     const earlier = await questions.findByKey(this.workflow.id, spec.key);
     if (earlier?.answer != null) return earlier.answer;
 
+    const rules = spec.rules ? JSON.stringify(storedRules(spec.kind, spec.rules, this.deps.workspaceDir)) : null;
+    // The files the question shows, read now (the workspace does not change while it waits) and
+    // stored with it, so that every node serves the same pages (docs/workflows.md "Where answers are checked").
+    const filePages = earlier || !spec.kind ? null : await questionKind(spec.kind)?.filePages?.(rules, this.deps.workspaceDir);
     const question =
       earlier ??
       (await this.held(async (tx) => {
@@ -74,12 +78,13 @@ export class EngineBuildContext implements BuildContext {
           kind: spec.kind ?? 'text',
           format: spec.format ? JSON.stringify(spec.format) : null,
           maxLength: spec.maxLength ?? null,
-          rules: spec.rules ? JSON.stringify(storedRules(spec.kind, spec.rules, this.deps.workspaceDir)) : null,
+          rules,
           askedAt: journal.now(),
           answer: null,
           answeredAt: null,
         };
         await tx.questions.insert(row);
+        if (filePages) await tx.questions.saveFilePages(row.id, JSON.stringify(filePages));
         return row;
       }));
 

@@ -37,6 +37,7 @@ import type { WorkflowRow } from '../store/rows.js';
 import type { Store, Tx } from '../store/store.js';
 import type { ArtifactPublisher } from './artifact-publisher.js';
 import type { ArtifactStore } from './artifact-store.js';
+import { AnswerCheckRunner } from './answer-check-runner.js';
 import { EngineBuildContext } from './build-context.js';
 import { FairShares } from './fair-shares.js';
 import { LeaseLostError, LocalRun } from './local-run.js';
@@ -134,6 +135,8 @@ export class WorkflowEngine {
   private recheckQueued: Set<string> | 'all' | undefined;
   /** The pump's retry after a contender's project was locked elsewhere (`pumpSoon`). */
   private retryTimer: NodeJS.Timeout | undefined;
+  /** Answers sent through other nodes, checked here (docs/workflows.md "Where answers are checked"). */
+  private readonly answerChecks: AnswerCheckRunner;
 
   /**
    * @throws Error when `options.claims` is not false and `deps.builder` is missing.
@@ -153,6 +156,15 @@ export class WorkflowEngine {
     this.claimWaitMs = Math.max(0, options.claimWaitMs ?? DEFAULTS.claimWaitMs);
     this.builder = deps.builder;
     if (this.claims && !this.builder) throw new Error('A workflow engine that claims workflows needs a builder');
+    this.answerChecks = new AnswerCheckRunner({
+      store: deps.store,
+      workspacesDir: join(deps.dataDir, 'workspaces'),
+      logger: deps.logger,
+      runnerId: this.runner.id,
+      holds: (id) => this.runs.get(id)?.waiting != null,
+      takesWork: () => this.claims && this.accepting,
+      workspaceSync: deps.workspaceSync,
+    });
   }
 
   /** The runner id stored in the workflows this engine claims. */
@@ -329,12 +341,22 @@ export class WorkflowEngine {
       events.subscribe('queued', () => this.schedulePump()),
       events.subscribe('workflow', (id) => {
         if (this.runs.has(id)) this.scheduleRecheck(id);
+        // An answer sent through a node that could not check it: this engine checks it if it
+        // holds the workflow, or takes work and nobody holds it.
+        if (this.runs.has(id) || this.claims) setImmediate(() => void this.answerChecks.serve(id));
       }),
       events.onReset(() => {
         this.schedulePump();
         this.scheduleRecheck('all');
+        this.serveAnswerChecks();
       }),
     ];
+  }
+
+  /** Runs every open answer check that is this engine's soon (after a reset, and at each tick); none on an engine that neither holds nor claims. */
+  private serveAnswerChecks(): void {
+    if (this.stopped || (!this.claims && this.runs.size === 0)) return;
+    setImmediate(() => void this.answerChecks.serve());
   }
 
   /** Re-reads local runs soon (coalesced): one, or every one. */
@@ -580,6 +602,8 @@ export class WorkflowEngine {
       if (this.runs.size > 0) await this.recheckRuns([...this.runs.values()]);
       await this.reap();
       await this.pump();
+      this.serveAnswerChecks();
+      await this.answerChecks.sweep(this.now());
     } catch (error) {
       this.deps.logger.error({ err: error }, 'workflow engine tick failed');
     } finally {

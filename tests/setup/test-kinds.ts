@@ -50,6 +50,7 @@ export const PROCESS_TESTS: readonly string[] = [
   // A PostgreSQL server (the tests' throwaway cluster, tests/setup/postgres.ts) or drizzle-kit.
   'tests/store/contract.test.ts',
   'tests/health-events.test.ts',
+  'tests/answers-across-nodes.test.ts',
   'tests/store/migrations-current.test.ts',
   'tests/store/pg-blob-store.test.ts',
   'tests/store/pg-migrate.test.ts',

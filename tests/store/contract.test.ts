@@ -192,6 +192,41 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect(await r.questions.latestAnswer('p1', 'colour')).toBe('blue');
   });
 
+  it('questions: file pages stored with a question and replaced', async () => {
+    await r.workflows.insert(workflow('a', 'p1', 1, 'waiting_for_input'));
+    await r.questions.insert({ id: 'q', workflowId: 'a', projectId: 'p1', key: 'code_1', prompt: 'Code?', options: null, pattern: null, kind: 'code', format: null, maxLength: null, rules: null, askedAt: T0, answer: null, answeredAt: null });
+    expect(await r.questions.filePagesOf('q')).toBeUndefined();
+    await r.questions.saveFilePages('q', '[[{"path":"App.tsx","content":"a"}]]');
+    await r.questions.saveFilePages('q', '[[{"path":"App.tsx","content":"b"}]]');
+    expect(await r.questions.filePagesOf('q')).toBe('[[{"path":"App.tsx","content":"b"}]]');
+  });
+
+  it('answer checks: insert, list the open ones, take once, settle once by the taker, delete, delete the old ones', async () => {
+    await r.workflows.insert(workflow('a', 'p1', 1, 'waiting_for_input'));
+    await r.workflows.insert(workflow('b', 'p2', 2, 'waiting_for_input'));
+    for (const [id, wf] of [['qa', 'a'], ['qb', 'b']] as const) {
+      await r.questions.insert({ id, workflowId: wf, projectId: wf === 'a' ? 'p1' : 'p2', key: 'code_1', prompt: 'Code?', options: null, pattern: null, kind: 'code', format: null, maxLength: null, rules: null, askedAt: T0, answer: null, answeredAt: null });
+    }
+    const check = (id: string, questionId: string, workflowId: string, createdAt: string) => ({ id, questionId, workflowId, answer: `answer ${id}`, checkedBy: null, verdict: null, createdAt });
+    await r.answerChecks.insert(check('c1', 'qa', 'a', T0));
+    await r.answerChecks.insert(check('c2', 'qb', 'b', T1));
+    await r.answerChecks.insert(check('c3', 'qa', 'a', T2));
+    expect((await r.answerChecks.listOpen()).map((c) => c.id)).toEqual(['c1', 'c2', 'c3']);
+    expect((await r.answerChecks.listOpen('a')).map((c) => c.id)).toEqual(['c1', 'c3']);
+    expect(await r.answerChecks.settle('c1', 'r1', '{"ok":true}')).toBe(false);
+    expect(await r.answerChecks.take('c1', 'r1')).toBe(true);
+    expect(await r.answerChecks.take('c1', 'r2')).toBe(false);
+    expect((await r.answerChecks.listOpen('a')).map((c) => c.id)).toEqual(['c3']);
+    expect(await r.answerChecks.settle('c1', 'r2', '{"ok":false}')).toBe(false);
+    expect(await r.answerChecks.settle('c1', 'r1', '{"ok":true,"content":"x"}')).toBe(true);
+    expect(await r.answerChecks.settle('c1', 'r1', '{"ok":false}')).toBe(false);
+    expect(await r.answerChecks.findById('c1')).toMatchObject({ checkedBy: 'r1', verdict: '{"ok":true,"content":"x"}', answer: 'answer c1' });
+    await r.answerChecks.delete('c1');
+    expect(await r.answerChecks.findById('c1')).toBeUndefined();
+    expect(await r.answerChecks.deleteBefore(T2)).toBe(1);
+    expect((await r.answerChecks.listOpen()).map((c) => c.id)).toEqual(['c3']);
+  });
+
   it('artifacts: insert, find, per workflow, latest per platform, bytes per owner, retention, deploy numbers from the project row', async () => {
     await r.workflows.insert(workflow('a', 'p1', 1, 'completed'));
     await r.workflows.insert(workflow('b', 'p1', 2, 'completed'));

@@ -81,6 +81,8 @@ describe('SQLite and PostgreSQL schemas', () => {
     expectTypeOf<typeof pgSchema.workflows.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.workflows.$inferSelect>();
     expectTypeOf<typeof pgSchema.messages.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.messages.$inferSelect>();
     expectTypeOf<typeof pgSchema.questions.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.questions.$inferSelect>();
+    expectTypeOf<typeof pgSchema.questionFilePages.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.questionFilePages.$inferSelect>();
+    expectTypeOf<typeof pgSchema.answerChecks.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.answerChecks.$inferSelect>();
     expectTypeOf<typeof pgSchema.artifacts.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.artifacts.$inferSelect>();
     expectTypeOf<typeof pgSchema.updateChannels.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.updateChannels.$inferSelect>();
     expectTypeOf<typeof pgSchema.processGroups.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.processGroups.$inferSelect>();

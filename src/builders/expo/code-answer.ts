@@ -53,7 +53,7 @@ interface CodeAnswerIssue {
 }
 
 /** The outcome of `checkCodeAnswer`. */
-export type CodeAnswerCheck = { ok: true; answer: CodeAnswer | 'skip' } | { ok: false; issues: CodeAnswerIssue[] };
+export type CodeAnswerCheck = { ok: true; answer: CodeAnswer | 'skip' } | { ok: false; issues: CodeAnswerIssue[]; unavailable?: true };
 
 /** The answer that builds with deterministic edits only. */
 const SKIP_ANSWER = 'skip';
@@ -289,6 +289,8 @@ export function checkCodeAnswer(rules: CodeAnswerRules, message: string): CodeAn
   }
   const answer: CodeAnswer = { summary: parsed.data.summary, files: parsed.data.files, delete: parsed.data.delete ?? [] };
   const issues: CodeAnswerIssue[] = [];
+  // The toolchain's TypeScript could not be loaded here: another host may have it.
+  let unavailable = false;
   const packages = new Set(rules.packages);
   if (answer.files.length === 0 && answer.delete.length === 0) issues.push({ parameter: 'message.files', problem: 'is empty; change at least one file, or answer "skip"' });
   if (answer.files.length > rules.maxFiles) issues.push({ parameter: 'message.files', problem: `has ${answer.files.length} files; at most ${rules.maxFiles}` });
@@ -338,7 +340,9 @@ export function checkCodeAnswer(rules: CodeAnswerRules, message: string): CodeAn
     try {
       ts = loadTypeScript(rules.typescriptFrom);
     } catch {
-      // The toolchain went away (reinstalled elsewhere): refuse rather than let imports through.
+      // The toolchain went away (reinstalled elsewhere), or this host builds nothing: refuse
+      // rather than let imports through.
+      unavailable = true;
       return issues.push({ parameter: `${where}.content`, problem: 'cannot be checked now: the Expo toolchain is not installed on the server (build again once it is)' });
     }
     let scan: ImportScan;
@@ -358,7 +362,9 @@ export function checkCodeAnswer(rules: CodeAnswerRules, message: string): CodeAn
   });
   if (total > rules.maxTotalBytes) issues.push({ parameter: 'message.files', problem: `hold ${total} bytes in all; at most ${rules.maxTotalBytes}` });
   answer.delete.forEach((path, i) => checkPath(path, `message.delete[${i}]`, true));
-  return issues.length ? { ok: false, issues: issues.slice(0, 50) } : { ok: true, answer };
+  if (issues.length === 0) return { ok: true, answer };
+  const refused = issues.slice(0, 50);
+  return unavailable ? { ok: false, issues: refused, unavailable: true } : { ok: false, issues: refused };
 }
 
 function exists(path: string): boolean {

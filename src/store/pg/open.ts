@@ -15,6 +15,7 @@
  *   reported, and in strict mode rolled back, as on SQLite: it is seen when a macrotask passes
  *   while none of its statements is in flight.
  */
+import { PgAnswerCheckRepo } from './answer-check-repo.js';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
@@ -55,7 +56,7 @@ const PING_TIMEOUT_MS = 500;
 /** How often the clock offset is measured again (ms). */
 const CLOCK_SAMPLE_MS = 10_000;
 
-const REPO_NAMES = ['users', 'tokens', 'projects', 'workflows', 'messages', 'questions', 'artifacts', 'processGroups', 'oauth', 'loginCodes', 'webSessions', 'updateChannels', 'workspaces'] as const;
+const REPO_NAMES = ['users', 'tokens', 'projects', 'workflows', 'messages', 'questions', 'answerChecks', 'artifacts', 'processGroups', 'oauth', 'loginCodes', 'webSessions', 'updateChannels', 'workspaces'] as const;
 const LOCK_TABLES: Record<LockTable, string> = { users: 'users', projects: 'projects', workflows: 'workflows' };
 
 /** The state of one transaction. */
@@ -226,6 +227,7 @@ export class PgStore implements Store {
       workflows: new PgWorkflowRepo(db),
       messages: new PgMessageRepo(db),
       questions: new PgQuestionRepo(db),
+      answerChecks: new PgAnswerCheckRepo(db),
       artifacts: new PgArtifactRepo(db),
       processGroups: new PgProcessGroupRepo(db),
       oauth: new PgOAuthRepo(db),

@@ -3,7 +3,7 @@ import { and, desc, eq, isNotNull, isNull } from 'drizzle-orm';
 import type { PgDb } from './db.js';
 import type { QuestionRepo } from '../repos.js';
 import type { QuestionRow } from '../rows.js';
-import { questions } from './schema.js';
+import { questionFilePages, questions } from './schema.js';
 
 /** Reads and writes the agent's questions and their answers. */
 export class PgQuestionRepo implements QuestionRepo {
@@ -58,5 +58,13 @@ export class PgQuestionRepo implements QuestionRepo {
       .set({ answer, answeredAt: at })
       .where(and(eq(questions.id, id), isNull(questions.answeredAt)));
     return (result.rowCount ?? 0) > 0;
+  }
+
+  async saveFilePages(questionId: string, pages: string): Promise<void> {
+    await this.db.insert(questionFilePages).values({ questionId, pages }).onConflictDoUpdate({ target: questionFilePages.questionId, set: { pages } });
+  }
+
+  async filePagesOf(questionId: string): Promise<string | undefined> {
+    return (await this.db.select({ pages: questionFilePages.pages }).from(questionFilePages).where(eq(questionFilePages.questionId, questionId)))[0]?.pages;
   }
 }

@@ -197,6 +197,33 @@ export const blobChunks = pgTable(
   (t) => [primaryKey({ columns: [t.blobId, t.n] })],
 );
 
+/** The pages of app files a question shows, stored when it is asked (as in SQLite). */
+export const questionFilePages = pgTable('question_file_pages', {
+  questionId: text('question_id')
+    .primaryKey()
+    .references(() => questions.id, { onDelete: 'cascade' }),
+  pages: text('pages').notNull(),
+});
+
+/** Answers checked by the node that holds their workflow (as in SQLite; docs/workflows.md "Where answers are checked"). */
+export const answerChecks = pgTable(
+  'answer_checks',
+  {
+    id: text('id').primaryKey(),
+    questionId: text('question_id')
+      .notNull()
+      .references(() => questions.id, { onDelete: 'cascade' }),
+    workflowId: text('workflow_id')
+      .notNull()
+      .references(() => workflows.id, { onDelete: 'cascade' }),
+    answer: text('answer').notNull(),
+    checkedBy: text('checked_by'),
+    verdict: text('verdict'),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [index('answer_checks_workflow_idx').on(t.workflowId)],
+);
+
 /** Published previews and deployments; their files are one blob (`blob_id`) on PostgreSQL. */
 export const artifacts = pgTable(
   'artifacts',

@@ -11,6 +11,7 @@
  *   never joins (nor reads) another flow's open transaction.
  * - `events`: this process's committed notices plus the `data_version` poll (`sqlite-events.ts`).
  */
+import { SqliteAnswerCheckRepo } from './answer-check-repo.js';
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
@@ -42,7 +43,7 @@ import type { Db } from './db.js';
 /** Folder of the shipped migrations: `<package>/drizzle`, both from `src/` and from `dist/`. */
 const MIGRATIONS_FOLDER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'drizzle');
 
-const REPO_NAMES = ['users', 'tokens', 'projects', 'workflows', 'messages', 'questions', 'artifacts', 'processGroups', 'oauth', 'loginCodes', 'webSessions', 'updateChannels'] as const;
+const REPO_NAMES = ['users', 'tokens', 'projects', 'workflows', 'messages', 'questions', 'answerChecks', 'artifacts', 'processGroups', 'oauth', 'loginCodes', 'webSessions', 'updateChannels'] as const;
 
 /** The state of one transaction. */
 interface TxState {
@@ -98,6 +99,7 @@ export class SqliteStore implements Store {
       workflows: new SqliteWorkflowRepo(this.db),
       messages: new SqliteMessageRepo(this.db),
       questions: new SqliteQuestionRepo(this.db),
+      answerChecks: new SqliteAnswerCheckRepo(this.db),
       artifacts: new SqliteArtifactRepo(this.db),
       processGroups: new SqliteProcessGroupRepo(this.db),
       oauth: new SqliteOAuthRepo(this.db),

@@ -3,7 +3,7 @@ import { and, desc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Db } from './db.js';
 import { preparedOnce } from './prepared-once.js';
 import type { QuestionRepo } from '../repos.js';
-import { questions, type QuestionRow } from './schema.js';
+import { questionFilePages, questions, type QuestionRow } from './schema.js';
 
 /** Reads and writes the agent's questions and their answers. */
 export class SqliteQuestionRepo implements QuestionRepo {
@@ -38,6 +38,14 @@ export class SqliteQuestionRepo implements QuestionRepo {
   /** Records the answer if the question is still unanswered. @returns true when it was. */
   async answer(id: string, answer: string, at: string): Promise<boolean> {
     return this.q().answer.run({ id, answer, at }).changes > 0;
+  }
+
+  async saveFilePages(questionId: string, pages: string): Promise<void> {
+    this.db.insert(questionFilePages).values({ questionId, pages }).onConflictDoUpdate({ target: questionFilePages.questionId, set: { pages } }).run();
+  }
+
+  async filePagesOf(questionId: string): Promise<string | undefined> {
+    return this.db.select({ pages: questionFilePages.pages }).from(questionFilePages).where(eq(questionFilePages.questionId, questionId)).get()?.pages;
   }
 }
 

@@ -158,6 +158,44 @@ export const questions = sqliteTable(
   ],
 );
 
+/**
+ * The pages of app files a question shows (README "Code questions"), stored when it is asked so
+ * that every node serves `svc_get_session`'s `questionFilesPage` alike: JSON, an array of pages,
+ * each an array of `{path, content, cut?}`.
+ */
+export const questionFilePages = sqliteTable('question_file_pages', {
+  questionId: text('question_id')
+    .primaryKey()
+    .references(() => questions.id, { onDelete: 'cascade' }),
+  pages: text('pages').notNull(),
+});
+
+/**
+ * Answers sent through a node that cannot check them itself (docs/workflows.md "Where answers are
+ * checked"): the node holding the workflow (or, when none does, the first free build worker) takes
+ * the row, checks the answer on its workspace and writes the verdict; the sending node waits for
+ * it and deletes the row.
+ */
+export const answerChecks = sqliteTable(
+  'answer_checks',
+  {
+    id: text('id').primaryKey(),
+    questionId: text('question_id')
+      .notNull()
+      .references(() => questions.id, { onDelete: 'cascade' }),
+    workflowId: text('workflow_id')
+      .notNull()
+      .references(() => workflows.id, { onDelete: 'cascade' }),
+    answer: text('answer').notNull(),
+    /** The runner that took the check, null until one does. */
+    checkedBy: text('checked_by'),
+    /** JSON of the verdict (`{ok: true, content}` or `{ok: false, issues}`), null until checked. */
+    verdict: text('verdict'),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [index('answer_checks_workflow_idx').on(t.workflowId)],
+);
+
 /** Published previews and deployments. Files live under `<dataDir>/artifacts/<id>/`. */
 export const artifacts = sqliteTable(
   'artifacts',
@@ -378,6 +416,7 @@ export type ProjectRow = typeof projects.$inferSelect;
 export type WorkflowRow = typeof workflows.$inferSelect;
 export type MessageRow = typeof messages.$inferSelect;
 export type QuestionRow = typeof questions.$inferSelect;
+export type AnswerCheckRow = typeof answerChecks.$inferSelect;
 export type ArtifactRow = typeof artifacts.$inferSelect;
 export type ProcessGroupRow = typeof processGroups.$inferSelect;
 export type LoginCodeRow = typeof loginCodes.$inferSelect;

@@ -1,0 +1,87 @@
+/**
+ * The sending node's side of an answer checked on another node (docs/workflows.md "Where answers
+ * are checked"): stores the answer as an `answer_checks` row with a `workflow` notice, waits for the
+ * verdict that the node holding the workflow (or the first free build worker) writes, and deletes
+ * the row. The verdict's `project` notice wakes the wait; a reset and a short recheck cover a
+ * missed notice.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AnswerVerdict } from '../builders/builder-module.js';
+import type { QuestionRow } from '../store/rows.js';
+import type { Store } from '../store/store.js';
+
+/** How long a send waits for another node's verdict by default, in ms. */
+export const REMOTE_CHECK_TIMEOUT_MS = 10_000;
+
+/** How often the wait reads the row again without a notice, in ms. */
+const RECHECK_MS = 250;
+
+/**
+ * Has `answer` to `question` checked by another node and waits for the verdict.
+ * @param now the ISO 8601 time written as the row's `created_at`
+ * @param timeoutMs longest wait, in ms
+ * @returns the verdict, or null when none came within `timeoutMs` (the row is deleted: a late
+ *   verdict is dropped, and nothing was stored for the answer).
+ * @throws the store's error when a write or a read fails.
+ */
+export async function checkElsewhere(store: Pick<Store, 'repos' | 'events' | 'transaction'>, question: QuestionRow, answer: string, now: string, timeoutMs: number): Promise<AnswerVerdict | null> {
+  const id = randomUUID();
+  await store.transaction(async (tx) => {
+    await tx.answerChecks.insert({ id, questionId: question.id, workflowId: question.workflowId, answer, checkedBy: null, verdict: null, createdAt: now });
+    tx.publish({ kind: 'workflow', id: question.workflowId });
+  });
+  try {
+    return await waitForVerdict(store, id, question.projectId, timeoutMs);
+  } finally {
+    await store.repos.answerChecks.delete(id);
+  }
+}
+
+/** Resolves with check `id`'s verdict once written, or null after `timeoutMs`. */
+function waitForVerdict(store: Pick<Store, 'repos' | 'events'>, id: string, projectId: string, timeoutMs: number): Promise<AnswerVerdict | null> {
+  return new Promise((resolve, reject) => {
+    let ended = false;
+    let reading = false;
+    let again = false;
+    let recheck: NodeJS.Timeout | undefined;
+    const finish = (verdict: AnswerVerdict | null, error?: unknown) => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(timer);
+      clearTimeout(recheck);
+      stopProject();
+      stopReset();
+      if (error !== undefined) reject(error);
+      else resolve(verdict);
+    };
+    const look = () => {
+      if (ended) return;
+      if (reading) {
+        again = true;
+        return;
+      }
+      reading = true;
+      clearTimeout(recheck);
+      store.repos.answerChecks.findById(id).then(
+        (row) => {
+          reading = false;
+          if (row?.verdict != null) return finish(JSON.parse(row.verdict) as AnswerVerdict);
+          if (again) {
+            again = false;
+            return look();
+          }
+          recheck = setTimeout(look, RECHECK_MS);
+          recheck.unref();
+        },
+        (error: unknown) => finish(null, error),
+      );
+    };
+    const stopProject = store.events.subscribe('project', (changed) => {
+      if (changed === projectId) look();
+    });
+    const stopReset = store.events.onReset(look);
+    const timer = setTimeout(() => finish(null), Math.max(0, timeoutMs));
+    timer.unref();
+    look();
+  });
+}
