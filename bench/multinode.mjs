@@ -25,15 +25,15 @@
 // and exits 0. Options (env): BENCH_LEASE_MS (default: the server's default), BENCH_KILLS,
 // BENCH_BUILDS, BENCH_STEP_MS, BENCH_SECONDS (default 5), BENCH_ROUNDS (default 2),
 // BENCH_CONNECTIONS (default 32), BENCH_WARMUP_SECONDS (default 2).
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { measureAlternating, prepareTarget, startChild, stopChild } from './http-target.mjs';
+import { createDatabase, dropDatabase, startPostgres } from './postgres.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(root, 'bin', 'mobile-builder-mcp.js');
@@ -56,66 +56,6 @@ const median = (xs) => {
   const mid = Math.floor(s.length / 2);
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 };
-
-// --- PostgreSQL -------------------------------------------------------------------------------
-
-function findPostgresBin() {
-  const lib = '/usr/lib/postgresql';
-  if (!existsSync(lib)) return null;
-  const majors = readdirSync(lib).filter((n) => /^\d+$/.test(n)).sort((a, b) => Number(b) - Number(a));
-  return majors.map((m) => join(lib, m, 'bin')).find((dir) => existsSync(join(dir, 'initdb'))) ?? null;
-}
-
-function serverCommand(bin, command, args) {
-  const asRoot = process.getuid?.() === 0;
-  execFileSync(asRoot ? 'runuser' : join(bin, command), asRoot ? ['-u', 'postgres', '--', join(bin, command), ...args] : args, { stdio: 'pipe' });
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** A server URL that may create databases, and how to stop what was started for it. */
-async function postgres() {
-  const given = process.env.BENCH_DATABASE_URL || process.env.SVC_TEST_DATABASE_URL;
-  if (given) return { adminUrl: given, stop: () => {} };
-  const bin = findPostgresBin();
-  if (!bin) return null;
-  const dir = mkdtempSync(join(tmpdir(), 'mbm-bench-pg-'));
-  const home = join(dir, 'pg');
-  mkdirSync(home);
-  if (process.getuid?.() === 0) {
-    chmodSync(dir, 0o755);
-    execFileSync('chown', ['postgres:', home]);
-  }
-  serverCommand(bin, 'initdb', ['-D', join(home, 'data'), '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--no-locale', '--no-sync']);
-  const port = await freePort();
-  serverCommand(bin, 'pg_ctl', ['start', '-w', '-s', '-D', join(home, 'data'), '-l', join(home, 'server.log'), '-o', `-p ${port} -c listen_addresses=127.0.0.1 -k ${home} -c max_connections=200`]);
-  return {
-    adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    stop: () => {
-      serverCommand(bin, 'pg_ctl', ['stop', '-m', 'fast', '-s', '-D', join(home, 'data')]);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-async function adminQuery(adminUrl, text) {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    return await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
 
 // --- nodes ------------------------------------------------------------------------------------
 
@@ -159,9 +99,9 @@ async function tool(mcpUrl, token, name, args) {
 
 // --- the run ----------------------------------------------------------------------------------
 
-const server = await postgres();
-if (!server) {
-  process.stdout.write('bench:multinode: no PostgreSQL here (install postgresql, or set BENCH_DATABASE_URL): skipped.\n');
+const server = await startPostgres();
+if (server.skipped) {
+  process.stdout.write(`bench:multinode: skipped (${server.skipped}).\n`);
   process.exit(0);
 }
 const work = mkdtempSync(join(tmpdir(), 'mbm-multinode-bench-'));
@@ -169,10 +109,7 @@ const database = `bench_${randomBytes(4).toString('hex')}`;
 const nodes = [];
 let pool;
 try {
-  await adminQuery(server.adminUrl, `CREATE DATABASE "${database}"`);
-  const url = new URL(server.adminUrl);
-  url.pathname = `/${database}`;
-  const databaseUrl = url.toString();
+  const databaseUrl = await createDatabase(server.adminUrl, database);
   await cli(['migrate', '--database-url', databaseUrl, '--data-dir', join(work, 'cli')]);
   const plans = join(work, 'plans.json');
   writeFileSync(plans, JSON.stringify({ bench: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1_000_000, maxProjects: 1_000_000, maxRunningWorkflows: 1_000, maxQueuedWorkflows: 1_000 } }));
@@ -305,7 +242,7 @@ try {
 } finally {
   await Promise.all(nodes.map((n) => n.kill('SIGKILL')));
   await pool?.end();
-  await adminQuery(server.adminUrl, `DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`).catch(() => {});
+  await dropDatabase(server.adminUrl, database);
   server.stop();
   rmSync(work, { recursive: true, force: true });
 }
