@@ -49,9 +49,12 @@ describe.runIf(haveChromium)('the launch', () => {
 describe.runIf(haveChromium && detectBuildSandbox().kind === 'bubblewrap')('the launch in the build sandbox', () => {
   it("gives the page no network but its own origin: this machine's loopback servers never hear from it", async () => {
     const heard: string[] = [];
+    // Readable from any origin, and marked: a page that reached it would know it did.
+    const marker = `host-${Math.random().toString(16).slice(2)}`;
     const listener = createServer((req, res) => {
       heard.push(req.url ?? '');
-      res.end('ok');
+      res.setHeader('access-control-allow-origin', '*');
+      res.end(marker);
     });
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
     const port = (listener.address() as AddressInfo).port;
@@ -61,7 +64,9 @@ describe.runIf(haveChromium && detectBuildSandbox().kind === 'bubblewrap')('the 
       writeFileSync(
         join(dir, 'index.html'),
         `<!doctype html><html><body style="margin:0"><div id="r" style="height:300px;background:rgb(0,0,200)"></div><img src="http://127.0.0.1:${port}/beacon.png"><script>` +
-          `fetch('http://127.0.0.1:${port}/fetch').then(function(){document.getElementById('r').style.background='rgb(0,200,0)'},function(){document.getElementById('r').style.background='rgb(200,0,0)'});` +
+          // Green only for this machine's server (its marker): the sandbox's own loopback may serve
+          // the preview on the same port number, and that answer must not count as reaching the host.
+          `fetch('http://127.0.0.1:${port}/fetch').then(function(r){return r.text()}).then(function(t){document.getElementById('r').style.background=t==='${marker}'?'rgb(0,200,0)':'rgb(200,0,0)'},function(){document.getElementById('r').style.background='rgb(200,0,0)'});` +
           `</script></body></html>`,
       );
       const png = PNG.sync.read(await takePreviewScreenshot(CHROMIUM, dir));
