@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { AnswerVerdict } from '../builders/builder-module.js';
 import type { QuestionRow } from '../store/rows.js';
 import type { Store } from '../store/store.js';
+import { waitForProjectRead } from '../workflows/workflow-wait.js';
 
 /** How long a send waits for another node's verdict by default, in ms. */
 export const REMOTE_CHECK_TIMEOUT_MS = 10_000;
@@ -38,50 +39,7 @@ export async function checkElsewhere(store: Pick<Store, 'repos' | 'events' | 'tr
 }
 
 /** Resolves with check `id`'s verdict once written, or null after `timeoutMs`. */
-function waitForVerdict(store: Pick<Store, 'repos' | 'events'>, id: string, projectId: string, timeoutMs: number): Promise<AnswerVerdict | null> {
-  return new Promise((resolve, reject) => {
-    let ended = false;
-    let reading = false;
-    let again = false;
-    let recheck: NodeJS.Timeout | undefined;
-    const finish = (verdict: AnswerVerdict | null, error?: unknown) => {
-      if (ended) return;
-      ended = true;
-      clearTimeout(timer);
-      clearTimeout(recheck);
-      stopProject();
-      stopReset();
-      if (error !== undefined) reject(error);
-      else resolve(verdict);
-    };
-    const look = () => {
-      if (ended) return;
-      if (reading) {
-        again = true;
-        return;
-      }
-      reading = true;
-      clearTimeout(recheck);
-      store.repos.answerChecks.findById(id).then(
-        (row) => {
-          reading = false;
-          if (row?.verdict != null) return finish(JSON.parse(row.verdict) as AnswerVerdict);
-          if (again) {
-            again = false;
-            return look();
-          }
-          recheck = setTimeout(look, RECHECK_MS);
-          recheck.unref();
-        },
-        (error: unknown) => finish(null, error),
-      );
-    };
-    const stopProject = store.events.subscribe('project', (changed) => {
-      if (changed === projectId) look();
-    });
-    const stopReset = store.events.onReset(look);
-    const timer = setTimeout(() => finish(null), Math.max(0, timeoutMs));
-    timer.unref();
-    look();
-  });
+async function waitForVerdict(store: Pick<Store, 'repos' | 'events'>, id: string, projectId: string, timeoutMs: number): Promise<AnswerVerdict | null> {
+  const row = await waitForProjectRead(store, projectId, () => store.repos.answerChecks.findById(id), (found) => found?.verdict != null, { timeoutMs, recheckMs: RECHECK_MS });
+  return row?.verdict != null ? (JSON.parse(row.verdict) as AnswerVerdict) : null;
 }

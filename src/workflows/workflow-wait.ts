@@ -27,20 +27,37 @@ export function waitForWorkflow(
   done: (row: WorkflowRow | undefined) => boolean,
   options: WorkflowWaitOptions,
 ): Promise<WorkflowRow | undefined> {
+  return waitForProjectRead(store, workflow.projectId, () => store.repos.workflows.findById(workflow.id), done, options);
+}
+
+/**
+ * The wait itself, for any read of one project's rows: runs `read()` now, at each `project` notice
+ * of `projectId` and each reset (one read at a time; a notice during a read reads again after it),
+ * and every `recheckMs` without a notice, until `done(value)` holds; when `timeoutMs` passes first,
+ * reads once more and resolves with that value, done or not.
+ * @throws what `read` throws.
+ */
+export function waitForProjectRead<T>(
+  store: Pick<Store, 'events'>,
+  projectId: string,
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  options: WorkflowWaitOptions,
+): Promise<T> {
   return new Promise((resolve, reject) => {
     let ended = false;
     let reading = false;
     let again = false;
     let recheck: NodeJS.Timeout | undefined;
-    const finish = (row: WorkflowRow | undefined, error?: unknown) => {
+    const finish = (outcome: { value: T } | { error: unknown }) => {
       if (ended) return;
       ended = true;
       clearTimeout(timer);
       clearTimeout(recheck);
       stopProject();
       stopReset();
-      if (error !== undefined) reject(error);
-      else resolve(row);
+      if ('error' in outcome) reject(outcome.error);
+      else resolve(outcome.value);
     };
     const look = (final = false) => {
       if (ended) return;
@@ -50,10 +67,10 @@ export function waitForWorkflow(
       }
       reading = true;
       clearTimeout(recheck);
-      store.repos.workflows.findById(workflow.id).then(
-        (row) => {
+      read().then(
+        (value) => {
           reading = false;
-          if (final || done(row)) return finish(row);
+          if (final || done(value)) return finish({ value });
           if (again) {
             again = false;
             return look();
@@ -61,11 +78,11 @@ export function waitForWorkflow(
           recheck = setTimeout(() => look(), options.recheckMs);
           recheck.unref();
         },
-        (error: unknown) => finish(undefined, error),
+        (error: unknown) => finish({ error }),
       );
     };
     const stopProject = store.events.subscribe('project', (id) => {
-      if (id === workflow.projectId) look();
+      if (id === projectId) look();
     });
     const stopReset = store.events.onReset(() => look());
     const timer = setTimeout(() => look(true), Math.max(0, options.timeoutMs));
