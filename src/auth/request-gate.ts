@@ -118,12 +118,37 @@ export class RequestGate {
     if (token) {
       try {
         const caller = await this.tokens.authenticate(token);
-        return { key: `user:${caller.userId}`, caller };
+        return { key: readingKeyOf(caller), caller };
       } catch {
         // A refused token is anonymous.
       }
     }
     return { key: `address:${address}`, caller: null };
+  }
+
+  /**
+   * `readingKey` when it needs no wait (the token is in the token cache, or absent or malformed):
+   * the same answer, without a promise; undefined when the token must be looked up in the store.
+   */
+  readingKeyNow(token: string | undefined | null, address: string): { key: string; caller: Caller | null } | undefined {
+    if (!token) return { key: `address:${address}`, caller: null };
+    const caller = this.tokens.authenticateNow(token);
+    return caller ? { key: readingKeyOf(caller), caller } : undefined;
+  }
+
+  /**
+   * Admits `method` from an authenticated HTTP caller when that needs no wait (the rate limiter
+   * decides from process memory): the admission `policy` would give, or undefined, having counted
+   * nothing, when it must wait (then use `policy`).
+   * @throws RateLimitedError (-32005) over the plan's rate, as `policy` does.
+   */
+  admitNow(caller: Caller, method: string): Admission | undefined {
+    if (method !== 'tools/call' || !this.limiter.consumeNow) return undefined;
+    const { requestsPerMinute } = limitsFor(this.plans, caller.plan);
+    const rate = this.limiter.consumeNow(caller.rateKey ?? caller.tokenId, requestsPerMinute, 60);
+    if (!rate) return undefined;
+    if (!rate.allowed) throw new RateLimitedError(rate, 'requests');
+    return { caller, rate };
   }
 
   /**
@@ -185,3 +210,14 @@ export class RequestGate {
     return { caller, rate };
   }
 }
+
+/** The key a caller's requests still being read count against: `user:<id>`, made once per caller object. */
+function readingKeyOf(caller: Caller): string {
+  let key = readingKeys.get(caller);
+  if (key === undefined) {
+    key = `user:${caller.userId}`;
+    readingKeys.set(caller, key);
+  }
+  return key;
+}
+const readingKeys = new WeakMap<Caller, string>();

@@ -44,6 +44,13 @@ export class StoreRequestRateLimiter implements RequestRateLimiter {
   /** @param windows the store's shared windows (`store.rateWindows`). */
   constructor(private readonly windows: RateWindows) {}
 
+  consumeNow(key: string, limit: number, windowSeconds: number): RateDecision | undefined {
+    const now = Date.now();
+    const lease = this.leases.get(`${limit}/${windowSeconds}:${key}`);
+    if (!lease || lease.expire <= now || !(lease.left > 0 || lease.exhausted || lease.dry)) return undefined;
+    return take(lease, limit, now);
+  }
+
   async consume(key: string, limit: number, windowSeconds: number): Promise<RateDecision> {
     const now = Date.now();
     const id = `${limit}/${windowSeconds}:${key}`;

@@ -77,6 +77,13 @@ export interface ToolDefinition<I extends z.ZodObject, O extends z.ZodObject> {
   output: O;
   annotations: ToolAnnotations;
   handle(args: z.output<I>, context: ToolContext): z.input<O> | Promise<z.input<O>>;
+  /**
+   * The answer without a wait, when the tool has one at hand (a read served from memory or from
+   * SQLite): the output `handle` would give, or undefined when `handle` must run (it then answers,
+   * or throws the error). It must change nothing and throw nothing. Optional: the request's fast
+   * path (README "Performance") uses it.
+   */
+  handleNow?(args: z.output<I>, context: Omit<ToolContext, 'request'>): z.input<O> | undefined;
 }
 
 /** The `tools/list` entry of a tool. */
@@ -114,6 +121,11 @@ export interface Tool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject
    * @throws ServiceError -32602 for bad arguments, or whatever the service throws.
    */
   call(args: unknown, context: ToolContext): Promise<ToolResult<z.input<O>>>;
+  /**
+   * `call` when it needs no wait and succeeds (the tool's `handleNow` answered): the same result;
+   * else undefined, having changed nothing (then use `call`, which answers or throws). Never throws.
+   */
+  callNow(args: unknown, context: Omit<ToolContext, 'request'>): ToolResult<z.input<O>> | undefined;
 }
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
@@ -140,6 +152,16 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definit
         annotations: { title: definition.title, ...definition.annotations },
       };
       return descriptor;
+    },
+    callNow(args, context) {
+      const handleNow = definition.handleNow;
+      if (!handleNow) return undefined;
+      const parsed = definition.input.safeParse(args ?? {});
+      if (!parsed.success) return undefined;
+      const output = handleNow(parsed.data, context);
+      if (output === undefined) return undefined;
+      const text = JSON.stringify(output);
+      return new ToolResultWithJson<ToolResult['content'], z.input<O>>([{ type: 'text', text }], output, text);
     },
     async call(args, context) {
       const parsed = definition.input.safeParse(args ?? {});

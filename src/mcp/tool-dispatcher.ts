@@ -43,6 +43,26 @@ export class ToolDispatcher {
   }
 
   /**
+   * `call` when it needs no wait and succeeds (the tool answers from memory: `Tool.callNow`), with
+   * the tool's name; else undefined, having changed and reported nothing (then use `call`). Never
+   * throws. The caller reports the outcome once it is sent (`answered`), or falls back to `call`.
+   */
+  callNow(params: Record<string, unknown> | undefined, caller: Caller): { tool: string; result: ToolResult } | undefined {
+    const name = params?.name;
+    if (typeof name !== 'string') return undefined;
+    const tool = this.byName.get(name);
+    const args = params!.arguments;
+    if (!tool || (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args)))) return undefined;
+    const result = tool.callNow(args, { caller, services: this.services });
+    return result && { tool: name, result };
+  }
+
+  /** Reports a call answered by `callNow` to the observer (as `call` reports its calls). */
+  answered(tool: string): void {
+    this.observer?.toolCalled(tool, 'ok');
+  }
+
+  /**
    * Reports a `tools/call` refused before it reached the dispatcher (authentication, rate limit:
    * the transport's admission) to the observer.
    */

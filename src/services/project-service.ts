@@ -53,6 +53,12 @@ export class ProjectService {
     return toProject(await this.access.readable(caller, projectId));
   }
 
+  /** `get` when it needs no wait and succeeds; undefined otherwise (`get` then answers or throws). */
+  getNow(caller: Caller, projectId: string): Project | undefined {
+    const row = this.access.readableNow(caller, projectId);
+    return row && toProject(row);
+  }
+
   /**
    * Creates a project owned by the caller. Input is already validated (lengths, enum, blank name).
    * @throws ServiceError -32003 with `data.reason = "project_limit_reached"` at the plan's cap;

@@ -58,6 +58,11 @@ export interface ProjectRepo {
    * by the statements that use them, never read from this.
    */
   findById(id: string): Promise<ProjectRow | undefined>;
+  /**
+   * `findById` when it needs no wait (SQLite always; PostgreSQL when the row is in the read cache),
+   * else undefined, as for an unknown id: `findById` then decides.
+   */
+  peekById(id: string): ProjectRow | undefined;
   /** The owner's projects, newest first (docs/contract.md#tools). */
   listByOwner(ownerId: string): Promise<ProjectRow[]>;
   countByOwner(ownerId: string): Promise<number>;

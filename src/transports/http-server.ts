@@ -81,8 +81,8 @@ export interface HttpServerOptions {
  * address, see `listenHttp` in `app.ts`).
  */
 export interface HttpServerDeps {
-  gateway: Pick<JsonRpcGateway, 'handleText'>;
-  gate: Pick<RequestGate, 'policy' | 'readingKey'>;
+  gateway: Pick<JsonRpcGateway, 'handleText' | 'answerNow'>;
+  gate: Pick<RequestGate, 'policy' | 'readingKey' | 'readingKeyNow' | 'admitNow'>;
   /**
    * The client address of a request, for the bounds per client address (`client-address.ts`:
    * behind a trusted proxy, from `X-Forwarded-For`). Default the socket's peer.
@@ -194,7 +194,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     const version = req.headers['mcp-protocol-version'];
     const address = clientAddress(req);
     const token = bearerToken(req.headers.authorization);
-    const reading = await deps.gate.readingKey(token, address);
+    const reading = deps.gate.readingKeyNow(token, address) ?? (await deps.gate.readingKey(token, address));
     const readingKey = reading.key;
     const pending = unauthenticated.get(readingKey) ?? 0;
     if (pending >= maxUnauthenticated) {
@@ -209,6 +209,18 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     else unauthenticated.set(readingKey, left);
     if (body === BODY_ABORTED) return;
     if (body === BODY_TOO_LARGE) return bodyTooLarge(res, bodyLimit);
+
+    // The fast path (README "Performance"): a tool call whose answer and admission are at hand is
+    // answered now, with the reply the full path below would give; it holds no request slot (it
+    // never waits), and a full server sends it the full path, which refuses it.
+    const caller = reading.caller;
+    if (caller && inFlight < maxConcurrent) {
+      const now = deps.gateway.answerNow(body, caller, (method) => deps.gate.admitNow(caller, method));
+      if (now) {
+        if (!res.destroyed) sendReply(res, now, true, mcpClient(version), null);
+        return;
+      }
+    }
 
     // A request slot is taken once the caller is authenticated, and given back when the reply is
     // sent or the client goes away, whichever comes first.
