@@ -108,7 +108,10 @@ export class SqliteStore implements Store {
       updateChannels: new SqliteUpdateChannelRepo(this.db),
     };
     const outside = (call: () => Promise<unknown>) => this.outside(call);
-    this.repos = Object.fromEntries(REPO_NAMES.map((name) => [name, guardRepo(this.raw[name], outside)])) as unknown as Repos;
+    // A read without a wait is not at hand while this process has a transaction open (it would
+    // join it and could read its uncommitted rows).
+    const peekOutside = (call: () => unknown) => (this.mutex.locked ? undefined : call());
+    this.repos = Object.fromEntries(REPO_NAMES.map((name) => [name, guardRepo(this.raw[name], outside, peekOutside)])) as unknown as Repos;
     this.rateWindows = this.inMemory ? null : new SqliteRateWindows(sqlite, outside);
   }
 
@@ -189,6 +192,7 @@ export class SqliteStore implements Store {
       if (!state.open) return Promise.reject(state.spanned ?? new Error('The transaction has ended: its repositories cannot be used any more'));
       return call();
     };
+    const peekInside = (call: () => unknown) => (state.open ? call() : undefined);
     const tx: Record<string, unknown> = {
       lock: async (_table: LockTable, _id: string) => {
         // BEGIN IMMEDIATE holds the file's write lock: every writer is serialised already.
@@ -204,7 +208,7 @@ export class SqliteStore implements Store {
     };
     for (const name of REPO_NAMES) {
       let repo: unknown;
-      Object.defineProperty(tx, name, { get: () => (repo ??= guardRepo(this.raw[name], inside)), enumerable: true });
+      Object.defineProperty(tx, name, { get: () => (repo ??= guardRepo(this.raw[name], inside, peekInside)), enumerable: true });
     }
     return tx as unknown as Tx;
   }
