@@ -134,6 +134,9 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, u
   return out;
 }
 
+/** The results `callNow` made, by their output object (see `callNow`). */
+const results = new WeakMap<object, ToolResult>();
+
 /** Builds a callable tool from its declaration. Schemas are converted once, on first use. */
 export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definition: ToolDefinition<I, O>): Tool<I, O> {
   // Converted on first `tools/list`, not at start: `initialize` does not need them (README "Start-up time").
@@ -160,8 +163,14 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definit
       if (!parsed.success) return undefined;
       const output = handleNow(parsed.data, context);
       if (output === undefined) return undefined;
+      // A tool that answers the same output object again (a view of a cached row) gets the same
+      // result, serialised once.
+      const known = results.get(output);
+      if (known) return known as ToolResult<z.input<O>>;
       const text = JSON.stringify(output);
-      return new ToolResultWithJson<ToolResult['content'], z.input<O>>([{ type: 'text', text }], output, text);
+      const result = new ToolResultWithJson<ToolResult['content'], z.input<O>>([{ type: 'text', text }], output, text);
+      results.set(output, result);
+      return result;
     },
     async call(args, context) {
       const parsed = definition.input.safeParse(args ?? {});

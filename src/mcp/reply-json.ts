@@ -20,6 +20,7 @@ export class ToolResultWithJson<
 > {
   [key: string]: unknown;
   readonly #structuredJson: string;
+  #json: string | undefined;
 
   /** @param structuredJson `JSON.stringify(structuredContent)`. */
   constructor(
@@ -32,7 +33,8 @@ export class ToolResultWithJson<
 
   /** `JSON.stringify(this)`, with the structured content's text reused. */
   toJsonText(): string {
-    return `{"content":${JSON.stringify(this.content)},"structuredContent":${this.#structuredJson}}`;
+    this.#json ??= `{"content":${JSON.stringify(this.content)},"structuredContent":${this.#structuredJson}}`;
+    return this.#json;
   }
 }
 

@@ -22,6 +22,9 @@ export interface CreateProjectInput {
 
 const HOUR_MS = 3_600_000;
 
+/** The view of each project row `getNow` served (rows and views are never mutated). */
+const views = new WeakMap<ProjectRow, Project>();
+
 /** The public shape of a stored project (never exposes the owner). */
 function toProject(row: ProjectRow): Project {
   return {
@@ -56,7 +59,15 @@ export class ProjectService {
   /** `get` when it needs no wait and succeeds; undefined otherwise (`get` then answers or throws). */
   getNow(caller: Caller, projectId: string): Project | undefined {
     const row = this.access.readableNow(caller, projectId);
-    return row && toProject(row);
+    if (!row) return undefined;
+    // One view per row object: a cached row gives the same view (and the tool adapter then the
+    // same serialised result) to every call until the row changes; nobody mutates either.
+    let view = views.get(row);
+    if (!view) {
+      view = toProject(row);
+      views.set(row, view);
+    }
+    return view;
   }
 
   /**

@@ -80,7 +80,9 @@ export class PublicUrl {
    * `<uuid>.<artifact host>[:port]`), or null (another host, or `shared` mode).
    */
   projectOfHost(hostHeader: string | undefined): string | null {
-    if (this.origins === 'shared' || !hostHeader) return null;
+    // A project's host starts with a 36-character UUID label and a dot: shorter ones (every
+    // request to the service's own host, on the hot path) are not one.
+    if (this.origins === 'shared' || !hostHeader || hostHeader.length < 38) return null;
     const host = hostHeader.trim().toLowerCase().replace(/:\d+$/, '');
     const dot = host.indexOf('.');
     if (dot === -1) return null;
