@@ -51,12 +51,29 @@ export type ContentItem =
   | { type: 'image'; data: string; mimeType: string }
   | { type: 'resource_link'; uri: string; name: string; title?: string; mimeType?: string; description?: string };
 
-/** A handler's output with content items to send after the JSON text item (see `withContent`). */
+/**
+ * A handler's output with content items to send after the JSON text item (see `withContent`). Its
+ * JSON texts are made on first use and kept: a handler that returns the same one again (a cached
+ * answer, such as `svc_get_session`'s) is not serialised again.
+ */
 class OutputWithContent<T> {
+  #text: string | undefined;
+  #contentJson: string | undefined;
+
   constructor(
     readonly output: T,
     readonly content: ContentItem[],
   ) {}
+
+  /** `JSON.stringify(output)`. */
+  text(): string {
+    return (this.#text ??= JSON.stringify(this.output));
+  }
+
+  /** `JSON.stringify` of the result's content: the text item, then `content`. */
+  contentJson(): string {
+    return (this.#contentJson ??= JSON.stringify([{ type: 'text', text: this.text() }, ...this.content]));
+  }
 }
 
 /**
@@ -147,10 +164,14 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definit
       const returned = (await definition.handle(parsed.data, context)) as unknown;
       // The output is serialised once: for its text item, and reused as `structuredContent` in the
       // reply's JSON (reply-json.ts).
-      const output = (returned instanceof OutputWithContent ? returned.output : returned) as z.input<O>;
+      if (returned instanceof OutputWithContent) {
+        const text = returned.text();
+        const contentJson = () => returned.contentJson();
+        return new ToolResultWithJson<ToolResult['content'], z.input<O>>([{ type: 'text', text }, ...(returned.content as ContentItem[])], returned.output as z.input<O>, text, contentJson);
+      }
+      const output = returned as z.input<O>;
       const text = JSON.stringify(output);
-      const extra = returned instanceof OutputWithContent ? (returned.content as ContentItem[]) : [];
-      return new ToolResultWithJson<ToolResult['content'], z.input<O>>([{ type: 'text', text }, ...extra], output, text);
+      return new ToolResultWithJson<ToolResult['content'], z.input<O>>([{ type: 'text', text }], output, text);
     },
   };
 }

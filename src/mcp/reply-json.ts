@@ -20,19 +20,27 @@ export class ToolResultWithJson<
 > {
   [key: string]: unknown;
   readonly #structuredJson: string;
+  readonly #contentJson: (() => string) | undefined;
 
-  /** @param structuredJson `JSON.stringify(structuredContent)`. */
+  /**
+   * @param structuredJson `JSON.stringify(structuredContent)`.
+   * @param contentJson gives `JSON.stringify(content)` when asked (a text kept from an earlier,
+   *   equal result); absent: `content` is serialised.
+   */
   constructor(
     readonly content: Content,
     readonly structuredContent: Structured,
     structuredJson: string,
+    contentJson?: () => string,
   ) {
     this.#structuredJson = structuredJson;
+    this.#contentJson = contentJson;
   }
 
-  /** `JSON.stringify(this)`, with the structured content's text reused. */
+  /** `JSON.stringify(this)`, with the structured content's text (and the content's, when given) reused. */
   toJsonText(): string {
-    return `{"content":${JSON.stringify(this.content)},"structuredContent":${this.#structuredJson}}`;
+    const content = this.#contentJson ? this.#contentJson() : JSON.stringify(this.content);
+    return `{"content":${content},"structuredContent":${this.#structuredJson}}`;
   }
 }
 
