@@ -6,7 +6,7 @@
  * - This process's writes: every call of a writing method of the repositories whose rows a session
  *   shows (workflows, questions, artifacts, projects, users: a deleted user or project takes its
  *   workflows with it) moves the number when it is made and again when it settles, inside a
- *   transaction as outside. A method counts as a read only when it is listed in `READS`: a method
+ *   transaction as outside. A method counts as a read only when it is listed in `READ_METHODS`: a method
  *   added later counts as a write until it is listed, so a forgotten list entry costs a cache miss,
  *   never a stale answer.
  * - Another process's commits (the CLI, a second server on the same file): `PRAGMA data_version`
@@ -22,7 +22,7 @@ type CountedRepo = 'workflows' | 'questions' | 'artifacts' | 'projects' | 'users
  * The methods of each counted repository that only read (or, for `renewLease`, write only what no
  * session shows: a lease's expiry). Every other method is a write.
  */
-const READS: Record<CountedRepo, ReadonlySet<string>> = {
+export const READ_METHODS: Record<CountedRepo, ReadonlySet<string>> = {
   workflows: new Set([
     'nextSeq',
     'findById',
@@ -47,7 +47,7 @@ const READS: Record<CountedRepo, ReadonlySet<string>> = {
 
 /** Whether repository `name`'s writes move the generation. */
 function isCounted(name: keyof Repos): name is CountedRepo {
-  return Object.hasOwn(READS, name);
+  return Object.hasOwn(READ_METHODS, name);
 }
 
 /** The generation of one SQLite connection's session rows (see the file comment). */
@@ -79,7 +79,7 @@ export class RowGeneration {
    */
   counted<R extends object>(name: keyof Repos, repo: R): R {
     if (!isCounted(name)) return repo;
-    const reads = READS[name];
+    const reads = READ_METHODS[name];
     const counted: Record<string, unknown> = {};
     for (const [method, fn] of Object.entries(repo as Record<string, (...args: unknown[]) => Promise<unknown>>)) {
       if (reads.has(method)) {
