@@ -7,8 +7,13 @@
  * real SQLite file, over HTTP; the builder is driven by hand, so nothing moves between the steps.
  */
 import type Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { callTool, createProject, startTestServer, toolResult, waitFor, type TestServer } from './helpers.js';
+import { createApp, listenHttp } from '../src/app.js';
+import { silentLogger } from '../src/logger.js';
+import { callTool, createProject, GENEROUS_PLANS, startTestServer, tempDir, toolResult, waitFor, type TestServer } from './helpers.js';
 import { ManualBuilder, type ManualRun } from './manual-builder.js';
 import { sqliteOf } from './store-access.js';
 
@@ -168,4 +173,41 @@ it('a cached view is frozen: a caller that changes it throws instead of changing
     (view as { hasActiveWorkflows: boolean }).hasActiveWorkflows = true;
   }).toThrow(TypeError);
   expect((await session(projectId)).hasActiveWorkflows).toBe(false);
+});
+
+it('a session cached before the HTTP listener bound its port is not served after: its preview links move to the bound address', async () => {
+  const dataDir = tempDir();
+  const manual = new ManualBuilder();
+  const app = await createApp({ dataDir, logger: silentLogger(), builderInstance: manual, pollIntervalMs: 50, plans: GENEROUS_PLANS });
+  let http: Awaited<ReturnType<typeof listenHttp>> | undefined;
+  try {
+    await app.start();
+    const userId = randomUUID();
+    sqliteOf(app.store).prepare("insert into users (id, name, plan, created_at) values (?, 'carol', 'free', ?)").run(userId, new Date().toISOString());
+    const caller = { userId, userName: 'carol', plan: 'free', tokenId: 'test' };
+    const projectId = (await app.projects.create(caller, { name: 'Before the bind' })).id;
+    const sent = await app.workflows.send(caller, { projectId, message: 'Build the app', kind: 'build' });
+    const run = await waitFor(() => manual.runOf(sent.workflowId), 15_000, 'the run');
+    const site = join(dataDir, 'site');
+    mkdirSync(site);
+    writeFileSync(join(site, 'index.html'), '<p>hello</p>');
+    run.publish({ kind: 'preview', platform: 'web', sourceDir: site });
+    await waitFor(() => run.published.length === 1 && run.idle, 15_000, 'the preview');
+    const before = await app.workflows.session(caller, projectId);
+    expect(await app.workflows.session(caller, projectId)).toBe(before);
+
+    http = await listenHttp(app, { host: '127.0.0.1', port: 0, serveMcp: true });
+    const after = await app.workflows.session(caller, projectId);
+    const base = app.publicUrl.artifactBaseOf({ projectId, platform: 'web' });
+    expect(after.previewUrls[0]!.url.startsWith(base)).toBe(true);
+    expect(before.previewUrls[0]!.url.startsWith(base)).toBe(false);
+    expect(after.activeWorkflow!.previewUrls[0]!.url).toBe(after.previewUrls[0]!.url);
+    run.finish();
+    await waitFor(() => run.ended, 15_000, 'the build to end');
+  } finally {
+    for (const live of manual.live()) live.fail();
+    await http?.close();
+    await app.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });

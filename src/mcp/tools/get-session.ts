@@ -72,7 +72,8 @@ function replyOf(session: SessionView): SessionView {
   if (!Object.isFrozen(session)) return withContent(session, previewLinks(session));
   let reply = replies.get(session);
   if (!reply) {
-    reply = withContent(session, previewLinks(session));
+    // Shared by every call while the view is cached: frozen like the view.
+    reply = withContent(session, previewLinks(session).map((link) => Object.freeze(link)));
     replies.set(session, reply);
   }
   return reply;
