@@ -6,9 +6,9 @@
  * - This process's writes: every call of a writing method of the repositories whose rows a session
  *   shows (workflows, questions, artifacts, projects, users: a deleted user or project takes its
  *   workflows with it) moves the number when it is made and again when it settles, inside a
- *   transaction as outside. A method counts as a read only when it is listed in `READ_METHODS`: a method
- *   added later counts as a write until it is listed, so a forgotten list entry costs a cache miss,
- *   never a stale answer.
+ *   transaction as outside. A method counts as a read only when it is listed in `READ_METHODS`: a
+ *   method added later counts as a write until it is listed, so a forgotten list entry costs a
+ *   cache miss, never a stale answer.
  * - Another process's commits (the CLI, a second server on the same file): `PRAGMA data_version`
  *   moved since the last look. SQLite cannot say what that process changed, so any of its commits
  *   moves the number.
