@@ -4,7 +4,7 @@
  * around it is the real one, on a real SQLite file with the real migrations.
  */
 import { spawn } from 'node:child_process';
-import type { Builder, BuildContext, BuildJob, QuestionSpec } from '../src/builders/builder.js';
+import type { Builder, BuildContext, BuildJob, PublishRequest, PublishedArtifact, QuestionSpec } from '../src/builders/builder.js';
 import { BuildFailure } from '../src/builders/builder.js';
 import { processStart } from '../src/workflows/process-groups.js';
 
@@ -13,6 +13,7 @@ type Command =
   | { kind: 'fail'; message: string }
   | { kind: 'step'; name: string }
   | { kind: 'ask'; spec: QuestionSpec }
+  | { kind: 'publish'; request: PublishRequest }
   | { kind: 'spawn' };
 
 /** One run of the manual builder, driven by the test. */
@@ -21,6 +22,8 @@ export class ManualRun {
   private wake: (() => void) | null = null;
   /** Answers the run received, in order. */
   readonly answers: string[] = [];
+  /** Artifacts this run published, in order. */
+  readonly published: PublishedArtifact[] = [];
   /** Process groups this run started (detached `sleep`). */
   readonly groups: number[] = [];
   /** Leader identity of each group when started (to never signal a reused pgid when cleaning up). */
@@ -51,6 +54,10 @@ export class ManualRun {
   /** Makes the builder ask a question (it waits for the answer); `extra` adds to its spec. */
   ask(key = 'q', prompt = 'Which one?', extra: Partial<QuestionSpec> = {}): void {
     this.push({ kind: 'ask', spec: { key, prompt, ...extra } });
+  }
+  /** Makes the builder publish an artifact (an external URL needs no files). */
+  publish(request: PublishRequest): void {
+    this.push({ kind: 'publish', request });
   }
   /** Makes the builder start a detached process group running `sleep 1000` and track it. */
   spawnGroup(): void {
@@ -86,6 +93,7 @@ export class ManualRun {
       if (command.kind === 'fail') throw new BuildFailure('test_failure', command.message);
       if (command.kind === 'step') await this.context.step(++step, 9, command.name);
       if (command.kind === 'ask') this.answers.push(await this.context.ask(command.spec));
+      if (command.kind === 'publish') this.published.push(await this.context.publish(command.request));
       if (command.kind === 'spawn') {
         const child = spawn('sh', ['-c', 'trap "" TERM; sleep 1000'], { detached: true, stdio: 'ignore' });
         child.unref();

@@ -2,9 +2,11 @@
  * What the polled reads cost the SQLite store (README "Performance"): `svc_get_session` and
  * `svc_get_messages` run statements prepared once (none is compiled again on a warm read), and a
  * session runs as many statements with 50 queued workflows as with one (the queue is one query,
- * not one more per queued workflow). Counted on the real better-sqlite3 connection of a real
- * server; the reads are called in-process, where they finish within one turn of the event loop,
- * so no other work of the server can add to the counts.
+ * not one more per queued workflow); read again while nothing it shows changed, it runs one
+ * statement (the session cache's `PRAGMA data_version`, docs/architecture.md "The session cache").
+ * Counted on the real better-sqlite3 connection of a real server; the reads are called in-process,
+ * where they finish within one turn of the event loop, so no other work of the server can add to
+ * the counts.
  */
 import type Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -64,18 +66,38 @@ it('a session read prepares nothing once warm, and the queue costs one statement
   await waitFor(() => builder.runOf(first.workflowId));
   expect((await send(projectId, 'Queued 1')).status).toBe('queued');
   const session = () => server.app.workflows.session(caller, projectId);
+  // A write to the project first, so that the read is not served from the session cache.
+  const uncached = async () => {
+    await server.app.store.repos.projects.touch(projectId, new Date().toISOString());
+    return countStatements(sqlite, session);
+  };
 
   await session();
-  const oneQueued = await countStatements(sqlite, session);
+  const oneQueued = await uncached();
   for (let i = 2; i <= 50; i++) await send(projectId, `Queued ${i}`);
   const view = await session();
   expect(view.activeWorkflow?.id).toBe(first.workflowId);
   expect(view.queuedWorkflows).toHaveLength(50);
-  const fiftyQueued = await countStatements(sqlite, session);
+  const fiftyQueued = await uncached();
 
   expect(oneQueued.prepared).toBe(0);
   expect(fiftyQueued.prepared).toBe(0);
   expect(fiftyQueued.run).toBe(oneQueued.run);
+  expect(fiftyQueued.run).toBeGreaterThan(1);
+});
+
+it('a session read again while nothing it shows changed runs one statement (PRAGMA data_version), with 50 queued workflows too', async () => {
+  const sqlite = sqliteOf(server.app.store);
+  const projectId = (await createProject(server.mcpUrl, token)).id;
+  const first = await send(projectId, 'Build the app');
+  await waitFor(() => builder.runOf(first.workflowId));
+  for (let i = 1; i <= 50; i++) await send(projectId, `Queued ${i}`);
+  const session = () => server.app.workflows.session(caller, projectId);
+  const view = await session();
+  expect(view.queuedWorkflows).toHaveLength(50);
+  const again = await countStatements(sqlite, session);
+  expect(again).toEqual({ prepared: 0, run: 1 });
+  expect(await session()).toBe(view);
 });
 
 it('a page of the conversation prepares nothing once warm', async () => {

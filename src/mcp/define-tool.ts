@@ -51,12 +51,29 @@ export type ContentItem =
   | { type: 'image'; data: string; mimeType: string }
   | { type: 'resource_link'; uri: string; name: string; title?: string; mimeType?: string; description?: string };
 
-/** A handler's output with content items to send after the JSON text item (see `withContent`). */
+/**
+ * A handler's output with content items to send after the JSON text item (see `withContent`). Its
+ * JSON texts are made on first use and kept: a handler that returns the same one again (a cached
+ * answer, such as `svc_get_session`'s) is not serialised again.
+ */
 class OutputWithContent<T> {
+  #text: string | undefined;
+  #contentJson: string | undefined;
+
   constructor(
     readonly output: T,
     readonly content: ContentItem[],
   ) {}
+
+  /** `JSON.stringify(output)`. */
+  text(): string {
+    return (this.#text ??= JSON.stringify(this.output));
+  }
+
+  /** `JSON.stringify` of the result's content: the text item, then `content`. */
+  contentJson(): string {
+    return (this.#contentJson ??= JSON.stringify([{ type: 'text', text: this.text() }, ...this.content]));
+  }
 }
 
 /**
@@ -167,21 +184,28 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definit
       // result, serialised once.
       const known = results.get(output);
       if (known) return known as ToolResult<z.input<O>>;
-      const text = JSON.stringify(output);
-      const result = new ToolResultWithJson<ToolResult['content'], z.input<O>>([{ type: 'text', text }], output, text);
+      const result = resultOf<O>(output);
       results.set(output, result);
       return result;
     },
     async call(args, context) {
       const parsed = definition.input.safeParse(args ?? {});
       if (!parsed.success) throw parameterError(parsed.error.issues, args ?? {});
-      const returned = (await definition.handle(parsed.data, context)) as unknown;
-      // The output is serialised once: for its text item, and reused as `structuredContent` in the
-      // reply's JSON (reply-json.ts).
-      const output = (returned instanceof OutputWithContent ? returned.output : returned) as z.input<O>;
-      const text = JSON.stringify(output);
-      const extra = returned instanceof OutputWithContent ? (returned.content as ContentItem[]) : [];
-      return new ToolResultWithJson<ToolResult['content'], z.input<O>>([{ type: 'text', text }, ...extra], output, text);
+      return resultOf<O>((await definition.handle(parsed.data, context)) as z.input<O>);
     },
   };
+}
+
+/**
+ * The `CallToolResult` of a handler's output (`withContent`'s too). The output is serialised once:
+ * for its text item, and reused as `structuredContent` in the reply's JSON (reply-json.ts).
+ */
+function resultOf<O extends z.ZodObject>(returned: z.input<O>): ToolResult<z.input<O>> {
+  if (returned instanceof OutputWithContent) {
+    const text = returned.text();
+    const contentJson = () => returned.contentJson();
+    return new ToolResultWithJson<ToolResult['content'], z.input<O>>([{ type: 'text', text }, ...(returned.content as ContentItem[])], returned.output as z.input<O>, text, contentJson);
+  }
+  const text = JSON.stringify(returned);
+  return new ToolResultWithJson<ToolResult['content'], z.input<O>>([{ type: 'text', text }], returned, text);
 }

@@ -20,20 +20,30 @@ export class ToolResultWithJson<
 > {
   [key: string]: unknown;
   readonly #structuredJson: string;
+  readonly #contentJson: (() => string) | undefined;
   #json: string | undefined;
 
-  /** @param structuredJson `JSON.stringify(structuredContent)`. */
+  /**
+   * @param structuredJson `JSON.stringify(structuredContent)`.
+   * @param contentJson gives `JSON.stringify(content)` when asked (a text kept from an earlier,
+   *   equal result); absent: `content` is serialised.
+   */
   constructor(
     readonly content: Content,
     readonly structuredContent: Structured,
     structuredJson: string,
+    contentJson?: () => string,
   ) {
     this.#structuredJson = structuredJson;
+    this.#contentJson = contentJson;
   }
 
-  /** `JSON.stringify(this)`, with the structured content's text reused. */
+  /** `JSON.stringify(this)`, with the structured content's text (and the content's, when given) reused. */
   toJsonText(): string {
-    this.#json ??= `{"content":${JSON.stringify(this.content)},"structuredContent":${this.#structuredJson}}`;
+    if (this.#json === undefined) {
+      const content = this.#contentJson ? this.#contentJson() : JSON.stringify(this.content);
+      this.#json = `{"content":${content},"structuredContent":${this.#structuredJson}}`;
+    }
     return this.#json;
   }
 }

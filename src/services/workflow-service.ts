@@ -24,6 +24,7 @@ import { MAX_MESSAGE_LENGTH } from '../config/message-limits.js';
 import { isTerminal, statusesBefore } from '../workflows/workflow-states.js';
 import { inferKind } from './instruction-kind.js';
 import { OpenWaits } from './open-waits.js';
+import { SessionCache } from './session-cache.js';
 import { foldProjectStates, type ProjectState } from './project-state.js';
 import { MESSAGES_PAGE_DEFAULT, WORKFLOW_TITLE_MAX, type CancelResult, type MessagesPage, type MessageView, type PendingQuestion, type PreviewUrl, type SendMessageResult, type SessionView, type WorkflowView } from './resource-shapes.js';
 import type { ProjectAccess } from './project-access.js';
@@ -75,6 +76,8 @@ export interface SessionWaitOptions {
 export class WorkflowService {
   /** Each user's open session waits, bounded (`open-waits.ts`). */
   private readonly openWaits = new OpenWaits();
+  /** The session views last read, per project, while nothing they show has changed (`session-cache.ts`). */
+  private readonly sessions = new SessionCache();
 
   constructor(private readonly deps: WorkflowServiceDeps) {}
 
@@ -338,9 +341,36 @@ export class WorkflowService {
     return { ...result, status: 'queued', queuePosition: 1 };
   }
 
-  /** The project's workflow status, pending question and preview URLs. @throws -32004/-32003 */
+  /**
+   * The project's workflow status, pending question and preview URLs. While nothing the session
+   * shows has changed since the last read (the store's `rowGeneration()`), that read's view is
+   * returned again: frozen and shared, so callers must copy it to change it (`session-cache.ts`).
+   * @throws -32004/-32003
+   */
   async session(caller: Caller, projectId: string): Promise<SessionView> {
     await this.deps.access.readable(caller, projectId);
+    const { store, publicUrl } = this.deps;
+    // Taken before the reads: a write made while they run moves it, and their view is never served.
+    const generation = store.rowGeneration();
+    const base = publicUrl.artifacts();
+    const cached = this.sessions.get(projectId, generation, base);
+    if (cached) return cached;
+    const view = await this.readSession(projectId);
+    this.sessions.set(projectId, generation, base, view);
+    return view;
+  }
+
+  /**
+   * `session` when it needs no wait: the cached view of a project the caller may read, while
+   * nothing it shows changed; else undefined (`session` then reads, or throws).
+   */
+  sessionNow(caller: Caller, projectId: string): SessionView | undefined {
+    if (!this.deps.access.readableNow(caller, projectId)) return undefined;
+    return this.sessions.get(projectId, this.deps.store.rowGeneration(), this.deps.publicUrl.artifacts());
+  }
+
+  /** The session read from the store. */
+  private async readSession(projectId: string): Promise<SessionView> {
     const { workflows, questions, artifacts } = this.deps.store.repos;
     // Separate statements, which another node's commits may fall between: the queue is read before
     // the active workflow, so a queued workflow claimed meanwhile shows as active (never in neither),

@@ -121,6 +121,16 @@ export interface Store {
    */
   clockOffsetMs(): number;
   /**
+   * A number that moves whenever the rows a session shows (workflows, questions, artifacts,
+   * projects, users) may have changed: this process's writes to them (counted when the write is
+   * made, inside a transaction or not) and any commit of another process. Equal numbers from two
+   * calls mean a read of those rows made after the first call would still be current; a cache
+   * keyed by it is never stale (docs/architecture.md "The session cache"). SQLite: one `PRAGMA
+   * data_version` read. PostgreSQL: null (other nodes' commits are not known at once: nothing
+   * may be cached by it).
+   */
+  rowGeneration(): number | null;
+  /**
    * The connection pool's use now, for the metrics (docs/metrics.md): absent on a store without a
    * pool (SQLite, one connection per process).
    */

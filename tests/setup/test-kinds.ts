@@ -20,6 +20,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/stdio-startup.test.ts',
   'tests/console/console-sessions-cli.test.ts',
   'tests/crash-recovery.test.ts',
+  'tests/session-cache-processes.test.ts',
   'tests/hardening.test.ts',
   'tests/host-loop.test.ts',
   'tests/install-channels.test.ts',

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineTool, withContent, type ContentItem } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';
 import { uuidParameter } from '../parameters.js';
-import { sessionSchema } from '../../services/resource-shapes.js';
+import { sessionSchema, type SessionView } from '../../services/resource-shapes.js';
 import { MAX_WAIT_SECONDS } from '../../services/workflow-service.js';
 import { MAX_OPEN_WAITS_PER_USER } from '../../services/open-waits.js';
 import { SCREENSHOT_LONGEST_MS } from '../../services/preview-screenshots.js';
@@ -43,6 +43,12 @@ export const getSessionTool = defineTool({
   }),
   output: sessionSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  // A poll that neither waits nor asks for a picture or a page, of a session cached since nothing it shows changed.
+  handleNow: ({ projectId, waitSeconds, screenshot, questionFilesPage }, { caller, services }) => {
+    if (waitSeconds > 0 || screenshot || questionFilesPage !== undefined) return undefined;
+    const session = services.workflows.sessionNow(caller, projectId);
+    return session && replyOf(session);
+  },
   handle: async ({ projectId, waitSeconds, screenshot, questionFilesPage }, { caller, services, request }) => {
     // A screenshot may wait for a browser, then render: never cut by the per-message deadline.
     const longest = waitSeconds * 1000 + (screenshot ? SCREENSHOT_LONGEST_MS : 0);
@@ -53,16 +59,39 @@ export const getSessionTool = defineTool({
       waitMs: waitSeconds * 1000,
       ...(waitSeconds > 0 && { signal: request?.signal, onStep: request?.progress }),
     });
-    const content: ContentItem[] = session.previewUrls.map((p) => ({
-      type: 'resource_link',
-      uri: p.url,
-      name: `${p.platform}-${p.kind}`,
-      title: `${p.platform === 'web' ? 'Web' : p.platform === 'ios' ? 'iOS' : 'Android'} ${p.kind}`,
-      ...(p.platform === 'web' && { mimeType: 'text/html' }),
-    }));
-    if (!screenshot) return withContent(session, content);
+    if (!screenshot) return replyOf(session);
     const shot = await services.screenshots.latest(caller, projectId);
+    const content = previewLinks(session);
     if (shot.png) content.push({ type: 'image', data: shot.png.toString('base64'), mimeType: 'image/png' });
     return withContent({ ...session, screenshot: shot.info }, content);
   },
 });
+
+/**
+ * The reply of each cached session view (a frozen one, shared while nothing it shows changed:
+ * `services/session-cache.ts`), so that a polled session's JSON is made once, not once per call.
+ */
+const replies = new WeakMap<SessionView, SessionView>();
+
+/** The tool's output for `session`, with its preview links as content. */
+function replyOf(session: SessionView): SessionView {
+  if (!Object.isFrozen(session)) return withContent(session, previewLinks(session));
+  let reply = replies.get(session);
+  if (!reply) {
+    // Shared by every call while the view is cached: frozen like the view.
+    reply = withContent(session, previewLinks(session).map((link) => Object.freeze(link)));
+    replies.set(session, reply);
+  }
+  return reply;
+}
+
+/** The session's preview and deployment URLs as `resource_link` content items. */
+function previewLinks(session: SessionView): ContentItem[] {
+  return session.previewUrls.map((p) => ({
+    type: 'resource_link',
+    uri: p.url,
+    name: `${p.platform}-${p.kind}`,
+    title: `${p.platform === 'web' ? 'Web' : p.platform === 'ios' ? 'iOS' : 'Android'} ${p.kind}`,
+    ...(p.platform === 'web' && { mimeType: 'text/html' }),
+  }));
+}

@@ -129,6 +129,14 @@ export class PgStore implements Store {
     });
   }
 
+  /**
+   * Always null (`Store.rowGeneration`): another node's commit is known only when its notice
+   * arrives, so no read may be served from a cache keyed by it.
+   */
+  rowGeneration(): null {
+    return null;
+  }
+
   /** True while the change-notice (LISTEN) connection is up (`Store.listening`). */
   /** Connections of the pool (not the listener's): open, idle, and requests waiting for one. */
   poolStats(): PoolStats {

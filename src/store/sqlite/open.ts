@@ -24,6 +24,7 @@ import { FifoMutex } from './fifo-mutex.js';
 import { guardRepo } from './guarded-repos.js';
 import * as schema from './schema.js';
 import { SqliteEvents } from './sqlite-events.js';
+import { RowGeneration } from './row-generation.js';
 import { SqliteArtifactRepo } from './artifact-repo.js';
 import { SqliteLoginCodeRepo } from './login-code-repo.js';
 import { SqliteMessageRepo } from './message-repo.js';
@@ -72,6 +73,7 @@ export class SqliteStore implements Store {
   private readonly begin: Database.Statement;
   private readonly commit: Database.Statement;
   private readonly rollback: Database.Statement;
+  private readonly generation: RowGeneration;
 
   constructor(config: StoreConfig) {
     const sqlite = new Database(config.file);
@@ -90,6 +92,7 @@ export class SqliteStore implements Store {
     this.rollback = sqlite.prepare('ROLLBACK');
     const dataVersion = sqlite.prepare('pragma data_version').pluck();
     this.events = new SqliteEvents(() => dataVersion.get() as number, config.pollMs ?? 250);
+    this.generation = new RowGeneration(() => dataVersion.get() as number);
     // Project rows are read on every request: cached, cleared by other processes' commits.
     const projectCache = new ReadCache<schema.ProjectRow>(new ChangeWatch(this.events));
     this.raw = {
@@ -111,7 +114,7 @@ export class SqliteStore implements Store {
     // A read without a wait is not at hand while this process has a transaction open (it would
     // join it and could read its uncommitted rows).
     const peekOutside = (call: () => unknown) => (this.mutex.locked ? undefined : call());
-    this.repos = Object.fromEntries(REPO_NAMES.map((name) => [name, guardRepo(this.raw[name], outside, peekOutside)])) as unknown as Repos;
+    this.repos = Object.fromEntries(REPO_NAMES.map((name) => [name, this.generation.counted(name, guardRepo(this.raw[name], outside, peekOutside))])) as unknown as Repos;
     this.rateWindows = this.inMemory ? null : new SqliteRateWindows(sqlite, outside);
   }
 
@@ -148,6 +151,11 @@ export class SqliteStore implements Store {
 
   clockOffsetMs(): number {
     return 0;
+  }
+
+  /** See `Store.rowGeneration` (`row-generation.ts`): one `PRAGMA data_version` read. */
+  rowGeneration(): number {
+    return this.generation.current();
   }
 
   async ping(): Promise<void> {
@@ -208,7 +216,7 @@ export class SqliteStore implements Store {
     };
     for (const name of REPO_NAMES) {
       let repo: unknown;
-      Object.defineProperty(tx, name, { get: () => (repo ??= guardRepo(this.raw[name], inside, peekInside)), enumerable: true });
+      Object.defineProperty(tx, name, { get: () => (repo ??= this.generation.counted(name, guardRepo(this.raw[name], inside, peekInside))), enumerable: true });
     }
     return tx as unknown as Tx;
   }

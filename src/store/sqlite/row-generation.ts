@@ -1,0 +1,96 @@
+/**
+ * The SQLite store's `rowGeneration()` (docs/architecture.md "The session cache"): one number that
+ * moves whenever the rows a session shows may have changed, read in one cheap statement, so that a
+ * cached session can be served without reading its rows again and is never served stale.
+ *
+ * - This process's writes: every call of a writing method of the repositories whose rows a session
+ *   shows (workflows, questions, artifacts, projects, users: a deleted user or project takes its
+ *   workflows with it) moves the number when it is made and again when it settles, inside a
+ *   transaction as outside. A method counts as a read only when it is listed in `READ_METHODS`: a
+ *   method added later counts as a write until it is listed, so a forgotten list entry costs a
+ *   cache miss, never a stale answer.
+ * - Another process's commits (the CLI, a second server on the same file): `PRAGMA data_version`
+ *   moved since the last look. SQLite cannot say what that process changed, so any of its commits
+ *   moves the number.
+ */
+import type { Repos } from '../repos.js';
+
+/** The repositories whose writes move the generation. */
+type CountedRepo = 'workflows' | 'questions' | 'artifacts' | 'projects' | 'users';
+
+/**
+ * The methods of each counted repository that only read (or, for `renewLease`, write only what no
+ * session shows: a lease's expiry). Every other method is a write.
+ */
+export const READ_METHODS: Record<CountedRepo, ReadonlySet<string>> = {
+  workflows: new Set([
+    'nextSeq',
+    'findById',
+    'findActive',
+    'listQueued',
+    'latestFinished',
+    'instructionsBefore',
+    'listUnfinishedByOwner',
+    'listActive',
+    'slotCandidates',
+    'runningByOwner',
+    'countQueuedByOwner',
+    'countByStatus',
+    'isHeldBy',
+    'renewLease',
+  ]),
+  questions: new Set(['findById', 'pendingOf', 'findByKey', 'latestAnswer', 'filePagesOf']),
+  artifacts: new Set(['findById', 'listByWorkflow', 'latestPerPlatform', 'bytesUsedByOwner', 'previewsBeyond', 'latest']),
+  projects: new Set(['findById', 'peekById', 'listByOwner', 'countByOwner', 'createdSince']),
+  users: new Set(['findByName', 'findById', 'list']),
+};
+
+/** Whether repository `name`'s writes move the generation. */
+function isCounted(name: keyof Repos): name is CountedRepo {
+  return Object.hasOwn(READ_METHODS, name);
+}
+
+/** The generation of one SQLite connection's session rows (see the file comment). */
+export class RowGeneration {
+  private own = 0;
+  private version: number | undefined;
+
+  /** @param dataVersion reads `PRAGMA data_version` on the store's connection. */
+  constructor(private readonly dataVersion: () => number) {}
+
+  /**
+   * The current generation: equal numbers from two calls mean that no write of this process to a
+   * session's rows was made, and no other process committed, between them.
+   * @throws the driver's error once the database is closed.
+   */
+  current(): number {
+    const version = this.dataVersion();
+    if (version !== this.version) {
+      this.version = version;
+      this.own++;
+    }
+    return this.own;
+  }
+
+  /**
+   * `repo` (a guarded repository: a plain object of methods returning promises) with each writing
+   * method moving the generation when it is called and when its promise settles; the repositories
+   * no session shows are returned as they are.
+   */
+  counted<R extends object>(name: keyof Repos, repo: R): R {
+    if (!isCounted(name)) return repo;
+    const reads = READ_METHODS[name];
+    const counted: Record<string, unknown> = {};
+    for (const [method, fn] of Object.entries(repo as Record<string, (...args: unknown[]) => Promise<unknown>>)) {
+      if (reads.has(method)) {
+        counted[method] = fn;
+        continue;
+      }
+      counted[method] = (...args: unknown[]) => {
+        this.own++;
+        return fn(...args).finally(() => this.own++);
+      };
+    }
+    return counted as R;
+  }
+}
