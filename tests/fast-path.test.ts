@@ -111,6 +111,31 @@ describe('the fast path of a tool call', () => {
     }
   });
 
+  it('answers a polled svc_get_session from the cached view, byte for byte as the full path; a wait, a screenshot or a page of files takes the full path', async () => {
+    const session = (args: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'svc_get_session', arguments: { projectId: privateId, ...args }, ...extra } });
+    const caller = await callerOf(alice);
+    const admit = (method: string) => server.app.gate.admitNow(caller, method);
+    const policy = server.app.gate.policy({ transport: 'http', token: alice, caller });
+    // The first read fills the cache (the full path); the next poll is answered at once.
+    const full = await server.app.gateway.handleText(JSON.stringify(session({})), policy);
+    const now = server.app.gateway.answerNow(JSON.stringify(session({})), caller, admit);
+    expect(now?.status).toBe(200);
+    expect(replyJson(now!.body!)).toBe(replyJson(full.body!));
+    for (const args of [{ waitSeconds: 1 }, { screenshot: true }, { questionFilesPage: 1 }]) {
+      expect(server.app.gateway.answerNow(JSON.stringify(session(args)), caller, admit), JSON.stringify(args)).toBeUndefined();
+    }
+    // Over HTTP: the same text as the full path (a request with _meta).
+    const fast = await post(server.mcpUrl, session({}), alice);
+    const slow = await post(server.mcpUrl, session({}, { _meta: {} }), alice);
+    expect(fast.status).toBe(200);
+    expect(fast.text).toBe(slow.text);
+    // A send changes the session: the next poll is not answered from the old view.
+    expect((await callTool(server.mcpUrl, alice, 'svc_send_message', { projectId: privateId, message: 'build the app' })).status).toBe(200);
+    expect(server.app.gateway.answerNow(JSON.stringify(session({})), caller, admit)).toBeUndefined();
+    const after = await post(server.mcpUrl, session({}), alice);
+    expect(after.json.result.structuredContent.hasActiveWorkflows).toBe(true);
+  });
+
   it('reports each call answered at once to the metrics, once', async () => {
     const before = await toolCalls('ok');
     for (let i = 0; i < 5; i++) expect((await post(server.mcpUrl, getProject(publicId), alice)).status).toBe(200);
