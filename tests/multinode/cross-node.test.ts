@@ -24,7 +24,9 @@ describe.skipIf(!postgresAvailable())('two API nodes and two workers on one data
   let b: ApiNode;
 
   beforeAll(async () => {
-    cluster = await startCluster({ apiNodes: 2, workers: 2 });
+    // Nothing here kills or pauses a node: a long lease keeps a heartbeat delayed by a busy machine
+    // from ever looking like a lost worker (the file checks that no lease was lost).
+    cluster = await startCluster({ apiNodes: 2, workers: 2, leaseMs: 10_000 });
     [a, b] = cluster.api as [ApiNode, ApiNode];
   }, 120_000);
   afterAll(() => cluster?.close());
