@@ -112,17 +112,24 @@ describe('stdio start-up loads only what answering needs', () => {
     const exchange = async (extra: string[], text: string, count: number): Promise<string[]> => {
       const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', join(tempDir(), 'data'), '--port', '0', '--builder', 'scripted', '--log-level', 'warn', ...extra], {
         stdio: ['pipe', 'pipe', 'pipe'],
-        env: { PATH: process.env.PATH ?? '', XDG_CACHE_HOME: tempDir() },
+        env: { PATH: process.env.PATH ?? '', XDG_CACHE_HOME: tempDir(), MBM_DEBUG_MODULES: '1' },
       });
       child.stdin.write(text);
       let stdout = '';
       let stderr = '';
-      child.stderr.on('data', (d) => (stderr += d));
       try {
         await new Promise<void>((resolve, reject) => {
+          // The module trace (stderr) may come after the answers (stdout): another pipe.
+          const check = () => {
+            if (stdout.split('\n').length > count && stderr.includes('"bundlesLoaded"')) resolve();
+          };
+          child.stderr.on('data', (d) => {
+            stderr += d;
+            check();
+          });
           child.stdout.on('data', (d) => {
             stdout += d;
-            if (stdout.split('\n').length > count) resolve();
+            check();
           });
           child.once('exit', (code) => reject(new Error(`the bin exited (${code}): ${stderr}`)));
         });
@@ -131,8 +138,10 @@ describe('stdio start-up loads only what answering needs', () => {
         if (child.exitCode === null && child.signalCode === null) await new Promise((r) => child.once('exit', r));
       }
       expect(stderr).not.toContain('differs');
+      loaded.push(JSON.parse(stderr.split('\n').find((line) => line.startsWith('{"lazyModulesEvaluated"'))!).bundlesLoaded);
       return stdout.split('\n').slice(0, count);
     };
+    const loaded: unknown[] = [];
     const early = await exchange([], `${[initialize, ...rest.map((m) => JSON.stringify(m))].join('\n')}\n`, 5);
     expect(early.map((line) => JSON.parse(line).id)).toEqual([1, ...early.slice(1).map((line) => JSON.parse(line).id)]);
     expect(early.map((line) => JSON.parse(line).id).sort()).toEqual([1, 2, 3, 4, 5]);
@@ -144,10 +153,14 @@ describe('stdio start-up loads only what answering needs', () => {
     // The same initialize through the main bundle alone (a command line that is not plain).
     const [main] = await exchange(['--body-limit', '1048576'], `${initialize}\n`, 1);
     expect(early[0]).toBe(main);
+    expect(loaded).toEqual([['dist/mobile-builder-early.cjs'], ['dist/mobile-builder-early.cjs', 'dist/mobile-builder-mcp.cjs']]);
   });
 
   it('leaves a command line with a bad value to commander: it exits with its message before answering anything', async () => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', join(tempDir(), 'data'), '--port', 'abc'], { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', XDG_CACHE_HOME: tempDir() } });
+    const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', join(tempDir(), 'data'), '--port', 'abc'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '', XDG_CACHE_HOME: tempDir(), MBM_DEBUG_MODULES: '1' },
+    });
     child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } })}\n`);
     let stdout = '';
     let stderr = '';
@@ -157,6 +170,9 @@ describe('stdio start-up loads only what answering needs', () => {
     expect(code).toBe(1);
     expect(stderr).toContain("error: option '--port <port>' argument 'abc' is invalid. --port must be a whole number of at least 0");
     expect(stdout).toBe('');
+    // The early bundle was asked, and left the command line to the main one (nothing was written: no trace).
+    expect(stderr).not.toContain('lazyModulesEvaluated');
+    expect(existsSync(join(ROOT, 'dist', 'mobile-builder-early.cjs'))).toBe(true);
   });
 
   it('answers initialize before it opens the store and before it tries the build sandbox', async () => {
