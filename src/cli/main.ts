@@ -352,6 +352,8 @@ async function serve(options: ServeOptions, early: EarlyStdioStart | undefined):
     listening();
   }
   logger.info({ previews: http.url, store: storeShown(options), role: opened.role, builder: options.builder }, 'serving MCP over stdio');
+  // The messages that waited for the listener are handled first: finding the sandbox runs bubblewrap synchronously.
+  await new Promise((resolve) => setImmediate(resolve));
   // One user over stdio: builds may run unconfined, and the operator is told so once.
   const found = sandbox ?? buildSandboxFor(sandboxChoice);
   if (options.role === 'api') logger.info(builds());
