@@ -105,7 +105,13 @@ export function startStdioEarly(
   if (!isPlainStdioServe(argv, env)) return undefined;
   let reply: string | null = null;
   const take = (line: string) => (reply = earlyInitializeReply(line, packageVersion())) !== null;
+  // As `serve` does from its start: SIGTERM or SIGINT ends the process with code 0 (nothing is open yet).
+  const stop = () => process.exit(0);
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
   return readFirstLine(io.input, DEFAULTS.bodyLimitBytes, take).then(({ taken, rest }) => {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
     // Not taken: the transport reads the whole input, the first line included.
     if (taken === undefined || reply === null) return { input: rest };
     io.output.write(`${reply}\n`);
