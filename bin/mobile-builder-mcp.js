@@ -22,7 +22,9 @@
 // `initialize` over stdio), which bundles were loaded so far and which of their lazily evaluated
 // modules (those esbuild wraps, which is most of them) were evaluated, as one JSON line on stderr;
 // it compiles the bundles without the cache. A bundle's other modules are evaluated at its load,
-// always (dist/bundle-stats.json lists the early bundle's).
+// always (dist/bundle-stats.json lists the early bundle's). At exit it prints one more line,
+// `{"atExit":true,...}`: every module evaluated in the process's life, and every bundle required
+// (the OAuth and 2026-07-28 bundles are required by the main one on first use).
 //
 // Without the bundle (a `tsc`-only build) the modules are loaded as they are.
 //
@@ -83,6 +85,10 @@ if (trace) {
     process.stderr.write(`${JSON.stringify({ lazyModulesEvaluated: evaluated.length, lazyModulesBundled: bundled, bundlesLoaded, evaluated })}\n`);
     return result;
   };
+  process.on('exit', () => {
+    const bundlesRequired = Object.keys(require.cache).filter((file) => file.endsWith('.cjs')).map((file) => `dist/${file.slice(dirname(file).length + 1)}`);
+    process.stderr.write(`${JSON.stringify({ atExit: true, bundlesLoaded: trace.bundlesLoaded, bundlesRequired, evaluated: trace.evaluated })}\n`);
+  });
 }
 
 /** Runs the compiled `script` of the CommonJS bundle `file` and returns its exports. */

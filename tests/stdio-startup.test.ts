@@ -156,6 +156,39 @@ describe('stdio start-up loads only what answering needs', () => {
     expect(loaded).toEqual([['dist/mobile-builder-early.cjs'], ['dist/mobile-builder-early.cjs', 'dist/mobile-builder-mcp.cjs']]);
   });
 
+  it('a plain stdio serve never loads what it does not use, to the end of its input: no OAuth or 2026-07-28 bundle, express, QR codes, MIME table, Ajv, other zod locales or node-postgres', async () => {
+    const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', join(tempDir(), 'data'), '--port', '0', '--builder', 'scripted', '--log-level', 'info'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '', MBM_DEBUG_MODULES: '1', XDG_CACHE_HOME: tempDir() },
+    });
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } })}\n`);
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      // Once initialize is answered, the host's next messages; then the end of its input.
+      if (stdout.split('\n').length === 2) child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })}\n`);
+      if (stdout.split('\n').length === 3) child.stdin.end();
+    });
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout.split('\n')[1]!).result.tools.length).toBeGreaterThan(5);
+    const atExit = JSON.parse(stderr.split('\n').find((line) => line.startsWith('{"atExit"'))!) as { bundlesLoaded: string[]; bundlesRequired: string[]; evaluated: string[] };
+    expect(atExit.bundlesLoaded).toEqual(['dist/mobile-builder-early.cjs', 'dist/mobile-builder-mcp.cjs']);
+    expect(atExit.bundlesRequired).toEqual([]);
+    // The preview listener (the HTTP side and the console) is used: it serves the previews.
+    expect(atExit.evaluated).toContain('dist/http-listener.js');
+    const unused = [
+      /^node_modules\/(qrcode|ajv|ajv-formats|mime-db|mime-types|express|prom-client)\//,
+      /^dist\/(oauth|metrics)\//,
+      /^node_modules\/zod\/v4\/locales\/(?!en\.js$|index\.js$)/,
+      /^node_modules\/(pg|pg-[a-z-]+|postgres-[a-z]+)\//,
+      /^dist\/store\/pg\//,
+    ];
+    expect(atExit.evaluated.filter((path) => unused.some((re) => re.test(path)))).toEqual([]);
+  });
+
   it('leaves a command line with a bad value to commander: it exits with its message before answering anything', async () => {
     const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', join(tempDir(), 'data'), '--port', 'abc'], {
       stdio: ['pipe', 'pipe', 'pipe'],
