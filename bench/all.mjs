@@ -74,6 +74,7 @@ reported('svc_get_project on PostgreSQL / on SQLite (CPU)', call('projectPg') ? 
 const startup = results['startup.json'];
 goal(3, 'stdio spawn -> initialize, warm cache / bare node', startup?.warmRatio, 2);
 goal(3, 'stdio spawn -> initialize, first start / bare node', startup?.coldRatio, 2.5);
+reported('stdio spawn -> first tools/list answered, warm / first start', startup?.warmToolsMs && `${Math.round(startup.warmToolsMs)} / ${Math.round(startup.coldToolsMs)} ms`);
 rows.push([4, 'code cache per build and install path', 'a test: tests/code-cache.test.ts', '', '']);
 const leases = results['leases.json'];
 goal(5, 'lease takeover after SIGKILL, median (defaults)', leases?.defaults ? leases.takeoverAfterSigkillMs.median : undefined, 3000, { unit: 'ms' });

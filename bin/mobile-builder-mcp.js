@@ -5,6 +5,12 @@
 // (README "Start-up time"). The bundle's compiled code is kept in V8's code cache, which saves
 // compiling it again at each start.
 //
+// A plain `serve` over stdio (src/cli/early-stdio-start.ts says which command lines are plain)
+// starts with a small bundle of its own, dist/mobile-builder-early.cjs, which answers a first
+// `initialize` before the main bundle is read: the main bundle is loaded right after that answer
+// and serves everything else, the lines that came meanwhile included, in order. The early bundle is
+// a few KiB that V8 compiles lazily, so it has no code cache of its own.
+//
 // The cache lives in the user's cache folder, one file per build and install: its name carries the
 // build's hash (the bundle's first line, written by scripts/bundle.mjs), a hash of the install's
 // path and the Node version. Several installs on one machine (npx and a global install, two
@@ -13,9 +19,12 @@
 // and any cache file nobody has used for 30 days (a warm start marks its file used once a day).
 // `MBM_DEBUG_CODE_CACHE=1` prints what the cache did to stderr (a hit, a miss, a write, a removal).
 // `MBM_DEBUG_MODULES=1` prints, when the first line is written to stdout (the answer to
-// `initialize` over stdio), which of the bundle's lazily evaluated modules (those esbuild wraps,
-// which is most of them) were evaluated so far, as one JSON line on stderr; it compiles the bundle
-// without the cache. The bundle's other modules are evaluated at load, always.
+// `initialize` over stdio), which bundles were loaded so far and which of their lazily evaluated
+// modules (those esbuild wraps, which is most of them) were evaluated, as one JSON line on stderr;
+// it compiles the bundles without the cache. A bundle's other modules are evaluated at its load,
+// always (dist/bundle-stats.json lists the early bundle's). At exit it prints one more line,
+// `{"atExit":true,...}`: every module evaluated in the process's life, and every bundle required
+// (the OAuth and 2026-07-28 bundles are required by the main one on first use).
 //
 // Without the bundle (a `tsc`-only build) the modules are loaded as they are.
 //
@@ -29,6 +38,7 @@ const { dirname, join } = require('node:path');
 const { Script } = require('node:vm');
 
 const bundle = join(__dirname, '..', 'dist', 'mobile-builder-mcp.cjs');
+const earlyBundle = join(__dirname, '..', 'dist', 'mobile-builder-early.cjs');
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Cache files of any install unused this long are removed by whichever start writes one. */
 const UNUSED_MS = 30 * DAY_MS;
@@ -63,35 +73,48 @@ function prune(dir, own, install) {
   }
 }
 
-/**
- * `MBM_DEBUG_MODULES=1`: makes esbuild's lazy module wrappers (`__esm`, `__commonJS`) record the
- * path of each module they evaluate, and prints them at the first write to stdout.
- */
-function traceModules(source) {
-  const evaluated = [];
-  globalThis.__mbmEvaluated = evaluated;
-  const traced = source
-    .replace('var __esm=(fn,res)=>function(){', 'var __esm=(fn,res)=>function(){fn&&globalThis.__mbmEvaluated.push(__getOwnPropNames(fn)[0]);')
-    .replace('var __commonJS=(cb,mod)=>function(){', 'var __commonJS=(cb,mod)=>function(){mod||globalThis.__mbmEvaluated.push(__getOwnPropNames(cb)[0]);');
-  const bundled = [...source.matchAll(/__(?:esm|commonJS)\(\{"([^"]+)"/g)].map((m) => m[1]);
+/** `MBM_DEBUG_MODULES=1`: what the loaded bundles evaluated, printed at the first write to stdout. */
+const trace = process.env.MBM_DEBUG_MODULES === '1' ? { bundlesLoaded: [], evaluated: [], bundled: 0 } : undefined;
+if (trace) {
+  globalThis.__mbmEvaluated = trace.evaluated;
   const write = process.stdout.write;
   process.stdout.write = function (...args) {
     process.stdout.write = write;
     const result = write.apply(this, args);
-    process.stderr.write(`${JSON.stringify({ lazyModulesEvaluated: evaluated.length, lazyModulesBundled: bundled.length, evaluated })}\n`);
+    const { bundlesLoaded, evaluated, bundled } = trace;
+    process.stderr.write(`${JSON.stringify({ lazyModulesEvaluated: evaluated.length, lazyModulesBundled: bundled, bundlesLoaded, evaluated })}\n`);
     return result;
   };
-  return traced;
+  process.on('exit', () => {
+    const bundlesRequired = Object.keys(require.cache).filter((file) => file.endsWith('.cjs')).map((file) => `dist/${file.slice(dirname(file).length + 1)}`);
+    process.stderr.write(`${JSON.stringify({ atExit: true, bundlesLoaded: trace.bundlesLoaded, bundlesRequired, evaluated: trace.evaluated })}\n`);
+  });
+}
+
+/** Runs the compiled `script` of the CommonJS bundle `file` and returns its exports. */
+function runBundle(file, script) {
+  const module = { exports: {} };
+  script.runInThisContext().call(module.exports, module.exports, createRequire(file), module, file, dirname(file));
+  return module.exports;
+}
+
+/**
+ * `MBM_DEBUG_MODULES=1`: loads `file` with esbuild's lazy module wrappers (`__esm`, `__commonJS`)
+ * recording the path of each module they evaluate, without the code cache.
+ */
+function loadTraced(file) {
+  const source = readFileSync(file, 'utf8');
+  const traced = source
+    .replace('var __esm=(fn,res)=>function(){', 'var __esm=(fn,res)=>function(){fn&&globalThis.__mbmEvaluated.push(__getOwnPropNames(fn)[0]);')
+    .replace('var __commonJS=(cb,mod)=>function(){', 'var __commonJS=(cb,mod)=>function(){mod||globalThis.__mbmEvaluated.push(__getOwnPropNames(cb)[0]);');
+  trace.bundled += [...source.matchAll(/__(?:esm|commonJS)\(\{"([^"]+)"/g)].length;
+  trace.bundlesLoaded.push(`dist/${file.slice(dirname(file).length + 1)}`);
+  return runBundle(file, new Script(Module.wrap(traced), { filename: file }));
 }
 
 /** Loads the CommonJS bundle through a V8 code cache; any cache problem only costs the compile. */
 function loadBundle() {
-  if (process.env.MBM_DEBUG_MODULES === '1') {
-    const source = traceModules(readFileSync(bundle, 'utf8'));
-    const module = { exports: {} };
-    new Script(Module.wrap(source), { filename: bundle }).runInThisContext().call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle));
-    return module.exports;
-  }
+  if (trace) return loadTraced(bundle);
   const source = readFileSync(bundle, 'utf8');
   // The first line is `//build:<hash>` (scripts/bundle.mjs); an older bundle without it is keyed by its size.
   const build = source.startsWith('//build:') ? source.slice(8, source.indexOf('\n')) : `size${source.length}`;
@@ -111,8 +134,7 @@ function loadBundle() {
   const script = new Script(Module.wrap(source), { filename: bundle, ...(cachedData && { cachedData }) });
   if (cachedData) debug(script.cachedDataRejected ? `rejected ${cacheFile}` : `hit ${cacheFile}`);
   else debug(`miss ${cacheFile}`);
-  const module = { exports: {} };
-  script.runInThisContext().call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle));
+  const exports = runBundle(bundle, script);
   if (!cachedData || script.cachedDataRejected) {
     // After start-up, so that the functions start-up ran are in the cache too.
     setTimeout(() => {
@@ -138,12 +160,26 @@ function loadBundle() {
       }
     }, 1000).unref();
   }
-  return module.exports;
+  return exports;
 }
 
-const entry = existsSync(bundle) ? Promise.resolve(loadBundle()) : import('../dist/cli/main.js');
-entry
-  .then(({ run }) => run(process.argv))
+/** The early start of a plain stdio `serve` (a promise of its hand-over), or undefined for any other command line. */
+function startEarly() {
+  if (!existsSync(earlyBundle)) return undefined;
+  const { startStdioEarly } = trace ? loadTraced(earlyBundle) : require(earlyBundle);
+  return startStdioEarly(process.argv, process.env);
+}
+
+/** Runs the command line: through the early start when it is a plain stdio `serve`. */
+function start() {
+  if (!existsSync(bundle)) return import('../dist/cli/main.js').then(({ run }) => run(process.argv));
+  const early = startEarly();
+  if (!early) return loadBundle().run(process.argv);
+  return early.then((handOver) => loadBundle().run(process.argv, handOver));
+}
+
+Promise.resolve()
+  .then(start)
   .catch((error) => {
     // As an uncaught error would: the message and stack on stderr, exit code 1.
     process.exitCode = 1;

@@ -8,6 +8,9 @@
 // dist/mobile-builder-oauth.cjs, that the HTTP transport requires only when it serves /mcp: the
 // stdio server never reads them (README "Sign in with OAuth"). The MCP 2026-07-28 era (the v2 SDK) is
 // a third, dist/mobile-builder-modern.cjs, required on the first request of that era only.
+// A plain stdio `serve` starts with a fourth, dist/mobile-builder-early.cjs (a few KiB, Node's
+// built-ins only): it answers the first `initialize` before the bin loads the main bundle
+// (src/cli/early-stdio-start.ts, README "Start-up time").
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -114,13 +117,24 @@ const common = {
   metafile: true,
 };
 
-/** Size and module count of each bundle, for `npm run bench` (dist/bundle-stats.json). */
+/**
+ * Size and module count of each bundle, for `npm run bench` (dist/bundle-stats.json); with
+ * `listInputs`, the bundle's modules too (the early bundle's: tests check what it holds).
+ */
 const stats = {};
-function record(label, result, file) {
+function record(label, result, file, listInputs = false) {
   const output = Object.values(result.metafile.outputs)[0];
   const packages = new Set(Object.keys(output.inputs).flatMap((input) => /node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)/.exec(input)?.[1] ?? []));
-  stats[label] = { file, bytes: output.bytes, modules: Object.keys(output.inputs).length, packages: [...packages].sort() };
+  stats[label] = { file, bytes: output.bytes, modules: Object.keys(output.inputs).length, packages: [...packages].sort(), ...(listInputs && { inputs: Object.keys(output.inputs).sort() }) };
 }
+
+const early = await build({
+  ...common,
+  entryPoints: [join(dist, 'cli', 'early-stdio-start.js')],
+  outfile: join(dist, 'mobile-builder-early.cjs'),
+  plugins: [importMetaUrl],
+});
+record('early stdio bundle', early, 'dist/mobile-builder-early.cjs', true);
 
 const stdio = await build({
   ...common,

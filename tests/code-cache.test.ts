@@ -23,7 +23,7 @@ function install(variant: string): string {
   dirs.push(root);
   for (const part of ['bin', 'drizzle', 'assets', 'toolchains', 'package.json']) cpSync(join(ROOT, part), join(root, part), { recursive: true });
   mkdirSync(join(root, 'dist'));
-  for (const name of ['mobile-builder-mcp.cjs', 'mobile-builder-oauth.cjs', 'mobile-builder-modern.cjs']) cpSync(join(ROOT, 'dist', name), join(root, 'dist', name));
+  for (const name of ['mobile-builder-mcp.cjs', 'mobile-builder-oauth.cjs', 'mobile-builder-modern.cjs', 'mobile-builder-early.cjs']) cpSync(join(ROOT, 'dist', name), join(root, 'dist', name));
   const bundle = join(root, 'dist', 'mobile-builder-mcp.cjs');
   const source = readFileSync(bundle, 'utf8');
   expect(source).toMatch(/^\/\/build:[0-9a-f]{16}\n/);

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { distStaleness, ensureFreshDist } from './setup/fresh-dist.js';
 import { tempDir } from './helpers.js';
 
-const OUTPUTS = ['dist/index.js', 'dist/mobile-builder-mcp.cjs', 'dist/mobile-builder-oauth.cjs'];
+const OUTPUTS = ['dist/index.js', 'dist/mobile-builder-mcp.cjs', 'dist/mobile-builder-oauth.cjs', 'dist/mobile-builder-early.cjs'];
 const roots: string[] = [];
 
 /** A repository with src/, the build's other inputs and (unless `built` is false) its outputs, all dated `at` (seconds). */

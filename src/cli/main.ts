@@ -29,6 +29,7 @@ import { isLoopbackHostname } from '../io/loopback-hosts.js';
 import { checkBuilderSettings } from '../builders/builder-registry.js';
 import { createLogger } from '../logger.js';
 import { serveStdio } from '../transports/stdio-server.js';
+import type { EarlyStdioStart } from './early-stdio-start.js';
 import type { RunningHttpServer } from '../transports/http-server.js';
 import type { RunningHealthPort } from '../transports/health-server.js';
 import type { AdmissionPolicy } from '../mcp/json-rpc-gateway.js';
@@ -51,8 +52,11 @@ function addSettings(command: Command, path: readonly string[] = []): void {
   }
 }
 
-/** Builds the program (exported for tests of the parser; `run` executes it). */
-export function buildProgram(): Command {
+/**
+ * Builds the program (exported for tests of the parser; `run` executes it).
+ * @param early what the early start read and answered of stdin (`early-stdio-start.ts`), for `serve` over stdio.
+ */
+export function buildProgram(early?: EarlyStdioStart): Command {
   const program = new Command('mobile-builder-mcp')
     .description('An MCP server that manages native mobile app projects and runs their build and deploy workflows.')
     .version(VERSION)
@@ -61,7 +65,7 @@ export function buildProgram(): Command {
   program
     .command('serve')
     .description('Serve MCP over stdio (default; what MCP hosts launch) or streamable HTTP (--http).')
-    .action(async (options: ServeOptions) => serve(options));
+    .action(async (options: ServeOptions) => serve(options, early));
 
   program
     .command('worker')
@@ -236,7 +240,7 @@ function printTable(header: string[], rows: string[][]): void {
   process.stdout.write(`${[line(header), ...rows.map(line)].join('\n')}\n`);
 }
 
-async function serve(options: ServeOptions): Promise<void> {
+async function serve(options: ServeOptions, early: EarlyStdioStart | undefined): Promise<void> {
   if (options.role === 'worker') {
     if (options.http) {
       throw new UsageError(
@@ -304,7 +308,8 @@ async function serve(options: ServeOptions): Promise<void> {
   // needs it: a first message other than `initialize`), then the preview listener starts (README
   // "Start-up time"). Later messages wait until both are ready, so preview links name the
   // listener's real port. One stdio line is one message: --body-limit bounds it as it bounds an
-  // HTTP body.
+  // HTTP body. After an early start (`early-stdio-start.ts`) the first line may be answered already:
+  // the transport replays it and reads on from the byte after it.
   const token = process.env[SETTINGS.apiToken.env]?.trim() || undefined;
   const gateway = await createGateway({ logger });
   let opening: Promise<App> | undefined;
@@ -323,7 +328,7 @@ async function serve(options: ServeOptions): Promise<void> {
   gateway.whenToolsNeeded(() => void openNow().catch(() => undefined));
   const served = serveStdio(
     { gateway, gate: { policy: (origin) => policyOnceOpen(openNow, origin) }, logger },
-    { token, lineLimit: options.bodyLimit, onFirstReply: () => firstReply(), laterMessagesAfter: listened },
+    { token, lineLimit: options.bodyLimit, onFirstReply: () => firstReply(), laterMessagesAfter: listened, ...early },
   );
   await Promise.race([answered, served]);
   let opened: App;
@@ -332,6 +337,7 @@ async function serve(options: ServeOptions): Promise<void> {
   } catch (error) {
     // Nothing more is read: the process ends with the reason on stderr (exit code 1).
     process.stdin.destroy();
+    early?.input.destroy();
     throw error;
   }
   await openHealth(opened);
@@ -346,6 +352,8 @@ async function serve(options: ServeOptions): Promise<void> {
     listening();
   }
   logger.info({ previews: http.url, store: storeShown(options), role: opened.role, builder: options.builder }, 'serving MCP over stdio');
+  // The messages that waited for the listener are handled first: finding the sandbox runs bubblewrap synchronously.
+  await new Promise((resolve) => setImmediate(resolve));
   // One user over stdio: builds may run unconfined, and the operator is told so once.
   const found = sandbox ?? buildSandboxFor(sandboxChoice);
   if (options.role === 'api') logger.info(builds());
@@ -426,9 +434,12 @@ async function startArtifactListener(app: App, httpOptions: { host: string; body
   }
 }
 
-/** Entry point of the bin. Exits non-zero with a message on stderr for bad usage or a failed command. */
-export async function run(argv: string[]): Promise<void> {
-  const program = buildProgram();
+/**
+ * Entry point of the bin. Exits non-zero with a message on stderr for bad usage or a failed command.
+ * @param early what the early start read and answered of stdin (`early-stdio-start.ts`), when it ran.
+ */
+export async function run(argv: string[], early?: EarlyStdioStart): Promise<void> {
+  const program = buildProgram(early);
   program.exitOverride();
   try {
     await program.parseAsync(argv);

@@ -5,7 +5,6 @@
  * first page and for every Server-Sent Event, so the page works without script.
  */
 import { createHash } from 'node:crypto';
-import QRCode from 'qrcode';
 import type { MessageView, PendingQuestion, PreviewUrl, SessionView, WorkflowView } from '../services/resource-shapes.js';
 import { MAX_MESSAGE_LENGTH } from '../config/message-limits.js';
 import { isLoopbackHostname } from '../io/loopback-hosts.js';
@@ -148,6 +147,8 @@ ${projectId ? html`<img id="preview-thumbnail" class="thumbnail" src="/projects/
   const card = async (d: PreviewUrl) => {
     const exp = expUrlOf(d);
     const target = exp ?? d.url;
+    // Loaded on the first deployment card: a start (the stdio one's preview listener serves the console) never evaluates the QR encoder.
+    const { default: QRCode } = await import('qrcode');
     const svg = await QRCode.toString(target, { type: 'svg', margin: 1, width: 180, errorCorrectionLevel: 'M' });
     return html`<li class="deployment" data-platform="${d.platform}" data-deploy="${d.deployNumber ?? ''}">
 <div class="qr" role="img" aria-label="QR code of ${target}">${raw(svg)}</div>

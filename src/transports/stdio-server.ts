@@ -39,6 +39,12 @@ export interface StdioServerOptions {
    * depend on that start-up work (preview links name the preview listener's port).
    */
   laterMessagesAfter?: Promise<unknown>;
+  /**
+   * The first message, already answered by the early start (README "Start-up time"): `line` is
+   * handled first, as every message is, but its reply is not written again (`reply` is what was
+   * written: a different one is logged as an error). `input` then carries what came after it.
+   */
+  answered?: { line: string; reply: string };
 }
 
 /**
@@ -77,11 +83,28 @@ export function serveStdio(app: StdioServerDeps, options: StdioServerOptions): P
           if (reply.body) write(reply.body);
         })
         .catch((error: unknown) => app.logger.error({ err: error }, 'stdio message failed'));
-    const held = later && options.laterMessagesAfter;
+    const held = later && laterMessages;
     later = true;
     const work: Promise<void> = (held ? held.then(run, run) : run().finally(firstDone)).finally(() => inFlight.delete(work));
     inFlight.add(work);
   };
+
+  let laterMessages = options.laterMessagesAfter;
+  const answered = options.answered;
+  if (answered) {
+    // The server learns of the client from it (capabilities, version), and later messages wait for it.
+    later = true;
+    const replayed = app.gateway
+      .handleText(answered.line, admit, undefined, channel)
+      .then((reply) => {
+        if (JSON.stringify(reply.body) !== answered.reply) app.logger.error({ early: answered.reply, server: reply.body }, 'the early answer to the first message differs from the server\'s');
+      })
+      .catch((error: unknown) => app.logger.error({ err: error }, 'stdio message failed'))
+      .finally(() => inFlight.delete(replayed));
+    inFlight.add(replayed);
+    laterMessages = Promise.all([replayed, laterMessages]);
+    firstDone();
+  }
 
   // Every reply is bounded by the gateway's deadline, so the wait at the end of input is too.
   return readBoundedLines(input, {

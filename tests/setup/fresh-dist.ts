@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 /** What `npm run build` reads: the sources, the bundler script, its tsconfig and the locked dependencies. */
 const BUILD_INPUTS = ['src', 'scripts/bundle.mjs', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
 /** What it writes and the bin (or the package's `main`) loads. */
-const BUILD_OUTPUTS = ['dist/index.js', 'dist/mobile-builder-mcp.cjs', 'dist/mobile-builder-oauth.cjs'];
+const BUILD_OUTPUTS = ['dist/index.js', 'dist/mobile-builder-mcp.cjs', 'dist/mobile-builder-oauth.cjs', 'dist/mobile-builder-early.cjs'];
 
 /** Why `dist/` under `root` is stale, or null when it is current. */
 export interface Staleness {
