@@ -48,7 +48,7 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
   return {
     url: databaseUrl(adminUrl, name),
     name,
-    drop: () => onAdmin(adminUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+    drop: () => dropDatabase(adminUrl, name),
   };
 }
 
@@ -58,6 +58,27 @@ async function onAdmin(adminUrl: string, statement: string): Promise<void> {
   await client.connect();
   try {
     await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Drops database `name`. A pool's `end()` resolves once its connections are asked to close, not
+ * once they have: a connection still closing when `DROP … WITH (FORCE)` ends it gets the server's
+ * 57P01 as an 'error' event nobody listens to any more (an uncaught error of the test run). So the
+ * drop first waits (up to 10 s) for the database's connections to go, then forces out any left.
+ */
+async function dropDatabase(adminUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    for (let i = 0; i < 200; i++) {
+      const { rows } = await client.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where datname = $1', [name]);
+      if (rows[0]!.n === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   } finally {
     await client.end();
   }
