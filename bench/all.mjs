@@ -85,7 +85,7 @@ reported('PostgreSQL: worker SIGKILL -> next build on another worker', multinode
 reported('PostgreSQL: builds per minute, 2 workers / 1 worker', multinode && `${multinode.buildsPerMinute.ratio.toFixed(2)}x`);
 reported('PostgreSQL: svc_get_project req/s, API node / SQLite', multinode && `${multinode.getProject.ratio.requestsPerSecond.toFixed(2)}x`);
 
-const widths = [4, 58, 34, 12, 6];
+const widths = [4, 64, 34, 12, 6];
 console.log('\nperformance goals, each against its baseline measured in this run:');
 for (const row of rows) console.log(row.map((cell, i) => String(cell).padEnd(widths[i])).join('').trimEnd());
 if (failed) process.exitCode = 1;
