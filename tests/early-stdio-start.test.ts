@@ -54,6 +54,8 @@ const LEFT = [
   JSON.stringify(initialize({ ...plainParams, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } })),
   JSON.stringify(initialize({ ...plainParams, protocolVersion: 20250618 })),
   JSON.stringify(initialize({ ...plainParams, capabilities: { roots: { listChanged: 'yes' } } })),
+  JSON.stringify(initialize({ ...plainParams, capabilities: { roots: { listChanged: {} } } })),
+  JSON.stringify(initialize({ ...plainParams, capabilities: { elicitation: { form: { applyDefaults: {} } } } })),
   JSON.stringify(initialize({ ...plainParams, capabilities: { experimental: { listChanged: true } } })),
   JSON.stringify(initialize({ ...plainParams, capabilities: { sampling: [] } })),
   JSON.stringify(initialize({ ...plainParams, capabilities: { tasks: { list: 5 } } })),
@@ -215,5 +217,22 @@ describe('the hand-over to the stdio transport', () => {
     const over = await pending;
     expect(over.taken).toBeUndefined();
     expect(await drain(over.rest)).toBe(line);
+  });
+
+  it('ends the handed-over input when the input fails or closes without an end, as at the end of input', async () => {
+    const failing = new PassThrough();
+    failing.write('first\nsecond\n');
+    const handed = await readFirstLine(failing, 100, () => true);
+    expect(handed.taken).toBe('first');
+    const read = drain(handed.rest);
+    failing.destroy(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+    expect(await read).toBe('second\n');
+
+    const closing = new PassThrough();
+    closing.write('first\nthird\n');
+    const closed = await readFirstLine(closing, 100, () => true);
+    const rest = drain(closed.rest);
+    closing.destroy();
+    expect(await rest).toBe('third\n');
   });
 });

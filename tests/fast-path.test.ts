@@ -5,7 +5,10 @@
  * nothing. Real app, real SQLite, raw HTTP.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool } from '../src/mcp/define-tool.js';
 import { replyJson } from '../src/mcp/reply-json.js';
+import { ToolDispatcher } from '../src/mcp/tool-dispatcher.js';
 import { callTool, createProject, post, rawHttp, startTestServer, type TestServer } from './helpers.js';
 
 let server: TestServer;
@@ -134,6 +137,30 @@ describe('the fast path of a tool call', () => {
     expect(server.app.gateway.answerNow(JSON.stringify(session({})), caller, admit)).toBeUndefined();
     const after = await post(server.mcpUrl, session({}), alice);
     expect(after.json.result.structuredContent.hasActiveWorkflows).toBe(true);
+  });
+
+  it('a read that fails on the fast path sends the call to the full path (which answers the failure), reporting nothing', async () => {
+    const reported: string[] = [];
+    const failing = defineTool({
+      name: 'svc_failing_read',
+      title: 'A read whose store is gone',
+      description: 'test',
+      input: z.strictObject({}),
+      output: z.object({}),
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      handle: () => {
+        throw new Error('the database connection is not open');
+      },
+      handleNow: () => {
+        throw new Error('the database connection is not open');
+      },
+    });
+    const dispatcher = new ToolDispatcher([failing], { projects: server.app.projects, workflows: server.app.workflows, screenshots: server.app.screenshots, logger: server.app.logger }, { toolCalled: (tool, code) => reported.push(`${tool} ${code}`) });
+    const caller = await callerOf(alice);
+    expect(dispatcher.callNow({ name: 'svc_failing_read', arguments: {} }, caller)).toBeUndefined();
+    expect(reported).toEqual([]);
+    await expect(dispatcher.call({ name: 'svc_failing_read', arguments: {} }, caller)).rejects.toThrow('not open');
+    expect(reported).toEqual(['svc_failing_read -32603']);
   });
 
   it('reports each call answered at once to the metrics, once', async () => {

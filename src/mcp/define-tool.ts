@@ -97,8 +97,9 @@ export interface ToolDefinition<I extends z.ZodObject, O extends z.ZodObject> {
   /**
    * The answer without a wait, when the tool has one at hand (a read served from memory or from
    * SQLite): the output `handle` would give, or undefined when `handle` must run (it then answers,
-   * or throws the error). It must change nothing and throw nothing. Optional: the request's fast
-   * path (README "Performance") uses it.
+   * or throws the error). It must change nothing a client can see (filling a read cache is fine).
+   * Optional: the request's fast path (README "Performance") uses it; an error it throws (a
+   * failed read) sends the call to `handle`, which meets it again and answers it.
    */
   handleNow?(args: z.output<I>, context: Omit<ToolContext, 'request'>): z.input<O> | undefined;
 }
@@ -140,7 +141,9 @@ export interface Tool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject
   call(args: unknown, context: ToolContext): Promise<ToolResult<z.input<O>>>;
   /**
    * `call` when it needs no wait and succeeds (the tool's `handleNow` answered): the same result;
-   * else undefined, having changed nothing (then use `call`, which answers or throws). Never throws.
+   * else undefined, having changed nothing a client can see (then use `call`, which answers or
+   * throws). Throws what `handleNow` throws (a failed read); `ToolDispatcher.callNow` turns that
+   * into undefined.
    */
   callNow(args: unknown, context: Omit<ToolContext, 'request'>): ToolResult<z.input<O>> | undefined;
 }

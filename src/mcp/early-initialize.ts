@@ -65,11 +65,15 @@ function onlyKeys(value: Record<string, unknown>, keys: readonly string[]): bool
   return Object.keys(value).every((key) => keys.includes(key));
 }
 
-/** Objects all the way down, but for the boolean leaves the schema names: what the SDK's capability schema accepts whatever the keys. */
+/**
+ * Objects all the way down, but for the leaves the schema names, which must be booleans (an object
+ * there is refused by the SDK's schema as a boolean would be anywhere else): what the SDK's
+ * capability schema accepts whatever the keys.
+ */
 function isCapabilityTree(value: unknown, path: string, depth: number): boolean {
   if (depth > MAX_CAPABILITY_DEPTH || !isPlainObject(value)) return false;
   return Object.entries(value).every(([key, child]) => {
     const at = path ? `${path}.${key}` : key;
-    return typeof child === 'boolean' ? BOOLEAN_CAPABILITIES.has(at) : isCapabilityTree(child, at, depth + 1);
+    return BOOLEAN_CAPABILITIES.has(at) ? typeof child === 'boolean' : isCapabilityTree(child, at, depth + 1);
   });
 }

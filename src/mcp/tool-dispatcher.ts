@@ -45,7 +45,7 @@ export class ToolDispatcher {
   /**
    * `call` when it needs no wait and succeeds (the tool answers from memory: `Tool.callNow`), with
    * the tool's name; else undefined, having changed and reported nothing (then use `call`). Never
-   * throws. The caller reports the outcome once it is sent (`answered`), or falls back to `call`.
+   * throws: a read that fails sends the call to the full path, which meets the failure again. The caller reports the outcome once it is sent (`answered`), or falls back to `call`.
    */
   callNow(params: Record<string, unknown> | undefined, caller: Caller): { tool: string; result: ToolResult } | undefined {
     const name = params?.name;
@@ -53,7 +53,13 @@ export class ToolDispatcher {
     const tool = this.byName.get(name);
     const args = params!.arguments;
     if (!tool || (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args)))) return undefined;
-    const result = tool.callNow(args, { caller, services: this.services });
+    let result: ToolResult | undefined;
+    try {
+      result = tool.callNow(args, { caller, services: this.services });
+    } catch {
+      // A read that failed (a closed store, an I/O error): the full path meets it again and answers it.
+      return undefined;
+    }
     return result && { tool: name, result };
   }
 

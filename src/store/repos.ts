@@ -59,8 +59,9 @@ export interface ProjectRepo {
    */
   findById(id: string): Promise<ProjectRow | undefined>;
   /**
-   * `findById` when it needs no wait (SQLite always; PostgreSQL when the row is in the read cache),
-   * else undefined, as for an unknown id: `findById` then decides.
+   * `findById` when it needs no wait (SQLite: unless this process has a transaction open;
+   * PostgreSQL: when the row is in the read cache; inside a transaction: never), else undefined,
+   * as for an unknown id: `findById` then decides. Throws what a read throws (a closed store).
    */
   peekById(id: string): ProjectRow | undefined;
   /** The owner's projects, newest first (docs/contract.md#tools). */

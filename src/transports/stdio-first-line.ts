@@ -49,7 +49,16 @@ export function readFirstLine(input: Readable, maxBytes: number, take: (line: st
       }
       if (after.length > 0) rest.write(after);
       if (ended) rest.end();
-      else input.pipe(rest);
+      else {
+        input.pipe(rest);
+        // A pipe passes on only `end`: an input that fails or closes without one ends the rest
+        // too, as the end of input does (the transport then stops as it does at the end of input).
+        const endRest = () => {
+          if (!rest.writableEnded) rest.end();
+        };
+        input.once('error', endRest);
+        input.once('close', endRest);
+      }
       resolve({ taken, rest });
     };
     const onData = (chunk: Buffer | string) => {
