@@ -46,22 +46,17 @@ export class StoreRequestRateLimiter implements RequestRateLimiter {
 
   consumeNow(key: string, limit: number, windowSeconds: number): RateDecision | undefined {
     const now = Date.now();
-    const lease = this.leases.get(`${limit}/${windowSeconds}:${key}`);
-    if (!lease || lease.expire <= now || !(lease.left > 0 || lease.exhausted || lease.dry)) return undefined;
-    return take(lease, limit, now);
+    const lease = this.liveLease(`${limit}/${windowSeconds}:${key}`, now);
+    return lease && decidable(lease) ? take(lease, limit, now) : undefined;
   }
 
   async consume(key: string, limit: number, windowSeconds: number): Promise<RateDecision> {
     const now = Date.now();
     const id = `${limit}/${windowSeconds}:${key}`;
     for (;;) {
-      let lease = this.leases.get(id);
-      if (lease && lease.expire <= now) {
-        this.leases.delete(id);
-        lease = undefined;
-      }
+      const lease = this.liveLease(id, now);
       // Decided from memory, in one step: concurrent requests share the lease object.
-      if (lease && (lease.left > 0 || lease.exhausted || lease.dry)) return take(lease, limit, now);
+      if (lease && decidable(lease)) return take(lease, limit, now);
       // One claim per key at a time: concurrent requests wait for it, then look again.
       let pending = this.renewing.get(id);
       if (!pending) {
@@ -70,6 +65,16 @@ export class StoreRequestRateLimiter implements RequestRateLimiter {
       }
       if (!(await pending)) return this.insurance.consume(key, limit, windowSeconds);
     }
+  }
+
+  /** The lease this process holds of `id`'s current window, if any (an ended one is dropped). */
+  private liveLease(id: string, now: number): Lease | undefined {
+    const lease = this.leases.get(id);
+    if (lease && lease.expire <= now) {
+      this.leases.delete(id);
+      return undefined;
+    }
+    return lease;
   }
 
   /** Claims the next lease of `id`'s window; undefined when the store cannot answer. */
@@ -107,6 +112,11 @@ export class StoreRequestRateLimiter implements RequestRateLimiter {
       // Best effort: an ended window is started again by the next claim anyway.
     }
   }
+}
+
+/** True when `lease` decides a request without a claim: a count left, or a window already refused or dry. */
+function decidable(lease: Lease): boolean {
+  return lease.left > 0 || lease.exhausted || lease.dry;
 }
 
 /** Spends one count of `lease`, or refuses when it has none left. */

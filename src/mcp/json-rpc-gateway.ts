@@ -210,8 +210,7 @@ export class JsonRpcGateway {
     } catch (error) {
       if (!(error instanceof RateLimitedError)) throw error;
       tools.refused(params as Record<string, unknown>, error);
-      const body = toJsonRpcError(error);
-      return { body: { jsonrpc: '2.0', id: id as RequestId, error: body }, status: httpStatusForCode(body.code), rate: error.rate };
+      return errorReply(id as RequestId, error, error.rate);
     }
     if (!admission) return undefined;
     tools.answered(answered.tool);
@@ -432,7 +431,8 @@ function validId(id: unknown): boolean {
   return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
 }
 
-function errorReply(id: RequestId | null, error: ServiceError): GatewayReply {
+/** The reply that answers `id` with `error`, and the rate window that counted it, if one did. */
+function errorReply(id: RequestId | null, error: ServiceError, rate?: RateDecision): GatewayReply {
   const body = toJsonRpcError(error);
-  return { body: { jsonrpc: '2.0', id, error: body }, status: httpStatusForCode(body.code) };
+  return { body: { jsonrpc: '2.0', id, error: body }, status: httpStatusForCode(body.code), ...(rate && { rate }) };
 }
