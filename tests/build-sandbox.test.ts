@@ -85,7 +85,7 @@ describe('build sandbox', () => {
     const dataDir = tempDir('mbm-sbx-git-');
     const store = join(dataDir, 'mobile-builder.db');
     writeFileSync(store, 'SQLite format 3 pretend store');
-    const workspace = new ExpoWorkspace(join(dataDir, 'workspaces', 'p1'), new ExpoToolchain(join(dataDir, 'toolchains'), 56));
+    const workspace = new ExpoWorkspace(join(dataDir, 'workspaces', 'p1'), new ExpoToolchain(join(dataDir, 'toolchains'), 58));
     await workspace.ensure({ name: 'Hooked' });
     const hook = join(workspace.dir, '.git', 'hooks', 'post-commit');
     writeFileSync(hook, `#!/bin/sh\nenv > hook-env.txt\ncat ${store} > hook-store.txt 2>&1\n`, { mode: 0o755 });
@@ -109,7 +109,7 @@ describe('build sandbox', () => {
     const registry = createServer(() => void requests++);
     await new Promise<void>((resolve) => registry.listen(0, '127.0.0.1', resolve));
     const dataDir = tempDir('mbm-sbx-npm-');
-    const toolchain = new ExpoToolchain(join(dataDir, 'toolchains'), 56);
+    const toolchain = new ExpoToolchain(join(dataDir, 'toolchains'), 58);
     const controller = new AbortController();
     const registryUrl = `http://127.0.0.1:${(registry.address() as AddressInfo).port}/`;
     process.env.SVC_API_TOKEN = 'svc_npm_should_not_see';
@@ -139,7 +139,7 @@ describe('build sandbox', () => {
 
   it('a workspace keeps its newest 20 commits: older history is folded into one root commit and its objects deleted', async () => {
     const dataDir = tempDir('mbm-sbx-history-');
-    const workspace = new ExpoWorkspace(join(dataDir, 'workspaces', 'p1'), new ExpoToolchain(join(dataDir, 'toolchains'), 56));
+    const workspace = new ExpoWorkspace(join(dataDir, 'workspaces', 'p1'), new ExpoToolchain(join(dataDir, 'toolchains'), 58));
     await workspace.ensure({ name: 'Long history' });
     const git = (...args: string[]) => spawnSync('git', args, { cwd: workspace.dir, encoding: 'utf8' }).stdout.trim();
     for (let i = 1; i <= 44; i++) {

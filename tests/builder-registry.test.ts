@@ -87,7 +87,7 @@ describe('what builders add to the server, whichever runs', () => {
   it('serves the expo update routes on a server running another builder (deployments outlive the builder)', async () => {
     const server = await startTestServer({ builder: 'scripted' });
     servers.push(server);
-    const pinned = await rawHttp(`${server.http.url}/updates/d/${randomUUID()}`, { headers: { 'expo-platform': 'ios', 'expo-runtime-version': 'exposdk:56.0.0' } });
+    const pinned = await rawHttp(`${server.http.url}/updates/d/${randomUUID()}`, { headers: { 'expo-platform': 'ios', 'expo-runtime-version': 'exposdk:58.0.0' } });
     expect(pinned.status).toBe(404);
     expect(pinned.headers['expo-protocol-version']).toBe('1');
     expect(JSON.parse(pinned.text)).toEqual({ error: 'No ios update here' });

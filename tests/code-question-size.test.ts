@@ -14,7 +14,7 @@ import { HostAgent } from '../src/builders/expo/host-agent.js';
 import type { AgentInput } from '../src/builders/expo/agent-step.js';
 import { createProject, httpClient, startTestServer, tempDir, toolResult, waitFor, waitIdle, type TestServer } from './helpers.js';
 
-const TOOLCHAIN = join(import.meta.dirname, '..', 'toolchains', 'expo-sdk-56');
+const TOOLCHAIN = join(import.meta.dirname, '..', 'toolchains', 'expo-sdk-58');
 
 /** An app of 40 files: App.tsx and 39 screens of about 2,500 characters each (100 KB in all). */
 function appOf40Files(dir: string): string[] {
@@ -36,11 +36,13 @@ class HostAgentOnFolder implements Builder {
   readonly dir = tempDir('mbm-40-files-');
   readonly files = appOf40Files(this.dir);
   async run(job: BuildJob, context: BuildContext): Promise<void> {
+    const toolchain = { sdk: 58, reactNativeVersion: '0.88.1', packageJsonFile: join(TOOLCHAIN, 'package.json'), nodeModules: join(TOOLCHAIN, 'node_modules') };
     const input = {
       job,
       context,
-      sdk: 56,
-      toolchain: { shippedDir: TOOLCHAIN, nodeModules: join(TOOLCHAIN, 'node_modules') },
+      sdk: 58,
+      toolchain,
+      toolchains: [toolchain],
       workspace: { dir: this.dir, trackedFiles: async () => [...this.files] },
       typeCheck: async () => ({ ok: true, diagnostics: [] }),
     } as unknown as AgentInput;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseEdits } from '../src/builders/expo/deterministic-edits.js';
 import { HeavyStepSemaphore } from '../src/builders/heavy-steps.js';
-import { toolchainFor } from '../src/builders/expo/index.js';
+import { toolchainsFor } from '../src/builders/expo/index.js';
 import { ExpoWorkspace, slugOf } from '../src/builders/expo/workspace.js';
 import { negotiate } from '../src/builders/expo/update-routes.js';
 
@@ -69,7 +69,7 @@ describe('Expo Updates manifest negotiation', () => {
 describe('expo workspace', () => {
   it('is created from the template with git, a node_modules symlink and a small footprint', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'mbm-ws-'));
-    const toolchain = toolchainFor({ dataDir });
+    const [toolchain] = toolchainsFor({ dataDir });
     const workspace = new ExpoWorkspace(join(dataDir, 'workspaces', 'p1'), toolchain);
     expect(await workspace.ensure({ name: 'Habit Tracker' })).toEqual({ created: true });
     expect(lstatSync(join(workspace.dir, 'node_modules')).isSymbolicLink()).toBe(true);

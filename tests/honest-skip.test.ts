@@ -11,7 +11,7 @@ import type { AgentInput } from '../src/builders/expo/agent-step.js';
 import { DeterministicEdits, settingsShown } from '../src/builders/expo/deterministic-edits.js';
 import { tempDir } from './helpers.js';
 
-const TEMPLATE = join(import.meta.dirname, '..', 'toolchains', 'expo-sdk-56', 'template');
+const TEMPLATE = join(import.meta.dirname, '..', 'toolchains', 'template');
 
 function workspace(app?: string, extra: Record<string, string> = {}): string {
   const dir = tempDir('mbm-skip-');

@@ -23,13 +23,13 @@ function updateFolder(): string {
   const asset = { path: 'bundle.js', hash: 'x', key: 'k', contentType: 'application/javascript', fileExtension: '.js' };
   writeFileSync(
     join(dir, 'expo-update.json'),
-    JSON.stringify({ format: 'expo-updates-v1', id: '11111111-2222-4333-8444-555555555555', createdAt: '2026-01-01T00:00:00.000Z', platform: 'ios', sdk: 56, runtimeVersions: ['exposdk:56.0.0'], launchAsset: asset, assets: [], expoClient: { name: 'A', slug: 'a' } }),
+    JSON.stringify({ format: 'expo-updates-v1', id: '11111111-2222-4333-8444-555555555555', createdAt: '2026-01-01T00:00:00.000Z', platform: 'ios', sdk: 58, runtimeVersions: ['exposdk:58.0.0'], launchAsset: asset, assets: [], expoClient: { name: 'A', slug: 'a' } }),
   );
   return dir;
 }
 
 const manifest = (base: string, token: string) =>
-  rawHttp(`${base}/updates/latest/${token}`, { headers: { 'expo-platform': 'ios', 'expo-runtime-version': 'exposdk:56.0.0', accept: 'application/json' } });
+  rawHttp(`${base}/updates/latest/${token}`, { headers: { 'expo-platform': 'ios', 'expo-runtime-version': 'exposdk:58.0.0', accept: 'application/json' } });
 
 /** Deploys one ios update of a new project through the manual builder; returns the project and the token the build got. */
 async function deploy(builder: ManualBuilder, s: TestServer, owner: string, projectId?: string): Promise<{ projectId: string; token: string }> {

@@ -9,7 +9,7 @@
  *   mobile-builder-mcp login-code --user NAME [--expires-in 10m]
  *   mobile-builder-mcp user list | user set-plan NAME PLAN
  *   mobile-builder-mcp migrate [--database-url URL]
- *   mobile-builder-mcp toolchain install [--sdk 56]
+ *   mobile-builder-mcp toolchain install [--sdk 58,54]
  *
  * Every store command takes `--database-url` (PostgreSQL) or works on the SQLite file of
  * `--data-dir`. Every option has an `SVC_*` environment equivalent. Logs go to stderr; stdout carries only the
@@ -20,7 +20,7 @@ import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createGateway, listenHttp, VERSION, type App } from '../app.js';
 import { parseDuration } from '../auth/api-token.js';
-import { toolchainFor } from '../builders/expo/index.js';
+import { toolchainsFor } from '../builders/expo/index.js';
 import { redactedDatabaseUrl } from '../config/database-url.js';
 import { appConfigOf, type ServeOptions, type WorkerOptions } from '../config/serve-options.js';
 import { optionsFor, SETTINGS } from '../config/settings.js';
@@ -79,15 +79,16 @@ export function buildProgram(early?: EarlyStdioStart): Command {
     .command('toolchain')
     .description('Manage the expo builder\'s toolchain.')
     .command('install')
-    .description('Install the Expo SDK toolchain ahead of its first use (npm ci from the lockfile shipped in this package; about 1-2 min).')
-    .action(async (options: { sdk: number; dataDir: string }) => {
-      const installed = toolchainFor({ dataDir: resolve(options.dataDir), sdk: options.sdk });
-      if (installed.isInstalled()) {
-        process.stdout.write(`The Expo SDK ${options.sdk} toolchain is already installed: ${installed.dir}\n`);
-        return;
+    .description('Install the Expo SDK toolchains ahead of their first use (npm ci from the lockfiles shipped in this package; about 1-2 min each).')
+    .action(async (options: { sdk: number[]; dataDir: string }) => {
+      for (const installed of toolchainsFor({ dataDir: resolve(options.dataDir), sdks: options.sdk })) {
+        if (installed.isInstalled()) {
+          process.stdout.write(`The Expo SDK ${installed.sdk} toolchain is already installed: ${installed.dir}\n`);
+          continue;
+        }
+        await installed.ensure({ onProgress: (text) => process.stderr.write(`${text}\n`) });
+        process.stdout.write(`Installed the Expo SDK ${installed.sdk} toolchain: ${installed.dir}\n`);
       }
-      await installed.ensure({ onProgress: (text) => process.stderr.write(`${text}\n`) });
-      process.stdout.write(`Installed the Expo SDK ${options.sdk} toolchain: ${installed.dir}\n`);
     });
 
   const token = program.command('token').description('Manage API tokens.');

@@ -29,7 +29,7 @@ export interface WorkerOptions {
   drainTimeoutMs: number;
   plans?: string;
   logLevel: string;
-  expoSdk: number;
+  expoSdks: number[];
   agentCommand?: string;
   agent?: AgentMode;
   /** Seconds. */
@@ -86,7 +86,7 @@ export function appConfigOf(options: WorkerOptions & Partial<ServeOptions>, part
     ...(options.trustProxy?.length && { trustProxy: options.trustProxy }),
     logger: parts.logger,
     expo: {
-      sdk: options.expoSdk,
+      sdks: options.expoSdks,
       agentTimeoutSeconds: options.agentTimeout,
       heavySteps: options.maxHeavySteps,
       ...(options.agentCommand && { agentCommand: options.agentCommand }),

@@ -14,12 +14,12 @@ import { Option } from 'commander';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { BUILDER_NAMES } from '../builders/builder-registry.js';
-import { AGENT_MODES, DEFAULT_EXPO_SDK } from '../builders/expo/index.js';
+import { AGENT_MODES, DEFAULT_EXPO_SDKS } from '../builders/expo/index.js';
 import { ARTIFACT_ORIGIN_MODES } from '../services/public-url.js';
 import { postgresUrl } from './database-url.js';
 import { DEFAULTS } from './defaults.js';
 import { ROLES } from '../roles.js';
-import { commaList, expoSdk, trustedProxies, wholeNumber } from './value-parsers.js';
+import { commaList, expoSdks, trustedProxies, wholeNumber } from './value-parsers.js';
 
 /** The commands of the command line that take settings. */
 type CommandName = 'serve' | 'worker' | 'toolchain install' | 'token create' | 'token list' | 'token revoke' | 'login-code' | 'user list' | 'user set-plan' | 'migrate';
@@ -39,7 +39,7 @@ export interface Setting {
   /** The environment variable that gives the value when the flag is absent. */
   env?: string;
   /** The value when neither flag nor variable is given (absent: unset, or a default that depends on other settings, see `defaultShown`). */
-  default?: string | number;
+  default?: string | number | readonly number[];
   /** How `--help` and the README show the default, when not the value itself. */
   defaultShown?: string;
   /** Unit of a number (`ms`, `bytes`, `seconds`), or what it counts. */
@@ -172,7 +172,15 @@ export const SETTINGS = {
     commands: ['serve'],
   },
   logLevel: { flags: '--log-level <level>', env: 'SVC_LOG_LEVEL', default: DEFAULTS.logLevel, help: 'fatal, error, warn, info, debug or silent', commands: NODES },
-  expoSdk: { flags: '--expo-sdk <n>', env: 'SVC_EXPO_SDK', default: DEFAULT_EXPO_SDK, help: 'Expo SDK of the expo builder', parse: expoSdk, commands: NODES },
+  expoSdks: {
+    flags: '--expo-sdks <list>',
+    env: 'SVC_EXPO_SDKS',
+    default: DEFAULT_EXPO_SDKS,
+    defaultShown: DEFAULT_EXPO_SDKS.join(','),
+    help: 'comma-separated Expo SDKs of the expo builder: a deploy serves each to the Expo Go that runs it; the first is the SDK of new apps, previews and type checks',
+    parse: expoSdks,
+    commands: NODES,
+  },
   agent: {
     flags: '--agent <mode>',
     env: 'SVC_AGENT',
@@ -241,7 +249,15 @@ export const SETTINGS = {
     parse: wholeNumber('--workspace-snapshot-max-mb'),
     commands: NODES,
   },
-  sdk: { flags: '--sdk <n>', env: 'SVC_EXPO_SDK', default: DEFAULT_EXPO_SDK, help: 'Expo SDK', parse: expoSdk, commands: ['toolchain install'] },
+  sdk: {
+    flags: '--sdk <list>',
+    env: 'SVC_EXPO_SDKS',
+    default: DEFAULT_EXPO_SDKS,
+    defaultShown: DEFAULT_EXPO_SDKS.join(','),
+    help: 'comma-separated Expo SDKs to install',
+    parse: expoSdks,
+    commands: ['toolchain install'],
+  },
   apiToken: { env: 'SVC_API_TOKEN', help: 'the API token of the stdio transport (every tool call answers -32001 without one)', commands: ['serve'] },
   runnerHost: {
     env: 'SVC_RUNNER_HOST',

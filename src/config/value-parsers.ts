@@ -34,13 +34,18 @@ export function trustedProxies(value: string): string[] {
 }
 
 /**
- * An Expo SDK this package ships a toolchain for.
- * @throws InvalidArgumentError `supported Expo SDKs: 56, ...`.
+ * A comma-separated list of Expo SDKs this package ships a toolchain for (`58,54`), in the given
+ * order, without repeats.
+ * @throws InvalidArgumentError `supported Expo SDKs: 58, 54 (comma-separated, the first ...)`.
  */
-export function expoSdk(value: string): number {
-  const n = Number(value);
-  if (!(SUPPORTED_EXPO_SDKS as readonly number[]).includes(n)) throw new InvalidArgumentError(`supported Expo SDKs: ${SUPPORTED_EXPO_SDKS.join(', ')}`);
-  return n;
+export function expoSdks(value: string): number[] {
+  const items = commaList(value);
+  const sdks = items.map(Number);
+  const supported = SUPPORTED_EXPO_SDKS as readonly number[];
+  if (sdks.length === 0 || sdks.some((n) => !supported.includes(n))) {
+    throw new InvalidArgumentError(`supported Expo SDKs: ${supported.join(', ')} (comma-separated, the first is the SDK of previews)`);
+  }
+  return [...new Set(sdks)];
 }
 
 /** A comma-separated list, each item trimmed, empty items dropped (`a, b,` is `['a', 'b']`). */

@@ -3,7 +3,10 @@
  * Expo Updates v1 manifest parses as multipart with a standard parser, every asset's bytes match
  * the manifest's SHA-256 and MD5, the refusals answer as the protocol says, a signed manifest
  * verifies, the landing page's QR code decodes to the exp:// URL, and so do the QR codes of the
- * web console's project page, beside the exp:// links whose manifests answer.
+ * web console's project page, beside the exp:// links whose manifests answer. One deployment
+ * serves every store Expo Go: SDK 58 (Google Play) and SDK 54 (App Store), each asked with Expo
+ * Go's own headers, gets a manifest of its SDK whose launch asset is Hermes bytecode; SDK 52 gets
+ * an answer that names the SDKs served and how to get a matching Expo Go.
  */
 import { createHash, createVerify, generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -76,7 +79,7 @@ function parseMultipart(contentType: string, body: Buffer): Promise<Array<{ head
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('base64url');
 const md5 = (bytes: Buffer) => createHash('md5').update(bytes).digest('hex');
-const EXPO_GO = { 'expo-protocol-version': '1', 'expo-platform': 'ios', 'expo-runtime-version': 'exposdk:56.0.0', accept: 'multipart/mixed,application/expo+json,application/json' };
+const EXPO_GO = { 'expo-protocol-version': '1', 'expo-platform': 'ios', 'expo-runtime-version': 'exposdk:58.0.0', accept: 'multipart/mixed,application/expo+json,application/json' };
 
 describe('expo builder: deploy and Expo Updates', () => {
   it('deploys web, ios and android; serves the native ones as Expo updates', async () => {
@@ -110,7 +113,7 @@ describe('expo builder: deploy and Expo Updates', () => {
     const manifestPart = parts.find((p) => /name="manifest"/.test(p.headers['content-disposition']![0]!))!;
     expect(manifestPart.headers['content-type']![0]).toMatch(/^application\/json/);
     const manifest = JSON.parse(manifestPart.body.toString('utf8'));
-    expect(manifest).toMatchObject({ runtimeVersion: 'exposdk:56.0.0', extra: { expoClient: { name: 'Habit Tracker', sdkVersion: '56.0.0' } } });
+    expect(manifest).toMatchObject({ runtimeVersion: 'exposdk:58.0.0', extra: { expoClient: { name: 'Habit Tracker', sdkVersion: '58.0.0' } } });
     expect(manifest.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(manifest.extra.scopeKey).toMatch(/^@anonymous\//);
     expect(manifestPart.headers['expo-signature']).toBeUndefined();
@@ -137,6 +140,23 @@ describe('expo builder: deploy and Expo Updates', () => {
     const br = await get(manifest.launchAsset.url, { 'accept-encoding': 'br' });
     expect(br.headers['content-encoding']).toBe('br');
 
+    // Every store Expo Go, with its own request headers: each SDK's manifest names that SDK and
+    // its launch asset is a Hermes bundle whose hash the manifest gives.
+    for (const sdk of [58, 54]) {
+      for (const platform of ['ios', 'android']) {
+        const res = await get(`${base}/updates/d/${iosId}`, { ...EXPO_GO, 'expo-platform': platform, 'expo-runtime-version': `exposdk:${sdk}.0.0`, accept: 'application/expo+json,application/json' });
+        expect(res.status, `SDK ${sdk} ${platform}`).toBe(200);
+        const m = JSON.parse(res.body.toString());
+        expect(m).toMatchObject({ runtimeVersion: `exposdk:${sdk}.0.0`, extra: { expoClient: { sdkVersion: `${sdk}.0.0`, name: 'Habit Tracker' } } });
+        expect(m.launchAsset.url).toContain(`/sdk-${sdk}/_expo/static/js/${platform}/`);
+        const bundle = await get(m.launchAsset.url);
+        expect(bundle.body.subarray(0, 8).toString('hex'), `SDK ${sdk} ${platform} is Hermes bytecode`).toBe('c61fbc03c103191f');
+        expect(sha256(bundle.body)).toBe(m.launchAsset.hash);
+      }
+    }
+    const served = await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId: project.id, limit: 200 });
+    expect(served.messages.map((m: { content: string }) => m.content).join('\n')).toMatch(/Deploy #1: web, ios, android\. Deployed Habit Tracker as com\.example\.habits for Expo SDK 58 and 54/);
+
     // JSON by negotiation; the pinned URL of the ios deployment also serves android.
     const json = await get(`${base}/updates/d/${iosId}`, { ...EXPO_GO, 'expo-platform': 'android', accept: 'application/expo+json' });
     expect(json.status).toBe(200);
@@ -149,7 +169,13 @@ describe('expo builder: deploy and Expo Updates', () => {
     expect((await get(`${base}/updates/d/${iosId}`, noPlatform)).status).toBe(400);
     const { 'expo-runtime-version': _r, ...noRuntime } = EXPO_GO;
     expect((await get(`${base}/updates/d/${iosId}`, noRuntime)).status).toBe(400);
-    expect((await get(`${base}/updates/d/${iosId}`, { ...EXPO_GO, 'expo-runtime-version': 'exposdk:55.0.0' })).status).toBe(404);
+    // An Expo Go of an SDK the deployment was not built for: not a bare 404, an answer that says what to do.
+    const old = await get(`${base}/updates/d/${iosId}`, { ...EXPO_GO, 'expo-runtime-version': 'exposdk:52.0.0' });
+    expect(old.status).toBe(404);
+    const oldBody = JSON.parse(old.body.toString());
+    expect(oldBody).toMatchObject({ runtimeVersion: 'exposdk:52.0.0', sdks: [58, 54] });
+    expect(oldBody.error).toMatch(/not built for Expo SDK 52.*serves Expo SDK 58 and 54/);
+    expect(oldBody.howToGetExpoGo).toMatch(/App Store runs SDK 54.*development build/);
     expect((await get(`${base}/updates/d/${iosId}`, { ...EXPO_GO, accept: 'text/html' })).status).toBe(406);
     expect((await get(`${base}/updates/d/00000000-0000-4000-8000-000000000000`, EXPO_GO)).status).toBe(404);
     expect((await get(`${base}/updates/latest/not-a-token`, EXPO_GO)).status).toBe(404);
@@ -176,7 +202,9 @@ describe('expo builder: deploy and Expo Updates', () => {
     expect(JSON.parse(latest.body.toString()).id).toBe(manifest.id);
 
     // The landing page is public: it never names the private latest URL; its QR code decodes to the exp:// URL.
-    expect((await get(ios.url)).body.toString()).not.toContain('/updates/latest/');
+    const landing = (await get(ios.url)).body.toString();
+    expect(landing).not.toContain('/updates/latest/');
+    expect(landing).toMatch(/id="sdks">Serves Expo SDK <strong>58 and 54<\/strong>/);
     if (browser) {
       const tab = await browser.newPage({ viewport: { width: 800, height: 900 } });
       await tab.goto(ios.url);

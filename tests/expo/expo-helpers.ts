@@ -1,11 +1,11 @@
 /**
- * Helpers of the toolchain tests: the real Expo SDK 56 toolchain, installed once into
+ * Helpers of the toolchain tests: the real Expo SDK toolchains (58 and 54), installed once into
  * `.cache/expo-toolchain` (git-ignored, reused between runs), and headless Debian Chromium driven
  * by playwright-core.
  */
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { toolchainFor } from '../../src/builders/expo/index.js';
+import { toolchainsFor } from '../../src/builders/expo/index.js';
 import type { AppConfig } from '../../src/app.js';
 import { ROOT, startTestServer, tempDir, type TestServer } from '../helpers.js';
 
@@ -16,10 +16,11 @@ export const TOOLCHAINS_CACHE = join(ROOT, '.cache', 'expo-toolchain');
 /** Where the tests keep Metro's transform cache between runs. */
 const METRO_CACHE = join(ROOT, '.cache', 'expo-metro');
 
-/** Installs the SDK 56 toolchain into the cache folder unless it is there (about 1-2 min the first time). */
+/** Installs every served SDK's toolchain into the cache folder unless it is there (about 1-2 min each the first time). */
 export async function ensureToolchain(): Promise<void> {
-  const toolchain = toolchainFor({ dataDir: tempDir(), toolchainsDir: TOOLCHAINS_CACHE, sdk: 56 });
-  await toolchain.ensure({ onProgress: (text) => process.stderr.write(`[toolchain] ${text}\n`) });
+  for (const toolchain of toolchainsFor({ dataDir: tempDir(), toolchainsDir: TOOLCHAINS_CACHE })) {
+    await toolchain.ensure({ onProgress: (text: string) => process.stderr.write(`[toolchain] ${text}\n`) });
+  }
 }
 
 /**

@@ -30,7 +30,10 @@ export interface AgentInput {
   workspace: ExpoWorkspace;
   /** The Expo SDK of the workspace (told to a code agent). */
   sdk: number;
+  /** The workspace's toolchain (of `sdk`). */
   toolchain: ExpoToolchain;
+  /** Every served SDK's toolchain, the workspace's first: the code must build with each. */
+  toolchains: readonly ExpoToolchain[];
   /**
    * Runs `tsc --noEmit` in `dir` (a copy of the app) under the heavy-step semaphore.
    * @throws BuildFailure `timeout`; the abort reason on cancel.

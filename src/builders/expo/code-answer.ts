@@ -14,6 +14,7 @@ import { createRequire } from 'node:module';
 import { join, posix } from 'node:path';
 import { z } from 'zod';
 import { issueReason } from '../../io/issue-reason.js';
+import { sdksMissing, type SdkModules } from './sdk-modules.js';
 
 /** Characters of file contents on a code question's prompt (page 1) and on each further page (`code-question-files.ts`). */
 export interface FilePaging {
@@ -29,6 +30,8 @@ export interface CodeAnswerRules {
   packages: string[];
   /** A `node_modules` folder holding `typescript`, used to read imports from the syntax tree. */
   typescriptFrom: string;
+  /** Every served SDK's packages: a package import must resolve in each (absent in questions asked before several SDKs). */
+  sdkModules?: SdkModules[];
   /** Most files written in one answer. */
   maxFiles: number;
   /** Most UTF-8 bytes of one file. */
@@ -243,7 +246,7 @@ function requireNameAllowed(ts: TypeScript, node: import('typescript').Identifie
 }
 
 /** Why `specifier`, imported by the file at `path`, is not allowed, or null when it is. */
-function importProblem(path: string, specifier: string | null, packages: ReadonlySet<string>): string | null {
+function importProblem(path: string, specifier: string | null, packages: ReadonlySet<string>, sdkModules: readonly SdkModules[] = []): string | null {
   if (specifier === null) return 'imports a module whose name is computed; import modules by a literal name';
   if (specifier.startsWith('./') || specifier.startsWith('../')) {
     const target = posix.normalize(posix.join(posix.dirname(path), specifier));
@@ -257,7 +260,12 @@ function importProblem(path: string, specifier: string | null, packages: Readonl
     return `imports "${specifier}": a package path may not hold "." or ".." segments or an empty one (it would leave the package)`;
   }
   const name = specifier.startsWith('@') ? segments.slice(0, 2).join('/') : segments[0]!;
-  if (packages.has(name)) return null;
+  if (packages.has(name)) {
+    const missing = sdksMissing(sdkModules, specifier);
+    if (missing.length === 0) return null;
+    const served = sdkModules.map((s) => s.sdk).join(' and ');
+    return `imports "${specifier}", which Expo SDK ${missing.join(' and ')} does not have (the app is built for Expo SDK ${served}: use only modules every one of them ships)`;
+  }
   return `imports "${specifier}", which is not one of the app's packages (${[...packages].join(', ')}); no package can be installed`;
 }
 
@@ -353,7 +361,7 @@ export function checkCodeAnswer(rules: CodeAnswerRules, message: string): CodeAn
       return issues.push({ parameter: `${where}.content`, problem: `${file.path} is nested too deeply to check (more than ${MAX_SYNTAX_DEPTH} levels of expressions, blocks or elements); flatten it` });
     }
     for (const specifier of scan.specifiers) {
-      const problem = importProblem(file.path, specifier, packages);
+      const problem = importProblem(file.path, specifier, packages, rules.sdkModules);
       if (problem) issues.push({ parameter: `${where}.content`, problem: `${file.path} ${problem}` });
     }
     for (const use of scan.requireUses) {

@@ -8,7 +8,8 @@
  * | `SVC_PROJECT_ID`, `SVC_PROJECT_NAME`, `SVC_PROJECT_DESCRIPTION` | the project |
  * | `SVC_HISTORY_FILE` | a JSON file: `{"instructions": [earlier instructions, oldest first]}` |
  * | `SVC_WORKSPACE` | the workspace (also the working directory) |
- * | `SVC_EXPO_SDK` | the Expo SDK of the app (`56`) |
+ * | `SVC_EXPO_SDK` | the Expo SDK of the workspace (`58`): previews and type checks use it |
+ * | `SVC_EXPO_SDKS` | every SDK a deploy exports for, the workspace's first (`58,54`): the code must build with each |
  *
  * Its output becomes progress messages; a `::ask key {"prompt": ...}` line asks the user and the
  * answer arrives on its stdin as one line, `::message text` and `::result text` post messages (the
@@ -52,7 +53,7 @@ export class CommandAgent implements AgentStep {
   constructor(private readonly options: CommandAgentOptions) {}
 
   async run(input: AgentInput): Promise<AgentOutcome> {
-    const { job, context, workspace, sdk } = input;
+    const { job, context, workspace, sdk, toolchains } = input;
     const historyFile = join(workspace.dir, OUTPUT_DIR, 'history.json');
     await mkdir(join(workspace.dir, OUTPUT_DIR), { recursive: true });
     await writeFile(historyFile, `${JSON.stringify({ instructions: job.history, instruction: job.instruction }, null, 2)}\n`);
@@ -68,6 +69,7 @@ export class CommandAgent implements AgentStep {
       SVC_HISTORY_FILE: historyFile,
       SVC_WORKSPACE: workspace.dir,
       SVC_EXPO_SDK: String(sdk),
+      SVC_EXPO_SDKS: toolchains.map((t) => t.sdk).join(','),
       EXPO_NO_TELEMETRY: '1',
     });
 

@@ -7,9 +7,11 @@
  *   `expo export --platform web` -> web preview. Success commits the workspace; failure or
  *   cancel resets it to the last good commit.
  * - deploy: builds first when there is no good build -> app identifier (asked once per
- *   project) -> `expo export --platform ios --platform android` (Hermes bytecode) and a web export
- *   -> immutable, numbered deployments `web`, `ios`, `android`; the native ones are served as
- *   Expo Updates (protocol v1) by the server.
+ *   project) -> `expo export --platform ios --platform android` (Hermes bytecode) once per served
+ *   SDK (the first in the workspace, the others in a copy linked to their own toolchain) and a
+ *   web export -> immutable, numbered deployments `web`, `ios`, `android`; the native ones hold
+ *   one Expo update per SDK and are served as Expo Updates (protocol v1) by the server. An SDK
+ *   whose export fails is left out and named in the result; when every SDK fails, the deploy fails.
  * Type check and exports run under the server-wide heavy-step semaphore.
  */
 import { mkdir, rm } from 'node:fs/promises';
@@ -24,7 +26,7 @@ import { pathRedactor } from '../output-redaction.js';
 import type { BuildSandbox, SandboxBinds } from '../process-sandbox.js';
 import { groupHooks, runProcess } from './run-process.js';
 import { EXPO_ENV, ExpoToolchain } from './toolchain.js';
-import { prepareUpdateFolder } from './update-bundle.js';
+import { prepareDeploymentFolder, type FailedSdk, type SdkExport } from './update-bundle.js';
 import { latestUpdatePath } from './update-channels.js';
 import { ExpoWorkspace, OUTPUT_DIR } from './workspace.js';
 
@@ -32,7 +34,8 @@ import { ExpoWorkspace, OUTPUT_DIR } from './workspace.js';
 export interface ExpoBuilderOptions {
   /** Metro's transform cache, shared by every project (in the data dir, not /tmp). */
   metroCacheDir: string;
-  toolchain: ExpoToolchain;
+  /** The served SDKs' toolchains, the first the workspace's (previews, type checks, new apps). */
+  toolchains: readonly [ExpoToolchain, ...ExpoToolchain[]];
   agent: AgentStep;
   heavy: HeavyStepSemaphore;
   /** Install the toolchain on first use (default true); false fails with `toolchain_missing`. */
@@ -55,8 +58,18 @@ export class ExpoBuilder implements Builder {
 
   constructor(private readonly options: ExpoBuilderOptions) {}
 
+  /** The toolchain of the workspace: the first served SDK. */
+  private get toolchain(): ExpoToolchain {
+    return this.options.toolchains[0];
+  }
+
+  /** "58 and 54" */
+  private get sdkList(): string {
+    return this.options.toolchains.map((t) => t.sdk).join(' and ');
+  }
+
   async run(job: BuildJob, context: BuildContext): Promise<void> {
-    const workspace = new ExpoWorkspace(job.workspaceDir, this.options.toolchain, this.options.sandbox);
+    const workspace = new ExpoWorkspace(job.workspaceDir, this.toolchain, this.options.sandbox);
     const redact = pathRedactor(job.workspaceDir);
     const output = new OutputBatcher((text) => reportInBackground(context.say(redact(text))), { maxLines: this.options.maxOutputLines ?? 400 });
     try {
@@ -75,16 +88,21 @@ export class ExpoBuilder implements Builder {
     }
   }
 
+  /**
+   * Installs every served SDK's toolchain that is missing (the code check reads every SDK's
+   * packages), then makes the workspace ready at its last good commit.
+   */
   private async prepare(job: BuildJob, context: BuildContext, workspace: ExpoWorkspace): Promise<void> {
-    const { toolchain } = this.options;
-    if (!toolchain.isInstalled()) {
+    const { toolchain } = this;
+    for (const served of this.options.toolchains) {
+      if (served.isInstalled()) continue;
       if (this.options.installToolchain === false) {
         throw new BuildFailure(
           'toolchain_missing',
-          `The Expo SDK ${toolchain.sdk} toolchain is not installed on this server. Run \`mobile-builder-mcp toolchain install --sdk ${toolchain.sdk}\`.`,
+          `The Expo SDK ${served.sdk} toolchain is not installed on this server. Run \`mobile-builder-mcp toolchain install --sdk ${served.sdk}\`.`,
         );
       }
-      await toolchain.ensure({
+      await served.ensure({
         onProgress: (text) => reportInBackground(context.say(text)),
         signal: job.signal,
         ...groupHooks(context),
@@ -102,7 +120,7 @@ export class ExpoBuilder implements Builder {
 
   private async build(job: BuildJob, context: BuildContext, workspace: ExpoWorkspace, output: OutputBatcher, offset: number, total: number): Promise<void> {
     const { agent } = this.options;
-    await context.step(offset + 1, total, `Preparing the workspace (Expo SDK ${this.options.toolchain.sdk})`);
+    await context.step(offset + 1, total, `Preparing the workspace (Expo SDK ${this.toolchain.sdk})`);
     await this.prepare(job, context, workspace);
 
     await context.step(offset + 2, total, agent.stepName);
@@ -110,8 +128,9 @@ export class ExpoBuilder implements Builder {
       job,
       context,
       workspace,
-      sdk: this.options.toolchain.sdk,
-      toolchain: this.options.toolchain,
+      sdk: this.toolchain.sdk,
+      toolchain: this.toolchain,
+      toolchains: this.options.toolchains,
       typeCheck: (dir) => this.checkTypes(job, context, dir, output),
     });
     if (job.signal.aborted) throw job.signal.reason;
@@ -126,7 +145,7 @@ export class ExpoBuilder implements Builder {
 
     await context.step(offset + 4, total, 'Exporting the web app (expo export --platform web)');
     const webDir = join(workspace.dir, OUTPUT_DIR, 'web');
-    await this.exportPlatforms(job, context, workspace, output, ['web'], webDir);
+    await this.exportPlatforms(job, context, workspace.dir, this.toolchain, output, ['web'], webDir);
 
     await context.step(offset + 5, total, 'Publishing the web preview');
     const preview = await context.publish({ kind: 'preview', platform: 'web', sourceDir: webDir });
@@ -145,7 +164,7 @@ export class ExpoBuilder implements Builder {
       await context.say('This project has no good build yet: building first.');
       await this.build(job, context, workspace, output, 0, total);
     } else {
-      await context.step(1, total, `Preparing the workspace (Expo SDK ${this.options.toolchain.sdk})`);
+      await context.step(1, total, `Preparing the workspace (Expo SDK ${this.toolchain.sdk})`);
       await this.prepare(job, context, workspace);
     }
     let step = base;
@@ -155,14 +174,13 @@ export class ExpoBuilder implements Builder {
     await workspace.syncAppConfig({ name: job.project.name, identifier: appId });
     await workspace.commit(`Set the app identifier ${appId}`);
 
-    await context.step(++step, total, 'Exporting native bundles for iOS and Android (Hermes bytecode)');
-    const nativeDir = join(workspace.dir, OUTPUT_DIR, 'native');
-    await this.exportPlatforms(job, context, workspace, output, ['ios', 'android'], nativeDir);
+    await context.step(++step, total, `Exporting native bundles for iOS and Android (Hermes bytecode, Expo SDK ${this.sdkList})`);
+    const { exports, failed } = await this.exportNative(job, context, workspace, output);
 
     const webDir = join(workspace.dir, OUTPUT_DIR, 'web');
     if (!needsBuild) {
       await context.step(++step, total, 'Exporting the web app (expo export --platform web)');
-      await this.exportPlatforms(job, context, workspace, output, ['web'], webDir);
+      await this.exportPlatforms(job, context, workspace.dir, this.toolchain, output, ['web'], webDir);
     }
 
     await context.step(step + 1, total, 'Publishing deployments (web, ios, android)');
@@ -171,18 +189,48 @@ export class ExpoBuilder implements Builder {
     const published: string[] = [`web at ${web.path}`];
     for (const platform of ['ios', 'android'] as const) {
       const dir = join(workspace.dir, OUTPUT_DIR, 'updates', platform);
-      const update = await prepareUpdateFolder(nativeDir, platform, dir, appConfig, this.options.toolchain.sdk);
+      const updates = await prepareDeploymentFolder(exports, failed, platform, dir, appConfig);
       const deployment = await context.publish({ kind: 'deployment', platform, sourceDir: dir });
-      published.push(`${platform} (Expo update ${update.id}, ${update.assets.length + 1} files) at ${deployment.path}`);
+      published.push(`${platform} (${updates.updates.map((u) => `SDK ${u.sdk}: Expo update ${u.id}`).join(', ')}) at ${deployment.path}`);
     }
+    const served = exports.map((e) => e.sdk).join(' and ');
     const latest = latestUpdatePath(await context.updateChannelToken());
+    const failures = failed.map((f) => ` Expo SDK ${f.sdk} is not served: its export failed (${f.reason}).`).join('');
     await context.say(
-      `Deploy #${web.number}: web, ios, android. Deployed ${job.project.name} as ${appId} (Expo SDK ${this.options.toolchain.sdk}): ${published.join('; ')}. ` +
-        'The ios and android links open a page with an exp:// QR code for Expo Go (SDK ' +
-        `${this.options.toolchain.sdk}) or a development build.` +
+      `Deploy #${web.number}: web, ios, android. Deployed ${job.project.name} as ${appId} for Expo SDK ${served}: ${published.join('; ')}.${failures} ` +
+        `The ios and android links open a page with an exp:// QR code: Expo Go gets the update of the SDK it runs (${served}; ` +
+        'Google Play\'s Expo Go runs the newest SDK, the App Store\'s runs SDK 54), a development build the first.' +
         ` The project's "latest" update URL path (follows every new deploy; keep it private): ${latest}`,
       'result',
     );
+  }
+
+  /**
+   * `expo export --platform ios --platform android` once per served SDK: the first in the
+   * workspace, each other in a copy linked to its own toolchain. A failed SDK is reported and
+   * left out.
+   * @throws BuildFailure of the first SDK when every SDK failed; the abort reason on cancel.
+   */
+  private async exportNative(job: BuildJob, context: BuildContext, workspace: ExpoWorkspace, output: OutputBatcher): Promise<{ exports: SdkExport[]; failed: FailedSdk[] }> {
+    const exports: SdkExport[] = [];
+    const failed: FailedSdk[] = [];
+    let firstFailure: unknown;
+    for (const toolchain of this.options.toolchains) {
+      const appDir = toolchain === this.toolchain ? workspace.dir : await workspace.stageFor(toolchain);
+      const exportDir = join(workspace.dir, OUTPUT_DIR, `native-${toolchain.sdk}`);
+      try {
+        await this.exportPlatforms(job, context, appDir, toolchain, output, ['ios', 'android'], exportDir);
+        exports.push({ sdk: toolchain.sdk, exportDir });
+      } catch (error) {
+        if (job.signal.aborted || !(error instanceof BuildFailure)) throw error;
+        firstFailure ??= error;
+        const reason = error.message.split('\n').slice(0, 3).join(' ').slice(0, 400);
+        failed.push({ sdk: toolchain.sdk, reason });
+        await context.say(`The Expo SDK ${toolchain.sdk} export failed; the deploy goes on without SDK ${toolchain.sdk}: ${reason}`);
+      }
+    }
+    if (exports.length === 0) throw firstFailure;
+    return { exports, failed };
   }
 
   /** The environment of tsc and the exports: only what Expo needs (never the server's own). */
@@ -195,8 +243,8 @@ export class ExpoBuilder implements Builder {
    * a staging copy inside it whose `node_modules` links to the workspace's), the toolchain
    * read-only, and for an export the shared Metro cache read-write.
    */
-  private binds(workspaceDir: string, writable: boolean): SandboxBinds {
-    const ro = [this.options.toolchain.dir];
+  private binds(workspaceDir: string, writable: boolean, toolchain: ExpoToolchain = this.toolchain): SandboxBinds {
+    const ro = [toolchain.dir];
     return writable ? { ro, rw: [workspaceDir, this.options.metroCacheDir] } : { ro: [...ro, workspaceDir] };
   }
 
@@ -221,7 +269,7 @@ export class ExpoBuilder implements Builder {
     const result = await this.heavy(job, context, () =>
       runProcess({
         command: process.execPath,
-        args: [this.options.toolchain.bin('typescript/bin/tsc'), '--noEmit', '--pretty', 'false'],
+        args: [this.toolchain.bin('typescript/bin/tsc'), '--noEmit', '--pretty', 'false'],
         cwd: dir,
         env: this.childEnv(),
         binds: this.binds(job.workspaceDir, false),
@@ -243,10 +291,16 @@ export class ExpoBuilder implements Builder {
     return { ok: false, diagnostics: diagnostics.length ? diagnostics : result.tail.slice(-10) };
   }
 
+  /**
+   * `expo export` of `platforms` for the app in `appDir` (the workspace or a copy inside it) with
+   * `toolchain`, into `outDir`, under the heavy-step semaphore.
+   * @throws BuildFailure `timeout` or `export_failed`; the abort reason on cancel.
+   */
   private async exportPlatforms(
     job: BuildJob,
     context: BuildContext,
-    workspace: ExpoWorkspace,
+    appDir: string,
+    toolchain: ExpoToolchain,
     output: OutputBatcher,
     platforms: Array<'web' | 'ios' | 'android'>,
     outDir: string,
@@ -255,14 +309,14 @@ export class ExpoBuilder implements Builder {
     await rm(outDir, { recursive: true, force: true });
     await mkdir(join(outDir, '..'), { recursive: true });
     await mkdir(this.options.metroCacheDir, { recursive: true });
-    const args = [this.options.toolchain.bin('expo/bin/cli'), 'export', ...platforms.flatMap((p) => ['--platform', p]), '--output-dir', outDir];
+    const args = [toolchain.bin('expo/bin/cli'), 'export', ...platforms.flatMap((p) => ['--platform', p]), '--output-dir', outDir];
     const result = await this.heavy(job, context, () =>
       runProcess({
         command: process.execPath,
         args,
-        cwd: workspace.dir,
+        cwd: appDir,
         env: this.childEnv(),
-        binds: this.binds(workspace.dir, true),
+        binds: this.binds(job.workspaceDir, true, toolchain),
         ...(this.options.sandbox && { sandbox: this.options.sandbox }),
         signal: job.signal,
         timeoutMs,
@@ -273,10 +327,10 @@ export class ExpoBuilder implements Builder {
     );
     output.flush();
     if (result.aborted || job.signal.aborted) throw job.signal.reason;
-    if (result.timedOut) throw new BuildFailure('timeout', `The ${platforms.join('+')} export took longer than ${Math.round(timeoutMs / 1000)} s and was stopped.`);
+    if (result.timedOut) throw new BuildFailure('timeout', `The ${platforms.join('+')} export (Expo SDK ${toolchain.sdk}) took longer than ${Math.round(timeoutMs / 1000)} s and was stopped.`);
     if (result.code !== 0) {
       const how = result.code === null ? `was killed by ${result.signal}` : `exited with code ${result.code}`;
-      throw new BuildFailure('export_failed', `expo export --platform ${platforms.join(' --platform ')} ${how}:\n${result.tail.slice(-12).join('\n')}`);
+      throw new BuildFailure('export_failed', `expo export --platform ${platforms.join(' --platform ')} (Expo SDK ${toolchain.sdk}) ${how}:\n${result.tail.slice(-12).join('\n')}`);
     }
     if (Date.now() - this.lastCachePrune >= PRUNE_EVERY_MS) {
       this.lastCachePrune = Date.now();

@@ -10,17 +10,21 @@ import { DeterministicEdits } from './deterministic-edits.js';
 import { ExpoBuilder } from './expo-builder.js';
 import { HeavyStepSemaphore } from '../heavy-steps.js';
 import { HostAgent } from './host-agent.js';
-import { DEFAULT_EXPO_SDK, ExpoToolchain } from './toolchain.js';
+import { DEFAULT_EXPO_SDKS, ExpoToolchain } from './toolchain.js';
 
-export { DEFAULT_EXPO_SDK, SUPPORTED_EXPO_SDKS } from './toolchain.js';
+export { DEFAULT_EXPO_SDK, DEFAULT_EXPO_SDKS, NEWEST_KNOWN_EXPO_SDK, SUPPORTED_EXPO_SDKS } from './toolchain.js';
 export { AGENT_MODES, type AgentMode } from './agent-step.js';
 
-/** What `serve` passes to the `expo` builder (design: `--expo-sdk`, `--agent-command`). */
+/** What `serve` passes to the `expo` builder (`--expo-sdks`, `--agent-command`, ...). */
 export interface ExpoBuilderSettings {
   dataDir: string;
   /** Where toolchains are installed (default `<dataDir>/toolchains`). */
   toolchainsDir?: string;
-  sdk?: number;
+  /**
+   * The Expo SDKs served (`--expo-sdks`, default `DEFAULT_EXPO_SDKS`): a deploy exports native
+   * bundles for each; the first is the SDK of the workspace, previews and type checks.
+   */
+  sdks?: readonly number[];
   /** Metro's transform cache, shared by every project (default `<dataDir>/cache/metro`). */
   metroCacheDir?: string;
   /**
@@ -49,9 +53,16 @@ export interface ExpoBuilderSettings {
   agentEnv?: readonly string[];
 }
 
-/** The toolchain a server with these settings uses. @throws Error for an SDK this package does not ship. */
-export function toolchainFor(settings: Pick<ExpoBuilderSettings, 'dataDir' | 'toolchainsDir' | 'sdk'>): ExpoToolchain {
-  return new ExpoToolchain(settings.toolchainsDir ?? join(settings.dataDir, 'toolchains'), settings.sdk ?? DEFAULT_EXPO_SDK);
+/**
+ * The toolchains a server with these settings uses, the workspace's first.
+ * @throws Error for an empty list or an SDK this package does not ship.
+ */
+export function toolchainsFor(settings: Pick<ExpoBuilderSettings, 'dataDir' | 'toolchainsDir' | 'sdks'>): [ExpoToolchain, ...ExpoToolchain[]] {
+  const dir = settings.toolchainsDir ?? join(settings.dataDir, 'toolchains');
+  const sdks = [...new Set(settings.sdks ?? DEFAULT_EXPO_SDKS)];
+  if (sdks.length === 0) throw new Error('The expo builder needs at least one Expo SDK (--expo-sdks)');
+  const [first, ...rest] = sdks.map((sdk) => new ExpoToolchain(dir, sdk));
+  return [first!, ...rest];
 }
 
 /** The agent step of these settings. @throws Error for `command` without an agent command. */
@@ -79,7 +90,7 @@ export function createExpoBuilder(settings: ExpoBuilderSettings): ExpoBuilder {
   const agent = agentOf(settings);
   return new ExpoBuilder({
     metroCacheDir: settings.metroCacheDir ?? join(settings.dataDir, 'cache', 'metro'),
-    toolchain: toolchainFor(settings),
+    toolchains: toolchainsFor(settings),
     agent,
     heavy: new HeavyStepSemaphore(settings.heavySteps ?? DEFAULTS.maxHeavySteps),
     ...(settings.installToolchain !== undefined && { installToolchain: settings.installToolchain }),

@@ -17,10 +17,21 @@ import { BuildFailure } from '../builder.js';
 import { npmCacheDir, type BuildSandbox } from '../process-sandbox.js';
 import { runProcess } from './run-process.js';
 
-/** The Expo SDKs whose lockfile ships in this package. */
-export const SUPPORTED_EXPO_SDKS = [56] as const;
-/** The SDK used when none is configured (the newest whose template installs from the registry). */
-export const DEFAULT_EXPO_SDK = 56;
+/** The Expo SDKs whose lockfile ships in this package (`toolchains/expo-sdk-<sdk>/`). */
+export const SUPPORTED_EXPO_SDKS = [58, 54] as const;
+/**
+ * The SDKs a server serves when none are configured (`--expo-sdks`): the newest first (what
+ * Expo Go from Google Play runs; the web preview and the type check use it), then 54 (the last
+ * SDK of Expo Go in Apple's App Store). README "Phones".
+ */
+export const DEFAULT_EXPO_SDKS: readonly number[] = [58, 54];
+/** The first of `DEFAULT_EXPO_SDKS`: the SDK of previews, type checks and new workspaces. */
+export const DEFAULT_EXPO_SDK = DEFAULT_EXPO_SDKS[0]!;
+/**
+ * The newest Expo SDK this release knows of (stable on the npm registry when it was made).
+ * Updated with every SDK; a test fails when the default toolchain falls more than one major behind.
+ */
+export const NEWEST_KNOWN_EXPO_SDK = 58;
 
 /** Folder of the shipped lockfiles and app templates (`<package>/toolchains/`). */
 const SHIPPED_TOOLCHAINS_DIR = fileURLToPath(new URL('../../../toolchains/', import.meta.url));
@@ -69,9 +80,20 @@ export class ExpoToolchain {
     this.dir = join(toolchainsDir, `expo-sdk-${sdk}`);
   }
 
-  /** The app template copied into every new workspace. */
+  /** The app template copied into every new workspace (one for every SDK: `toolchains/template`). */
   get templateDir(): string {
-    return join(this.shippedDir, 'template');
+    return join(SHIPPED_TOOLCHAINS_DIR, 'template');
+  }
+
+  /** The shipped `package.json` of this SDK's app (the workspace's own `package.json`). */
+  get packageJsonFile(): string {
+    return join(this.shippedDir, 'package.json');
+  }
+
+  /** The React Native version this SDK's lockfile pins (`0.88.1`), for code questions. */
+  get reactNativeVersion(): string {
+    const lock = JSON.parse(readFileSync(join(this.shippedDir, 'package-lock.json'), 'utf8')) as { packages?: Record<string, { version?: string }> };
+    return lock.packages?.['node_modules/react-native']?.version ?? 'unknown';
   }
 
   /** `<toolchain>/node_modules`, the target of every workspace's `node_modules` symlink. */

@@ -1,9 +1,11 @@
 /**
- * Turns a native `expo export` into one folder per platform that the server can serve as an Expo
- * Update (Expo Updates protocol v1): the Hermes bundle, the assets, and `expo-update.json`, which
- * holds everything of the manifest but the absolute URLs (built at request time from the public
- * URL). Hashes are computed here, once, at publish time: `hash` is the base64url SHA-256 of the
- * bytes (what the client verifies), `key` the hex MD5 (the file name Metro gives an asset).
+ * Turns the native `expo export`s of a deploy (one per served Expo SDK) into one folder per
+ * platform that the server can serve as Expo Updates (Expo Updates protocol v1): a sub-folder
+ * `sdk-<n>/` per SDK with its Hermes bundle and assets, and `expo-update.json`, which holds, per
+ * SDK, everything of the manifest but the absolute URLs (built at request time from the public
+ * URL), and the SDKs whose export failed. Hashes are computed here, once, at publish time: `hash`
+ * is the base64url SHA-256 of the bytes (what the client verifies), `key` the hex MD5 (the file
+ * name Metro gives an asset).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -17,7 +19,7 @@ const mimeTypes = () => import('mime-types');
 
 /** One file of an update. */
 export interface UpdateAsset {
-  /** Path inside the update folder (`assets/<md5>`, `_expo/static/js/ios/index-<md5>.hbc`). */
+  /** Path inside the deployment's folder (`sdk-58/assets/<md5>`, `sdk-58/_expo/static/js/ios/index-<md5>.hbc`). */
   path: string;
   /** base64url (no padding) SHA-256 of the bytes. */
   hash: string;
@@ -28,7 +30,7 @@ export interface UpdateAsset {
   fileExtension?: string;
 }
 
-/** `expo-update.json`: an update's manifest without its URLs. */
+/** One SDK's update of a deployment: its manifest without its URLs. */
 export interface UpdateDescription {
   format: 'expo-updates-v1';
   /** The update id (a UUID, fixed at publish time). */
@@ -44,36 +46,75 @@ export interface UpdateDescription {
   expoClient: Record<string, unknown>;
 }
 
+/** An SDK whose export failed in a deploy, and why (one line for people). */
+export interface FailedSdk {
+  sdk: number;
+  reason: string;
+}
+
+/** `expo-update.json` of a deployment: an update per SDK it serves, and the SDKs that failed. */
+export interface DeploymentUpdates {
+  format: 'expo-updates-v1-by-sdk';
+  platform: 'ios' | 'android';
+  /** In the server's order of SDKs (the first is the default for a client of another runtime). */
+  updates: UpdateDescription[];
+  failed: FailedSdk[];
+}
+
 interface ExportMetadata {
   fileMetadata: Record<string, { bundle: string; assets: Array<{ path: string; ext: string }> }>;
 }
 
+/** One SDK's native export folder. */
+export interface SdkExport {
+  sdk: number;
+  /** The `--output-dir` of `expo export --platform ios --platform android`. */
+  exportDir: string;
+}
+
 /**
- * Copies one platform's files out of a native export folder into `outDir` and writes its
- * `expo-update.json`.
- * @throws Error when the export has no bundle for `platform`, or a path leaves the export folder.
+ * Writes one platform's deployment folder `outDir`: each SDK's files under `sdk-<n>/` and
+ * `expo-update.json` (a `DeploymentUpdates`).
+ * @throws Error when an export has no bundle for `platform`, or a path leaves its export folder.
  */
-export async function prepareUpdateFolder(
+export async function prepareDeploymentFolder(
+  exports: readonly SdkExport[],
+  failed: readonly FailedSdk[],
+  platform: 'ios' | 'android',
+  outDir: string,
+  appConfig: Record<string, unknown>,
+): Promise<DeploymentUpdates> {
+  await rm(outDir, { recursive: true, force: true });
+  await mkdir(outDir, { recursive: true });
+  const updates: UpdateDescription[] = [];
+  for (const { sdk, exportDir } of exports) updates.push(await copySdkUpdate(exportDir, platform, outDir, `sdk-${sdk}`, appConfig, sdk));
+  const description: DeploymentUpdates = { format: 'expo-updates-v1-by-sdk', platform, updates, failed: [...failed] };
+  await writeFile(join(outDir, UPDATE_FILE), `${JSON.stringify(description, null, 2)}\n`);
+  return description;
+}
+
+/** Copies one SDK's files for `platform` from `exportDir` into `<outDir>/<prefix>/` and describes them. */
+async function copySdkUpdate(
   exportDir: string,
   platform: 'ios' | 'android',
   outDir: string,
+  prefix: string,
   appConfig: Record<string, unknown>,
   sdk: number,
 ): Promise<UpdateDescription> {
   const metadata = JSON.parse(await readFile(join(exportDir, 'metadata.json'), 'utf8')) as ExportMetadata;
   const files = metadata.fileMetadata[platform];
-  if (!files?.bundle) throw new Error(`The native export has no ${platform} bundle`);
-  await rm(outDir, { recursive: true, force: true });
-  await mkdir(outDir, { recursive: true });
+  if (!files?.bundle) throw new Error(`The native export of SDK ${sdk} has no ${platform} bundle`);
 
   const copy = async (path: string, contentType: string, fileExtension?: string): Promise<UpdateAsset> => {
     const clean = normalize(path);
     if (clean.startsWith('..') || clean.startsWith('/')) throw new Error(`Export path leaves the export folder: ${path}`);
     const bytes = await readFile(join(exportDir, clean));
-    await mkdir(dirname(join(outDir, clean)), { recursive: true });
-    await copyFile(join(exportDir, clean), join(outDir, clean));
+    const target = join(outDir, prefix, clean);
+    await mkdir(dirname(target), { recursive: true });
+    await copyFile(join(exportDir, clean), target);
     return {
-      path: clean,
+      path: `${prefix}/${clean}`,
       hash: createHash('sha256').update(bytes).digest('base64url'),
       key: createHash('md5').update(bytes).digest('hex'),
       contentType,
@@ -90,7 +131,7 @@ export async function prepareUpdateFolder(
     assets.push(await copy(asset.path, (await mimeTypes()).lookup(asset.ext) || 'application/octet-stream', `.${asset.ext}`));
   }
   const appVersion = typeof appConfig.version === 'string' ? appConfig.version : '1.0.0';
-  const description: UpdateDescription = {
+  return {
     format: 'expo-updates-v1',
     id: randomUUID(),
     createdAt: new Date().toISOString(),
@@ -101,6 +142,21 @@ export async function prepareUpdateFolder(
     assets,
     expoClient: { ...appConfig, sdkVersion: `${sdk}.0.0`, platforms: ['ios', 'android'] },
   };
-  await writeFile(join(outDir, UPDATE_FILE), `${JSON.stringify(description, null, 2)}\n`);
-  return description;
+}
+
+/**
+ * The updates of a deployment's `expo-update.json` text: the per-SDK form, or the single update of
+ * a deployment published before deployments served several SDKs.
+ * @returns null when the text is neither.
+ */
+export function parseDeploymentUpdates(text: string): DeploymentUpdates | null {
+  const parsed = JSON.parse(text) as Partial<DeploymentUpdates> | UpdateDescription;
+  if (parsed.format === 'expo-updates-v1-by-sdk' && Array.isArray(parsed.updates)) {
+    return { format: parsed.format, platform: parsed.platform!, updates: parsed.updates, failed: Array.isArray(parsed.failed) ? parsed.failed : [] };
+  }
+  if (parsed.format === 'expo-updates-v1') {
+    const single = parsed as UpdateDescription;
+    return { format: 'expo-updates-v1-by-sdk', platform: single.platform, updates: [single], failed: [] };
+  }
+  return null;
 }

@@ -7,26 +7,28 @@
  * | `GET /updates/latest/<token>` | the manifest of the project's newest deployment for `expo-platform` (token: secret, per project) |
  * | `GET /updates/d/<deploymentId>` | the manifest of that deployment (or of its sibling for the other platform) |
  * | `GET /updates/assets/<deploymentId>/<path>` | an asset or the launch bundle; immutable, gzip/br when accepted |
- * | `GET /deployments/<id>/` (ios, android) | a landing page with an `exp://` QR code for Expo Go / a development build |
+ * | `GET /deployments/<id>/` (ios, android) | a landing page with an `exp://` QR code for Expo Go / a development build (update-landing.ts) |
  *
- * The manifest is multipart/mixed or JSON by `accept` negotiation (406 when nothing fits), with
- * `expo-protocol-version: 1`, `expo-sfv-version: 0`, `cache-control: private, max-age=0`. A bad
- * platform or a missing runtime version is 400; no such deployment, or none for the requested
- * runtime version, is 404. With `--updates-signing-key`, a request carrying
+ * A deployment holds one update per Expo SDK the server serves; the manifest is that of the SDK
+ * the client's `expo-runtime-version` names (`exposdk:<sdk>.0.0`, as Expo Go asks), or of the
+ * first SDK for the app's own runtime version. The manifest is multipart/mixed or JSON by `accept`
+ * negotiation (406 when nothing fits), with `expo-protocol-version: 1`, `expo-sfv-version: 0`,
+ * `cache-control: private, max-age=0`. A bad platform or a missing runtime version is 400; no
+ * such deployment is 404; a runtime version the deployment was not built for is 404 with a body
+ * that names the SDKs it serves and how to get a matching Expo Go (`runtimeMismatch`). With `--updates-signing-key`, a request carrying
  * `expo-expect-signature` with keyid "main" gets an RSA-SHA256 `expo-signature`; any other keyid
  * (Expo Go asks for "expo-root") gets an unsigned manifest, never an error. Hashes were computed
  * at publish time (`expo-update.json`); absolute URLs are built here from the public URL.
  */
 import { createHash, createPrivateKey, createSign, randomBytes, type KeyObject } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
-import { escapeHtml } from '../../io/html-escape.js';
-import { isLoopbackHostname } from '../../io/loopback-hosts.js';
 import type { BuilderRoutes, BuilderRouteSources, PublishedArtifactInfo } from '../builder-module.js';
-import { UPDATE_FILE, type UpdateAsset, type UpdateDescription } from './update-bundle.js';
+import type { UpdateAsset, UpdateDescription } from './update-bundle.js';
+import { serveUpdateLanding } from './update-landing.js';
+import { readDeploymentUpdates, runtimeMismatch, updateForRuntime } from './update-sdks.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** The keyid our signatures carry (Expo's convention for a project's own key). */
@@ -36,7 +38,7 @@ const MANIFEST_TYPES = ['multipart/mixed', 'application/expo+json', 'application
 const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+$/;
 
 /** What the update routes read: published artifacts, the base URL of artifact links, and their settings. */
-interface ExpoUpdateSources extends BuilderRouteSources {
+export interface ExpoUpdateSources extends BuilderRouteSources {
   /** `--updates-signing-key`, if any. */
   updatesSigningKeyFile?: string | undefined;
 }
@@ -56,7 +58,7 @@ export function createExpoUpdateRoutes(app: ExpoUpdateSources): BuilderRoutes {
   const state: UpdatesState = { app, signingKey: file ? loadUpdatesSigningKey(file) : null };
   return {
     routes: [{ path: '/updates/*', handle: (req, res, path, query) => serveExpoUpdates(state, req, res, path, query) }],
-    landing: (req, res, path) => serveUpdateLanding(state, req, res, path),
+    landing: (req, res, path) => serveUpdateLanding(app, req, res, path),
   };
 }
 
@@ -80,18 +82,6 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
 
 const PROTOCOL_HEADERS = { 'expo-protocol-version': '1', 'expo-sfv-version': '0', 'cache-control': 'private, max-age=0' };
 
-async function readUpdate(app: ExpoUpdateSources, row: PublishedArtifactInfo): Promise<UpdateDescription | null> {
-  if (row.kind !== 'deployment' || (row.platform !== 'ios' && row.platform !== 'android') || row.externalUrl) return null;
-  try {
-    // Written by the build: read only from inside the deployment's folder, like any file served.
-    const file = await app.artifacts.resolveFile(row.id, UPDATE_FILE);
-    if (!file) return null;
-    const description = JSON.parse(await readFile(file, 'utf8')) as UpdateDescription;
-    return description.format === 'expo-updates-v1' ? description : null;
-  } catch {
-    return null;
-  }
-}
 
 async function serveExpoUpdates(state: UpdatesState, req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> {
   const { app } = state;
@@ -124,11 +114,10 @@ async function serveExpoUpdates(state: UpdatesState, req: IncomingMessage, res: 
       else row = await app.artifacts.sibling(pinned, platform);
     }
   }
-  const update = row ? await readUpdate(app, row) : null;
-  if (!row || !update) return sendJson(res, 404, { error: `No ${platform} update here` }, PROTOCOL_HEADERS);
-  if (!update.runtimeVersions.includes(runtimeVersion)) {
-    return sendJson(res, 404, { error: `No update for runtime version ${runtimeVersion}; this update targets ${update.runtimeVersions.join(' or ')}` }, PROTOCOL_HEADERS);
-  }
+  const updates = row ? await readDeploymentUpdates(app, row) : null;
+  if (!row || !updates || updates.updates.length === 0) return sendJson(res, 404, { error: `No ${platform} update here` }, PROTOCOL_HEADERS);
+  const update = updateForRuntime(updates, runtimeVersion);
+  if (!update) return sendJson(res, 404, runtimeMismatch(updates, runtimeVersion, platform), PROTOCOL_HEADERS);
 
   const type = negotiate(header(req, 'accept'));
   if (!type) return sendJson(res, 406, { error: `Accept one of ${MANIFEST_TYPES.join(', ')}` }, PROTOCOL_HEADERS);
@@ -209,7 +198,7 @@ function signatureFor(req: IncomingMessage, key: KeyObject | null, manifestText:
 
 async function serveAsset(app: ExpoUpdateSources, req: IncomingMessage, res: ServerResponse, id: string, rest: string[]): Promise<void> {
   const row = await app.artifacts.find(id);
-  const update = row ? await readUpdate(app, row) : null;
+  const updates = row ? await readDeploymentUpdates(app, row) : null;
   let wanted: string;
   try {
     wanted = rest.map((segment) => decodeURIComponent(segment)).join('/');
@@ -218,7 +207,7 @@ async function serveAsset(app: ExpoUpdateSources, req: IncomingMessage, res: Ser
   }
   // Only files the manifest names are served, and only from inside the deployment's folder (real
   // paths): the manifest description is written by the build, so its paths are never trusted.
-  const asset = update && [update.launchAsset, ...update.assets].find((a) => a.path === wanted);
+  const asset = updates?.updates.flatMap((update) => [update.launchAsset, ...update.assets]).find((a) => a.path === wanted);
   const file = asset ? await app.artifacts.resolveFile(id, asset.path) : null;
   if (!asset || !file) return sendJson(res, 404, { error: 'Not found' });
   const accepted = header(req, 'accept-encoding') ?? '';
@@ -237,46 +226,4 @@ async function serveAsset(app: ExpoUpdateSources, req: IncomingMessage, res: Ser
   if (encoding === 'br') await pipeline(source, createBrotliCompress({ params: { [zlib.BROTLI_PARAM_QUALITY]: 5 } }), res);
   else if (encoding === 'gzip') await pipeline(source, createGzip({ level: 6 }), res);
   else await pipeline(source, res);
-}
-
-/** The landing page of an ios/android Expo update deployment at `/deployments/<id>/`; false when `path` is not one. */
-async function serveUpdateLanding(state: UpdatesState, req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
-  const { app } = state;
-  const match = /^\/deployments\/([0-9a-f-]{36})\/(index\.html)?$/.exec(path);
-  if (!match || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
-  const row = await app.artifacts.find(match[1]!);
-  const update = row ? await readUpdate(app, row) : null;
-  if (!row || !update) return false;
-  const base = new URL(app.artifactBaseUrl());
-  const root = `${base.origin}${base.pathname.replace(/\/$/, '')}`;
-  const manifestUrl = `${root}/updates/d/${row.id}`;
-  const expUrl = manifestUrl.replace(/^http:/, 'exp:').replace(/^https:/, 'exps:');
-  // Loaded on the first landing page: a stdio start never evaluates the QR encoder.
-  const { default: QRCode } = await import('qrcode');
-  const svg = await QRCode.toString(expUrl, { type: 'svg', margin: 2, width: 280, errorCorrectionLevel: 'M' });
-  const loopback = isLoopbackHostname(base.hostname);
-  const name = typeof update.expoClient.name === 'string' ? update.expoClient.name : 'App';
-  const sdk = escapeHtml(String(update.sdk));
-  const html = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(name)} · deploy #${row.number} · ${row.platform}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1b1f24}code{background:#f2f4f7;padding:.1rem .3rem;border-radius:4px;word-break:break-all}.qr{width:280px;height:280px}.warn{background:#fff4e5;padding:.75rem;border-radius:6px}</style>
-</head><body>
-<h1>${escapeHtml(name)}</h1>
-<p>Deploy #${row.number}, ${row.platform === 'ios' ? 'iOS' : 'Android'}: an Expo update (Expo SDK ${sdk}, Hermes bytecode), published ${escapeHtml(update.createdAt)}.</p>
-<div class="qr" id="qr" role="img" aria-label="QR code of ${escapeHtml(expUrl)}">${svg}</div>
-<p>Scan with the camera (Expo Go for SDK ${sdk} installed) or open <code id="exp-url">${escapeHtml(expUrl)}</code>.</p>
-${loopback ? '<p class="warn">This server\'s public URL is a loopback address, which a phone cannot reach. Start the server with <code>--public-url http://&lt;LAN address or domain&gt;:&lt;port&gt;</code>.</p>' : ''}
-<p>Manifest of this deployment (Expo Updates protocol v1): <code>${escapeHtml(manifestUrl)}</code>. A development build loads it when its <code>updates.url</code> is set to it; the project's owner finds the private URL that follows every deploy in the deploy's result message.</p>
-<p>Expo Go from the stores runs only the newest SDK; this update needs an Expo Go (or a development build) of SDK ${sdk}.</p>
-</body></html>`;
-  res.writeHead(200, {
-    'Content-Type': 'text/html; charset=utf-8',
-    'Content-Length': Buffer.byteLength(html),
-    'Cache-Control': 'no-cache',
-    'X-Content-Type-Options': 'nosniff',
-    'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
-  });
-  res.end(req.method === 'HEAD' ? undefined : html);
-  return true;
 }

@@ -7,7 +7,7 @@
  * last good commit (`git reset --hard` + `git clean -fd`), so a broken edit never poisons the next
  * build. Ignored files (`node_modules`, `.expo/`, export output in `.svc/`) survive a reset.
  */
-import { cp, lstat, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, lstat, mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { BuildFailure } from '../builder.js';
 import type { BuildSandbox } from '../process-sandbox.js';
@@ -24,6 +24,9 @@ export interface AppIdentity {
 
 /** The folder export output goes to (ignored by git). */
 export const OUTPUT_DIR = '.svc';
+
+/** Folders of the workspace never copied into a copy for another SDK. */
+const NOT_COPIED = new Set(['node_modules', '.git', '.expo', OUTPUT_DIR]);
 
 /** Commits of history a workspace keeps: older ones are folded into one root commit. */
 const HISTORY_KEPT = 20;
@@ -50,7 +53,7 @@ export class ExpoWorkspace {
       await cp(this.toolchain.templateDir, this.dir, { recursive: true, force: true });
       // npm never packs a file named `.gitignore`, so the template ships it as `gitignore`.
       await rename(join(this.dir, 'gitignore'), join(this.dir, '.gitignore'));
-      await cp(join(this.toolchain.shippedDir, 'package.json'), join(this.dir, 'package.json'));
+      await cp(this.toolchain.packageJsonFile, join(this.dir, 'package.json'));
       await this.linkNodeModules();
       await this.syncAppConfig(identity);
       await this.nameSettings(identity.name);
@@ -63,9 +66,9 @@ export class ExpoWorkspace {
     return { created };
   }
 
-  private async linkNodeModules(): Promise<void> {
-    const link = join(this.dir, 'node_modules');
-    const target = this.toolchain.nodeModules;
+  private async linkNodeModules(dir: string = this.dir, toolchain: ExpoToolchain = this.toolchain): Promise<void> {
+    const link = join(dir, 'node_modules');
+    const target = toolchain.nodeModules;
     const info = await lstat(link).catch(() => null);
     if (info?.isSymbolicLink() && (await readlink(link)) === target) return;
     if (info) await rm(link, { recursive: true, force: true });
@@ -81,6 +84,7 @@ export class ExpoWorkspace {
    */
   async syncAppConfig(identity: AppIdentity): Promise<boolean> {
     await this.syncMetroConfig();
+    await this.syncManagedFile('package.json', this.toolchain.packageJsonFile);
     const file = join(this.dir, 'app.json');
     const before = await readFile(file, 'utf8');
     type Section = Record<string, unknown>;
@@ -106,12 +110,40 @@ export class ExpoWorkspace {
 
   /** Rewrites `metro.config.js` from the template unless it is equal (a link is replaced, not followed). */
   private async syncMetroConfig(): Promise<void> {
-    const file = join(this.dir, 'metro.config.js');
-    const wanted = await readFile(join(this.toolchain.templateDir, 'metro.config.js'), 'utf8');
+    await this.syncManagedFile('metro.config.js', join(this.toolchain.templateDir, 'metro.config.js'));
+  }
+
+  /**
+   * Rewrites the workspace's file `name` from `source` unless it is equal (a link is replaced, not
+   * followed). `package.json` follows the toolchain: a workspace made with an older SDK moves to
+   * the server's SDK at its next build.
+   */
+  private async syncManagedFile(name: string, source: string): Promise<void> {
+    const file = join(this.dir, name);
+    const wanted = await readFile(source, 'utf8');
     const info = await lstat(file).catch(() => null);
     if (info?.isFile() && (await readFile(file, 'utf8')) === wanted) return;
     await rm(file, { recursive: true, force: true });
     await writeFile(file, wanted, { flag: 'wx' });
+  }
+
+  /**
+   * A copy of the app's sources in `.svc/sdk-<sdk>/` that builds with another SDK's toolchain: its
+   * `package.json` and a `node_modules` link to that toolchain (links in the sources are copied as
+   * links, never followed; `linksLeaving` already refused any that leave the workspace).
+   * @returns the copy's folder.
+   */
+  async stageFor(toolchain: ExpoToolchain): Promise<string> {
+    const dir = join(this.dir, OUTPUT_DIR, `sdk-${toolchain.sdk}`);
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    for (const entry of await readdir(this.dir)) {
+      if (NOT_COPIED.has(entry)) continue;
+      await cp(join(this.dir, entry), join(dir, entry), { recursive: true, verbatimSymlinks: true });
+    }
+    await cp(toolchain.packageJsonFile, join(dir, 'package.json'));
+    await this.linkNodeModules(dir, toolchain);
+    return dir;
   }
 
   /** Puts the app's name into the template's `src/app-settings.json` (what its `App.tsx` shows). */

@@ -1,7 +1,9 @@
 // Managed by mobile-builder-mcp: rewritten before every build (changes to it are not kept).
 //
-// - One transform cache shared by every project of the service (SVC_METRO_CACHE_DIR, set by the
-//   service), so a new project's first build reuses the work of earlier ones.
+// - A transform cache in the service's cache folder (SVC_METRO_CACHE_DIR, set by the service), one
+//   per app config: Expo inlines the app's public config (name, slug, ...) into modules such as
+//   expo-constants, and Metro's cache key does not cover app.json, so apps of different configs
+//   never share transformed output. Rebuilds of one app reuse its own.
 // - No file outside this app and its toolchain enters a bundle: every resolved module and asset
 //   is checked after links are resolved (a package subpath with "..", an absolute path through a
 //   package), and require.context (which lists folders) is off.
@@ -12,7 +14,17 @@ const { FileStore } = require('metro-cache');
 
 const config = getDefaultConfig(__dirname);
 if (process.env.SVC_METRO_CACHE_DIR) {
-  config.cacheStores = [new FileStore({ root: process.env.SVC_METRO_CACHE_DIR })];
+  // Everything Expo reads the app's config from (a missing file counts as empty).
+  const configHash = require('crypto').createHash('sha256');
+  for (const name of ['app.json', 'app.config.js', 'app.config.ts', 'app.config.json', 'package.json']) {
+    let text = '';
+    try {
+      text = fs.readFileSync(path.join(__dirname, name), 'utf8');
+    } catch {}
+    configHash.update(`${name}\0${text}\0`);
+  }
+  const root = path.join(process.env.SVC_METRO_CACHE_DIR, `config-${configHash.digest('hex').slice(0, 24)}`);
+  config.cacheStores = [new FileStore({ root })];
 }
 
 config.transformer = { ...config.transformer, unstable_allowRequireContext: false };
