@@ -31,6 +31,15 @@
 // This file is CommonJS (bin/package.json): an ES module entry costs Node a few milliseconds more
 // at every start.
 'use strict';
+// Node 22.13 or newer (package.json "engines"; Expo SDK 58's tools need it): an older Node stops
+// here with one line, before any module that might not load on it.
+{
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  if (major < 22 || (major === 22 && minor < 13)) {
+    process.stderr.write(`mobile-builder-mcp needs Node.js 22.13 or newer (Node 24 LTS recommended); this is Node ${process.versions.node}. Install Node 24 from nodejs.org or your package manager, then run it again.\n`);
+    process.exit(1);
+  }
+}
 const { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } = require('node:fs');
 const { createRequire, Module } = require('node:module');
 const { homedir } = require('node:os');

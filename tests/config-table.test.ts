@@ -118,7 +118,7 @@ describe('the settings table', () => {
     }
     expect(commandAt(program, ['toolchain', 'install']).options.map((o) => o.long)).not.toContain('--database-url');
     const worker = commandAt(program, ['worker']).options.map((o) => o.long);
-    for (const flag of ['--builder', '--builder-config', '--expo-sdk', '--agent', '--agent-command', '--max-concurrent-workflows', '--lease-ms', '--plans', '--data-dir', '--health-port', '--host', '--drain-timeout-ms', '--db-pool-size', '--database-listen-url', '--no-build-sandbox']) {
+    for (const flag of ['--builder', '--builder-config', '--expo-sdks', '--agent', '--agent-command', '--max-concurrent-workflows', '--lease-ms', '--plans', '--data-dir', '--health-port', '--host', '--drain-timeout-ms', '--db-pool-size', '--database-listen-url', '--no-build-sandbox']) {
       expect(worker, flag).toContain(flag);
     }
     for (const flag of ['--http', '--port', '--role', '--public-url', '--artifact-url', '--trust-proxy', '--body-limit', '--claim-wait-ms', '--browser']) expect(worker, flag).not.toContain(flag);
@@ -176,8 +176,8 @@ describe('the settings table', () => {
     expect(await refused(['serve', '--port', '-1'])).toEqual({ exitCode: 1, stderr: "error: option '--port <port>' argument '-1' is invalid. --port must be a whole number of at least 0\n(run with --help for usage)\n" });
     expect(await refused(['serve', '--lease-ms', '100'])).toEqual({ exitCode: 1, stderr: "error: option '--lease-ms <ms>' argument '100' is invalid. --lease-ms must be a whole number of at least 200\n(run with --help for usage)\n" });
     expect(await refused(['serve', '--body-limit', '0'])).toEqual({ exitCode: 1, stderr: "error: option '--body-limit <bytes>' argument '0' is invalid. --body-limit must be a whole number of at least 1\n(run with --help for usage)\n" });
-    expect(await refused(['serve', '--expo-sdk', '12'])).toMatchObject({ exitCode: 1, stderr: expect.stringContaining('is invalid. supported Expo SDKs: ') });
-    expect(await refused(['toolchain', 'install', '--sdk', '12'])).toMatchObject({ exitCode: 1, stderr: expect.stringContaining("option '--sdk <n>' argument '12' is invalid. supported Expo SDKs: ") });
+    expect(await refused(['serve', '--expo-sdks', '58,12'])).toMatchObject({ exitCode: 1, stderr: expect.stringContaining('is invalid. supported Expo SDKs: 58, 54') });
+    expect(await refused(['toolchain', 'install', '--sdk', '12'])).toMatchObject({ exitCode: 1, stderr: expect.stringContaining("option '--sdk <list>' argument '12' is invalid. supported Expo SDKs: ") });
     expect(await refused(['serve', '--trust-proxy', 'not an address'])).toMatchObject({ exitCode: 1, stderr: expect.stringContaining('is invalid. --trust-proxy: ') });
     expect(await refused(['serve', '--builder', 'gradle'])).toEqual({ exitCode: 1, stderr: "error: option '--builder <name>' argument 'gradle' is invalid. Allowed choices are scripted, command, expo.\n(run with --help for usage)\n" });
   });

@@ -79,7 +79,7 @@ export function buildProgram(early?: EarlyStdioStart): Command {
     .command('toolchain')
     .description('Manage the expo builder\'s toolchain.')
     .command('install')
-    .description('Install the Expo SDK toolchains ahead of their first use (npm ci from the lockfiles shipped in this package; about 1-2 min each).')
+    .description('Install the Expo SDK toolchains ahead of their first use (npm install from the lockfiles shipped in this package; about 1-2 min each).')
     .action(async (options: { sdk: number[]; dataDir: string }) => {
       for (const installed of toolchainsFor({ dataDir: resolve(options.dataDir), sdks: options.sdk })) {
         if (installed.isInstalled()) {

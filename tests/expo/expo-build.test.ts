@@ -1,5 +1,5 @@
 /**
- * The `expo` builder end to end on the real SDK 56 toolchain: two projects, each built into a
+ * The `expo` builder end to end on the real SDK 58 toolchain: two projects, each built into a
  * real Expo web export, opened in headless Chromium; a second build is warm and keeps the
  * workspace's history in git.
  */
@@ -69,7 +69,7 @@ describe('expo builder: build', () => {
     // The workspace: sources + git + node_modules shared with the toolchain.
     const workspace = join(server.dataDir, 'workspaces', habits.id);
     expect(lstatSync(join(workspace, 'node_modules')).isSymbolicLink()).toBe(true);
-    expect(readlinkSync(join(workspace, 'node_modules'))).toBe(join(TOOLCHAINS_CACHE, 'expo-sdk-56', 'node_modules'));
+    expect(readlinkSync(join(workspace, 'node_modules'))).toBe(join(TOOLCHAINS_CACHE, 'expo-sdk-58', 'node_modules'));
     const appJson = JSON.parse(readFileSync(join(workspace, 'app.json'), 'utf8'));
     expect(appJson.expo).toMatchObject({ name: 'Habit Tracker', slug: 'habit-tracker', experiments: { baseUrl: '.' } });
     const log = execFileSync('git', ['log', '--format=%s'], { cwd: workspace, encoding: 'utf8' }).trim().split('\n');

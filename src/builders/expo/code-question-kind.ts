@@ -35,12 +35,18 @@ async function codeQuestionPages(rules: string | null, workspaceDir: string): Pr
 }
 
 /**
- * A code question's rules as they are stored: the workspace and the TypeScript folder relative to
+ * A code question's rules as they are stored: the workspace, the TypeScript folder and each SDK's packages relative to
  * the project's workspace (`.` for the workspace itself), so that a question asked on one host can
  * be checked on another whose data dir lies elsewhere.
  */
 function rulesToStore(rules: CodeAnswerRules, workspaceDir: string): CodeAnswerRules {
-  return { ...rules, root: relative(workspaceDir, rules.root) || '.', typescriptFrom: relative(workspaceDir, rules.typescriptFrom) || '.' };
+  const from = (path: string) => relative(workspaceDir, path) || '.';
+  return {
+    ...rules,
+    root: from(rules.root),
+    typescriptFrom: from(rules.typescriptFrom),
+    ...(rules.sdkModules && { sdkModules: rules.sdkModules.map((s) => ({ ...s, nodeModules: from(s.nodeModules) })) }),
+  };
 }
 
 /**
@@ -51,7 +57,12 @@ function storedRulesOf(rules: string | null, workspaceDir: string): CodeAnswerRu
   const parsed = JSON.parse(rules ?? 'null') as CodeAnswerRules | null;
   if (!parsed) return null;
   const at = (path: string) => (isAbsolute(path) ? path : resolve(workspaceDir, path));
-  return { ...parsed, root: at(parsed.root), typescriptFrom: at(parsed.typescriptFrom) };
+  return {
+    ...parsed,
+    root: at(parsed.root),
+    typescriptFrom: at(parsed.typescriptFrom),
+    ...(parsed.sdkModules && { sdkModules: parsed.sdkModules.map((s) => ({ ...s, nodeModules: at(s.nodeModules) })) }),
+  };
 }
 
 /** The `code` question kind. */

@@ -1,10 +1,13 @@
 /**
  * The `expo` builder's toolchain: one installed Expo app template per SDK under
- * `<dataDir>/toolchains/expo-sdk-<sdk>/`, installed with `npm ci` from the lockfile that ships in
- * this package (`toolchains/expo-sdk-<sdk>/`), so every server installs exactly the same tree.
+ * `<dataDir>/toolchains/expo-sdk-<sdk>/`, installed with `npm install` from the lockfile that
+ * ships in this package (`toolchains/expo-sdk-<sdk>/`), so every server installs the same
+ * versions. Not `npm ci`: the lockfile names other platforms' optional packages (macOS and Windows
+ * builds of native tools) that a registry mirror may not carry, and `npm ci` refuses a lockfile
+ * without their entries; `npm install` keeps every locked version and skips them.
  * Project workspaces share its `node_modules` through a symlink.
  *
- * Installing is atomic: `npm ci` runs in a temporary folder that is renamed into place only when
+ * Installing is atomic: npm runs in a temporary folder that is renamed into place only when
  * it succeeded, so a half-installed toolchain is never used. Two processes installing at once
  * both work; the second rename loses and its copy is removed.
  */
@@ -160,7 +163,7 @@ export class ExpoToolchain {
       const timeoutMs = options.timeoutMs ?? 15 * 60_000;
       const result = await runProcess({
         command: 'npm',
-        args: ['ci', '--no-audit', '--no-fund'],
+        args: ['install', '--no-audit', '--no-fund', '--no-save'],
         cwd: tmp,
         // npm sees the install folder, its own cache and the network, and none of the server's
         // environment but its proxy and npm settings.
@@ -244,5 +247,5 @@ function installFailure(sdk: number, tail: string[]): BuildFailure {
       `Could not install the Expo SDK ${sdk} toolchain: the npm registry could not be reached from this machine. Check the network, proxy and registry settings (npm config get registry), then ${retry}.\n${detail}`,
     );
   }
-  return new BuildFailure('toolchain_install_failed', `Could not install the Expo SDK ${sdk} toolchain (npm ci failed). Fix the cause below, then ${retry}.\n${detail}`);
+  return new BuildFailure('toolchain_install_failed', `Could not install the Expo SDK ${sdk} toolchain (npm install failed). Fix the cause below, then ${retry}.\n${detail}`);
 }
