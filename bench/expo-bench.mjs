@@ -1,14 +1,21 @@
 // `npm run bench:expo`: the `expo` builder on this machine, in one run, through the real bin over
-// HTTP: toolchain install (npm ci from the shipped lockfile into a fresh data dir; npm's own cache
-// is used as it is), new workspace, first build of a first and of a second project, warm rebuild
-// after a one-line edit, deploy (cold, then warm), extra disk per project, and peak RSS of the
-// server and of the export process tree, and a warm rebuild with the build sandbox (bubblewrap)
-// against one without (--no-build-sandbox), alternating servers on the same data dir, three each.
+// HTTP: toolchain install of every default SDK (npm install from the shipped lockfiles into a fresh
+// data dir; npm's own cache is used as it is), new workspace, first build of a first and of a
+// second project, warm rebuild after a one-line edit, deploy (cold, then warm; native bundles for
+// every served SDK), extra disk per project, and peak RSS of the server and of the export process
+// tree, and a warm rebuild with the build sandbox (bubblewrap) against one without
+// (--no-build-sandbox), alternating servers on the same data dir, three each.
+//
+// Baselines in the same run: a bare `expo export` of the same app (a copy of the project's files
+// with node_modules linked to the same toolchain, Expo's own Metro cache in a fresh TMPDIR, no
+// sandbox, no type check): cold web export against the first build, warm web export after the same
+// one-line edit against the warm rebuild, and the bare exports a deploy needs (iOS + Android for
+// each served SDK, cold, and a warm web export) against the first deploy. Each is printed as a ratio.
 // Prints a table and writes bench/results/expo-<time>.json.
 //
 // Options (env): BENCH_KEEP=1 keeps the data dir.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +28,8 @@ const seconds = (ms) => Math.round(ms / 100) / 10;
 
 // 1. Toolchain install.
 let t = Date.now();
-const install = spawnSync(process.execPath, [BIN, 'toolchain', 'install', '--sdk', '56', '--data-dir', dataDir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+const SDKS = [58, 54];
+const install = spawnSync(process.execPath, [BIN, 'toolchain', 'install', '--sdk', SDKS.join(','), '--data-dir', dataDir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
 if (install.status !== 0) throw new Error(`toolchain install failed: ${install.stdout}`);
 results.toolchainInstallS = seconds(Date.now() - t);
 results.toolchainDiskMiB = duMiB(join(dataDir, 'toolchains'));
@@ -105,21 +113,32 @@ const duration = (w) => seconds(Date.parse(w.finishedAt) - Date.parse(w.startedA
 try {
   // 3. A new workspace, alone (the same code the first build runs).
   const { ExpoWorkspace } = await import(join(root, 'dist', 'builders', 'expo', 'workspace.js'));
-  const { toolchainFor } = await import(join(root, 'dist', 'builders', 'expo', 'index.js'));
+  const { toolchainsFor } = await import(join(root, 'dist', 'builders', 'expo', 'index.js'));
   const probe = join(dataDir, 'probe-workspace');
   t = performance.now();
-  await new ExpoWorkspace(probe, toolchainFor({ dataDir })).ensure({ name: 'Probe' });
+  await new ExpoWorkspace(probe, toolchainsFor({ dataDir })[0]).ensure({ name: 'Probe' });
   results.newWorkspaceS = Math.round(performance.now() - t) / 1000;
   results.newWorkspaceMiB = duMiB(probe);
   rmSync(probe, { recursive: true, force: true });
 
   const first = await tool('svc_create_project', { name: 'Bench One' });
   results.firstBuildS = duration(await run(first.id, 'A habit tracker, make it green', 'build'));
+  const bare = bareApp(first.id);
+  results.bareColdWebExportS = bare.export(SDKS[0], ['web']);
   const second = await tool('svc_create_project', { name: 'Bench Two' });
   results.secondProjectFirstBuildS = duration(await run(second.id, 'A recipe box in dark mode', 'build'));
   results.warmRebuildS = duration(await run(first.id, 'accent #ff8800', 'build'));
+  bare.refresh();
+  results.bareWarmWebExportS = bare.export(SDKS[0], ['web']);
   results.coldDeployS = duration(await run(first.id, 'deploy', 'deploy'));
+  // The app identifier the deploy set is in app.json: the bare copy takes it too.
+  bare.refresh();
+  results.bareDeployExportsS = Math.round((SDKS.reduce((sum, sdk) => sum + bare.export(sdk, ['ios', 'android']), 0) + bare.export(SDKS[0], ['web'])) * 10) / 10;
   results.warmDeployS = duration(await run(first.id, 'deploy again', 'deploy'));
+  const ratio = (a, b) => Math.round((a / b) * 100) / 100;
+  results.firstBuildRatio = ratio(results.firstBuildS, results.bareColdWebExportS);
+  results.warmRebuildRatio = ratio(results.warmRebuildS, results.bareWarmWebExportS);
+  results.deployRatio = ratio(results.coldDeployS, results.bareDeployExportsS);
   results.diskPerProjectMiB = duMiB(join(dataDir, 'workspaces', second.id));
   results.serverPeakRssMiB = Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))[1]) / 1024);
   results.exportPeakProcessRssMiB = Math.round(peakExportProcessMiB);
@@ -148,12 +167,12 @@ try {
 }
 
 const rows = [
-  ['toolchain install (npm ci, SDK 56)', `${results.toolchainInstallS} s (${results.toolchainDiskMiB} MiB)`],
+  [`toolchain install (npm install, SDK ${SDKS.join(' and ')})`, `${results.toolchainInstallS} s (${results.toolchainDiskMiB} MiB)`],
   ['new workspace', `${results.newWorkspaceS} s, ${results.newWorkspaceMiB} MiB`],
-  ['first build, first project (cold Metro cache)', `${results.firstBuildS} s`],
+  [`first build, first project (SDK ${SDKS[0]}, cold Metro cache)`, `${results.firstBuildS} s = ${results.firstBuildRatio}x a bare cold web export (${results.bareColdWebExportS} s)`],
   ['first build, second project', `${results.secondProjectFirstBuildS} s`],
-  ['warm rebuild after a one-line edit', `${results.warmRebuildS} s`],
-  ['deploy, first (cold native export)', `${results.coldDeployS} s`],
+  ['warm rebuild after a one-line edit', `${results.warmRebuildS} s = ${results.warmRebuildRatio}x a bare warm web export (${results.bareWarmWebExportS} s)`],
+  [`deploy, first (cold native exports, SDK ${SDKS.join(' and ')})`, `${results.coldDeployS} s = ${results.deployRatio}x the bare exports it needs (${results.bareDeployExportsS} s)`],
   ['deploy, warm', `${results.warmDeployS} s`],
   ['extra disk per project (after one build)', `${results.diskPerProjectMiB} MiB`],
   ['peak RSS, server', `${results.serverPeakRssMiB} MiB`],
@@ -167,6 +186,48 @@ const width = Math.max(...rows.map((r) => r[0].length));
 process.stdout.write(`\n${rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n')}\n`);
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(join(root, 'bench', 'results', `expo-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), `${JSON.stringify(results, null, 2)}\n`);
+
+/**
+ * A bare copy of a project's app for baselines: its files (no git, no output) with node_modules
+ * linked to an SDK's toolchain, exported with that toolchain's `expo export` as a person would run
+ * `npx expo export`, Expo's own Metro cache in a TMPDIR of its own (cold at first, then warm).
+ */
+function bareApp(projectId) {
+  const workspace = join(dataDir, 'workspaces', projectId);
+  const base = mkdtempSync(join(tmpdir(), 'mbm-expo-bare-'));
+  const tmp = join(base, 'tmp');
+  mkdirSync(tmp);
+  const copyFor = (sdk) => join(base, `app-${sdk}`);
+  const refresh = () => {
+    for (const sdk of SDKS) {
+      const dir = copyFor(sdk);
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir);
+      for (const entry of readdirSync(workspace)) {
+        if (['.git', '.svc', 'node_modules', '.expo'].includes(entry)) continue;
+        cpSync(join(workspace, entry), join(dir, entry), { recursive: true, verbatimSymlinks: true });
+      }
+      cpSync(join(root, 'toolchains', `expo-sdk-${sdk}`, 'package.json'), join(dir, 'package.json'));
+      symlinkSync(join(dataDir, 'toolchains', `expo-sdk-${sdk}`, 'node_modules'), join(dir, 'node_modules'), 'dir');
+    }
+  };
+  refresh();
+  /** Seconds one `expo export --platform ...` of the SDK's copy takes. */
+  const exportOnce = (sdk, platforms) => {
+    const started = Date.now();
+    const cli = join(dataDir, 'toolchains', `expo-sdk-${sdk}`, 'node_modules', 'expo', 'bin', 'cli');
+    const out = join(base, `out-${sdk}-${platforms.join('-')}`);
+    const { SVC_METRO_CACHE_DIR: _unused, ...env } = process.env;
+    const run = spawnSync(process.execPath, [cli, 'export', ...platforms.flatMap((p) => ['--platform', p]), '--output-dir', out], {
+      cwd: copyFor(sdk),
+      env: { ...env, TMPDIR: tmp, EXPO_NO_TELEMETRY: '1', CI: '1', NODE_ENV: 'production' },
+      encoding: 'utf8',
+    });
+    if (run.status !== 0) throw new Error(`bare expo export (SDK ${sdk}, ${platforms.join('+')}) failed: ${run.stderr.slice(-2000)}`);
+    return seconds(Date.now() - started);
+  };
+  return { refresh, export: exportOnce };
+}
 
 function duMiB(path) {
   // du counts the workspace's own files; the node_modules symlink is not followed.

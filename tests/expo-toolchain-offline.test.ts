@@ -26,9 +26,9 @@ describe('expo toolchain install without a registry', () => {
     expect(session.lastWorkflow.status).toBe('failed');
     expect(session.lastWorkflow.error.code).toBe('toolchain_install_failed');
     expect(session.lastWorkflow.error.message).toMatch(/npm registry could not be reached/);
-    expect(session.lastWorkflow.error.message).toMatch(/mobile-builder-mcp toolchain install --sdk 56/);
+    expect(session.lastWorkflow.error.message).toMatch(/mobile-builder-mcp toolchain install --sdk 58/);
     const page = await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId: project.id });
-    expect(page.messages.map((m: { content: string }) => m.content)).toContain('Installing the Expo SDK 56 toolchain (once per server, about 1-2 min)…');
+    expect(page.messages.map((m: { content: string }) => m.content)).toContain('Installing the Expo SDK 58 toolchain (once per server, about 1-2 min)…');
     // Nothing half-installed is left to be mistaken for a toolchain.
     expect(readdirSync(join(server.dataDir, 'toolchains'))).toEqual([]);
   }, 300_000);

@@ -127,6 +127,9 @@ describe('expo builder: the host agent over HTTP', () => {
     expect(question.prompt).toContain('"Build me a habit tracker with a settings screen"');
     expect(question.prompt).toContain('----- BEGIN App.tsx -----');
     expect(question.prompt).toMatch(/Packages you may import\n.*react-native/);
+    // The code must build with every served SDK: the prompt names them with their React Native.
+    expect(question.prompt).toMatch(/Expo SDK 58 \(React Native 0\.88\.\d+\) and Expo SDK 54 \(React Native 0\.81\.\d+\)/);
+    expect(question.prompt).toContain('type-checks them with tsc --noEmit against Expo SDK 58');
     const workspace = join(server.dataDir, 'workspaces', project.id);
     const head = () => execFileSync('git', ['rev-parse', 'HEAD'], { cwd: workspace, encoding: 'utf8' });
     const before = head();
@@ -143,6 +146,8 @@ describe('expo builder: the host agent over HTTP', () => {
       [one('src/big.ts', `export const s = "${'a'.repeat(150_000)}";\n`), /at most 100000/],
       [JSON.stringify({ files: 'App.tsx' }), /message\.(summary|files)/],
       [one('src/net.ts', "import axios from 'axios';\nexport default axios;\n"), /axios.*which is not one of the app's packages/],
+      // A module SDK 58's expo ships and SDK 54's does not: the deploy's SDK 54 export would fail.
+      [one('src/cache.ts', "import 'expo/local-build-cache-provider';\nexport const x = 1;\n"), /expo\/local-build-cache-provider.*which Expo SDK 54 does not have/],
     ];
     for (const [answer, reason] of bad) {
       const error = await refusedWith(call, project.id, question.questionId, answer);
