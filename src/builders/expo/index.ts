@@ -12,7 +12,7 @@ import { HeavyStepSemaphore } from '../heavy-steps.js';
 import { HostAgent } from './host-agent.js';
 import { DEFAULT_EXPO_SDKS, ExpoToolchain } from './toolchain.js';
 
-export { DEFAULT_EXPO_SDK, DEFAULT_EXPO_SDKS, NEWEST_KNOWN_EXPO_SDK, SUPPORTED_EXPO_SDKS } from './toolchain.js';
+export { DEFAULT_EXPO_SDKS, NEWEST_KNOWN_EXPO_SDK, SUPPORTED_EXPO_SDKS } from './toolchain.js';
 export { AGENT_MODES, type AgentMode } from './agent-step.js';
 
 /** What `serve` passes to the `expo` builder (`--expo-sdks`, `--agent-command`, ...). */

@@ -28,8 +28,6 @@ export const SUPPORTED_EXPO_SDKS = [58, 54] as const;
  * SDK of Expo Go in Apple's App Store). README "Phones".
  */
 export const DEFAULT_EXPO_SDKS: readonly number[] = [58, 54];
-/** The first of `DEFAULT_EXPO_SDKS`: the SDK of previews, type checks and new workspaces. */
-export const DEFAULT_EXPO_SDK = DEFAULT_EXPO_SDKS[0]!;
 /**
  * The newest Expo SDK this release knows of (stable on the npm registry when it was made).
  * Updated with every SDK; a test fails when the default toolchain falls more than one major behind.
@@ -74,7 +72,7 @@ export class ExpoToolchain {
    */
   constructor(
     toolchainsDir: string,
-    readonly sdk: number = DEFAULT_EXPO_SDK,
+    readonly sdk: number = DEFAULT_EXPO_SDKS[0]!,
   ) {
     this.shippedDir = join(SHIPPED_TOOLCHAINS_DIR, `expo-sdk-${sdk}`);
     if (!existsSync(join(this.shippedDir, 'package-lock.json'))) {

@@ -16,7 +16,7 @@ export const GET_EXPO_GO = {
 } as const;
 
 /** `exposdk:58.0.0` -> 58; null for any other runtime version. */
-export function sdkOfRuntime(runtimeVersion: string): number | null {
+function sdkOfRuntime(runtimeVersion: string): number | null {
   const match = /^exposdk:(\d+)\.0\.0$/.exec(runtimeVersion);
   return match ? Number(match[1]) : null;
 }
