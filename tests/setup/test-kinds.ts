@@ -23,6 +23,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/session-cache-processes.test.ts',
   'tests/hardening.test.ts',
   'tests/host-loop.test.ts',
+  'tests/host-timeouts.test.ts',
   'tests/install-channels.test.ts',
   'tests/install-tarball.test.ts',
   'tests/leases.test.ts',
