@@ -4,9 +4,11 @@
  * reads it without loading the SDK.
  */
 
+import { SERVER_ICONS, type Icon } from './icons.js';
+
 /** What `describeServer` returns. */
 export interface ServerDescription {
-  info: { name: string; title: string; version: string };
+  info: { name: string; title: string; version: string; icons: Icon[] };
   capabilities: { tools: { listChanged: false } };
   instructions: string;
 }
@@ -27,7 +29,7 @@ const SERVER_INSTRUCTIONS = [
 /** The description of this server at package version `version`. */
 export function describeServer(version: string): ServerDescription {
   return {
-    info: { name: SERVER_NAME, title: 'Mobile app builder', version },
+    info: { name: SERVER_NAME, title: 'Mobile app builder', version, icons: SERVER_ICONS },
     capabilities: { tools: { listChanged: false } },
     instructions: SERVER_INSTRUCTIONS,
   };
