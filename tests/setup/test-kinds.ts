@@ -41,6 +41,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/console/console-queue.test.ts',
   'tests/console/origins-browser.test.ts',
   'tests/console/question-prompt-layout.test.ts',
+  'tests/console/console-host.test.ts',
   'tests/oauth/consent-browser.test.ts',
   // mcp-remote, a third-party stdio proxy, as a child process.
   'tests/mcp-remote.test.ts',
