@@ -9,7 +9,7 @@ import type { PendingQuestion, WorkflowView } from '../services/resource-shapes.
 import { html, type SafeHtml } from './html.js';
 
 /** The lines that connect an MCP host to this server's `/mcp` (`mcpUrl`) with an API token. */
-export function connectLines(mcpUrl: string): SafeHtml {
+function connectLines(mcpUrl: string): SafeHtml {
   const config = JSON.stringify({ mcpServers: { 'mobile-builder': { type: 'http', url: mcpUrl, headers: { Authorization: 'Bearer svc_...' } } } }, null, 2);
   return html`<p>Claude Code:</p>
 <pre class="connect-lines" id="connect-claude-code"><code>claude mcp add --transport http mobile-builder ${mcpUrl} --header "Authorization: Bearer svc_..."</code></pre>
