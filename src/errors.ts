@@ -82,7 +82,14 @@ export const missingParameter = (name: string, data?: ErrorData): ServiceError =
   new ServiceError('invalid_params', `Missing required parameter: ${name}`, data);
 export const invalidParameter = (name: string, reason: string, data?: ErrorData): ServiceError =>
   new ServiceError('invalid_params', `Invalid parameter: ${name} ${reason}`, data);
-export const unauthenticated = (): ServiceError => new ServiceError('unauthenticated', MESSAGES.unauthenticated);
+/**
+ * What `data.hint` of every token refusal says: the MCP SDK's client uses the same code for its own
+ * timeout (`Request timed out`), which a model must not take for a token problem.
+ */
+export const UNAUTHENTICATED_HINT =
+  'Check the message: this one ("Authentication failed") means the API token is missing, invalid, expired or revoked; configure a valid token (mobile-builder-mcp token create). A -32001 "Request timed out" is the MCP client\'s own timeout, not a token problem: call again.';
+/** -32001 `Authentication failed - invalid or expired API key`, with `data.hint` (`UNAUTHENTICATED_HINT`). */
+export const unauthenticated = (): ServiceError => new ServiceError('unauthenticated', MESSAGES.unauthenticated, { hint: UNAUTHENTICATED_HINT });
 export const forbidden = (data?: ErrorData): ServiceError => new ServiceError('forbidden', MESSAGES.forbidden, data);
 /**
  * -32004 `Resource not found`; `data` says what was not found (docs/contract.md#errors):

@@ -4,7 +4,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, rawHttp, rpcErrorOf, tempDir, waitFor } from './helpers.js';
-import { cliToken } from './bin-helpers.js';
+import { cliToken, runCli } from './bin-helpers.js';
 
 let dataDir: string;
 let token: string;
@@ -62,6 +62,42 @@ describe('stdio transport (spawned bin)', () => {
     const error = await anonymous.callTool({ name: 'svc_list_projects', arguments: {} }).catch((e) => e);
     expect(rpcErrorOf(error)).toMatchObject({ code: -32001, message: 'Authentication failed - invalid or expired API key' });
     await anonymous.close();
+  });
+
+  it('a read-only token (token create --read-only) lists only the read-only tools, and a write answers -32003', async () => {
+    const readOnly = cliToken(dataDir, 'alice', ['--read-only']);
+    const listed = runCli(['token', 'list', '--user', 'alice', '--data-dir', dataDir]).stdout;
+    expect(listed).toMatch(/ACCESS/);
+    expect(listed).toMatch(/read-only/);
+    const reader = await connect({ SVC_API_TOKEN: readOnly });
+    try {
+      expect((await reader.listTools()).tools.map((t) => t.name).sort()).toEqual(['svc_get_messages', 'svc_get_project', 'svc_get_session', 'svc_list_projects']);
+      expect((await reader.callTool({ name: 'svc_get_session', arguments: { projectId } })).structuredContent).toMatchObject({ projectId });
+      const error = await reader.callTool({ name: 'svc_send_message', arguments: { projectId, message: 'build it' } }).catch((e) => e);
+      expect(rpcErrorOf(error)).toMatchObject({ code: -32003, data: { reason: 'read_only_token', tool: 'svc_send_message' } });
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('without --port, each stdio server serves its previews on a free port of its own (not 3333)', async () => {
+    const env: Record<string, string | undefined> = { ...process.env, SVC_API_TOKEN: token };
+    delete env.SVC_PORT;
+    const start = () => {
+      const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', tempDir(), '--builder', 'scripted'], { env, stdio: ['pipe', 'ignore', 'pipe'] });
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'two', version: '1' } } })}\n`);
+      return { child, port: () => /"previews":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(err)?.[1] };
+    };
+    const servers = [start(), start()];
+    const ports = await Promise.all(servers.map((server) => waitFor(server.port, 20_000, 'the preview listener')));
+    for (const server of servers) {
+      server.child.stdin.end();
+      await new Promise((r) => server.child.once('exit', r));
+    }
+    expect(ports).not.toContain('3333');
+    expect(ports[0]).not.toBe(ports[1]);
   });
 
   it('a call sent with initialize, before the preview listener is up, gets preview links that name its real port', async () => {

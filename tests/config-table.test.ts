@@ -106,7 +106,7 @@ describe('the settings table', () => {
     // A command has no option the table does not declare, besides its own operands.
     const serve = commandAt(program, ['serve']);
     expect(serve.options.map((o) => o.flags)).toEqual(settingRows().filter(([, s]) => s.flags && (s.commands as readonly string[]).includes('serve')).map(([, s]) => s.flags));
-    expect(commandAt(program, ['token', 'create']).options.map((o) => o.flags)).toEqual(['--user <name>', '--expires-in <duration>', '--data-dir <dir>', '--database-url <url>']);
+    expect(commandAt(program, ['token', 'create']).options.map((o) => o.flags)).toEqual(['--user <name>', '--expires-in <duration>', '--read-only', '--data-dir <dir>', '--database-url <url>']);
     expect(commandAt(program, ['user', 'set-plan']).options.map((o) => o.flags)).toEqual(['--data-dir <dir>', '--database-url <url>', '--plans <file>']);
   });
 

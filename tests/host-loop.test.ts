@@ -23,7 +23,7 @@ async function play(client: Client) {
   const follow = async (projectId: string, answer: (question: any) => string) => {
     for (;;) {
       const progress: string[] = [];
-      const result = await client.callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 60 } }, CallToolResultSchema, {
+      const result = await client.callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 45 } }, CallToolResultSchema, {
         onprogress: (p) => progress.push(p.message ?? ''),
       });
       const s = result.structuredContent as any;

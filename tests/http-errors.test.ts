@@ -3,6 +3,7 @@
  * and that a refused call changes nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UNAUTHENTICATED_HINT } from '../src/errors.js';
 import { DEFAULT_PLANS } from '../src/limits/plans.js';
 import { callTool, createProject, post, rawHttp, startTestServer, toolResult, type TestServer } from './helpers.js';
 import { sqliteOf } from './store-access.js';
@@ -119,7 +120,9 @@ describe('error table over HTTP', () => {
       const res = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects' } }, token, headers);
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
-      expect(res.json).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32001, message: 'Authentication failed - invalid or expired API key' } });
+      expect(res.json).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32001, message: 'Authentication failed - invalid or expired API key', data: { hint: UNAUTHENTICATED_HINT } } });
+      // The hint tells a model this -32001 from the SDK client's own "Request timed out".
+      expect(UNAUTHENTICATED_HINT).toMatch(/check the message.*Request timed out.*not a token problem/is);
       expect(res.headers.get('x-ratelimit-limit')).toBeNull();
     }
     const init = await post(server.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'initialize', params: {} });

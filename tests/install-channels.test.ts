@@ -4,7 +4,7 @@
  * token from user_config), and `server.json` for the MCP registry against package.json.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -23,7 +23,8 @@ describe('the MCP Bundle', () => {
     const pack = spawnSync('npm', ['run', '--silent', 'pack:mcpb', '--', '--out', out], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
     expect(pack.status, pack.stderr).toBe(0);
     const file = pack.stdout.trim().split('\n').at(-1)!;
-    expect(file).toBe(join(out, `mobile-builder-mcp-${pkg.version}.mcpb`));
+    // Named for its platform: the better-sqlite3 addon inside runs only there.
+    expect(file).toBe(join(out, `mobile-builder-mcp-${pkg.version}-${process.platform}-${process.arch}.mcpb`));
     unpacked = tempDir('mbm-mcpb-unpacked-');
     expect(spawnSync(process.execPath, [MCPB, 'unpack', file, unpacked], { encoding: 'utf8' }).status).toBe(0);
     manifest = JSON.parse(readFileSync(join(unpacked, 'manifest.json'), 'utf8'));
@@ -34,6 +35,23 @@ describe('the MCP Bundle', () => {
     expect(validate.status, validate.stdout + validate.stderr).toBe(0);
     expect(manifest).toMatchObject({ name: pkg.name, version: pkg.version, server: { type: 'node', entry_point: 'bin/mobile-builder-mcp.js' } });
     expect(manifest.tools.map((t: { name: string }) => t.name)).toHaveLength(7);
+    expect(manifest.manifest_version).toBe('0.4');
+    expect(manifest.compatibility.platforms).toEqual([process.platform]);
+  });
+
+  it('has the server\'s icon, a 128x128 PNG in the bundle', () => {
+    expect(manifest.icon).toBe('icon.png');
+    expect(manifest.icons).toEqual([{ src: 'icon.png', size: '128x128' }]);
+    const png = readFileSync(join(unpacked, 'icon.png'));
+    expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
+    expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([128, 128]);
+  });
+
+  it('holds no build intermediates: only the start-up bundles of dist/ and the loaded addon of better-sqlite3', () => {
+    expect(readdirSync(join(unpacked, 'dist')).sort()).toEqual(readdirSync(join(ROOT, 'dist')).filter((f) => f.endsWith('.cjs')).sort());
+    const addon = join(unpacked, 'node_modules', 'better-sqlite3');
+    expect(readdirSync(join(addon, 'build'), { recursive: true }).map(String).sort()).toEqual(['Release', join('Release', 'better_sqlite3.node')]);
+    for (const dir of ['deps', 'src']) expect(existsSync(join(addon, dir)), dir).toBe(false);
   });
 
   it('asks for the API token as a sensitive user_config field that reaches the server as SVC_API_TOKEN', () => {

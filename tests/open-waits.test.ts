@@ -30,7 +30,7 @@ function openWait(token: string, projectId: string, abort: AbortController) {
     const res = await fetch(server.mcpUrl, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_get_session', arguments: { projectId, waitSeconds: 60 }, _meta: { progressToken: 'w' } } }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_get_session', arguments: { projectId, waitSeconds: 45 }, _meta: { progressToken: 'w' } } }),
       signal: abort.signal,
     });
     const reader = res.body!.getReader();

@@ -52,7 +52,7 @@ for (const transport of ['stdio', 'http'] as const) {
       run.step('Compiling the screens');
       await waitFor(async () => (await toolResult(server.mcpUrl, token, 'svc_get_session', { projectId })).activeWorkflow?.step.name === 'Compiling the screens');
       const messages: string[] = [];
-      const call = client().callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 60 } }, CallToolResultSchema, {
+      const call = client().callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 45 } }, CallToolResultSchema, {
         onprogress: (p) => {
           messages.push(p.message ?? '');
           // The first notice says the wait has started: now change the step.
@@ -72,7 +72,7 @@ for (const transport of ['stdio', 'http'] as const) {
     it('returns when a question is asked, and when the workflow ends', async () => {
       const { projectId, run } = await runningBuild();
       let started = false;
-      const asked = client().callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 60 } }, CallToolResultSchema, {
+      const asked = client().callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 45 } }, CallToolResultSchema, {
         onprogress: () => {
           if (!started) run.ask('color', 'Which color?', { options: ['red', 'blue'] });
           started = true;
@@ -84,7 +84,7 @@ for (const transport of ['stdio', 'http'] as const) {
       await client().callTool({ name: 'svc_send_message', arguments: { projectId, message: 'red', questionId: session.pendingQuestion.questionId } });
       await waitFor(() => run.answers.length === 1 && run.idle);
       let begun = false;
-      const ended = client().callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 60 } }, CallToolResultSchema, {
+      const ended = client().callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 45 } }, CallToolResultSchema, {
         onprogress: () => {
           if (!begun) run.finish();
           begun = true;
@@ -121,8 +121,11 @@ for (const transport of ['stdio', 'http'] as const) {
 
     it('returns at once with nothing active, and refuses a waitSeconds out of range with -32602', async () => {
       const project = await createProject(server.mcpUrl, token);
-      const result = await client().callTool({ name: 'svc_get_session', arguments: { projectId: project.id, waitSeconds: 60 } });
+      const result = await client().callTool({ name: 'svc_get_session', arguments: { projectId: project.id, waitSeconds: 45 } });
       expect((result.structuredContent as any).wait).toEqual({ changed: false, reason: 'nothing_active' });
+      // 60 is accepted, and said to be cut to the 45 s a wait may run.
+      const capped = await client().callTool({ name: 'svc_get_session', arguments: { projectId: project.id, waitSeconds: 60 } });
+      expect((capped.structuredContent as any).wait).toEqual({ changed: false, reason: 'nothing_active', cappedAtSeconds: 45 });
       for (const waitSeconds of [61, -1, 1.5, '5']) {
         const error = await mcpError(client().callTool({ name: 'svc_get_session', arguments: { projectId: project.id, waitSeconds } }));
         expect(error.code).toBe(-32602);
@@ -192,7 +195,7 @@ describe('over stdio, a cancelled wait', () => {
     const { projectId, run } = await runningBuild();
     const abort = new AbortController();
     let started = false;
-    const call = stdio.callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 60 } }, CallToolResultSchema, {
+    const call = stdio.callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 45 } }, CallToolResultSchema, {
       signal: abort.signal,
       onprogress: () => {
         started = true;

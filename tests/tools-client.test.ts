@@ -59,6 +59,20 @@ describe('tools/list', () => {
     }
     expect(tools).toMatchSnapshot();
   });
+
+  it('gives the server and each tool an icon as MCP 2025-11-25 defines it: a data: URI of an SVG, with its media type and sizes', async () => {
+    const { tools } = await alice.listTools();
+    const icons = [...tools.map((t) => t.icons), alice.getServerVersion()!.icons];
+    for (const list of icons) {
+      expect(list).toHaveLength(1);
+      const [icon] = list!;
+      expect(icon).toMatchObject({ mimeType: 'image/svg+xml', sizes: ['any'] });
+      expect(icon!.src).toMatch(/^data:image\/svg\+xml;base64,/);
+      expect(Buffer.from(icon!.src.split(',')[1]!, 'base64').toString('utf8')).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" [^>]*>.*<\/svg>$/);
+    }
+    // Each tool's glyph is its own.
+    expect(new Set(tools.map((t) => t.icons![0]!.src)).size).toBe(7);
+  });
 });
 
 describe('tool descriptions a model can act on', () => {

@@ -10,4 +10,9 @@ export interface Caller {
    * OAuth callers `user:<userId>`, so that many grants never multiply a user's limit.
    */
   rateKey?: string;
+  /**
+   * Set for a read-only API token (`token create --read-only`): it lists and calls only the tools
+   * annotated `readOnlyHint`; another tool answers -32003 (`data.reason = "read_only_token"`).
+   */
+  readOnly?: true;
 }

@@ -24,7 +24,8 @@ import type { TokenService } from './token-service.js';
 /** An admitted request: who calls, and the rate window it was counted in. */
 export interface Admission {
   caller: Caller;
-  rate: RateDecision;
+  /** The rate window that counted the request; absent for a stdio `tools/list` (not counted). */
+  rate?: RateDecision;
 }
 
 /** Housekeeping requests allowed per key and minute, as a multiple of the plan's tool-call rate. */
@@ -93,7 +94,7 @@ export class RequestGate {
    * the plan's request rate, like a tool call.
    * @throws RateLimitedError (-32005, `data.scope = "requests"`) over the plan's rate.
    */
-  admitCaller(caller: Caller): Promise<Admission> {
+  admitCaller(caller: Caller): Promise<Required<Admission>> {
     return this.count(caller, 'requests');
   }
 
@@ -160,6 +161,8 @@ export class RequestGate {
     if (origin.transport === 'stdio') {
       return async (method) => {
         if (method === 'notifications/cancelled') this.logger?.info({ transport: 'stdio' }, 'client cancelled a request');
+        // The list names the caller's tools (a read-only token's are fewer); it needs no token.
+        if (method === 'tools/list') return origin.token ? this.tokens.authenticate(origin.token).then((caller) => ({ caller }), () => null) : null;
         if (method !== 'tools/call') return null;
         return this.count(await this.authenticate(origin), 'requests');
       };
@@ -199,7 +202,7 @@ export class RequestGate {
     }
   }
 
-  private async count(caller: Caller, scope: RateScope): Promise<Admission> {
+  private async count(caller: Caller, scope: RateScope): Promise<Required<Admission>> {
     const { requestsPerMinute } = limitsFor(this.plans, caller.plan);
     const key = caller.rateKey ?? caller.tokenId;
     const rate =

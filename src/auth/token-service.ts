@@ -34,6 +34,8 @@ export interface TokenSummary {
   expiresAt: string | null;
   revokedAt: string | null;
   state: 'active' | 'expired' | 'revoked';
+  /** Lists and calls only the read-only tools (`token create --read-only`). */
+  readOnly: boolean;
 }
 
 /** Issues, lists, revokes and checks API tokens; manages users' plans (docs/contract.md#tokens-and-security, README.md#command-line, docs/contract.md#tokens-and-security). */
@@ -67,9 +69,10 @@ export class TokenService {
    * Issues a token for `userName` (creating the user if new). The returned `token` is the only
    * time the whole token exists outside the caller's hands.
    * @param expiresInMs lifetime in milliseconds (1 .. MAX_TOKEN_LIFETIME_MS); undefined for a token that does not expire.
+   * @param readOnly a token that lists and calls only the read-only tools (annotated `readOnlyHint`).
    * @throws RangeError for a lifetime out of that range.
    */
-  async create(userName: string, expiresInMs?: number): Promise<{ token: string; summary: TokenSummary }> {
+  async create(userName: string, expiresInMs?: number, readOnly = false): Promise<{ token: string; summary: TokenSummary }> {
     if (expiresInMs !== undefined && !(Number.isSafeInteger(expiresInMs) && expiresInMs > 0 && expiresInMs <= MAX_TOKEN_LIFETIME_MS)) {
       throw new RangeError(`A token lifetime must be between 1 ms and ${MAX_TOKEN_LIFETIME_MS} ms (ten years)`);
     }
@@ -84,6 +87,7 @@ export class TokenService {
       createdAt: now.toISOString(),
       expiresAt: expiresInMs === undefined ? null : new Date(now.getTime() + expiresInMs).toISOString(),
       revokedAt: null,
+      readOnly,
     };
     await this.tokens.insert(row);
     return { token, summary: this.summarise(row, user.name) };
@@ -168,7 +172,7 @@ export class TokenService {
     const { token: row, user } = found;
     if (row.revokedAt) throw unauthenticated();
     if (isExpired(row.expiresAt, now)) throw unauthenticated();
-    const caller = { userId: user.id, userName: user.name, plan: user.plan, tokenId: row.id };
+    const caller: Caller = { userId: user.id, userName: user.name, plan: user.plan, tokenId: row.id, ...(row.readOnly && { readOnly: true as const }) };
     this.cache?.set(token, cachedToken(caller, row.expiresAt));
     return caller;
   }
@@ -196,7 +200,7 @@ export class TokenService {
   }
 
   private summarise(
-    row: { id: string; displayPrefix: string; createdAt: string; expiresAt: string | null; revokedAt: string | null },
+    row: { id: string; displayPrefix: string; createdAt: string; expiresAt: string | null; revokedAt: string | null; readOnly: boolean },
     user: string,
   ): TokenSummary {
     const state = row.revokedAt ? 'revoked' : isExpired(row.expiresAt, this.clock()) ? 'expired' : 'active';
@@ -208,6 +212,7 @@ export class TokenService {
       expiresAt: row.expiresAt,
       revokedAt: row.revokedAt,
       state,
+      readOnly: row.readOnly,
     };
   }
 }

@@ -22,6 +22,7 @@ import { createGateway, listenHttp, VERSION, type App } from '../app.js';
 import { parseDuration } from '../auth/api-token.js';
 import { toolchainsFor } from '../builders/expo/index.js';
 import { redactedDatabaseUrl } from '../config/database-url.js';
+import { DEFAULTS } from '../config/defaults.js';
 import { appConfigOf, type ServeOptions, type WorkerOptions } from '../config/serve-options.js';
 import { optionsFor, SETTINGS } from '../config/settings.js';
 import { UsageError } from '../config/usage-error.js';
@@ -97,13 +98,15 @@ export function buildProgram(early?: EarlyStdioStart): Command {
     .description('Create an API token (and the user, if new). Prints the token alone on the last line; it is not shown again.')
     .requiredOption('--user <name>', 'user the token acts for')
     .option('--expires-in <duration>', 'lifetime such as 30d, 12h or 90m (default: no expiry)')
-    .action(async (options: StoreOptions & { user: string; expiresIn?: string }) => {
+    .option('--read-only', 'a token that lists and calls only the tools that read (annotated readOnlyHint); the others answer -32003')
+    .action(async (options: StoreOptions & { user: string; expiresIn?: string; readOnly?: boolean }) => {
       const expires = options.expiresIn === undefined ? undefined : parseDurationOption(options.expiresIn);
       if (!/^[\w.@+-]{1,64}$/.test(options.user)) throw new Error('--user must be 1 to 64 letters, digits or . _ @ + -');
       await withApp('token create', options, async (app) => {
-        const { token: secret, summary } = await app.tokens.create(options.user, expires);
+        const { token: secret, summary } = await app.tokens.create(options.user, expires, options.readOnly === true);
         const expiry = summary.expiresAt ? `expires ${summary.expiresAt}` : 'does not expire';
-        process.stdout.write(`Created token ${summary.id} for user "${summary.user}" (${expiry}).\nStore it now: it is not shown again.\n${secret}\n`);
+        const kind = summary.readOnly ? 'read-only token' : 'token';
+        process.stdout.write(`Created ${kind} ${summary.id} for user "${summary.user}" (${expiry}).\nStore it now: it is not shown again.\n${secret}\n`);
       });
     });
   token
@@ -123,8 +126,8 @@ export function buildProgram(early?: EarlyStdioStart): Command {
         if (rows.length === 0) process.stdout.write('No tokens.\n');
         else {
           printTable(
-            ['ID', 'USER', 'TOKEN', 'STATE', 'CREATED', 'EXPIRES'],
-            rows.map((r) => [r.id, r.user, r.prefix, r.state, r.createdAt, r.expiresAt ?? 'never']),
+            ['ID', 'USER', 'TOKEN', 'STATE', 'ACCESS', 'CREATED', 'EXPIRES'],
+            rows.map((r) => [r.id, r.user, r.prefix, r.state, r.readOnly ? 'read-only' : 'read-write', r.createdAt, r.expiresAt ?? 'never']),
           );
         }
         if (grants.length > 0) {
@@ -293,10 +296,11 @@ async function serve(options: ServeOptions, early: EarlyStdioStart | undefined):
     app = await openApp(config);
     await app.start();
     await openHealth(app);
-    http = await listenHttp(app, { ...httpOptions, port: options.port, serveMcp: true });
+    const port = options.port ?? DEFAULTS.port;
+    http = await listenHttp(app, { ...httpOptions, port, serveMcp: true });
     // Previews, deployments and updates also get their own origin (the next free port), so a
     // preview may keep its origin (localStorage) without ever sharing one with /mcp.
-    artifacts = await startArtifactListener(app, httpOptions, options.port === 0 ? 0 : http.port + 1);
+    artifacts = await startArtifactListener(app, httpOptions, port === 0 ? 0 : http.port + 1);
     logger.info({ url: `${http.url}/mcp`, artifacts: app.publicUrl.artifacts(), previews: previewsShown(app), store: storeShown(options), role: app.role, builder: options.builder, ...(config.trustProxy && { trustProxy: config.trustProxy }) }, 'serving MCP over streamable HTTP');
     warnAboutPreviewHosts(app);
     const healthShown = health ? `; health: ${health.url}/healthz` : '';
@@ -342,9 +346,11 @@ async function serve(options: ServeOptions, early: EarlyStdioStart | undefined):
     throw error;
   }
   await openHealth(opened);
-  // stdio: a loopback listener serves the previews; a busy port falls back to any free one.
+  // stdio: a loopback listener serves the previews, on any free port unless one is set (every
+  // host launches its own process: a fixed port would be taken by the first); a busy port set
+  // by the operator falls back to any free one.
   try {
-    http = await listenHttp(opened, { ...httpOptions, port: options.port, serveMcp: false });
+    http = await listenHttp(opened, { ...httpOptions, port: options.port ?? 0, serveMcp: false });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
     http = await listenHttp(opened, { ...httpOptions, port: 0, serveMcp: false });

@@ -51,7 +51,8 @@ export interface WorkerOptions {
 export interface ServeOptions extends WorkerOptions {
   http?: boolean;
   role: Role;
-  port: number;
+  /** Unset: `DEFAULTS.port` with `--http`; over stdio, any free port for the previews. */
+  port?: number;
   claimWaitMs: number;
   publicUrl?: string;
   allowedHosts?: string[];

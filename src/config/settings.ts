@@ -66,7 +66,14 @@ export const SETTINGS = {
     commands: ['serve'],
   },
   host: { flags: '--host <host>', env: 'SVC_HOST', default: DEFAULTS.host, help: 'HTTP bind address (also of --health-port)', commands: NODES },
-  port: { flags: '--port <port>', env: 'SVC_PORT', default: DEFAULTS.port, help: 'HTTP port (0 = any free port); in stdio mode, the port of the preview server', parse: wholeNumber('--port'), commands: ['serve'] },
+  port: {
+    flags: '--port <port>',
+    env: 'SVC_PORT',
+    defaultShown: `${DEFAULTS.port} (stdio: any free port)`,
+    help: 'HTTP port (0 = any free port); in stdio mode, the port of the preview server (any free one unless set)',
+    parse: wholeNumber('--port'),
+    commands: ['serve'],
+  },
   healthPort: {
     flags: '--health-port <port>',
     env: 'SVC_HEALTH_PORT',

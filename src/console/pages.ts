@@ -5,6 +5,7 @@
 import { MAX_MESSAGE_LENGTH } from '../config/message-limits.js';
 import { IDLE, type ProjectState } from '../services/project-state.js';
 import type { MessagesPage, Project, SessionView } from '../services/resource-shapes.js';
+import { consoleIntro } from './host-guide.js';
 import { html, type SafeHtml } from './html.js';
 import { markupKey, renderMessages, renderSession } from './project-view.js';
 import { timeTag } from './time-tag.js';
@@ -23,6 +24,8 @@ export interface ShownError {
 interface Viewer {
   userName: string;
   csrf: string;
+  /** This server's `/mcp`, for the lines that connect an MCP host (`host-guide.ts`). */
+  mcpUrl?: string;
 }
 
 /** Limits shown next to the create form (the tool's). */
@@ -70,10 +73,10 @@ function invalid(field: string, at: string | null): SafeHtml {
 }
 
 /** `/signin`: paste an API token or a one-time login code. */
-export function signInPage(csrf: string, error?: ShownError): SafeHtml {
+export function signInPage(csrf: string, error?: ShownError, mcpUrl?: string): SafeHtml {
   return layout(
     'Sign in',
-    html`<h1>Sign in</h1>
+    html`${mcpUrl ? consoleIntro(mcpUrl, true) : ''}<h1>Sign in</h1>
 <p>Paste one of your API tokens (<code>svc_…</code>, from <code>mobile-builder-mcp token create --user NAME</code>) or a one-time login code (<code>mobile-builder-mcp login-code --user NAME</code>). The token is sent once; the browser keeps only a session cookie.</p>
 ${errorBox(error)}
 <form method="post" action="/signin" class="card">
@@ -127,6 +130,7 @@ export function projectsPage(viewer: Viewer, projects: Project[], states: Readon
   return layout(
     'Projects',
     html`<h1>Your projects</h1>
+${viewer.mcpUrl ? consoleIntro(viewer.mcpUrl, projects.length === 0) : ''}
 <section class="create" aria-labelledby="new-title"><h2 id="new-title">New project</h2>
 ${at === null ? box : ''}
 <form method="post" action="/projects" class="card" id="create-project">
@@ -171,7 +175,7 @@ export interface ProjectPageModel {
  */
 export function projectPage(viewer: Viewer, model: ProjectPageModel): SafeHtml {
   const { project, session, page } = model;
-  const ctx = { projectId: project.id, csrf: viewer.csrf };
+  const ctx = { projectId: project.id, csrf: viewer.csrf, mcpUrl: viewer.mcpUrl };
   const tail = !page.hasMore;
   const answerError = model.errorAt === 'answer' && session.pendingQuestion ? errorBox(model.error) : undefined;
   const topError = (model.errorAt === 'session' || model.errorAt === 'answer') && !answerError ? errorBox(model.error) : '';

@@ -28,6 +28,8 @@ export interface ProjectStreamOptions {
   previewsKey: string;
   /** Artifacts share the console's origin (the preview frame gets no `allow-same-origin`). */
   sameOrigin: boolean;
+  /** This server's `/mcp`, for the lines that connect an MCP host (a code question's panel). */
+  mcpUrl?: string;
   /** The stream's session now, or null once it ended (signed out, expired, token revoked). */
   session(): Promise<WebSession | null>;
   /** The tools the stream reads with (the console's typed caller). */
@@ -55,7 +57,7 @@ export function projectStream(options: ProjectStreamOptions): LiveStream {
       const { caller } = current;
       try {
         const view = await tools.getSession({ projectId }, caller);
-        const panel = renderSession({ projectId, csrf: current.csrf }, view);
+        const panel = renderSession({ projectId, csrf: current.csrf, mcpUrl: options.mcpUrl }, view);
         const panelKey = markupKey(panel);
         if (panelKey !== sessionKey) {
           sessionKey = panelKey;

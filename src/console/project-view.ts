@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { MessageView, PendingQuestion, PreviewUrl, SessionView, WorkflowView } from '../services/resource-shapes.js';
 import { MAX_MESSAGE_LENGTH } from '../config/message-limits.js';
 import { isLoopbackHostname } from '../io/loopback-hosts.js';
+import { codeQuestionBox } from './host-guide.js';
 import { html, raw, type SafeHtml } from './html.js';
 import { timeTag } from './time-tag.js';
 
@@ -15,6 +16,8 @@ import { timeTag } from './time-tag.js';
 interface FormContext {
   projectId: string;
   csrf: string;
+  /** This server's `/mcp`, for the lines that connect an MCP host (`host-guide.ts`). */
+  mcpUrl?: string | undefined;
 }
 
 /** `Step 2/4: Generating the app screens`, or the status when no step has run. */
@@ -35,13 +38,12 @@ function cancelForm(ctx: FormContext, workflow: WorkflowView, label: string): Sa
 <button type="submit" class="danger" data-action="cancel" aria-label="Cancel ${workflow.kind}: ${workflow.title}">${label}</button></form>`;
 }
 
-function questionForm(ctx: FormContext, question: PendingQuestion, error: SafeHtml | undefined): SafeHtml {
+function questionForm(ctx: FormContext, question: PendingQuestion, workflow: WorkflowView | null, error: SafeHtml | undefined): SafeHtml {
   const hidden = html`<input type="hidden" name="csrf" value="${ctx.csrf}"><input type="hidden" name="questionId" value="${question.questionId}">`;
+  // A code question is the MCP host model's to answer: the person is told so (`host-guide.ts`).
+  if (question.kind === 'code') return codeQuestionBox(question, workflow, ctx.mcpUrl, html`<form method="post" action="/projects/${ctx.projectId}/answer">${hidden}`, error);
   let input: SafeHtml;
-  if (question.kind === 'code') {
-    input = html`<p class="hint">This is a code question for an MCP host's model: answer it with svc_send_message, or answer <code>skip</code> here.</p>
-<label for="answer">Answer</label><textarea id="answer" name="message" required maxlength="${question.maxLength ?? MAX_MESSAGE_LENGTH}" rows="3"></textarea>`;
-  } else if (question.options && question.options.length > 0) {
+  if (question.options && question.options.length > 0) {
     input = html`<fieldset><legend>Choose one</legend>${question.options.map(
       (option) => html`<label class="option"><input type="radio" name="message" value="${option}" required> ${option}</label>`,
     )}</fieldset>`;
@@ -96,7 +98,7 @@ ${last.error ? html`<p class="error">${last.error.code}: ${last.error.message}</
     : '';
   return html`<div data-active="${session.hasActiveWorkflows ? 'yes' : 'no'}">
 ${activePart}
-${session.pendingQuestion ? questionForm(ctx, session.pendingQuestion, answerError) : ''}
+${session.pendingQuestion ? questionForm(ctx, session.pendingQuestion, active, answerError) : ''}
 ${queue}
 ${lastPart}</div>`;
 }

@@ -95,7 +95,7 @@ interface SignedInRequest {
   /** The session cookie's value. */
   secret: string;
   session: WebSession;
-  viewer: { userName: string; csrf: string };
+  viewer: { userName: string; csrf: string; mcpUrl: string };
   /** The form of a POST, read and checked (`form` guard); absent for GET and HEAD. */
   form?: URLSearchParams;
 }
@@ -123,6 +123,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
   const hub = new LiveHub(deps.changes, deps.onReset, deps.logger, deps.live);
 
   const secure = () => deps.publicUrl.get().startsWith('https:');
+  const mcpUrl = () => `${deps.publicUrl.get()}/mcp`;
   const cookieName = (name: string) => (secure() ? `__Host-${name}` : name);
   // The preview frame runs in an opaque origin (no `allow-same-origin`) in the shared path form,
   // and whenever artifacts would share the console's origin.
@@ -152,7 +153,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
       const warning = planted
         ? { code: -32600, message: MESSAGES.invalidRequest, hint: 'This browser sends two console cookies of the same name: a page on another port of this host has set one. Clear the cookies of this site, then sign in.' }
         : undefined;
-      return page(res, planted ? 400 : 200, signInPage(csrf, warning), { 'Set-Cookie': cookie(cookieName(SIGNIN_COOKIE), csrf, 3600, secure()) });
+      return page(res, planted ? 400 : 200, signInPage(csrf, warning, mcpUrl()), { 'Set-Cookie': cookie(cookieName(SIGNIN_COOKIE), csrf, 3600, secure()) });
     }
     if (req.method !== 'POST') return methodNotAllowed(res);
     const form = await readForm(req);
@@ -160,7 +161,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     const csrf = cookies.get(cookieName(SIGNIN_COOKIE));
     if (!csrf || !sameCsrf(csrf, form.get('csrf'))) {
       const fresh = randomBytes(24).toString('base64url');
-      return page(res, 400, signInPage(fresh, { code: -32600, message: MESSAGES.invalidRequest, hint: 'The sign-in form expired: try again.' }), {
+      return page(res, 400, signInPage(fresh, { code: -32600, message: MESSAGES.invalidRequest, hint: 'The sign-in form expired: try again.' }, mcpUrl()), {
         'Set-Cookie': cookie(cookieName(SIGNIN_COOKIE), fresh, 3600, secure()),
       });
     }
@@ -168,12 +169,12 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
       await deps.gate.countSignInAttempt(deps.clientAddress?.(req) ?? req.socket.remoteAddress ?? 'unknown');
     } catch (error) {
       const s = shown(error);
-      return page(res, 429, signInPage(csrf, s.error), { 'Retry-After': String(s.retryAfter ?? 60) });
+      return page(res, 429, signInPage(csrf, s.error, mcpUrl()), { 'Retry-After': String(s.retryAfter ?? 60) });
     }
     const opened = await deps.sessions.signIn(form.get('credential') ?? '');
     if (!opened) {
       deps.logger.warn({ address: deps.clientAddress?.(req) ?? req.socket.remoteAddress }, 'console sign-in refused');
-      return page(res, 401, signInPage(csrf, { code: -32001, message: MESSAGES.unauthenticated }));
+      return page(res, 401, signInPage(csrf, { code: -32001, message: MESSAGES.unauthenticated }, mcpUrl()));
     }
     deps.logger.info({ user: opened.session.caller.userName }, 'console sign-in');
     return redirect(res, '/projects', {
@@ -191,7 +192,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
     extra: { error?: ShownError; errorAt?: 'send' | 'answer' | 'session'; draft?: { message: string; kind: string } } = {},
   ) => {
     const { caller } = session;
-    const viewer = { userName: caller.userName, csrf: session.csrf };
+    const viewer = { userName: caller.userName, csrf: session.csrf, mcpUrl: mcpUrl() };
     let project: Project;
     let view: SessionView;
     let messages: MessagesPage;
@@ -272,6 +273,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
         sessionKey: query.get('session') ?? '',
         previewsKey: query.get('previews') ?? '',
         sameOrigin: sameOrigin(req),
+        mcpUrl: mcpUrl(),
         session: () => deps.sessions.authenticate(secret),
         tools,
         logger: deps.logger,
@@ -315,7 +317,7 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
       redirect(res, '/signin', headers);
       return false;
     }
-    found.set(req, { secret, session, viewer: { userName: session.caller.userName, csrf: session.csrf } });
+    found.set(req, { secret, session, viewer: { userName: session.caller.userName, csrf: session.csrf, mcpUrl: mcpUrl() } });
     return true;
   });
 

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { Caller } from '../auth/caller.js';
+import { toolIcons, type Icon } from './icons.js';
 import { parameterError } from './parameter-errors.js';
 import { ToolResultWithJson } from './reply-json.js';
 import type { ToolServices } from './tool-services.js';
@@ -112,6 +113,8 @@ export interface ToolDescriptor {
   inputSchema: Record<string, unknown>;
   outputSchema: Record<string, unknown>;
   annotations: ToolAnnotations & { title: string };
+  /** What a host shows for the tool (MCP 2025-11-25 "Icons", `icons.ts`). */
+  icons: Icon[];
 }
 
 /**
@@ -173,6 +176,7 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definit
         inputSchema: jsonSchema(definition.input, 'input'),
         outputSchema: jsonSchema(definition.output, 'output'),
         annotations: { title: definition.title, ...definition.annotations },
+        icons: toolIcons(definition.name),
       };
       return descriptor;
     },

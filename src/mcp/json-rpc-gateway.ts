@@ -292,7 +292,7 @@ export class JsonRpcGateway {
         }
       }
       if (message.method === 'tools/list') {
-        return { body: { jsonrpc: '2.0', id, result: (this.tools ?? (await this.toolsReady())).listResult }, status: 200, ...(rate && { rate }) };
+        return { body: { jsonrpc: '2.0', id, result: (this.tools ?? (await this.toolsReady())).listFor(admission?.caller) }, status: 200, ...(rate && { rate }) };
       }
       // Only the methods the SDK server answers reach it; anything else is answered here, at once,
       // so that no request can depend on the SDK's handling of odd `params` to get a reply.
@@ -349,10 +349,20 @@ export class JsonRpcGateway {
       return { body: { jsonrpc: '2.0', id, result: era.stampCall(result) }, status: 200, ...(rate && { rate }) };
     }
     const { reply, status } = await era.serve(message, verdict.revision);
-    if (!reply.error) return { body: reply, status: 200, ...(rate && { rate }) };
+    if (!reply.error) return { body: this.ownList(method, reply, admission?.caller), status: 200, ...(rate && { rate }) };
     // The era's own refusals (-32020..-32022: headers, capabilities, revision) keep the SDK's words.
     if (reply.error.code <= -32020 && reply.error.code >= -32022) return { body: reply, status, ...(rate && { rate }) };
     return this.finish(reply, rate);
+  }
+
+  /**
+   * The era's `tools/list` reply as `caller` may see it: a read-only token's lists only its tools
+   * (`ToolDispatcher.listFor`), and is then no longer the same for every caller (`cacheScope`
+   * "private"). Any other reply is returned as it is.
+   */
+  private ownList(method: string, reply: JsonRpcReply, caller: Caller | undefined): JsonRpcReply {
+    if (method !== 'tools/list' || !caller?.readOnly || !this.tools || !reply.result) return reply;
+    return { ...reply, result: { ...reply.result, tools: this.tools.listFor(caller).tools, cacheScope: 'private' } };
   }
 
   /** Keeps every error the server sends inside the error table (docs/contract.md#errors) (no stack, no SDK wording). */

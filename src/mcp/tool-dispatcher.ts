@@ -4,7 +4,7 @@
  */
 import type { z } from 'zod';
 import type { Caller } from '../auth/caller.js';
-import { invalidParameter, missingParameter, toolNotFound, unauthenticated } from '../errors.js';
+import { forbidden, invalidParameter, missingParameter, toolNotFound, unauthenticated, type ServiceError } from '../errors.js';
 import type { Tool, ToolDescriptor, ToolRequest, ToolResult } from './define-tool.js';
 import { callCode, type ToolCallObserver } from './tool-call-observer.js';
 import type { ToolServices } from './tool-services.js';
@@ -13,6 +13,7 @@ import type { ToolServices } from './tool-services.js';
 export class ToolDispatcher {
   private readonly byName: Map<string, Tool>;
   private list: { tools: ToolDescriptor[] } | undefined;
+  private readOnlyList: { tools: ToolDescriptor[] } | undefined;
 
   /**
    * @param observer told of every call's outcome (`call`, `run`, and refusals at admission, `refused`): the metrics.
@@ -29,6 +30,16 @@ export class ToolDispatcher {
   get listResult(): { tools: ToolDescriptor[] } {
     this.list ??= { tools: [...this.byName.values()].map((t) => t.descriptor) };
     return this.list;
+  }
+
+  /**
+   * The `tools/list` result for `caller`: every tool, or for a read-only token (`Caller.readOnly`)
+   * only the tools annotated `readOnlyHint`.
+   */
+  listFor(caller: Caller | undefined): { tools: ToolDescriptor[] } {
+    if (!caller?.readOnly) return this.listResult;
+    this.readOnlyList ??= { tools: this.listResult.tools.filter((t) => t.annotations.readOnlyHint) };
+    return this.readOnlyList;
   }
 
   /**
@@ -53,6 +64,7 @@ export class ToolDispatcher {
     const tool = this.byName.get(name);
     const args = params!.arguments;
     if (!tool || (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args)))) return undefined;
+    if (caller.readOnly && !tool.descriptor.annotations.readOnlyHint) return undefined;
     let result: ToolResult | undefined;
     try {
       result = tool.callNow(args, { caller, services: this.services });
@@ -83,6 +95,7 @@ export class ToolDispatcher {
     if (typeof p.name !== 'string') throw invalidParameter('name', 'must be a string');
     const tool = this.byName.get(p.name);
     if (!tool) throw toolNotFound(p.name);
+    if (caller.readOnly && !tool.descriptor.annotations.readOnlyHint) throw readOnlyRefusal(tool.name);
     const args = p.arguments;
     if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) {
       throw invalidParameter('arguments', 'must be an object');
@@ -117,4 +130,13 @@ export class ToolDispatcher {
       throw error;
     }
   }
+}
+
+/** -32003 for a read-only token calling a tool that writes (`Caller.readOnly`). */
+function readOnlyRefusal(tool: string): ServiceError {
+  return forbidden({
+    reason: 'read_only_token',
+    tool,
+    hint: `This API token is read-only: it may call only the tools that read (svc_list_projects, svc_get_project, svc_get_session, svc_get_messages), not ${tool}. Nothing was done. Ask the user for a token made without --read-only.`,
+  });
 }

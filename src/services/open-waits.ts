@@ -1,8 +1,8 @@
 /**
  * The session waits each user holds open (`svc_get_session` with `waitSeconds`, see
  * docs/contract.md#tools). Every open wait holds one of the HTTP listener's request slots for up
- * to a minute, so one user's waits are bounded: a wait that would pass the bound ends that user's
- * oldest open wait at once (it answers with `wait.reason = "superseded"`). A host that follows its
+ * to 45 s (`wait-heartbeat.ts`), so one user's waits are bounded: a wait that would pass the bound
+ * ends that user's oldest open wait at once (it answers with `wait.reason = "superseded"`). A host that follows its
  * builds with one wait per project never meets the bound; a caller that opens waits in a loop
  * keeps at most `perUser` of them, and the server's slots stay free for everyone else.
  */

@@ -107,6 +107,7 @@ export const sessionSchema = z.object({
       reason: z
         .enum(['changed', 'time_up', 'nothing_active', 'question_pending', 'client_gone', 'superseded'])
         .describe('question_pending: the followed workflow\'s question was already asked and waits for its answer (returned at once); superseded: the caller opened more waits than a user may hold, and this, the oldest, was ended'),
+      cappedAtSeconds: z.number().int().optional().describe('Present when waitSeconds was larger than a wait may run: the wait ran at most this many seconds'),
     })
     .optional()
     .describe('Present when waitSeconds > 0: why the wait ended'),

@@ -25,6 +25,7 @@ import { isTerminal, statusesBefore } from '../workflows/workflow-states.js';
 import { inferKind } from './instruction-kind.js';
 import { OpenWaits } from './open-waits.js';
 import { SessionCache } from './session-cache.js';
+import { StepClock, startHeartbeat } from './wait-heartbeat.js';
 import { foldProjectStates, type ProjectState } from './project-state.js';
 import { MESSAGES_PAGE_DEFAULT, WORKFLOW_TITLE_MAX, type CancelResult, type MessagesPage, type MessageView, type PendingQuestion, type PreviewUrl, type SendMessageResult, type SessionView, type WorkflowView } from './resource-shapes.js';
 import type { ProjectAccess } from './project-access.js';
@@ -58,7 +59,10 @@ export interface WorkflowServiceDeps {
   answerCheckTimeoutMs?: number;
 }
 
-/** Longest wait `svc_get_session` accepts, in seconds. */
+/**
+ * Largest `waitSeconds` `svc_get_session` accepts, in seconds; a wait runs at most
+ * `WAIT_CAP_SECONDS` (`wait-heartbeat.ts`) of it.
+ */
 export const MAX_WAIT_SECONDS = 60;
 
 
@@ -68,8 +72,13 @@ export interface SessionWaitOptions {
   waitMs: number;
   /** Ends the wait early (the client went away); the session is then read and returned. */
   signal?: AbortSignal | undefined;
-  /** Called with a one-line description of the followed workflow at the start and at each change seen. */
+  /**
+   * Called with a one-line description of the followed workflow at the start, at each change
+   * seen, and every `heartbeatMs` between them (then with the seconds the step has run).
+   */
   onStep?: ((message: string) => void) | undefined;
+  /** How often `onStep` hears of a step that does not change, in ms (default `WAIT_HEARTBEAT_MS`). */
+  heartbeatMs?: number | undefined;
 }
 
 /** The four workflow tools' rules (docs/contract.md#tools). */
@@ -78,6 +87,8 @@ export class WorkflowService {
   private readonly openWaits = new OpenWaits();
   /** The session views last read, per project, while nothing they show has changed (`session-cache.ts`). */
   private readonly sessions = new SessionCache();
+  /** Since when each followed workflow is at its step, for the waits' heartbeats (`wait-heartbeat.ts`). */
+  private readonly steps = new StepClock();
 
   constructor(private readonly deps: WorkflowServiceDeps) {}
 
@@ -422,10 +433,17 @@ export class WorkflowService {
       // Counted before the first notice, so a caller that has seen it knows the wait is open.
       const release = this.openWaits.enter(caller.userId, () => end('superseded'));
       options.onStep?.(describeFollowed(first, followed.id));
-      // Ends the wait once: its slot, timer, change listener and abort listener are given back.
+      this.steps.secondsAt(followed.id, mark);
+      // A step that runs long still shows the host the call is alive (`wait-heartbeat.ts`).
+      const onStep = options.onStep;
+      const stopBeat = onStep
+        ? startHeartbeat(() => onStep(`${describeFollowed(first, followed.id)} (this step has run ${this.steps.secondsAt(followed.id, mark)} s)`), options.heartbeatMs)
+        : () => undefined;
+      // Ends the wait once: its slot, timers, change listener and abort listener are given back.
       const settle = () => {
         done = true;
         release();
+        stopBeat();
         clearTimeout(timer);
         unsubscribe();
         options.signal?.removeEventListener('abort', onAbort);

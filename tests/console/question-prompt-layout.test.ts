@@ -3,7 +3,7 @@
  * the console's own stylesheet (README "Web console", "Code questions"): a code question's prompt
  * is a whole task of many lines (headings, file contents); it keeps its line breaks and scrolls
  * inside a bounded box instead of running into one paragraph that pushes the answer box and the
- * send form a few screens down.
+ * send form a few screens down. It is folded (details/summary) until the person opens it.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,12 +36,15 @@ describe('a code question in the session panel', () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     try {
       await page.setContent(`<!doctype html><html><head><style>${readFileSync(join(ROOT, 'assets/console/console.css'), 'utf8')}</style></head><body><main><div id="session">${panel}</div></main></body></html>`);
+      // Folded at first: the person opens it to read what the host's model gets.
+      expect(await page.locator('#question .prompt').isVisible()).toBe(false);
+      await page.click('#question .prompt-box summary');
       const promptBox = page.locator('#question .prompt');
       expect(await promptBox.evaluate((el) => (globalThis as any).getComputedStyle(el).whiteSpace)).toBe('pre-wrap');
       expect((await promptBox.innerText()).split('\n').length).toBeGreaterThan(400);
       const height = (await promptBox.boundingBox())!.height;
       expect(await promptBox.evaluate((el) => (el as any).scrollHeight as number)).toBeGreaterThan(height);
-      expect((await page.locator('#question textarea').boundingBox())!.y).toBeLessThan(900);
+      expect((await page.locator('#question [data-action="skip"]').boundingBox())!.y).toBeLessThan(900);
     } finally {
       await page.close();
     }

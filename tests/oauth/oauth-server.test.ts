@@ -269,7 +269,7 @@ describe('OAuth authorization server (in process)', () => {
     const user = await server.app.tokens.ensureUser('olivia');
     for (const prefix of ['svc_at_', 'svc_rt_']) {
       const token = prefix + randomBytes(32).toString('base64url').slice(3);
-      await server.app.store.repos.tokens.insert({ id: randomUUID(), userId: user.id, tokenHash: hashToken(token), displayPrefix: displayPrefix(token), createdAt: new Date().toISOString(), expiresAt: null, revokedAt: null });
+      await server.app.store.repos.tokens.insert({ id: randomUUID(), userId: user.id, tokenHash: hashToken(token), displayPrefix: displayPrefix(token), createdAt: new Date().toISOString(), expiresAt: null, revokedAt: null, readOnly: false });
       const tokens = await signIn(base, token);
       expect(tokens.access_token, prefix).toMatch(/^svc_at_/);
     }

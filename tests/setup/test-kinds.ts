@@ -24,6 +24,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/session-cache-processes.test.ts',
   'tests/hardening.test.ts',
   'tests/host-loop.test.ts',
+  'tests/host-timeouts.test.ts',
   'tests/install-channels.test.ts',
   'tests/install-tarball.test.ts',
   'tests/leases.test.ts',
@@ -41,6 +42,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/console/console-queue.test.ts',
   'tests/console/origins-browser.test.ts',
   'tests/console/question-prompt-layout.test.ts',
+  'tests/console/console-host.test.ts',
   'tests/oauth/consent-browser.test.ts',
   // mcp-remote, a third-party stdio proxy, as a child process.
   'tests/mcp-remote.test.ts',

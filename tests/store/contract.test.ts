@@ -97,10 +97,13 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
   });
 
   it('tokens: insert, find by hash (with the user) and id, revoke, list per user', async () => {
-    await r.tokens.insert({ id: 't1', userId: 'u1', tokenHash: 'h1', displayPrefix: 'svc_abcd', createdAt: T0, expiresAt: null, revokedAt: null });
-    await r.tokens.insert({ id: 't2', userId: 'u2', tokenHash: 'h2', displayPrefix: 'svc_efgh', createdAt: T0, expiresAt: T2, revokedAt: null });
+    await r.tokens.insert({ id: 't1', userId: 'u1', tokenHash: 'h1', displayPrefix: 'svc_abcd', createdAt: T0, expiresAt: null, revokedAt: null, readOnly: false });
+    await r.tokens.insert({ id: 't2', userId: 'u2', tokenHash: 'h2', displayPrefix: 'svc_efgh', createdAt: T0, expiresAt: T2, revokedAt: null, readOnly: true });
     expect(await r.tokens.findByHash('h1')).toMatchObject({ token: { id: 't1' }, user: { name: 'alice' } });
     expect(await r.tokens.findByHash('nope')).toBeUndefined();
+    // The read-only flag is kept as a boolean by both stores.
+    expect((await r.tokens.findByHash('h2'))!.token.readOnly).toBe(true);
+    expect((await r.tokens.findById('t1'))!.readOnly).toBe(false);
     await r.tokens.revoke('t1', T1);
     expect((await r.tokens.findById('t1'))!.revokedAt).toBe(T1);
     expect((await r.tokens.list()).map((t) => t.token.id)).toEqual(['t1', 't2']);

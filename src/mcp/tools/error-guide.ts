@@ -7,7 +7,7 @@
 
 /** -32001, the same for every tool. */
 const AUTH_ERROR =
-  '-32001: the API token is missing, invalid, expired or revoked. Retrying will not help; ask the user to configure a valid token (mobile-builder-mcp token create).';
+  '-32001: check the message. "Authentication failed - invalid or expired API key" is this server\'s: the API token is missing, invalid, expired or revoked; retrying will not help, ask the user to configure a valid token (mobile-builder-mcp token create). "Request timed out" is your MCP client\'s own timeout, not a token problem: call again (a wait with a shorter waitSeconds).';
 
 /** -32005 for the request rate, the same for every tool. */
 const RATE_ERROR =

@@ -17,7 +17,7 @@
  *   and is UNLOGGED (migration `0001`, with the function `svc_now_ms()`, the database's clock).
  */
 import { sql } from 'drizzle-orm';
-import { bigint, customType, index, integer, pgTable, primaryKey, text, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
+import { bigint, boolean, customType, index, integer, pgTable, primaryKey, text, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
 import { ACTIVE_STATUSES, WORKFLOW_STATUSES } from '../../workflows/workflow-states.js';
 
 /** `bytea` as a Node `Buffer` (node-postgres reads and writes `bytea` as `Buffer`). */
@@ -45,6 +45,8 @@ export const apiTokens = pgTable(
     createdAt: text('created_at').notNull(),
     expiresAt: text('expires_at'),
     revokedAt: text('revoked_at'),
+    /** A read-only token lists and calls only the tools annotated `readOnlyHint` (`token create --read-only`). */
+    readOnly: boolean('read_only').notNull().default(false),
   },
   (t) => [index('api_tokens_user_idx').on(t.userId)],
 );

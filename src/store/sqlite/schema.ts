@@ -30,6 +30,8 @@ export const apiTokens = sqliteTable(
     createdAt: text('created_at').notNull(),
     expiresAt: text('expires_at'),
     revokedAt: text('revoked_at'),
+    /** A read-only token lists and calls only the tools annotated `readOnlyHint` (`token create --read-only`). */
+    readOnly: integer('read_only', { mode: 'boolean' }).notNull().default(false),
   },
   (t) => [index('api_tokens_user_idx').on(t.userId)],
 );

@@ -1,0 +1,1 @@
+ALTER TABLE `api_tokens` ADD `read_only` integer DEFAULT false NOT NULL;
