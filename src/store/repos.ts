@@ -116,6 +116,11 @@ export interface WorkflowRepo {
   slotCandidates(runnerId: string): Promise<SlotCandidate[]>;
   /** Workflows holding a build slot (`running`, `cancelling`) per owner, server-wide. */
   runningByOwner(): Promise<Map<string, number>>;
+  /**
+   * Workflows of `ownerId` holding a build slot (`running`, `cancelling`), server-wide. The claim
+   * reads it under the owner's lock (`tx.tryLock('users', ownerId)`), so it is exact there.
+   */
+  countRunningOf(ownerId: string): Promise<number>;
   /** Queued (not yet started) workflows over all projects of `ownerId`. */
   countQueuedByOwner(ownerId: string): Promise<number>;
   /** Workflows in each status, store-wide, in one read (the metrics' gauges); a status with none is 0. */

@@ -144,6 +144,16 @@ export class PgWorkflowRepo implements WorkflowRepo {
     return new Map(rows.map((r) => [r.ownerId, r.n]));
   }
 
+  /** Workflows of `ownerId` holding a build slot (`running`, `cancelling`): one count, on the statement's own snapshot. */
+  async countRunningOf(ownerId: string): Promise<number> {
+    const rows = await this.db
+      .select({ n: count() })
+      .from(workflows)
+      .innerJoin(projects, eq(projects.id, workflows.projectId))
+      .where(and(eq(projects.ownerId, ownerId), inArray(workflows.status, ['running', 'cancelling'])));
+    return rows[0]?.n ?? 0;
+  }
+
   /** How many workflows of the store are in each status (every status present, 0 when none): one grouped read. */
   async countByStatus(): Promise<Record<WorkflowStatus, number>> {
     const counts = Object.fromEntries(WORKFLOW_STATUSES.map((s) => [s, 0])) as Record<WorkflowStatus, number>;

@@ -112,6 +112,11 @@ export class SqliteWorkflowRepo implements WorkflowRepo {
     return new Map(rows.map((r) => [r.ownerId, r.n]));
   }
 
+  /** Workflows of `ownerId` holding a build slot (`running`, `cancelling`), server-wide. */
+  async countRunningOf(ownerId: string): Promise<number> {
+    return this.q().runningOf.get({ ownerId })?.n ?? 0;
+  }
+
   /** Queued (not yet started) workflows over all projects of `ownerId`. */
   async countQueuedByOwner(ownerId: string): Promise<number> {
     return this.q().queuedByOwner.get({ ownerId })?.n ?? 0;
@@ -265,6 +270,12 @@ function prepareStatements(db: Db) {
       .innerJoin(projects, eq(projects.id, workflows.projectId))
       .where(inArray(workflows.status, ['running', 'cancelling']))
       .groupBy(projects.ownerId)
+      .prepare(),
+    runningOf: db
+      .select({ n: count() })
+      .from(workflows)
+      .innerJoin(projects, eq(projects.id, workflows.projectId))
+      .where(and(eq(projects.ownerId, ownerId), inArray(workflows.status, ['running', 'cancelling'])))
       .prepare(),
     queuedByOwner: db
       .select({ n: count() })
