@@ -29,6 +29,7 @@ import { foldProjectStates, type ProjectState } from './project-state.js';
 import { MESSAGES_PAGE_DEFAULT, WORKFLOW_TITLE_MAX, type CancelResult, type MessagesPage, type MessageView, type PendingQuestion, type PreviewUrl, type SendMessageResult, type SessionView, type WorkflowView } from './resource-shapes.js';
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
+import type { NodeRegistry } from '../workflows/node-registry.js';
 
 /** What a workflow does. */
 type WorkflowKind = 'build' | 'deploy';
@@ -56,6 +57,13 @@ export interface WorkflowServiceDeps {
   changes: Pick<ProjectChanges, 'subscribe'>;
   /** How long a send waits for another node's check of an answer, in ms (default `REMOTE_CHECK_TIMEOUT_MS`). */
   answerCheckTimeoutMs?: number;
+  /**
+   * The builder recorded in the workflows sent through this node (only a worker with it claims
+   * them); without it none is recorded (any worker claims them).
+   */
+  builderName?: string;
+  /** The nodes serving the store: says when no worker serves a queued workflow's builder (`node-registry.ts`). */
+  nodes?: Pick<NodeRegistry, 'waitingFor'>;
 }
 
 /** Longest wait `svc_get_session` accepts, in seconds. */
@@ -278,6 +286,7 @@ export class WorkflowService {
       stepName: null,
       runnerId: null,
       leaseExpiresAt: null,
+      builder: this.deps.builderName ?? null,
       errorCode: null,
       errorMessage: null,
       createdAt: journal.now(),
@@ -306,16 +315,19 @@ export class WorkflowService {
       type: 'status',
       content: waitsForProject
         ? `${kindLabel(row.kind)} queued at position ${position}: it starts when the workflows ahead of it finish.`
-        : `${kindLabel(row.kind)} queued: ${await this.slotShortage(tx, caller)}; it starts when one finishes.`,
+        : `${kindLabel(row.kind)} queued: ${await this.slotShortage(tx, caller, row)}; it starts when ${(await this.deps.nodes?.waitingFor(row, tx)) ? 'one is running' : 'one finishes'}.`,
     }, tx);
     return { ...result, status: 'queued', queuePosition: position };
   }
 
   /**
-   * Why a workflow of `caller` that could start did not get a build slot, as a clause: the owner's
-   * plan bound on running workflows when it is reached, else the server's cap.
+   * Why a workflow of `caller` that could start did not get a build slot, as a clause: no live
+   * worker has its builder; the owner's plan bound on running workflows when it is reached; else
+   * the server's cap.
    */
-  private async slotShortage(tx: Tx, caller: Caller): Promise<string> {
+  private async slotShortage(tx: Tx, caller: Caller, row: WorkflowRow): Promise<string> {
+    const unserved = await this.deps.nodes?.waitingFor(row, tx);
+    if (unserved) return unserved;
     const { maxRunning } = workflowBounds(limitsFor(this.deps.plans, caller.plan));
     const running = (await tx.workflows.runningByOwner()).get(caller.userId) ?? 0;
     if (running >= maxRunning) return `your plan allows ${maxRunning} running workflow${maxRunning === 1 ? '' : 's'} at once and you have ${running}`;
@@ -336,7 +348,7 @@ export class WorkflowService {
     await journal.post(row.projectId, row.id, {
       role: 'system',
       type: 'status',
-      content: `Answer received. ${capitalised(await this.slotShortage(tx, caller))}: the ${kindLabel(row.kind).toLowerCase()} continues when a slot frees.`,
+      content: `Answer received. ${capitalised(await this.slotShortage(tx, caller, row))}: the ${kindLabel(row.kind).toLowerCase()} continues when a slot frees.`,
     }, tx);
     return { ...result, status: 'queued', queuePosition: 1 };
   }
@@ -391,7 +403,14 @@ export class WorkflowService {
       pendingQuestion: pending ? toPendingQuestion(pending) : null,
       previewUrls: (await artifacts.latestPerPlatform(projectId)).map((a) => toPreviewUrl(a, base)),
       lastWorkflow: last ? await this.view(last, base) : null,
+      ...(await this.waitingFor(queued[0])),
     };
+  }
+
+  /** The session's `waitingFor` when the next queued workflow's builder has no live worker. */
+  private async waitingFor(next: WorkflowRow | undefined): Promise<{ waitingFor?: string }> {
+    const waiting = next && (await this.deps.nodes?.waitingFor(next));
+    return waiting ? { waitingFor: waiting } : {};
   }
 
   /**

@@ -10,6 +10,7 @@ import type {
   ApiTokenRow,
   ArtifactRow,
   LoginCodeRow,
+  NodeRow,
   MessageRow,
   OAuthAuthorizationRequestRow,
   OAuthClientRow,
@@ -111,9 +112,10 @@ export interface WorkflowRepo {
    * - the oldest queued workflow of each project that has no active workflow (per-project FIFO);
    * - each workflow waiting for input whose questions are all answered and that no runner holds,
    *   or that `runnerId` holds (its builder waits in that runner's memory).
-   * A project has at most one of these (its active workflow, or the head of its queue).
+   * A project has at most one of these (its active workflow, or the head of its queue). Only
+   * workflows recorded with `builder` (or with no builder) are candidates.
    */
-  slotCandidates(runnerId: string): Promise<SlotCandidate[]>;
+  slotCandidates(runnerId: string, builder: string): Promise<SlotCandidate[]>;
   /** Workflows holding a build slot (`running`, `cancelling`) per owner, server-wide. */
   runningByOwner(): Promise<Map<string, number>>;
   /**
@@ -121,6 +123,8 @@ export interface WorkflowRepo {
    * reads it under the owner's lock (`tx.tryLock('users', ownerId)`), so it is exact there.
    */
   countRunningOf(ownerId: string): Promise<number>;
+  /** Queued workflows store-wide per recorded builder (`null`: recorded before builders were). */
+  countQueuedByBuilder(): Promise<Map<string | null, number>>;
   /** Queued (not yet started) workflows over all projects of `ownerId`. */
   countQueuedByOwner(ownerId: string): Promise<number>;
   /** Workflows in each status, store-wide, in one read (the metrics' gauges); a status with none is 0. */
@@ -380,6 +384,16 @@ export interface WorkspaceRepo {
   saveSnapshot(projectId: string, version: number, blobId: string, bytes: number): Promise<string | null>;
 }
 
+/** The nodes serving the store now, each with its builder (docs/operators.md "One builder per deployment"). */
+export interface NodeRepo {
+  /** Writes a node's row, or moves on its `seenAt` and the rest when it exists. */
+  upsert(row: NodeRow): Promise<void>;
+  /** Deletes a node's row (it stops). */
+  remove(runnerId: string): Promise<void>;
+  /** The nodes whose row was written at or after `since` (ms on the database's clock), oldest first. */
+  listSeenSince(since: number): Promise<NodeRow[]>;
+}
+
 /** Every repository of the store, by table. */
 export interface Repos {
   readonly users: UserRepo;
@@ -395,6 +409,7 @@ export interface Repos {
   readonly loginCodes: LoginCodeRepo;
   readonly webSessions: WebSessionRepo;
   readonly updateChannels: UpdateChannelRepo;
+  readonly nodes: NodeRepo;
   /** Present only on a store with blobs (PostgreSQL); absent on SQLite (see `WorkspaceRepo`). */
   readonly workspaces?: WorkspaceRepo;
 }

@@ -9,6 +9,7 @@ export type {
   ApiTokenRow,
   ArtifactRow,
   LoginCodeRow,
+  NodeRow,
   MessageRow,
   OAuthAuthorizationRequestRow,
   OAuthClientRow,

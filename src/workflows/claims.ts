@@ -11,6 +11,9 @@
  *   on PostgreSQL, where each statement of a READ COMMITTED transaction then sees every claim
  *   committed before the lock was granted; SQLite's `BEGIN IMMEDIATE` serialises every writer).
  *
+ * Only workflows recorded with the engine's builder are contenders (docs/operators.md "One
+ * builder per deployment").
+ *
  * An owner found at its bound, or locked by another node's claim, is passed over for this
  * hand-out and the next owner's contender takes the slot, so a slot never idles while another
  * owner has claimable work; a locked owner is looked at again shortly (`pumpSoon`).
@@ -23,6 +26,8 @@ import type { FairShares } from './fair-shares.js';
 export interface ClaimHost {
   /** The engine's runner id (answered workflows it holds are its contenders). */
   readonly runnerId: string;
+  /** The engine's builder: it claims only workflows recorded with it (or with none). */
+  readonly builderName: string;
   /** True while the engine has a free slot (slots held with `holdSlot` count as taken). */
   hasFreeSlot(): boolean;
   /** Takes (1) or gives back (-1) a slot held in memory. */
@@ -62,7 +67,7 @@ export async function claimFreeSlots(tx: Tx, host: ClaimHost, shares: FairShares
 
 /** One step of `claimFreeSlots`. @returns false when no contender is left. */
 async function claimNext(tx: Tx, host: ClaimHost, shares: FairShares, state: HandOut): Promise<boolean> {
-  const contenders = (await tx.workflows.slotCandidates(host.runnerId)).filter((c) => !state.lost.has(c.id) && !state.passed.has(c.ownerId));
+  const contenders = (await tx.workflows.slotCandidates(host.runnerId, host.builderName)).filter((c) => !state.lost.has(c.id) && !state.passed.has(c.ownerId));
   const next = shares.pick(contenders, await tx.workflows.runningByOwner(), (plan) => host.maxRunning(plan));
   if (!next) return false;
   if (!(await tx.tryLock('users', next.ownerId))) {

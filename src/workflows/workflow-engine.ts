@@ -650,6 +650,7 @@ export class WorkflowEngine {
     const { plans } = this.deps;
     await claimFreeSlots(tx, {
       runnerId: this.runner.id,
+      builderName: this.builder!.name,
       hasFreeSlot: () => this.accepting && this.busy < this.maxConcurrent,
       holdSlot: (delta) => this.holdSlot(delta),
       maxRunning: (plan) => workflowBounds(limitsFor(plans, plan)).maxRunning,

@@ -17,7 +17,7 @@
  *   and is UNLOGGED (migration `0001`, with the function `svc_now_ms()`, the database's clock).
  */
 import { sql } from 'drizzle-orm';
-import { bigint, customType, index, integer, pgTable, primaryKey, text, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
+import { bigint, boolean, customType, index, integer, pgTable, primaryKey, text, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
 import { ACTIVE_STATUSES, WORKFLOW_STATUSES } from '../../workflows/workflow-states.js';
 
 /** `bytea` as a Node `Buffer` (node-postgres reads and writes `bytea` as `Buffer`). */
@@ -100,6 +100,12 @@ export const workflows = pgTable(
     runnerId: text('runner_id'),
     /** End of the runner's lease, in ms since the Unix epoch on the database's clock (`svc_now_ms()`). */
     leaseExpiresAt: bigint('lease_expires_at', { mode: 'number' }),
+    /**
+     * The builder that runs it (`expo`, `command`, `scripted`): the sending node's. Only an engine
+     * with this builder claims it; null for a workflow stored before builders were recorded (any
+     * engine may claim it).
+     */
+    builder: text('builder'),
     errorCode: text('error_code'),
     errorMessage: text('error_message'),
     createdAt: text('created_at').notNull(),
@@ -432,4 +438,21 @@ export const rateLimits = pgTable('rate_limits', {
   key: varchar('key', { length: 255 }).primaryKey(),
   points: integer('points').notNull().default(0),
   expire: bigint('expire', { mode: 'number' }),
+});
+
+/**
+ * The nodes serving this store now (docs/operators.md "One builder per deployment"): each node's
+ * builder, so that a node with another builder says so at start and queued work no worker can
+ * run shows in `/metrics` and the session. A node writes its row at start and again every
+ * `NODE_REFRESH_MS`, and deletes it when it stops; a row older than three refreshes is a dead node's.
+ */
+export const nodes = pgTable('nodes', {
+  /** The node's runner id (`<host>:<pid>:<nonce>`). */
+  runnerId: text('runner_id').primaryKey(),
+  role: text('role').notNull(),
+  builder: text('builder').notNull(),
+  /** Whether its engine claims workflows (workers and all-in-one servers; not `api` nodes). */
+  claims: boolean('claims').notNull(),
+  /** When it last wrote its row, in ms since the Unix epoch on the database's clock. */
+  seenAt: bigint('seen_at', { mode: 'number' }).notNull(),
 });
