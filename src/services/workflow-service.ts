@@ -13,7 +13,7 @@ import type { Store, Tx } from '../store/store.js';
 import { artifactPath } from '../workflows/artifact-store.js';
 import { checkAnswer, normaliseAnswer } from '../workflows/answer-rules.js';
 import { join } from 'node:path';
-import type { WorkflowEngine } from '../workflows/workflow-engine.js';
+import type { EngineStarts, WorkflowEngine } from '../workflows/workflow-engine.js';
 import type { ProjectChanges } from '../workflows/project-changes.js';
 import type { AnswerVerdict, PagedFile } from '../builders/builder-module.js';
 import { forOtherReaders, questionKind } from '../builders/builder-registry.js';
@@ -30,6 +30,7 @@ import { MESSAGES_PAGE_DEFAULT, WORKFLOW_TITLE_MAX, type CancelResult, type Mess
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
 import type { NodeRegistry } from '../workflows/node-registry.js';
+import { earlierAnswer, finalAnswer, keepAnswer, lockAndFindAnswer } from './send-receipts.js';
 
 /** What a workflow does. */
 type WorkflowKind = 'build' | 'deploy';
@@ -40,6 +41,14 @@ export interface SendMessageInput {
   message: string;
   kind?: WorkflowKind | undefined;
   questionId?: string | undefined;
+  /** The client's id of this send: a repeat within 24 hours answers what the first answered (`send-receipts.ts`). */
+  requestId?: string | undefined;
+}
+
+/** What the send's transaction decided: the answer, and `unclaimed` when another node has to start the workflow. */
+interface SendOutcome {
+  result: SendMessageResult;
+  unclaimed?: 'queued' | 'waiting_for_input';
 }
 
 /** What the workflow service needs. */
@@ -100,10 +109,16 @@ export class WorkflowService {
    *   not name the pending question, or the answer breaks the question's rule (nothing changes and
    *   the question stays pending); -32005 (`data.scope = "queued_workflows"`) for a new workflow
    *   while the owner has their plan's `maxQueuedWorkflows` queued (nothing stored).
+   * With `input.requestId`, a repeat of it by the same user within 24 hours answers what the first
+   * send answered and records nothing (`send-receipts.ts`).
    */
   async send(caller: Caller, input: SendMessageInput): Promise<SendMessageResult> {
     const { access, engine, store } = this.deps;
     await access.writable(caller, input.projectId);
+    // A repeat of an earlier send's `requestId` answers what it answered (send-receipts.ts).
+    const receipt = input.requestId === undefined ? undefined : { userId: caller.userId, requestId: input.requestId, now: Date.now() + store.clockOffsetMs() };
+    const earlier = receipt && (await earlierAnswer(store.repos, receipt));
+    if (earlier) return earlier;
     // An answer to a builder's kind of question (a code answer: syntax trees, the workspace on disk)
     // is checked before the transaction starts.
     const pending = answersPending(input) ? await this.pendingOf(store.repos, input.projectId) : undefined;
@@ -112,8 +127,8 @@ export class WorkflowService {
     // is exact: `running`, or the queue position), and reports why it waits. On a node that
     // claims nothing, a workflow that only waits for a slot is reported after the commit, once a
     // worker had the chance to claim it (`settleUnclaimed`).
-    let starts: Awaited<ReturnType<typeof engine.offer>> | undefined;
-    let outcome: { result: SendMessageResult; unclaimed?: 'queued' | 'waiting_for_input' };
+    let starts: EngineStarts | undefined;
+    let outcome: SendOutcome;
     try {
       outcome = await store.transaction(async (tx) => {
         // A deadlock runs this again (PostgreSQL): the claims of the attempt rolled back are given back.
@@ -121,36 +136,48 @@ export class WorkflowService {
         starts = undefined;
         // Every send to the project, through any node, in one order: FIFO and the one-active rule.
         await tx.lock('projects', input.projectId);
+        const repeated = receipt && (await lockAndFindAnswer(tx, receipt));
+        if (repeated) return { result: repeated };
         const recorded = await this.record(tx, caller, input, checked);
         starts = await engine.offer(tx);
-        const { workflowId } = recorded.result;
-        if (recorded.answered) {
-          // The runner holding the workflow resumes it (on any node: the `workflow` notice), or,
-          // when nobody holds it, whichever engine has a slot claims it (the `queued` notice).
-          const row = await tx.workflows.findById(workflowId);
-          tx.publish({ kind: 'workflow', id: workflowId });
-          const status = starts.started(workflowId) ? 'running' : row?.status;
-          if (status !== 'waiting_for_input') return { result: recorded.result };
-          if (row?.runnerId === null) tx.publish({ kind: 'queued', id: input.projectId });
-          // Another node holds it (or this one claims nothing): its runner resumes it on the notice.
-          const heldElsewhere = row?.runnerId != null && row.runnerId !== engine.runnerId;
-          if (!engine.claims || heldElsewhere) return { result: recorded.result, unclaimed: 'waiting_for_input' };
-          return { result: await this.reportAnsweredWaiting(tx, caller, recorded.result) };
-        }
-        // The service only records the request; the engine owns the claim.
-        if (starts.started(workflowId)) return { result: { ...recorded.result, status: 'running' } };
-        // Claimable by another node's engine.
-        tx.publish({ kind: 'queued', id: input.projectId });
-        if (!engine.claims && !(await this.waitsForProject(tx, workflowId, input.projectId))) return { result: recorded.result, unclaimed: 'queued' };
-        return { result: await this.reportQueued(tx, caller, recorded.result) };
+        const reported = await this.reportSent(tx, caller, input.projectId, recorded, starts);
+        if (receipt) await keepAnswer(tx, receipt, reported.result);
+        return reported;
       });
     } catch (error) {
       starts?.abandon();
       throw error;
     }
     starts?.launch();
-    if (outcome.unclaimed) return this.settleUnclaimed(caller, input.projectId, outcome.result, outcome.unclaimed);
-    return outcome.result;
+    if (!outcome.unclaimed) return outcome.result;
+    const settled = await this.settleUnclaimed(caller, input.projectId, outcome.result, outcome.unclaimed);
+    if (receipt) await finalAnswer(store.repos, receipt, outcome.result, settled);
+    return settled;
+  }
+
+  /** Inside the send's transaction, after the record and the engine's offer: the answer, and whether another node has to start it. */
+  private async reportSent(tx: Tx, caller: Caller, projectId: string, recorded: { result: SendMessageResult; answered: boolean }, starts: EngineStarts): Promise<SendOutcome> {
+    const { engine } = this.deps;
+    const { workflowId } = recorded.result;
+    if (recorded.answered) {
+      // The runner holding the workflow resumes it (on any node: the `workflow` notice), or,
+      // when nobody holds it, whichever engine has a slot claims it (the `queued` notice).
+      const row = await tx.workflows.findById(workflowId);
+      tx.publish({ kind: 'workflow', id: workflowId });
+      const status = starts.started(workflowId) ? 'running' : row?.status;
+      if (status !== 'waiting_for_input') return { result: recorded.result };
+      if (row?.runnerId === null) tx.publish({ kind: 'queued', id: projectId });
+      // Another node holds it (or this one claims nothing): its runner resumes it on the notice.
+      const heldElsewhere = row?.runnerId != null && row.runnerId !== engine.runnerId;
+      if (!engine.claims || heldElsewhere) return { result: recorded.result, unclaimed: 'waiting_for_input' };
+      return { result: await this.reportAnsweredWaiting(tx, caller, recorded.result) };
+    }
+    // The service only records the request; the engine owns the claim.
+    if (starts.started(workflowId)) return { result: { ...recorded.result, status: 'running' } };
+    // Claimable by another node's engine.
+    tx.publish({ kind: 'queued', id: projectId });
+    if (!engine.claims && !(await this.waitsForProject(tx, workflowId, projectId))) return { result: recorded.result, unclaimed: 'queued' };
+    return { result: await this.reportQueued(tx, caller, recorded.result) };
   }
 
   /** Whether queued workflow `workflowId` waits for other workflows of its project (not only for a slot). */

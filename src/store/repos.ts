@@ -20,6 +20,7 @@ import type {
   ProcessGroupRow,
   ProjectRow,
   QuestionRow,
+  SendReceiptRow,
   UserRow,
   WebSessionRow,
   WorkflowRow,
@@ -394,6 +395,18 @@ export interface NodeRepo {
   listSeenSince(since: number): Promise<NodeRow[]>;
 }
 
+/** What `svc_send_message` answered to each `requestId` (docs/contract.md#tools). */
+export interface SendReceiptRepo {
+  /** The stored answer (JSON) of `userId`'s `requestId`, when it was recorded at or after `since` (ms). */
+  find(userId: string, requestId: string, since: number): Promise<string | undefined>;
+  /** Stores an answer, replacing a row recorded before `since` (an older one no longer counts). */
+  put(row: SendReceiptRow, since: number): Promise<void>;
+  /** Replaces the stored answer of `userId`'s `requestId` (the send's final answer, after its commit). */
+  setResult(userId: string, requestId: string, result: string): Promise<void>;
+  /** Deletes `userId`'s rows recorded before `before` (ms). */
+  deleteBefore(userId: string, before: number): Promise<void>;
+}
+
 /** Every repository of the store, by table. */
 export interface Repos {
   readonly users: UserRepo;
@@ -410,6 +423,7 @@ export interface Repos {
   readonly webSessions: WebSessionRepo;
   readonly updateChannels: UpdateChannelRepo;
   readonly nodes: NodeRepo;
+  readonly sendReceipts: SendReceiptRepo;
   /** Present only on a store with blobs (PostgreSQL); absent on SQLite (see `WorkspaceRepo`). */
   readonly workspaces?: WorkspaceRepo;
 }

@@ -19,6 +19,7 @@ export type {
   ProcessGroupRow,
   ProjectRow,
   QuestionRow,
+  SendReceiptRow,
   UserRow,
   WebSessionRow,
   WorkflowRow,

@@ -2,7 +2,8 @@
  * One builder per deployment in the store (docs/operators.md "One builder per deployment"), on
  * SQLite and, when it is available, PostgreSQL (each with its shipped migrations): a workflow keeps
  * the builder it was sent with, an engine's candidates are the workflows of its own builder (or of
- * none), the queue is counted per builder, and the nodes' rows say who serves the store.
+ * none), the queue is counted per builder, and the nodes' rows say who serves the store. Also
+ * the stored answers of sends with a `requestId` (docs/contract.md#tools).
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -82,5 +83,24 @@ describe.each(KINDS)('builders and nodes: %s', (_kind, open) => {
     ]);
     await nodes.remove('worker-1:2:b');
     expect((await nodes.listSeenSince(0)).map((n) => n.runnerId)).toEqual(['api-1:1:a']);
+  });
+
+  it('send receipts: stored, found while recent, replaced once old, updated, and the old ones deleted', async () => {
+    opened = await open();
+    const r = opened.store.repos;
+    await r.users.insert({ id: 'u1', name: 'alice', plan: 'free', createdAt: T0 });
+    await r.sendReceipts.put({ userId: 'u1', requestId: 'a', result: '{"n":1}', createdAt: 1000 }, 0);
+    expect(await r.sendReceipts.find('u1', 'a', 500)).toBe('{"n":1}');
+    expect(await r.sendReceipts.find('u1', 'a', 1500)).toBeUndefined();
+    expect(await r.sendReceipts.find('u2', 'a', 0)).toBeUndefined();
+    // A recent one stays; an old one is replaced.
+    await r.sendReceipts.put({ userId: 'u1', requestId: 'a', result: '{"n":2}', createdAt: 2000 }, 500);
+    expect(await r.sendReceipts.find('u1', 'a', 0)).toBe('{"n":1}');
+    await r.sendReceipts.put({ userId: 'u1', requestId: 'a', result: '{"n":3}', createdAt: 3000 }, 1500);
+    expect(await r.sendReceipts.find('u1', 'a', 2500)).toBe('{"n":3}');
+    await r.sendReceipts.setResult('u1', 'a', '{"n":4}');
+    expect(await r.sendReceipts.find('u1', 'a', 0)).toBe('{"n":4}');
+    await r.sendReceipts.deleteBefore('u1', 3500);
+    expect(await r.sendReceipts.find('u1', 'a', 0)).toBeUndefined();
   });
 });

@@ -456,3 +456,23 @@ export const nodes = pgTable('nodes', {
   /** When it last wrote its row, in ms since the Unix epoch on the database's clock. */
   seenAt: bigint('seen_at', { mode: 'number' }).notNull(),
 });
+
+/**
+ * What `svc_send_message` answered to a send with a `requestId` (docs/contract.md#tools): a repeat
+ * of the same id by the same user within 24 hours answers the same and records nothing new, on
+ * any node. Older rows are ignored, and deleted by the user's next send with a `requestId`.
+ */
+export const sendReceipts = pgTable(
+  'send_receipts',
+  {
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    requestId: text('request_id').notNull(),
+    /** The answer, as the JSON of `svc_send_message`'s result. */
+    result: text('result').notNull(),
+    /** When the first send was recorded, in ms since the Unix epoch on the database's clock. */
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.requestId] })],
+);

@@ -416,6 +416,26 @@ export const webSessions = sqliteTable(
 );
 
 /**
+ * What `svc_send_message` answered to a send with a `requestId` (docs/contract.md#tools): a repeat
+ * of the same id by the same user within 24 hours answers the same and records nothing new, on
+ * any node. Older rows are ignored, and deleted by the user's next send with a `requestId`.
+ */
+export const sendReceipts = sqliteTable(
+  'send_receipts',
+  {
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    requestId: text('request_id').notNull(),
+    /** The answer, as the JSON of `svc_send_message`'s result. */
+    result: text('result').notNull(),
+    /** When the first send was recorded, in ms since the Unix epoch on the database's clock. */
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.requestId] })],
+);
+
+/**
  * The nodes serving this store now (docs/operators.md "One builder per deployment"): each node's
  * builder, so that a node with another builder says so at start and queued work no worker can
  * run shows in `/metrics` and the session. A node writes its row at start and again every
@@ -451,6 +471,7 @@ export type OAuthCodeRow = typeof oauthCodes.$inferSelect;
 export type OAuthTokenRow = typeof oauthTokens.$inferSelect;
 export type WebSessionRow = typeof webSessions.$inferSelect;
 export type NodeRow = typeof nodes.$inferSelect;
+export type SendReceiptRow = typeof sendReceipts.$inferSelect;
 /** Workflow states of docs/contract.md#tools. */
 export type WorkflowStatus = WorkflowRow['status'];
 export type WorkflowKind = WorkflowRow['kind'];
