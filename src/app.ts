@@ -279,8 +279,9 @@ export async function createApp(config: AppConfig): Promise<App> {
   const { users, artifacts: artifactRepo, oauth: oauthRepo } = store.repos;
 
   const publicUrl = new PublicUrl(config.publicUrl, config.artifactUrl, config.artifactOrigins);
-  // Cleared by the store's `cache:tokens` notices (a revocation or a plan change on any node) and resets.
-  const tokenCache = new ReadCache<CachedToken>(new ChangeWatch(store.events, (id) => id === 'tokens'));
+  // Cleared by the store's `cache:tokens` notices (a revocation or a plan change on any node) and
+  // resets; exact: on SQLite another process's commit (the `token revoke` command) shows at once.
+  const tokenCache = new ReadCache<CachedToken>(new ChangeWatch(store.events, (id) => id === 'tokens', true));
   const oauthGrants = new OAuthGrants(oauthRepo, clock, config.oauth, async () => {
     tokenCache.clear();
     await publishCacheChange(store, 'tokens');
