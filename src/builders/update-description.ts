@@ -11,7 +11,7 @@ import { isAbsolute, join, relative } from 'node:path';
 import { z } from 'zod';
 
 /** The description file inside a published update folder (the name `expo/update-bundle.ts` writes and the updates route reads). */
-export const UPDATE_FILE = 'expo-update.json';
+const UPDATE_FILE = 'expo-update.json';
 
 const assetSchema = z.object({
   path: z.string().min(1),

@@ -29,7 +29,7 @@ export const SCREENSHOTS_WAITING = 4;
  */
 export const SCREENSHOTS_PER_USER = 1;
 /** How long a preview whose screenshot failed is not tried again, in ms: its requests answer the failure meanwhile. */
-export const SCREENSHOT_FAILURE_MEMORY_MS = 10 * 60_000;
+const SCREENSHOT_FAILURE_MEMORY_MS = 10 * 60_000;
 /** Failed previews remembered at most (the oldest is forgotten first). */
 const REMEMBERED_FAILURES = 10_000;
 

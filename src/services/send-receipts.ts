@@ -11,7 +11,7 @@ import type { Tx } from '../store/store.js';
 import type { SendMessageResult } from './resource-shapes.js';
 
 /** How long a `requestId` is remembered, in ms. */
-export const RECEIPT_TTL_MS = 24 * 60 * 60_000;
+const RECEIPT_TTL_MS = 24 * 60 * 60_000;
 
 /** One send's `requestId`, with the user and the store's clock. */
 export interface ReceiptKey {
