@@ -428,6 +428,8 @@ export async function createApp(config: AppConfig): Promise<App> {
     async drain(timeoutMs) {
       if (phase === 'stopped') return;
       phase = 'draining';
+      // A draining worker claims nothing more: its builder's queue no longer counts on it.
+      await nodes.stop();
       await engine.drain(timeoutMs);
     },
     async close() {

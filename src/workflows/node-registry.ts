@@ -1,7 +1,7 @@
 /**
  * One builder per deployment (docs/operators.md "One builder per deployment"). Every node writes
  * a row in the store's `nodes` table at start (its runner id, role, builder and whether it claims
- * workflows), writes it again every `NODE_REFRESH_MS`, and deletes it when it stops. From these rows:
+ * workflows), writes it again every `NODE_REFRESH_MS`, and deletes it when it drains or stops. From these rows:
  *
  * - a node whose builder differs from the other live nodes' says so at start (one warning naming
  *   both builders): a workflow records the builder of the node it was sent through, and a worker
