@@ -22,7 +22,7 @@ import { StoreRequestRateLimiter } from './limits/store-rate-limiter.js';
 import { createLogger, type Logger } from './logger.js';
 import type { MetricsAccessOptions } from './metrics/metrics-access.js';
 import type { MetricsEndpoint } from './metrics/metrics-endpoint.js';
-import type { ServiceMetrics } from './metrics/service-metrics.js';
+import type { ServiceMetrics, ServiceMetricsDeps } from './metrics/service-metrics.js';
 import { JsonRpcGateway } from './mcp/json-rpc-gateway.js';
 import { createMcpServer } from './mcp/mcp-server.js';
 import { ALL_TOOLS } from './mcp/tools/index.js';
@@ -47,6 +47,7 @@ import type { ArtifactStore } from './workflows/artifact-store.js';
 import { BlobArtifactStore } from './workflows/blob-artifact-store.js';
 import { DiskArtifactStore } from './workflows/disk-artifact-store.js';
 import { WorkflowEngine } from './workflows/workflow-engine.js';
+import { NodeRegistry } from './workflows/node-registry.js';
 import { WorkflowJournal } from './workflows/workflow-journal.js';
 import { WorkspaceSync } from './workflows/workspace-sync.js';
 
@@ -278,8 +279,9 @@ export async function createApp(config: AppConfig): Promise<App> {
   const { users, artifacts: artifactRepo, oauth: oauthRepo } = store.repos;
 
   const publicUrl = new PublicUrl(config.publicUrl, config.artifactUrl, config.artifactOrigins);
-  // Cleared by the store's `cache:tokens` notices (a revocation or a plan change on any node) and resets.
-  const tokenCache = new ReadCache<CachedToken>(new ChangeWatch(store.events, (id) => id === 'tokens'));
+  // Cleared by the store's `cache:tokens` notices (a revocation or a plan change on any node) and
+  // resets; exact: on SQLite another process's commit (the `token revoke` command) shows at once.
+  const tokenCache = new ReadCache<CachedToken>(new ChangeWatch(store.events, (id) => id === 'tokens', true));
   const oauthGrants = new OAuthGrants(oauthRepo, clock, config.oauth, async () => {
     tokenCache.clear();
     await publishCacheChange(store, 'tokens');
@@ -308,7 +310,8 @@ export async function createApp(config: AppConfig): Promise<App> {
   // Loaded only when asked for: prom-client stays out of a stdio start (README "Start-up time").
   // The engine's runs are read at scrape time, once the engine below exists.
   let engineRuns = () => 0;
-  const metrics = config.metrics ? await openMetrics(store, () => engineRuns(), config.metrics, config.trustProxy) : undefined;
+  let unserved = async () => new Map<string, number>();
+  const metrics = config.metrics ? await openMetrics(store, { localRuns: () => engineRuns(), unserved: () => unserved() }, config.metrics, config.trustProxy) : undefined;
   const journal = new WorkflowJournal(store, clock, logger);
   // With blobs (PostgreSQL) any node serves any artifact from its cache; else they are folders here.
   const artifactStore: ArtifactStore = store.blobs
@@ -317,6 +320,11 @@ export async function createApp(config: AppConfig): Promise<App> {
   // An api node builds nothing: it needs neither the builder's settings (a command builder's
   // config) nor its toolchain, and a build that reached it anyway would fail rather than run here.
   const builder = config.builderInstance ?? (role === 'api' ? NO_BUILDS : createBuilder(config.builder ?? DEFAULTS.builder, config));
+  // The builder this deployment runs, recorded in every workflow sent through this node: an api
+  // node's is its configured one, though it runs none (docs/operators.md "One builder per deployment").
+  const builderName = config.builderInstance?.name ?? config.builder ?? DEFAULTS.builder;
+  const claims = config.claims ?? role !== 'api';
+  const nodes = new NodeRegistry(store, { runnerId: runner.id, role, builder: builderName, claims }, logger);
   // With blobs (PostgreSQL) the next workflow of a project may run on another worker: workspaces travel as snapshots.
   let workspaceSync: WorkspaceSync | undefined;
   if (store.blobs) {
@@ -340,7 +348,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     {
       maxConcurrent: config.maxConcurrentWorkflows ?? DEFAULTS.maxConcurrentWorkflows,
       runner,
-      claims: config.claims ?? role !== 'api',
+      claims,
       claimWaitMs: config.claimWaitMs ?? DEFAULTS.claimWaitMs,
       ...(config.pollIntervalMs !== undefined && { pollIntervalMs: config.pollIntervalMs }),
       ...(config.cancelTimeoutMs !== undefined && { cancelTimeoutMs: config.cancelTimeoutMs }),
@@ -349,6 +357,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     },
   );
   engineRuns = () => engine.busy;
+  unserved = () => nodes.unserved();
   const workflows = new WorkflowService({
     store,
     access,
@@ -358,6 +367,8 @@ export async function createApp(config: AppConfig): Promise<App> {
     plans,
     changes,
     workspacesDir: join(config.dataDir, 'workspaces'),
+    builderName,
+    nodes,
     ...(config.answerCheckTimeoutMs !== undefined && { answerCheckTimeoutMs: config.answerCheckTimeoutMs }),
   });
   const screenshots = new PreviewScreenshots({ access, artifacts: artifactRepo, artifactStore, publicUrl, browser: locateBrowser(config.browser), sandbox: config.buildSandbox, logger });
@@ -398,6 +409,7 @@ export async function createApp(config: AppConfig): Promise<App> {
       await importUpdateChannelFiles(config.dataDir, store.repos.updateChannels, logger);
       await workspaceSync?.removeTemporary(join(config.dataDir, 'workspaces'));
       await engine.start();
+      await nodes.start();
       // A worker serves no MCP: its gateway is never started.
       if (role !== 'worker') await gateway.start();
       if (phase === 'starting') phase = 'ready';
@@ -416,12 +428,15 @@ export async function createApp(config: AppConfig): Promise<App> {
     async drain(timeoutMs) {
       if (phase === 'stopped') return;
       phase = 'draining';
+      // A draining worker claims nothing more: its builder's queue no longer counts on it.
+      await nodes.stop();
       await engine.drain(timeoutMs);
     },
     async close() {
       if (phase === 'stopped') return;
       phase = 'stopped';
       await engine.shutdown();
+      await nodes.stop();
       await gateway.close().catch(() => undefined);
       await store.close();
       await limiterPool?.end().catch(() => undefined);
@@ -433,13 +448,13 @@ export async function createApp(config: AppConfig): Promise<App> {
  * The metrics of an app on `store` (docs/metrics.md) and their `/metrics` endpoint under `access`;
  * client addresses are read as the HTTP transport reads them (`--trust-proxy`).
  */
-async function openMetrics(store: Store, engineRuns: () => number, access: MetricsAccessOptions, trustProxy: string[] | undefined): Promise<{ service: ServiceMetrics; endpoint: MetricsEndpoint }> {
+async function openMetrics(store: Store, reads: Pick<ServiceMetricsDeps, 'localRuns' | 'unserved'>, access: MetricsAccessOptions, trustProxy: string[] | undefined): Promise<{ service: ServiceMetrics; endpoint: MetricsEndpoint }> {
   const [{ ServiceMetrics }, { metricsAccess }, { metricsEndpoint }, { clientAddressReader }] = await Promise.all([
     import('./metrics/service-metrics.js'),
     import('./metrics/metrics-access.js'),
     import('./metrics/metrics-endpoint.js'),
     import('./auth/client-address.js'),
   ]);
-  const service = new ServiceMetrics({ store, localRuns: engineRuns });
+  const service = new ServiceMetrics({ store, ...reads });
   return { service, endpoint: metricsEndpoint(service, metricsAccess(access, clientAddressReader(trustProxy))) };
 }

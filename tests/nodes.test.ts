@@ -140,7 +140,8 @@ describe.each(STORES)('nodes on one $name store', (shared) => {
     const sent = await a.app.workflows.send(alice.caller, { projectId, message: 'build it', kind: 'build' });
     expect(sent).toMatchObject({ status: 'queued', queuePosition: 1 });
     const last = (await a.app.workflows.messages(alice.caller, { projectId })).messages.at(-1)!;
-    expect(last.content).toBe('Build queued: every build worker is busy (or none is running); it starts when one finishes.');
+    expect(last.content).toBe('Build queued: waiting for a worker with the manual builder; it starts when one is running.');
+    expect((await a.app.workflows.session(alice.caller, projectId)).waitingFor).toBe('waiting for a worker with the manual builder');
     expect(a.builder.runs).toEqual([]);
     const w = await startNode(dataDir, 'worker-node');
     (await runOf(w, sent.workflowId)).finish();

@@ -1,6 +1,8 @@
 /**
- * Expo update routes read a description (`expo-update.json`) that the build wrote: a command
- * builder's deployment can forge one. Its paths are never trusted: an asset path with `../`
+ * Expo update routes read a description (`expo-update.json`) that the build wrote. A command
+ * builder's deploy is refused when its description's paths leave the folder (update-description
+ * test); a forged one is still put in place here, in the published folder (as one published before
+ * descriptions were checked would be), because the routes never trust its paths either: an asset path with `../`
  * (plain, `..%2F`, `%2E%2E%2F`) serves no file outside the deployment's folder on either listener,
  * a forged content type runs nothing on the shared host, and the deployment's public page never
  * shows the project's private "latest" update URL.
@@ -47,11 +49,12 @@ beforeAll(async () => {
     assets: [asset('../../secret.txt'), asset('../../mobile-builder.db'), asset('../../../../../../../../etc/passwd'), asset('page.html', 'text/html')],
     expoClient: { name: 'Forged', slug: 'forged' },
   };
+  const valid = { ...forged, assets: [asset('page.html', 'text/html')] };
   const script = [
     'mkdir -p out',
     "printf 'console.log(1)' > out/bundle.js",
     "printf '<script>document.title=1</script>' > out/page.html",
-    `cat > out/expo-update.json <<'JSON'\n${JSON.stringify(forged)}\nJSON`,
+    `cat > out/expo-update.json <<'JSON'\n${JSON.stringify(valid)}\nJSON`,
     'echo "::deployment ios out"',
   ].join('\n');
   const dir = tempDir('mbm-forged-');
@@ -68,6 +71,7 @@ beforeAll(async () => {
   const ios = session.previewUrls.find((p: any) => p.platform === 'ios');
   landingUrl = ios.url;
   deploymentId = ios.url.split('/').at(-2);
+  writeFileSync(join(await server.app.artifactStore.localDir(deploymentId), 'expo-update.json'), JSON.stringify(forged));
 });
 
 afterAll(async () => {

@@ -17,6 +17,7 @@ import { OutputBatcher } from './output-batcher.js';
 import { pathRedactor } from './output-redaction.js';
 import { MAX_KILL_GRACE_MS, startProcess, type RunningProcess } from './process-runner.js';
 import { pathsNamedIn, type BuildSandbox } from './process-sandbox.js';
+import { updateDescriptionProblem } from './update-description.js';
 
 /** Output lines (directives included) kept per workflow unless the config says otherwise. */
 const DEFAULT_MAX_OUTPUT_LINES = 2000;
@@ -170,6 +171,9 @@ export class CommandBuilder implements Builder {
         return;
       case 'artifact': {
         const dir = await insideWorkspace(job.workspaceDir, directive.folder);
+        // A native deployment's update description is served as a manifest: checked before it is published.
+        const problem = directive.kind === 'deployment' && directive.platform !== 'web' ? await updateDescriptionProblem(dir) : null;
+        if (problem) throw new BuildFailure('invalid_update', `The deployment in ${directive.folder} was not published: ${problem}.`);
         const published = await context.publish({ kind: directive.kind, platform: directive.platform, sourceDir: dir });
         await context.say(`${directive.kind === 'preview' ? `Preview (${directive.platform})` : `Deploy #${published.number}: ${directive.platform}`} published at ${published.path}.`);
         return;

@@ -148,7 +148,7 @@ export function buildProgram(early?: EarlyStdioStart): Command {
     });
   token
     .command('revoke')
-    .description('Revoke an API token, an OAuth grant with all its access and refresh tokens, or a web console session, by its id (from token list). Takes effect on the next request.')
+    .description('Revoke an API token, an OAuth grant with all its access and refresh tokens, or a web console session, by its id (from token list). Servers on the same SQLite data dir refuse it from their next request after this command returns; PostgreSQL nodes once the revocation\'s notice reaches them (at its commit, normally within milliseconds; a node whose notice connection is down answers /healthz 503 and clears its caches when it is back).')
     .argument('<id>', 'token, grant or console session id')
     .action(async (id: string, options: StoreOptions) => {
       await withApp('token revoke', options, async (app) => {

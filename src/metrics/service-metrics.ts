@@ -17,6 +17,8 @@ export interface ServiceMetricsDeps {
   store: Pick<Store, 'repos' | 'poolStats'>;
   /** Builds this process's engine runs now (waiting ones not counted); read at scrape time. */
   localRuns(): number;
+  /** Queued workflows per builder that no live build worker has (`node-registry.ts`); read at scrape time. */
+  unserved?(): Promise<Map<string, number>>;
 }
 
 /**
@@ -34,6 +36,7 @@ export class ServiceMetrics implements RunObserver, ToolCallObserver {
   private readonly waiting: Gauge;
   private readonly storeUp: Gauge;
   private readonly engineRuns: Gauge;
+  private readonly withoutWorker: Gauge;
   private readonly pool: { total: Gauge; idle: Gauge; waiting: Gauge } | undefined;
   private readonly runSeconds: Histogram<'builder' | 'kind' | 'outcome'>;
   private readonly takeovers: Counter;
@@ -51,6 +54,12 @@ export class ServiceMetrics implements RunObserver, ToolCallObserver {
     this.running = new Gauge({ name: 'mbm_workflows_running', help: 'Workflows holding a build slot (running or cancelling), in the whole store', registers });
     this.waiting = new Gauge({ name: 'mbm_workflows_waiting', help: 'Workflows waiting for an answer to a question, in the whole store', registers });
     this.storeUp = new Gauge({ name: 'mbm_store_up', help: "1 when the store answered this scrape's query, 0 when it did not (the workflow gauges then keep their last values)", registers });
+    this.withoutWorker = new Gauge({
+      name: 'mbm_workflows_without_worker',
+      help: 'Workflows queued for a builder that no live build worker has (by builder): they wait until a worker with it starts',
+      labelNames: ['builder'],
+      registers,
+    });
     this.engineRuns = new Gauge({ name: 'mbm_engine_runs', help: "Builds this process's engine runs now (not counting ones waiting for an answer)", registers });
     this.runSeconds = new Histogram({
       name: 'mbm_workflow_run_duration_seconds',
@@ -101,6 +110,7 @@ export class ServiceMetrics implements RunObserver, ToolCallObserver {
       this.queued.set(counts.queued);
       this.running.set(counts.running + counts.cancelling);
       this.waiting.set(counts.waiting_for_input);
+      await this.showUnserved();
       this.storeUp.set(1);
     } catch {
       this.storeUp.set(0);
@@ -108,6 +118,14 @@ export class ServiceMetrics implements RunObserver, ToolCallObserver {
     const stats = this.deps.store.poolStats?.();
     if (stats) this.showPool(stats);
     return this.registry.metrics();
+  }
+
+  /** Sets `mbm_workflows_without_worker`: one series per unserved builder (none when every queued workflow has a worker). */
+  private async showUnserved(): Promise<void> {
+    if (!this.deps.unserved) return;
+    const unserved = await this.deps.unserved();
+    this.withoutWorker.reset();
+    for (const [builder, n] of unserved) this.withoutWorker.set({ builder }, n);
   }
 
   private showPool(stats: PoolStats): void {

@@ -2,7 +2,9 @@
  * Screenshots of a project's latest web preview (README "Screenshots"): what `svc_get_session`
  * returns as an `image/png` item with `screenshot: true`, and the web console shows as the
  * project's thumbnail. One picture per published preview, taken the first time it is asked for
- * and cached beside the preview's folder (a preview never changes once published).
+ * and cached beside the preview's folder (a preview never changes once published). A preview whose
+ * screenshot failed (the page timed out, the browser wrote nothing) is not tried again for
+ * `SCREENSHOT_FAILURE_MEMORY_MS`: its requests answer the failure without starting a browser.
  */
 import { rename, readFile, writeFile } from 'node:fs/promises';
 import type { Caller } from '../auth/caller.js';
@@ -21,8 +23,15 @@ import type { PublicUrl } from './public-url.js';
 export const SCREENSHOTS_RUNNING = 2;
 /** Screenshots that may wait for a browser, server-wide; past it a request answers "busy" at once. */
 export const SCREENSHOTS_WAITING = 4;
-/** Screenshots one user may have running or waiting at once; past it that user's request answers "busy" at once. */
-export const SCREENSHOTS_PER_USER = 2;
+/**
+ * Screenshots one user may have running or waiting at once; past it that user's request answers
+ * "busy" at once. One: a user never holds more than one of the server's browsers.
+ */
+export const SCREENSHOTS_PER_USER = 1;
+/** How long a preview whose screenshot failed is not tried again, in ms: its requests answer the failure meanwhile. */
+const SCREENSHOT_FAILURE_MEMORY_MS = 10 * 60_000;
+/** Failed previews remembered at most (the oldest is forgotten first). */
+const REMEMBERED_FAILURES = 10_000;
 
 /**
  * Longest time a screenshot request may take, in ms: waiting behind a full queue, then its own
@@ -61,6 +70,8 @@ export class PreviewScreenshots {
   private pending = 0;
   /** Per user id, their screenshot requests that wait on a browser run. */
   private readonly perUser = new Map<string, number>();
+  /** Per artifact id, the reason its last screenshot failed and until when (ms) it is not tried again. */
+  private readonly failed = new Map<string, { reason: string; until: number }>();
 
   constructor(private readonly deps: PreviewScreenshotDeps) {}
 
@@ -79,6 +90,8 @@ export class PreviewScreenshots {
     const cached = await readFile(this.cacheFile(artifact)).catch(() => null);
     if (cached) return taken(cached, previewUrl);
     if (browser.path === null) return { info: { status: 'unavailable', reason: browser.problem, previewUrl } };
+    const failure = this.failedBefore(artifact.id);
+    if (failure) return { info: { status: 'unavailable', reason: failure, previewUrl } };
     // Bounded: a tenant asking for many projects' screenshots at once starts no more browsers than
     // SCREENSHOTS_RUNNING, and waits in a short queue (server-wide and per user) or is told to ask again.
     const mine = this.perUser.get(caller.userId) ?? 0;
@@ -92,12 +105,32 @@ export class PreviewScreenshots {
     } catch (error) {
       if (!(error instanceof ScreenshotFailure)) this.deps.logger?.error({ err: error, artifactId: artifact.id }, 'preview screenshot failed');
       const reason = error instanceof ScreenshotFailure ? error.message : 'the screenshot failed';
+      this.remember(artifact.id, reason);
       return { info: { status: 'unavailable', reason, previewUrl } };
     } finally {
       const left = (this.perUser.get(caller.userId) ?? 1) - 1;
       if (left <= 0) this.perUser.delete(caller.userId);
       else this.perUser.set(caller.userId, left);
     }
+  }
+
+  /** The answer for a preview whose screenshot failed within `SCREENSHOT_FAILURE_MEMORY_MS`, else undefined. */
+  private failedBefore(artifactId: string): string | undefined {
+    const failure = this.failed.get(artifactId);
+    if (!failure) return undefined;
+    if (failure.until <= Date.now()) {
+      this.failed.delete(artifactId);
+      return undefined;
+    }
+    const minutes = Math.ceil((failure.until - Date.now()) / 60_000);
+    return `${failure.reason} (the last attempt failed; it is tried again in ${minutes} min)`;
+  }
+
+  /** Remembers that `artifactId`'s screenshot failed (a shared run's failure is remembered once). */
+  private remember(artifactId: string, reason: string): void {
+    if (this.failed.has(artifactId)) return;
+    if (this.failed.size >= REMEMBERED_FAILURES) this.failed.delete(this.failed.keys().next().value!);
+    this.failed.set(artifactId, { reason, until: Date.now() + SCREENSHOT_FAILURE_MEMORY_MS });
   }
 
   private cacheFile(artifact: ArtifactRow): string {

@@ -101,6 +101,10 @@ export const sessionSchema = z.object({
   pendingQuestion: pendingQuestionSchema.nullable(),
   previewUrls: z.array(previewUrlSchema).describe('Latest preview and deployment of each platform'),
   lastWorkflow: workflowSchema.nullable(),
+  waitingFor: z
+    .string()
+    .optional()
+    .describe('Present when the next queued workflow cannot start because no build worker has its builder: "waiting for a worker with the expo builder" (tell the user; the operator must start one)'),
   wait: z
     .object({
       changed: z.boolean().describe('true when the call returned because the followed workflow changed (status, step, question, end)'),

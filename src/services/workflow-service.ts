@@ -13,7 +13,7 @@ import type { Store, Tx } from '../store/store.js';
 import { artifactPath } from '../workflows/artifact-store.js';
 import { checkAnswer, normaliseAnswer } from '../workflows/answer-rules.js';
 import { join } from 'node:path';
-import type { WorkflowEngine } from '../workflows/workflow-engine.js';
+import type { EngineStarts, WorkflowEngine } from '../workflows/workflow-engine.js';
 import type { ProjectChanges } from '../workflows/project-changes.js';
 import type { AnswerVerdict, PagedFile } from '../builders/builder-module.js';
 import { forOtherReaders, questionKind } from '../builders/builder-registry.js';
@@ -30,6 +30,8 @@ import { foldProjectStates, type ProjectState } from './project-state.js';
 import { MESSAGES_PAGE_DEFAULT, WORKFLOW_TITLE_MAX, type CancelResult, type MessagesPage, type MessageView, type PendingQuestion, type PreviewUrl, type SendMessageResult, type SessionView, type WorkflowView } from './resource-shapes.js';
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
+import type { NodeRegistry } from '../workflows/node-registry.js';
+import { earlierAnswer, finalAnswer, keepAnswer, lockAndFindAnswer } from './send-receipts.js';
 
 /** What a workflow does. */
 type WorkflowKind = 'build' | 'deploy';
@@ -40,6 +42,14 @@ export interface SendMessageInput {
   message: string;
   kind?: WorkflowKind | undefined;
   questionId?: string | undefined;
+  /** The client's id of this send: a repeat within 24 hours answers what the first answered (`send-receipts.ts`). */
+  requestId?: string | undefined;
+}
+
+/** What the send's transaction decided: the answer, and `unclaimed` when another node has to start the workflow. */
+interface SendOutcome {
+  result: SendMessageResult;
+  unclaimed?: 'queued' | 'waiting_for_input';
 }
 
 /** What the workflow service needs. */
@@ -57,6 +67,13 @@ export interface WorkflowServiceDeps {
   changes: Pick<ProjectChanges, 'subscribe'>;
   /** How long a send waits for another node's check of an answer, in ms (default `REMOTE_CHECK_TIMEOUT_MS`). */
   answerCheckTimeoutMs?: number;
+  /**
+   * The builder recorded in the workflows sent through this node (only a worker with it claims
+   * them); without it none is recorded (any worker claims them).
+   */
+  builderName?: string;
+  /** The nodes serving the store: says when no worker serves a queued workflow's builder (`node-registry.ts`). */
+  nodes?: Pick<NodeRegistry, 'waitingFor'>;
 }
 
 /**
@@ -103,10 +120,16 @@ export class WorkflowService {
    *   not name the pending question, or the answer breaks the question's rule (nothing changes and
    *   the question stays pending); -32005 (`data.scope = "queued_workflows"`) for a new workflow
    *   while the owner has their plan's `maxQueuedWorkflows` queued (nothing stored).
+   * With `input.requestId`, a repeat of it by the same user within 24 hours answers what the first
+   * send answered and records nothing (`send-receipts.ts`).
    */
   async send(caller: Caller, input: SendMessageInput): Promise<SendMessageResult> {
     const { access, engine, store } = this.deps;
     await access.writable(caller, input.projectId);
+    // A repeat of an earlier send's `requestId` answers what it answered (send-receipts.ts).
+    const receipt = input.requestId === undefined ? undefined : { userId: caller.userId, requestId: input.requestId, now: Date.now() + store.clockOffsetMs() };
+    const earlier = receipt && (await earlierAnswer(store.repos, receipt));
+    if (earlier) return earlier;
     // An answer to a builder's kind of question (a code answer: syntax trees, the workspace on disk)
     // is checked before the transaction starts.
     const pending = answersPending(input) ? await this.pendingOf(store.repos, input.projectId) : undefined;
@@ -115,8 +138,8 @@ export class WorkflowService {
     // is exact: `running`, or the queue position), and reports why it waits. On a node that
     // claims nothing, a workflow that only waits for a slot is reported after the commit, once a
     // worker had the chance to claim it (`settleUnclaimed`).
-    let starts: Awaited<ReturnType<typeof engine.offer>> | undefined;
-    let outcome: { result: SendMessageResult; unclaimed?: 'queued' | 'waiting_for_input' };
+    let starts: EngineStarts | undefined;
+    let outcome: SendOutcome;
     try {
       outcome = await store.transaction(async (tx) => {
         // A deadlock runs this again (PostgreSQL): the claims of the attempt rolled back are given back.
@@ -124,36 +147,48 @@ export class WorkflowService {
         starts = undefined;
         // Every send to the project, through any node, in one order: FIFO and the one-active rule.
         await tx.lock('projects', input.projectId);
+        const repeated = receipt && (await lockAndFindAnswer(tx, receipt));
+        if (repeated) return { result: repeated };
         const recorded = await this.record(tx, caller, input, checked);
         starts = await engine.offer(tx);
-        const { workflowId } = recorded.result;
-        if (recorded.answered) {
-          // The runner holding the workflow resumes it (on any node: the `workflow` notice), or,
-          // when nobody holds it, whichever engine has a slot claims it (the `queued` notice).
-          const row = await tx.workflows.findById(workflowId);
-          tx.publish({ kind: 'workflow', id: workflowId });
-          const status = starts.started(workflowId) ? 'running' : row?.status;
-          if (status !== 'waiting_for_input') return { result: recorded.result };
-          if (row?.runnerId === null) tx.publish({ kind: 'queued', id: input.projectId });
-          // Another node holds it (or this one claims nothing): its runner resumes it on the notice.
-          const heldElsewhere = row?.runnerId != null && row.runnerId !== engine.runnerId;
-          if (!engine.claims || heldElsewhere) return { result: recorded.result, unclaimed: 'waiting_for_input' };
-          return { result: await this.reportAnsweredWaiting(tx, caller, recorded.result) };
-        }
-        // The service only records the request; the engine owns the claim.
-        if (starts.started(workflowId)) return { result: { ...recorded.result, status: 'running' } };
-        // Claimable by another node's engine.
-        tx.publish({ kind: 'queued', id: input.projectId });
-        if (!engine.claims && !(await this.waitsForProject(tx, workflowId, input.projectId))) return { result: recorded.result, unclaimed: 'queued' };
-        return { result: await this.reportQueued(tx, caller, recorded.result) };
+        const reported = await this.reportSent(tx, caller, input.projectId, recorded, starts);
+        if (receipt) await keepAnswer(tx, receipt, reported.result);
+        return reported;
       });
     } catch (error) {
       starts?.abandon();
       throw error;
     }
     starts?.launch();
-    if (outcome.unclaimed) return this.settleUnclaimed(caller, input.projectId, outcome.result, outcome.unclaimed);
-    return outcome.result;
+    if (!outcome.unclaimed) return outcome.result;
+    const settled = await this.settleUnclaimed(caller, input.projectId, outcome.result, outcome.unclaimed);
+    if (receipt) await finalAnswer(store.repos, receipt, outcome.result, settled);
+    return settled;
+  }
+
+  /** Inside the send's transaction, after the record and the engine's offer: the answer, and whether another node has to start it. */
+  private async reportSent(tx: Tx, caller: Caller, projectId: string, recorded: { result: SendMessageResult; answered: boolean }, starts: EngineStarts): Promise<SendOutcome> {
+    const { engine } = this.deps;
+    const { workflowId } = recorded.result;
+    if (recorded.answered) {
+      // The runner holding the workflow resumes it (on any node: the `workflow` notice), or,
+      // when nobody holds it, whichever engine has a slot claims it (the `queued` notice).
+      const row = await tx.workflows.findById(workflowId);
+      tx.publish({ kind: 'workflow', id: workflowId });
+      const status = starts.started(workflowId) ? 'running' : row?.status;
+      if (status !== 'waiting_for_input') return { result: recorded.result };
+      if (row?.runnerId === null) tx.publish({ kind: 'queued', id: projectId });
+      // Another node holds it (or this one claims nothing): its runner resumes it on the notice.
+      const heldElsewhere = row?.runnerId != null && row.runnerId !== engine.runnerId;
+      if (!engine.claims || heldElsewhere) return { result: recorded.result, unclaimed: 'waiting_for_input' };
+      return { result: await this.reportAnsweredWaiting(tx, caller, recorded.result) };
+    }
+    // The service only records the request; the engine owns the claim.
+    if (starts.started(workflowId)) return { result: { ...recorded.result, status: 'running' } };
+    // Claimable by another node's engine.
+    tx.publish({ kind: 'queued', id: projectId });
+    if (!engine.claims && !(await this.waitsForProject(tx, workflowId, projectId))) return { result: recorded.result, unclaimed: 'queued' };
+    return { result: await this.reportQueued(tx, caller, recorded.result) };
   }
 
   /** Whether queued workflow `workflowId` waits for other workflows of its project (not only for a slot). */
@@ -289,6 +324,7 @@ export class WorkflowService {
       stepName: null,
       runnerId: null,
       leaseExpiresAt: null,
+      builder: this.deps.builderName ?? null,
       errorCode: null,
       errorMessage: null,
       createdAt: journal.now(),
@@ -317,16 +353,19 @@ export class WorkflowService {
       type: 'status',
       content: waitsForProject
         ? `${kindLabel(row.kind)} queued at position ${position}: it starts when the workflows ahead of it finish.`
-        : `${kindLabel(row.kind)} queued: ${await this.slotShortage(tx, caller)}; it starts when one finishes.`,
+        : `${kindLabel(row.kind)} queued: ${await this.slotShortage(tx, caller, row)}; it starts when ${(await this.deps.nodes?.waitingFor(row, tx)) ? 'one is running' : 'one finishes'}.`,
     }, tx);
     return { ...result, status: 'queued', queuePosition: position };
   }
 
   /**
-   * Why a workflow of `caller` that could start did not get a build slot, as a clause: the owner's
-   * plan bound on running workflows when it is reached, else the server's cap.
+   * Why a workflow of `caller` that could start did not get a build slot, as a clause: no live
+   * worker has its builder; the owner's plan bound on running workflows when it is reached; else
+   * the server's cap.
    */
-  private async slotShortage(tx: Tx, caller: Caller): Promise<string> {
+  private async slotShortage(tx: Tx, caller: Caller, row: WorkflowRow): Promise<string> {
+    const unserved = await this.deps.nodes?.waitingFor(row, tx);
+    if (unserved) return unserved;
     const { maxRunning } = workflowBounds(limitsFor(this.deps.plans, caller.plan));
     const running = (await tx.workflows.runningByOwner()).get(caller.userId) ?? 0;
     if (running >= maxRunning) return `your plan allows ${maxRunning} running workflow${maxRunning === 1 ? '' : 's'} at once and you have ${running}`;
@@ -347,7 +386,7 @@ export class WorkflowService {
     await journal.post(row.projectId, row.id, {
       role: 'system',
       type: 'status',
-      content: `Answer received. ${capitalised(await this.slotShortage(tx, caller))}: the ${kindLabel(row.kind).toLowerCase()} continues when a slot frees.`,
+      content: `Answer received. ${capitalised(await this.slotShortage(tx, caller, row))}: the ${kindLabel(row.kind).toLowerCase()} continues when a slot frees.`,
     }, tx);
     return { ...result, status: 'queued', queuePosition: 1 };
   }
@@ -402,7 +441,14 @@ export class WorkflowService {
       pendingQuestion: pending ? toPendingQuestion(pending) : null,
       previewUrls: (await artifacts.latestPerPlatform(projectId)).map((a) => toPreviewUrl(a, base)),
       lastWorkflow: last ? await this.view(last, base) : null,
+      ...(await this.waitingFor(queued[0])),
     };
+  }
+
+  /** The session's `waitingFor` when the next queued workflow's builder has no live worker. */
+  private async waitingFor(next: WorkflowRow | undefined): Promise<{ waitingFor?: string }> {
+    const waiting = next && (await this.deps.nodes?.waitingFor(next));
+    return waiting ? { waitingFor: waiting } : {};
   }
 
   /**

@@ -35,6 +35,12 @@ export interface StoreEvents {
    * Caches clear, live views and the engine look again. @returns the function that unsubscribes.
    */
   onReset(listener: () => void): () => void;
+  /**
+   * Looks for other processes' commits now instead of at the next poll, calling the reset
+   * listeners when there were some (SQLite: one `PRAGMA data_version` read). Absent where notices
+   * name every change as it commits (PostgreSQL).
+   */
+  catchUp?(): void;
 }
 
 /** One write transaction: the repositories, bound to it, plus row locks and change notices. */

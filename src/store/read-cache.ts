@@ -7,7 +7,9 @@
  * notice (`tokens`, `project:<id>`: `publishCacheChange`), which reaches every node (PostgreSQL:
  * `NOTIFY`, within milliseconds) and clears the caches that watch it. A reset (SQLite: another
  * process committed, seen through `PRAGMA data_version` every 250 ms; PostgreSQL: the listener
- * reconnected) clears every cache. That is the longest another node's change can go unseen.
+ * reconnected) clears every cache. That is the longest another node's change can go unseen,
+ * except by an exact watch (the token cache): on SQLite it reads `data_version` on every look, so
+ * another process's commit (`token revoke`) shows on the next request.
  */
 import type { Store, StoreEvents } from './port.js';
 
@@ -20,15 +22,24 @@ export class ChangeWatch {
    *   (default every one), move the generation.
    * @param watches which `cache` ids concern the cache (`tokens`, `project:<id>`).
    */
-  constructor(events: StoreEvents, watches: (id: string) => boolean = () => true) {
+  constructor(
+    private readonly events: StoreEvents,
+    watches: (id: string) => boolean = () => true,
+    private readonly exact = false,
+  ) {
     events.onReset(() => this.current++);
     events.subscribe('cache', (id) => {
       if (watches(id)) this.current++;
     });
   }
 
-  /** A number that changes whenever another process may have committed since the last look. */
+  /**
+   * A number that changes whenever another process may have committed since the last look. An
+   * exact watch first looks for other processes' commits (`StoreEvents.catchUp`: SQLite), so a
+   * commit made before this call always shows.
+   */
   generation(): number {
+    if (this.exact) this.events.catchUp?.();
     return this.current;
   }
 }

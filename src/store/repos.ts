@@ -10,6 +10,7 @@ import type {
   ApiTokenRow,
   ArtifactRow,
   LoginCodeRow,
+  NodeRow,
   MessageRow,
   OAuthAuthorizationRequestRow,
   OAuthClientRow,
@@ -19,6 +20,7 @@ import type {
   ProcessGroupRow,
   ProjectRow,
   QuestionRow,
+  SendReceiptRow,
   UserRow,
   WebSessionRow,
   WorkflowRow,
@@ -111,11 +113,19 @@ export interface WorkflowRepo {
    * - the oldest queued workflow of each project that has no active workflow (per-project FIFO);
    * - each workflow waiting for input whose questions are all answered and that no runner holds,
    *   or that `runnerId` holds (its builder waits in that runner's memory).
-   * A project has at most one of these (its active workflow, or the head of its queue).
+   * A project has at most one of these (its active workflow, or the head of its queue). Only
+   * workflows recorded with `builder` (or with no builder) are candidates.
    */
-  slotCandidates(runnerId: string): Promise<SlotCandidate[]>;
+  slotCandidates(runnerId: string, builder: string): Promise<SlotCandidate[]>;
   /** Workflows holding a build slot (`running`, `cancelling`) per owner, server-wide. */
   runningByOwner(): Promise<Map<string, number>>;
+  /**
+   * Workflows of `ownerId` holding a build slot (`running`, `cancelling`), server-wide. The claim
+   * reads it under the owner's lock (`tx.tryLock('users', ownerId)`), so it is exact there.
+   */
+  countRunningOf(ownerId: string): Promise<number>;
+  /** Queued workflows store-wide per recorded builder (`null`: recorded before builders were). */
+  countQueuedByBuilder(): Promise<Map<string | null, number>>;
   /** Queued (not yet started) workflows over all projects of `ownerId`. */
   countQueuedByOwner(ownerId: string): Promise<number>;
   /** Workflows in each status, store-wide, in one read (the metrics' gauges); a status with none is 0. */
@@ -375,6 +385,28 @@ export interface WorkspaceRepo {
   saveSnapshot(projectId: string, version: number, blobId: string, bytes: number): Promise<string | null>;
 }
 
+/** The nodes serving the store now, each with its builder (docs/operators.md "One builder per deployment"). */
+export interface NodeRepo {
+  /** Writes a node's row, or moves on its `seenAt` and the rest when it exists. */
+  upsert(row: NodeRow): Promise<void>;
+  /** Deletes a node's row (it stops). */
+  remove(runnerId: string): Promise<void>;
+  /** The nodes whose row was written at or after `since` (ms on the database's clock), oldest first. */
+  listSeenSince(since: number): Promise<NodeRow[]>;
+}
+
+/** What `svc_send_message` answered to each `requestId` (docs/contract.md#tools). */
+export interface SendReceiptRepo {
+  /** The stored answer (JSON) of `userId`'s `requestId`, when it was recorded at or after `since` (ms). */
+  find(userId: string, requestId: string, since: number): Promise<string | undefined>;
+  /** Stores an answer, replacing a row recorded before `since` (an older one no longer counts). */
+  put(row: SendReceiptRow, since: number): Promise<void>;
+  /** Replaces the stored answer of `userId`'s `requestId` (the send's final answer, after its commit). */
+  setResult(userId: string, requestId: string, result: string): Promise<void>;
+  /** Deletes `userId`'s rows recorded before `before` (ms). */
+  deleteBefore(userId: string, before: number): Promise<void>;
+}
+
 /** Every repository of the store, by table. */
 export interface Repos {
   readonly users: UserRepo;
@@ -390,6 +422,8 @@ export interface Repos {
   readonly loginCodes: LoginCodeRepo;
   readonly webSessions: WebSessionRepo;
   readonly updateChannels: UpdateChannelRepo;
+  readonly nodes: NodeRepo;
+  readonly sendReceipts: SendReceiptRepo;
   /** Present only on a store with blobs (PostgreSQL); absent on SQLite (see `WorkspaceRepo`). */
   readonly workspaces?: WorkspaceRepo;
 }

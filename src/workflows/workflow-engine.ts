@@ -39,6 +39,7 @@ import type { ArtifactPublisher } from './artifact-publisher.js';
 import type { ArtifactStore } from './artifact-store.js';
 import { AnswerCheckRunner } from './answer-check-runner.js';
 import { EngineBuildContext } from './build-context.js';
+import { claimFreeSlots } from './claims.js';
 import { FairShares } from './fair-shares.js';
 import { LeaseLostError, LocalRun } from './local-run.js';
 import { isGroupAlive, isReusedGroup, killGroup } from './process-groups.js';
@@ -642,21 +643,20 @@ export class WorkflowEngine {
   /**
    * Inside `tx`: while this engine has a free slot, the next contender (a project's oldest queued
    * workflow, or an answered one this engine holds or nobody holds) is chosen round-robin across
-   * users within their running bounds, and claimed into `starts`.
+   * users within their running bounds, and claimed into `starts` under its owner's lock (`claims.ts`).
    */
   private async pumpIn(tx: Tx, starts: EngineStarts): Promise<void> {
     if (!this.accepting || !this.claims) return;
     const { plans } = this.deps;
-    const maxRunning = (plan: string) => workflowBounds(limitsFor(plans, plan)).maxRunning;
-    const lost = new Set<string>();
-    while (this.busy < this.maxConcurrent) {
-      const contenders = (await tx.workflows.slotCandidates(this.runner.id)).filter((c) => !lost.has(c.id));
-      const next = this.shares.pick(contenders, await tx.workflows.runningByOwner(), maxRunning);
-      if (!next) return;
-      if (await this.startContender(tx, next, starts)) this.shares.served(next.ownerId);
-      // Another engine took it, it was cancelled, or its project still has live build processes.
-      else lost.add(next.id);
-    }
+    await claimFreeSlots(tx, {
+      runnerId: this.runner.id,
+      builderName: this.builder!.name,
+      hasFreeSlot: () => this.accepting && this.busy < this.maxConcurrent,
+      holdSlot: (delta) => this.holdSlot(delta),
+      maxRunning: (plan) => workflowBounds(limitsFor(plans, plan)).maxRunning,
+      startContender: (t, contender) => this.startContender(t, contender, starts),
+      pumpSoon: () => this.pumpSoon(),
+    }, this.shares);
   }
 
   /** Starts a contender of `pump` inside `tx`: the claim of a queued workflow, or the resumption of an answered one. */

@@ -42,13 +42,18 @@ const POLLING_PLAN = 'polling';
 /** A plan whose project cap is small enough to reach under concurrency: 5 projects, no other limit in the way. */
 export const CAPPED_PLAN = 'capped';
 
+/** A plan whose running bound (2 workflows at once) several workers could pass together. */
+export const BOUNDED_PLAN = 'bounded';
+
 /**
- * Plans of every node (`--plans`): `polling` is generous; `capped` allows 5 projects; `free` keeps
- * the spec's limits (100 requests a minute, 10 creations an hour, 100 projects).
+ * Plans of every node (`--plans`): `polling` is generous; `capped` allows 5 projects; `bounded`
+ * runs 2 workflows of a user at once; `free` keeps the spec's limits (100 requests a minute, 10
+ * creations an hour, 100 projects).
  */
 const PLANS = {
   [POLLING_PLAN]: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1_000_000, maxProjects: 1_000_000, maxRunningWorkflows: 1_000, maxQueuedWorkflows: 1_000 },
   [CAPPED_PLAN]: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1_000_000, maxProjects: 5 },
+  [BOUNDED_PLAN]: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1_000_000, maxProjects: 1_000, maxRunningWorkflows: 2, maxQueuedWorkflows: 1_000 },
 };
 
 /**

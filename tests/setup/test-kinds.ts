@@ -34,6 +34,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/roles.test.ts',
   'tests/oauth/flow.test.ts',
   'tests/oauth/oauth-server.test.ts',
+  'tests/token-revoke-bin.test.ts',
   // Headless Chromium.
   'tests/preview-screenshot.test.ts',
   'tests/screenshot-network.test.ts',
@@ -60,6 +61,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/store/pg-migrate.test.ts',
   'tests/store/pg-test-setup.test.ts',
   'tests/store/update-channels.test.ts',
+  'tests/store/builders-and-nodes.test.ts',
   'tests/blob-artifacts.test.ts',
   'tests/workspace-sync.test.ts',
   // API nodes and build workers of the built bin on one PostgreSQL database.
@@ -67,6 +69,9 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/multinode/limits-across-nodes.test.ts',
   'tests/multinode/node-failures.test.ts',
   'tests/multinode/workspaces-across-workers.test.ts',
+  'tests/multinode/exact-bounds.test.ts',
+  'tests/multinode/one-builder.test.ts',
+  'tests/multinode/send-retries.test.ts',
   'tests/engine-pg-claims.test.ts',
 ];
 

@@ -135,7 +135,7 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect(await r.workflows.nextSeq()).toBeGreaterThan(s3);
     expect((await r.workflows.listQueued('p1')).map((w) => w.id)).toEqual(['a', 'b']);
     expect(await r.workflows.countQueuedByOwner('u1')).toBe(2);
-    expect((await r.workflows.slotCandidates('me')).map((c) => [c.id, c.ownerId, c.plan])).toEqual([['a', 'u1', 'free'], ['c', 'u2', 'pro']]);
+    expect((await r.workflows.slotCandidates('me', 'expo')).map((c) => [c.id, c.ownerId, c.plan])).toEqual([['a', 'u1', 'free'], ['c', 'u2', 'pro']]);
     // Only the head of an idle project's queue can be claimed.
     expect(await r.workflows.claimQueued('b', { status: 'running', runnerId: 'me' })).toBe(false);
     expect(await r.workflows.claimQueued('a', { status: 'running', runnerId: 'me', leaseExpiresAt: 1000, startedAt: T1 })).toBe(true);

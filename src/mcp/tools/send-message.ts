@@ -17,6 +17,7 @@ export const sendMessageTool = defineTool({
     // How to answer the builders' own kinds of question (the expo builder's code questions).
     ...BUILDER_MESSAGE_RULES,
     '- A message with kind and no questionId is always a new instruction, even while a question waits (that question stays pending and its workflow keeps its place; the new one is queued behind it). Always pass kind: "build" (change the app and publish a preview) or "deploy" (publish a release). Without kind (and with no question waiting) the server guesses: "deploy" only when the message begins with deploy, publish, release or ship as a command ("Deploy it", "Please publish to the stores"), else "build". The response\'s kind says which kind was started.',
+    '- Retrying: when a send got no answer (the connection broke), send it again with the same requestId; pass a new requestId (such as a UUID) with every new message.',
     'Only one workflow runs per project at a time: when another is queued or active the new one is stored with status "queued" and a queuePosition, and starts by itself in order. Follow it with svc_get_session and waitSeconds (it returns when the workflow changes step, asks or ends) rather than polling, and read the conversation with svc_get_messages.',
     errorGuide([
       '-32602: a parameter is missing or invalid (error.data.issues lists each one); or the message answers a pending question and breaks its rule (the question stays pending: ask the user for an answer that fits its options or pattern, then send it; for a code question fix the files named in error.data.issues and resend); or questionId is not the pending question (read svc_get_session again). To send a new instruction while a question waits, pass kind without questionId.',
@@ -34,6 +35,12 @@ export const sendMessageTool = defineTool({
     ),
     kind: z.enum(['build', 'deploy']).optional().describe('Workflow kind; pass it. When absent: "deploy" only for a message that begins with deploy, publish, release or ship as a command, else "build"'),
     questionId: uuidParameter('The pendingQuestion.questionId this message answers').optional(),
+    requestId: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Your id for this send (1..100 characters), to retry it safely: a repeat with the same requestId within 24 hours answers what the first send answered and records nothing new'),
   }),
   output: sendMessageResultSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

@@ -32,6 +32,8 @@ import { EVENTS_CHANNEL, PgEvents } from './pg-events.js';
 import * as schema from './schema.js';
 import { PgArtifactRepo } from './artifact-repo.js';
 import { PgLoginCodeRepo } from './login-code-repo.js';
+import { PgNodeRepo } from './node-repo.js';
+import { PgSendReceiptRepo } from './send-receipt-repo.js';
 import { PgMessageRepo } from './message-repo.js';
 import { PgOAuthRepo } from './oauth-repo.js';
 import { PgProcessGroupRepo } from './process-group-repo.js';
@@ -56,7 +58,7 @@ const PING_TIMEOUT_MS = 500;
 /** How often the clock offset is measured again (ms). */
 const CLOCK_SAMPLE_MS = 10_000;
 
-const REPO_NAMES = ['users', 'tokens', 'projects', 'workflows', 'messages', 'questions', 'answerChecks', 'artifacts', 'processGroups', 'oauth', 'loginCodes', 'webSessions', 'updateChannels', 'workspaces'] as const;
+const REPO_NAMES = ['users', 'tokens', 'projects', 'workflows', 'messages', 'questions', 'answerChecks', 'artifacts', 'processGroups', 'oauth', 'loginCodes', 'webSessions', 'updateChannels', 'nodes', 'sendReceipts', 'workspaces'] as const;
 const LOCK_TABLES: Record<LockTable, string> = { users: 'users', projects: 'projects', workflows: 'workflows' };
 
 /** The state of one transaction. */
@@ -242,6 +244,8 @@ export class PgStore implements Store {
       loginCodes: new PgLoginCodeRepo(db),
       webSessions: new PgWebSessionRepo(db),
       updateChannels: new PgUpdateChannelRepo(db),
+      nodes: new PgNodeRepo(db),
+      sendReceipts: new PgSendReceiptRepo(db),
       workspaces: new PgWorkspaceRepo(db),
     };
   }

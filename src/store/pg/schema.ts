@@ -102,6 +102,12 @@ export const workflows = pgTable(
     runnerId: text('runner_id'),
     /** End of the runner's lease, in ms since the Unix epoch on the database's clock (`svc_now_ms()`). */
     leaseExpiresAt: bigint('lease_expires_at', { mode: 'number' }),
+    /**
+     * The builder that runs it (`expo`, `command`, `scripted`): the sending node's. Only an engine
+     * with this builder claims it; null for a workflow stored before builders were recorded (any
+     * engine may claim it).
+     */
+    builder: text('builder'),
     errorCode: text('error_code'),
     errorMessage: text('error_message'),
     createdAt: text('created_at').notNull(),
@@ -435,3 +441,40 @@ export const rateLimits = pgTable('rate_limits', {
   points: integer('points').notNull().default(0),
   expire: bigint('expire', { mode: 'number' }),
 });
+
+/**
+ * The nodes serving this store now (docs/operators.md "One builder per deployment"): each node's
+ * builder, so that a node with another builder says so at start and queued work no worker can
+ * run shows in `/metrics` and the session. A node writes its row at start and again every
+ * `NODE_REFRESH_MS`, and deletes it when it stops; a row older than three refreshes is a dead node's.
+ */
+export const nodes = pgTable('nodes', {
+  /** The node's runner id (`<host>:<pid>:<nonce>`). */
+  runnerId: text('runner_id').primaryKey(),
+  role: text('role').notNull(),
+  builder: text('builder').notNull(),
+  /** Whether its engine claims workflows (workers and all-in-one servers; not `api` nodes). */
+  claims: boolean('claims').notNull(),
+  /** When it last wrote its row, in ms since the Unix epoch on the database's clock. */
+  seenAt: bigint('seen_at', { mode: 'number' }).notNull(),
+});
+
+/**
+ * What `svc_send_message` answered to a send with a `requestId` (docs/contract.md#tools): a repeat
+ * of the same id by the same user within 24 hours answers the same and records nothing new, on
+ * any node. Older rows are ignored, and deleted by the user's next send with a `requestId`.
+ */
+export const sendReceipts = pgTable(
+  'send_receipts',
+  {
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    requestId: text('request_id').notNull(),
+    /** The answer, as the JSON of `svc_send_message`'s result. */
+    result: text('result').notNull(),
+    /** When the first send was recorded, in ms since the Unix epoch on the database's clock. */
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.requestId] })],
+);

@@ -114,20 +114,21 @@ export class PgWorkflowRepo implements WorkflowRepo {
    *   or that `runnerId` holds (its builder waits in that runner's memory).
    * A project has at most one of these (its active workflow, or the head of its queue).
    */
-  async slotCandidates(runnerId: string): Promise<SlotCandidate[]> {
+  async slotCandidates(runnerId: string, builder: string): Promise<SlotCandidate[]> {
     const rows = await this.db
       .select({ workflow: workflows, ownerId: projects.ownerId, plan: users.plan })
       .from(workflows)
       .innerJoin(projects, eq(projects.id, workflows.projectId))
       .innerJoin(users, eq(users.id, projects.ownerId))
       .where(
-        sql`(${workflows.status} = 'queued'
+        sql`(${workflows.builder} is null or ${workflows.builder} = ${builder})
+          and ((${workflows.status} = 'queued'
             and not exists (select 1 from workflows a where a.project_id = ${workflows.projectId}
                             and a.status in (${ACTIVE_SQL}))
             and ${workflows.seq} = (select min(q.seq) from workflows q where q.project_id = ${workflows.projectId} and q.status = 'queued'))
           or (${workflows.status} = 'waiting_for_input'
             and (${workflows.runnerId} is null or ${workflows.runnerId} = ${runnerId})
-            and not exists (select 1 from questions q where q.workflow_id = ${workflows.id} and q.answer is null))`,
+            and not exists (select 1 from questions q where q.workflow_id = ${workflows.id} and q.answer is null)))`,
       )
       .orderBy(asc(workflows.seq));
     return rows.map((r) => ({ ...r.workflow, ownerId: r.ownerId, plan: r.plan }));
@@ -144,11 +145,27 @@ export class PgWorkflowRepo implements WorkflowRepo {
     return new Map(rows.map((r) => [r.ownerId, r.n]));
   }
 
+  /** Workflows of `ownerId` holding a build slot (`running`, `cancelling`): one count, on the statement's own snapshot. */
+  async countRunningOf(ownerId: string): Promise<number> {
+    const rows = await this.db
+      .select({ n: count() })
+      .from(workflows)
+      .innerJoin(projects, eq(projects.id, workflows.projectId))
+      .where(and(eq(projects.ownerId, ownerId), inArray(workflows.status, ['running', 'cancelling'])));
+    return rows[0]?.n ?? 0;
+  }
+
   /** How many workflows of the store are in each status (every status present, 0 when none): one grouped read. */
   async countByStatus(): Promise<Record<WorkflowStatus, number>> {
     const counts = Object.fromEntries(WORKFLOW_STATUSES.map((s) => [s, 0])) as Record<WorkflowStatus, number>;
     for (const row of await this.db.select({ status: workflows.status, n: count() }).from(workflows).groupBy(workflows.status)) counts[row.status] = row.n;
     return counts;
+  }
+
+  /** Queued workflows store-wide per recorded builder (`null`: recorded before builders were). */
+  async countQueuedByBuilder(): Promise<Map<string | null, number>> {
+    const rows = await this.db.select({ builder: workflows.builder, n: count() }).from(workflows).where(eq(workflows.status, 'queued')).groupBy(workflows.builder);
+    return new Map(rows.map((r) => [r.builder, r.n]));
   }
 
   /** Queued (not yet started) workflows over all projects of `ownerId`. */

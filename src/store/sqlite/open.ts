@@ -27,6 +27,8 @@ import { SqliteEvents } from './sqlite-events.js';
 import { RowGeneration } from './row-generation.js';
 import { SqliteArtifactRepo } from './artifact-repo.js';
 import { SqliteLoginCodeRepo } from './login-code-repo.js';
+import { SqliteNodeRepo } from './node-repo.js';
+import { SqliteSendReceiptRepo } from './send-receipt-repo.js';
 import { SqliteMessageRepo } from './message-repo.js';
 import { SqliteOAuthRepo } from './oauth-repo.js';
 import { SqliteProcessGroupRepo } from './process-group-repo.js';
@@ -44,7 +46,7 @@ import type { Db } from './db.js';
 /** Folder of the shipped migrations: `<package>/drizzle`, both from `src/` and from `dist/`. */
 const MIGRATIONS_FOLDER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'drizzle');
 
-const REPO_NAMES = ['users', 'tokens', 'projects', 'workflows', 'messages', 'questions', 'answerChecks', 'artifacts', 'processGroups', 'oauth', 'loginCodes', 'webSessions', 'updateChannels'] as const;
+const REPO_NAMES = ['users', 'tokens', 'projects', 'workflows', 'messages', 'questions', 'answerChecks', 'artifacts', 'processGroups', 'oauth', 'loginCodes', 'webSessions', 'updateChannels', 'nodes', 'sendReceipts'] as const;
 
 /** The state of one transaction. */
 interface TxState {
@@ -109,6 +111,8 @@ export class SqliteStore implements Store {
       loginCodes: new SqliteLoginCodeRepo(this.db),
       webSessions: new SqliteWebSessionRepo(this.db),
       updateChannels: new SqliteUpdateChannelRepo(this.db),
+      nodes: new SqliteNodeRepo(this.db),
+      sendReceipts: new SqliteSendReceiptRepo(this.db),
     };
     const outside = (call: () => Promise<unknown>) => this.outside(call);
     // A read without a wait is not at hand while this process has a transaction open (it would

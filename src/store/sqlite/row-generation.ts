@@ -34,6 +34,8 @@ export const READ_METHODS: Record<CountedRepo, ReadonlySet<string>> = {
     'listActive',
     'slotCandidates',
     'runningByOwner',
+    'countRunningOf',
+    'countQueuedByBuilder',
     'countQueuedByOwner',
     'countByStatus',
     'isHeldBy',

@@ -89,6 +89,12 @@ export const workflows = sqliteTable(
      * Past it, any engine may take the workflow over (docs/workflows.md, "Leases").
      */
     leaseExpiresAt: integer('lease_expires_at'),
+    /**
+     * The builder that runs it (`expo`, `command`, `scripted`): the sending node's. Only an engine
+     * with this builder claims it; null for a workflow stored before builders were recorded (any
+     * engine may claim it).
+     */
+    builder: text('builder'),
     errorCode: text('error_code'),
     errorMessage: text('error_message'),
     createdAt: text('created_at').notNull(),
@@ -411,11 +417,49 @@ export const webSessions = sqliteTable(
   (t) => [index('web_sessions_user_idx').on(t.userId), index('web_sessions_expires_idx').on(t.expiresAt)],
 );
 
+/**
+ * What `svc_send_message` answered to a send with a `requestId` (docs/contract.md#tools): a repeat
+ * of the same id by the same user within 24 hours answers the same and records nothing new, on
+ * any node. Older rows are ignored, and deleted by the user's next send with a `requestId`.
+ */
+export const sendReceipts = sqliteTable(
+  'send_receipts',
+  {
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    requestId: text('request_id').notNull(),
+    /** The answer, as the JSON of `svc_send_message`'s result. */
+    result: text('result').notNull(),
+    /** When the first send was recorded, in ms since the Unix epoch on the database's clock. */
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.requestId] })],
+);
+
+/**
+ * The nodes serving this store now (docs/operators.md "One builder per deployment"): each node's
+ * builder, so that a node with another builder says so at start and queued work no worker can
+ * run shows in `/metrics` and the session. A node writes its row at start and again every
+ * `NODE_REFRESH_MS`, and deletes it when it stops; a row older than three refreshes is a dead node's.
+ */
+export const nodes = sqliteTable('nodes', {
+  /** The node's runner id (`<host>:<pid>:<nonce>`). */
+  runnerId: text('runner_id').primaryKey(),
+  role: text('role').notNull(),
+  builder: text('builder').notNull(),
+  /** Whether its engine claims workflows (workers and all-in-one servers; not `api` nodes). */
+  claims: integer('claims', { mode: 'boolean' }).notNull(),
+  /** When it last wrote its row, in ms since the Unix epoch on the database's clock. */
+  seenAt: integer('seen_at').notNull(),
+});
+
 /** Row types of each table, as drizzle infers them. */
 export type UserRow = typeof users.$inferSelect;
 export type ApiTokenRow = typeof apiTokens.$inferSelect;
 export type ProjectRow = typeof projects.$inferSelect;
-export type WorkflowRow = typeof workflows.$inferSelect;
+/** `builder` may be left out of a new row (stored as null: any engine claims it). */
+export type WorkflowRow = Omit<typeof workflows.$inferSelect, 'builder'> & { builder?: string | null };
 export type MessageRow = typeof messages.$inferSelect;
 export type QuestionRow = typeof questions.$inferSelect;
 export type AnswerCheckRow = typeof answerChecks.$inferSelect;
@@ -428,6 +472,8 @@ export type OAuthGrantRow = typeof oauthGrants.$inferSelect;
 export type OAuthCodeRow = typeof oauthCodes.$inferSelect;
 export type OAuthTokenRow = typeof oauthTokens.$inferSelect;
 export type WebSessionRow = typeof webSessions.$inferSelect;
+export type NodeRow = typeof nodes.$inferSelect;
+export type SendReceiptRow = typeof sendReceipts.$inferSelect;
 /** Workflow states of docs/contract.md#tools. */
 export type WorkflowStatus = WorkflowRow['status'];
 export type WorkflowKind = WorkflowRow['kind'];

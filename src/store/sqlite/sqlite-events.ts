@@ -80,6 +80,11 @@ export class SqliteEvents implements StoreEvents {
     }
   }
 
+  /** `StoreEvents.catchUp`: the poll's look, now (the reset listeners run when another process committed). */
+  catchUp(): void {
+    this.check();
+  }
+
   /** Stops the poll (the store is closing). */
   stopPoll(): void {
     if (this.timer) clearInterval(this.timer);

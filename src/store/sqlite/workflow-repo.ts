@@ -100,9 +100,9 @@ export class SqliteWorkflowRepo implements WorkflowRepo {
    *   or that `runnerId` holds (its builder waits in that runner's memory).
    * A project has at most one of these (its active workflow, or the head of its queue).
    */
-  async slotCandidates(runnerId: string): Promise<SlotCandidate[]> {
+  async slotCandidates(runnerId: string, builder: string): Promise<SlotCandidate[]> {
     return this.q()
-      .slotCandidates.all({ runnerId })
+      .slotCandidates.all({ runnerId, builder })
       .map((r) => ({ ...r.workflow, ownerId: r.ownerId, plan: r.plan }));
   }
 
@@ -110,6 +110,17 @@ export class SqliteWorkflowRepo implements WorkflowRepo {
   async runningByOwner(): Promise<Map<string, number>> {
     const rows = this.q().runningByOwner.all();
     return new Map(rows.map((r) => [r.ownerId, r.n]));
+  }
+
+  /** Queued workflows store-wide per recorded builder (`null`: recorded before builders were). */
+  async countQueuedByBuilder(): Promise<Map<string | null, number>> {
+    const rows = this.db.select({ builder: workflows.builder, n: count() }).from(workflows).where(eq(workflows.status, 'queued')).groupBy(workflows.builder).all();
+    return new Map(rows.map((r) => [r.builder, r.n]));
+  }
+
+  /** Workflows of `ownerId` holding a build slot (`running`, `cancelling`), server-wide. */
+  async countRunningOf(ownerId: string): Promise<number> {
+    return this.q().runningOf.get({ ownerId })?.n ?? 0;
   }
 
   /** Queued (not yet started) workflows over all projects of `ownerId`. */
@@ -249,13 +260,14 @@ function prepareStatements(db: Db) {
       .innerJoin(projects, eq(projects.id, workflows.projectId))
       .innerJoin(users, eq(users.id, projects.ownerId))
       .where(
-        sql`(${workflows.status} = 'queued'
+        sql`(${workflows.builder} is null or ${workflows.builder} = ${sql.placeholder('builder')})
+          and ((${workflows.status} = 'queued'
             and not exists (select 1 from workflows a where a.project_id = ${workflows.projectId}
                             and a.status in (${ACTIVE_SQL}))
             and ${workflows.seq} = (select min(q.seq) from workflows q where q.project_id = ${workflows.projectId} and q.status = 'queued'))
           or (${workflows.status} = 'waiting_for_input'
             and (${workflows.runnerId} is null or ${workflows.runnerId} = ${runnerId})
-            and not exists (select 1 from questions q where q.workflow_id = ${workflows.id} and q.answer is null))`,
+            and not exists (select 1 from questions q where q.workflow_id = ${workflows.id} and q.answer is null)))`,
       )
       .orderBy(asc(workflows.seq))
       .prepare(),
@@ -265,6 +277,12 @@ function prepareStatements(db: Db) {
       .innerJoin(projects, eq(projects.id, workflows.projectId))
       .where(inArray(workflows.status, ['running', 'cancelling']))
       .groupBy(projects.ownerId)
+      .prepare(),
+    runningOf: db
+      .select({ n: count() })
+      .from(workflows)
+      .innerJoin(projects, eq(projects.id, workflows.projectId))
+      .where(and(eq(projects.ownerId, ownerId), inArray(workflows.status, ['running', 'cancelling'])))
       .prepare(),
     queuedByOwner: db
       .select({ n: count() })

@@ -1,0 +1,23 @@
+/** SQL for the nodes serving the store (docs/operators.md "One builder per deployment"). */
+import { asc, eq, gte } from 'drizzle-orm';
+import type { Db } from './db.js';
+import type { NodeRepo } from '../repos.js';
+import { nodes, type NodeRow } from './schema.js';
+
+/** Reads and writes the nodes' rows. */
+export class SqliteNodeRepo implements NodeRepo {
+  constructor(private readonly db: Db) {}
+
+  async upsert(row: NodeRow): Promise<void> {
+    const { runnerId: _id, ...rest } = row;
+    this.db.insert(nodes).values(row).onConflictDoUpdate({ target: nodes.runnerId, set: rest }).run();
+  }
+
+  async remove(runnerId: string): Promise<void> {
+    this.db.delete(nodes).where(eq(nodes.runnerId, runnerId)).run();
+  }
+
+  async listSeenSince(since: number): Promise<NodeRow[]> {
+    return this.db.select().from(nodes).where(gte(nodes.seenAt, since)).orderBy(asc(nodes.seenAt)).all();
+  }
+}

@@ -1,0 +1,33 @@
+/** SQL for the answers of sends with a `requestId` (docs/contract.md#tools). */
+import { and, eq, gte, lt } from 'drizzle-orm';
+import type { Db } from './db.js';
+import type { SendReceiptRepo } from '../repos.js';
+import { sendReceipts, type SendReceiptRow } from './schema.js';
+
+/** Reads and writes the stored answers (drizzle's SQLite queries run synchronously: each method awaits nothing real). */
+export class SqliteSendReceiptRepo implements SendReceiptRepo {
+  constructor(private readonly db: Db) {}
+
+  async find(userId: string, requestId: string, since: number): Promise<string | undefined> {
+    const rows = await this.db
+      .select({ result: sendReceipts.result })
+      .from(sendReceipts)
+      .where(and(eq(sendReceipts.userId, userId), eq(sendReceipts.requestId, requestId), gte(sendReceipts.createdAt, since)));
+    return rows[0]?.result;
+  }
+
+  async put(row: SendReceiptRow, since: number): Promise<void> {
+    await this.db
+      .insert(sendReceipts)
+      .values(row)
+      .onConflictDoUpdate({ target: [sendReceipts.userId, sendReceipts.requestId], set: { result: row.result, createdAt: row.createdAt }, setWhere: lt(sendReceipts.createdAt, since) });
+  }
+
+  async setResult(userId: string, requestId: string, result: string): Promise<void> {
+    await this.db.update(sendReceipts).set({ result }).where(and(eq(sendReceipts.userId, userId), eq(sendReceipts.requestId, requestId)));
+  }
+
+  async deleteBefore(userId: string, before: number): Promise<void> {
+    await this.db.delete(sendReceipts).where(and(eq(sendReceipts.userId, userId), lt(sendReceipts.createdAt, before)));
+  }
+}
