@@ -17,7 +17,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import type { ClientAddressOf } from '../auth/client-address.js';
 import type { RequestGate } from '../auth/request-gate.js';
 import { DEFAULTS } from '../config/defaults.js';
-import { forbidden, httpStatusForCode, invalidRequest, rateLimited, toJsonRpcError, type ServiceError } from '../errors.js';
+import { forbidden, httpStatusForCode, invalidRequest, rateLimited, toJsonRpcError, unexpectedFailureStatus, type ServiceError } from '../errors.js';
 import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { Logger } from '../logger.js';
 import type { GatewayReply, JsonRpcGateway } from '../mcp/json-rpc-gateway.js';
@@ -373,8 +373,10 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     if (work) {
       work.catch((error: unknown) => {
         logger.error({ err: error, path }, 'HTTP request failed');
-        if (!res.headersSent) sendJson(res, 500, { jsonrpc: '2.0', id: null, error: toJsonRpcError(error) });
-        else res.destroy();
+        if (res.headersSent) return void res.destroy();
+        // A store that cannot answer now (an outage): 503 and when to try again, not a bare 500.
+        const { status, retryAfterSeconds } = unexpectedFailureStatus(error);
+        sendJson(res, status, { jsonrpc: '2.0', id: null, error: toJsonRpcError(error) }, retryAfterSeconds === undefined ? [] : ['Retry-After', String(retryAfterSeconds)]);
       });
     }
   });
