@@ -105,9 +105,9 @@ function buildApp(deps: OAuthRouteDeps, issuer: string): Express {
     const status = (error as { status?: unknown }).status;
     if (typeof status === 'number' && status >= 400 && status < 500) return sendProblemPage(res, status, 'The request could not be read.');
     deps.logger.error({ err: error, path: req.path }, 'OAuth request failed');
-    const { status, retryAfterSeconds } = unexpectedFailureStatus(error);
-    if (retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(retryAfterSeconds));
-    sendProblemPage(res, status, status === 503 ? 'The server cannot reach its database right now. Try again in a moment.' : 'Something went wrong on the server. Try again.');
+    const failure = unexpectedFailureStatus(error);
+    if (failure.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(failure.retryAfterSeconds));
+    sendProblemPage(res, failure.status, failure.status === 503 ? 'The server cannot reach its database right now. Try again in a moment.' : 'Something went wrong on the server. Try again.');
   });
   return app;
 }
