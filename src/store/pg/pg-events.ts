@@ -92,7 +92,7 @@ export class PgEvents implements StoreEvents {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, application_name: `${this.applicationName}/listen`, connectionTimeoutMillis: 5000 });
+    const client = new pg.Client({ connectionString: this.url, application_name: `${this.applicationName}/listen`, connectionTimeoutMillis: 5000, query_timeout: 5000 });
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client));
     client.on('notification', (message) => {
