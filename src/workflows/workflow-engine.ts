@@ -41,6 +41,7 @@ import { AnswerCheckRunner } from './answer-check-runner.js';
 import { EngineBuildContext } from './build-context.js';
 import { FairShares } from './fair-shares.js';
 import { LeaseLostError, LocalRun } from './local-run.js';
+import { ReapGate } from './reap-gate.js';
 import { isGroupAlive, isReusedGroup, killGroup } from './process-groups.js';
 import { isDeadOnThisHost, newRunnerIdentity, type RunnerIdentity } from './runner-identity.js';
 import { runOutcome, type RunObserver } from './run-observer.js';
@@ -137,6 +138,8 @@ export class WorkflowEngine {
   private retryTimer: NodeJS.Timeout | undefined;
   /** Answers sent through other nodes, checked here (docs/workflows.md "Where answers are checked"). */
   private readonly answerChecks: AnswerCheckRunner;
+  /** Holds the reaper back for a full lease after a store outage (`reap-gate.ts`). */
+  private readonly reapGate: ReapGate;
 
   /**
    * @throws Error when `options.claims` is not false and `deps.builder` is missing.
@@ -150,6 +153,7 @@ export class WorkflowEngine {
     this.cancelTimeoutMs = options.cancelTimeoutMs ?? 15_000;
     this.leaseMs = Math.max(100, options.leaseMs ?? DEFAULTS.leaseMs);
     this.heartbeatMs = Math.max(10, options.heartbeatMs ?? Math.min(500, Math.floor(this.leaseMs / 5)));
+    this.reapGate = new ReapGate(this.leaseMs);
     this.killGraceMs = Math.min(Math.max(0, options.killGraceMs ?? 2000), 10_000);
     this.runner = options.runner ?? newRunnerIdentity();
     this.claims = options.claims ?? true;
@@ -346,6 +350,8 @@ export class WorkflowEngine {
         if (this.runs.has(id) || this.claims) setImmediate(() => void this.answerChecks.serve(id));
       }),
       events.onReset(() => {
+        // The change-notice connection came back: the database was out, leases could not be renewed.
+        this.reapGate.reconnected();
         this.schedulePump();
         this.scheduleRecheck('all');
         this.serveAnswerChecks();
@@ -446,13 +452,30 @@ export class WorkflowEngine {
    * runner holds.
    */
   private async reap(): Promise<void> {
+    try {
+      await this.reapOnce();
+    } catch (error) {
+      this.reapGate.storeFailed();
+      throw error;
+    }
+  }
+
+  /** One pass of the reaper (see `reap`); after a store outage it takes nothing over for a lease (`ReapGate`). */
+  private async reapOnce(): Promise<void> {
     const { store, journal, logger } = this.deps;
     const reaped: string[] = [];
     let earliestLeaseEnd = Infinity;
-    for (const row of await store.repos.workflows.listActive()) {
+    const active = await store.repos.workflows.listActive();
+    const mayTakeOver = this.reapGate.mayTakeOver();
+    for (const row of active) {
       if (this.runs.has(row.id)) continue;
       if (this.liveHolder(row)) {
         if (row.leaseExpiresAt !== null && row.runnerId !== this.runner.id) earliestLeaseEnd = Math.min(earliestLeaseEnd, row.leaseExpiresAt);
+        continue;
+      }
+      if (!mayTakeOver) {
+        // Its runner may be alive and renewing again soon: look once the store answered for a lease.
+        earliestLeaseEnd = Math.min(earliestLeaseEnd, this.now() + this.reapGate.waitMs());
         continue;
       }
       await store.transaction(async (tx) => {
@@ -581,6 +604,7 @@ export class WorkflowEngine {
         if (!renewed) this.leaseLost(run);
       }
     } catch (error) {
+      this.reapGate.storeFailed();
       this.deps.logger.error({ err: error }, 'lease heartbeat failed');
     }
   }
