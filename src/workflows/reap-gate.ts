@@ -22,7 +22,11 @@ export class ReapGate {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** A call to the store failed (a reap, a renewal, any engine statement): the store may be out. */
+  /**
+   * The store may be out: a call to it failed (a reap, a renewal), or a connection to the database
+   * was lost (`StoreEvents.onConnectionLost`). Takes nothing over until a lease after the next reap
+   * that reads the store.
+   */
   storeFailed(): void {
     this.notBefore = Infinity;
   }

@@ -121,7 +121,10 @@ export class PgStore implements Store {
         idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
       },
       { connectMs: CONNECT_TIMEOUT_MS, queryMs: QUERY_TIMEOUT_MS },
-      (error) => process.stderr.write(`store: a database connection failed: ${error.message}\n`),
+      (error) => {
+        process.stderr.write(`store: a database connection failed: ${error.message}\n`);
+        this.events.connectionLost();
+      },
     );
     this.pool.on('connect', (client) => this.ownBackends.add(backendPid(client)));
     this.pool.on('remove', (client) => this.ownBackends.delete(backendPid(client)));

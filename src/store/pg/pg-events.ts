@@ -22,6 +22,7 @@ const MAX_BACKOFF_MS = 5000;
 export class PgEvents implements StoreEvents {
   private readonly listeners = new Map<StoreEvent['kind'], Set<(id: string) => void>>();
   private readonly resetListeners = new Set<() => void>();
+  private readonly lostListeners = new Set<() => void>();
   private client: pg.Client | undefined;
   private connected = false;
   private closed = false;
@@ -73,6 +74,22 @@ export class PgEvents implements StoreEvents {
   onReset(listener: () => void): () => void {
     this.resetListeners.add(listener);
     return () => this.resetListeners.delete(listener);
+  }
+
+  onConnectionLost(listener: () => void): () => void {
+    this.lostListeners.add(listener);
+    return () => this.lostListeners.delete(listener);
+  }
+
+  /** A connection of this process to the database was lost (the LISTEN one, or one of the pool's): tells `onConnectionLost` listeners. */
+  connectionLost(): void {
+    for (const listener of [...this.lostListeners]) {
+      try {
+        listener();
+      } catch {
+        // A listener's failure is its own.
+      }
+    }
   }
 
   /** Delivers committed events to this process's listeners. A listener's failure is its own. */
@@ -130,6 +147,7 @@ export class PgEvents implements StoreEvents {
     this.connected = false;
     client.end().catch(() => undefined);
     if (this.closed) return;
+    this.connectionLost();
     if (wasConnected) this.log(`store: the change-notice connection was lost (${error?.message ?? 'closed by the server'}); reconnecting`);
     this.schedule();
   }
