@@ -191,6 +191,11 @@ export class WorkflowEngine {
     this.schedulePump();
   }
 
+  /** Number of workflows this process holds now, ones waiting for an answer included. */
+  get held(): number {
+    return this.reserved + this.runs.size;
+  }
+
   /** Number of workflows this process runs now (not counting ones waiting for an answer). */
   get busy(): number {
     let n = this.reserved;
@@ -349,6 +354,8 @@ export class WorkflowEngine {
         // holds the workflow, or takes work and nobody holds it.
         if (this.runs.has(id) || this.claims) setImmediate(() => void this.answerChecks.serve(id));
       }),
+      // A lost connection: the database may be out, no runner can renew its leases meanwhile.
+      events.onConnectionLost?.(() => this.reapGate.storeFailed()) ?? (() => undefined),
       events.onReset(() => {
         // The change-notice connection came back: the database was out, leases could not be renewed.
         this.reapGate.reconnected();
