@@ -152,6 +152,8 @@ export interface ClusterOptions {
   /** Extra arguments of every API node / every worker. */
   apiArgs?: string[];
   workerArgs?: string[];
+  /** The database (default: a copy of the run's template, `createTestDatabase`); dropped at close. */
+  db?: TestDatabase;
 }
 
 /** A running multi-node deployment on one test database. */
@@ -191,7 +193,7 @@ export interface Cluster {
  * @throws Error with the node's stderr when one exits or is not ready in time (what started is torn down)
  */
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
-  const db = await createTestDatabase();
+  const db = options.db ?? (await createTestDatabase());
   const root = tempDir('mbm-multinode-');
   const probeDir = join(root, 'probe');
   mkdirSync(probeDir);
