@@ -22,7 +22,7 @@ import { StoreRequestRateLimiter } from './limits/store-rate-limiter.js';
 import { createLogger, type Logger } from './logger.js';
 import type { MetricsAccessOptions } from './metrics/metrics-access.js';
 import type { MetricsEndpoint } from './metrics/metrics-endpoint.js';
-import type { ServiceMetrics } from './metrics/service-metrics.js';
+import type { ServiceMetrics, ServiceMetricsDeps } from './metrics/service-metrics.js';
 import { JsonRpcGateway } from './mcp/json-rpc-gateway.js';
 import { createMcpServer } from './mcp/mcp-server.js';
 import { ALL_TOOLS } from './mcp/tools/index.js';
@@ -308,7 +308,8 @@ export async function createApp(config: AppConfig): Promise<App> {
   // Loaded only when asked for: prom-client stays out of a stdio start (README "Start-up time").
   // The engine's runs are read at scrape time, once the engine below exists.
   let engineRuns = () => 0;
-  const metrics = config.metrics ? await openMetrics(store, () => engineRuns(), config.metrics, config.trustProxy) : undefined;
+  let heldRuns = () => 0;
+  const metrics = config.metrics ? await openMetrics(store, { localRuns: () => engineRuns(), heldRuns: () => heldRuns() }, config.metrics, config.trustProxy) : undefined;
   const journal = new WorkflowJournal(store, clock, logger);
   // With blobs (PostgreSQL) any node serves any artifact from its cache; else they are folders here.
   const artifactStore: ArtifactStore = store.blobs
@@ -349,6 +350,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     },
   );
   engineRuns = () => engine.busy;
+  heldRuns = () => engine.held;
   const workflows = new WorkflowService({
     store,
     access,
@@ -433,13 +435,13 @@ export async function createApp(config: AppConfig): Promise<App> {
  * The metrics of an app on `store` (docs/metrics.md) and their `/metrics` endpoint under `access`;
  * client addresses are read as the HTTP transport reads them (`--trust-proxy`).
  */
-async function openMetrics(store: Store, engineRuns: () => number, access: MetricsAccessOptions, trustProxy: string[] | undefined): Promise<{ service: ServiceMetrics; endpoint: MetricsEndpoint }> {
+async function openMetrics(store: Store, runs: Pick<ServiceMetricsDeps, 'localRuns' | 'heldRuns'>, access: MetricsAccessOptions, trustProxy: string[] | undefined): Promise<{ service: ServiceMetrics; endpoint: MetricsEndpoint }> {
   const [{ ServiceMetrics }, { metricsAccess }, { metricsEndpoint }, { clientAddressReader }] = await Promise.all([
     import('./metrics/service-metrics.js'),
     import('./metrics/metrics-access.js'),
     import('./metrics/metrics-endpoint.js'),
     import('./auth/client-address.js'),
   ]);
-  const service = new ServiceMetrics({ store, localRuns: engineRuns });
+  const service = new ServiceMetrics({ store, ...runs });
   return { service, endpoint: metricsEndpoint(service, metricsAccess(access, clientAddressReader(trustProxy))) };
 }
