@@ -603,12 +603,14 @@ export class WorkflowEngine {
     try {
       for (const run of [...this.runs.values()]) {
         // A claim whose transaction has not committed is not in the store yet (on PostgreSQL this
-        // renewal runs beside it and would not see it), and a run recording its end is ending.
-        if (run.lost || !run.launched || run.finishing) continue;
+        // renewal runs beside it and would not see it).
+        if (run.lost || !run.launched) continue;
         // The new end is computed once the write lock is held: a renewal that waited for another
         // process's lock never writes an end that has already passed (docs/workflows.md, "Leases").
         const renewed = await this.deps.store.transaction((tx) => tx.workflows.renewLease(run.workflowId, this.runner.id, this.now() + this.leaseMs));
-        if (!renewed) this.leaseLost(run);
+        // A run recording its end (packing its snapshot, publishing) keeps its lease until the end
+        // is written; a renewal that finds it written already (runner cleared) has lost nothing.
+        if (!renewed && !run.finishing) this.leaseLost(run);
       }
     } catch (error) {
       this.reapGate.storeFailed();
