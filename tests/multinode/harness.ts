@@ -14,6 +14,8 @@
  * - `hold:<tag>`: writes its pid to `<probe>/<workflow id>.pid`, says `holding <tag>`, and waits
  *   until the test calls `release(tag)` (or the build is cancelled or killed);
  * - `ask`: asks for an app identifier (`::ask`) and says the answer it got;
+ * - `bulk:<MB>`: writes MB of random bytes into the workspace and as much into its web preview
+ *   (what a real app's snapshot and preview weigh);
  * - anything else: one step, a web preview (`dist/index.html`), done.
  *
  * Every build first says `saw: <instructions>,` (the workspace's `history.txt`: the instructions of
@@ -67,6 +69,11 @@ case "$SVC_INSTRUCTION" in
     echo "holding $tag"
     # Also ends once the test's folder is gone: a build nobody killed never outlives its test for long.
     while [ ! -e "$PROBE_DIR/release-$tag" ] && [ -d "$PROBE_DIR" ]; do sleep 0.05; done ;;
+esac
+case "$SVC_INSTRUCTION" in
+  *bulk:*)
+    mb=\${SVC_INSTRUCTION#*bulk:}; mb=\${mb%% *}
+    mkdir -p dist && head -c $((mb * 1048576)) /dev/urandom > bulk.bin && cp bulk.bin dist/bulk.bin ;;
 esac
 case "$SVC_INSTRUCTION" in
   *ask*)
