@@ -9,7 +9,8 @@
  * docs/architecture.md "The HTTP pipeline"): a handler never checks Host, Origin or a declared body size.
  *
  * Statuses follow the error table (docs/contract.md#errors); 401 carries `WWW-Authenticate: Bearer`, 429 `Retry-After`,
- * and every authenticated response `X-RateLimit-Limit`, `-Remaining` and `-Reset`.
+ * and every authenticated response `X-RateLimit-Limit`, `-Remaining` and `-Reset`. A failure because the store
+ * cannot answer now (`store_unavailable`) is 503 with `Retry-After` unless an MCP client gets it in band.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,7 +18,8 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import type { ClientAddressOf } from '../auth/client-address.js';
 import type { RequestGate } from '../auth/request-gate.js';
 import { DEFAULTS } from '../config/defaults.js';
-import { forbidden, httpStatusForCode, invalidRequest, rateLimited, toJsonRpcError, unexpectedFailureStatus, type ServiceError } from '../errors.js';
+import { forbidden, httpStatusForCode, invalidRequest, rateLimited, STORE_UNAVAILABLE_DATA, toJsonRpcError, unexpectedFailureStatus, type ServiceError } from '../errors.js';
+import { STORE_RETRY_AFTER_SECONDS } from '../store/unavailable.js';
 import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { Logger } from '../logger.js';
 import type { GatewayReply, JsonRpcGateway } from '../mcp/json-rpc-gateway.js';
@@ -560,7 +562,10 @@ function sendReply(res: ServerResponse, reply: GatewayReply, tokenPresented: boo
   }
   // A reply that carries a rate window answers an authenticated request (the gate counted it).
   const inBand = mcp && reply.rate !== undefined && reply.body.error !== undefined && IN_BAND_CODES.has(reply.body.error.code);
-  sendJsonText(res, inBand ? 200 : reply.status, replyJson(reply.body), headers);
+  // The store cannot answer now (an outage): out of band, 503 with when to try again.
+  const outage = !inBand && (reply.body.error?.data as { reason?: unknown } | undefined)?.reason === STORE_UNAVAILABLE_DATA.reason;
+  if (outage) headers.push('Retry-After', String(STORE_RETRY_AFTER_SECONDS));
+  sendJsonText(res, inBand ? 200 : outage ? 503 : reply.status, replyJson(reply.body), headers);
 }
 
 function isArtifactPath(path: string): boolean {
