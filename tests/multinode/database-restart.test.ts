@@ -12,8 +12,13 @@
  * - every acknowledged send is stored exactly once, an unacknowledged one at most once;
  * - the held builds keep their leases (no node takes anything over) and complete once released;
  * - every queue drains without restarting anything.
+ *
+ * Then the server is frozen (postmaster and backends stopped with SIGSTOP): a tool call answers
+ * `store_unavailable` while it is still frozen (the client-side bounds), and everything recovers
+ * once it runs again.
  */
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { callTool, tempDir, toolResult, waitFor, type RawResponse } from '../helpers.js';
@@ -69,6 +74,8 @@ async function sender(cluster: Cluster, token: string, projectId: string, index:
     const sent = await call('svc_send_message', { projectId, message: instruction, kind: 'build' });
     if (!sent) {
       log.unacknowledged.push(instruction);
+      // A client that is told to retry later waits a little first.
+      await new Promise((resolve) => setTimeout(resolve, 100));
       continue;
     }
     log.acknowledged.push(instruction);
@@ -179,4 +186,45 @@ describe.skipIf(!BIN)('PostgreSQL restarting under load', () => {
       `[database-restart] healthy again after ${firstBack} ms and ${secondBack} ms; ${log.calls} calls, ${log.failures.length} failed during the outages; ${log.acknowledged.length} sends acknowledged, ${log.unacknowledged.length} not; ${takeovers.reduce((a, b) => a + b, 0)} takeovers, ${interrupted.length} interrupted\n`,
     );
   }, 600_000);
+
+  it('a frozen database (postmaster and backends stopped) fails calls fast with store_unavailable; all recover once it runs again', async () => {
+    const token = await cluster.token('fay');
+    const [api] = cluster.api;
+    const project = await toolResult(api!.mcpUrl, token, 'svc_create_project', { name: 'Frozen' });
+    const postgres = serverProcesses(dir);
+    signalAll(postgres, 'SIGSTOP');
+    let frozen = true;
+    try {
+      // Answered while the database is still frozen: the call cannot have waited for the thaw.
+      const started = Date.now();
+      const res = await callTool(api!.mcpUrl, token, 'svc_get_project', { projectId: project.id });
+      process.stderr.write(`[database-restart] a call to the frozen database answered ${res.status} after ${Date.now() - started} ms\n`);
+      expect(isOutageAnswer(res), `${res.status} ${res.text}`).toBe(true);
+      const status = (await api!.health()).status;
+      expect(status).toBe(503);
+    } finally {
+      if (frozen) signalAll(postgres, 'SIGCONT');
+      frozen = false;
+    }
+    await everyNode(cluster, 200, HEALTHY_AGAIN_MS);
+    expect(await toolResult(api!.mcpUrl, token, 'svc_get_project', { projectId: project.id })).toMatchObject({ id: project.id });
+    for (const node of [...cluster.api, ...cluster.workers]) expect(node.running()).toBe(true);
+  }, 600_000);
 });
+
+/** The pids of the cluster's server: the postmaster (first line of `postmaster.pid`) and its children (the backends). */
+function serverProcesses(clusterDir: string): number[] {
+  const postmaster = Number(readFileSync(join(clusterDir, 'pg', 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = readFileSync(`/proc/${postmaster}/task/${postmaster}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  return [postmaster, ...children];
+}
+
+function signalAll(pids: number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+}
