@@ -193,7 +193,6 @@ describe.skipIf(!BIN)('PostgreSQL restarting under load', () => {
     const project = await toolResult(api!.mcpUrl, token, 'svc_create_project', { name: 'Frozen' });
     const postgres = serverProcesses(dir);
     signalAll(postgres, 'SIGSTOP');
-    let frozen = true;
     try {
       // Answered while the database is still frozen: the call cannot have waited for the thaw.
       const started = Date.now();
@@ -203,8 +202,7 @@ describe.skipIf(!BIN)('PostgreSQL restarting under load', () => {
       const status = (await api!.health()).status;
       expect(status).toBe(503);
     } finally {
-      if (frozen) signalAll(postgres, 'SIGCONT');
-      frozen = false;
+      signalAll(postgres, 'SIGCONT');
     }
     await everyNode(cluster, 200, HEALTHY_AGAIN_MS);
     expect(await toolResult(api!.mcpUrl, token, 'svc_get_project', { projectId: project.id })).toMatchObject({ id: project.id });
