@@ -23,7 +23,8 @@ export class ReapGate {
   ) {}
 
   /**
-   * The store may be out: a call to it failed (a reap, a renewal), or a connection to the database
+   * The store may be out: a call to it failed because it could not answer (a reap, a renewal; not a
+   * lock held elsewhere or a wrong statement), or a connection to the database
    * was lost (`StoreEvents.onConnectionLost`). Takes nothing over until a lease after the next reap
    * that reads the store.
    */

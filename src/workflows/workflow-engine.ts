@@ -42,6 +42,7 @@ import { EngineBuildContext } from './build-context.js';
 import { FairShares } from './fair-shares.js';
 import { LeaseLostError, LocalRun } from './local-run.js';
 import { ReapGate } from './reap-gate.js';
+import { isStoreUnavailable } from '../store/unavailable.js';
 import { isGroupAlive, isReusedGroup, killGroup } from './process-groups.js';
 import { isDeadOnThisHost, newRunnerIdentity, type RunnerIdentity } from './runner-identity.js';
 import { runOutcome, type RunObserver } from './run-observer.js';
@@ -462,7 +463,8 @@ export class WorkflowEngine {
     try {
       await this.reapOnce();
     } catch (error) {
-      this.reapGate.storeFailed();
+      // An outage, not a lock held elsewhere (55P03): the leases could not be renewed meanwhile.
+      if (isStoreUnavailable(error)) this.reapGate.storeFailed();
       throw error;
     }
   }
@@ -613,7 +615,7 @@ export class WorkflowEngine {
         if (!renewed && !run.finishing) this.leaseLost(run);
       }
     } catch (error) {
-      this.reapGate.storeFailed();
+      if (isStoreUnavailable(error)) this.reapGate.storeFailed();
       this.deps.logger.error({ err: error }, 'lease heartbeat failed');
     }
   }
