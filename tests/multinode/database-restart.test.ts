@@ -25,7 +25,7 @@ import { callTool, tempDir, toolResult, waitFor, type RawResponse } from '../hel
 import { controlCluster, findPostgresBin, startCluster as startPostgres, stopCluster } from '../setup/pg-cluster.js';
 import { startCluster, type Cluster, type NodeProcess } from './harness.js';
 
-const BIN = findPostgresBin();
+const PG_BIN = findPostgresBin();
 /** The lease of every node (ms): the long outage lasts two of them. */
 const LEASE_MS = 1500;
 /** How soon every node must answer `/healthz` 200 again once the server is back (the operators' promise). */
@@ -95,12 +95,12 @@ async function everyNode(cluster: Cluster, status: number, timeoutMs: number): P
   return Date.now() - start;
 }
 
-describe.skipIf(!BIN)('PostgreSQL restarting under load', () => {
+describe.skipIf(!PG_BIN)('PostgreSQL restarting under load', () => {
   const dir = tempDir('mbm-pg-restart-');
   let cluster: Cluster;
 
   beforeAll(async () => {
-    const adminUrl = await startPostgres(BIN!, dir);
+    const adminUrl = await startPostgres(PG_BIN!, dir);
     const admin = new pg.Client({ connectionString: adminUrl });
     await admin.connect();
     await admin.query('CREATE DATABASE mbm');
@@ -113,7 +113,7 @@ describe.skipIf(!BIN)('PostgreSQL restarting under load', () => {
   beforeEach(({ onTestFailed }) => onTestFailed(() => void process.stderr.write(cluster.problems())));
   afterAll(async () => {
     await cluster?.close();
-    stopCluster(BIN!, dir);
+    stopCluster(PG_BIN!, dir);
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -138,16 +138,16 @@ describe.skipIf(!BIN)('PostgreSQL restarting under load', () => {
     await waitFor(() => log.acknowledged.length >= SENDERS, 60_000, 'the first sends');
 
     // 1: a fast restart.
-    await controlCluster(BIN!, dir, 'restart');
+    await controlCluster(PG_BIN!, dir, 'restart');
     const firstBack = await everyNode(cluster, 200, HEALTHY_AGAIN_MS);
     const acknowledgedBefore = log.acknowledged.length;
     await waitFor(() => log.acknowledged.length >= acknowledgedBefore + SENDERS, 60_000, 'sends after the first restart');
 
     // 2: down for longer than two leases (every lease held ends meanwhile), then started.
-    await controlCluster(BIN!, dir, 'stop');
+    await controlCluster(PG_BIN!, dir, 'stop');
     await everyNode(cluster, 503, 60_000);
     await new Promise((resolve) => setTimeout(resolve, 2 * LEASE_MS));
-    await controlCluster(BIN!, dir, 'start');
+    await controlCluster(PG_BIN!, dir, 'start');
     const secondBack = await everyNode(cluster, 200, HEALTHY_AGAIN_MS);
     const acknowledgedBetween = log.acknowledged.length;
     await waitFor(() => log.acknowledged.length >= acknowledgedBetween + SENDERS, 60_000, 'sends after the second restart');

@@ -64,6 +64,8 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/multinode/limits-across-nodes.test.ts',
   'tests/multinode/node-failures.test.ts',
   'tests/multinode/workspaces-across-workers.test.ts',
+  'tests/multinode/database-restart.test.ts',
+  'tests/multinode/worker-event-loop.test.ts',
   'tests/engine-pg-claims.test.ts',
 ];
 
