@@ -118,6 +118,8 @@ export class WorkflowEngine {
   private reaperWake: { timer: NodeJS.Timeout; at: number } | undefined;
   private pumpQueued = false;
   private ticking = false;
+  /** A heartbeat is under way: during an outage a renewal may wait for its bounds, and none piles up behind it. */
+  private beating = false;
   /** Slots taken by claims whose transaction has not committed yet (their runs are not counted otherwise). */
   private reserved = 0;
   private readonly shares = new FairShares();
@@ -602,6 +604,8 @@ export class WorkflowEngine {
 
   /** Renews the lease of every local run; a run whose renewal fails has lost its workflow. */
   private async heartbeat(): Promise<void> {
+    if (this.beating) return;
+    this.beating = true;
     try {
       for (const run of [...this.runs.values()]) {
         // A claim whose transaction has not committed is not in the store yet (on PostgreSQL this
@@ -617,6 +621,8 @@ export class WorkflowEngine {
     } catch (error) {
       if (isStoreUnavailable(error)) this.reapGate.storeFailed();
       this.deps.logger.error({ err: error }, 'lease heartbeat failed');
+    } finally {
+      this.beating = false;
     }
   }
 
