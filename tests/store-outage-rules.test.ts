@@ -7,7 +7,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { notFound, toJsonRpcError, unexpectedFailureStatus } from '../src/errors.js';
-import { isStoreUnavailable } from '../src/store/unavailable.js';
+import { isStoreUnavailable, storeUnavailableReason } from '../src/store/unavailable.js';
 import { ReapGate } from '../src/workflows/reap-gate.js';
 
 /** An error as drizzle throws it: its own message, the driver's error as `cause`. */
@@ -29,6 +29,13 @@ describe('isStoreUnavailable', () => {
     for (const code of ['42P01', '55P03', '23505', '40001']) expect(isStoreUnavailable(wrapped(Object.assign(new Error(code), { code }))), code).toBe(false);
     expect(isStoreUnavailable(new Error('boom'))).toBe(false);
     expect(isStoreUnavailable(undefined)).toBe(false);
+  });
+
+  it("names an outage by the driver's words only, never the SQL or its parameters", () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const error = Object.assign(wrapped(refused), { query: 'select secret', params: ['svc_token'] });
+    expect(storeUnavailableReason(error)).toBe('connect ECONNREFUSED 127.0.0.1:5432');
+    expect(storeUnavailableReason(new Error('boom'))).toBeUndefined();
   });
 
   it("recognises node-postgres's own failure on a server that is not there", async () => {

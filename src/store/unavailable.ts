@@ -27,6 +27,20 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'
 const DRIVER_MESSAGES = [/^Connection terminated/, /^timeout exceeded when trying to connect/, /^Query read timeout$/, /not queryable/, /^Client was closed and is not queryable/];
 
 /**
+ * The driver's own words for an outage, for one log line: the message of the innermost error that
+ * says the store cannot answer (`connect ECONNREFUSED 127.0.0.1:5432`, `Query read timeout`...),
+ * never the SQL or the parameters drizzle's wrapper carries. Undefined when `error` is no outage.
+ * @param error anything thrown by a store call
+ */
+export function storeUnavailableReason(error: unknown): string | undefined {
+  let reason: string | undefined;
+  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (isStoreUnavailable({ code: (e as { code?: unknown }).code, message: (e as { message?: unknown }).message })) reason = String((e as { message?: unknown }).message);
+  }
+  return reason;
+}
+
+/**
  * True when `error` (or an error it wraps as `cause`, up to four levels, as drizzle wraps the
  * driver's) says the store is unreachable or not answering, rather than that a statement is wrong.
  * @param error anything thrown by a store call

@@ -19,7 +19,7 @@ import type { ClientAddressOf } from '../auth/client-address.js';
 import type { RequestGate } from '../auth/request-gate.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { forbidden, httpStatusForCode, invalidRequest, rateLimited, STORE_UNAVAILABLE_DATA, toJsonRpcError, unexpectedFailureStatus, type ServiceError } from '../errors.js';
-import { STORE_RETRY_AFTER_SECONDS } from '../store/unavailable.js';
+import { STORE_RETRY_AFTER_SECONDS, storeUnavailableReason } from '../store/unavailable.js';
 import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { Logger } from '../logger.js';
 import type { GatewayReply, JsonRpcGateway } from '../mcp/json-rpc-gateway.js';
@@ -374,7 +374,9 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     if (refusals && path === '/mcp') countRefusal(refusals, res, work);
     if (work) {
       work.catch((error: unknown) => {
-        logger.error({ err: error, path }, 'HTTP request failed');
+        const outage = storeUnavailableReason(error);
+        if (outage !== undefined) logger.warn({ reason: outage, path }, 'HTTP request failed: the database cannot answer now');
+        else logger.error({ err: error, path }, 'HTTP request failed');
         if (res.headersSent) return void res.destroy();
         // A store that cannot answer now (an outage): 503 and when to try again, not a bare 500.
         const { status, retryAfterSeconds } = unexpectedFailureStatus(error);
