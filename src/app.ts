@@ -311,7 +311,8 @@ export async function createApp(config: AppConfig): Promise<App> {
   // The engine's runs are read at scrape time, once the engine below exists.
   let engineRuns = () => 0;
   let unserved = async () => new Map<string, number>();
-  const metrics = config.metrics ? await openMetrics(store, { localRuns: () => engineRuns(), unserved: () => unserved() }, config.metrics, config.trustProxy) : undefined;
+  let heldRuns = () => 0;
+  const metrics = config.metrics ? await openMetrics(store, { localRuns: () => engineRuns(), unserved: () => unserved(), heldRuns: () => heldRuns() }, config.metrics, config.trustProxy) : undefined;
   const journal = new WorkflowJournal(store, clock, logger);
   // With blobs (PostgreSQL) any node serves any artifact from its cache; else they are folders here.
   const artifactStore: ArtifactStore = store.blobs
@@ -358,6 +359,7 @@ export async function createApp(config: AppConfig): Promise<App> {
   );
   engineRuns = () => engine.busy;
   unserved = () => nodes.unserved();
+  heldRuns = () => engine.held;
   const workflows = new WorkflowService({
     store,
     access,
@@ -448,7 +450,7 @@ export async function createApp(config: AppConfig): Promise<App> {
  * The metrics of an app on `store` (docs/metrics.md) and their `/metrics` endpoint under `access`;
  * client addresses are read as the HTTP transport reads them (`--trust-proxy`).
  */
-async function openMetrics(store: Store, reads: Pick<ServiceMetricsDeps, 'localRuns' | 'unserved'>, access: MetricsAccessOptions, trustProxy: string[] | undefined): Promise<{ service: ServiceMetrics; endpoint: MetricsEndpoint }> {
+async function openMetrics(store: Store, reads: Pick<ServiceMetricsDeps, 'localRuns' | 'unserved' | 'heldRuns'>, access: MetricsAccessOptions, trustProxy: string[] | undefined): Promise<{ service: ServiceMetrics; endpoint: MetricsEndpoint }> {
   const [{ ServiceMetrics }, { metricsAccess }, { metricsEndpoint }, { clientAddressReader }] = await Promise.all([
     import('./metrics/service-metrics.js'),
     import('./metrics/metrics-access.js'),

@@ -3,6 +3,7 @@
  * (docs/contract.md#errors). Services throw `ServiceError`s; only the tool adapter and
  * the transports turn them into wire errors.
  */
+import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from './store/unavailable.js';
 
 /** The kinds of failure a caller can see. Each maps to one row of the error table (docs/contract.md#errors). */
 export type ServiceErrorKind =
@@ -137,7 +138,23 @@ export function toJsonRpcError(error: unknown): JsonRpcErrorBody {
     if (error.data !== undefined) body.data = error.data;
     return body;
   }
+  if (isStoreUnavailable(error)) return { code: ERROR_TABLE.internal.code, message: MESSAGES.internal, data: { ...STORE_UNAVAILABLE_DATA } };
   return { code: ERROR_TABLE.internal.code, message: MESSAGES.internal };
+}
+
+/**
+ * `error.data` of a -32603 caused by a store that cannot answer now (the database restarts, is
+ * stopped or does not answer): the call may be sent again a little later
+ * (docs/operators.md, "When PostgreSQL restarts"). HTTP routes answer 503 with `Retry-After` then.
+ */
+export const STORE_UNAVAILABLE_DATA = Object.freeze({ reason: 'store_unavailable', retryable: true });
+
+/**
+ * The HTTP status and `Retry-After` seconds of a failure an HTTP route did not expect: 503 and
+ * `STORE_RETRY_AFTER_SECONDS` when the store cannot answer now, else 500 and none.
+ */
+export function unexpectedFailureStatus(error: unknown): { status: 500 | 503; retryAfterSeconds?: number } {
+  return isStoreUnavailable(error) ? { status: 503, retryAfterSeconds: STORE_RETRY_AFTER_SECONDS } : { status: 500 };
 }
 
 /** True for errors that are the caller's fault or expected (not worth an error-level log). */

@@ -2,7 +2,8 @@
  * A failed tool call as the console shows it (docs/contract.md#web-console): the JSON-RPC code,
  * the exact message, the listed issues, and the HTTP status of the error table.
  */
-import { httpStatusForCode, toJsonRpcError } from '../errors.js';
+import { httpStatusForCode, STORE_UNAVAILABLE_DATA, toJsonRpcError } from '../errors.js';
+import { STORE_RETRY_AFTER_SECONDS } from '../store/unavailable.js';
 import type { ShownError } from './pages.js';
 
 /** What a person reads for each `-32004` `data` (docs/contract.md#errors). */
@@ -23,9 +24,13 @@ export function shown(error: unknown): { status: number; error: ShownError; retr
   if (data.resource) detail = NOT_FOUND[`${data.resource}/${data.reason}`];
   else if (data.reason) detail = `reason: ${data.reason}`;
   else if (data.scope) detail = `scope: ${data.scope}${data.retryAfterSeconds ? `, retry after ${data.retryAfterSeconds} s` : ''}`;
+  // The store cannot answer now (an outage): 503 with `Retry-After`, as every HTTP route answers then.
+  const unavailable = data.reason === STORE_UNAVAILABLE_DATA.reason;
+  if (unavailable) detail = 'The server cannot reach its database right now. Try again in a moment.';
   return {
-    status: httpStatusForCode(body.code),
+    status: unavailable ? 503 : httpStatusForCode(body.code),
     error: { code: body.code, message: body.message, ...(issues && issues.length > 1 && { issues }), ...(fields && fields.length > 0 && { fields }), ...((data.hint ?? detail) !== undefined && { hint: data.hint ?? detail }) },
     ...(data.retryAfterSeconds !== undefined && { retryAfter: data.retryAfterSeconds }),
+    ...(unavailable && { retryAfter: STORE_RETRY_AFTER_SECONDS }),
   };
 }

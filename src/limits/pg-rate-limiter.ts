@@ -11,12 +11,17 @@
  * request. Windows are computed from the node's clock (the library's choice): a node whose clock
  * is off moves where a window ends, not how many requests it allows.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { createBoundedPool } from '../store/pg/pg-pool.js';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateDecision, RequestRateLimiter } from './request-rate-limiter.js';
 
 /** The migrated table (`drizzle-pg/`): `key varchar(255)` primary key, `points`, `expire` (Unix ms). */
 const TABLE = 'rate_limits';
+/** Longest connect or wait for a pooled connection of the limiter's pool (ms). */
+const LIMITER_CONNECT_TIMEOUT_MS = 1000;
+/** The client gives up on a limiter statement this long after the server should have cancelled it (ms). */
+const LIMITER_QUERY_MARGIN_MS = 500;
 /** Windows remembered as refused, per process; past this the map starts again. */
 const MAX_REFUSED_WINDOWS = 10_000;
 
@@ -25,21 +30,20 @@ const MAX_REFUSED_WINDOWS = 10_000;
  * store's long transactions, and a slow database answers within `statement_timeout` (the
  * in-memory limiter answers then).
  * @param url a `postgres://` or `postgresql://` connection string
- * @param options `max`: connections (default 4); `statementTimeoutMs`: per statement (default 500)
+ * @param options `max`: connections (default 4); `statementTimeoutMs`: per statement on the server
+ *   (default 500); the client gives up 500 ms later, and on a connect after 1 s
  * @returns a `pg.Pool` that connects lazily; the caller ends it (`pool.end()`) after the limiter's last use
  */
 export function createRateLimiterPool(url: string, options: { max?: number; statementTimeoutMs?: number } = {}): pg.Pool {
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: options.max ?? 4,
-    statement_timeout: options.statementTimeoutMs ?? 500,
-    connectionTimeoutMillis: 5000,
-    application_name: 'mobile-builder-mcp/rate-limits',
-  });
-  // An idle connection that the server closes is reported as an 'error' event; the next query
-  // opens another, and a failing one is answered by the in-memory limiter.
-  pool.on('error', () => {});
-  return pool;
+  const statementTimeoutMs = options.statementTimeoutMs ?? 500;
+  // Every client listens for `error` (a restart never crashes the process) and every call is
+  // bounded on the client too: a database that does not answer falls to the in-memory limiter
+  // within about a second. A connection lost is not logged: the store's pool reports the outage.
+  return createBoundedPool(
+    { connectionString: url, max: options.max ?? 4, statement_timeout: statementTimeoutMs, application_name: 'mobile-builder-mcp/rate-limits' },
+    { connectMs: LIMITER_CONNECT_TIMEOUT_MS, queryMs: statementTimeoutMs + LIMITER_QUERY_MARGIN_MS },
+    () => undefined,
+  );
 }
 
 /** A request limiter whose counters live in PostgreSQL, exact across every process on the database. */

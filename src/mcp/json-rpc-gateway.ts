@@ -42,6 +42,7 @@ import { parameterError } from './parameter-errors.js';
 import { claimsModernEra, MODERN_METHODS, type ProtocolHeaders } from './protocol-era.js';
 import type { ToolDispatcher } from './tool-dispatcher.js';
 import type { ToolRequest } from './define-tool.js';
+import { storeUnavailableReason } from '../store/unavailable.js';
 
 /**
  * Decides who may send `method`: returns the admission (caller and rate window), null when the
@@ -304,7 +305,10 @@ export class JsonRpcGateway {
       return this.finish(reply, rate);
     } catch (error) {
       if (error instanceof RateLimitedError) rate = error.rate;
-      if (!isExpectedError(error)) this.logger.error({ err: error }, 'message handling failed');
+      // An outage fails every request: one short line each, without the SQL and its parameters.
+      const outage = storeUnavailableReason(error);
+      if (outage !== undefined) this.logger.warn({ reason: outage }, 'request failed: the database cannot answer now');
+      else if (!isExpectedError(error)) this.logger.error({ err: error }, 'message handling failed');
       const body = toJsonRpcError(error);
       return { body: { jsonrpc: '2.0', id, error: body }, status: httpStatusForCode(body.code), ...(rate && { rate }) };
     }

@@ -6,6 +6,7 @@
  * no label carries a user, token, project or workflow id.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { BuildLoopDelay } from './build-loop-delay.js';
 import type { ToolCallObserver } from '../mcp/tool-call-observer.js';
 import type { PoolStats } from '../store/port.js';
 import type { Store } from '../store/store.js';
@@ -19,6 +20,8 @@ export interface ServiceMetricsDeps {
   localRuns(): number;
   /** Queued workflows per builder that no live build worker has (`node-registry.ts`); read at scrape time. */
   unserved?(): Promise<Map<string, number>>;
+  /** Builds this process holds now, waiting ones included: the event-loop delay is measured while above 0 (`BuildLoopDelay`). */
+  heldRuns?(): number;
 }
 
 /**
@@ -91,6 +94,7 @@ export class ServiceMetrics implements RunObserver, ToolCallObserver {
       };
     }
     collectDefaultMetrics({ register: this.registry, prefix: 'mbm_' });
+    if (deps.heldRuns) new BuildLoopDelay(this.registry, deps.heldRuns);
   }
 
   /** The `Content-Type` of `scrape`'s text (the Prometheus text format 0.0.4). */

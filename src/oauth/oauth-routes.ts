@@ -14,6 +14,7 @@ import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth
 import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js';
 import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
 import type { OAuthMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { unexpectedFailureStatus } from '../errors.js';
 import { hashPresentedClientSecret } from './clients-store.js';
 import { consentDecisionHandler, type ConsentDeps } from './consent-decision.js';
 import { sendProblemPage } from './consent-page.js';
@@ -104,7 +105,9 @@ function buildApp(deps: OAuthRouteDeps, issuer: string): Express {
     const status = (error as { status?: unknown }).status;
     if (typeof status === 'number' && status >= 400 && status < 500) return sendProblemPage(res, status, 'The request could not be read.');
     deps.logger.error({ err: error, path: req.path }, 'OAuth request failed');
-    sendProblemPage(res, 500, 'Something went wrong on the server. Try again.');
+    const failure = unexpectedFailureStatus(error);
+    if (failure.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(failure.retryAfterSeconds));
+    sendProblemPage(res, failure.status, failure.status === 503 ? 'The server cannot reach its database right now. Try again in a moment.' : 'Something went wrong on the server. Try again.');
   });
   return app;
 }

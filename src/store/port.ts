@@ -41,6 +41,13 @@ export interface StoreEvents {
    * name every change as it commits (PostgreSQL).
    */
   catchUp?(): void;
+  /**
+   * Calls `listener` when a connection to the database was lost (a restart, a terminated backend,
+   * a dead link): the database may be out, and nobody could write meanwhile (the reaper holds back
+   * for a lease, docs/operators.md "When PostgreSQL restarts"). Absent where there is no
+   * connection to lose (SQLite). @returns the function that unsubscribes.
+   */
+  onConnectionLost?(listener: () => void): () => void;
 }
 
 /** One write transaction: the repositories, bound to it, plus row locks and change notices. */

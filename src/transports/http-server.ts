@@ -9,7 +9,8 @@
  * docs/architecture.md "The HTTP pipeline"): a handler never checks Host, Origin or a declared body size.
  *
  * Statuses follow the error table (docs/contract.md#errors); 401 carries `WWW-Authenticate: Bearer`, 429 `Retry-After`,
- * and every authenticated response `X-RateLimit-Limit`, `-Remaining` and `-Reset`.
+ * and every authenticated response `X-RateLimit-Limit`, `-Remaining` and `-Reset`. A failure because the store
+ * cannot answer now (`store_unavailable`) is 503 with `Retry-After` unless an MCP client gets it in band.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,7 +18,8 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import type { ClientAddressOf } from '../auth/client-address.js';
 import type { RequestGate } from '../auth/request-gate.js';
 import { DEFAULTS } from '../config/defaults.js';
-import { forbidden, httpStatusForCode, invalidRequest, rateLimited, toJsonRpcError, type ServiceError } from '../errors.js';
+import { forbidden, httpStatusForCode, invalidRequest, rateLimited, STORE_UNAVAILABLE_DATA, toJsonRpcError, unexpectedFailureStatus, type ServiceError } from '../errors.js';
+import { STORE_RETRY_AFTER_SECONDS, storeUnavailableReason } from '../store/unavailable.js';
 import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { Logger } from '../logger.js';
 import type { GatewayReply, JsonRpcGateway } from '../mcp/json-rpc-gateway.js';
@@ -372,9 +374,13 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     if (refusals && path === '/mcp') countRefusal(refusals, res, work);
     if (work) {
       work.catch((error: unknown) => {
-        logger.error({ err: error, path }, 'HTTP request failed');
-        if (!res.headersSent) sendJson(res, 500, { jsonrpc: '2.0', id: null, error: toJsonRpcError(error) });
-        else res.destroy();
+        const outage = storeUnavailableReason(error);
+        if (outage !== undefined) logger.warn({ reason: outage, path }, 'HTTP request failed: the database cannot answer now');
+        else logger.error({ err: error, path }, 'HTTP request failed');
+        if (res.headersSent) return void res.destroy();
+        // A store that cannot answer now (an outage): 503 and when to try again, not a bare 500.
+        const { status, retryAfterSeconds } = unexpectedFailureStatus(error);
+        sendJson(res, status, { jsonrpc: '2.0', id: null, error: toJsonRpcError(error) }, retryAfterSeconds === undefined ? [] : ['Retry-After', String(retryAfterSeconds)]);
       });
     }
   });
@@ -558,7 +564,10 @@ function sendReply(res: ServerResponse, reply: GatewayReply, tokenPresented: boo
   }
   // A reply that carries a rate window answers an authenticated request (the gate counted it).
   const inBand = mcp && reply.rate !== undefined && reply.body.error !== undefined && IN_BAND_CODES.has(reply.body.error.code);
-  sendJsonText(res, inBand ? 200 : reply.status, replyJson(reply.body), headers);
+  // The store cannot answer now (an outage): out of band, 503 with when to try again.
+  const outage = !inBand && (reply.body.error?.data as { reason?: unknown } | undefined)?.reason === STORE_UNAVAILABLE_DATA.reason;
+  if (outage) headers.push('Retry-After', String(STORE_RETRY_AFTER_SECONDS));
+  sendJsonText(res, inBand ? 200 : outage ? 503 : reply.status, replyJson(reply.body), headers);
 }
 
 function isArtifactPath(path: string): boolean {

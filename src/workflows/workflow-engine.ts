@@ -42,6 +42,8 @@ import { EngineBuildContext } from './build-context.js';
 import { claimFreeSlots } from './claims.js';
 import { FairShares } from './fair-shares.js';
 import { LeaseLostError, LocalRun } from './local-run.js';
+import { ReapGate } from './reap-gate.js';
+import { isStoreUnavailable } from '../store/unavailable.js';
 import { isGroupAlive, isReusedGroup, killGroup } from './process-groups.js';
 import { isDeadOnThisHost, newRunnerIdentity, type RunnerIdentity } from './runner-identity.js';
 import { runOutcome, type RunObserver } from './run-observer.js';
@@ -117,6 +119,8 @@ export class WorkflowEngine {
   private reaperWake: { timer: NodeJS.Timeout; at: number } | undefined;
   private pumpQueued = false;
   private ticking = false;
+  /** A heartbeat is under way: during an outage a renewal may wait for its bounds, and none piles up behind it. */
+  private beating = false;
   /** Slots taken by claims whose transaction has not committed yet (their runs are not counted otherwise). */
   private reserved = 0;
   private readonly shares = new FairShares();
@@ -138,6 +142,8 @@ export class WorkflowEngine {
   private retryTimer: NodeJS.Timeout | undefined;
   /** Answers sent through other nodes, checked here (docs/workflows.md "Where answers are checked"). */
   private readonly answerChecks: AnswerCheckRunner;
+  /** Holds the reaper back for a full lease after a store outage (`reap-gate.ts`). */
+  private readonly reapGate: ReapGate;
 
   /**
    * @throws Error when `options.claims` is not false and `deps.builder` is missing.
@@ -151,6 +157,7 @@ export class WorkflowEngine {
     this.cancelTimeoutMs = options.cancelTimeoutMs ?? 15_000;
     this.leaseMs = Math.max(100, options.leaseMs ?? DEFAULTS.leaseMs);
     this.heartbeatMs = Math.max(10, options.heartbeatMs ?? Math.min(500, Math.floor(this.leaseMs / 5)));
+    this.reapGate = new ReapGate(this.leaseMs);
     this.killGraceMs = Math.min(Math.max(0, options.killGraceMs ?? 2000), 10_000);
     this.runner = options.runner ?? newRunnerIdentity();
     this.claims = options.claims ?? true;
@@ -186,6 +193,11 @@ export class WorkflowEngine {
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.heartbeatMs);
     this.heartbeatTimer.unref();
     this.schedulePump();
+  }
+
+  /** Number of workflows this process holds now, ones waiting for an answer included. */
+  get held(): number {
+    return this.reserved + this.runs.size;
   }
 
   /** Number of workflows this process runs now (not counting ones waiting for an answer). */
@@ -346,7 +358,11 @@ export class WorkflowEngine {
         // holds the workflow, or takes work and nobody holds it.
         if (this.runs.has(id) || this.claims) setImmediate(() => void this.answerChecks.serve(id));
       }),
+      // A lost connection: the database may be out, no runner can renew its leases meanwhile.
+      events.onConnectionLost?.(() => this.reapGate.storeFailed()) ?? (() => undefined),
       events.onReset(() => {
+        // The change-notice connection came back: the database was out, leases could not be renewed.
+        this.reapGate.reconnected();
         this.schedulePump();
         this.scheduleRecheck('all');
         this.serveAnswerChecks();
@@ -447,13 +463,31 @@ export class WorkflowEngine {
    * runner holds.
    */
   private async reap(): Promise<void> {
+    try {
+      await this.reapOnce();
+    } catch (error) {
+      // An outage, not a lock held elsewhere (55P03): the leases could not be renewed meanwhile.
+      if (isStoreUnavailable(error)) this.reapGate.storeFailed();
+      throw error;
+    }
+  }
+
+  /** One pass of the reaper (see `reap`); after a store outage it takes nothing over for a lease (`ReapGate`). */
+  private async reapOnce(): Promise<void> {
     const { store, journal, logger } = this.deps;
     const reaped: string[] = [];
     let earliestLeaseEnd = Infinity;
-    for (const row of await store.repos.workflows.listActive()) {
+    const active = await store.repos.workflows.listActive();
+    const mayTakeOver = this.reapGate.mayTakeOver();
+    for (const row of active) {
       if (this.runs.has(row.id)) continue;
       if (this.liveHolder(row)) {
         if (row.leaseExpiresAt !== null && row.runnerId !== this.runner.id) earliestLeaseEnd = Math.min(earliestLeaseEnd, row.leaseExpiresAt);
+        continue;
+      }
+      if (!mayTakeOver) {
+        // Its runner may be alive and renewing again soon: look once the store answered for a lease.
+        earliestLeaseEnd = Math.min(earliestLeaseEnd, this.now() + this.reapGate.waitMs());
         continue;
       }
       await store.transaction(async (tx) => {
@@ -571,18 +605,25 @@ export class WorkflowEngine {
 
   /** Renews the lease of every local run; a run whose renewal fails has lost its workflow. */
   private async heartbeat(): Promise<void> {
+    if (this.beating) return;
+    this.beating = true;
     try {
       for (const run of [...this.runs.values()]) {
         // A claim whose transaction has not committed is not in the store yet (on PostgreSQL this
-        // renewal runs beside it and would not see it), and a run recording its end is ending.
-        if (run.lost || !run.launched || run.finishing) continue;
+        // renewal runs beside it and would not see it).
+        if (run.lost || !run.launched) continue;
         // The new end is computed once the write lock is held: a renewal that waited for another
         // process's lock never writes an end that has already passed (docs/workflows.md, "Leases").
         const renewed = await this.deps.store.transaction((tx) => tx.workflows.renewLease(run.workflowId, this.runner.id, this.now() + this.leaseMs));
-        if (!renewed) this.leaseLost(run);
+        // A run recording its end (packing its snapshot, publishing) keeps its lease until the end
+        // is written; a renewal that finds it written already (runner cleared) has lost nothing.
+        if (!renewed && !run.finishing) this.leaseLost(run);
       }
     } catch (error) {
+      if (isStoreUnavailable(error)) this.reapGate.storeFailed();
       this.deps.logger.error({ err: error }, 'lease heartbeat failed');
+    } finally {
+      this.beating = false;
     }
   }
 

@@ -14,6 +14,8 @@
  * - `hold:<tag>`: writes its pid to `<probe>/<workflow id>.pid`, says `holding <tag>`, and waits
  *   until the test calls `release(tag)` (or the build is cancelled or killed);
  * - `ask`: asks for an app identifier (`::ask`) and says the answer it got;
+ * - `bulk:<MB>`: writes MB of random bytes into the workspace and as much into its web preview
+ *   (what a real app's snapshot and preview weigh);
  * - anything else: one step, a web preview (`dist/index.html`), done.
  *
  * Every build first says `saw: <instructions>,` (the workspace's `history.txt`: the instructions of
@@ -72,6 +74,11 @@ case "$SVC_INSTRUCTION" in
     echo "holding $tag"
     # Also ends once the test's folder is gone: a build nobody killed never outlives its test for long.
     while [ ! -e "$PROBE_DIR/release-$tag" ] && [ -d "$PROBE_DIR" ]; do sleep 0.05; done ;;
+esac
+case "$SVC_INSTRUCTION" in
+  *bulk:*)
+    mb=\${SVC_INSTRUCTION#*bulk:}; mb=\${mb%% *}
+    mkdir -p dist && head -c $((mb * 1048576)) /dev/urandom > bulk.bin && cp bulk.bin dist/bulk.bin ;;
 esac
 case "$SVC_INSTRUCTION" in
   *ask*)
@@ -157,6 +164,8 @@ export interface ClusterOptions {
   /** Extra arguments of every API node / every worker. */
   apiArgs?: string[];
   workerArgs?: string[];
+  /** The database (default: a copy of the run's template, `createTestDatabase`); dropped at close. */
+  db?: TestDatabase;
 }
 
 /** A running multi-node deployment on one test database. */
@@ -196,7 +205,7 @@ export interface Cluster {
  * @throws Error with the node's stderr when one exits or is not ready in time (what started is torn down)
  */
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
-  const db = await createTestDatabase();
+  const db = options.db ?? (await createTestDatabase());
   const root = tempDir('mbm-multinode-');
   const probeDir = join(root, 'probe');
   mkdirSync(probeDir);

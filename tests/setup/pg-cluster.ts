@@ -4,7 +4,7 @@
  * unix socket inside that folder, stopped and removed at the end of the run. As root, every server
  * command runs as the `postgres` user (`runuser`), because `initdb` and `postgres` refuse root.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
@@ -104,6 +104,40 @@ export function stopCluster(bin: string, dir: string): void {
   const { data } = clusterPaths(dir);
   if (!existsSync(join(data, 'postmaster.pid'))) return;
   runServerCommand(bin, 'pg_ctl', ['stop', '-m', 'immediate', '-s', '-D', data]);
+}
+
+/**
+ * Runs `pg_ctl <action>` on the cluster under `dir`, waiting for it to finish (`-w`): `restart` and
+ * `stop` with `-m fast` (every session is ended, open transactions roll back), `start` with the
+ * options of its last start (`postmaster.opts`, which `pg_ctl restart` reuses too). For the tests
+ * of database faults, on a cluster of their own.
+ * @throws Error with the server's log when the command fails
+ */
+export async function controlCluster(bin: string, dir: string, action: 'restart' | 'stop' | 'start'): Promise<void> {
+  const { data, log } = clusterPaths(dir);
+  const args = action === 'start' ? ['start', '-w', '-s', '-t', '60', '-D', data, '-l', log, '-o', readStartOptions(data)] : [action, '-w', '-s', '-t', '60', '-m', 'fast', '-D', data, ...(action === 'restart' ? ['-l', log] : [])];
+  const asRoot = process.getuid?.() === 0;
+  const pgCtl = join(bin, 'pg_ctl');
+  // Asynchronous: the test's own clients keep running while the server restarts.
+  await new Promise<void>((resolve, reject) => {
+    execFile(asRoot ? 'runuser' : pgCtl, asRoot ? ['-u', 'postgres', '--', pgCtl, ...args] : args, { timeout: 120_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`pg_ctl ${action} failed: ${error.message}\n${stdout}${stderr}\nserver log:\n${readLog(log)}`, { cause: error }));
+      else resolve();
+    });
+  });
+}
+
+/** The `-o` options of the cluster's last start, from `postmaster.opts` (`"-p" "5433" ...` after the binary). */
+function readStartOptions(data: string): string {
+  const line = readFileSync(join(data, 'postmaster.opts'), 'utf8').trim();
+  const words = [...line.matchAll(/"([^"]*)"/g)].map((m) => m[1]!);
+  // The first quoted word after the binary is `-D`'s folder: pg_ctl passes that itself.
+  const options: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    if (words[i] === '-D') i++;
+    else options.push(words[i]!.includes(' ') ? `'${words[i]}'` : words[i]!);
+  }
+  return options.join(' ');
 }
 
 function readLog(file: string): string {

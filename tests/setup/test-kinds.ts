@@ -72,6 +72,8 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/multinode/exact-bounds.test.ts',
   'tests/multinode/one-builder.test.ts',
   'tests/multinode/send-retries.test.ts',
+  'tests/multinode/database-restart.test.ts',
+  'tests/multinode/worker-event-loop.test.ts',
   'tests/engine-pg-claims.test.ts',
 ];
 

@@ -18,6 +18,11 @@ const MIGRATIONS_FOLDER = join(dirname(fileURLToPath(import.meta.url)), '..', '.
  */
 const MIGRATION_LOCK_KEY = '7881982597326332276';
 
+/** Longest connect of the migrating connection (ms). */
+const MIGRATE_CONNECT_TIMEOUT_MS = 10_000;
+/** Longest statement of a migration run seen from the client, the wait for the lock included (ms). */
+const MIGRATE_QUERY_TIMEOUT_MS = 120_000;
+
 /**
  * Applies every pending migration of `drizzle-pg/` on one dedicated connection that holds
  * `pg_advisory_lock(MIGRATION_LOCK_KEY)` for the whole run: concurrent callers (four nodes starting
@@ -29,7 +34,9 @@ const MIGRATION_LOCK_KEY = '7881982597326332276';
  *   migration's transaction is rolled back).
  */
 export async function migratePostgres(url: string): Promise<number> {
-  const client = new pg.Client({ connectionString: url, application_name: 'mobile-builder-mcp/migrate' });
+  // Bounded on the client: a database that does not answer fails the start-up instead of hanging
+  // it. The bound on a statement leaves room to wait for another node's migrations (the lock).
+  const client = new pg.Client({ connectionString: url, application_name: 'mobile-builder-mcp/migrate', connectionTimeoutMillis: MIGRATE_CONNECT_TIMEOUT_MS, query_timeout: MIGRATE_QUERY_TIMEOUT_MS });
   // A connection lost between queries is reported as an 'error' event; the pending query rejects
   // anyway, so the event must not crash the process.
   client.on('error', () => {});

@@ -28,6 +28,7 @@ import { ClockOffset } from './clock-offset.js';
 import type { PgDb } from './db.js';
 import { migratePostgres } from './migrate.js';
 import { isRetryable } from './pg-errors.js';
+import { createBoundedPool } from './pg-pool.js';
 import { EVENTS_CHANNEL, PgEvents } from './pg-events.js';
 import * as schema from './schema.js';
 import { PgArtifactRepo } from './artifact-repo.js';
@@ -48,11 +49,19 @@ import { PgWorkflowRepo } from './workflow-repo.js';
 
 const DEFAULT_POOL_SIZE = 10;
 const DEFAULT_APPLICATION_NAME = 'mobile-builder-mcp';
-/** Bounds every connection of the pool gets (ms). */
-const STATEMENT_TIMEOUT_MS = 30_000;
-const LOCK_TIMEOUT_MS = 5_000;
+/**
+ * Bounds every connection of the pool gets (ms). The server cancels a statement past
+ * `STATEMENT_TIMEOUT_MS` (57014) or waiting for a row lock past `LOCK_TIMEOUT_MS` (55P03); the
+ * client gives up on a statement the server has not answered within `QUERY_TIMEOUT_MS` (a frozen or
+ * unreachable database: the server could not cancel it) and on a connect or a wait for a pooled
+ * connection past `CONNECT_TIMEOUT_MS`. Every store statement is small (blobs go in chunks of
+ * 256 KiB), so a call fails within seconds when the database does not answer.
+ */
+const STATEMENT_TIMEOUT_MS = 5_000;
+const LOCK_TIMEOUT_MS = 4_000;
+const QUERY_TIMEOUT_MS = 6_000;
 const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
-const CONNECT_TIMEOUT_MS = 5_000;
+const CONNECT_TIMEOUT_MS = 3_000;
 /** `ping()` fails when the database has not answered `select 1` within this (ms). */
 const PING_TIMEOUT_MS = 500;
 /** How often the clock offset is measured again (ms). */
@@ -102,18 +111,23 @@ export class PgStore implements Store {
   constructor(config: StoreConfig & { databaseUrl: string }) {
     this.databaseUrl = config.databaseUrl;
     const applicationName = config.applicationName ?? DEFAULT_APPLICATION_NAME;
-    this.pool = new pg.Pool({
-      connectionString: config.databaseUrl,
-      max: config.poolSize ?? DEFAULT_POOL_SIZE,
-      application_name: applicationName,
-      statement_timeout: STATEMENT_TIMEOUT_MS,
-      lock_timeout: LOCK_TIMEOUT_MS,
-      idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    });
-    // An idle connection closed by the server (a restart, pg_terminate_backend) is an 'error'
-    // event of the pool: reported, never a crash; the pool opens another on the next query.
-    this.pool.on('error', (error) => process.stderr.write(`store: an idle database connection failed: ${error.message}\n`));
+    // A connection closed by the server (a restart, pg_terminate_backend), idle or under a
+    // statement, fails that statement and is reported, never a crash; the pool opens another.
+    this.pool = createBoundedPool(
+      {
+        connectionString: config.databaseUrl,
+        max: config.poolSize ?? DEFAULT_POOL_SIZE,
+        application_name: applicationName,
+        statement_timeout: STATEMENT_TIMEOUT_MS,
+        lock_timeout: LOCK_TIMEOUT_MS,
+        idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      },
+      { connectMs: CONNECT_TIMEOUT_MS, queryMs: QUERY_TIMEOUT_MS },
+      (error) => {
+        process.stderr.write(`store: a database connection failed: ${error.message}\n`);
+        this.events.connectionLost();
+      },
+    );
     this.pool.on('connect', (client) => this.ownBackends.add(backendPid(client)));
     this.pool.on('remove', (client) => this.ownBackends.delete(backendPid(client)));
     this.db = drizzle(this.pool, { schema });

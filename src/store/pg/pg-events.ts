@@ -22,6 +22,7 @@ const MAX_BACKOFF_MS = 5000;
 export class PgEvents implements StoreEvents {
   private readonly listeners = new Map<StoreEvent['kind'], Set<(id: string) => void>>();
   private readonly resetListeners = new Set<() => void>();
+  private readonly lostListeners = new Set<() => void>();
   private client: pg.Client | undefined;
   private connected = false;
   private closed = false;
@@ -75,6 +76,22 @@ export class PgEvents implements StoreEvents {
     return () => this.resetListeners.delete(listener);
   }
 
+  onConnectionLost(listener: () => void): () => void {
+    this.lostListeners.add(listener);
+    return () => this.lostListeners.delete(listener);
+  }
+
+  /** A connection of this process to the database was lost (the LISTEN one, or one of the pool's): tells `onConnectionLost` listeners. */
+  connectionLost(): void {
+    for (const listener of [...this.lostListeners]) {
+      try {
+        listener();
+      } catch {
+        // A listener's failure is its own.
+      }
+    }
+  }
+
   /** Delivers committed events to this process's listeners. A listener's failure is its own. */
   deliver(events: readonly StoreEvent[]): void {
     for (const event of events) this.dispatch(event.kind, event.id);
@@ -92,7 +109,7 @@ export class PgEvents implements StoreEvents {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, application_name: `${this.applicationName}/listen`, connectionTimeoutMillis: 5000 });
+    const client = new pg.Client({ connectionString: this.url, application_name: `${this.applicationName}/listen`, connectionTimeoutMillis: 5000, query_timeout: 5000 });
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client));
     client.on('notification', (message) => {
@@ -130,6 +147,7 @@ export class PgEvents implements StoreEvents {
     this.connected = false;
     client.end().catch(() => undefined);
     if (this.closed) return;
+    this.connectionLost();
     if (wasConnected) this.log(`store: the change-notice connection was lost (${error?.message ?? 'closed by the server'}); reconnecting`);
     this.schedule();
   }
