@@ -39,7 +39,8 @@ import { InProcessTransport, type JsonRpcReply } from './in-process-transport.js
 import type { McpServers } from './mcp-server.js';
 import type { ModernEra, ModernVerdict } from './modern-era.js';
 import { parameterError } from './parameter-errors.js';
-import { claimsModernEra, MODERN_METHODS, type ProtocolHeaders } from './protocol-era.js';
+import { cardHtml, declaresApps } from './app-card.js';
+import { CARD_METHODS, claimsModernEra, MODERN_METHODS, type ProtocolHeaders } from './protocol-era.js';
 import type { ToolDispatcher } from './tool-dispatcher.js';
 import type { ToolRequest } from './define-tool.js';
 
@@ -343,13 +344,14 @@ export class JsonRpcGateway {
     request: ToolRequest,
   ): Promise<GatewayReply> {
     const method = message.method as string;
-    if (!MODERN_METHODS.has(method)) throw methodNotFound(method);
+    const card = cardFor(message);
+    if (!MODERN_METHODS.has(method) || (CARD_METHODS.has(method) && card === undefined)) throw methodNotFound(method);
     if (method === 'tools/call' && verdict.supported) {
       const result = await (await this.toolsReady()).call(message.params as Record<string, unknown> | undefined, admission?.caller, request);
       return { body: { jsonrpc: '2.0', id, result: era.stampCall(result) }, status: 200, ...(rate && { rate }) };
     }
-    const { reply, status } = await era.serve(message, verdict.revision);
-    if (!reply.error) return { body: this.ownList(method, reply, admission?.caller), status: 200, ...(rate && { rate }) };
+    const { reply, status } = await era.serve(message, verdict.revision, card);
+    if (!reply.error) return { body: this.ownList(method, reply, admission?.caller, card !== undefined), status: 200, ...(rate && { rate }) };
     // The era's own refusals (-32020..-32022: headers, capabilities, revision) keep the SDK's words.
     if (reply.error.code <= -32020 && reply.error.code >= -32022) return { body: reply, status, ...(rate && { rate }) };
     return this.finish(reply, rate);
@@ -359,10 +361,11 @@ export class JsonRpcGateway {
    * The era's `tools/list` reply as `caller` may see it: a read-only token's lists only its tools
    * (`ToolDispatcher.listFor`), and is then no longer the same for every caller (`cacheScope`
    * "private"). Any other reply is returned as it is.
+   * @param apps the client declared the MCP Apps extension (its list names the card).
    */
-  private ownList(method: string, reply: JsonRpcReply, caller: Caller | undefined): JsonRpcReply {
+  private ownList(method: string, reply: JsonRpcReply, caller: Caller | undefined, apps: boolean): JsonRpcReply {
     if (method !== 'tools/list' || !caller?.readOnly || !this.tools || !reply.result) return reply;
-    return { ...reply, result: { ...reply.result, tools: this.tools.listFor(caller).tools, cacheScope: 'private' } };
+    return { ...reply, result: { ...reply.result, tools: this.tools.listFor(caller, apps).tools, cacheScope: 'private' } };
   }
 
   /** Keeps every error the server sends inside the error table (docs/contract.md#errors) (no stack, no SDK wording). */
@@ -435,6 +438,17 @@ function checkMeta(meta: unknown): void {
   if (typeof token !== 'string' && !(typeof token === 'number' && Number.isSafeInteger(token))) {
     throw invalidParameter('params._meta.progressToken', 'must be a string or an integer');
   }
+}
+
+/**
+ * The MCP Apps card's HTML when a 2026-07-28 request's envelope declares the extension in its
+ * `clientCapabilities` (and the build made the card), else undefined: the request is then answered
+ * exactly as for a host without the extension.
+ */
+function cardFor(message: Record<string, unknown>): string | undefined {
+  const meta = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta;
+  if (!declaresApps(meta?.['io.modelcontextprotocol/clientCapabilities'])) return undefined;
+  return cardHtml() ?? undefined;
 }
 
 function validId(id: unknown): boolean {

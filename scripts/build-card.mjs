@@ -1,0 +1,36 @@
+// Builds the MCP Apps session card (src/mcp/app-card.ts) into one self-contained HTML file,
+// dist/session-card.html: assets/card/card.js and what it imports (the extension's App bridge,
+// qrcode) bundled by esbuild and inlined into assets/card/card.html. No network, no other file.
+import { build } from 'esbuild';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Builds the card; resolves with the path written and its size in bytes. */
+export async function buildCard() {
+  const bundle = await build({
+    entryPoints: [join(root, 'assets/card/card.js')],
+    bundle: true,
+    minify: true,
+    format: 'iife',
+    platform: 'browser',
+    target: 'es2022',
+    legalComments: 'none',
+    write: false,
+    logLevel: 'warning',
+  });
+  const script = bundle.outputFiles[0].text.replaceAll('</script', '<\\/script');
+  const template = await readFile(join(root, 'assets/card/card.html'), 'utf8');
+  const html = template.replace('/*CARD_SCRIPT*/', () => script);
+  const out = join(root, 'dist/session-card.html');
+  await mkdir(dirname(out), { recursive: true });
+  await writeFile(out, html);
+  return { path: out, bytes: Buffer.byteLength(html) };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { path, bytes } = await buildCard();
+  process.stderr.write(`${path}: ${bytes} bytes\n`);
+}
