@@ -8,6 +8,19 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
+/**
+ * zod's namespace of every locale (about 230 KB minified, kept whole because the SDK imports
+ * zod as a namespace) becomes English alone: the card never shows a zod message in another
+ * language, and English is zod's default.
+ */
+const englishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => (/[\\/]zod[\\/]v4[\\/]/.test(args.importer) ? { path: join(dirname(args.importer), '../locales/en.js'), namespace: 'zod-en' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'zod-en' }, (args) => ({ contents: `export { default as en } from ${JSON.stringify(args.path)};`, resolveDir: root }));
+  },
+};
+
 /** Builds the card; resolves with the path written and its size in bytes. */
 export async function buildCard() {
   const bundle = await build({
@@ -20,6 +33,7 @@ export async function buildCard() {
     legalComments: 'none',
     write: false,
     logLevel: 'warning',
+    plugins: [englishOnly],
   });
   const script = bundle.outputFiles[0].text.replaceAll('</script', '<\\/script');
   const template = await readFile(join(root, 'assets/card/card.html'), 'utf8');
