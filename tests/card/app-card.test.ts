@@ -36,8 +36,8 @@ type Session = { hasActiveWorkflows: boolean; activeWorkflow: { status: string }
 
 /** Follows the project with waits until `done` holds (no sleeps: each call returns on a change). */
 async function waitFor(client: ClientV1 | ClientV2, projectId: string, done: (s: Session) => boolean): Promise<Session> {
-  for (;;) {
-    const result = await client.callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 30 } });
+  for (let waitSeconds = 0; ; waitSeconds = 30) {
+    const result = await client.callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds } });
     const session = result.structuredContent as Session;
     if (done(session)) return session;
   }
