@@ -4,11 +4,13 @@
  * declares the extension renders in the chat as an interactive card. The card is one self-contained
  * HTML file (`dist/session-card.html`, built by `scripts/build-card.mjs` from `assets/card/`).
  *
- * Offered per request, only to a client that declares the extension in its capabilities: a client
- * without it receives exactly what it received before (no `_meta.ui`, no `resources/*`).
+ * Offered only to a client that declares the extension in its capabilities (per request in the
+ * 2026-07-28 era; per connection over stdio in 2025-11-25): a client without it receives exactly
+ * what it received before (no `_meta.ui`, no `resources/*`).
  */
 import { readFileSync } from 'node:fs';
-import { getUiCapability, RESOURCE_MIME_TYPE, RESOURCE_URI_META_KEY } from '@modelcontextprotocol/ext-apps/server';
+import { EXTENSION_ID, getUiCapability, RESOURCE_MIME_TYPE, RESOURCE_URI_META_KEY } from '@modelcontextprotocol/ext-apps/server';
+import { invalidParameter, missingParameter } from '../errors.js';
 import type { ToolDescriptor } from './define-tool.js';
 
 /** The card's resource URI. */
@@ -68,4 +70,33 @@ export function cardHtml(): string | null {
     }
   }
   return html;
+}
+
+/**
+ * What one connection's client declared (2025-11-25 over stdio, where the process serves one
+ * client): `apps` once its `initialize` declared the MCP Apps extension and the card exists.
+ */
+export interface ConnectionState {
+  apps: boolean;
+}
+
+/** A server's capabilities as a client with the extension sees them: `resources` and the extension too. */
+export function withCardCapabilities(capabilities: Record<string, unknown>): Record<string, unknown> {
+  return { ...capabilities, resources: {}, extensions: { [EXTENSION_ID]: {} } };
+}
+
+/** The `resources/list` result: the card alone. */
+export function cardResourceList(): { resources: Array<typeof CARD_RESOURCE & { uri: string; _meta: typeof CARD_RESOURCE_META }> } {
+  return { resources: [{ uri: CARD_URI, ...CARD_RESOURCE, _meta: CARD_RESOURCE_META }] };
+}
+
+/**
+ * The `resources/read` result of `params.uri`.
+ * @throws ServiceError -32602 when `uri` is missing, not a string, or not the card's.
+ */
+export function readCardResource(params: Record<string, unknown> | undefined): { contents: Array<{ uri: string; mimeType: string; text: string; _meta: typeof CARD_RESOURCE_META }> } {
+  const uri = params?.uri;
+  if (uri === undefined) throw missingParameter('uri');
+  if (uri !== CARD_URI) throw invalidParameter('uri', `must be ${CARD_URI}, the one resource of this server`);
+  return { contents: [{ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE, text: cardHtml() ?? '', _meta: CARD_RESOURCE_META }] };
 }

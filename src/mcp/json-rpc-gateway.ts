@@ -39,7 +39,7 @@ import { InProcessTransport, type JsonRpcReply } from './in-process-transport.js
 import type { McpServers } from './mcp-server.js';
 import type { ModernEra, ModernVerdict } from './modern-era.js';
 import { parameterError } from './parameter-errors.js';
-import { cardHtml, declaresApps } from './app-card.js';
+import { cardHtml, cardResourceList, declaresApps, readCardResource, withCardCapabilities, type ConnectionState } from './app-card.js';
 import { CARD_METHODS, claimsModernEra, MODERN_METHODS, type ProtocolHeaders } from './protocol-era.js';
 import type { ToolDispatcher } from './tool-dispatcher.js';
 import type { ToolRequest } from './define-tool.js';
@@ -74,6 +74,8 @@ export interface RequestChannel {
   requestSignal?(id: RequestId): { readonly signal: AbortSignal; release(): void };
   /** The client sent `notifications/cancelled` for request `id` (MCP 2025-11-25 "Cancellation"). */
   cancel?(id: RequestId): void;
+  /** A channel of one client (stdio): what its `initialize` declared (the MCP Apps card, `app-card.ts`). */
+  connection?: ConnectionState;
 }
 
 /** A JSON-RPC notification the server sends (here: `notifications/progress`). */
@@ -292,8 +294,12 @@ export class JsonRpcGateway {
           scoped?.release();
         }
       }
+      const apps = channel?.connection?.apps === true;
       if (message.method === 'tools/list') {
-        return { body: { jsonrpc: '2.0', id, result: (this.tools ?? (await this.toolsReady())).listFor(admission?.caller) }, status: 200, ...(rate && { rate }) };
+        return { body: { jsonrpc: '2.0', id, result: (this.tools ?? (await this.toolsReady())).listFor(admission?.caller, apps) }, status: 200, ...(rate && { rate }) };
+      }
+      if (apps && (message.method === 'resources/list' || message.method === 'resources/read')) {
+        return { body: { jsonrpc: '2.0', id, result: message.method === 'resources/list' ? cardResourceList() : readCardResource(params) }, status: 200, ...(rate && { rate }) };
       }
       // Only the methods the SDK server answers reach it; anything else is answered here, at once,
       // so that no request can depend on the SDK's handling of odd `params` to get a reply.
@@ -302,6 +308,7 @@ export class JsonRpcGateway {
       const checked = sdkSchema.safeParse({ method: message.method, params: params ?? {} });
       if (!checked.success) throw parameterError(checked.error.issues, { params: params ?? {} });
       const reply = await this.transport.dispatch(message as unknown as JSONRPCRequest, this.deadlineMs);
+      if (message.method === 'initialize' && channel?.connection) declareCard(channel.connection, params, reply);
       return this.finish(reply, rate);
     } catch (error) {
       if (error instanceof RateLimitedError) rate = error.rate;
@@ -438,6 +445,16 @@ function checkMeta(meta: unknown): void {
   if (typeof token !== 'string' && !(typeof token === 'number' && Number.isSafeInteger(token))) {
     throw invalidParameter('params._meta.progressToken', 'must be a string or an integer');
   }
+}
+
+/**
+ * Remembers whether a connection's client declared the MCP Apps extension at `initialize`, and if
+ * so adds it (and `resources`) to the capabilities of the reply (`app-card.ts`).
+ */
+function declareCard(connection: ConnectionState, params: Record<string, unknown> | undefined, reply: JsonRpcReply): void {
+  connection.apps = declaresApps(params?.capabilities) && cardHtml() !== null;
+  const result = reply.result as { capabilities?: Record<string, unknown> } | undefined;
+  if (connection.apps && result?.capabilities) result.capabilities = withCardCapabilities(result.capabilities);
 }
 
 /**

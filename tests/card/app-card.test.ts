@@ -8,7 +8,8 @@
  */
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpTransportV2 } from '@modelcontextprotocol/client';
 import { EXTENSION_ID, RESOURCE_MIME_TYPE } from '@modelcontextprotocol/ext-apps/server';
-import type { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -18,7 +19,8 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../chromium.js';
-import { httpClient, post, ROOT, startTestServer, tempDir, type TestServer } from '../helpers.js';
+import { cliToken } from '../bin-helpers.js';
+import { BIN, httpClient, post, ROOT, startTestServer, tempDir, type TestServer } from '../helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const MODERN = '2026-07-28';
@@ -120,6 +122,37 @@ describe('the card is offered only to a host that declares the extension', () =>
       expect({ content: b.content, structuredContent: b.structuredContent }).toEqual({ content: a.content, structuredContent: a.structuredContent });
     } finally {
       await Promise.all([v1.close(), plain.close(), apps.close()]);
+    }
+  });
+});
+
+describe('over stdio in the 2025-11-25 era, the connection is one client: its initialize decides', () => {
+  /** A v1 client of the built bin over stdio, declaring the extension when `apps`. */
+  async function stdioClient(dir: string, apps: boolean): Promise<ClientV1> {
+    const capabilities = apps ? { extensions: { [EXTENSION_ID]: { mimeTypes: [RESOURCE_MIME_TYPE] } } } : {};
+    const client = new ClientV1({ name: 'stdio-host', version: '1' }, { capabilities });
+    const env = { ...(process.env as Record<string, string>), SVC_API_TOKEN: cliToken(dir, 'dave') };
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'serve', '--data-dir', dir, '--builder', 'scripted', '--port', '0'], env, stderr: 'ignore' }));
+    return client;
+  }
+
+  it('a host that declares the extension gets the card; one that does not gets what it got before', async () => {
+    const dir = tempDir('mbm-card-stdio-');
+    const [apps, plain] = [await stdioClient(dir, true), await stdioClient(dir, false)];
+    try {
+      expect(apps.getServerCapabilities()).toEqual({ tools: { listChanged: false }, resources: {}, extensions: { [EXTENSION_ID]: {} } });
+      expect(plain.getServerCapabilities()).toEqual({ tools: { listChanged: false } });
+      const [card, old] = [await apps.listTools(), await plain.listTools()];
+      expect(card.tools.find((t) => t.name === 'svc_get_session')!._meta).toEqual({ ui: { resourceUri: CARD_URI }, 'ui/resourceUri': CARD_URI });
+      expect(card.tools.map(({ _meta, ...t }) => t)).toEqual(old.tools);
+      expect(old.tools.every((t) => t._meta === undefined)).toBe(true);
+      expect((await apps.listResources()).resources).toEqual([expect.objectContaining({ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE })]);
+      const read = (await apps.readResource({ uri: CARD_URI })).contents[0] as { mimeType: string; text: string };
+      expect(read.mimeType).toBe(RESOURCE_MIME_TYPE);
+      expect(Buffer.byteLength(read.text)).toBe(cardBytes);
+      await expect(plain.listResources()).rejects.toThrow('Method not found: resources/list');
+    } finally {
+      await Promise.all([apps.close(), plain.close()]);
     }
   });
 });
