@@ -21,6 +21,23 @@ const englishOnly = {
   },
 };
 
+/**
+ * The SDK's packages declare no `sideEffects`, so esbuild keeps every module the App bridge's
+ * imports reach (the client's HTTP transports, OAuth, ...). Their modules only define things:
+ * marked free of side effects, only what the bridge uses stays.
+ */
+const pureSdk = {
+  name: 'pure-sdk',
+  setup(b) {
+    b.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.pluginData?.pure || args.namespace !== 'file') return undefined;
+      const resolved = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: { pure: true } });
+      if (resolved.errors.length > 0 || !/[\\/]node_modules[\\/]@modelcontextprotocol[\\/](client|core)[\\/]/.test(resolved.path)) return undefined;
+      return { path: resolved.path, sideEffects: false };
+    });
+  },
+};
+
 /** Builds the card; resolves with the path written and its size in bytes. */
 export async function buildCard() {
   const bundle = await build({
@@ -33,7 +50,7 @@ export async function buildCard() {
     legalComments: 'none',
     write: false,
     logLevel: 'warning',
-    plugins: [englishOnly],
+    plugins: [englishOnly, pureSdk],
   });
   const script = bundle.outputFiles[0].text.replaceAll('</script', '<\\/script');
   const template = await readFile(join(root, 'assets/card/card.html'), 'utf8');

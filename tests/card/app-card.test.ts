@@ -94,6 +94,8 @@ describe('the card is offered only to a host that declares the extension', () =>
       expect(content).toMatchObject({ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE, _meta: { ui: { csp: { connectDomains: [], resourceDomains: [] } } } });
       expect(content.text).toMatch(/^<!doctype html>/);
       expect(Buffer.byteLength(content.text)).toBe(cardBytes);
+      // The App bridge brings the SDK's Protocol and zod (about 330 KB of the card): a guard that the card does not grow.
+      expect(cardBytes).toBeLessThan(380_000);
     } finally {
       await client.close();
     }
