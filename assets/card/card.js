@@ -139,13 +139,17 @@ $('deploy').addEventListener('click', () => void send({ kind: 'deploy', message:
 $('cancel').addEventListener('click', async () => {
   if (state.session && (await call('svc_cancel_workflow', { projectId: state.session.projectId }))) await refresh();
 });
-$('answer-form').addEventListener('submit', (event) => {
-  event.preventDefault();
+// No <form>: hosts sandbox the card, and a sandbox without allow-forms drops form submission.
+function answer() {
   const question = state.session && state.session.pendingQuestion;
   const message = $('answer').value.trim();
   if (!question || !message) return;
   $('answer').value = '';
   void send({ questionId: question.questionId, message });
+}
+$('answer-send').addEventListener('click', answer);
+$('answer').addEventListener('keydown', (event) => {
+  if (event.key === 'Enter') answer();
 });
 
 app.ontoolresult = (result) => show(result);
