@@ -54,9 +54,9 @@ export const CARD_RESOURCE = {
 
 /**
  * The card's `_meta.ui` (extension "UI Resource"): a content security policy with no domain (the
- * card loads nothing and talks only to its host) and a border.
+ * card loads nothing, frames nothing and talks only to its host) and a border.
  */
-export const CARD_RESOURCE_META = { ui: { csp: { connectDomains: [], resourceDomains: [] }, prefersBorder: true } };
+export const CARD_RESOURCE_META = { ui: { csp: { connectDomains: [], resourceDomains: [], frameDomains: [] }, prefersBorder: true } };
 
 let html: string | null | undefined;
 

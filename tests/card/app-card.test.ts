@@ -91,7 +91,7 @@ describe('the card is offered only to a host that declares the extension', () =>
       expect(resources).toEqual([expect.objectContaining({ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE })]);
       const read = await client.readResource({ uri: CARD_URI });
       const content = read.contents[0] as { uri: string; mimeType: string; text: string; _meta: unknown };
-      expect(content).toMatchObject({ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE, _meta: { ui: { csp: { connectDomains: [], resourceDomains: [] } } } });
+      expect(content).toMatchObject({ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE, _meta: { ui: { csp: { connectDomains: [], resourceDomains: [], frameDomains: [] } } } });
       expect(content.text).toMatch(/^<!doctype html>/);
       expect(Buffer.byteLength(content.text)).toBe(cardBytes);
       // The App bridge brings the SDK's Protocol and zod (about 330 KB of the card): a guard that the card does not grow.
