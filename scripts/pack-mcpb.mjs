@@ -2,7 +2,8 @@
 // with the `mcpb` CLI (@anthropic-ai/mcpb), offline, from the built `dist/` and `node_modules`.
 //
 // The bundle holds what the bin runs: bin/, the start-up bundles of dist/ (`*.cjs`: they need no
-// other package and none of tsc's per-module output, declarations or source maps), drizzle/
+// other package and none of tsc's per-module output, declarations or source maps) and the MCP
+// Apps card (`session-card.html`), drizzle/
 // (migrations), assets/, toolchains/, and of node_modules only better-sqlite3 (a native addon,
 // built for this machine's platform and Node ABI) and what it loads at run time. Its manifest
 // (MCPB manifest 0.4) runs `serve` over stdio with the API token from a sensitive `user_config`
@@ -90,7 +91,8 @@ try {
   }
   // Only the start-up bundles: what bin/ loads (bin/mobile-builder-mcp.js).
   mkdirSync(join(stage, 'dist'));
-  for (const name of readdirSync(join(root, 'dist')).filter((f) => f.endsWith('.cjs'))) cpSync(join(root, 'dist', name), join(stage, 'dist', name));
+  // And the MCP Apps card (dist/session-card.html), which a host with the extension reads over stdio.
+  for (const name of readdirSync(join(root, 'dist')).filter((f) => f.endsWith('.cjs') || f === 'session-card.html')) cpSync(join(root, 'dist', name), join(stage, 'dist', name));
   cpSync(join(root, 'assets', 'icon-128.png'), join(stage, 'icon.png'));
   for (const dir of runtimePackages()) {
     const name = dir.split('node_modules/').at(-1);

@@ -47,8 +47,8 @@ describe('the MCP Bundle', () => {
     expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([128, 128]);
   });
 
-  it('holds no build intermediates: only the start-up bundles of dist/ and the loaded addon of better-sqlite3', () => {
-    expect(readdirSync(join(unpacked, 'dist')).sort()).toEqual(readdirSync(join(ROOT, 'dist')).filter((f) => f.endsWith('.cjs')).sort());
+  it('holds no build intermediates: only the start-up bundles of dist/, the MCP Apps card and the loaded addon of better-sqlite3', () => {
+    expect(readdirSync(join(unpacked, 'dist')).sort()).toEqual(readdirSync(join(ROOT, 'dist')).filter((f) => f.endsWith('.cjs') || f === 'session-card.html').sort());
     const addon = join(unpacked, 'node_modules', 'better-sqlite3');
     expect(readdirSync(join(addon, 'build'), { recursive: true }).map(String).sort()).toEqual(['Release', join('Release', 'better_sqlite3.node')]);
     for (const dir of ['deps', 'src']) expect(existsSync(join(addon, dir)), dir).toBe(false);

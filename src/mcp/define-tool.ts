@@ -115,6 +115,8 @@ export interface ToolDescriptor {
   annotations: ToolAnnotations & { title: string };
   /** What a host shows for the tool (MCP 2025-11-25 "Icons", `icons.ts`). */
   icons: Icon[];
+  /** Extension metadata (the MCP Apps card's `ui.resourceUri`, `app-card.ts`), for the hosts that declare it. */
+  _meta?: Record<string, unknown>;
 }
 
 /**

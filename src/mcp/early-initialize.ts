@@ -18,6 +18,9 @@ import { describeServer } from './server-description.js';
  */
 export const INITIALIZE_PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
 
+/** The MCP Apps extension's id (`app-card.ts`; the extension's `EXTENSION_ID`). */
+const MCP_APPS = 'io.modelcontextprotocol/ui';
+
 /** How deep a client's capabilities may nest and still be answered here. */
 const MAX_CAPABILITY_DEPTH = 8;
 
@@ -43,6 +46,9 @@ export function earlyInitializeReply(line: string, version: string): string | nu
   if (!isPlainObject(params) || !onlyKeys(params, ['protocolVersion', 'capabilities', 'clientInfo'])) return null;
   const { protocolVersion, capabilities, clientInfo } = params;
   if (typeof protocolVersion !== 'string' || !isCapabilityTree(capabilities, '', 0)) return null;
+  // A host with the MCP Apps extension is answered by the gateway, which offers it the card.
+  const extensions = (capabilities as Record<string, unknown>).extensions;
+  if (isPlainObject(extensions) && MCP_APPS in extensions) return null;
   if (!isPlainObject(clientInfo) || !onlyKeys(clientInfo, ['name', 'title', 'version'])) return null;
   if (typeof clientInfo.name !== 'string' || typeof clientInfo.version !== 'string') return null;
   if (clientInfo.title !== undefined && typeof clientInfo.title !== 'string') return null;

@@ -39,7 +39,8 @@ import { InProcessTransport, type JsonRpcReply } from './in-process-transport.js
 import type { McpServers } from './mcp-server.js';
 import type { ModernEra, ModernVerdict } from './modern-era.js';
 import { parameterError } from './parameter-errors.js';
-import { claimsModernEra, MODERN_METHODS, type ProtocolHeaders } from './protocol-era.js';
+import { cardHtml, cardResourceList, declaresApps, readCardResource, withCardCapabilities, type ConnectionState } from './app-card.js';
+import { CARD_METHODS, claimsModernEra, MODERN_METHODS, type ProtocolHeaders } from './protocol-era.js';
 import type { ToolDispatcher } from './tool-dispatcher.js';
 import type { ToolRequest } from './define-tool.js';
 import { storeUnavailableReason } from '../store/unavailable.js';
@@ -74,6 +75,8 @@ export interface RequestChannel {
   requestSignal?(id: RequestId): { readonly signal: AbortSignal; release(): void };
   /** The client sent `notifications/cancelled` for request `id` (MCP 2025-11-25 "Cancellation"). */
   cancel?(id: RequestId): void;
+  /** A channel of one client (stdio): what its `initialize` declared (the MCP Apps card, `app-card.ts`). */
+  connection?: ConnectionState;
 }
 
 /** A JSON-RPC notification the server sends (here: `notifications/progress`). */
@@ -292,8 +295,12 @@ export class JsonRpcGateway {
           scoped?.release();
         }
       }
+      const apps = channel?.connection?.apps === true;
       if (message.method === 'tools/list') {
-        return { body: { jsonrpc: '2.0', id, result: (this.tools ?? (await this.toolsReady())).listFor(admission?.caller) }, status: 200, ...(rate && { rate }) };
+        return { body: { jsonrpc: '2.0', id, result: (this.tools ?? (await this.toolsReady())).listFor(admission?.caller, apps) }, status: 200, ...(rate && { rate }) };
+      }
+      if (apps && (message.method === 'resources/list' || message.method === 'resources/read')) {
+        return { body: { jsonrpc: '2.0', id, result: message.method === 'resources/list' ? cardResourceList() : readCardResource(params) }, status: 200, ...(rate && { rate }) };
       }
       // Only the methods the SDK server answers reach it; anything else is answered here, at once,
       // so that no request can depend on the SDK's handling of odd `params` to get a reply.
@@ -302,6 +309,7 @@ export class JsonRpcGateway {
       const checked = sdkSchema.safeParse({ method: message.method, params: params ?? {} });
       if (!checked.success) throw parameterError(checked.error.issues, { params: params ?? {} });
       const reply = await this.transport.dispatch(message as unknown as JSONRPCRequest, this.deadlineMs);
+      if (message.method === 'initialize' && channel?.connection) declareCard(channel.connection, params, reply);
       return this.finish(reply, rate);
     } catch (error) {
       if (error instanceof RateLimitedError) rate = error.rate;
@@ -347,13 +355,14 @@ export class JsonRpcGateway {
     request: ToolRequest,
   ): Promise<GatewayReply> {
     const method = message.method as string;
-    if (!MODERN_METHODS.has(method)) throw methodNotFound(method);
+    const card = cardFor(message);
+    if (!MODERN_METHODS.has(method) || (CARD_METHODS.has(method) && card === undefined)) throw methodNotFound(method);
     if (method === 'tools/call' && verdict.supported) {
       const result = await (await this.toolsReady()).call(message.params as Record<string, unknown> | undefined, admission?.caller, request);
       return { body: { jsonrpc: '2.0', id, result: era.stampCall(result) }, status: 200, ...(rate && { rate }) };
     }
-    const { reply, status } = await era.serve(message, verdict.revision);
-    if (!reply.error) return { body: this.ownList(method, reply, admission?.caller), status: 200, ...(rate && { rate }) };
+    const { reply, status } = await era.serve(message, verdict.revision, card);
+    if (!reply.error) return { body: this.ownList(method, reply, admission?.caller, card !== undefined), status: 200, ...(rate && { rate }) };
     // The era's own refusals (-32020..-32022: headers, capabilities, revision) keep the SDK's words.
     if (reply.error.code <= -32020 && reply.error.code >= -32022) return { body: reply, status, ...(rate && { rate }) };
     return this.finish(reply, rate);
@@ -363,10 +372,11 @@ export class JsonRpcGateway {
    * The era's `tools/list` reply as `caller` may see it: a read-only token's lists only its tools
    * (`ToolDispatcher.listFor`), and is then no longer the same for every caller (`cacheScope`
    * "private"). Any other reply is returned as it is.
+   * @param apps the client declared the MCP Apps extension (its list names the card).
    */
-  private ownList(method: string, reply: JsonRpcReply, caller: Caller | undefined): JsonRpcReply {
+  private ownList(method: string, reply: JsonRpcReply, caller: Caller | undefined, apps: boolean): JsonRpcReply {
     if (method !== 'tools/list' || !caller?.readOnly || !this.tools || !reply.result) return reply;
-    return { ...reply, result: { ...reply.result, tools: this.tools.listFor(caller).tools, cacheScope: 'private' } };
+    return { ...reply, result: { ...reply.result, tools: this.tools.listFor(caller, apps).tools, cacheScope: 'private' } };
   }
 
   /** Keeps every error the server sends inside the error table (docs/contract.md#errors) (no stack, no SDK wording). */
@@ -439,6 +449,27 @@ function checkMeta(meta: unknown): void {
   if (typeof token !== 'string' && !(typeof token === 'number' && Number.isSafeInteger(token))) {
     throw invalidParameter('params._meta.progressToken', 'must be a string or an integer');
   }
+}
+
+/**
+ * Remembers whether a connection's client declared the MCP Apps extension at `initialize`, and if
+ * so adds it (and `resources`) to the capabilities of the reply (`app-card.ts`).
+ */
+function declareCard(connection: ConnectionState, params: Record<string, unknown> | undefined, reply: JsonRpcReply): void {
+  connection.apps = declaresApps(params?.capabilities) && cardHtml() !== null;
+  const result = reply.result as { capabilities?: Record<string, unknown> } | undefined;
+  if (connection.apps && result?.capabilities) result.capabilities = withCardCapabilities(result.capabilities);
+}
+
+/**
+ * The MCP Apps card's HTML when a 2026-07-28 request's envelope declares the extension in its
+ * `clientCapabilities` (and the build made the card), else undefined: the request is then answered
+ * exactly as for a host without the extension.
+ */
+function cardFor(message: Record<string, unknown>): string | undefined {
+  const meta = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta;
+  if (!declaresApps(meta?.['io.modelcontextprotocol/clientCapabilities'])) return undefined;
+  return cardHtml() ?? undefined;
 }
 
 function validId(id: unknown): boolean {

@@ -12,7 +12,9 @@
  * What the gateway does: `tools/call`, the hot path, goes to the dispatcher as in the other era,
  * and its result gets the era's two fields (`stampCall`), so both eras give the same answers.
  */
-import { classifyInboundRequest, createMcpHandler, SERVER_INFO_META_KEY, Server, type ListToolsResult, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { EXTENSION_ID, registerAppResource, RESOURCE_MIME_TYPE } from '@modelcontextprotocol/ext-apps/server';
+import { classifyInboundRequest, createMcpHandler, McpServer, SERVER_INFO_META_KEY, Server, type ListToolsResult, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { CARD_RESOURCE, CARD_RESOURCE_META, CARD_URI } from './app-card.js';
 import type { JsonRpcReply } from './in-process-transport.js';
 import { ENVELOPE_VERSION_KEY, MODERN_PROTOCOL_VERSIONS, type ProtocolHeaders } from './protocol-era.js';
 import type { ServerDescription } from './server-description.js';
@@ -37,34 +39,51 @@ export interface ModernEra {
   /**
    * Answers `message` with the v2 SDK server (`server/discover`, `tools/list`, and any request that
    * names an unsupported revision). Resolves with the reply (the request's own id) and its HTTP status.
+   * @param card the MCP Apps card's HTML when the client declared the extension (`app-card.ts`):
+   *   the server then also declares it and `resources`, lists the card on `svc_get_session` and
+   *   answers `resources/list` and `resources/read`; undefined otherwise.
    */
-  serve(message: Record<string, unknown>, revision: string): Promise<{ reply: JsonRpcReply; status: number }>;
+  serve(message: Record<string, unknown>, revision: string, card?: string): Promise<{ reply: JsonRpcReply; status: number }>;
   /** A `tools/call` result of the other era with this era's `resultType` and server identity. */
   stampCall<T extends object>(result: T): T & { resultType: 'complete'; _meta: Record<string, unknown> };
 }
 
 /** Builds the era around the dispatcher's tool list (called once, by `createMcpServer`'s loader). */
 export function loadModernEra(description: ServerDescription, tools: ToolDispatcher): ModernEra {
+  const cacheHints = { 'tools/list': { ttlMs: LIST_TTL_MS, cacheScope: 'public' }, 'server/discover': { ttlMs: LIST_TTL_MS, cacheScope: 'public' } } as const;
   const handler: McpHttpHandler = createMcpHandler(
     () => {
-      const server = new Server(description.info, {
-        capabilities: description.capabilities,
-        instructions: description.instructions,
-        cacheHints: { 'tools/list': { ttlMs: LIST_TTL_MS, cacheScope: 'public' }, 'server/discover': { ttlMs: LIST_TTL_MS, cacheScope: 'public' } },
-      });
+      const server = new Server(description.info, { capabilities: description.capabilities, instructions: description.instructions, cacheHints });
       // The descriptors are the JSON Schema the other era lists (checked by the SDK's result schema).
       server.setRequestHandler('tools/list', () => tools.listResult as unknown as ListToolsResult);
       return server;
     },
     { legacy: 'reject' },
   );
+  let cardHandler: McpHttpHandler | undefined;
+  /** The server of a client with the MCP Apps extension: the same, plus the card (made on first use). */
+  const withCard = (html: string): McpHttpHandler =>
+    (cardHandler ??= createMcpHandler(
+      () => {
+        const capabilities = { ...description.capabilities, extensions: { [EXTENSION_ID]: {} } };
+        const server = new McpServer(description.info, { capabilities, instructions: description.instructions, cacheHints });
+        registerAppResource(server, CARD_RESOURCE.name, CARD_URI, { ...CARD_RESOURCE, _meta: CARD_RESOURCE_META }, () => ({
+          contents: [{ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE, text: html, _meta: CARD_RESOURCE_META }],
+        }));
+        server.server.setRequestHandler('tools/list', () => tools.listFor(undefined, true) as unknown as ListToolsResult);
+        return server.server;
+      },
+      { legacy: 'reject' },
+    ));
   const identity = { [SERVER_INFO_META_KEY]: description.info };
 
   return {
     classify(message, headers) {
-      const params = message.params as { name?: unknown } | undefined;
-      // Over stdio the body is the only signal: the headers are the body's own values.
-      const own = headers ?? { protocolVersion: claimedVersion(params), method: message.method as string, ...(typeof params?.name === 'string' && { name: params.name }) };
+      const params = message.params as { name?: unknown; uri?: unknown } | undefined;
+      // Over stdio the body is the only signal: the headers are the body's own values (`Mcp-Name`
+      // is a tool's name or a resource's URI).
+      const name = params?.name ?? params?.uri;
+      const own = headers ?? { protocolVersion: claimedVersion(params), method: message.method as string, ...(typeof name === 'string' && { name }) };
       const outcome = classifyInboundRequest({
         httpMethod: 'POST',
         ...(own.protocolVersion !== undefined && { protocolVersionHeader: own.protocolVersion }),
@@ -89,9 +108,11 @@ export function loadModernEra(description: ServerDescription, tools: ToolDispatc
       return { kind: 'accepted', revision, supported: MODERN_PROTOCOL_VERSIONS.includes(revision) };
     },
 
-    async serve(message, revision) {
-      const params = message.params as { name?: unknown } | undefined;
-      const response = await handler.fetch(
+    async serve(message, revision, card) {
+      // `Mcp-Name` names the tool of a `tools/call`, the resource of a `resources/read`.
+      const params = message.params as { name?: unknown; uri?: unknown } | undefined;
+      const name = params?.name ?? params?.uri;
+      const response = await (card === undefined ? handler : withCard(card)).fetch(
         new Request('http://in-process/mcp', {
           method: 'POST',
           headers: {
@@ -99,7 +120,7 @@ export function loadModernEra(description: ServerDescription, tools: ToolDispatc
             accept: 'application/json, text/event-stream',
             'mcp-protocol-version': revision,
             'mcp-method': String(message.method),
-            ...(typeof params?.name === 'string' && { 'mcp-name': params.name }),
+            ...(typeof name === 'string' && { 'mcp-name': name }),
           },
           body: JSON.stringify(message),
         }),

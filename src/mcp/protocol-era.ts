@@ -17,8 +17,15 @@ export interface ProtocolHeaders {
 /** The revisions of the 2026 era this server serves (the SDK's `server/discover` advertises the same). */
 export const MODERN_PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28'];
 
-/** The methods of the era this server answers; any other is -32601 `Method not found: <method>`. */
-export const MODERN_METHODS: ReadonlySet<string> = new Set(['server/discover', 'tools/list', 'tools/call']);
+/**
+ * The methods of the era this server answers; any other is -32601 `Method not found: <method>`.
+ * `resources/list` and `resources/read` only for a client that declares the MCP Apps extension
+ * (`app-card.ts`).
+ */
+export const MODERN_METHODS: ReadonlySet<string> = new Set(['server/discover', 'tools/list', 'tools/call', 'resources/list', 'resources/read']);
+
+/** The methods of `MODERN_METHODS` that exist only for a client with the MCP Apps extension. */
+export const CARD_METHODS: ReadonlySet<string> = new Set(['resources/list', 'resources/read']);
 
 /** The `_meta` key whose presence claims the 2026 era (the SDK's `PROTOCOL_VERSION_META_KEY`). */
 export const ENVELOPE_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';

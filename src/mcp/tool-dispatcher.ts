@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { Caller } from '../auth/caller.js';
 import { forbidden, invalidParameter, missingParameter, toolNotFound, unauthenticated, type ServiceError } from '../errors.js';
 import type { Tool, ToolDescriptor, ToolRequest, ToolResult } from './define-tool.js';
+import { withCardMeta } from './app-card.js';
 import { callCode, type ToolCallObserver } from './tool-call-observer.js';
 import type { ToolServices } from './tool-services.js';
 
@@ -14,6 +15,8 @@ export class ToolDispatcher {
   private readonly byName: Map<string, Tool>;
   private list: { tools: ToolDescriptor[] } | undefined;
   private readOnlyList: { tools: ToolDescriptor[] } | undefined;
+  /** The lists of a host with the MCP Apps extension (`app-card.ts`): every tool, and a read-only token's. */
+  private readonly appsLists = new Map<boolean, { tools: ToolDescriptor[] }>();
 
   /**
    * @param observer told of every call's outcome (`call`, `run`, and refusals at admission, `refused`): the metrics.
@@ -34,9 +37,16 @@ export class ToolDispatcher {
 
   /**
    * The `tools/list` result for `caller`: every tool, or for a read-only token (`Caller.readOnly`)
-   * only the tools annotated `readOnlyHint`.
+   * only the tools annotated `readOnlyHint`; with `apps` (the client declared the MCP Apps
+   * extension), `svc_get_session` names its card (`app-card.ts`).
    */
-  listFor(caller: Caller | undefined): { tools: ToolDescriptor[] } {
+  listFor(caller: Caller | undefined, apps = false): { tools: ToolDescriptor[] } {
+    if (apps) {
+      const readOnly = caller?.readOnly === true;
+      let list = this.appsLists.get(readOnly);
+      if (!list) this.appsLists.set(readOnly, (list = { tools: withCardMeta(this.listFor(caller).tools) }));
+      return list;
+    }
     if (!caller?.readOnly) return this.listResult;
     this.readOnlyList ??= { tools: this.listResult.tools.filter((t) => t.annotations.readOnlyHint) };
     return this.readOnlyList;

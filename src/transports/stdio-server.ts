@@ -132,6 +132,8 @@ function stdioChannel(output: Writable): RequestChannel & { end(): void } {
   const ended = new AbortController();
   const requests = new Map<string | number, { controller: AbortController | undefined; cancelled: boolean }>();
   return {
+    // The process's one client: what its `initialize` declared.
+    connection: { apps: false },
     notify: (message) => {
       if (!ended.signal.aborted) output.write(`${JSON.stringify(message)}\n`);
     },

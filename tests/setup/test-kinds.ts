@@ -37,6 +37,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/token-revoke-bin.test.ts',
   // Headless Chromium.
   'tests/preview-screenshot.test.ts',
+  'tests/card/app-card.test.ts',
   'tests/screenshot-network.test.ts',
   'tests/console/console-browser.test.ts',
   'tests/console/console-follow.test.ts',

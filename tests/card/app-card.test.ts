@@ -1,0 +1,251 @@
+/**
+ * The MCP Apps session card (docs/contract.md#app-card, README "The app card"): offered only to a
+ * client that declares `io.modelcontextprotocol/ui`, and played in the harness of
+ * `card-host.js`: the extension's AppBridge in headless Chromium, the card in a sandboxed
+ * iframe, its tool calls sent by a real SDK client to the real server over HTTP. The card
+ * renders, shows the latest screenshot and a deployment's QR code, and its Cancel button cancels
+ * a running workflow.
+ */
+import { Client as ClientV2, StreamableHTTPClientTransport as HttpTransportV2 } from '@modelcontextprotocol/client';
+import { EXTENSION_ID, RESOURCE_MIME_TYPE } from '@modelcontextprotocol/ext-apps/server';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { build } from 'esbuild';
+import { execFileSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Browser, FrameLocator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../chromium.js';
+import { cliToken } from '../bin-helpers.js';
+import { BIN, httpClient, post, ROOT, startTestServer, tempDir, type TestServer } from '../helpers.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const MODERN = '2026-07-28';
+const CARD_URI = 'ui://mobile-builder/session-card.html';
+
+/** A 2026-07-28 client, declaring the extension when `apps`. */
+async function modernClient(server: TestServer, token: string, apps: boolean): Promise<ClientV2> {
+  const capabilities = apps ? { extensions: { [EXTENSION_ID]: { mimeTypes: [RESOURCE_MIME_TYPE] } } } : {};
+  const client = new ClientV2({ name: apps ? 'apps-host' : 'plain-host', version: '1' }, { capabilities, versionNegotiation: { mode: { pin: MODERN } } });
+  await client.connect(new HttpTransportV2(new URL(server.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  return client;
+}
+
+type Session = { hasActiveWorkflows: boolean; activeWorkflow: { status: string } | null; lastWorkflow: { status: string } | null; pendingQuestion: { questionId: string } | null };
+
+/** Follows the project with waits until `done` holds (no sleeps: each call returns on a change). */
+async function waitFor(client: ClientV1 | ClientV2, projectId: string, done: (s: Session) => boolean): Promise<Session> {
+  for (let waitSeconds = 0; ; waitSeconds = 30) {
+    const result = await client.callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds } });
+    const session = result.structuredContent as Session;
+    if (done(session)) return session;
+  }
+}
+
+let dataDir: string;
+let server: TestServer;
+let token: string;
+let projectId: string;
+let cardBytes: number;
+
+beforeAll(async () => {
+  // The card as `npm run build` makes it.
+  execFileSync(process.execPath, [join(ROOT, 'scripts/build-card.mjs')], { stdio: 'ignore' });
+  cardBytes = statSync(join(ROOT, 'dist/session-card.html')).size;
+  dataDir = tempDir('mbm-card-');
+  // A first server with quick steps: a build (the preview the card's screenshot shows) and a deploy.
+  const quick = await startTestServer({ dataDir, browser: CHROMIUM });
+  token = quick.token('carol');
+  const v1 = await httpClient(quick.mcpUrl, token);
+  projectId = ((await v1.callTool({ name: 'svc_create_project', arguments: { name: 'Tip Calculator' } })).structuredContent as { id: string }).id;
+  await v1.callTool({ name: 'svc_send_message', arguments: { projectId, kind: 'build', message: 'A tip calculator with a bill field and 10/15/20% buttons' } });
+  await waitFor(v1, projectId, (s) => !s.hasActiveWorkflows);
+  await v1.callTool({ name: 'svc_send_message', arguments: { projectId, kind: 'deploy', message: 'Deploy it' } });
+  const asked = await waitFor(v1, projectId, (s) => s.pendingQuestion !== null || !s.hasActiveWorkflows);
+  if (asked.pendingQuestion) await v1.callTool({ name: 'svc_send_message', arguments: { projectId, questionId: asked.pendingQuestion.questionId, message: 'com.example.tips' } });
+  await waitFor(v1, projectId, (s) => !s.hasActiveWorkflows);
+  await v1.close();
+  await quick.http.close();
+  await quick.app.close();
+  // The same data with steps that never end by themselves: a running workflow to cancel.
+  server = await startTestServer({ dataDir, browser: CHROMIUM, scriptedStepMs: 1_000_000 });
+}, 120_000);
+
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('the card is offered only to a host that declares the extension', () => {
+  it('a host with the extension: svc_get_session names the ui:// resource, which is the card (HTML of the extension, CSP declared)', async () => {
+    const client = await modernClient(server, token, true);
+    try {
+      expect(client.getDiscoverResult()!.capabilities).toMatchObject({ tools: { listChanged: false }, resources: {}, extensions: { [EXTENSION_ID]: {} } });
+      const { tools } = await client.listTools();
+      const withMeta = tools.filter((t) => t._meta !== undefined);
+      expect(withMeta.map((t) => t.name)).toEqual(['svc_get_session']);
+      expect(withMeta[0]!._meta).toEqual({ ui: { resourceUri: CARD_URI }, 'ui/resourceUri': CARD_URI });
+      const { resources } = await client.listResources();
+      expect(resources).toEqual([expect.objectContaining({ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE })]);
+      const read = await client.readResource({ uri: CARD_URI });
+      const content = read.contents[0] as { uri: string; mimeType: string; text: string; _meta: unknown };
+      expect(content).toMatchObject({ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE, _meta: { ui: { csp: { connectDomains: [], resourceDomains: [], frameDomains: [] } } } });
+      expect(content.text).toMatch(/^<!doctype html>/);
+      expect(Buffer.byteLength(content.text)).toBe(cardBytes);
+      // The App bridge brings the SDK's Protocol and zod (about 330 KB of the card): a guard that the card does not grow.
+      expect(cardBytes).toBeLessThan(380_000);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('hosts without it (2025-11-25, and 2026-07-28 without the capability) get exactly what they got before: no _meta, no resources', async () => {
+    const v1 = await httpClient(server.mcpUrl, token);
+    const plain = await modernClient(server, token, false);
+    const apps = await modernClient(server, token, true);
+    try {
+      const [old, modern, card] = await Promise.all([v1.listTools(), plain.listTools(), apps.listTools()]);
+      expect(old.tools.every((t) => t._meta === undefined)).toBe(true);
+      expect(modern.tools).toEqual(old.tools);
+      // The host with the extension gets the same list but for the card's _meta.
+      expect(card.tools.map(({ _meta, ...t }) => t)).toEqual(old.tools);
+      expect(plain.getDiscoverResult()!.capabilities).toEqual({ tools: { listChanged: false } });
+      expect(v1.getServerCapabilities()).toEqual({ tools: { listChanged: false } });
+      // The SDK client does not ask a server without `resources`; asked anyway, the server refuses.
+      const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+      const raw = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'resources/list', params: { _meta: envelope } }, token, { 'mcp-protocol-version': MODERN, 'mcp-method': 'resources/list' });
+      expect(raw.json.error).toMatchObject({ code: -32601, message: 'Method not found: resources/list' });
+      await expect(v1.listResources()).rejects.toThrow('Method not found: resources/list');
+      // Tool results are the same for every host.
+      const args = { name: 'svc_get_session', arguments: { projectId } };
+      const [a, b] = [await v1.callTool(args), await apps.callTool(args)];
+      expect({ content: b.content, structuredContent: b.structuredContent }).toEqual({ content: a.content, structuredContent: a.structuredContent });
+    } finally {
+      await Promise.all([v1.close(), plain.close(), apps.close()]);
+    }
+  });
+});
+
+describe('over stdio in the 2025-11-25 era, the connection is one client: its initialize decides', () => {
+  /** A v1 client of the built bin over stdio, declaring the extension when `apps`. */
+  async function stdioClient(dir: string, apps: boolean): Promise<ClientV1> {
+    const capabilities = apps ? { extensions: { [EXTENSION_ID]: { mimeTypes: [RESOURCE_MIME_TYPE] } } } : {};
+    const client = new ClientV1({ name: 'stdio-host', version: '1' }, { capabilities });
+    const env = { ...(process.env as Record<string, string>), SVC_API_TOKEN: cliToken(dir, 'dave') };
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'serve', '--data-dir', dir, '--builder', 'scripted', '--port', '0'], env, stderr: 'ignore' }));
+    return client;
+  }
+
+  it('a host that declares the extension gets the card; one that does not gets what it got before', async () => {
+    const dir = tempDir('mbm-card-stdio-');
+    const [apps, plain] = [await stdioClient(dir, true), await stdioClient(dir, false)];
+    try {
+      expect(apps.getServerCapabilities()).toEqual({ tools: { listChanged: false }, resources: {}, extensions: { [EXTENSION_ID]: {} } });
+      expect(plain.getServerCapabilities()).toEqual({ tools: { listChanged: false } });
+      const [card, old] = [await apps.listTools(), await plain.listTools()];
+      expect(card.tools.find((t) => t.name === 'svc_get_session')!._meta).toEqual({ ui: { resourceUri: CARD_URI }, 'ui/resourceUri': CARD_URI });
+      expect(card.tools.map(({ _meta, ...t }) => t)).toEqual(old.tools);
+      expect(old.tools.every((t) => t._meta === undefined)).toBe(true);
+      expect((await apps.listResources()).resources).toEqual([expect.objectContaining({ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE })]);
+      const read = (await apps.readResource({ uri: CARD_URI })).contents[0] as { mimeType: string; text: string };
+      expect(read.mimeType).toBe(RESOURCE_MIME_TYPE);
+      expect(Buffer.byteLength(read.text)).toBe(cardBytes);
+      await expect(plain.listResources()).rejects.toThrow('Method not found: resources/list');
+    } finally {
+      await Promise.all([apps.close(), plain.close()]);
+    }
+  });
+});
+
+describe.runIf(existsSync(CHROMIUM))('the card in a host (the extension AppBridge in headless Chromium)', () => {
+  let browser: Browser | null;
+  let page: Server;
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+    const script = (await build({ entryPoints: [join(ROOT, 'tests/card/card-host.js')], bundle: true, format: 'iife', platform: 'browser', write: false, logLevel: 'warning' })).outputFiles[0]!.text;
+    page = createServer((req, res) => {
+      if (req.url === '/host.js') return void res.setHeader('content-type', 'text/javascript').end(script);
+      res.setHeader('content-type', 'text/html').end('<!doctype html><html><body style="margin:16px;background:#f6f8fa;font-family:system-ui"><script src="/host.js"></script></body></html>');
+    });
+    await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((resolve) => page?.close(resolve));
+  });
+
+  /** A harness tab whose host forwards the card's tool calls to `client`. */
+  async function hostTab(client: ClientV2): Promise<Page> {
+    const tab = await browser!.newPage({ viewport: { width: 460, height: 900 } });
+    await tab.exposeFunction('hostCallTool', (params: { name: string; arguments?: Record<string, unknown> }) => client.callTool(params));
+    await tab.goto(`http://127.0.0.1:${(page.address() as AddressInfo).port}/`);
+    return tab;
+  }
+
+  /** Opens the card in `tab` as the host does after a svc_get_session call of `projectId`. */
+  async function openCard(tab: Page, client: ClientV2, projectId: string): Promise<FrameLocator> {
+    const html = ((await client.readResource({ uri: CARD_URI })).contents[0] as { text: string }).text;
+    const input = { projectId };
+    const result = await client.callTool({ name: 'svc_get_session', arguments: input });
+    await tab.evaluate(([h, i, r]) => (globalThis as unknown as { openCard(...a: unknown[]): Promise<void> }).openCard(h, i, r), [html, input, result] as const);
+    return tab.frameLocator('#card');
+  }
+
+  it("answers the pending question from the card, and shows the deployment's QR code when the deploy ends", async () => {
+    if (!browser) return;
+    const quick = await startTestServer();
+    const own = quick.token('erin');
+    const client = await modernClient(quick, own, true);
+    const tab = await hostTab(client);
+    try {
+      const id = ((await client.callTool({ name: 'svc_create_project', arguments: { name: 'Asked' } })).structuredContent as { id: string }).id;
+      await client.callTool({ name: 'svc_send_message', arguments: { projectId: id, kind: 'deploy', message: 'Deploy it' } });
+      await waitFor(client, id, (s) => s.pendingQuestion !== null);
+      const card = await openCard(tab, client, id);
+      await card.locator('#question:visible').waitFor();
+      await card.locator('#answer').fill('com.example.asked');
+      await card.locator('#answer-send').click();
+      const ended = await waitFor(client, id, (s) => !s.hasActiveWorkflows);
+      expect(ended.lastWorkflow?.status).toBe('completed');
+      await card.locator('#status').filter({ hasText: 'completed' }).waitFor();
+      await card.locator('#deploys figure svg').first().waitFor();
+      expect(await card.locator('#question').isHidden()).toBe(true);
+    } finally {
+      await tab.close();
+      await client.close();
+      await quick.close();
+    }
+  });
+
+  it('renders the project, its running workflow, the screenshot and a QR code, and Cancel cancels the workflow', async () => {
+    if (!browser) return;
+    const client = await modernClient(server, token, true);
+    const requests: string[] = [];
+    const tab = await hostTab(client);
+    tab.on('request', (request) => requests.push(request.url()));
+    try {
+      await client.callTool({ name: 'svc_send_message', arguments: { projectId, kind: 'build', message: 'Add a split-the-bill stepper' } });
+      await waitFor(client, projectId, (s) => s.activeWorkflow?.status === 'running');
+      const card = await openCard(tab, client, projectId);
+      await card.locator('#name').filter({ hasText: 'Tip Calculator' }).waitFor();
+      await card.locator('#status').filter({ hasText: 'running' }).waitFor();
+      await card.locator('#deploys figure svg').first().waitFor();
+      await card.locator('#shot:visible').waitFor();
+      expect(await card.locator('#shot').evaluate((img: { naturalWidth: number }) => img.naturalWidth)).toBe(390);
+      if (process.env.SVC_DOC_IMAGES === '1') await tab.locator('#card').screenshot({ path: join(ROOT, 'docs/images/app-card.png') });
+      await card.locator('#cancel').click();
+      const ended = await waitFor(client, projectId, (s) => !s.hasActiveWorkflows);
+      expect(ended.lastWorkflow?.status).toBe('cancelled');
+      await card.locator('#status').filter({ hasText: 'cancelled' }).waitFor();
+      // The card fetched nothing itself: once the harness page and its script are in, no request at all.
+      expect(requests).toEqual([]);
+    } finally {
+      await tab.close();
+      await client.close();
+    }
+  });
+});
