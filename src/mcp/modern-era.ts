@@ -12,7 +12,8 @@
  * What the gateway does: `tools/call`, the hot path, goes to the dispatcher as in the other era,
  * and its result gets the era's two fields (`stampCall`), so both eras give the same answers.
  */
-import { classifyInboundRequest, createMcpHandler, SERVER_INFO_META_KEY, Server, type ListToolsResult, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, createMcpHandler, inputRequired, SERVER_INFO_META_KEY, Server, type InputRequiredResult, type ListToolsResult, type McpHttpHandler } from '@modelcontextprotocol/server';
+import type { InputRequiredSignal } from './elicitation.js';
 import type { JsonRpcReply } from './in-process-transport.js';
 import { ENVELOPE_VERSION_KEY, MODERN_PROTOCOL_VERSIONS, type ProtocolHeaders } from './protocol-era.js';
 import type { ServerDescription } from './server-description.js';
@@ -41,6 +42,12 @@ export interface ModernEra {
   serve(message: Record<string, unknown>, revision: string): Promise<{ reply: JsonRpcReply; status: number }>;
   /** A `tools/call` result of the other era with this era's `resultType` and server identity. */
   stampCall<T extends object>(result: T): T & { resultType: 'complete'; _meta: Record<string, unknown> };
+  /**
+   * The `input_required` result that asks the person `signal.form` under `signal.key` (the SDK's
+   * `inputRequired` builders), with the server identity; the client retries the call with the
+   * answer in `inputResponses`.
+   */
+  inputRequired(signal: InputRequiredSignal): InputRequiredResult;
 }
 
 /** Builds the era around the dispatcher's tool list (called once, by `createMcpServer`'s loader). */
@@ -106,6 +113,11 @@ export function loadModernEra(description: ServerDescription, tools: ToolDispatc
       );
       const reply = JSON.parse(await response.text()) as JsonRpcReply;
       return { reply: { ...reply, id: (message.id as JsonRpcReply['id']) ?? null }, status: response.status };
+    },
+
+    inputRequired(signal) {
+      const asked = inputRequired({ inputRequests: { [signal.key]: inputRequired.elicit({ mode: 'form', ...signal.form }) } });
+      return { ...asked, _meta: { ...asked._meta, ...identity } };
     },
 
     stampCall(result) {

@@ -1,6 +1,7 @@
 /** `svc_get_session` (docs/workflows.md, docs/contract.md#tools). */
 import { z } from 'zod';
 import { defineTool, withContent, type ContentItem } from '../define-tool.js';
+import { askPerson } from './ask-person.js';
 import { errorGuide } from './error-guide.js';
 import { uuidParameter } from '../parameters.js';
 import { sessionSchema, type SessionView } from '../../services/resource-shapes.js';
@@ -62,7 +63,9 @@ export const getSessionTool = defineTool({
       waitMs: waited * 1000,
       ...(waitSeconds > 0 && { signal: request?.signal, onStep: request?.progress }),
     });
-    const session = waited < waitSeconds && seen.wait ? { ...seen, wait: { ...seen.wait, cappedAtSeconds: WAIT_CAP_SECONDS } } : seen;
+    const capped = waited < waitSeconds && seen.wait ? { ...seen, wait: { ...seen.wait, cappedAtSeconds: WAIT_CAP_SECONDS } } : seen;
+    // A wait that finds a text question asks the person, when the client can (docs/contract.md#elicitation).
+    const session = waitSeconds > 0 && request?.elicitation ? await askPerson(capped, request.elicitation, caller, services) : capped;
     if (!screenshot) return replyOf(session);
     const shot = await services.screenshots.latest(caller, projectId);
     const content = previewLinks(session);
