@@ -18,7 +18,7 @@ import { ManualBuilder, type ManualRun } from './manual-builder.js';
 
 const MODERN = '2026-07-28';
 
-type Answer = { action: 'accept'; content: Record<string, unknown> } | { action: 'decline' } | { action: 'cancel' };
+type Answer = { action: 'accept'; content: Record<string, string> } | { action: 'decline' } | { action: 'cancel' };
 
 /** The person behind a client: answers each form with the next answer set for it, and remembers what was asked. */
 class Person {

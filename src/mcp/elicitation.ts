@@ -9,8 +9,6 @@
  *   `inputResponses` (`modernElicitation`; the gateway turns `InputRequiredSignal` into the result).
  * Free of the SDK: this module is read on every call.
  */
-import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
-
 /** A form-mode elicitation: the message shown and the flat JSON Schema of the form (one string field here). */
 export interface ElicitForm {
   message: string;
@@ -22,7 +20,7 @@ export interface ElicitForm {
 }
 
 /** What the person did with a form (MCP `ElicitResult`). */
-export type ElicitAnswer = { action: 'accept'; content: Record<string, unknown> } | { action: 'decline' | 'cancel' };
+type ElicitAnswer = { action: 'accept'; content: Record<string, unknown> } | { action: 'decline' | 'cancel' };
 
 /** The way a tool asks the person of one request. */
 export interface Elicitation {
@@ -111,10 +109,3 @@ function elicitAnswer(value: unknown): ElicitAnswer | undefined {
   return { action, content: content && typeof content === 'object' && !Array.isArray(content) ? (content as Record<string, unknown>) : {} };
 }
 
-/** A client's response to a request the server sent (what the gateway hands back to the SDK). */
-export interface ClientResponse {
-  jsonrpc: '2.0';
-  id: RequestId;
-  result?: unknown;
-  error?: unknown;
-}

@@ -12,7 +12,7 @@ import type { ElicitForm, Elicitation } from '../elicitation.js';
 import type { ToolServices } from '../tool-services.js';
 
 /** What became of the question asked (the session's `elicitation`). */
-export interface ElicitationReport {
+interface ElicitationReport {
   questionId: string;
   action: 'accept' | 'decline' | 'cancel';
   answered: boolean;
@@ -57,7 +57,7 @@ export async function askPerson(session: SessionView, elicitation: Elicitation, 
 }
 
 /** The form that asks `question`: its prompt, and one string field (its options as an enum, its pattern described). */
-export function questionForm(question: PendingQuestion): ElicitForm {
+function questionForm(question: PendingQuestion): ElicitForm {
   const rule = question.options ? { enum: question.options } : { minLength: 1, maxLength: MAX_MESSAGE_LENGTH };
   return {
     message: question.prompt,
