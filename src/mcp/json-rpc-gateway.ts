@@ -43,6 +43,7 @@ import { parameterError } from './parameter-errors.js';
 import { claimsModernEra, MODERN_METHODS, type ProtocolHeaders } from './protocol-era.js';
 import type { ToolDispatcher } from './tool-dispatcher.js';
 import type { ToolRequest } from './define-tool.js';
+import { startHeartbeat } from '../services/wait-heartbeat.js';
 
 /**
  * Decides who may send `method`: returns the admission (caller and rate window), null when the
@@ -334,9 +335,16 @@ export class JsonRpcGateway {
     const send = channel?.request;
     if (!send || !declaresFormElicitation(this.servers.legacy.getClientCapabilities())) return undefined;
     this.transport.outbound = send;
-    const ask: ElicitInput = (form, options) => {
+    const ask: ElicitInput = async (form, options) => {
       request.extendDeadline?.(ELICIT_TIMEOUT_MS);
-      return this.servers.legacy.elicitInput(form, options);
+      // While the person answers, a host that asked for progress still hears the call is alive.
+      const progress = request.progress;
+      const stop = progress && startHeartbeat(() => progress('waiting for the user to answer the question'));
+      try {
+        return await this.servers.legacy.elicitInput(form, options);
+      } finally {
+        stop?.();
+      }
     };
     return legacyElicitation(ask, () => request.signal, ELICIT_TIMEOUT_MS);
   }
