@@ -4,7 +4,8 @@
  * the app identifier (a text question with a pattern). A 2025-11-25 client (SDK v1) that declared
  * form elicitation at `initialize` is sent `elicitation/create` during the `svc_get_session` wait
  * that finds the question; a 2026-07-28 client (SDK v2) is answered with `input_required` and
- * retries. Accepting answers it and the deploy goes on to its end; declining leaves it pending
+ * retries. Accepting answers it and the deploy goes on to its end (over 2025-11-25 the call hears,
+ * while the person answers, that it waits for them); declining leaves it pending
  * (the host answers it with svc_send_message). A client without the capability is never asked.
  */
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
@@ -14,7 +15,7 @@ import { StdioClientTransport as StdioTransportV1 } from '@modelcontextprotocol/
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cliToken } from './bin-helpers.js';
-import { BIN, tempDir } from './helpers.js';
+import { BIN, tempDir, waitFor } from './helpers.js';
 
 const MODERN = '2026-07-28';
 
@@ -36,12 +37,15 @@ function serverParams() {
 interface Person {
   asked: Array<{ message: string; requestedSchema: any }>;
   answers: Answer[];
+  /** Settles when the person answers (at once when absent). */
+  ready?: () => Promise<unknown>;
 }
 
 /** A client of `era`; with `person`, it declares form elicitation and lets them answer. */
 async function connect(era: 'v1' | 'v2', person?: Person): Promise<ClientV1 | ClientV2> {
-  const answer = (params: unknown): Answer => {
+  const answer = async (params: unknown): Promise<Answer> => {
     person!.asked.push(params as Person['asked'][number]);
+    await person!.ready?.();
     return person!.answers.shift() ?? { action: 'cancel' };
   };
   const capabilities = person ? { elicitation: { form: {} } } : {};
@@ -59,8 +63,12 @@ async function connect(era: 'v1' | 'v2', person?: Person): Promise<ClientV1 | Cl
   return client;
 }
 
+/** Progress messages of the calls made with `call`, in order. */
+const progress: string[] = [];
+
 async function call(client: ClientV1 | ClientV2, name: string, args: Record<string, unknown>): Promise<any> {
-  return ((await client.callTool({ name, arguments: args })) as { structuredContent?: unknown }).structuredContent;
+  const onprogress = (p: { message?: string }) => progress.push(p.message ?? '');
+  return ((await client.callTool({ name, arguments: args }, undefined, { onprogress })) as { structuredContent?: unknown }).structuredContent;
 }
 
 /** Starts a deploy (the scripted builder builds first, then asks for the app identifier). */
@@ -82,6 +90,8 @@ describe.concurrent('over stdio, the wait that finds the app identifier question
   for (const era of ['v1', 'v2'] as const) {
     it(`SDK ${era} (${era === 'v1' ? '2025-11-25: elicitation/create' : '2026-07-28: input_required'}): accept answers it and the deploy ends`, { timeout: 60_000 }, async () => {
       const person: Person = { asked: [], answers: [{ action: 'accept', content: { answer: 'com.example.elicited' } }] };
+      // On 2025-11-25 the person answers during the call: it hears that it waits for them meanwhile.
+      if (era === 'v1') person.ready = () => waitFor(() => progress.includes('waiting for the user to answer the question'), 30_000);
       const client = await connect(era, person);
       const projectId = await deploy(client);
       const asked = await waitUntil(client, projectId, (session) => session.elicitation !== undefined);
