@@ -265,10 +265,10 @@ export class JsonRpcGateway {
       return errorReply(id, invalidRequest({ reason: 'a message cannot carry both method and result or error' }));
     }
     if (!('method' in message)) {
-      // A response from the client: to a request the SDK server sent on this connection (an
-      // elicitation over stdio), matched by the SDK by its id; any other is dropped there.
+      // A response from the client: on a connection that carries the server's requests (stdio),
+      // to one of them (an elicitation), matched by the SDK by its id; elsewhere (HTTP) dropped.
       if ('id' in message && ('result' in message || 'error' in message)) {
-        this.transport.receive(message as unknown as JSONRPCResponse);
+        if (channel?.request) this.transport.receive(message as unknown as JSONRPCResponse);
         return { body: null, status: 202 };
       }
       return errorReply(id, invalidRequest({ reason: 'method is required' }));
