@@ -51,7 +51,7 @@ const modernApart = {
 
 /**
  * The SDK's `Server` imports its default JSON Schema validator (Ajv) and constructs it only when it
- * is given none; ours is always given one (src/mcp/no-schema-validator.ts), so the import is
+ * is given none; ours is always given one (src/mcp/form-answer-validator.ts), so the import is
  * replaced by a class that throws if it were ever constructed, and Ajv stays out of the bundle.
  */
 const noAjv = {

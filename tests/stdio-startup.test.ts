@@ -12,7 +12,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createMcpServer } from '../src/mcp/mcp-server.js';
-import { NO_SCHEMA_VALIDATOR } from '../src/mcp/no-schema-validator.js';
+import { FORM_ANSWER_VALIDATOR } from '../src/mcp/form-answer-validator.js';
 import { cliToken } from './bin-helpers.js';
 import { BIN, ROOT, tempDir } from './helpers.js';
 
@@ -297,9 +297,14 @@ describe('stdio start-up loads only what answering needs', () => {
     expect(source).not.toContain('Ung\\xFCltige Eingabe');
   });
 
-  it("gives the SDK Server this server's own JSON Schema validator, which is never asked for one (no elicitation)", () => {
+  it("gives the SDK Server this server's own JSON Schema validator, which checks an answer to its own forms", () => {
     const { legacy } = createMcpServer('0.0.0');
-    expect((legacy as unknown as { _jsonSchemaValidator: unknown })._jsonSchemaValidator).toBe(NO_SCHEMA_VALIDATOR);
-    expect(() => NO_SCHEMA_VALIDATOR.getValidator({ type: 'object' })).toThrow(/no elicitation/);
+    expect((legacy as unknown as { _jsonSchemaValidator: unknown })._jsonSchemaValidator).toBe(FORM_ANSWER_VALIDATOR);
+    const check = FORM_ANSWER_VALIDATOR.getValidator({ type: 'object', properties: { answer: { type: 'string', enum: ['red', 'blue'] } }, required: ['answer'] });
+    expect(check({ answer: 'blue' })).toMatchObject({ valid: true, data: { answer: 'blue' } });
+    expect(check({ answer: 'green' })).toMatchObject({ valid: false, errorMessage: 'answer must be one of the options' });
+    expect(check({})).toMatchObject({ valid: false, errorMessage: 'answer is required' });
+    expect(check({ answer: 1 })).toMatchObject({ valid: false });
+    expect(check({ answer: 'red', other: 'x' })).toMatchObject({ valid: false });
   });
 });

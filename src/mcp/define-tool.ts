@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { Caller } from '../auth/caller.js';
+import type { Elicitation } from './elicitation.js';
 import { toolIcons, type Icon } from './icons.js';
 import { parameterError } from './parameter-errors.js';
 import { ToolResultWithJson } from './reply-json.js';
@@ -37,6 +38,11 @@ export interface ToolRequest {
    * caller asked for, such as `svc_get_session`'s `waitSeconds`).
    */
   extendDeadline?(ms: number): void;
+  /**
+   * Asks the person a question (MCP elicitation, form mode): present only when the client declared
+   * the capability and the transport can carry the question (`elicitation.ts`).
+   */
+  elicitation?: Elicitation;
 }
 
 /** What a tool's handler receives besides its arguments. */

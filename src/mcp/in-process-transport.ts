@@ -5,7 +5,7 @@
  * This keeps per-request work to the request's own work (no server or transport per request).
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, JSONRPCRequest, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 
 /** A JSON-RPC response or error object as the server sent it. */
 export type JsonRpcReply = { jsonrpc: '2.0'; id: RequestId | null; result?: unknown; error?: { code: number; message: string; data?: unknown } };
@@ -16,14 +16,24 @@ export class InProcessTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
 
+  /**
+   * Where the server's own requests go (an `elicitation/create` on a stdio connection); without it
+   * they are dropped.
+   */
+  outbound: ((message: JSONRPCRequest) => void) | undefined;
+
   private nextId = 1;
   private readonly pending = new Map<number, { originalId: RequestId; resolve: (reply: JsonRpcReply) => void }>();
 
   async start(): Promise<void> {}
 
-  /** Receives the server's replies; server-initiated notifications and requests are dropped. */
+  /** Receives the server's replies and its own requests (to `outbound`); its notifications are dropped. */
   async send(message: JSONRPCMessage): Promise<void> {
-    if (!('id' in message) || 'method' in message) return;
+    if (!('id' in message)) return;
+    if ('method' in message) {
+      this.outbound?.(message);
+      return;
+    }
     const entry = this.pending.get(message.id as number);
     if (!entry) return;
     this.pending.delete(message.id as number);
@@ -36,6 +46,11 @@ export class InProcessTransport implements Transport {
       this.pending.delete(id);
     }
     this.onclose?.();
+  }
+
+  /** Hands the server a client's response to one of its own requests (the SDK matches it by id). */
+  receive(response: JSONRPCResponse): void {
+    this.onmessage?.(response);
   }
 
   /**

@@ -16,7 +16,7 @@
  * `answerModern`: `tools/call` by the dispatcher as above, `server/discover` and `tools/list` by
  * the v2 SDK server.
  */
-import { InitializeRequestSchema, PingRequestSchema, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { InitializeRequestSchema, PingRequestSchema, type JSONRPCRequest, type JSONRPCResponse, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Caller } from '../auth/caller.js';
 import type { Admission } from '../auth/request-gate.js';
 import { RateLimitedError } from '../auth/request-gate.js';
@@ -35,6 +35,7 @@ import {
 import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { Logger } from '../logger.js';
 import { DeadlineQueue, type Deadline } from './deadline-queue.js';
+import { declaresFormElicitation, InputRequiredSignal, legacyElicitation, modernElicitation, type ElicitInput, type Elicitation } from './elicitation.js';
 import { InProcessTransport, type JsonRpcReply } from './in-process-transport.js';
 import type { McpServers } from './mcp-server.js';
 import type { ModernEra, ModernVerdict } from './modern-era.js';
@@ -44,6 +45,7 @@ import { CARD_METHODS, claimsModernEra, MODERN_METHODS, type ProtocolHeaders } f
 import type { ToolDispatcher } from './tool-dispatcher.js';
 import type { ToolRequest } from './define-tool.js';
 import { storeUnavailableReason } from '../store/unavailable.js';
+import { startHeartbeat } from '../services/wait-heartbeat.js';
 
 /**
  * Decides who may send `method`: returns the admission (caller and rate window), null when the
@@ -77,6 +79,11 @@ export interface RequestChannel {
   cancel?(id: RequestId): void;
   /** A channel of one client (stdio): what its `initialize` declared (the MCP Apps card, `app-card.ts`). */
   connection?: ConnectionState;
+  /**
+   * A connection that is the session (stdio): sends the client a request of the server's (an
+   * `elicitation/create`); the client's response comes back as a message of its own.
+   */
+  request?(message: JSONRPCRequest): void;
 }
 
 /** A JSON-RPC notification the server sends (here: `notifications/progress`). */
@@ -91,6 +98,9 @@ const SDK_METHOD_SCHEMAS = new Map<string, typeof PingRequestSchema | typeof Ini
   ['initialize', InitializeRequestSchema],
   ['ping', PingRequestSchema],
 ]);
+
+/** Longest time a person has to answer a question asked over stdio (2025-11-25), in ms; then it counts as cancelled. */
+const ELICIT_TIMEOUT_MS = 10 * 60_000;
 
 /** Default of the per-message deadline, in ms. */
 const DEFAULT_DEADLINE_MS = 30_000;
@@ -259,8 +269,12 @@ export class JsonRpcGateway {
       return errorReply(id, invalidRequest({ reason: 'a message cannot carry both method and result or error' }));
     }
     if (!('method' in message)) {
-      // A response from the client: this server sends no requests, so there is nothing to match.
-      if ('id' in message && ('result' in message || 'error' in message)) return { body: null, status: 202 };
+      // A response from the client: on a connection that carries the server's requests (stdio),
+      // to one of them (an elicitation), matched by the SDK by its id; elsewhere (HTTP) dropped.
+      if ('id' in message && ('result' in message || 'error' in message)) {
+        if (channel?.request) this.transport.receive(message as unknown as JSONRPCResponse);
+        return { body: null, status: 202 };
+      }
       return errorReply(id, invalidRequest({ reason: 'method is required' }));
     }
     if (typeof message.method !== 'string' || message.method.length === 0) {
@@ -287,6 +301,8 @@ export class JsonRpcGateway {
       if (modern || message.method === 'tools/call') {
         const scoped = channel?.requestSignal?.(id as RequestId);
         const request = toolRequest(params, channel, deadline, this.deadlineMs, scoped);
+        const elicitation = modern ? modernElicitation(params) : this.legacyElicitation(channel, request);
+        if (elicitation) request.elicitation = elicitation;
         try {
           if (modern) return await this.answerModern(modern.era, modern.verdict as Extract<ModernVerdict, { kind: 'accepted' }>, message, id as RequestId, admission, rate, request);
           const result = await (this.tools ?? (await this.toolsReady())).call(params, admission?.caller, request);
@@ -320,6 +336,29 @@ export class JsonRpcGateway {
       const body = toJsonRpcError(error);
       return { body: { jsonrpc: '2.0', id, error: body }, status: httpStatusForCode(body.code), ...(rate && { rate }) };
     }
+  }
+
+  /**
+   * The elicitation of a 2025-11-25 `tools/call`: on a connection that carries the server's own
+   * requests (stdio: `RequestChannel.request`) whose client declared form elicitation at
+   * `initialize`, `elicitation/create` sent by the SDK server; else none (docs/contract.md#elicitation).
+   */
+  private legacyElicitation(channel: RequestChannel | undefined, request: ToolRequest): Elicitation | undefined {
+    const send = channel?.request;
+    if (!send || !declaresFormElicitation(this.servers.legacy.getClientCapabilities())) return undefined;
+    this.transport.outbound = send;
+    const ask: ElicitInput = async (form, options) => {
+      request.extendDeadline?.(ELICIT_TIMEOUT_MS);
+      // While the person answers, a host that asked for progress still hears the call is alive.
+      const progress = request.progress;
+      const stop = progress && startHeartbeat(() => progress('waiting for the user to answer the question'));
+      try {
+        return await this.servers.legacy.elicitInput(form, options);
+      } finally {
+        stop?.();
+      }
+    };
+    return legacyElicitation(ask, () => request.signal, ELICIT_TIMEOUT_MS);
   }
 
   /** Admits a `tools/call`; a refusal (-32001, -32005) is reported to the dispatcher's observer, then thrown. */
@@ -358,8 +397,14 @@ export class JsonRpcGateway {
     const card = cardFor(message);
     if (!MODERN_METHODS.has(method) || (CARD_METHODS.has(method) && card === undefined)) throw methodNotFound(method);
     if (method === 'tools/call' && verdict.supported) {
-      const result = await (await this.toolsReady()).call(message.params as Record<string, unknown> | undefined, admission?.caller, request);
-      return { body: { jsonrpc: '2.0', id, result: era.stampCall(result) }, status: 200, ...(rate && { rate }) };
+      try {
+        const result = await (await this.toolsReady()).call(message.params as Record<string, unknown> | undefined, admission?.caller, request);
+        return { body: { jsonrpc: '2.0', id, result: era.stampCall(result) }, status: 200, ...(rate && { rate }) };
+      } catch (error) {
+        // A question for the person: the client asks it and retries the call with the answer.
+        if (!(error instanceof InputRequiredSignal)) throw error;
+        return { body: { jsonrpc: '2.0', id, result: era.inputRequired(error) }, status: 200, ...(rate && { rate }) };
+      }
     }
     const { reply, status } = await era.serve(message, verdict.revision, card);
     if (!reply.error) return { body: this.ownList(method, reply, admission?.caller, card !== undefined), status: 200, ...(rate && { rate }) };

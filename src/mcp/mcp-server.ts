@@ -12,7 +12,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { JsonRpcFailure, methodNotFound, toJsonRpcError } from '../errors.js';
 import type { ModernEra } from './modern-era.js';
-import { NO_SCHEMA_VALIDATOR } from './no-schema-validator.js';
+import { FORM_ANSWER_VALIDATOR } from './form-answer-validator.js';
 import { describeServer, type ServerDescription } from './server-description.js';
 import type { ToolDispatcher } from './tool-dispatcher.js';
 
@@ -37,7 +37,7 @@ export function createMcpServer(version: string): McpServers {
 }
 
 function createLegacyServer(description: ServerDescription): Server {
-  const server = new Server(description.info, { capabilities: description.capabilities, instructions: description.instructions, jsonSchemaValidator: NO_SCHEMA_VALIDATOR });
+  const server = new Server(description.info, { capabilities: description.capabilities, instructions: description.instructions, jsonSchemaValidator: FORM_ANSWER_VALIDATOR });
   // The SDK answers unknown methods with a bare "Method not found"; the contract names the method.
   server.fallbackRequestHandler = async (request) => {
     const body = toJsonRpcError(methodNotFound(request.method));

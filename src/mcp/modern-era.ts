@@ -13,8 +13,9 @@
  * and its result gets the era's two fields (`stampCall`), so both eras give the same answers.
  */
 import { EXTENSION_ID, registerAppResource, RESOURCE_MIME_TYPE } from '@modelcontextprotocol/ext-apps/server';
-import { classifyInboundRequest, createMcpHandler, McpServer, SERVER_INFO_META_KEY, Server, type ListToolsResult, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, createMcpHandler, inputRequired, McpServer, SERVER_INFO_META_KEY, Server, type InputRequiredResult, type ListToolsResult, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { CARD_RESOURCE, CARD_RESOURCE_META, CARD_URI } from './app-card.js';
+import type { InputRequiredSignal } from './elicitation.js';
 import type { JsonRpcReply } from './in-process-transport.js';
 import { ENVELOPE_VERSION_KEY, MODERN_PROTOCOL_VERSIONS, type ProtocolHeaders } from './protocol-era.js';
 import type { ServerDescription } from './server-description.js';
@@ -46,6 +47,12 @@ export interface ModernEra {
   serve(message: Record<string, unknown>, revision: string, card?: string): Promise<{ reply: JsonRpcReply; status: number }>;
   /** A `tools/call` result of the other era with this era's `resultType` and server identity. */
   stampCall<T extends object>(result: T): T & { resultType: 'complete'; _meta: Record<string, unknown> };
+  /**
+   * The `input_required` result that asks the person `signal.form` under `signal.key` (the SDK's
+   * `inputRequired` builders), with the server identity; the client retries the call with the
+   * answer in `inputResponses`.
+   */
+  inputRequired(signal: InputRequiredSignal): InputRequiredResult;
 }
 
 /** Builds the era around the dispatcher's tool list (called once, by `createMcpServer`'s loader). */
@@ -127,6 +134,11 @@ export function loadModernEra(description: ServerDescription, tools: ToolDispatc
       );
       const reply = JSON.parse(await response.text()) as JsonRpcReply;
       return { reply: { ...reply, id: (message.id as JsonRpcReply['id']) ?? null }, status: response.status };
+    },
+
+    inputRequired(signal) {
+      const asked = inputRequired({ inputRequests: { [signal.key]: inputRequired.elicit({ mode: 'form', ...signal.form }) } });
+      return { ...asked, _meta: { ...asked._meta, ...identity } };
     },
 
     stampCall(result) {

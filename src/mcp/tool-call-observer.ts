@@ -4,6 +4,7 @@
  * a label as sent) and how the call ended (`ok`, or its JSON-RPC error code).
  */
 import { toJsonRpcError } from '../errors.js';
+import { InputRequiredSignal } from './elicitation.js';
 
 /** Receives one report per tool call; it only counts (it must not throw or block). */
 export interface ToolCallObserver {
@@ -14,7 +15,11 @@ export interface ToolCallObserver {
   toolCalled(tool: string, code: string): void;
 }
 
-/** The label a thrown error gives a call: its JSON-RPC code, as the client receives it. */
+/**
+ * The label a thrown error gives a call: its JSON-RPC code, as the client receives it; `ok` for a
+ * call answered with an `input_required` result (a question for the person, not a failure).
+ */
 export function callCode(error: unknown): string {
+  if (error instanceof InputRequiredSignal) return 'ok';
   return String(toJsonRpcError(error).code);
 }

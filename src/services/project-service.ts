@@ -46,6 +46,13 @@ export class ProjectService {
     private readonly clock: Clock,
   ) {}
 
+  /** True when `caller` may answer the project's questions: its owner, with a token that may write. */
+  async mayAnswer(caller: Caller, projectId: string): Promise<boolean> {
+    if (caller.readOnly) return false;
+    const project = await this.store.repos.projects.findById(projectId);
+    return project?.ownerId === caller.userId;
+  }
+
   /** The caller's own projects, public and private, newest first. */
   async list(caller: Caller): Promise<Project[]> {
     return (await this.store.repos.projects.listByOwner(caller.userId)).map(toProject);

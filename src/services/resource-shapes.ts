@@ -125,6 +125,15 @@ export const sessionSchema = z.object({
     })
     .optional()
     .describe('Present when screenshot was asked for: the image is the image/png item of content'),
+  elicitation: z
+    .object({
+      questionId: z.string(),
+      action: z.enum(['accept', 'decline', 'cancel']).describe('What the user did with the question the server asked them (MCP elicitation)'),
+      answered: z.boolean().describe('true when their answer was sent: the workflow goes on; false: the question is still pending'),
+      note: z.string(),
+    })
+    .optional()
+    .describe('Present when the server asked the user the pending text question itself (the client declared elicitation)'),
   questionFiles: z
     .object({
       questionId: z.string(),

@@ -137,6 +137,9 @@ function stdioChannel(output: Writable): RequestChannel & { end(): void } {
     notify: (message) => {
       if (!ended.signal.aborted) output.write(`${JSON.stringify(message)}\n`);
     },
+    request: (message) => {
+      if (!ended.signal.aborted) output.write(`${JSON.stringify(message)}\n`);
+    },
     signal: ended.signal,
     requestSignal: (id) => {
       // The request's controller and combined signal are made only when a tool reads the signal

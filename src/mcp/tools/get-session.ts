@@ -1,6 +1,7 @@
 /** `svc_get_session` (docs/workflows.md, docs/contract.md#tools). */
 import { z } from 'zod';
 import { defineTool, withContent, type ContentItem } from '../define-tool.js';
+import { askPerson } from './ask-person.js';
 import { errorGuide } from './error-guide.js';
 import { uuidParameter } from '../parameters.js';
 import { sessionSchema, type SessionView } from '../../services/resource-shapes.js';
@@ -17,7 +18,7 @@ export const getSessionTool = defineTool({
     "Reports the project's workflows: the active one (running, waiting_for_input or cancelling) with its current step, the queued ones in start order, the last finished one with its error if it failed, the agent's pendingQuestion if it waits for an answer, and the project's latest preview and deployment URLs (also as resource_link items of content). Each workflow has a title (its instruction's first line: tell the user which queued workflow is which by it); each deployment a deployNumber, shared by the platforms one deploy published (say: deploy #3: web, ios, android).",
     `Follow a build by WAITING, not by polling: pass waitSeconds (30 to ${WAIT_CAP_SECONDS} is best) and the call returns as soon as the active workflow changes status or step, asks a question or ends (wait.reason "changed"), or when the time is up ("time_up"); with nothing active it returns at once, and so it does while a question waits for its answer ("question_pending": answer it first). A wait never runs past ${WAIT_CAP_SECONDS} s, so that hosts do not cut it: a larger waitSeconds (up to ${MAX_WAIT_SECONDS}) is answered at ${WAIT_CAP_SECONDS} s with wait.cappedAtSeconds ${WAIT_CAP_SECONDS}. You keep at most ${MAX_OPEN_WAITS_PER_USER} waits open at once: one more ends your oldest (wait.reason "superseded"), so wait on one call per project. Call it again with waitSeconds after each answer until hasActiveWorkflows is false. Hosts that send a progressToken get a progress notification at each step change and at least every ${WAIT_HEARTBEAT_MS / 1000} s (naming the step and how long it has run).`,
     'After a build completes, call it once with screenshot: true to SEE the app: content then holds an image/png of the latest web preview rendered on a phone-sized screen (390x844). Look at it before telling the user what was built; if screenshot.status is "unavailable", screenshot.reason says why (say so, and give the preview URL).',
-    'When pendingQuestion is set, answer it with svc_send_message (message = the answer, questionId = pendingQuestion.questionId). pendingQuestion.kind "text" is for the user (relay it, send their answer); kind "code" is for you: its prompt is a coding task on the app, and you answer with the JSON files described in pendingQuestion.format (see svc_send_message). A big app\'s files do not all fit in the prompt: it lists the others by page; read each page with questionFilesPage: N (the answer\'s questionFiles.files) before you answer.',
+    'When pendingQuestion is set, answer it with svc_send_message (message = the answer, questionId = pendingQuestion.questionId). pendingQuestion.kind "text" is for the user (relay it, send their answer; when your client declared elicitation, a wait that finds it asks the user itself and says so in elicitation: answered true means it is sent, false that it is still pending); kind "code" is for you: its prompt is a coding task on the app, and you answer with the JSON files described in pendingQuestion.format (see svc_send_message). A big app\'s files do not all fit in the prompt: it lists the others by page; read each page with questionFilesPage: N (the answer\'s questionFiles.files) before you answer.',
     'Readable by the owner, and by anyone for a public project.',
     errorGuide([
       `-32602: projectId is missing or not a UUID, or waitSeconds is not an integer from 0 to ${MAX_WAIT_SECONDS}, or questionFilesPage is past the last page (error.data.pages) or no code question is waiting. Take ids from svc_list_projects.`,
@@ -62,7 +63,9 @@ export const getSessionTool = defineTool({
       waitMs: waited * 1000,
       ...(waitSeconds > 0 && { signal: request?.signal, onStep: request?.progress }),
     });
-    const session = waited < waitSeconds && seen.wait ? { ...seen, wait: { ...seen.wait, cappedAtSeconds: WAIT_CAP_SECONDS } } : seen;
+    const capped = waited < waitSeconds && seen.wait ? { ...seen, wait: { ...seen.wait, cappedAtSeconds: WAIT_CAP_SECONDS } } : seen;
+    // A wait that finds a text question asks the person, when the client can (docs/contract.md#elicitation).
+    const session = waitSeconds > 0 && request?.elicitation ? await askPerson(capped, request.elicitation, caller, services) : capped;
     if (!screenshot) return replyOf(session);
     const shot = await services.screenshots.latest(caller, projectId);
     const content = previewLinks(session);
