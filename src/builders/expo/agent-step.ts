@@ -32,8 +32,9 @@ export interface AgentInput {
   sdk: number;
   toolchain: ExpoToolchain;
   /**
-   * Runs `tsc --noEmit` in `dir` (a copy of the app) under the heavy-step semaphore.
-   * @throws BuildFailure `timeout`; the abort reason on cancel.
+   * Runs `tsc --noEmit` in `dir` (a copy of the app) in a heavy-step slot, within the type
+   * check's bounds (a check stopped at one fails with the reason as its diagnostic).
+   * @throws the abort reason on cancel.
    */
   typeCheck(dir: string): Promise<TypeCheckResult>;
 }
