@@ -20,7 +20,7 @@ describe('the MCP Bundle', () => {
   let manifest: any;
   beforeAll(() => {
     const out = tempDir('mbm-mcpb-out-');
-    const pack = spawnSync('npm', ['run', '--silent', 'pack:mcpb', '--', '--out', out], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    const pack = spawnSync('npm', ['run', '--silent', 'pack:mcpb', '--', '--out', out], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
     expect(pack.status, pack.stderr).toBe(0);
     const file = pack.stdout.trim().split('\n').at(-1)!;
     expect(file).toBe(join(out, `mobile-builder-mcp-${pkg.version}.mcpb`));
