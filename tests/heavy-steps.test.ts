@@ -1,9 +1,12 @@
 /**
  * The fair heavy-step slots (src/builders/heavy-steps.ts) on their own, with no clock: each step is
- * a promise the test settles by hand, and the test reads the order in which steps started.
+ * a promise the test settles by hand, and the test reads the order in which steps started. Then how
+ * a stopped step's reason is told (src/builders/expo/step-bounds.ts). A real pathological type
+ * check on the real toolchain is tests/expo/expo-heavy-steps.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { HeavyStepSemaphore } from '../src/builders/heavy-steps.js';
+import { boundPassed, TYPE_CHECK_BOUNDS } from '../src/builders/expo/step-bounds.js';
 
 /** A step the test ends by hand; `started` records its name when it gets a slot. */
 function stepOf(started: string[], name: string) {
@@ -133,5 +136,22 @@ describe('heavy step slots shared fairly across users', () => {
   it('refuses a slot count that is not a whole number of at least 1', () => {
     expect(() => new HeavyStepSemaphore(0)).toThrow();
     expect(() => new HeavyStepSemaphore(1.5)).toThrow();
+  });
+});
+
+describe('the reason a heavy step was stopped', () => {
+  const ended = (over: Partial<Parameters<typeof boundPassed>[0]>) => ({ code: 1, signal: null, timedOut: false, aborted: false, tail: [], ...over });
+  it('names the bound a step went past', () => {
+    expect(boundPassed(ended({ code: null, signal: 'SIGTERM', timedOut: true }), TYPE_CHECK_BOUNDS, 'tsc --noEmit')).toBe('tsc --noEmit ran longer than its bound of 120 s and was stopped');
+    expect(boundPassed(ended({ code: 152 }), TYPE_CHECK_BOUNDS, 'tsc --noEmit')).toMatch(/more than its bound of 120 s of CPU time/);
+    expect(boundPassed(ended({ code: null, signal: 'SIGXCPU' }), TYPE_CHECK_BOUNDS, 'tsc --noEmit')).toMatch(/CPU time/);
+    const oom = ['FATAL ERROR: Ineffective mark-compacts near heap limit Allocation failed - JavaScript heap out of memory'];
+    expect(boundPassed(ended({ code: 134, tail: oom }), TYPE_CHECK_BOUNDS, 'tsc --noEmit')).toMatch(/more than its memory bound \(1024 MiB of JavaScript heap, 2048 MiB/);
+    expect(boundPassed(ended({ code: null, signal: 'SIGABRT', tail: oom }), TYPE_CHECK_BOUNDS, 'tsc --noEmit')).toMatch(/memory bound/);
+  });
+
+  it('leaves an ordinary failure, and a diagnostic that only quotes such words, to the caller', () => {
+    expect(boundPassed(ended({ code: 0 }), TYPE_CHECK_BOUNDS, 'tsc --noEmit')).toBeNull();
+    expect(boundPassed(ended({ code: 2, tail: ["src/a.ts(1,7): error TS2322: Type '\"heap out of memory\"' is not assignable to type 'number'."] }), TYPE_CHECK_BOUNDS, 'tsc --noEmit')).toBeNull();
   });
 });

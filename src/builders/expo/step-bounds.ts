@@ -44,7 +44,7 @@ const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|Fatal process out o
 /**
  * Which bound, if any, a step's process went past, said for the user: `null` when it ended on its
  * own (success or an ordinary failure).
- * @param step what ran (`the type check`, `the web export`).
+ * @param step what ran, as the sentence's subject (`tsc --noEmit`, `The web export`).
  */
 export function boundPassed(result: ProcessResult, bounds: StepBounds, step: string): string | null {
   if (result.timedOut) return `${step} ran longer than its bound of ${Math.round(bounds.timeoutMs / 1000)} s and was stopped`;
@@ -52,7 +52,9 @@ export function boundPassed(result: ProcessResult, bounds: StepBounds, step: str
   if (result.signal === 'SIGXCPU' || result.code === 128 + SIGXCPU) {
     return `${step} used more than its bound of ${bounds.cpuSeconds} s of CPU time and was stopped`;
   }
-  if (result.tail.some((line) => OUT_OF_MEMORY.test(line))) {
+  // Out of memory, V8 aborts (SIGABRT); a process that merely printed such words exits by itself.
+  const killed = result.signal !== null || (result.code ?? 0) >= 128;
+  if (killed && result.tail.some((line) => OUT_OF_MEMORY.test(line))) {
     return `${step} needed more than its memory bound (${bounds.heapMb} MiB of JavaScript heap, ${Math.round(bounds.memoryBytes / MiB)} MiB of data per process) and was stopped`;
   }
   return null;
