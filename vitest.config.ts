@@ -9,9 +9,14 @@ import { PROCESS_TESTS } from './tests/setup/test-kinds.js';
 //   older than src/, so they never test an old build.
 // - `expo`: installs Expo SDK 56 into .cache/expo-toolchain once, then builds, deploys and opens
 //   previews in headless Chromium.
-// `npm test` runs unit and process together, then expo with one file at a time (real exports use
-// the whole machine), so the heavy one never slows the others down.
-const fast = { testTimeout: 60_000, hookTimeout: 60_000 };
+// `npm test` (scripts/test-all.mjs) runs each project in turn, expo with one file at a time (real
+// exports use the whole machine), so the heavy one never slows the others down.
+//
+// The timeouts are hang guards, not timing assertions: tests wait on states, and a test that takes
+// 5 s on a quiet machine may take ten times that on one busy with other work. They end a run that
+// hangs, and are generous enough that a slow machine never fails a test.
+const HANG_GUARD_MS = 300_000;
+const fast = { testTimeout: HANG_GUARD_MS, hookTimeout: HANG_GUARD_MS };
 export default defineConfig({
   test: {
     // PostgreSQL for the suites that ask for it (docs/postgresql.md, "Tests"): run once per vitest
@@ -53,8 +58,9 @@ export default defineConfig({
           name: 'expo',
           include: ['tests/expo/**/*.test.ts'],
           globalSetup: ['tests/bubblewrap-setup.ts', 'tests/setup/fresh-dist.ts'],
-          testTimeout: 600_000,
-          hookTimeout: 900_000,
+          // A cold deploy is about 2 min on a quiet machine, the toolchain install (in a hook) 1-2 min.
+          testTimeout: 4 * HANG_GUARD_MS,
+          hookTimeout: 4 * HANG_GUARD_MS,
         },
       },
     ],

@@ -4,7 +4,7 @@ import { BIN, waitFor } from './helpers.js';
 
 /** Runs a CLI command to completion. */
 export function runCli(args: string[], env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 30_000 });
+  const result = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 

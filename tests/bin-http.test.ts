@@ -136,7 +136,7 @@ describe('operator configuration errors', () => {
 describe('MCP Inspector CLI (independent client)', () => {
   // Not --silent: npm echoes the script line, and the token (given in the environment) must not be in it.
   const inspector = async (args: string[], t: string) => {
-    const out = await runCommand('npm', ['run', 'inspect', '--', ...args], { cwd: ROOT, env: { ...process.env, SVC_API_TOKEN: t }, timeoutMs: 60_000 });
+    const out = await runCommand('npm', ['run', 'inspect', '--', ...args], { cwd: ROOT, env: { ...process.env, SVC_API_TOKEN: t }, timeoutMs: 180_000 });
     expect(out.stdout + out.stderr).not.toContain(t);
     expect(out.stdout).toContain('> node scripts/inspect.mjs');
     return out;

@@ -213,7 +213,7 @@ describe('build sandbox', () => {
       spawnSync(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--builder', 'command', '--builder-config', config, ...extra], {
         encoding: 'utf8',
         env: { ...process.env, ...env },
-        timeout: 30_000,
+        timeout: 120_000,
         killSignal: 'SIGKILL',
       });
     const refused = run([], { PATH: bin });

@@ -105,7 +105,7 @@ describe('the README worked session', () => {
     // (four curl | node calls later, on a busy machine); the script waits on states otherwise.
     const server = await spawnHttpServer(dataDir, ['--scripted-step-ms', '2000']);
     try {
-      const run = await runCommand('bash', ['scripts/demo-session.sh'], { cwd: ROOT, env: { ...process.env, TOKEN: token, MCP_URL: server.mcpUrl }, timeoutMs: 120_000 });
+      const run = await runCommand('bash', ['scripts/demo-session.sh'], { cwd: ROOT, env: { ...process.env, TOKEN: token, MCP_URL: server.mcpUrl }, timeoutMs: 300_000 });
       expect(run.status, run.stderr + run.stdout).toBe(0);
       expect(run.stdout).toContain('question: Which app identifier');
       expect(run.stdout).toContain('queued build: cancelled');

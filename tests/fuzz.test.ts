@@ -108,8 +108,9 @@ const anyValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
 })).value;
 
 beforeAll(async () => {
-  // Steps so slow that a started workflow never writes while the fuzzer runs.
-  server = await startTestServer({ scriptedStepMs: 600_000 });
+  // Steps so slow that a started workflow never writes while the fuzzer runs (the whole file's
+  // budget and more).
+  server = await startTestServer({ scriptedStepMs: 3_600_000 });
   alice = server.token('alice');
   bob = server.token('bob');
   ownProject = (await createProject(server.mcpUrl, alice, { name: 'Fuzz target' })).id;
@@ -118,15 +119,25 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
+/**
+ * A property's time budget, derived from its work: `runs` requests, each a few ms on a quiet
+ * machine, with 200 ms each allowed (a hang guard: a machine busy with other work slows them ten
+ * times and more, and only a hang should fail the test).
+ */
+const budget = (runs: number) => 60_000 + runs * 200;
+const RAW_RUNS = 600;
+const ENVELOPE_RUNS = 800;
+const ARGUMENT_RUNS = 1500;
+
 describe('fuzz: HTTP endpoint', () => {
   it('raw bodies: arbitrary text and JSON values', async () => {
     await fc.assert(
       fc.asyncProperty(fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 200 }), fc.json(), fc.constantFrom('', '{', '[]', '[{}]', 'null', '"x"', '{"jsonrpc":"2.0"}')), async (body) => {
         await send(body);
       }),
-      { numRuns: 600 },
+      { numRuns: RAW_RUNS },
     );
-  });
+  }, budget(RAW_RUNS));
 
   it('envelopes: every combination of jsonrpc, id, method and params', async () => {
     await fc.assert(
@@ -144,9 +155,9 @@ describe('fuzz: HTTP endpoint', () => {
           await send(envelope);
         },
       ),
-      { numRuns: 800 },
+      { numRuns: ENVELOPE_RUNS },
     );
-  });
+  }, budget(ENVELOPE_RUNS));
 
   it('tool arguments: wrong types, huge and hostile strings, prototype keys, other users\' ids', async () => {
     const projectIds = fc.constantFrom(ownProject, foreignProject, '00000000-0000-4000-8000-000000000000', ownProject.toUpperCase());
@@ -163,9 +174,9 @@ describe('fuzz: HTTP endpoint', () => {
           await send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }, token);
         },
       ),
-      { numRuns: 1500 },
+      { numRuns: ARGUMENT_RUNS },
     );
-  });
+  }, budget(ARGUMENT_RUNS));
 
   it('deep nesting, prototype pollution and a body at the cap leave the server healthy', async () => {
     const deep = `${'{"a":'.repeat(5000)}"bottom"${'}'.repeat(5000)}`;

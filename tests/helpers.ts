@@ -197,9 +197,19 @@ export async function mcpError(call: Promise<unknown>): Promise<McpError> {
   throw new Error('the call did not fail');
 }
 
-/** Polls `check` until it returns a truthy value, or fails after `timeoutMs`. */
+/**
+ * Least budget of a `waitFor`, whatever its caller says. A wait's budget is a hang guard, not a
+ * timing assertion (tests wait on states, never on the clock): on a machine busy with other work a
+ * state that takes 1 s on a quiet one may take 30, and only a hang should fail the test.
+ */
+const WAIT_GUARD_MS = 120_000;
+
+/**
+ * Polls `check` until it returns a truthy value, or fails after `timeoutMs` (a hang guard: at
+ * least `WAIT_GUARD_MS`).
+ */
 export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 15_000, what = 'condition'): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + Math.max(timeoutMs, WAIT_GUARD_MS);
   for (;;) {
     const value = await check();
     if (value) return value as NonNullable<T>;

@@ -3,14 +3,13 @@
  * with the `mcpb` CLI (its manifest validates; its server entry starts the bin over stdio with the
  * token from user_config), and `server.json` for the MCP registry against package.json.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliToken } from './bin-helpers.js';
-import { ROOT, tempDir } from './helpers.js';
+import { ROOT, runCommand, tempDir } from './helpers.js';
 
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 const MCPB = join(ROOT, 'node_modules', '@anthropic-ai', 'mcpb', 'dist', 'cli', 'cli.js');
@@ -18,20 +17,22 @@ const MCPB = join(ROOT, 'node_modules', '@anthropic-ai', 'mcpb', 'dist', 'cli', 
 describe('the MCP Bundle', () => {
   let unpacked: string;
   let manifest: any;
-  beforeAll(() => {
+  // Asynchronous commands: a worker blocked in spawnSync for a minute (the pack, on a busy machine)
+  // cannot answer vitest's own RPC, and the run fails although every test passed.
+  beforeAll(async () => {
     const out = tempDir('mbm-mcpb-out-');
-    const pack = spawnSync('npm', ['run', '--silent', 'pack:mcpb', '--', '--out', out], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    const pack = await runCommand('npm', ['run', '--silent', 'pack:mcpb', '--', '--out', out], { cwd: ROOT, timeoutMs: 300_000 });
     expect(pack.status, pack.stderr).toBe(0);
     const file = pack.stdout.trim().split('\n').at(-1)!;
     // Named for its platform: the better-sqlite3 addon inside runs only there.
     expect(file).toBe(join(out, `mobile-builder-mcp-${pkg.version}-${process.platform}-${process.arch}.mcpb`));
     unpacked = tempDir('mbm-mcpb-unpacked-');
-    expect(spawnSync(process.execPath, [MCPB, 'unpack', file, unpacked], { encoding: 'utf8' }).status).toBe(0);
+    expect((await runCommand(process.execPath, [MCPB, 'unpack', file, unpacked], { timeoutMs: 120_000 })).status).toBe(0);
     manifest = JSON.parse(readFileSync(join(unpacked, 'manifest.json'), 'utf8'));
-  }, 180_000);
+  });
 
-  it('has a manifest the mcpb CLI validates, with the package\'s name and version and the seven tools', () => {
-    const validate = spawnSync(process.execPath, [MCPB, 'validate', join(unpacked, 'manifest.json')], { encoding: 'utf8' });
+  it('has a manifest the mcpb CLI validates, with the package\'s name and version and the seven tools', async () => {
+    const validate = await runCommand(process.execPath, [MCPB, 'validate', join(unpacked, 'manifest.json')], { timeoutMs: 120_000 });
     expect(validate.status, validate.stdout + validate.stderr).toBe(0);
     expect(manifest).toMatchObject({ name: pkg.name, version: pkg.version, server: { type: 'node', entry_point: 'bin/mobile-builder-mcp.js' } });
     expect(manifest.tools.map((t: { name: string }) => t.name)).toHaveLength(7);
@@ -82,7 +83,7 @@ describe('the MCP Bundle', () => {
     } finally {
       await client.close();
     }
-  }, 60_000);
+  });
   afterAll(() => undefined);
 });
 

@@ -63,13 +63,13 @@ describe('global install from the packed tarball', () => {
 
     // --ignore-scripts: pack the dist/ that `npm test` built; rebuilding it here would rewrite files
     // that other test files' spawned servers are loading at the same moment.
-    const packed = await runCommand('npm', ['pack', '--ignore-scripts', '--pack-destination', work], { cwd: ROOT, timeoutMs: 120_000 });
+    const packed = await runCommand('npm', ['pack', '--ignore-scripts', '--pack-destination', work], { cwd: ROOT, timeoutMs: 300_000 });
     expect(packed.status, packed.stdout + packed.stderr).toBe(0);
     const tarball = readdirSync(work).find((f) => /^mobile-builder-mcp-.*\.tgz$/.test(f))!;
     const prefix = join(work, 'prefix');
     const binaryHost = await startPrebuildMirror();
     const install = await runCommand('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball)], {
-      timeoutMs: 420_000,
+      timeoutMs: 900_000,
       env: { ...process.env, npm_config_better_sqlite3_binary_host: binaryHost },
     });
     expect(install.status, install.stdout + install.stderr).toBe(0);
@@ -94,5 +94,5 @@ describe('global install from the packed tarball', () => {
     } finally {
       await client.close();
     }
-  }, 600_000);
+  }, 1_200_000);
 });

@@ -29,7 +29,7 @@ beforeAll(async () => {
       stderr: 'pipe',
     }),
   );
-}, 60_000);
+});
 afterAll(async () => {
   await client?.close();
   await server.close();

@@ -84,4 +84,4 @@ it(`a user holds at most ${MAX_OPEN_WAITS_PER_USER} open waits: one more ends th
   } finally {
     abort.abort();
   }
-}, 30_000);
+});

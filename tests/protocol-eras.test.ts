@@ -65,7 +65,7 @@ beforeAll(async () => {
   await v2Stdio.connect(new StdioTransportV2(stdioParams()));
   clients.http = { v1: wrap(v1Http), v2: wrap(v2Http), v2Raw: v2Http };
   clients.stdio = { v1: wrap(v1Stdio), v2: wrap(v2Stdio), v2Raw: v2Stdio };
-}, 60_000);
+});
 
 afterAll(async () => {
   for (const pair of Object.values(clients)) {

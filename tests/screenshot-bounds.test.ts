@@ -71,7 +71,7 @@ it(`runs at most ${SCREENSHOTS_RUNNING} browsers, queues ${SCREENSHOTS_WAITING},
   expect(all.filter((r) => r.screenshot.status === 'taken')).toHaveLength(SCREENSHOTS_RUNNING + SCREENSHOTS_WAITING);
   expect(started()).toBe(SCREENSHOTS_RUNNING + SCREENSHOTS_WAITING);
   expect(existsSync(join(state, 'release'))).toBe(true);
-}, 60_000);
+});
 
 it('a screenshot that waits for its browser past the per-message deadline still answers with the picture', async () => {
   const held = tempDir('mbm-fake-browser-');
@@ -98,4 +98,4 @@ it('a screenshot that waits for its browser past the per-message deadline still 
     writeFileSync(join(held, 'release'), '');
     await short.close();
   }
-}, 60_000);
+});

@@ -24,7 +24,7 @@ beforeAll(async () => {
   here = await startTestServer({ builderInstance: builder });
   token = here.token('alice');
   there = await spawnHttpServer(here.dataDir, ['--role', 'api']);
-}, 60_000);
+});
 afterAll(async () => {
   for (const run of builder.live()) run.fail();
   await there?.stop();

@@ -151,5 +151,5 @@ describe('the engine under random interleavings', () => {
       }),
       { numRuns: 40 },
     );
-  }, 240_000);
+  });
 });

@@ -12,7 +12,8 @@ export interface BuildJob {
   kind: 'build' | 'deploy';
   /** The user's instruction for this workflow. */
   instruction: string;
-  project: { id: string; name: string; description: string | null };
+  /** The project; `ownerId` is its owner's user id (heavy steps take turns between owners). */
+  project: { id: string; name: string; description: string | null; ownerId: string };
   /** Instructions of the project's earlier completed workflows, oldest first. */
   history: string[];
   /** A folder the builder owns for this project; it persists across workflows. */

@@ -767,7 +767,7 @@ export class WorkflowEngine {
       workflowId: row.id,
       kind: row.kind,
       instruction: row.instruction,
-      project: { id: project.id, name: project.name, description: project.description },
+      project: { id: project.id, name: project.name, description: project.description, ownerId: project.ownerId },
       history: await repos.workflows.instructionsBefore(row.projectId, row.seq),
       workspaceDir,
       signal: run.controller.signal,

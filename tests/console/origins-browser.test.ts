@@ -30,7 +30,7 @@ beforeAll(async () => {
   artifacts = await listenHttp(server.app, { host: '127.0.0.1', port: 0, serveMcp: false, artifactOrigin: true });
   base = server.http.url;
   browser = await launchChromium();
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -97,7 +97,7 @@ describe('previews on their own origins', () => {
       await attacker.close();
       await victim.close();
     }
-  }, 120_000);
+  });
 
   it('one project\'s localStorage is not readable by another project\'s preview', async (ctx) => {
     if (!browser) return ctx.skip();
@@ -118,7 +118,7 @@ describe('previews on their own origins', () => {
     } finally {
       await context.close();
     }
-  }, 120_000);
+  });
 });
 
 describe('console requests from other sites', () => {

@@ -28,7 +28,7 @@ describe.skipIf(!postgresAvailable())('two API nodes and two workers on one data
     // from ever looking like a lost worker (the file checks that no lease was lost).
     cluster = await startCluster({ apiNodes: 2, workers: 2, leaseMs: 10_000 });
     [a, b] = cluster.api as [ApiNode, ApiNode];
-  }, 120_000);
+  });
   afterAll(() => cluster?.close());
   beforeEach(({ onTestFailed }) => onTestFailed(() => void process.stderr.write(cluster.problems())));
 

@@ -19,7 +19,7 @@ describe.skipIf(!postgresAvailable())('limits across two API nodes', () => {
   // No worker: these limits are the API nodes' alone.
   beforeAll(async () => {
     cluster = await startCluster({ apiNodes: 2, workers: 0 });
-  }, 120_000);
+  });
   afterAll(() => cluster?.close());
   beforeEach(({ onTestFailed }) => onTestFailed(() => void process.stderr.write(cluster.problems())));
 

@@ -51,7 +51,7 @@ describe.skipIf(!postgresAvailable())('nodes that fail', () => {
   beforeAll(async () => {
     cluster = await startCluster({ apiNodes: 1, workers: 2, leaseMs: 1500 });
     api = cluster.api[0]!;
-  }, 120_000);
+  });
   afterAll(() => cluster?.close());
   beforeEach(({ onTestFailed }) => onTestFailed(() => void process.stderr.write(cluster.problems())));
 

@@ -18,7 +18,7 @@ describe.skipIf(!postgresAvailable())('workspaces across workers', () => {
   beforeAll(async () => {
     cluster = await startCluster({ apiNodes: 1, workers: 1, leaseMs: 1500 });
     api = cluster.api[0]!;
-  }, 120_000);
+  });
   afterAll(() => cluster?.close());
   beforeEach(({ onTestFailed }) => onTestFailed(() => void process.stderr.write(cluster.problems())));
 

@@ -33,7 +33,7 @@ function runServerCommand(bin: string, command: string, args: string[]): void {
   const file = asRoot ? 'runuser' : join(bin, command);
   const argv = asRoot ? ['-u', 'postgres', '--', join(bin, command), ...args] : args;
   try {
-    execFileSync(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 120_000 });
+    execFileSync(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 300_000 });
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
     throw new Error(`${command} failed: ${(error as Error).message}\n${stdout ?? ''}${stderr ?? ''}`, { cause: error });

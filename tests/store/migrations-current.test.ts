@@ -19,7 +19,7 @@ const run = promisify(execFile);
 
 /** Runs drizzle-kit in the repository root; stdin closed, so it can never wait on a prompt. */
 async function drizzleKitOutput(args: string[]): Promise<string> {
-  const child = run(process.execPath, [drizzleKit, ...args], { cwd: root, timeout: 120_000, env: { ...process.env, NO_COLOR: '1' } });
+  const child = run(process.execPath, [drizzleKit, ...args], { cwd: root, timeout: 300_000, env: { ...process.env, NO_COLOR: '1' } });
   child.child.stdin?.end();
   const { stdout, stderr } = await child;
   return stdout + stderr;

@@ -35,8 +35,9 @@ export interface AgentInput {
   /** Every served SDK's toolchain, the workspace's first: the code must build with each. */
   toolchains: readonly ExpoToolchain[];
   /**
-   * Runs `tsc --noEmit` in `dir` (a copy of the app) under the heavy-step semaphore.
-   * @throws BuildFailure `timeout`; the abort reason on cancel.
+   * Runs `tsc --noEmit` in `dir` (a copy of the app) in a heavy-step slot, within the type
+   * check's bounds (a check stopped at one fails with the reason as its diagnostic).
+   * @throws the abort reason on cancel.
    */
   typeCheck(dir: string): Promise<TypeCheckResult>;
 }

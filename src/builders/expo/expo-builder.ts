@@ -12,7 +12,8 @@
  *   web export -> immutable, numbered deployments `web`, `ios`, `android`; the native ones hold
  *   one Expo update per SDK and are served as Expo Updates (protocol v1) by the server. An SDK
  *   whose export fails is left out and named in the result; when every SDK fails, the deploy fails.
- * Type check and exports run under the server-wide heavy-step semaphore.
+ * Type check and exports run in the server-wide heavy-step slots, shared fairly between users,
+ * each bounded in time and memory (`step-bounds.ts`).
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -26,6 +27,7 @@ import { pathRedactor } from '../output-redaction.js';
 import type { BuildSandbox, SandboxBinds } from '../process-sandbox.js';
 import { groupHooks, runProcess } from './run-process.js';
 import { EXPO_ENV, ExpoToolchain } from './toolchain.js';
+import { boundPassed, EXPORT_BOUNDS, heapFlag, TYPE_CHECK_BOUNDS, withTimeout } from './step-bounds.js';
 import { prepareDeploymentFolder, type FailedSdk, type SdkExport } from './update-bundle.js';
 import { latestUpdatePath } from './update-channels.js';
 import { ExpoWorkspace, OUTPUT_DIR } from './workspace.js';
@@ -40,7 +42,7 @@ export interface ExpoBuilderOptions {
   heavy: HeavyStepSemaphore;
   /** Install the toolchain on first use (default true); false fails with `toolchain_missing`. */
   installToolchain?: boolean;
-  /** Limit of one type check or export, in ms (default 10 min); then `timeout`. */
+  /** Wall-clock limit of one type check or export, in ms (default: `TYPE_CHECK_BOUNDS`, `EXPORT_BOUNDS`). */
   stepTimeoutMs?: number;
   /** Output lines posted per workflow (default 400). */
   maxOutputLines?: number;
@@ -233,9 +235,9 @@ export class ExpoBuilder implements Builder {
     return { exports, failed };
   }
 
-  /** The environment of tsc and the exports: only what Expo needs (never the server's own). */
-  private childEnv(): Record<string, string> {
-    return { ...EXPO_ENV, SVC_METRO_CACHE_DIR: this.options.metroCacheDir, NODE_ENV: 'production' };
+  /** The environment of tsc and the exports: only what Expo needs (never the server's own), and the heap bound of every Node process. */
+  private childEnv(heap: string): Record<string, string> {
+    return { ...EXPO_ENV, SVC_METRO_CACHE_DIR: this.options.metroCacheDir, NODE_ENV: 'production', NODE_OPTIONS: heap };
   }
 
   /**
@@ -249,7 +251,8 @@ export class ExpoBuilder implements Builder {
   }
 
   private heavy<T>(job: BuildJob, context: BuildContext, fn: () => Promise<T>): Promise<T> {
-    return this.options.heavy.run(job.signal, fn, () => reportInBackground(context.say('Waiting for another build on this server to finish its export (one heavy step at a time)…')));
+    const wait = `Waiting for a heavy-step slot (type checks and exports take turns between users, ${this.options.heavy.slots} at a time on this server)…`;
+    return this.options.heavy.runFor(job.project.ownerId, job.signal, fn, () => reportInBackground(context.say(wait)));
   }
 
   private async typeCheck(job: BuildJob, context: BuildContext, workspace: ExpoWorkspace, output: OutputBatcher): Promise<void> {
@@ -260,22 +263,24 @@ export class ExpoBuilder implements Builder {
   }
 
   /**
-   * `tsc --noEmit` in `dir` (fixed argv, no shell), under the heavy-step semaphore.
-   * @throws BuildFailure `timeout`; the abort reason on cancel.
+   * `tsc --noEmit` in `dir` (fixed argv, no shell), in a heavy-step slot, within `TYPE_CHECK_BOUNDS`.
+   * A check stopped at a bound fails (`ok: false`) with the reason as its only diagnostic.
+   * @throws the abort reason on cancel.
    */
   private async checkTypes(job: BuildJob, context: BuildContext, dir: string, output: OutputBatcher): Promise<{ ok: boolean; diagnostics: string[] }> {
-    const timeoutMs = this.options.stepTimeoutMs ?? 10 * 60_000;
+    const bounds = withTimeout(TYPE_CHECK_BOUNDS, this.options.stepTimeoutMs);
     const diagnostics: string[] = [];
     const result = await this.heavy(job, context, () =>
       runProcess({
         command: process.execPath,
-        args: [this.toolchain.bin('typescript/bin/tsc'), '--noEmit', '--pretty', 'false'],
+        args: [heapFlag(bounds), this.toolchain.bin('typescript/bin/tsc'), '--noEmit', '--pretty', 'false'],
         cwd: dir,
-        env: this.childEnv(),
+        env: this.childEnv(heapFlag(bounds)),
         binds: this.binds(job.workspaceDir, false),
         ...(this.options.sandbox && { sandbox: this.options.sandbox }),
+        limits: { memoryBytes: bounds.memoryBytes, cpuSeconds: bounds.cpuSeconds },
         signal: job.signal,
-        timeoutMs,
+        timeoutMs: bounds.timeoutMs,
         onStdout: (line) => {
           if (diagnostics.length < 20) diagnostics.push(line);
           pushLine(output, line);
@@ -286,7 +291,10 @@ export class ExpoBuilder implements Builder {
     );
     output.flush();
     if (result.aborted || job.signal.aborted) throw job.signal.reason;
-    if (result.timedOut) throw new BuildFailure('timeout', `The type check took longer than ${Math.round(timeoutMs / 1000)} s and was stopped.`);
+    const passed = boundPassed(result, bounds, 'tsc --noEmit');
+    if (passed) {
+      return { ok: false, diagnostics: [`${passed}: the app's types are far heavier than a normal app's (a deep recursive or exponentially large type?); simplify them.`] };
+    }
     if (result.code === 0) return { ok: true, diagnostics: [] };
     return { ok: false, diagnostics: diagnostics.length ? diagnostics : result.tail.slice(-10) };
   }
@@ -305,7 +313,7 @@ export class ExpoBuilder implements Builder {
     platforms: Array<'web' | 'ios' | 'android'>,
     outDir: string,
   ): Promise<void> {
-    const timeoutMs = this.options.stepTimeoutMs ?? 10 * 60_000;
+    const bounds = withTimeout(EXPORT_BOUNDS, this.options.stepTimeoutMs);
     await rm(outDir, { recursive: true, force: true });
     await mkdir(join(outDir, '..'), { recursive: true });
     await mkdir(this.options.metroCacheDir, { recursive: true });
@@ -315,11 +323,12 @@ export class ExpoBuilder implements Builder {
         command: process.execPath,
         args,
         cwd: appDir,
-        env: this.childEnv(),
+        env: this.childEnv(heapFlag(bounds)),
         binds: this.binds(job.workspaceDir, true, toolchain),
         ...(this.options.sandbox && { sandbox: this.options.sandbox }),
+        limits: { memoryBytes: bounds.memoryBytes, cpuSeconds: bounds.cpuSeconds },
         signal: job.signal,
-        timeoutMs,
+        timeoutMs: bounds.timeoutMs,
         onStdout: (line) => pushLine(output, line),
         onStderr: (line) => pushLine(output, line),
         ...groupHooks(context),
@@ -327,7 +336,8 @@ export class ExpoBuilder implements Builder {
     );
     output.flush();
     if (result.aborted || job.signal.aborted) throw job.signal.reason;
-    if (result.timedOut) throw new BuildFailure('timeout', `The ${platforms.join('+')} export (Expo SDK ${toolchain.sdk}) took longer than ${Math.round(timeoutMs / 1000)} s and was stopped.`);
+    const passed = boundPassed(result, bounds, `The ${platforms.join('+')} export (Expo SDK ${toolchain.sdk})`);
+    if (passed) throw new BuildFailure(result.timedOut ? 'timeout' : 'export_failed', `${passed}; the workspace was reset.`);
     if (result.code !== 0) {
       const how = result.code === null ? `was killed by ${result.signal}` : `exited with code ${result.code}`;
       throw new BuildFailure('export_failed', `expo export --platform ${platforms.join(' --platform ')} (Expo SDK ${toolchain.sdk}) ${how}:\n${result.tail.slice(-12).join('\n')}`);

@@ -41,7 +41,7 @@ export interface ExpoBuilderSettings {
   heavySteps?: number;
   /** Install the toolchain on first use (default true). */
   installToolchain?: boolean;
-  /** Limit of one type check or export, in seconds (default 600). */
+  /** Wall-clock limit of one type check or export, in seconds (default: 120 for a type check, 300 for an export; `step-bounds.ts`). */
   stepTimeoutSeconds?: number;
   /** Extra environment for npm during a toolchain install. */
   toolchainEnv?: Readonly<Record<string, string | undefined>>;
