@@ -46,7 +46,7 @@ async function startServer(extra = []) {
   let err = '';
   child.stderr.on('data', (d) => (err += d.toString()));
   const line = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${err}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${err}`)), 180_000);
     const poll = setInterval(() => {
       const m = /listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp.*/.exec(err);
       if (m) {
@@ -61,6 +61,7 @@ async function startServer(extra = []) {
 
 /** Stops a server started by `startServer` and waits for it to exit. */
 async function stopServer(s) {
+  if (s.child.exitCode !== null || s.child.signalCode !== null) return;
   const exited = new Promise((resolve) => s.child.once('exit', resolve));
   s.child.kill('SIGTERM');
   await exited;
@@ -139,6 +140,7 @@ try {
   results.firstBuildRatio = ratio(results.firstBuildS, results.bareColdWebExportS);
   results.warmRebuildRatio = ratio(results.warmRebuildS, results.bareWarmWebExportS);
   results.deployRatio = ratio(results.coldDeployS, results.bareDeployExportsS);
+  process.stderr.write(`bench:expo so far: ${JSON.stringify(results)}\n`);
   results.diskPerProjectMiB = duMiB(join(dataDir, 'workspaces', second.id));
   results.serverPeakRssMiB = Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))[1]) / 1024);
   results.exportPeakProcessRssMiB = Math.round(peakExportProcessMiB);
