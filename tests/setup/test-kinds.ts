@@ -15,6 +15,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/build-sandbox.test.ts',
   'tests/bin-stdio.test.ts',
   'tests/runtime-and-sdks.test.ts',
+  'tests/elicitation-stdio.test.ts',
   'tests/metrics-bin.test.ts',
   'tests/body-limit.test.ts',
   'tests/code-cache.test.ts',

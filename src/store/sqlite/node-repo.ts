@@ -1,12 +1,17 @@
 /** SQL for the nodes serving the store (docs/operators.md "One builder per deployment"). */
-import { asc, eq, gte } from 'drizzle-orm';
+import { asc, eq, gte, sql } from 'drizzle-orm';
 import type { Db } from './db.js';
 import type { NodeRepo } from '../repos.js';
 import { nodes, type NodeRow } from './schema.js';
 
 /** Reads and writes the nodes' rows. */
 export class SqliteNodeRepo implements NodeRepo {
-  constructor(private readonly db: Db) {}
+  /** Read by every session that shows a queue (is a worker of its builder alive?): compiled once. */
+  private readonly seenSince;
+
+  constructor(private readonly db: Db) {
+    this.seenSince = db.select().from(nodes).where(gte(nodes.seenAt, sql.placeholder('since'))).orderBy(asc(nodes.seenAt)).prepare();
+  }
 
   async upsert(row: NodeRow): Promise<void> {
     const { runnerId: _id, ...rest } = row;
@@ -18,6 +23,6 @@ export class SqliteNodeRepo implements NodeRepo {
   }
 
   async listSeenSince(since: number): Promise<NodeRow[]> {
-    return this.db.select().from(nodes).where(gte(nodes.seenAt, since)).orderBy(asc(nodes.seenAt)).all();
+    return this.seenSince.all({ since });
   }
 }
