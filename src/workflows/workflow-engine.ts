@@ -627,9 +627,13 @@ export class WorkflowEngine {
     }
   }
 
-  /** This runner lost `run`'s workflow: stop the builder and its processes, write nothing more. */
+  /**
+   * This runner lost `run`'s workflow: stop the builder and its processes, write nothing more.
+   * A write refused once the run is recording its own end (a cancelled builder's last output
+   * arriving after `cancelled` was written) has lost nothing: the end is this runner's.
+   */
   private leaseLost(run: LocalRun): void {
-    if (run.lost) return;
+    if (run.lost || run.finishing) return;
     run.lost = true;
     this.deps.logger.warn({ workflowId: run.workflowId }, 'lost the lease of a workflow: stopping its builder');
     run.abort('lease_lost');
