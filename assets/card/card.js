@@ -56,7 +56,14 @@ async function screenshot(session) {
   const preview = webPreview(session);
   if (!preview || state.shotOf === preview.url) return;
   state.shotOf = preview.url;
-  show(await call('svc_get_session', { projectId: session.projectId, screenshot: true }));
+  // Only the picture is taken from this answer: it may come back after a newer session was shown
+  // (a screenshot takes seconds), and showing its session would bring back an answered question.
+  const result = await call('svc_get_session', { projectId: session.projectId, screenshot: true });
+  const image = result && (result.content || []).find((c) => c.type === 'image');
+  if (image) {
+    $('shot').src = `data:${image.mimeType};base64,${image.data}`;
+    $('shot').hidden = false;
+  }
 }
 
 /** Waits on the active workflow, one svc_get_session wait after another, until nothing is active. */
