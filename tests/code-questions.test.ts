@@ -204,9 +204,14 @@ describe('code questions', () => {
 
   it('"skip" is an answer', async () => {
     const { projectId, workflowId, questionId } = await codeQuestion();
-    await engine.app.workflows.send(engine.caller, { projectId, message: 'skip', questionId });
-    await waitFor(() => engine.builder.runOf(workflowId)!.answers[0] === 'skip', 10_000, 'skip');
-    engine.builder.runOf(workflowId)!.finish();
+    const sent = await engine.app.workflows.send(engine.caller, { projectId, message: 'skip', questionId });
+    expect(sent.workflowId).toBe(workflowId);
+    const run = engine.builder.runOf(workflowId)!;
+    await waitFor(() => run.answers.length === 1, 10_000, 'the skip to reach the builder');
+    // Taken as the answer itself (not refused as a bad code answer), and the question is gone.
+    expect(run.answers).toEqual(['skip']);
+    expect((await engine.app.workflows.session(engine.caller, projectId)).pendingQuestion).toBeNull();
+    run.finish();
     await engine.reach(workflowId, 'completed');
   });
 

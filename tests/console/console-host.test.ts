@@ -44,8 +44,8 @@ async function connectText(page: Page): Promise<string> {
 }
 
 describe('the front page', () => {
-  it('says the console follows and steers work that an MCP host does, with the lines to connect one', async () => {
-    if (!browser) return;
+  it('says the console follows and steers work that an MCP host does, with the lines to connect one', async (ctx) => {
+    if (!browser) return ctx.skip();
     const page = await context.newPage();
     try {
       await page.goto(`${base}/signin`);
@@ -69,8 +69,8 @@ describe('the front page', () => {
 });
 
 describe('a code question', () => {
-  it('shows as waiting for code from the MCP host: what to do, how to connect, the prompt folded, and skip explained; Skip answers it', async () => {
-    if (!browser) return;
+  it('shows as waiting for code from the MCP host: what to do, how to connect, the prompt folded, and skip explained; Skip answers it', async (ctx) => {
+    if (!browser) return ctx.skip();
     const project = await createProject(server.mcpUrl, token, { name: 'Habits' });
     const sent = await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'Add a settings screen', kind: 'build' });
     const run = await waitFor(() => builder.runOf(sent.workflowId), 15_000, 'the run to start');

@@ -25,8 +25,8 @@ afterAll(async () => {
 });
 
 describe('a code question in the session panel', () => {
-  it('keeps the prompt\'s lines and bounds its height, so the answer box stays in view', async () => {
-    if (!browser) return;
+  it('keeps the prompt\'s lines and bounds its height, so the answer box stays in view', async (ctx) => {
+    if (!browser) return ctx.skip();
     const prompt = ['You are the code agent.', '## Rules', '- Write only App.tsx', '----- BEGIN App.tsx -----', ...Array.from({ length: 400 }, (_, i) => `const line${i} = ${i};`), '----- END App.tsx -----'].join('\n');
     const workflow = { id: ID, kind: 'build' as const, title: 'Add a settings screen', status: 'waiting_for_input' as const, step: { index: 2, total: 5, name: 'Asking the host' }, createdAt: at, startedAt: at, finishedAt: null, error: null, previewUrls: [] };
     const panel = renderSession(

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { cliToken } from '../bin-helpers.js';
 import { BIN, GENEROUS_PLANS, ROOT, httpClient, rpcErrorOf, tempDir, waitFor, type TestServer } from '../helpers.js';
 import { ensureToolchain, launchChromium, pageText, startExpoServer, TOOLCHAINS_CACHE } from './expo-helpers.js';
@@ -109,14 +109,15 @@ async function refusedWith(call: Call, projectId: string, questionId: string, me
   throw new Error('expected -32602');
 }
 
-async function expectPreview(session: any, text: string, name: string): Promise<void> {
-  if (!browser) return;
+/** Opens the web preview in Chromium and checks its text; without a browser the test is skipped visibly here. */
+async function expectPreview(ctx: TestContext, session: any, text: string, name: string): Promise<void> {
+  if (!browser) return ctx.skip();
   const url = session.previewUrls.find((p: { platform: string }) => p.platform === 'web').url;
   expect(await pageText(browser, url, text)).toContain(name);
 }
 
 describe('expo builder: the host agent over HTTP', () => {
-  it('a code question, refused bad answers, then a Settings screen that renders', async () => {
+  it('a code question, refused bad answers, then a Settings screen that renders', async (ctx) => {
     const call = caller(client);
     const project = await call('svc_create_project', { name: 'Habit Tracker' });
     await send(call, project.id, 'Build me a habit tracker with a settings screen');
@@ -172,10 +173,10 @@ describe('expo builder: the host agent over HTTP', () => {
     expect(answer.content).not.toContain('Reminders, Theme');
     expect(messages.some((m: any) => m.type === 'question' && m.content.length < 2000)).toBe(true);
     expect(messages.some((m: any) => /Type check passed/.test(m.content))).toBe(true);
-    await expectPreview(done, 'Settings screen: Reminders, Theme, About', 'Habit Tracker');
+    await expectPreview(ctx, done, 'Settings screen: Reminders, Theme, About', 'Habit Tracker');
   });
 
-  it('a type error brings a repair question with the diagnostic; a correct repair completes', async () => {
+  it('a type error brings a repair question with the diagnostic; a correct repair completes', async (ctx) => {
     const call = caller(client);
     const project = await call('svc_create_project', { name: 'Repair App' });
     await send(call, project.id, 'add a counter');
@@ -187,7 +188,7 @@ describe('expo builder: the host agent over HTTP', () => {
     await send(call, project.id, settingsAnswer(first.prompt, 'Repaired settings'), repair.questionId);
     const done = await waitDone(call, project.id);
     expect(done.lastWorkflow.status, JSON.stringify(done.lastWorkflow.error)).toBe('completed');
-    await expectPreview(done, 'Repaired settings: Reminders', 'Repair App');
+    await expectPreview(ctx, done, 'Repaired settings: Reminders', 'Repair App');
   });
 
   it('three bad rounds fail with agent_failed, the workspace is back at its last good commit, and the next build works', async () => {
@@ -215,7 +216,7 @@ describe('expo builder: the host agent over HTTP', () => {
     expect(next.lastWorkflow.status, JSON.stringify(next.lastWorkflow.error)).toBe('completed');
   });
 
-  it('the host follows the build with waits and sees the real app; a later skip claims no edit the rewritten app does not show', async () => {
+  it('the host follows the build with waits and sees the real app; a later skip claims no edit the rewritten app does not show', async (ctx) => {
     const call = caller(client);
     const project = await call('svc_create_project', { name: 'Own App' });
     await send(call, project.id, 'Build a habit app');
@@ -249,7 +250,7 @@ describe('expo builder: the host agent over HTTP', () => {
     expect(text).not.toContain('Edit made');
     expect(text).toContain('Not shown in the app');
     expect(text).not.toContain('--agent host');
-    await expectPreview(done, 'My own habits', 'My own habits');
+    await expectPreview(ctx, done, 'My own habits', 'My own habits');
   });
 
   it('cancel while waiting for the answer: cancelled, no staging folder left', async () => {
@@ -280,7 +281,7 @@ describe('expo builder: the host agent over HTTP', () => {
 });
 
 describe('expo builder: the host agent across a restart and over stdio', () => {
-  it('a restart while the code question is pending: answering after the restart completes the build', async () => {
+  it('a restart while the code question is pending: answering after the restart completes the build', async (ctx) => {
     const dataDir = tempDir('mbm-host-restart-');
     const first = await startExpoServer({ agent: 'host' }, { dataDir });
     const alice = first.token('alice');
@@ -301,14 +302,14 @@ describe('expo builder: the host agent across a restart and over stdio', () => {
       await send(call, project.id, settingsAnswer(question.prompt, 'After restart'), question.questionId);
       const done = await waitDone(call, project.id);
       expect(done.lastWorkflow.status, JSON.stringify(done.lastWorkflow.error)).toBe('completed');
-      await expectPreview(done, 'After restart: Reminders', 'Restart App');
+      await expectPreview(ctx, done, 'After restart: Reminders', 'Restart App');
       await c2.close();
     } finally {
       await second.close();
     }
   });
 
-  it('over stdio: the spawned bin with --agent host takes a code answer and builds it', async () => {
+  it('over stdio: the spawned bin with --agent host takes a code answer and builds it', async (ctx) => {
     const dataDir = tempDir('mbm-host-stdio-');
     symlinkSync(TOOLCHAINS_CACHE, join(dataDir, 'toolchains'));
     mkdirSync(join(dataDir, 'cache'), { recursive: true });
@@ -335,7 +336,7 @@ describe('expo builder: the host agent across a restart and over stdio', () => {
       await send(call, project.id, settingsAnswer(question.prompt, 'Over stdio'), question.questionId);
       const done = await waitDone(call, project.id);
       expect(done.lastWorkflow.status, JSON.stringify(done.lastWorkflow.error)).toBe('completed');
-      await expectPreview(done, 'Over stdio: Reminders', 'Stdio App');
+      await expectPreview(ctx, done, 'Over stdio: Reminders', 'Stdio App');
     } finally {
       await stdio.close();
     }
