@@ -40,7 +40,7 @@ async function failure(client: Client, name: string, args: Record<string, unknow
 }
 
 describe('tools/list', () => {
-  it('matches the snapshot: names, titles, schemas, annotations (a contract change must be deliberate)', async () => {
+  it('matches one contract file per tool: names, titles, schemas, annotations (a contract change must be deliberate)', async () => {
     const { tools } = await alice.listTools();
     expect(tools.map((t) => t.name)).toEqual([
       'svc_list_projects',
@@ -57,7 +57,8 @@ describe('tools/list', () => {
       expect(tool.description!.length, tool.name).toBeGreaterThan(100);
       expect(Object.keys(tool.annotations!).sort()).toEqual(['destructiveHint', 'idempotentHint', 'openWorldHint', 'readOnlyHint', 'title']);
     }
-    expect(tools).toMatchSnapshot();
+    // One reviewable file per tool: tests/contract/<tool>.json.
+    for (const tool of tools) await expect(`${JSON.stringify(tool, null, 2)}\n`).toMatchFileSnapshot(`./contract/${tool.name}.json`);
   });
 
   it('gives the server and each tool an icon as MCP 2025-11-25 defines it: a data: URI of an SVG, with its media type and sizes', async () => {
