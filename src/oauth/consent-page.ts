@@ -101,7 +101,7 @@ export function sendConsentPage(res: ServerResponse, view: ConsentView, status =
 <p class="muted">Get a login code with <code>mobile-builder-mcp login-code --user NAME</code> on the server.</p>`;
   const main = `<h1>Allow <span class="client">${name}</span> to use mobile-builder-mcp?</h1>
 ${view.error ? `<p class="error" role="alert">${escapeHtml(view.error)}</p>` : ''}
-<p><span class="client">${name}</span> will be able to use all seven tools on your projects as you: create and list projects, send build and deploy instructions, answer questions and read their results.</p>
+<p><span class="client">${name}</span> will be able to use every tool of this server on your projects as you: create and list projects, send build and deploy instructions, answer questions and read their results.</p>
 <p>After your decision the browser goes to <strong>${escapeHtml(redirectTarget(view.redirectUri))}</strong>.</p>
 <p class="muted">Client id: ${escapeHtml(view.clientId.slice(0, 300))}</p>
 <form method="post" action="/authorize/consent">

@@ -139,7 +139,7 @@ describe('the SDK client connects with only the URL', () => {
     expect(page.headers.get('content-security-policy')).toBeTruthy();
     expect(page.html).toContain('Claude Test Host');
     expect(page.html).toContain('host.example.test');
-    expect(page.html).toMatch(/seven tools/i);
+    expect(page.html).toMatch(/every tool of this server/i);
     expect(page.html).toMatch(/<form[^>]*method="post"[^>]*action="\/authorize\/consent"/i);
     expect(page.request).toBeTruthy();
     expect(page.csrf).toBeTruthy();
