@@ -10,7 +10,8 @@
 // The bytes are the App bridge of @modelcontextprotocol/ext-apps, the SDK's Protocol under it
 // (@modelcontextprotocol/client) and zod, which the SDK validates every message with. Each plugin
 // below trims what the card cannot reach, without changing what the bridge says or checks:
-// - zodNamespace: esbuild keeps only the zod the bridge uses (the whole namespace was kept);
+// - appBridgeTrims: esbuild keeps only the zod the bridge uses (the whole namespace was kept),
+//   and the bridge's schema descriptions (read only by JSON Schema conversion) are left out;
 // - lazySdkValues: values the SDK computes at load (its spec schema registry, its server's
 //   input helper) are kept only if read;
 // - noZodJsonSchema: zod's JSON Schema conversion (the card converts no schema) is left out;
@@ -58,23 +59,35 @@ const pureSdk = {
 async function patched(path, replacements, why) {
   let text = await readFile(path, 'utf8');
   for (const [from, to] of replacements) {
-    if (!(typeof from === 'string' ? text.includes(from) : from.test(text))) throw new Error(`build-card: ${why}: ${String(from)} is no longer in ${path}; review this trim against the new version`);
+    if (!(typeof from === 'string' ? text.includes(from) : text.search(from) !== -1)) throw new Error(`build-card: ${why}: ${String(from)} is no longer in ${path}; review this trim against the new version`);
     text = text.replace(from, to);
   }
   return { contents: text, loader: 'js' };
 }
 
 /**
- * The App bridge (ext-apps' dist/src/app.js) imports zod as `import { z } from "zod/v4"`, a
- * namespace object used as a value: esbuild then keeps all of zod (JSON Schema import, the
- * schema compiler, every format check; about 90 KB). Imported as `import * as z`, the same
- * calls are property reads of the module namespace, which esbuild tree-shakes to what is called.
+ * Two trims of the App bridge's own module (ext-apps' dist/src/app.js):
+ * - it imports zod as `import { z } from "zod/v4"`, a namespace object used as a value: esbuild
+ *   then keeps all of zod (JSON Schema import, the schema compiler, every format check; about
+ *   90 KB). Imported as `import * as z`, the same calls are property reads of the module
+ *   namespace, which esbuild tree-shakes to what is called;
+ * - its message schemas carry their documentation as `.describe("...")` (about 9 KB): zod keeps a
+ *   description only for JSON Schema conversion, which is not bundled (noZodJsonSchema below), and
+ *   validation never reads it. The calls on a plain string literal are removed.
  */
-const zodNamespace = {
-  name: 'zod-namespace',
+const appBridgeTrims = {
+  name: 'app-bridge-trims',
   setup(b) {
+    const literal = /\.describe\(("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`(?:[^`\\$]|\\.|\$(?!\{))*`)\)/g;
     b.onLoad({ filter: /[\\/]@modelcontextprotocol[\\/]ext-apps[\\/]dist[\\/]src[\\/]app\.js$/ }, (args) =>
-      patched(args.path, [[/import\{z as (\w+)\}from"zod\/v4"/g, 'import*as $1 from"zod/v4"']], 'the App bridge imports zod as `{ z }`'),
+      patched(
+        args.path,
+        [
+          [/import\{z as (\w+)\}from"zod\/v4"/g, 'import*as $1 from"zod/v4"'],
+          [literal, ''],
+        ],
+        'the App bridge imports zod as `{ z }` and describes its schemas',
+      ),
     );
   },
 };
@@ -153,7 +166,7 @@ export async function buildCard() {
     write: false,
     metafile: true,
     logLevel: 'warning',
-    plugins: [englishOnly, pureSdk, zodNamespace, lazySdkValues, noZodJsonSchema],
+    plugins: [englishOnly, pureSdk, appBridgeTrims, lazySdkValues, noZodJsonSchema],
   });
   const script = bundle.outputFiles[0].text.replaceAll('</script', '<\\/script');
   const template = await readFile(join(root, 'assets/card/card.html'), 'utf8');
