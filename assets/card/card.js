@@ -4,7 +4,7 @@
 // every read and action is a tool call the host forwards to this server. Bundled into one HTML
 // file by scripts/build-card.mjs.
 import { App } from '@modelcontextprotocol/ext-apps';
-import QRCode from 'qrcode';
+import { qrSvg } from './qr-svg.js';
 
 const app = new App({ name: 'mobile-builder-card', version: '1.0.0' }, {});
 const $ = (id) => document.getElementById(id);
@@ -100,9 +100,11 @@ function renderDeployments(session) {
   list.replaceChildren();
   for (const p of session.previewUrls.filter((u) => u.kind === 'deployment')) {
     const item = document.createElement('figure');
-    QRCode.toString(p.url, { type: 'svg', margin: 1, width: 120 }, (error, svg) => {
-      if (!error) item.insertAdjacentHTML('afterbegin', svg);
-    });
+    try {
+      item.insertAdjacentHTML('afterbegin', qrSvg(p.url, 120));
+    } catch {
+      // A URL too long for a QR code: the link below still opens it.
+    }
     const caption = document.createElement('figcaption');
     const link = document.createElement('a');
     link.href = p.url;

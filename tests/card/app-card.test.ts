@@ -12,7 +12,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -78,6 +78,42 @@ afterAll(async () => {
   await server?.close();
 });
 
+/**
+ * The card's bytes (README "The app card"): the goal is under 100 KB; the extension's App bridge,
+ * the SDK's Protocol and zod under it, trimmed by scripts/build-card.mjs, come to 218,205 bytes.
+ * The ceiling holds what the trims won: a dependency or a card change that grows it fails here.
+ */
+const CARD_CEILING_BYTES = 225_000;
+
+/**
+ * The URLs written in the card, none of them fetched: the SVG namespace of its QR codes, the
+ * JSON Schema dialect names the SDK compares a `$schema` to, and zod's IPv6 check, which parses
+ * an address as `http://[address]` (`${...}` stands for any template expression).
+ */
+const CARD_URLS = ['http://www.w3.org/2000/svg', 'http://json-schema.org/draft/2019-09/schema', 'https://json-schema.org/draft/2019-09/schema', 'http://[${}]'];
+
+describe('the card file (dist/session-card.html, as npm run build makes it)', () => {
+  it(`stays under its ceiling of ${CARD_CEILING_BYTES} bytes`, () => {
+    expect(cardBytes).toBeGreaterThan(0);
+    expect(cardBytes).toBeLessThan(CARD_CEILING_BYTES);
+  });
+
+  it.todo('stays under 100 KB (102,400 bytes): not met while the App bridge brings the SDK\'s Protocol and zod');
+
+  it('uses no network but the host: no network API, no loaded resource, no URL but the accepted ones', () => {
+    const html = readFileSync(join(ROOT, 'dist/session-card.html'), 'utf8');
+    const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]!);
+    expect(scripts).toHaveLength(1);
+    // The markup and its styles load nothing: no src/href/srcset/action, no CSS url() or @import.
+    const markup = html.replace(/<script>[\s\S]*?<\/script>/g, '');
+    expect(markup.match(/\b(src|href|srcset|action)\s*=|url\(|@import/gi) ?? []).toEqual([]);
+    // The script names no network API (globals keep their names through minification).
+    expect(scripts[0]!.match(/\b(fetch|XMLHttpRequest|WebSocket|EventSource|sendBeacon|importScripts|Worker|SharedWorker)\b/g) ?? []).toEqual([]);
+    const urls = new Set((html.match(/https?:\/\/[^"'`\s<>)\\]*/g) ?? []).map((url) => url.replace(/\$\{[^}]*\}/g, '${}')));
+    expect([...urls].filter((url) => !CARD_URLS.includes(url))).toEqual([]);
+  });
+});
+
 describe('the card is offered only to a host that declares the extension', () => {
   it('a host with the extension: svc_get_session names the ui:// resource, which is the card (HTML of the extension, CSP declared)', async () => {
     const client = await modernClient(server, token, true);
@@ -94,8 +130,6 @@ describe('the card is offered only to a host that declares the extension', () =>
       expect(content).toMatchObject({ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE, _meta: { ui: { csp: { connectDomains: [], resourceDomains: [], frameDomains: [] } } } });
       expect(content.text).toMatch(/^<!doctype html>/);
       expect(Buffer.byteLength(content.text)).toBe(cardBytes);
-      // The App bridge brings the SDK's Protocol and zod (about 330 KB of the card): a guard that the card does not grow.
-      expect(cardBytes).toBeLessThan(380_000);
     } finally {
       await client.close();
     }
