@@ -1,5 +1,5 @@
 /**
- * The MCP Apps session card (docs/contract.md#app-card, README "The app card"): offered only to a
+ * The MCP Apps session card (docs/contract.md#app-card, README "The app card (MCP Apps)"): offered only to a
  * client that declares `io.modelcontextprotocol/ui`, and played in the harness of
  * `card-host.js`: the extension's AppBridge in headless Chromium, the card in a sandboxed
  * iframe, its tool calls sent by a real SDK client to the real server over HTTP. The card
