@@ -2,7 +2,7 @@
 // The command-line entry point. `npm run build` bundles dist/cli/main.js (built from
 // src/cli/main.ts) and its dependencies into dist/mobile-builder-mcp.cjs: MCP hosts launch a stdio
 // server at every start, and resolving a few hundred ES modules was most of its start-up time
-// (README "Start-up time"). The bundle's compiled code is kept in V8's code cache, which saves
+// (docs/performance.md "Start-up time"). The bundle's compiled code is kept in V8's code cache, which saves
 // compiling it again at each start.
 //
 // A plain `serve` over stdio (src/cli/early-stdio-start.ts says which command lines are plain)

@@ -1,16 +1,16 @@
 // Bundles the built CLI (dist/cli/main.js and everything it imports, dependencies included) into
 // one CommonJS file, dist/mobile-builder-mcp.cjs, that bin/mobile-builder-mcp.js loads. A stdio
 // server is launched by every MCP host at start-up, and resolving and linking a few hundred ES
-// modules was most of its start-up time (README "Start-up time"). better-sqlite3 stays external
+// modules was most of its start-up time (docs/performance.md "Start-up time"). better-sqlite3 stays external
 // (a native addon). `import.meta.url` of each bundled file is replaced by that file's own URL
 // under dist/, so paths relative to it (package.json, drizzle/) resolve as they do unbundled.
 // The OAuth routes (express and the SDK's authorization server) are a second bundle,
 // dist/mobile-builder-oauth.cjs, that the HTTP transport requires only when it serves /mcp: the
-// stdio server never reads them (README "Sign in with OAuth"). The MCP 2026-07-28 era (the v2 SDK) is
+// stdio server never reads them (docs/security.md "Sign in with OAuth"). The MCP 2026-07-28 era (the v2 SDK) is
 // a third, dist/mobile-builder-modern.cjs, required on the first request of that era only.
 // A plain stdio `serve` starts with a fourth, dist/mobile-builder-early.cjs (a few KiB, Node's
 // built-ins only): it answers the first `initialize` before the bin loads the main bundle
-// (src/cli/early-stdio-start.ts, README "Start-up time").
+// (src/cli/early-stdio-start.ts, docs/performance.md "Start-up time").
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';

@@ -7,7 +7,7 @@
 //   3. puts a small local proxy in front of it that adds `Authorization: Bearer <token>` and
 //      forwards everything else unchanged (Host and Origin included, so the server's DNS-rebinding
 //      checks see what the suite sent),
-//   4. runs the scenarios that apply to this server (README "Conformance") and exits non-zero if
+//   4. runs the scenarios that apply to this server (docs/development.md "Conformance") and exits non-zero if
 //      any fails.
 // Needs the npm registry the first time. Not part of `npm test`.
 import { spawn, spawnSync } from 'node:child_process';
@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(root, 'bin', 'mobile-builder-mcp.js');
 const SUITE_VERSION = '0.1.16';
-/** The server scenarios that apply: see README "Conformance" for the ones that do not, and why. */
+/** The server scenarios that apply: see docs/development.md "Conformance" for the ones that do not, and why. */
 const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'];
 
 const scratch = join(root, 'node_modules', '.cache', 'mobile-builder-mcp-conformance');

@@ -42,7 +42,7 @@ call svc_send_message "{\"projectId\":\"$PROJECT\",\"message\":\"Build a todo li
 echo "3. Watch the session until the build is done"
 # With the expo builder's default agent (host), the build asks a code question: it is meant for
 # the model of an MCP host, which answers with the app's files. This script has no model, so it
-# answers "skip" (deterministic edits only). README "Code questions" shows a real answer.
+# answers "skip" (deterministic edits only). docs/builders.md "Code questions" shows a real answer.
 wait_until '!s.hasActiveWorkflows || (s.pendingQuestion !== null && s.pendingQuestion.kind === "code")'
 CODE_QID=$(call svc_get_session "{\"projectId\":\"$PROJECT\"}" | field pendingQuestion.questionId)
 if [ "$CODE_QID" != "null" ] && [ "$CODE_QID" != "undefined" ]; then

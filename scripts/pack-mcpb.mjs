@@ -1,4 +1,4 @@
-// `npm run pack:mcpb [-- --out DIR]`: builds the MCP Bundle (`.mcpb`, README "Connect an MCP host")
+// `npm run pack:mcpb [-- --out DIR]`: builds the MCP Bundle (`.mcpb`, docs/hosts.md "More ways to connect")
 // with the `mcpb` CLI (@anthropic-ai/mcpb), offline, from the built `dist/` and `node_modules`.
 //
 // The bundle holds what the bin runs: bin/, the start-up bundles of dist/ (`*.cjs`: they need no

@@ -1,6 +1,6 @@
 // `node scripts/render-icon.mjs` (after `npm run build`): writes the server's icon as files,
-// assets/icon.svg and assets/icon-128.png (the `.mcpb` bundle's icon, README "Connect an MCP
-// host"), from the SVG the server sends hosts (src/mcp/icons.ts), rendered by headless Chromium.
+// assets/icon.svg and assets/icon-128.png (the `.mcpb` bundle's icon, docs/hosts.md "More ways
+// to connect"), from the SVG the server sends hosts (src/mcp/icons.ts), rendered by headless Chromium.
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

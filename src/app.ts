@@ -58,7 +58,7 @@ export { BUILDER_NAMES, type BuilderName } from './builders/builder-registry.js'
 
 /**
  * What `createApp` needs; every field but `dataDir` has a default, the same as the command line's
- * (`config/defaults.ts`, README.md#command-line).
+ * (`config/defaults.ts`, docs/cli.md#command-line).
  */
 export interface AppConfig {
   /** Holds the SQLite file, the workspaces and the artifacts (with PostgreSQL: the workspaces and caches). Created if missing. */
@@ -77,7 +77,7 @@ export interface AppConfig {
    */
   applicationName?: string;
   /**
-   * What this process does (`serve --role`, README "Roles"; default `all`): `api` claims no
+   * What this process does (`serve --role`, docs/operators.md "Roles"; default `all`): `api` claims no
    * workflow and builds nothing (workers do), `worker` starts the engine alone (no MCP server).
    */
   role?: Role;
@@ -130,7 +130,7 @@ export interface AppConfig {
   unauthenticatedPerMinute?: number;
   /**
    * Trusted proxies (`--trust-proxy`: addresses, CIDR ranges, `loopback`): a request whose peer is
-   * one of them has its client address taken from `X-Forwarded-For` (README "Behind a TLS proxy").
+   * one of them has its client address taken from `X-Forwarded-For` (docs/operators.md "Behind a TLS proxy").
    * Default none: the client address is the socket's peer.
    */
   trustProxy?: string[];
@@ -151,22 +151,22 @@ export interface AppConfig {
    * engine reaps, and its sends wait for the workers (docs/workflows.md "Nodes that claim nothing").
    */
   claims?: boolean;
-  /** Lifetimes of OAuth codes and tokens, in seconds (README "Sign in with OAuth"); defaults 60 s, 1 h, 30 days. */
+  /** Lifetimes of OAuth codes and tokens, in seconds (docs/security.md "Sign in with OAuth"); defaults 60 s, 1 h, 30 days. */
   oauth?: OAuthLifetimes;
   /**
-   * Browser for preview screenshots (`--browser`, README "Screenshots"); when absent, Debian's
+   * Browser for preview screenshots (`--browser`, docs/hosts.md "Screenshots"); when absent, Debian's
    * chromium or one on PATH. A path that names no executable file means no browser (no fallback).
    */
   browser?: string;
   /**
    * A gateway made before the app, without tools (a stdio start answers `initialize` with it
-   * before it opens the store, README "Start-up time"): the app attaches its tools to it and
+   * before it opens the store, docs/performance.md "Start-up time"): the app attaches its tools to it and
    * uses it. Default: a new one.
    */
   gateway?: JsonRpcGateway;
   /** A builder object to run instead of `builder` (embedding, and tests that drive a builder by hand). */
   builderInstance?: Builder;
-  /** Where builds run their processes (default: bubblewrap when it works here, else none); README "The build sandbox". */
+  /** Where builds run their processes (default: bubblewrap when it works here, else none); docs/security.md "The build sandbox". */
   buildSandbox?: BuildSandbox;
   /**
    * Count the Prometheus metrics and serve `GET /metrics` (docs/metrics.md), with this access rule
@@ -184,9 +184,9 @@ export interface App {
   logger: Logger;
   store: Store;
   tokens: TokenService;
-  /** One-time login codes for the consent page and the console (README "Sign in with OAuth"). */
+  /** One-time login codes for the consent page and the console (docs/security.md "Sign in with OAuth"). */
   loginCodes: LoginCodeService;
-  /** OAuth grants and their tokens (README "Sign in with OAuth"). */
+  /** OAuth grants and their tokens (docs/security.md "Sign in with OAuth"). */
   oauthGrants: OAuthGrants;
   /** The OAuth tables (clients, pending authorization requests), for the HTTP transport. */
   oauthRepo: OAuthRepo;
@@ -203,9 +203,9 @@ export interface App {
   plans: PlanTable;
   /** The tool adapter (`tools/call`), which the web console calls too. */
   tools: ToolDispatcher;
-  /** Screenshots of web previews (README "Screenshots"), for `svc_get_session` and the console's thumbnail. */
+  /** Screenshots of web previews (docs/hosts.md "Screenshots"), for `svc_get_session` and the console's thumbnail. */
   screenshots: PreviewScreenshots;
-  /** Web console sessions (README "Web console"). */
+  /** Web console sessions (docs/console.md "Web console"). */
   webSessions: WebSessionService;
   /** Notices of project changes, pushed to the web console's live pages. */
   changes: ProjectChanges;
@@ -237,7 +237,7 @@ export interface App {
  * Starts an HTTP listener for `app` and records its bound address as the public base URL of the
  * service (or of artifact links, for `artifactOrigin`), unless the operator configured one. The
  * HTTP side (the transport, the web console, the update routes) is loaded on this first call, so
- * that a stdio server answers `initialize` before evaluating it (README "Start-up time").
+ * that a stdio server answers `initialize` before evaluating it (docs/performance.md "Start-up time").
  * @throws the listen error (EADDRINUSE, EACCES).
  */
 export async function listenHttp(app: App, options: HttpServerOptions): Promise<RunningHttpServer> {
@@ -247,7 +247,7 @@ export async function listenHttp(app: App, options: HttpServerOptions): Promise<
 
 /**
  * The MCP side that needs no store: the protocol servers and the gateway, connected, without
- * tools yet. A stdio start answers `initialize` with it before it opens the store (README
+ * tools yet. A stdio start answers `initialize` with it before it opens the store (docs/performance.md
  * "Start-up time"), then passes it to `createApp` as `config.gateway`, which attaches the tools.
  */
 export async function createGateway(config: Pick<AppConfig, 'logger' | 'requestDeadlineMs'>): Promise<JsonRpcGateway> {
@@ -291,7 +291,7 @@ export async function createApp(config: AppConfig): Promise<App> {
   // A file store may be served by several processes: count in the store so that they share the limits.
   const loginCodes = new LoginCodeService(users, store.repos.loginCodes, clock);
   // PostgreSQL: exact across nodes, counted on a small pool of its own (ended after the store).
-  // Loaded only then: node-postgres stays out of a SQLite start (README "Start-up time").
+  // Loaded only then: node-postgres stays out of a SQLite start (docs/performance.md "Start-up time").
   const pgLimits = config.rateLimiter || !store.databaseUrl ? null : await import('./limits/pg-rate-limiter.js');
   const limiterPool = pgLimits && store.databaseUrl ? pgLimits.createRateLimiterPool(store.databaseUrl) : null;
   const rateLimiter =
@@ -307,7 +307,7 @@ export async function createApp(config: AppConfig): Promise<App> {
   const changes = new ProjectChanges();
   store.events.subscribe('project', (projectId) => changes.notify(projectId));
   store.events.onReset(() => changes.notifyAll());
-  // Loaded only when asked for: prom-client stays out of a stdio start (README "Start-up time").
+  // Loaded only when asked for: prom-client stays out of a stdio start (docs/performance.md "Start-up time").
   // The engine's runs are read at scrape time, once the engine below exists.
   let engineRuns = () => 0;
   let unserved = async () => new Map<string, number>();

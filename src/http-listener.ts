@@ -2,7 +2,7 @@
  * The HTTP side of the service (docs/architecture.md): the narrow view of an `App` the HTTP
  * transport and the web console work with, and the listener. `app.ts` loads this module on the
  * first `listenHttp`, so a stdio start does not evaluate the transport, the console, the update
- * routes and their packages before it answers `initialize` (README "Start-up time").
+ * routes and their packages before it answers `initialize` (docs/performance.md "Start-up time").
  */
 import { clientAddressReader, trustedPeerReader } from './auth/client-address.js';
 import type { LoginCodeService } from './auth/login-codes.js';

@@ -1,5 +1,5 @@
 /**
- * What one process of the service does (README "Roles"). A root module, so that the settings
+ * What one process of the service does (docs/operators.md "Roles"). A root module, so that the settings
  * table, the composition root and the transports name the roles from one list.
  *
  * - `all`: MCP (stdio or HTTP), console, OAuth, artifacts and the builds, in one process: one

@@ -1,5 +1,5 @@
 /**
- * The anonymous bound (docs/contract.md#limits-and-plans, README "Behind a TLS proxy"): requests
+ * The anonymous bound (docs/contract.md#limits-and-plans, docs/operators.md "Behind a TLS proxy"): requests
  * still being read count against their token's user, or without a valid token against the client
  * address; behind a trusted proxy (`trustProxy`) that address comes from `X-Forwarded-For`, and an
  * untrusted peer's `X-Forwarded-For` is ignored. Real listener, raw sockets from several loopback

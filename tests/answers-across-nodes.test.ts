@@ -1,6 +1,6 @@
 /**
  * Code answers sent through a node that builds nothing (docs/workflows.md "Where answers are
- * checked", README "Code questions"): an `api` node with its own data dir (no workspace, no
+ * checked", docs/builders.md "Code questions"): an `api` node with its own data dir (no workspace, no
  * toolchain at the path the question stores, as on another host) and build workers on the
  * same store. The node holding the workflow checks the answer and the API node goes on exactly as
  * the worker would: an accepted answer resumes the build; a refused one gives the same -32602 issues

@@ -1,6 +1,6 @@
 /**
  * The built bin over streamable HTTP on port 0, with the SDK client and raw fetch; the CLI of
- * README.md#command-line; and the MCP Inspector's CLI as an independent client over both transports.
+ * docs/cli.md#command-line; and the MCP Inspector's CLI as an independent client over both transports.
  */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';

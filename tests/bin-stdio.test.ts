@@ -1,4 +1,4 @@
-/** The built bin over stdio, driven by the SDK's `StdioClientTransport` (README.md#command-line). */
+/** The built bin over stdio, driven by the SDK's `StdioClientTransport` (docs/cli.md#command-line). */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { spawn } from 'node:child_process';

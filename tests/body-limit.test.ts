@@ -1,5 +1,5 @@
 /**
- * `--body-limit` bounds one message on both transports of the built bin (README.md#command-line,
+ * `--body-limit` bounds one message on both transports of the built bin (docs/cli.md#command-line,
  * docs/contract.md#limits-and-plans): an HTTP body over it is answered 413, a stdio line over it
  * gets the same JSON-RPC error, and the next line is served.
  */

@@ -1,5 +1,5 @@
 /**
- * The build sandbox (README "The build sandbox"): a build step that tries to read the store,
+ * The build sandbox (docs/security.md "The build sandbox"): a build step that tries to read the store,
  * another project's workspace, the server's environment and the network finds nothing; git in a
  * workspace gets none of the server's environment; `serve --http` refuses to run builds unconfined
  * unless told to, and its start-up line says which.

@@ -1,12 +1,13 @@
 /**
  * Every citation of a documentation section names one that exists: links and mentions with an
  * anchor (`README.md#code-questions`, `docs/contract.md#errors`, `](#limits-and-plans)`) and prose
- * citations of a heading (`README "Code questions"`), in `src/`, `docs/`, `bin/`, `scripts/` and
- * the README. Anchors follow GitHub's rules: the heading's text in lower case, punctuation other
+ * citations of a heading (`README "Code questions"`), in `src/`, `docs/`, `bin/`, `scripts/`,
+ * `tests/`, the README and the CHANGELOG. Anchors follow GitHub's rules: the heading's text in lower case, punctuation other
  * than `-` and `_` dropped, spaces as `-`, and `-1`, `-2`... for repeated headings.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './helpers.js';
 
@@ -51,11 +52,12 @@ function sectionsOf(file: string): Sections {
   return sections;
 }
 
-/** The Markdown file a citation names, seen from `from`: README at the root, the others in docs/. */
+/** The Markdown file a citation names, seen from `from`: README and CHANGELOG at the root, the others in docs/. */
 function target(name: string, from: string): string {
   if (name === '') return from;
   const file = basename(name);
-  return file === 'README.md' || file === 'README' ? join(ROOT, 'README.md') : join(ROOT, 'docs', file);
+  if (file === 'README.md' || file === 'README') return join(ROOT, 'README.md');
+  return file === 'CHANGELOG.md' ? join(ROOT, 'CHANGELOG.md') : join(ROOT, 'docs', file);
 }
 
 function filesUnder(path: string): string[] {
@@ -96,7 +98,10 @@ describe('citations of documentation sections', () => {
   });
 
   it('name headings and anchors that exist', () => {
-    const files = ['README.md', 'docs', 'src', 'bin', 'scripts'].flatMap(filesUnder).filter((f) => /\.(ts|js|mjs|cjs|md|sh)$/.test(f));
+    // The tests cite the sections they check too; this file's own examples are not citations.
+    const files = ['README.md', 'CHANGELOG.md', 'docs', 'src', 'bin', 'scripts', 'tests']
+      .flatMap(filesUnder)
+      .filter((f) => /\.(ts|js|mjs|cjs|md|sh)$/.test(f) && f !== fileURLToPath(import.meta.url));
     expect(files.flatMap(brokenCitations)).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Big code questions reach the model whole (README "Code questions"): for an app of 40 files, the
+ * Big code questions reach the model whole (docs/builders.md "Code questions"): for an app of 40 files, the
  * `svc_get_session` result that carries the code question stays under 50,000 characters (hosts cut
  * or divert larger tool results), and every file the prompt does not show inline is readable with
  * `svc_get_session`'s `questionFilesPage`. The question is asked by the real host agent through

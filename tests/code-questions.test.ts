@@ -1,5 +1,5 @@
 /**
- * Code questions on the real service and engine (README "Code questions"), with the manual
+ * Code questions on the real service and engine (docs/builders.md "Code questions"), with the manual
  * builder asking them: `pendingQuestion` shows kind, format and maxLength; the 20,000-character
  * limit holds for instructions and text answers while a code answer may be longer; every bad
  * answer is -32602 with its reasons in `data.issues`, leaves the question pending and writes

@@ -1,5 +1,5 @@
 /**
- * The `command` builder with real shell processes (README.md#builders):
+ * The `command` builder with real shell processes (docs/builders.md#builders):
  * the line protocol, output streaming, exit status, and that cancel leaves no process behind.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * The settings table (`src/config/settings.ts`) is the one source of the command line: the
- * README's table (README.md#command-line) says the same, commander's options and `--help` come
+ * table of docs/cli.md#command-line says the same, commander's options and `--help` come
  * from it, and a refused value keeps its message and exit code.
  */
 import { readFileSync } from 'node:fs';
@@ -12,12 +12,12 @@ import { redactedDatabaseUrl } from '../src/config/database-url.js';
 import { SETTINGS, settingRows, shownDefault } from '../src/config/settings.js';
 import { UsageError } from '../src/config/usage-error.js';
 
-const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+/** The command line's page (the README links to it): its usage block and settings table are checked here. */
+const CLI_DOC = readFileSync(new URL('../docs/cli.md', import.meta.url), 'utf8');
 
-/** The rows of the README's table under "## Command line": flag, environment, default, unit (`—` is empty). */
+/** The rows of the settings table of docs/cli.md: flag, environment, default, unit (`—` is empty). */
 function readmeRows(): { flag: string; env: string; default: string; unit: string }[] {
-  const section = README.slice(README.indexOf('\n## Command line\n'));
-  const body = section.slice(0, section.indexOf('\n## ', 1));
+  const body = CLI_DOC;
   const lines = body.split('\n').filter((line) => line.startsWith('| '));
   expect(lines[0]).toMatch(/^\| flag \| environment \| default \| unit \| commands \| meaning \|$/);
   const cell = (text: string | undefined) => {
@@ -73,13 +73,13 @@ async function parseError(argv: string[]): Promise<unknown> {
 }
 
 describe('the settings table', () => {
-  it("equals the README's command-line table: flag, environment variable, default and unit, in order", () => {
+  it("equals the command-line table of docs/cli.md: flag, environment variable, default and unit, in order", () => {
     const table = settingRows().map(([, s]) => ({ flag: s.flags ?? '', env: s.env ?? '', default: shownDefault(s) ?? '', unit: s.unit ?? '' }));
     expect(readmeRows()).toEqual(table);
   });
 
-  it("the README's usage lines show the table's defaults", () => {
-    const usage = README.slice(README.indexOf('\n## Command line\n'));
+  it("the usage lines of docs/cli.md show the table's defaults", () => {
+    const usage = CLI_DOC;
     const shown = [...usage.slice(0, usage.indexOf('\n```', usage.indexOf('```') + 3)).matchAll(/\[(--[a-z-]+) ([\w.-]+)\]/g)];
     expect(shown.length).toBeGreaterThan(8);
     const byFlag = new Map(settingRows().map(([, s]) => [s.flags?.split(' ')[0], s]));

@@ -1,5 +1,5 @@
 /**
- * The early start of a plain stdio `serve` (README "Start-up time"): its answer to a first
+ * The early start of a plain stdio `serve` (docs/performance.md "Start-up time"): its answer to a first
  * `initialize` is byte for byte the gateway's (the SDK `Server`'s), it answers nothing the SDK
  * might refuse, it takes only command lines commander accepts as a stdio `serve`, and it hands
  * the stdio transport every byte after the first line, in order.

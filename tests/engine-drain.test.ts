@@ -1,5 +1,5 @@
 /**
- * Roles and draining in-process (docs/workflows.md#draining, README "Roles"): `App.drain` claims
+ * Roles and draining in-process (docs/workflows.md#draining, docs/operators.md "Roles"): `App.drain` claims
  * nothing more at once, releases workflows waiting for input, lets running builds finish, and
  * `close` interrupts what still runs; `healthProblem` says `starting`, `draining`, `stopped`; an
  * `api` app claims nothing (a worker app on the same data dir builds its sends).

@@ -1,5 +1,5 @@
 /**
- * The request's fast path (README "Performance"): a `tools/call` whose answer and admission are at
+ * The request's fast path (docs/performance.md "Performance"): a `tools/call` whose answer and admission are at
  * hand is answered without a wait, with the reply the full path gives, counted once in the rate
  * window and reported once to the metrics; anything else takes the full path, having counted
  * nothing. Real app, real SQLite, raw HTTP.

@@ -1,6 +1,6 @@
 /**
  * Hostile input at every edge gets a bounded answer and never reaches past its workflow
- * (README "Tokens and security" and "Limits and plans"): requests the SDK would leave unanswered,
+ * (docs/contract.md "Tokens and security" and "Limits and plans"): requests the SDK would leave unanswered,
  * deadlines, request slots, huge output lines, anonymous slow clients, publishing through links,
  * directive floods, preview growth and quota, process groups, and the small input faults.
  */

@@ -1,5 +1,5 @@
 /**
- * A node's health on PostgreSQL (README "Roles"): while its change-notice (LISTEN) connection is
+ * A node's health on PostgreSQL (docs/operators.md "Roles"): while its change-notice (LISTEN) connection is
  * down, notices from other nodes are missed, so `healthProblem` says `events_disconnected` (503 on
  * `/healthz`); once the connection is back it is healthy again.
  */

@@ -1,5 +1,5 @@
 /**
- * Honest `skip` (README "Code questions"): deterministic edits are named as made only when the
+ * Honest `skip` (docs/builders.md "Code questions"): deterministic edits are named as made only when the
  * built app shows them. After the host's model rewrote `App.tsx` so that it no longer reads
  * `src/app-settings.json`, a `skip` answer reports those edits as not shown, and it never tells
  * the operator to turn on `--agent host`, which is already on.

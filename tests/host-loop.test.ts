@@ -1,5 +1,5 @@
 /**
- * What a host's model does, played over both transports against the real, spawned bin (README
+ * What a host's model does, played over both transports against the real, spawned bin (docs/hosts.md
  * "A host's loop"): create, build, wait, look, answer, deploy, with one `svc_get_session` wait per
  * step (each returns because the workflow changed, never because its time was up), progress
  * messages naming the steps, and a picture of the app at the end.

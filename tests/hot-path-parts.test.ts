@@ -1,5 +1,5 @@
 /**
- * Parts of the MCP-over-HTTP hot path (README "Performance"): the per-message deadlines on one
+ * Parts of the MCP-over-HTTP hot path (docs/performance.md "Performance"): the per-message deadlines on one
  * shared timer (src/mcp/deadline-queue.ts) and the reply JSON that reuses a tool result's own
  * serialisation (src/mcp/reply-json.ts), which must be byte for byte `JSON.stringify`, and a
  * tool result that, copied or compared, is the plain `CallToolResult` it always was. No test

@@ -1,5 +1,5 @@
 /**
- * Install channels (README "Connect an MCP host"): the MCP Bundle that `npm run pack:mcpb` builds
+ * Install channels (docs/hosts.md "More ways to connect"): the MCP Bundle that `npm run pack:mcpb` builds
  * with the `mcpb` CLI (its manifest validates; its server entry starts the bin over stdio with the
  * token from user_config), and `server.json` for the MCP registry against package.json.
  */

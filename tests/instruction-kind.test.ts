@@ -1,5 +1,5 @@
 /**
- * Which kind an instruction starts when `svc_send_message` gets no `kind` (README "Tools"): a
+ * Which kind an instruction starts when `svc_send_message` gets no `kind` (docs/contract.md "Tools"): a
  * deploy only when the message begins, after an optional "please", with deploy, publish, release
  * or ship used as a verb, not negated. The table is the rule; the last test runs it through a
  * real SDK client and reads the chosen kind in the response.

@@ -1,5 +1,5 @@
 /**
- * The private "latest" update URL (README "Expo updates"): installed into an app, it follows every
+ * The private "latest" update URL (docs/builders.md "Expo updates"): installed into an app, it follows every
  * deploy of the project, so only the project's owner reads it. Anyone may read a public project's
  * conversation: there it is hidden from every reader but the owner. (The deployment pages never
  * print it: tests/update-assets.test.ts.)

@@ -1,5 +1,5 @@
 /**
- * Limits shared through the store (README "Limits and plans"): two real server processes on one
+ * Limits shared through the store (docs/contract.md "Limits and plans"): two real server processes on one
  * data dir count one key's tool calls in the same window, so together they accept the plan's
  * limit, not twice it (exactly the limit when it is low enough for a lease of one count).
  */

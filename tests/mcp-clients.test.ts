@@ -1,8 +1,8 @@
 /**
- * Two kinds of HTTP client, one body (README "Errors"): an MCP client (it sends a supported
+ * Two kinds of HTTP client, one body (docs/contract.md "Errors"): an MCP client (it sends a supported
  * `MCP-Protocol-Version` after initialize) gets JSON-RPC errors of authenticated requests with
  * HTTP 200, so the SDK's StreamableHTTPClientTransport surfaces an `McpError` with the code and
- * `data`; a plain JSON-RPC client gets the table's statuses. And the limits of README "Limits and
+ * `data`; a plain JSON-RPC client gets the table's statuses. And the limits of docs/contract.md "Limits and
  * plans": tool calls are counted apart from housekeeping, anonymous requests per address.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';

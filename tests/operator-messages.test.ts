@@ -1,5 +1,5 @@
 /**
- * What the operator reads on stderr (README "Tokens and security"): a stdio token that cannot
+ * What the operator reads on stderr (docs/contract.md "Tokens and security"): a stdio token that cannot
  * work in this data dir, an unwritable data dir, failed authentications and cancellations. A
  * token never appears in any of it.
  */

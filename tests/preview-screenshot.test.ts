@@ -1,5 +1,5 @@
 /**
- * `svc_get_session` with `screenshot: true` (README "Screenshots"): the latest web preview rendered
+ * `svc_get_session` with `screenshot: true` (docs/hosts.md "Screenshots"): the latest web preview rendered
  * by headless Chromium in a phone-sized viewport, returned as an `image/png` item, taken once per
  * preview and cached beside it; the preview links as `resource_link` items; no browser -> no image
  * and a reason. The launch itself renders an Expo-style export (absolute `/_expo/...` script path,

@@ -1,5 +1,5 @@
 /**
- * A new instruction queues behind a waiting question (README "Conversation"): a send with `kind`
+ * A new instruction queues behind a waiting question (docs/contract.md "In short"): a send with `kind`
  * and no `questionId` starts a new workflow (queued behind the waiting one) and the question stays
  * pending; a send with `questionId` answers; a send with neither still answers.
  */

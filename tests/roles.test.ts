@@ -1,5 +1,5 @@
 /**
- * Roles (README "Roles"): the real bin as `serve --role api` and as `worker` processes on one
+ * Roles (docs/operators.md "Roles"): the real bin as `serve --role api` and as `worker` processes on one
  * SQLite data dir (how one host runs them; the PostgreSQL store runs them across machines). Sends
  * through the API node are built by a worker, never by the API node; a worker's `--health-port`
  * answers `GET /healthz`; SIGTERM drains a worker (running builds finish, up to

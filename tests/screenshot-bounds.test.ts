@@ -1,5 +1,5 @@
 /**
- * Screenshots start a bounded number of browsers (README "Screenshots"): a tenant asking for many
+ * Screenshots start a bounded number of browsers (docs/hosts.md "Screenshots"): a tenant asking for many
  * projects' screenshots at once used to start one headless Chromium per project, all at once
  * (eight projects: eight browsers and about 1 GB). The browser here is a stand-in script that
  * records its start and holds until the test releases it, so the test sees how many run at once

@@ -1,5 +1,5 @@
 /**
- * A failed screenshot is remembered per preview, and one user holds at most one browser (README
+ * A failed screenshot is remembered per preview, and one user holds at most one browser (docs/hosts.md
  * "Screenshots"). The browser is a stand-in script that records each start; it fails at once
  * (no image) while `fail` exists, else holds until `release` exists and writes a picture, so the
  * test sees every browser start without any clock.

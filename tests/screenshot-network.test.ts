@@ -1,6 +1,6 @@
 /**
  * The page a screenshot renders is a tenant's code, and it reaches no network but its own preview
- * server (README "Screenshots"): it used to load anything the server's machine can reach (another
+ * server (docs/hosts.md "Screenshots"): it used to load anything the server's machine can reach (another
  * service on loopback, the intranet), and the picture handed back to the tenant shows it. Here the
  * page asks a canary server on loopback for an image and a frame, and draws itself only once both
  * have loaded or failed, so the picture is taken after every request was tried.

@@ -1,5 +1,5 @@
 /**
- * What the polled reads cost the SQLite store (README "Performance"): `svc_get_session` and
+ * What the polled reads cost the SQLite store (docs/performance.md "Performance"): `svc_get_session` and
  * `svc_get_messages` run statements prepared once (none is compiled again on a warm read), and a
  * session runs as many statements with 50 queued workflows as with one (the queue is one query,
  * not one more per queued workflow); read again while nothing it shows changed, it runs one

@@ -1,5 +1,5 @@
 /**
- * `svc_get_session` waits and reports (README "Follow a build"): `waitSeconds` returns on a change
+ * `svc_get_session` waits and reports (docs/hosts.md "A host's loop: create, build, wait, look, answer, deploy"): `waitSeconds` returns on a change
  * of the active workflow (driven by hand with the manual builder, so nothing depends on timing) or
  * when its bound is up; progress notifications name the step, over stdio and over streamable HTTP
  * (an SSE reply for a client that accepts one, one JSON body for a client that does not); the

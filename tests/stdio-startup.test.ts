@@ -1,5 +1,5 @@
 /**
- * What a stdio start evaluates before it answers `initialize` (README "Start-up time"): the built
+ * What a stdio start evaluates before it answers `initialize` (docs/performance.md "Start-up time"): the built
  * bin with `MBM_DEBUG_MODULES=1` lists the bundles it loaded and their lazily evaluated modules it
  * ran by its first write to stdout. A plain stdio `serve` loads only the early bundle before its
  * answer; any other command line (here `--body-limit`) loads the main bundle first. The HTTP side (transport, web console, update routes, QR codes), the MIME table,

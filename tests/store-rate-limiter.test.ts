@@ -1,5 +1,5 @@
 /**
- * The request limiter counted in the store (README "Limits and plans"): two connections to one
+ * The request limiter counted in the store (docs/contract.md "Limits and plans"): two connections to one
  * database file (as two processes have) share one window; counts are claimed in leases; a key
  * refused in its window is refused from memory without writing; the memory limiter answers when
  * the store cannot.

@@ -1,6 +1,6 @@
 /**
  * `token revoke` takes effect before the command returns on a server on the same SQLite data dir
- * (README "Tokens"): the server's token cache looks for other processes' commits on every request,
+ * (docs/contract.md "Tokens and security"): the server's token cache looks for other processes' commits on every request,
  * so the first request after the command is refused. It used to be accepted until the server's
  * next 250 ms look. Each round revokes a token the server has just cached, with the real CLI.
  */

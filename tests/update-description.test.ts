@@ -1,6 +1,6 @@
 /**
- * A `command` builder's update descriptions are checked before a deploy publishes them (README
- * "Expo Updates"): an `expo-update.json` whose asset path leaves its folder fails the deploy with
+ * A `command` builder's update descriptions are checked before a deploy publishes them (docs/builders.md
+ * "Expo updates"): an `expo-update.json` whose asset path leaves its folder fails the deploy with
  * the reason and publishes nothing (the manifest used to be served, its asset refused); a valid
  * one is published and served.
  */

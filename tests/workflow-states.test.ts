@@ -1,6 +1,6 @@
 /**
  * The state machine is the single source of the workflow statuses (docs/workflows.md): the store's
- * column enum and one-active index, the tool output schemas and the README diagram all equal it,
+ * column enum and one-active index, the tool output schemas and the diagram of docs/workflows.md all equal it,
  * and the journal applies exactly the transitions of the table and refuses every other pair.
  */
 import { readFileSync } from 'node:fs';
@@ -114,9 +114,9 @@ describe('the workflow state machine', () => {
     await store.close();
   });
 
-  it('the README diagram is the one rendered from the table', async () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const block = /<!-- workflow-states:begin -->\n([\s\S]*?)\n<!-- workflow-states:end -->/.exec(readme)?.[1];
-    expect(block, 'README.md needs the generated state diagram between the workflow-states markers').toBe(renderStateDiagram());
+  it('the diagram of docs/workflows.md is the one rendered from the table', async () => {
+    const doc = readFileSync(join(ROOT, 'docs', 'workflows.md'), 'utf8');
+    const block = /<!-- workflow-states:begin -->\n([\s\S]*?)\n<!-- workflow-states:end -->/.exec(doc)?.[1];
+    expect(block, 'docs/workflows.md needs the generated state diagram between the workflow-states markers').toBe(renderStateDiagram());
   });
 });

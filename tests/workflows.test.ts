@@ -1,5 +1,5 @@
 /**
- * Workflows through the real server (docs/contract.md#tools, README.md#builders): the state machine,
+ * Workflows through the real server (docs/contract.md#tools, docs/builders.md#builders): the state machine,
  * the queue under parallel sends, cancellation of every kind, question validation, previews
  * served and traversal refused, and the access matrix of the four workflow tools.
  */

@@ -1,6 +1,6 @@
 /**
  * The address of the client behind an HTTP request, for the bounds kept per client address
- * (README "Behind a TLS proxy"; docs/contract.md#limits-and-plans). By default it is the socket's
+ * (docs/operators.md "Behind a TLS proxy"; docs/contract.md#limits-and-plans). By default it is the socket's
  * peer. With trusted proxies (`--trust-proxy`), a request whose peer is one of them is taken
  * from `X-Forwarded-For`: the nearest address in it that is not itself a trusted proxy, as
  * `proxy-addr` (the library express uses) reads it. A peer that is not trusted is the client,

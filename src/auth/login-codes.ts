@@ -1,5 +1,5 @@
 /**
- * One-time login codes (README "Sign in with OAuth"): `mobile-builder-mcp login-code --user NAME`
+ * One-time login codes (docs/security.md "Sign in with OAuth"): `mobile-builder-mcp login-code --user NAME`
  * prints one, and a person types it on the consent page (or the console's sign-in) instead of
  * pasting an API token. A code is 25 characters of Crockford base32 in groups of five
  * (`7KQ2M-...`, 125 random bits), single use, 10 minutes by default, stored as SHA-256 only.

@@ -1,6 +1,6 @@
 /**
  * What a person types to sign in on a web page (the web console's sign-in, the OAuth consent
- * page): one of their API tokens (`svc_...`) or a one-time login code (README "Web console",
+ * page): one of their API tokens (`svc_...`) or a one-time login code (docs/console.md "Web console",
  * "Sign in with OAuth"). An OAuth access or refresh token is never such a credential: it is good
  * at `/mcp` only (its audience, RFC 8707).
  */

@@ -1,6 +1,6 @@
 /**
  * Users and API tokens: issuing, listing, revoking and checking tokens (docs/contract.md#tokens-and-security,
- * README.md#command-line, docs/contract.md#tokens-and-security).
+ * docs/cli.md#command-line, docs/contract.md#tokens-and-security).
  */
 import { randomUUID } from 'node:crypto';
 import { isoNow, type Clock } from '../clock.js';
@@ -15,7 +15,7 @@ import { cachedToken, type TokenCache } from './token-cache.js';
 import { publishCacheChange } from '../store/read-cache.js';
 import type { Store } from '../store/store.js';
 
-/** OAuth access tokens accepted besides API tokens (README "Sign in with OAuth"). */
+/** OAuth access tokens accepted besides API tokens (docs/security.md "Sign in with OAuth"). */
 export interface OAuthAccessCheck {
   grants: OAuthGrants;
   /** The resource URL an access token must have been issued for: this server's `/mcp`, read at each check. */
@@ -38,7 +38,7 @@ export interface TokenSummary {
   readOnly: boolean;
 }
 
-/** Issues, lists, revokes and checks API tokens; manages users' plans (docs/contract.md#tokens-and-security, README.md#command-line, docs/contract.md#tokens-and-security). */
+/** Issues, lists, revokes and checks API tokens; manages users' plans (docs/contract.md#tokens-and-security, docs/cli.md#command-line, docs/contract.md#tokens-and-security). */
 export class TokenService {
   /**
    * @param notices the store whose `cache` notice (`tokens`) tells every node's token cache that a

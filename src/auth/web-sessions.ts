@@ -1,5 +1,5 @@
 /**
- * Web console sessions (README "Web console"): a person signs in once with one of their API
+ * Web console sessions (docs/console.md "Web console"): a person signs in once with one of their API
  * tokens or a one-time login code, and the browser holds a random session secret in the
  * `svc_session` cookie (HttpOnly, SameSite=Strict). Only its SHA-256 is stored. A session lasts
  * 12 hours, ends at sign-out, with the API token it was signed in with (revoked or expired), and

@@ -1,5 +1,5 @@
 /**
- * Which browser renders preview screenshots (README "Screenshots"): `--browser PATH` /
+ * Which browser renders preview screenshots (docs/hosts.md "Screenshots"): `--browser PATH` /
  * `SVC_BROWSER` when given (a path that names no file means no browser: there is no fallback, so
  * an operator can turn screenshots off), else Debian's `/usr/bin/chromium`, else the first
  * Chrome or Chromium found on `PATH`.

@@ -18,10 +18,10 @@ import { scriptedBuilderModule } from './scripted-module.js';
 /** Every builder, in the order `--help` and error messages name them. */
 const BUILDERS = [scriptedBuilderModule, commandBuilderModule, expoBuilderModule] as const;
 
-/** A builder name accepted by `--builder` (README.md#builders). */
+/** A builder name accepted by `--builder` (docs/builders.md#builders). */
 export type BuilderName = (typeof BUILDERS)[number]['name'];
 
-/** The builders a server can be started with (README.md#builders). */
+/** The builders a server can be started with (docs/builders.md#builders). */
 export const BUILDER_NAMES: readonly BuilderName[] = BUILDERS.map((module) => module.name);
 
 type SettingsOf<M> = M extends BuilderModule<string, infer S> ? S : never;

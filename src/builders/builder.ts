@@ -1,5 +1,5 @@
 /**
- * The building agent's interface (README.md#builders). The workflow engine calls `run` once per
+ * The building agent's interface (docs/builders.md#builders). The workflow engine calls `run` once per
  * workflow (again after a restart, for a workflow resumed by an answer); the builder reports
  * through the context and finishes by returning (completed) or throwing (failed). When `signal`
  * aborts (cancel or shutdown) it must stop promptly; whatever it throws then is ignored.
@@ -32,7 +32,7 @@ export interface QuestionSpec {
   pattern?: string;
   /**
    * `text` (default): a person's answer. `code`: files for the app, as JSON checked against
-   * `rules` when it is sent (README "Code questions"); `options` and `pattern` do not apply.
+   * `rules` when it is sent (docs/builders.md "Code questions"); `options` and `pattern` do not apply.
    */
   kind?: 'text' | 'code';
   /** JSON Schema of the answer, shown to the client (code questions). */

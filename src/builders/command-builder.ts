@@ -1,5 +1,5 @@
 /**
- * The `command` builder (README.md#builders): runs the operator's shell command for the workflow's
+ * The `command` builder (docs/builders.md#builders): runs the operator's shell command for the workflow's
  * kind in the project's workspace (a real pipeline: `npx expo export`, `eas build`, `fastlane`),
  * streams its output into the conversation (batched, bounded), and reads a line protocol on
  * stdout (see `command-protocol.ts`). Exit status 0 completes the workflow; anything else fails
@@ -40,7 +40,7 @@ const commandBuilderConfigSchema = z.strictObject({
   killGraceMs: z.number().int().min(0).max(MAX_KILL_GRACE_MS).optional(),
   /** Output lines kept per workflow before the rest is dropped with a note (default 2000). */
   maxOutputLines: z.number().int().positive().optional(),
-  /** What the command may reach in its sandbox besides the workspace (README "The build sandbox"). */
+  /** What the command may reach in its sandbox besides the workspace (docs/security.md "The build sandbox"). */
   sandbox: z
     .strictObject({
       /** Let the command reach the network (`eas build`, uploads); default false. */
@@ -66,7 +66,7 @@ export function loadCommandBuilderConfig(file: string): CommandBuilderConfig {
 }
 
 /**
- * Runs the configured shell command of the workflow's kind (README.md#builders).
+ * Runs the configured shell command of the workflow's kind (docs/builders.md#builders).
  * @throws BuildFailure `not_configured`, `command_failed`, `timeout` or `protocol_error`; the abort reason on cancel.
  */
 export class CommandBuilder implements Builder {

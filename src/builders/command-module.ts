@@ -1,4 +1,4 @@
-/** The `command` builder's entry in the builder registry (README.md#builders): the operator's own commands. */
+/** The `command` builder's entry in the builder registry (docs/builders.md#builders): the operator's own commands. */
 import { defineBuilder } from './builder-module.js';
 import { CommandBuilder, loadCommandBuilderConfig } from './command-builder.js';
 

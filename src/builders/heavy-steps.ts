@@ -7,7 +7,7 @@
  * user), and a freed slot goes to the waiting user holding the fewest slots, among those the one
  * served longest ago (round-robin). A user takes a slot beyond its share only while nobody else
  * waits, so one user's steps delay another user's by at most the steps already running (each
- * bounded: README "The build sandbox"). Waiting stops at once when the workflow is cancelled.
+ * bounded: docs/security.md "The build sandbox"). Waiting stops at once when the workflow is cancelled.
  */
 
 /** Owners beyond this many remembered turns are forgotten when they hold and wait for nothing. */

@@ -1,5 +1,5 @@
 /**
- * The builder of a node that builds nothing (`serve --role api`, README "Roles"): such a node's
+ * The builder of a node that builds nothing (`serve --role api`, docs/operators.md "Roles"): such a node's
  * engine claims no workflow, so `run` is never called; if a build reached it anyway, the workflow
  * fails here rather than run on an API node.
  */

@@ -1,5 +1,5 @@
 /**
- * Takes server paths out of tool and agent output before it is posted (README "Tokens and
+ * Takes server paths out of tool and agent output before it is posted (docs/contract.md "Tokens and
  * security": the conversation of a public project is readable by anyone). The builder's own
  * messages name service paths (`/previews/<id>/`) and are posted as they are.
  */

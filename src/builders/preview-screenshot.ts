@@ -67,7 +67,7 @@ export class ScreenshotFailure extends Error {}
 /**
  * Takes one screenshot of the static site in `previewDir` with the browser at `browserPath`.
  *
- * It runs in the build sandbox when this machine has one (README "The build sandbox"): read only,
+ * It runs in the build sandbox when this machine has one (docs/security.md "The build sandbox"): read only,
  * the preview folder and the browser's own files (and node's); read and write, the temporary
  * folder it makes for the browser's profile and the image; no network but the sandbox's own
  * loopback interface (the script serves the preview on 127.0.0.1 and the browser loads it there).

@@ -1,5 +1,5 @@
 /**
- * How a build's child process is confined (README "Security", "The build sandbox"): the argv that
+ * How a build's child process is confined (docs/security.md "Security", "The build sandbox"): the argv that
  * wraps it in bubblewrap (`bwrap`) and `prlimit`, and the environment it gets, built from an
  * allow-list. Only `process-runner.ts` turns this into a running process.
  *
@@ -33,7 +33,7 @@ interface ProcessLimits {
 
 /**
  * The default bounds. 4 GiB of data memory per process: a real Expo export (Metro and its
- * workers on Node 20) passes with 1 GiB (measured: README "The build sandbox"), so this leaves
+ * workers on Node 20) passes with 1 GiB (measured: docs/security.md "The build sandbox"), so this leaves
  * room for big apps; 10 min of CPU per process like the step timeout; 1 GiB per file.
  */
 const DEFAULT_LIMITS: ProcessLimits = {

@@ -1,5 +1,5 @@
 /**
- * The `scripted` builder (README.md#builders): a deterministic simulation of a building agent, for
+ * The `scripted` builder (docs/builders.md#builders): a deterministic simulation of a building agent, for
  * trying the protocol and for tests. It says so in its messages.
  *
  * - build: four paced steps; writes a real static web preview (`build/web/index.html` in the
@@ -17,7 +17,7 @@ import { renderPreviewPage } from './preview-page.js';
 
 const SIMULATION_NOTE = 'This is the scripted builder: it simulates a building agent. No native binary is compiled and nothing is sent to an app store.';
 
-/** The deterministic simulated builder (README.md#builders); fails only when aborted. */
+/** The deterministic simulated builder (docs/builders.md#builders); fails only when aborted. */
 export class ScriptedBuilder implements Builder {
   readonly name = 'scripted';
 

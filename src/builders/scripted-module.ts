@@ -1,4 +1,4 @@
-/** The `scripted` builder's entry in the builder registry (README.md#builders): it starts no process. */
+/** The `scripted` builder's entry in the builder registry (docs/builders.md#builders): it starts no process. */
 import { DEFAULTS } from '../config/defaults.js';
 import { defineBuilder } from './builder-module.js';
 import { ScriptedBuilder } from './scripted-builder.js';

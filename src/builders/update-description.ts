@@ -1,6 +1,6 @@
 /**
  * The description of an Expo Update inside a published deployment folder (`expo-update.json`,
- * README "Expo Updates"): the manifest the updates route serves, less its URLs. The `expo` builder
+ * docs/builders.md "Expo updates"): the manifest the updates route serves, less its URLs. The `expo` builder
  * writes it (`expo/update-bundle.ts`); a `command` builder may write its own, so a deployment's
  * description is checked before it is published: its shape, and that every asset path names a
  * regular file inside the folder. A description that fails the check fails the deploy with the

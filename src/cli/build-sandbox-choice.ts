@@ -1,5 +1,5 @@
 /**
- * Which sandbox a process's builds run in (README "The build sandbox"), and how its start-up line
+ * Which sandbox a process's builds run in (docs/security.md "The build sandbox"), and how its start-up line
  * says so.
  */
 import { builderRunsProcesses } from '../builders/builder-registry.js';

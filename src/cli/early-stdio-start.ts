@@ -1,5 +1,5 @@
 /**
- * The first thing a stdio start runs (README "Start-up time"). `bin/mobile-builder-mcp.js` loads
+ * The first thing a stdio start runs (docs/performance.md "Start-up time"). `bin/mobile-builder-mcp.js` loads
  * this file as a bundle of its own, `dist/mobile-builder-early.cjs` (a few KiB: no SDK, no zod, no
  * commander), before the main bundle. When the command line is a plain `serve` over stdio, it
  * reads the first line of stdin and, when that is a plainly valid `initialize`, writes the answer

@@ -1,5 +1,5 @@
 /**
- * The health port of a process (`--health-port`, README "Roles"): its routes table. `GET /healthz`
+ * The health port of a process (`--health-port`, docs/operators.md "Roles"): its routes table. `GET /healthz`
  * is the first route; `GET /metrics` mounts beside it, in `healthPortRoutes`.
  */
 import type { App } from '../app.js';

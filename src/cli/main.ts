@@ -1,5 +1,5 @@
 /**
- * The command line of README.md#command-line (a stable interface):
+ * The command line of docs/cli.md#command-line (a stable interface):
  *
  *   mobile-builder-mcp serve [--http] [--role all|api|worker] [--host H] [--port P] [--builder NAME] ...
  *   mobile-builder-mcp worker [--health-port P] [--builder NAME] ...
@@ -256,7 +256,7 @@ async function serve(options: ServeOptions, early: EarlyStdioStart | undefined):
   const logger = createLogger(options.logLevel);
   // An API node builds nothing; the sandbox still confines the preview screenshot's browser. Over
   // stdio it is found on first use (a build, a screenshot) or after the answer to `initialize`,
-  // for the start-up line: finding it runs bubblewrap once (README "Start-up time").
+  // for the start-up line: finding it runs bubblewrap once (docs/performance.md "Start-up time").
   const sandboxChoice = { buildSandbox: options.buildSandbox, builder: options.builder, multiUser: options.http === true && options.role === 'all', command: 'serve --http' };
   const sandbox = options.http || !options.buildSandbox ? buildSandboxFor(sandboxChoice) : undefined;
   const config = appConfigOf(options, { logger, sandbox, role: options.role });
@@ -310,7 +310,7 @@ async function serve(options: ServeOptions, early: EarlyStdioStart | undefined):
 
   // stdio. The protocol first: hosts wait for the answer to `initialize`, which needs neither the
   // store nor the HTTP side. The store opens once that answer is written (or as soon as a message
-  // needs it: a first message other than `initialize`), then the preview listener starts (README
+  // needs it: a first message other than `initialize`), then the preview listener starts (docs/performance.md
   // "Start-up time"). Later messages wait until both are ready, so preview links name the
   // listener's real port. One stdio line is one message: --body-limit bounds it as it bounds an
   // HTTP body. After an early start (`early-stdio-start.ts`) the first line may be answered already:
@@ -400,7 +400,7 @@ function warnAboutPreviewHosts(app: App): void {
   if (isIP(host) === 0 || isLoopbackHostname(host)) return;
   app.logger.warn(
     { artifacts: app.publicUrl.artifacts() },
-    'web previews are served at http://<project-id>.localhost, which only a browser on this machine opens: for other machines pass --artifact-url with a wildcard DNS name (README "Previews and deployments"), or --artifact-origins shared',
+    'web previews are served at http://<project-id>.localhost, which only a browser on this machine opens: for other machines pass --artifact-url with a wildcard DNS name (docs/builders.md "Previews and deployments"), or --artifact-origins shared',
   );
 }
 

@@ -1,5 +1,5 @@
 /**
- * `mobile-builder-mcp worker` (and `serve --role worker`), README "Roles": a build worker. It
+ * `mobile-builder-mcp worker` (and `serve --role worker`), docs/operators.md "Roles": a build worker. It
  * opens the store, runs the engine and the builder (claims, leases, the reaper), and serves no
  * MCP at all: it reads no stdin and listens on no port but the optional health port. Once it takes
  * work it prints `mobile-builder-mcp <version> worker <runner id> ready (...)` on stderr.

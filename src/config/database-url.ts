@@ -1,5 +1,5 @@
 /**
- * `--database-url` and `--database-listen-url` (README.md#command-line): a PostgreSQL connection
+ * `--database-url` and `--database-listen-url` (docs/cli.md#command-line): a PostgreSQL connection
  * string, `postgres://` or `postgresql://` (the forms libpq and node-postgres accept). Such a URL
  * usually holds a password, so neither a refusal nor a start-up line ever prints it.
  */

@@ -1,6 +1,6 @@
 /**
  * The default of every setting that has one, in the unit its table row names
- * (`settings.ts`, README.md#command-line). One home: the command line, `createApp` and the parts
+ * (`settings.ts`, docs/cli.md#command-line). One home: the command line, `createApp` and the parts
  * they build (engine, transports, builders) fall back to these values and to no other.
  *
  * A leaf: it imports nothing, so every layer may read it.

@@ -17,6 +17,6 @@ export const MAX_MESSAGE_LENGTH = 20_000;
  * Each code point of a valid answer takes at most 4 bytes in the JSON-RPC request (an escaped
  * quote, backslash or line break 2, a code point outside the BMP 4; files may hold no other
  * control characters), so such an answer fits the 1 MiB HTTP body and stdio line limits at
- * their default (README "Code questions"); the expo builder's code questions take it as `maxLength`.
+ * their default (docs/builders.md "Code questions"); the expo builder's code questions take it as `maxLength`.
  */
 export const MAX_CODE_ANSWER_LENGTH = 240_000;

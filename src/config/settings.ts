@@ -1,11 +1,11 @@
 /**
- * The table of every setting the command line takes (README.md#command-line shows the same
+ * The table of every setting the command line takes (docs/cli.md#command-line shows the same
  * table, and `tests/config-table.test.ts` checks that the two agree): its flag, its environment
  * variable, its default, its unit, one line of help, the parser that checks a value, and the
  * commands that take it. Commander's options (`--help` included) are generated from it, and its
  * defaults are the ones `createApp` falls back to (`defaults.ts`).
  *
- * A new setting is one row here (and one in the README's table); `serve` maps it into
+ * A new setting is one row here (and one in the table of docs/cli.md); `serve` maps it into
  * `AppConfig` in `serve-options.ts`. A command's own operands (`--user`, `--expires-in`,
  * `--json`, positional arguments) are not settings: they have no environment variable and are
  * declared with their command.
@@ -40,7 +40,7 @@ export interface Setting {
   env?: string;
   /** The value when neither flag nor variable is given (absent: unset, or a default that depends on other settings, see `defaultShown`). */
   default?: string | number | readonly number[];
-  /** How `--help` and the README show the default, when not the value itself. */
+  /** How `--help` and docs/cli.md show the default, when not the value itself. */
   defaultShown?: string;
   /** Unit of a number (`ms`, `bytes`, `seconds`), or what it counts. */
   unit?: string;
@@ -54,7 +54,7 @@ export interface Setting {
   commands: readonly CommandName[];
 }
 
-/** Every setting, in the order `--help` and the README list them. */
+/** Every setting, in the order `--help` and docs/cli.md list them. */
 export const SETTINGS = {
   http: { flags: '--http', env: 'SVC_HTTP', help: 'serve streamable HTTP on POST /mcp instead of stdio', commands: ['serve'] },
   role: {
@@ -282,7 +282,7 @@ export function settingRows(): [SettingName, Setting][] {
   return Object.entries(SETTINGS) as [SettingName, Setting][];
 }
 
-/** The default as `--help` and the README show it, or undefined when there is none. */
+/** The default as `--help` and docs/cli.md show it, or undefined when there is none. */
 export function shownDefault(setting: Setting): string | undefined {
   return setting.defaultShown ?? (setting.default === undefined ? undefined : String(setting.default));
 }

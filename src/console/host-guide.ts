@@ -1,7 +1,7 @@
 /**
- * What the console says about MCP hosts (README "Web console"): the console follows and steers
+ * What the console says about MCP hosts (docs/console.md "Web console"): the console follows and steers
  * work that an MCP host does, so its front page says so with the lines that connect a host, and a
- * code question (addressed to the host's model, README "Code questions") is shown to a person as
+ * code question (addressed to the host's model, docs/builders.md "Code questions") is shown to a person as
  * "waiting for code from your MCP host": what to do, how to connect a host, the prompt folded, and
  * what `skip` does.
  */
@@ -15,7 +15,7 @@ function connectLines(mcpUrl: string): SafeHtml {
 <pre class="connect-lines" id="connect-claude-code"><code>claude mcp add --transport http mobile-builder ${mcpUrl} --header "Authorization: Bearer svc_..."</code></pre>
 <p>A host with a JSON file of MCP servers (Claude Desktop through <code>mcp-remote</code>, VS Code, Cursor):</p>
 <pre class="connect-lines" id="connect-json"><code>${config}</code></pre>
-<p class="hint">Replace <code>svc_...</code> with one of your API tokens (<code>mobile-builder-mcp token create --user NAME</code>). The README's "Connect an MCP host" has every host, stdio and the <code>.mcpb</code> bundle.</p>`;
+<p class="hint">Replace <code>svc_...</code> with one of your API tokens (<code>mobile-builder-mcp token create --user NAME</code>). The README's "Connect an MCP host" and docs/hosts.md have every host, stdio and the <code>.mcpb</code> bundle.</p>`;
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * HTML built by escaping: every value interpolated into the `html` template is escaped unless it
  * is itself `SafeHtml` (the result of another `html` template, or of `raw` for markup we made,
- * such as a QR code's SVG). User text can therefore never become markup (README "Web console").
+ * such as a QR code's SVG). User text can therefore never become markup (docs/console.md "Web console").
  */
 import { escapeHtml } from '../io/html-escape.js';
 

@@ -1,5 +1,5 @@
 /**
- * Server-Sent Events of the web console (README "Web console"): one stream per open project page.
+ * Server-Sent Events of the web console (docs/console.md "Web console"): one stream per open project page.
  * The server pushes when the project changes (the workflow engine's change notices), never on a
  * timer per page: a change wakes the page's stream, which renders the new state once (changes
  * that arrive meanwhile are coalesced). Changes committed by another process on the same store

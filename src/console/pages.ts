@@ -1,5 +1,5 @@
 /**
- * The console's pages (README "Web console"): server-rendered HTML that works as plain forms; the
+ * The console's pages (docs/console.md "Web console"): server-rendered HTML that works as plain forms; the
  * one static script only adds live updates. Every value is escaped by the `html` template.
  */
 import { MAX_MESSAGE_LENGTH } from '../config/message-limits.js';

@@ -1,5 +1,5 @@
 /**
- * The live parts of a project page (README "Web console"): the session panel (active workflow,
+ * The live parts of a project page (docs/console.md "Web console"): the session panel (active workflow,
  * queue, pending question, last workflow), the previews panel (web preview frame, deployments
  * with QR codes) and conversation messages. Each is rendered whole on the server, both for the
  * first page and for every Server-Sent Event, so the page works without script.
@@ -113,7 +113,7 @@ function isHttpUrl(url: string): boolean {
   }
 }
 
-/** `exp://` (or `exps://`) link of a native deployment: its Expo Updates manifest URL (README.md#expo-updates). */
+/** `exp://` (or `exps://`) link of a native deployment: its Expo Updates manifest URL (docs/builders.md#expo-updates). */
 function expUrlOf(preview: PreviewUrl): string | null {
   if (preview.platform === 'web' || preview.kind !== 'deployment') return null;
   const match = /^(https?):\/\/(.*)\/deployments\/([0-9a-f-]{36})\/?$/.exec(preview.url);

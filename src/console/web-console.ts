@@ -1,5 +1,5 @@
 /**
- * The web console at `/` (README "Web console"; docs/contract.md#web-console): sign in, the
+ * The web console at `/` (docs/console.md "Web console"; docs/contract.md#web-console): sign in, the
  * projects list, one project's live session, conversation, previews and deployments.
  *
  * It calls the tools themselves (the same tool adapter `tools/call` uses), so every rule, error,

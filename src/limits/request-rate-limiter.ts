@@ -27,7 +27,7 @@ export interface RequestRateLimiter {
   /**
    * Counts one request as `consume` does when that needs no wait (the decision is in process
    * memory), else counts nothing and returns undefined: the caller then uses `consume`. Absent: a
-   * limiter that always waits (the request's fast path, README "Performance", is not taken).
+   * limiter that always waits (the request's fast path, docs/performance.md "Performance", is not taken).
    */
   consumeNow?(key: string, limit: number, windowSeconds: number): RateDecision | undefined;
 }

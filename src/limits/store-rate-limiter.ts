@@ -1,5 +1,5 @@
 /**
- * The request limiter shared by every process that serves one data dir (README "Limits and
+ * The request limiter shared by every process that serves one data dir (docs/contract.md "Limits and
  * plans"): fixed windows counted in the store's `rate_limits` table (created by the shipped
  * migrations), so N processes never allow N times the limit.
  *

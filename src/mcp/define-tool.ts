@@ -105,7 +105,7 @@ export interface ToolDefinition<I extends z.ZodObject, O extends z.ZodObject> {
    * The answer without a wait, when the tool has one at hand (a read served from memory or from
    * SQLite): the output `handle` would give, or undefined when `handle` must run (it then answers,
    * or throws the error). It must change nothing a client can see (filling a read cache is fine).
-   * Optional: the request's fast path (README "Performance") uses it; an error it throws (a
+   * Optional: the request's fast path (docs/performance.md "Performance") uses it; an error it throws (a
    * failed read) sends the call to `handle`, which meets it again and answers it.
    */
   handleNow?(args: z.output<I>, context: Omit<ToolContext, 'request'>): z.input<O> | undefined;
@@ -170,7 +170,7 @@ const results = new WeakMap<object, ToolResult>();
 
 /** Builds a callable tool from its declaration. Schemas are converted once, on first use. */
 export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definition: ToolDefinition<I, O>): Tool<I, O> {
-  // Converted on first `tools/list`, not at start: `initialize` does not need them (README "Start-up time").
+  // Converted on first `tools/list`, not at start: `initialize` does not need them (docs/performance.md "Start-up time").
   let descriptor: ToolDescriptor | undefined;
   return {
     name: definition.name,

@@ -1,6 +1,6 @@
 /**
  * The answer to a stdio start's first message when it is a plainly valid `initialize`, computed
- * without the SDK, zod or any tool (README "Start-up time"): a stdio start writes it before it
+ * without the SDK, zod or any tool (docs/performance.md "Start-up time"): a stdio start writes it before it
  * loads the rest of the server, which then replays the same message through the gateway.
  *
  * The answer is byte for byte the one the gateway gives (the SDK `Server`'s version negotiation,

@@ -3,7 +3,7 @@
  * answer to a form elicitation (`elicitInput`), and the only forms this server sends are its own
  * (`tools/ask-person.ts`): flat objects of string fields, some with an `enum`. This validator checks
  * that shape, and so keeps the SDK from constructing its default validator (Ajv): the stdio bundle
- * leaves Ajv out (scripts/bundle.mjs; README "Start-up time"). The answer's own rule (a question's
+ * leaves Ajv out (scripts/bundle.mjs; docs/performance.md "Start-up time"). The answer's own rule (a question's
  * options or pattern) is checked again by the service when it is sent.
  */
 import type { JsonSchemaValidatorResult, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';

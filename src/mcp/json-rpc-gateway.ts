@@ -138,7 +138,7 @@ export class JsonRpcGateway {
 
   /**
    * Gives the gateway its tool adapter: a stdio start answers `initialize` with a gateway made
-   * before the store is open (README "Start-up time"), and the app attaches its tools once it is.
+   * before the store is open (docs/performance.md "Start-up time"), and the app attaches its tools once it is.
    * @throws Error when tools are attached already.
    */
   attachTools(tools: ToolDispatcher): void {
@@ -191,7 +191,7 @@ export class JsonRpcGateway {
   }
 
   /**
-   * The request's fast path (README "Performance"): answers one raw message at once, without a
+   * The request's fast path (docs/performance.md "Performance"): answers one raw message at once, without a
    * promise, when it is a plain `tools/call` (a request with an id, `params` without `_meta`: no
    * progress, not the 2026-07-28 era) whose tool has its answer at hand (`ToolDispatcher.callNow`:
    * a read of cached or SQLite rows that succeeds) and whose admission needs no wait. The reply is

@@ -1,5 +1,5 @@
 /**
- * `POST /authorize/consent` (README "Sign in with OAuth"): the person's decision on the consent
+ * `POST /authorize/consent` (docs/security.md "Sign in with OAuth"): the person's decision on the consent
  * page. A missing or wrong CSRF token, or a request that is unknown, expired or already decided,
  * ends with a 400 page and nothing issued. Deny sends the browser back with
  * `error=access_denied`; approve with a good credential (an API token or a one-time login code,

@@ -1,5 +1,5 @@
 /**
- * The consent page (README "Sign in with OAuth"): server-rendered HTML that works without
+ * The consent page (docs/security.md "Sign in with OAuth"): server-rendered HTML that works without
  * JavaScript. Every piece of text from a client or a request is escaped; the page sends a strict
  * Content-Security-Policy (no script at all, its one style by hash, forms only to this server and
  * the client's redirect URI) and may not be framed.

@@ -1,5 +1,5 @@
 /**
- * Our `OAuthServerProvider` for the MCP SDK's authorization server handlers (README "Sign in
+ * Our `OAuthServerProvider` for the MCP SDK's authorization server handlers (docs/security.md "Sign in
  * with OAuth"). The SDK checks the protocol (client, exact redirect URI, PKCE S256 verification,
  * parameter shapes, error bodies); this adapter adds what the SDK leaves to the server:
  *

@@ -1,5 +1,5 @@
 /**
- * The OAuth 2.1 authorization server of the HTTP transport (README "Sign in with OAuth",
+ * The OAuth 2.1 authorization server of the HTTP transport (docs/security.md "Sign in with OAuth",
  * MCP authorization spec 2025-11-25): the MCP SDK's express handlers for `/authorize`, `/token`,
  * `/register` (RFC 7591) and `/revoke` (RFC 7009) on our provider, the consent decision, and the
  * metadata documents (RFC 9728 protected resource metadata, RFC 8414 authorization server

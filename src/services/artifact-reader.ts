@@ -1,5 +1,5 @@
 /**
- * What the artifact routes may read (README "Previews and deployments", "Expo updates"): published
+ * What the artifact routes may read (docs/builders.md "Previews and deployments", "Expo updates"): published
  * artifacts by id, the newest deployment of a project, their files, resolved safely (fetched from
  * the store first on a node without a copy), and the project of a "latest" update token. The
  * routes get this instead of the repositories, so serving a file never reaches any other table.

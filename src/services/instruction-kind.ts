@@ -10,7 +10,7 @@
  * button on the settings screen" are builds.
  */
 
-/** A workflow kind (README "Workflows"). */
+/** A workflow kind (docs/workflows.md "In short"). */
 export type InstructionKind = 'build' | 'deploy';
 
 /** The verbs that can start a deploy, in their imperative form only ("shipping" is not one). */

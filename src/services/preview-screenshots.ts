@@ -1,5 +1,5 @@
 /**
- * Screenshots of a project's latest web preview (README "Screenshots"): what `svc_get_session`
+ * Screenshots of a project's latest web preview (docs/hosts.md "Screenshots"): what `svc_get_session`
  * returns as an `image/png` item with `screenshot: true`, and the web console shows as the
  * project's thumbnail. One picture per published preview, taken the first time it is asked for
  * and cached beside the preview's folder (a preview never changes once published). A preview whose

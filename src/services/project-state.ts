@@ -1,6 +1,6 @@
 /**
  * What each of a user's projects is doing, in brief: the web console's projects list shows it as a
- * badge (README "Web console"). Read for all the user's projects at once, not one session per
+ * badge (docs/console.md "Web console"). Read for all the user's projects at once, not one session per
  * project; it is not a tool result (the tools' shapes are in resource-shapes.ts).
  */
 import type { WorkflowRow } from '../store/rows.js';

@@ -1,10 +1,10 @@
 /**
- * The public base URLs of links (README.md#builders: URLs are built at read time, never stored
+ * The public base URLs of links (docs/builders.md#builders: URLs are built at read time, never stored
  * absolute). `get()` is the service's own base (`--public-url`, else from the address the HTTP
  * listener bound). `artifacts()` is the shared base of artifacts (Expo updates, native landing
  * pages, the path form of previews): their own listener when one is configured (`--artifact-url`)
  * or listening; else the service's base. `artifactBaseOf()` is where a project's web previews and
- * web deployments live: one origin per project (README "Previews and deployments"), so no
+ * web deployments live: one origin per project (docs/builders.md "Previews and deployments"), so no
  * project's page shares an origin with another project's, with `/mcp` or with the web console.
  */
 import { DEFAULTS } from '../config/defaults.js';
@@ -67,7 +67,7 @@ export class PublicUrl {
   /**
    * `<scheme>://<project-id>.<parent>[:port][/path]` where the parent is `localhost` for a loopback
    * or IP-literal artifact base (browsers resolve `*.localhost` to loopback themselves) and the
-   * artifact host name otherwise (a wildcard DNS name, README "Previews and deployments").
+   * artifact host name otherwise (a wildcard DNS name, docs/builders.md "Previews and deployments").
    */
   projectOrigin(projectId: string): string {
     const base = new URL(this.artifacts());

@@ -579,7 +579,7 @@ export class WorkflowService {
 
   /**
    * A page of the conversation, oldest first. A reader who is not the project's owner (a public
-   * project) gets the project's private "latest" update URL hidden (README "Expo updates").
+   * project) gets the project's private "latest" update URL hidden (docs/builders.md "Expo updates").
    * @throws -32004/-32003
    */
   async messages(caller: Caller, input: { projectId: string; after?: number | undefined; limit?: number | undefined }): Promise<MessagesPage> {
@@ -740,7 +740,7 @@ function toPendingQuestion(q: QuestionRow): PendingQuestion {
   return out;
 }
 
-/** A preview URL built at read time from the public base URL (README.md#builders). */
+/** A preview URL built at read time from the public base URL (docs/builders.md#builders). */
 function toPreviewUrl(row: ArtifactRow, base: Pick<PublicUrl, 'artifactBaseOf'>): PreviewUrl {
   return {
     url: row.externalUrl ?? `${base.artifactBaseOf(row)}${artifactPath(row)}`,

@@ -1,5 +1,5 @@
 /**
- * Read-through caching for the hot path (README.md#command-line: per-request work is only the request's
+ * Read-through caching for the hot path (docs/cli.md#command-line: per-request work is only the request's
  * own work). A SQLite read costs about 4 µs here in WAL mode, a third of a small request's budget.
  *
  * Freshness: writes made through this process invalidate their entries directly (the repository

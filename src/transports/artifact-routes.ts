@@ -1,5 +1,5 @@
 /**
- * `GET /previews/<id>/<path>` and `GET /deployments/<id>/<path>` (README "Previews and
+ * `GET /previews/<id>/<path>` and `GET /deployments/<id>/<path>` (docs/builders.md "Previews and
  * deployments"): files of a published artifact, served only from inside the artifact's folder
  * (real paths), with content types. Artifact ids are random UUIDs, so a link works as a
  * capability: it is shown only to those who may read the project's session.
@@ -61,7 +61,7 @@ export async function serveArtifact(artifacts: ArtifactReader, req: IncomingMess
   if (subPath.includes('\0') || subPath.split(/[\\/]/).some((s) => s === '..')) return notFound(res);
   const file = await artifacts.resolveFile(id, subPath);
   if (!file) return notFound(res);
-  // Loaded on first use: its database of types is not needed to start (README "Start-up time").
+  // Loaded on first use: its database of types is not needed to start (docs/performance.md "Start-up time").
   const { contentType } = await import('mime-types');
   res.writeHead(200, {
     'Content-Type': contentType(file.slice(file.lastIndexOf('/') + 1)) || 'application/octet-stream',

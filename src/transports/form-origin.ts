@@ -1,6 +1,6 @@
 /**
  * Browser forms that change something (the web console's POSTs, the OAuth consent decision) are
- * accepted only from this server's own origin (README "Web console", "Sign in with OAuth").
+ * accepted only from this server's own origin (docs/console.md "Web console", "Sign in with OAuth").
  *
  * The Host/Origin check (`host-check.ts`) compares host names only, and a browser shares cookies,
  * SameSite=Strict ones included, with every port of a host: a page on another port of the same

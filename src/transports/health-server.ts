@@ -1,5 +1,5 @@
 /**
- * The health port (`--health-port`, README "Roles"): a small node:http listener for a process
+ * The health port (`--health-port`, docs/operators.md "Roles"): a small node:http listener for a process
  * that serves no MCP (a worker), or beside a server's own listener. It answers the routes of its
  * table and 404 to anything else; `GET /healthz` is the first route, and a route such as
  * `GET /metrics` mounts beside it by adding to the table the caller passes.

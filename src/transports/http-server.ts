@@ -1,5 +1,5 @@
 /**
- * Streamable HTTP transport (README.md#command-line, docs/contract.md#errors, docs/contract.md#tokens-and-security) on plain `node:http`: `POST /mcp` answers
+ * Streamable HTTP transport (docs/cli.md#command-line, docs/contract.md#errors, docs/contract.md#tokens-and-security) on plain `node:http`: `POST /mcp` answers
  * each JSON-RPC message with a JSON body (stateless; no session id, no standalone SSE stream; a
  * request that sends progress notifications is answered as an SSE stream, see `sse-reply.ts`), `GET /healthz`,
  * and the artifact routes. One MCP server serves every request through the gateway, so per-request
@@ -37,7 +37,7 @@ import type { OAuthRouteDeps, OAuthRoutes } from '../oauth/oauth-routes.js';
 import type { BuilderRoutes } from '../builders/builder-module.js';
 import type { Role } from '../roles.js';
 
-/** Listener settings (README.md#command-line, docs/contract.md#tokens-and-security; the README hardening). Times in ms, sizes in bytes. */
+/** Listener settings (docs/cli.md#command-line, docs/contract.md#tokens-and-security). Times in ms, sizes in bytes. */
 export interface HttpServerOptions {
   host: string;
   /** 0 picks a free port. */
@@ -92,7 +92,7 @@ export interface HttpServerDeps {
   trustedPeer?: (address: string) => boolean;
   /** Why the service cannot take work now, or null (for `/healthz`). */
   healthProblem(): Promise<string | null>;
-  /** What this process does (README "Roles"), named in every `/healthz` answer. Default `all`. */
+  /** What this process does (docs/operators.md "Roles"), named in every `/healthz` answer. Default `all`. */
   role?: Role;
   artifacts: ArtifactReader;
   /** The routes the builders add to this listener (the expo builder's `/updates/...`), from the builder registry. */
@@ -104,12 +104,12 @@ export interface HttpServerDeps {
   publicUrl: Pick<PublicUrl, 'get' | 'artifacts' | 'projectOfHost'>;
   logger: Logger;
   /**
-   * The OAuth authorization server's parts (README "Sign in with OAuth"); its routes are loaded
+   * The OAuth authorization server's parts (docs/security.md "Sign in with OAuth"); its routes are loaded
    * (with express) only by a listener that serves `/mcp`. Absent: no OAuth routes.
    */
   oauth?: Omit<OAuthRouteDeps, 'issuer' | 'logger'>;
   /**
-   * The web console at `/` (README "Web console"), served by a listener that serves MCP. Its
+   * The web console at `/` (docs/console.md "Web console"), served by a listener that serves MCP. Its
    * requests pass the same Host/Origin check as `/mcp` first.
    */
   console?: ConsoleRoutes;
@@ -209,7 +209,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
     if (body === BODY_ABORTED) return;
     if (body === BODY_TOO_LARGE) return bodyTooLarge(res, bodyLimit);
 
-    // The fast path (README "Performance"): a tool call whose answer and admission are at hand is
+    // The fast path (docs/performance.md "Performance"): a tool call whose answer and admission are at hand is
     // answered now, with the reply the full path below would give; it holds no request slot (it
     // never waits), and a full server sends it the full path, which refuses it.
     const caller = reading.caller;

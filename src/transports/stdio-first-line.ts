@@ -1,5 +1,5 @@
 /**
- * Reads the first line of a stdio start's input before the stdio transport exists (README
+ * Reads the first line of a stdio start's input before the stdio transport exists (docs/performance.md
  * "Start-up time"): the early start answers it if it can, and hands the transport a stream that
  * carries everything after it, in order, nothing dropped.
  */

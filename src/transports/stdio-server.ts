@@ -1,5 +1,5 @@
 /**
- * stdio transport (README.md#command-line): newline-delimited JSON-RPC on stdin/stdout, as MCP hosts
+ * stdio transport (docs/cli.md#command-line): newline-delimited JSON-RPC on stdin/stdout, as MCP hosts
  * (Claude Desktop, Claude Code, Cursor) launch it. The token is read once from `SVC_API_TOKEN`;
  * without it the server still starts and lists its tools, and every tool call answers -32001.
  *
@@ -40,7 +40,7 @@ export interface StdioServerOptions {
    */
   laterMessagesAfter?: Promise<unknown>;
   /**
-   * The first message, already answered by the early start (README "Start-up time"): `line` is
+   * The first message, already answered by the early start (docs/performance.md "Start-up time"): `line` is
    * handled first, as every message is, but its reply is not written again (`reply` is what was
    * written: a different one is logged as an error). `input` then carries what came after it.
    */

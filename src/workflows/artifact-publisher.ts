@@ -1,5 +1,5 @@
 /**
- * Publishing a builder's artifacts (README "Previews and deployments"): copies the files into the
+ * Publishing a builder's artifacts (docs/builders.md "Previews and deployments"): copies the files into the
  * artifact store (a folder, or a blob uploaded before the transaction, docs/postgresql.md#artifacts) within the owner's storage quota (the plan's `artifactStorageMb`, which the
  * owner's artifacts and project workspaces share), records the
  * row with its size, and applies retention: only the newest previews of each platform of a project

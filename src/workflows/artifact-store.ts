@@ -1,5 +1,5 @@
 /**
- * Where published artifacts' files live (README "Previews and deployments", docs/postgresql.md#artifacts):
+ * Where published artifacts' files live (docs/builders.md "Previews and deployments", docs/postgresql.md#artifacts):
  * one interface, two homes.
  *
  * - `DiskArtifactStore` (SQLite, one host): a folder per artifact under `<dataDir>/artifacts/`.
@@ -51,7 +51,7 @@ export interface ArtifactStore {
    */
   resolveFile(id: string, subPath: string): Promise<string | null>;
   /**
-   * The cached screenshot of web artifact `id` (README "Screenshots"): beside its folder, not in
+   * The cached screenshot of web artifact `id` (docs/hosts.md "Screenshots"): beside its folder, not in
    * it, so that it is never served as one of the artifact's files.
    */
   screenshotFileOf(id: string): string;

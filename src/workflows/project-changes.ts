@@ -1,6 +1,6 @@
 /**
  * Notices that a project's workflows or conversation changed, fanned out to this process's
- * listeners per project (README "Web console": the console pushes these to browsers over
+ * listeners per project (docs/console.md "Web console": the console pushes these to browsers over
  * Server-Sent Events instead of being polled; `svc_get_session` waits on them). They come from the
  * store's `project` notices, of every node, and a store reset wakes every listener
  * (docs/workflows.md "Change notices"). A notice carries only the project id; a listener reads

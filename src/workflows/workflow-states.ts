@@ -1,11 +1,11 @@
 /**
  * The workflow state machine, in one place (docs/workflows.md explains it). The store's column
  * enum and partial unique index, the tool output schemas, the services' state checks and the
- * README's diagram derive from the constants here; `tests/workflow-states.test.ts` checks each of
+ * diagram of docs/workflows.md derive from the constants here; `tests/workflow-states.test.ts` checks each of
  * them against this table. It imports nothing, so every layer, the store included, may use it.
  */
 
-/** Every workflow status, in the order the README lists them. */
+/** Every workflow status, in the order docs/workflows.md lists them. */
 export const WORKFLOW_STATUSES = ['queued', 'running', 'waiting_for_input', 'cancelling', 'completed', 'failed', 'cancelled'] as const;
 /** A workflow status. */
 export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
@@ -86,7 +86,7 @@ export function isTerminal(status: WorkflowStatus): boolean {
 }
 
 /**
- * The README's state diagram, as Mermaid (`stateDiagram-v2`), rendered from the table; the README
+ * The state diagram of docs/workflows.md, as Mermaid (`stateDiagram-v2`), rendered from the table; that page
  * holds this exact text between `<!-- workflow-states:begin -->` and `<!-- workflow-states:end -->`.
  */
 export function renderStateDiagram(): string {

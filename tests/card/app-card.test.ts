@@ -1,5 +1,5 @@
 /**
- * The MCP Apps session card (docs/contract.md#app-card, README "The app card"): offered only to a
+ * The MCP Apps session card (docs/contract.md#app-card, README "The app card (MCP Apps)"): offered only to a
  * client that declares `io.modelcontextprotocol/ui`, and played in the harness of
  * `card-host.js`: the extension's AppBridge in headless Chromium, the card in a sandboxed
  * iframe, its tool calls sent by a real SDK client to the real server over HTTP. The card
@@ -79,7 +79,7 @@ afterAll(async () => {
 });
 
 /**
- * The card's bytes (README "The app card"): the goal is under 100 KB; the extension's App bridge,
+ * The card's bytes (README "The app card (MCP Apps)"): the goal is under 100 KB; the extension's App bridge,
  * the SDK's Protocol and zod under it, trimmed by scripts/build-card.mjs, come to 218,205 bytes.
  * The ceiling holds what the trims won: a dependency or a card change that grows it fails here.
  */

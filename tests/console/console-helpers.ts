@@ -12,13 +12,13 @@ import { ROOT } from '../helpers.js';
 /** Where the console tests write their screenshots (gitignored). */
 const SCREENSHOTS = join(ROOT, 'test-output', 'screenshots');
 
-/** The README's pictures. */
+/** The pictures of docs/console.md (and two in the README). */
 const DOC_IMAGES = join(ROOT, 'docs', 'images');
 
 /**
  * Takes a full-page screenshot `console-<name>.png` and checks it is a real picture: a few KiB at
  * least, and many distinct colours (a blank or single-colour page has a handful). With `docs`, the
- * README's copy `docs/images/console-<name>.png` is written when missing, or on demand
+ * doc's copy `docs/images/console-<name>.png` is written when missing, or on demand
  * (`UPDATE_DOC_SCREENSHOTS=1`), so that a test run leaves the work tree clean.
  */
 export async function screenshot(page: Page, name: string, options: { docs?: boolean } = {}): Promise<string> {

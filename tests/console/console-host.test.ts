@@ -1,5 +1,5 @@
 /**
- * The console says what it is, and a person can act on a code question (README "Web console"),
+ * The console says what it is, and a person can act on a code question (docs/console.md "Web console"),
  * in real headless Chromium against a real server, with a builder the test drives:
  * - the front page (sign-in, and the projects list) says the console follows and steers work that
  *   an MCP host does, with the lines that connect one to this server's /mcp;

@@ -1,5 +1,5 @@
 /**
- * The web console in real headless Chromium with the `command` builder (README "Builders"), whose
+ * The web console in real headless Chromium with the `command` builder (docs/builders.md "Builders"), whose
  * commands wait on states the test controls, so nothing depends on timing:
  * - the queue: a build held at a gate (a file the test creates) stays active, a build sent from
  *   the console queues behind it and a second open page shows the queue live (no reload);

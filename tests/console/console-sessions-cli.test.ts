@@ -1,5 +1,5 @@
 /**
- * Console sessions from the command line (README "Web console"): `token list` shows each live
+ * Console sessions from the command line (docs/console.md "Web console"): `token list` shows each live
  * session (who, signed in with which token prefix or a login code, when) and never a secret;
  * `token revoke ID` signs that browser out, including a session opened with a login code, which
  * no token revocation would end. Against the real bin and the CLI on its data dir.

@@ -1,5 +1,5 @@
 /**
- * The console's event streams and a reader that stops reading (README "Web console"): the server
+ * The console's event streams and a reader that stops reading (docs/console.md "Web console"): the server
  * must not keep every change in memory for it. A real HTTP server runs the console's LiveHub with
  * the engine's change notices; one client stops reading after the first bytes, another reads
  * everything. The stalled stream is dropped once its unsent bytes pass the bound; the reading one

@@ -1,6 +1,6 @@
 /**
  * The pending question's prompt in the console's session panel, laid out by headless Chromium with
- * the console's own stylesheet (README "Web console", "Code questions"): a code question's prompt
+ * the console's own stylesheet (docs/console.md "Web console", "Code questions"): a code question's prompt
  * is a whole task of many lines (headings, file contents); it keeps its line breaks and scrolls
  * inside a bounded box instead of running into one paragraph that pushes the answer box and the
  * send form a few screens down. It is folded (details/summary) until the person opens it.

@@ -1,5 +1,5 @@
 /**
- * Forms posted by a page on another port of the same host (README "Web console", "Sign in with
+ * Forms posted by a page on another port of the same host (docs/console.md "Web console", "Sign in with
  * OAuth"): the browser sends the SameSite=Strict session cookie with them (cookies do not tell
  * ports apart), so only the exact origin of this server may post. Without that, a page on
  * another port approved an OAuth client it had registered itself, with the person's console

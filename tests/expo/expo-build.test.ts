@@ -52,7 +52,7 @@ describe('expo builder: build', () => {
     expect(session.lastWorkflow.step).toMatchObject({ index: 5, total: 5, name: 'Publishing the web preview' });
     const preview = session.previewUrls.find((p: { platform: string }) => p.platform === 'web');
     expect(preview.url).toMatch(/\/previews\/[0-9a-f-]{36}\/$/);
-    // The project's own origin on the artifact listener (README "Previews and deployments").
+    // The project's own origin on the artifact listener (docs/builders.md "Previews and deployments").
     expect(new URL(preview.url).origin).toBe(artifacts.url.replace('127.0.0.1', `${habits.id}.localhost`));
 
     const said = await messages(habits.id);

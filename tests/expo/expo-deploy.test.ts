@@ -93,7 +93,7 @@ describe('expo builder: deploy and Expo Updates', () => {
     expect(session.lastWorkflow.status, JSON.stringify(session.lastWorkflow.error)).toBe('completed');
     const deployments = session.lastWorkflow.previewUrls.filter((p: { kind: string }) => p.kind === 'deployment');
     expect(deployments.map((d: { platform: string }) => d.platform).sort()).toEqual(['android', 'ios', 'web']);
-    // One deploy, one number, shared by its three platforms (docs/contract.md "Deploy numbers").
+    // One deploy, one number, shared by its three platforms (docs/contract.md "Tools", Deploy numbers).
     expect(deployments.map((d: { deployNumber: number }) => d.deployNumber)).toEqual([1, 1, 1]);
     const ios = deployments.find((d: { platform: string }) => d.platform === 'ios');
     const iosId = /\/deployments\/([0-9a-f-]{36})\/$/.exec(ios.url)![1]!;

@@ -1,5 +1,5 @@
 /**
- * No tenant holds the build machine (README "`expo` (default): real Expo apps", heavy steps): on the real
+ * No tenant holds the build machine (docs/builders.md "`expo` (default): real Expo apps", heavy steps): on the real
  * toolchain, with one heavy-step slot, Alice answers her code question with a deep recursive
  * conditional type that makes `tsc` eat memory and time without end, while Bob builds. Alice's
  * type check is stopped at its bound, her answer gets a repair question that says why, and Bob's

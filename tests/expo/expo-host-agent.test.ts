@@ -1,5 +1,5 @@
 /**
- * The `host` agent on the real toolchain (README "Code questions"): a scripted host (a test, no
+ * The `host` agent on the real toolchain (docs/builders.md "Code questions"): a scripted host (a test, no
  * model) drives the loop through real SDK clients over HTTP and over stdio: it reads the code
  * question, answers with files that add a Settings screen, and the preview renders the screen in
  * headless Chromium. Bad answers are -32602 with their reasons and write nothing; a type error

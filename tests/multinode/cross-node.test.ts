@@ -1,5 +1,5 @@
 /**
- * Two API nodes and two build workers on one PostgreSQL database (README.md "Running on several
+ * Two API nodes and two build workers on one PostgreSQL database (docs/operators.md "Running on several
  * machines"): the tools answer the same through either node, the project's queue keeps its rules
  * when sends arrive through both, a build's question and its cancel travel through any node, the
  * console's live stream and the token caches follow changes made elsewhere, and every build runs

@@ -1,5 +1,5 @@
 /**
- * A multi-node deployment for a test file (README.md "Running on several machines"): one
+ * A multi-node deployment for a test file (docs/operators.md "Running on several machines"): one
  * PostgreSQL database of its own (`createTestDatabase`), N API nodes (`serve --http --role api`)
  * and M build workers (`worker --health-port 0`) of the built bin, each a detached process group
  * with its own data dir, its runner host (`SVC_RUNNER_HOST`, so every row and log names the node)

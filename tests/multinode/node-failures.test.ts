@@ -1,5 +1,5 @@
 /**
- * Nodes that die, stall or lose their database connection (README.md "Running on several
+ * Nodes that die, stall or lose their database connection (docs/operators.md "Running on several
  * machines", docs/workflows.md "Leases"): a SIGKILLed worker's build is failed as `interrupted`
  * by another node and the project's queue moves on to the other worker; a worker paused past its
  * lease writes nothing once it wakes and its build is killed; an API node SIGKILLed in the middle

@@ -1,5 +1,5 @@
 /**
- * A project's workspace follows it from worker to worker (README.md "Running on several
+ * A project's workspace follows it from worker to worker (docs/operators.md "Running on several
  * machines"): after every completed workflow the worker stores a snapshot in the database, and a
  * worker whose copy is older (or missing) restores it before building. So the next build runs from
  * the last completed state on any worker, never from the half-written files of a build that was

@@ -1,6 +1,6 @@
 /**
  * Credentials typed on the consent page count against the per-address bound on sign-in attempts
- * (README "Sign in with OAuth"), like the console's sign-in: past it the page answers 429 with
+ * (docs/security.md "Sign in with OAuth"), like the console's sign-in: past it the page answers 429 with
  * Retry-After and checks no credential, not even a good one, until the window passes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -3,7 +3,7 @@
  * chromium), against the spawned bin: the SDK client asks to open the authorization URL, Chromium
  * opens it, the user types an API token and clicks Approve, and the browser lands on the client's
  * loopback redirect listener with the code (as a native host's listener would receive it).
- * Writes screenshots of the consent page under test-output/screenshots, and the README's copy
+ * Writes screenshots of the consent page under test-output/screenshots, and the copy docs/security.md shows
  * docs/images/oauth-consent.png when it is missing (or with UPDATE_DOC_SCREENSHOTS=1).
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -71,7 +71,7 @@ describe('the consent page in headless Chromium', () => {
     const facts = pngFacts(shot);
     expect(facts.width).toBe(900);
     expect(facts.colours).toBeGreaterThan(8);
-    // The README's picture is written when missing, or on demand, so a test run leaves the work tree clean.
+    // The picture of docs/security.md is written when missing, or on demand, so a test run leaves the work tree clean.
     if (!existsSync(DOCS_IMAGE) || process.env.UPDATE_DOC_SCREENSHOTS === '1') {
       mkdirSync(dirname(DOCS_IMAGE), { recursive: true });
       copyFileSync(shot, DOCS_IMAGE);

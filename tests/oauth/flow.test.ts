@@ -5,7 +5,7 @@
  * ID Metadata Document), and the test plays the browser on the consent page. Then every tool works
  * with the OAuth access token, and refresh tokens rotate; when an access token expires (a server
  * in this process with a shortened lifetime) the SDK client refreshes on its own. See
- * README.md#sign-in-with-oauth.
+ * docs/security.md#sign-in-with-oauth.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

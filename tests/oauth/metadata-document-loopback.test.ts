@@ -1,5 +1,5 @@
 /**
- * Client ID Metadata Documents on a loopback host (README "Sign in with OAuth"): a server whose
+ * Client ID Metadata Documents on a loopback host (docs/security.md "Sign in with OAuth"): a server whose
  * public URL is not on loopback never fetches one, so that whoever opens its authorization page
  * cannot make it GET any URL of its own loopback interface; a server on loopback still does
  * (local hosts identify themselves that way).

@@ -1,5 +1,5 @@
 /**
- * Helpers of the OAuth tests (README.md#sign-in-with-oauth): an in-memory `OAuthClientProvider` for the SDK
+ * Helpers of the OAuth tests (docs/security.md#sign-in-with-oauth): an in-memory `OAuthClientProvider` for the SDK
  * client, the test playing the browser on the consent page (GET the page, read its form, POST it,
  * read the 302), raw calls of the token and registration endpoints, PKCE pairs, and loopback
  * servers standing in for a client's redirect URI and its Client ID Metadata Document.

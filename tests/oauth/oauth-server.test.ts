@@ -1,5 +1,5 @@
 /**
- * The OAuth authorization server (README "Sign in with OAuth"), driven with raw HTTP as a host
+ * The OAuth authorization server (docs/security.md "Sign in with OAuth"), driven with raw HTTP as a host
  * and a browser would: metadata documents, the 401 that points to them, one whole sign-in
  * (register -> consent page -> approve -> token -> tools/list with the access token), refresh
  * rotation, the login-code command, and token list / revoke of a grant.

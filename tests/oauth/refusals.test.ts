@@ -1,6 +1,6 @@
 /**
  * What the authorization server refuses (OAuth 2.1, RFC 7636 PKCE, RFC 8707 resource indicators,
- * RFC 7009 revocation; README.md#sign-in-with-oauth), with raw requests against the real server in this
+ * RFC 7009 revocation; docs/security.md#sign-in-with-oauth), with raw requests against the real server in this
  * process: each refusal is asserted together with the fact that nothing usable was issued.
  */
 import { existsSync, readFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * The agent step of an `expo` build: what turns the user's instruction into changes of the
- * workspace. Modes (README.md#expo-default-real-expo-apps):
+ * workspace. Modes (docs/builders.md#expo-default-real-expo-apps):
  * - `none`: deterministic edits only (`deterministic-edits.ts`), each named in a message;
  * - `command`: an operator's code agent run in the workspace (`command-agent.ts`);
  * - `host`: the model of the user's MCP host writes the code through code questions (`host-agent.ts`).

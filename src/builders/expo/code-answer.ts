@@ -1,5 +1,5 @@
 /**
- * Code answers (README "Code questions"): the JSON a host's model sends with `svc_send_message`
+ * Code answers (docs/builders.md "Code questions"): the JSON a host's model sends with `svc_send_message`
  * to answer a question of kind `code`, and every check it must pass before anything is written.
  *
  *   {"summary": "...", "files": [{"path": "App.tsx", "content": "..."}], "delete": ["src/old.ts"]}
@@ -104,7 +104,7 @@ const SEGMENT = /^[A-Za-z0-9_@-][A-Za-z0-9_.@-]*$/;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 // Source text may hold tabs and line breaks, nothing else below U+0020 (it keeps the answer's
-// JSON escaping at most 4 bytes per character: see README "Code questions").
+// JSON escaping at most 4 bytes per character: see docs/builders.md "Code questions").
 // eslint-disable-next-line no-control-regex
 const CONTENT_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 

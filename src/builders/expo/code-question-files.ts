@@ -1,5 +1,5 @@
 /**
- * The app's editable files as a code question shows them (README "Code questions"): the first page
+ * The app's editable files as a code question shows them (docs/builders.md "Code questions"): the first page
  * inline in the question's prompt, the others read with `svc_get_session`'s `questionFilesPage`.
  * Hosts cut or divert tool results past about 50,000 characters (Claude Code saves them to a
  * file), and a session result carries the prompt twice (`structuredContent` and its JSON text),

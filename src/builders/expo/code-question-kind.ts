@@ -1,5 +1,5 @@
 /**
- * The expo builder's `code` questions as the service handles them (README "Code questions"): the
+ * The expo builder's `code` questions as the service handles them (docs/builders.md "Code questions"): the
  * check of an answer when it is sent, its conversation text, the pages of the app's files, and
  * what `svc_send_message`'s description tells a model about answering one.
  */

@@ -129,7 +129,7 @@ interface DeterministicReason {
 
 const NO_AGENT: DeterministicReason = {
   why: 'No code agent is configured on this server, so only deterministic edits were made',
-  instead: "An operator can plug in a code agent with --agent-command, or let the MCP host's model write the code with --agent host (see the README).",
+  instead: "An operator can plug in a code agent with --agent-command, or let the MCP host's model write the code with --agent host (see docs/builders.md).",
 };
 
 /** The `none` agent (see the file comment). */

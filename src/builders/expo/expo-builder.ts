@@ -1,6 +1,6 @@
 /**
  * The `expo` builder: every build is a real Expo (React Native) app, every deploy a real Expo
- * update (README "The expo builder").
+ * update (docs/performance.md "The expo builder").
  *
  * - build: workspace (toolchain installed on first use, template copied, `app.json` synced) ->
  *   agent step (deterministic edits or the operator's code agent) -> `tsc --noEmit` ->

@@ -1,5 +1,5 @@
 /**
- * The `host` agent: the model of the user's own MCP host writes the code (README "Code
+ * The `host` agent: the model of the user's own MCP host writes the code (docs/builders.md "Code
  * questions"). The agent step asks a question of kind `code` whose prompt is the whole task (the
  * instruction as data, the project, the app's files, the packages, the rules, the answer format);
  * the host's model answers with `svc_send_message`. The answer was checked when it was sent; it
@@ -30,7 +30,7 @@ export interface HostAgentOptions {
   maxRepairs?: number;
   /**
    * Characters of file contents shown in the prompt (default 12,000); the other files are listed,
-   * and read by page with `svc_get_session`'s `questionFilesPage` (README "Code questions").
+   * and read by page with `svc_get_session`'s `questionFilesPage` (docs/builders.md "Code questions").
    */
   promptBudget?: number;
   /** Longest answer in code points (default 240,000). */

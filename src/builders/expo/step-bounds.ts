@@ -1,8 +1,8 @@
 /**
- * Bounds of the `expo` builder's heavy steps (README "`expo` (default): real Expo apps" and
- * "The build sandbox"): a type check or an export that goes past them is stopped, fails with the
+ * Bounds of the `expo` builder's heavy steps (docs/builders.md "`expo` (default): real Expo apps",
+ * docs/security.md "The build sandbox"): a type check or an export that goes past them is stopped, fails with the
  * reason, and frees its heavy-step slot, so that no tenant holds the build machine. Each bound is
- * a few times what a normal app needs (measured on the template and the bench's apps, README
+ * a few times what a normal app needs (measured on the template and the bench's apps, docs/performance.md
  * "The `expo` builder").
  */
 import type { ProcessResult } from './run-process.js';

@@ -25,7 +25,7 @@ export const SUPPORTED_EXPO_SDKS = [58, 54] as const;
 /**
  * The SDKs a server serves when none are configured (`--expo-sdks`): the newest first (what
  * Expo Go from Google Play runs; the web preview and the type check use it), then 54 (the last
- * SDK of Expo Go in Apple's App Store). README "Phones".
+ * SDK of Expo Go in Apple's App Store). docs/builders.md "Phones".
  */
 export const DEFAULT_EXPO_SDKS: readonly number[] = [58, 54];
 /**

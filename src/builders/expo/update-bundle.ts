@@ -14,7 +14,7 @@ import { dirname, join, normalize } from 'node:path';
 /** The description file inside a published update folder. */
 export const UPDATE_FILE = 'expo-update.json';
 
-/** The MIME table, loaded on the first deploy: building it costs every start (README "Start-up time"). */
+/** The MIME table, loaded on the first deploy: building it costs every start (docs/performance.md "Start-up time"). */
 const mimeTypes = () => import('mime-types');
 
 /** One file of an update. */

@@ -2,7 +2,7 @@
  * Which of a deployment's updates a phone gets, and what a phone whose Expo Go runs another SDK is
  * told. Expo Go runs exactly one Expo SDK and asks for it with `expo-runtime-version:
  * exposdk:<sdk>.0.0`; a development build asks with the app's own runtime version (`1.0.0`).
- * README "Phones" says the same to people.
+ * docs/builders.md "Phones" says the same to people.
  */
 import { readFile } from 'node:fs/promises';
 import type { BuilderRouteSources, PublishedArtifactInfo } from '../builder-module.js';

@@ -143,7 +143,7 @@ export const messages = pgTable(
   (t) => [uniqueIndex('messages_project_seq_idx').on(t.projectId, t.seq)],
 );
 
-/** Questions the building agent asked (README.md#builders): stored so they survive a restart. */
+/** Questions the building agent asked (docs/builders.md#builders): stored so they survive a restart. */
 export const questions = pgTable(
   'questions',
   {
@@ -161,7 +161,7 @@ export const questions = pgTable(
     options: text('options'),
     /** A regular expression (source) the whole answer must match, or null. */
     pattern: text('pattern'),
-    /** `text`: a person's answer; `code`: files for the app as JSON (README "Code questions"). */
+    /** `text`: a person's answer; `code`: files for the app as JSON (docs/builders.md "Code questions"). */
     kind: text('kind', { enum: ['text', 'code'] }).notNull().default('text'),
     /** JSON Schema (as JSON) of a code answer, shown to the client; null for text questions. */
     format: text('format'),
@@ -312,7 +312,7 @@ export const processGroups = pgTable(
   (t) => [primaryKey({ columns: [t.host, t.pgid] }), index('process_groups_project_idx').on(t.projectId)],
 );
 
-/** One-time login codes (README "Sign in with OAuth"), SHA-256 only; single use. */
+/** One-time login codes (docs/security.md "Sign in with OAuth"), SHA-256 only; single use. */
 export const loginCodes = pgTable(
   'login_codes',
   {
@@ -413,7 +413,7 @@ export const oauthTokens = pgTable(
   (t) => [index('oauth_tokens_grant_idx').on(t.grantId)],
 );
 
-/** Web console sessions (README "Web console"): the `svc_session` cookie, SHA-256 only. */
+/** Web console sessions (docs/console.md "Web console"): the `svc_session` cookie, SHA-256 only. */
 export const webSessions = pgTable(
   'web_sessions',
   {

@@ -130,7 +130,7 @@ export const messages = sqliteTable(
   (t) => [uniqueIndex('messages_project_seq_idx').on(t.projectId, t.seq)],
 );
 
-/** Questions the building agent asked (README.md#builders): stored so they survive a restart. */
+/** Questions the building agent asked (docs/builders.md#builders): stored so they survive a restart. */
 export const questions = sqliteTable(
   'questions',
   {
@@ -148,7 +148,7 @@ export const questions = sqliteTable(
     options: text('options'),
     /** A regular expression (source) the whole answer must match, or null. */
     pattern: text('pattern'),
-    /** `text`: a person's answer; `code`: files for the app as JSON (README "Code questions"). */
+    /** `text`: a person's answer; `code`: files for the app as JSON (docs/builders.md "Code questions"). */
     kind: text('kind', { enum: ['text', 'code'] }).notNull().default('text'),
     /** JSON Schema (as JSON) of a code answer, shown to the client; null for text questions. */
     format: text('format'),
@@ -167,7 +167,7 @@ export const questions = sqliteTable(
 );
 
 /**
- * The pages of app files a question shows (README "Code questions"), stored when it is asked so
+ * The pages of app files a question shows (docs/builders.md "Code questions"), stored when it is asked so
  * that every node serves `svc_get_session`'s `questionFilesPage` alike: JSON, an array of pages,
  * each an array of `{path, content, cut?}`.
  */
@@ -278,7 +278,7 @@ export const processGroups = sqliteTable(
 );
 
 /**
- * One-time login codes (README "Sign in with OAuth"): a person proves who they are on the consent
+ * One-time login codes (docs/security.md "Sign in with OAuth"): a person proves who they are on the consent
  * page with one. Stored as SHA-256 only; single use.
  */
 export const loginCodes = sqliteTable(
@@ -398,7 +398,7 @@ export const oauthTokens = sqliteTable(
 );
 
 /**
- * Web console sessions (README "Web console"): the `svc_session` cookie, stored as SHA-256 only.
+ * Web console sessions (docs/console.md "Web console"): the `svc_session` cookie, stored as SHA-256 only.
  * A session signed in with an API token names it, and ends when that token is revoked or expires.
  */
 export const webSessions = sqliteTable(
@@ -479,7 +479,7 @@ export type WorkflowStatus = WorkflowRow['status'];
 export type WorkflowKind = WorkflowRow['kind'];
 
 /**
- * Request-rate counters shared by every process that serves this data dir (README "Limits and
+ * Request-rate counters shared by every process that serves this data dir (docs/contract.md "Limits and
  * plans"). The layout is the one rate-limiter-flexible's `RateLimiterSQLite` reads and writes:
  * `key` = limiter prefix and counted key, `points` used in the window, `expire` = end of the
  * window in Unix milliseconds.
