@@ -15,7 +15,7 @@ import type { Builder } from './builders/builder.js';
 import { createBuilder, type BuilderName, type BuilderSettings } from './builders/builder-registry.js';
 import type { BuildSandbox } from './builders/process-sandbox.js';
 import { systemClock, type Clock } from './clock.js';
-import { DEFAULTS } from './config/defaults.js';
+import { DEFAULTS } from './core/defaults.js';
 import { loadPlans, type PlanTable } from './limits/plans.js';
 import { MemoryRequestRateLimiter, type RequestRateLimiter } from './limits/request-rate-limiter.js';
 import { StoreRequestRateLimiter } from './limits/store-rate-limiter.js';

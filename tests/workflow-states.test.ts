@@ -24,7 +24,7 @@ import {
   WORKFLOW_EVENTS,
   WORKFLOW_STATUSES,
   type WorkflowStatus,
-} from '../src/workflows/workflow-states.js';
+} from '../src/core/workflow-states.js';
 import { ROOT } from './helpers.js';
 
 // A compile-time check: the store's status type and the state machine's are the same set.

@@ -18,7 +18,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, customType, index, integer, pgTable, primaryKey, text, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
-import { ACTIVE_STATUSES, WORKFLOW_STATUSES } from '../../workflows/workflow-states.js';
+import { ACTIVE_STATUSES, WORKFLOW_STATUSES } from '../../core/workflow-states.js';
 
 /** `bytea` as a Node `Buffer` (node-postgres reads and writes `bytea` as `Buffer`). */
 const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
