@@ -57,7 +57,7 @@ module.exports = {
       to: { path: '^src/store/pg/' },
     },
     forbid('pg-pools-for-the-pg-limiter-only', '^src/limits/pg-rate-limiter\\.ts$', '^src/store/pg/(?!pg-pool\\.ts$)', 'The PostgreSQL rate limiter uses the adapter only for its pools.'),
-    forbid('adapters-behind-the-port', '^src/(?!store/)|^src/store/(?!sqlite/)(?!store\\.ts$)(?!rows\\.ts$)', '^src/store/sqlite/', 'Only store/store.ts (which opens the store) and rows.ts (the row types) import the adapter.'),
+    forbid('adapters-behind-the-port', '^src/(?!store/)|^src/store/(?!sqlite/)(?!store\\.ts$)', '^src/store/sqlite/', 'Only store/store.ts (which opens the store) imports the adapter; the port declares its own row types (rows.ts).'),
     forbid('core-is-the-bottom', layer('core'), '^src/(?!core/)', 'Every layer, the store included, reads the defaults, the message lengths and the state table: core/ imports nothing of ours.'),
     forbid('builders-below-the-engine', layer('builders'), '^src/(console|cli|transports|mcp|services|workflows|auth|limits)/|^src/app\\.ts$', 'A builder sees only its BuildContext.'),
     {
