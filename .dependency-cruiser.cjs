@@ -1,6 +1,7 @@
 /**
  * The layers (docs/architecture.md, "Layers"): a folder or root module of src/ imports only from
- * the rows below its own; the names on one row import none of each other.
+ * the rows below its own, and the names on one row import none of each other. `ROWS` below is the
+ * table, top to bottom, and the `layer-rows` rules check every import against it:
  *
  *   index.ts | cli/                           the package's exports; the command line
  *   config/                                   the settings table, read by cli/ only
@@ -17,16 +18,53 @@
  *
  * core/ imports nothing of ours, and every row may read it. No import cycle anywhere: between
  * files (`no-circular`) nor between the folders and root modules above (`npm run lint:folders`).
- * A builder's folder (`builders/expo/`) is entered only by the builder registry (the CLI and
- * config/ may read its index.ts for option declarations); app.ts composes the Prometheus metrics
- * and hands their observers down (the layers below report through interfaces they own) and their
- * route to the HTTP side. `npm run lint:layers` runs these rules.
+ * The named rules after the table say more than the rows: a builder's folder (`builders/expo/`) is
+ * entered only by the builder registry (the CLI and config/ may read its index.ts for option
+ * declarations); only store/store.ts opens an adapter; app.ts composes the Prometheus metrics and
+ * hands their observers down (the layers below report through interfaces they own) and their route
+ * to the HTTP side. `npm run lint:layers` runs these rules.
  */
+const ROWS = [
+  ['index.ts', 'cli'],
+  ['config'],
+  ['app.ts'],
+  ['http-listener.ts'],
+  ['transports', 'console', 'metrics'],
+  ['oauth'],
+  ['mcp'],
+  ['services'],
+  ['workflows', 'auth'],
+  ['limits', 'builders', 'errors.ts'],
+  ['store', 'io', 'logger.ts', 'clock.ts', 'config-file.ts', 'roles.ts'],
+  ['core'],
+];
+/** The path pattern of a row's name: a folder of src/ (`cli`) or a root module (`app.ts`). */
+const pathOf = (name) => (name.endsWith('.ts') ? `^src/${name.replace(/\./g, '\\.')}$` : `^src/${name}/`);
+const anyOf = (names) => names.map(pathOf).join('|');
+const layerRows = [
+  ...ROWS.flatMap((row, index) =>
+    row.map((name) => ({
+      name: `layer-rows: ${name}`,
+      comment: `${name} imports only from the rows below its own (the table at the top of this file).`,
+      severity: 'error',
+      from: { path: pathOf(name) },
+      to: { path: anyOf([...ROWS.slice(0, index).flat(), ...row.filter((other) => other !== name)]) },
+    })),
+  ),
+  {
+    name: 'layer-rows: every module has a row',
+    comment: 'A new folder or root module of src/ takes its place in ROWS (and in docs/architecture.md, "Layers").',
+    severity: 'error',
+    from: { path: '^src/', pathNot: anyOf(ROWS.flat()) },
+    to: {},
+  },
+];
 const layer = (name) => `^src/${name}/`;
 const forbid = (name, from, to, comment) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } });
 
 module.exports = {
   forbidden: [
+    ...layerRows,
     { name: 'no-circular', severity: 'error', comment: 'Import cycles make the layers meaningless.', from: {}, to: { circular: true } },
     {
       name: 'store-is-the-bottom',
