@@ -1,30 +1,77 @@
 /**
- * The layer rule (docs/architecture.md): data flows one way,
- *   cli -> app -> transports | console -> mcp -> services -> workflows | auth | limits -> builders -> store,
- * where the web console (`console/`) sits beside the transports and gets narrow deps from app.ts,
- * with `oauth/` (the OAuth authorization server's routes) beside `mcp/`: the transports load it,
- * it uses auth and the store, and nothing below the transports imports it;
- * with `io/`, the root modules (errors, clock, logger, config-file), the workflow state table
- * (`workflows/workflow-states.ts`, a leaf) and the defaults and message lengths of `config/`
- * (leaves) usable from every layer; the rest of `config/` (the settings table) sits between cli
- * and app.ts; a builder's folder (`builders/expo/`) entered only by the builder registry (the CLI
- * and config/ may read its index.ts for option declarations), the Prometheus metrics (`metrics/`)
- * beside the console: app.ts composes them and hands their observers down (the layers below report
- * through interfaces they own) and their route to the HTTP side, and no import cycles anywhere.
- * `npm test` runs it (`npm run lint:layers`).
+ * The layers (docs/architecture.md, "Layers"): a folder or root module of src/ imports only from
+ * the rows below its own, and the names on one row import none of each other. `ROWS` below is the
+ * table, top to bottom, and the `layer-rows` rules check every import against it:
+ *
+ *   index.ts | cli/                           the package's exports; the command line
+ *   config/                                   the settings table, read by cli/ only
+ *   app.ts                                    the composition root
+ *   http-listener.ts                          the HTTP side's wiring, loaded by app.ts on first use
+ *   transports/ | console/ | metrics/         the edges: narrow deps from app.ts, never the App
+ *   oauth/                                    the OAuth authorization server's routes: the transports load them
+ *   mcp/                                      the JSON-RPC gateway, the tool adapter, the tools
+ *   services/                                 the rules of the tools
+ *   workflows/ | auth/                        the engine; tokens, grants, sessions, the request gate
+ *   limits/ | builders/ | errors.ts           plans and rate limits; the builders; the domain errors
+ *   store/ | io/ | logger.ts | clock.ts | config-file.ts | roles.ts
+ *   core/                                     the leaves: defaults, message lengths, the workflow state table
+ *
+ * core/ imports nothing of ours, and every row may read it. No import cycle anywhere: between
+ * files (`no-circular`) nor between the folders and root modules above (`npm run lint:folders`).
+ * The named rules after the table say more than the rows: a builder's folder (`builders/expo/`) is
+ * entered only by the builder registry (the CLI and config/ may read its index.ts for option
+ * declarations); only store/store.ts opens an adapter; app.ts composes the Prometheus metrics and
+ * hands their observers down (the layers below report through interfaces they own) and their route
+ * to the HTTP side. `npm run lint:layers` runs these rules.
  */
+const ROWS = [
+  ['index.ts', 'cli'],
+  ['config'],
+  ['app.ts'],
+  ['http-listener.ts'],
+  ['transports', 'console', 'metrics'],
+  ['oauth'],
+  ['mcp'],
+  ['services'],
+  ['workflows', 'auth'],
+  ['limits', 'builders', 'errors.ts'],
+  ['store', 'io', 'logger.ts', 'clock.ts', 'config-file.ts', 'roles.ts'],
+  ['core'],
+];
+/** The path pattern of a row's name: a folder of src/ (`cli`) or a root module (`app.ts`). */
+const pathOf = (name) => (name.endsWith('.ts') ? `^src/${name.replace(/\./g, '\\.')}$` : `^src/${name}/`);
+const anyOf = (names) => names.map(pathOf).join('|');
+const layerRows = [
+  ...ROWS.flatMap((row, index) =>
+    row.map((name) => ({
+      name: `layer-rows: ${name}`,
+      comment: `${name} imports only from the rows below its own (the table at the top of this file).`,
+      severity: 'error',
+      from: { path: pathOf(name) },
+      to: { path: anyOf([...ROWS.slice(0, index).flat(), ...row.filter((other) => other !== name)]) },
+    })),
+  ),
+  {
+    name: 'layer-rows: every module has a row',
+    comment: 'A new folder or root module of src/ takes its place in ROWS (and in docs/architecture.md, "Layers").',
+    severity: 'error',
+    from: { path: '^src/', pathNot: anyOf(ROWS.flat()) },
+    to: {},
+  },
+];
 const layer = (name) => `^src/${name}/`;
 const forbid = (name, from, to, comment) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } });
 
 module.exports = {
   forbidden: [
+    ...layerRows,
     { name: 'no-circular', severity: 'error', comment: 'Import cycles make the layers meaningless.', from: {}, to: { circular: true } },
     {
       name: 'store-is-the-bottom',
-      comment: 'Repositories hold SQL only; the state table (a leaf) gives them the workflow statuses.',
+      comment: 'Repositories hold SQL only: the store imports nothing of ours but core/ (the state table gives them the workflow statuses).',
       severity: 'error',
       from: { path: layer('store') },
-      to: { path: '^src/(console|cli|transports|mcp|oauth|services|workflows|auth|limits|builders)/|^src/app\\.ts$', pathNot: '^src/workflows/workflow-states\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/(store|core)/' },
     },
     {
       name: 'sqlite-driver-in-its-adapter',
@@ -48,8 +95,8 @@ module.exports = {
       to: { path: '^src/store/pg/' },
     },
     forbid('pg-pools-for-the-pg-limiter-only', '^src/limits/pg-rate-limiter\\.ts$', '^src/store/pg/(?!pg-pool\\.ts$)', 'The PostgreSQL rate limiter uses the adapter only for its pools.'),
-    forbid('adapters-behind-the-port', '^src/(?!store/)|^src/store/(?!sqlite/)(?!store\\.ts$)(?!rows\\.ts$)', '^src/store/sqlite/', 'Only store/store.ts (which opens the store) and rows.ts (the row types) import the adapter.'),
-    forbid('the-state-table-is-a-leaf', '^src/workflows/workflow-states\\.ts$', '^src/', 'Every layer, the store included, reads the state table: it imports nothing of ours.'),
+    forbid('adapters-behind-the-port', '^src/(?!store/)|^src/store/(?!sqlite/)(?!store\\.ts$)', '^src/store/sqlite/', 'Only store/store.ts (which opens the store) imports the adapter; the port declares its own row types (rows.ts).'),
+    forbid('core-is-the-bottom', layer('core'), '^src/(?!core/)', 'Every layer, the store included, reads the defaults, the message lengths and the state table: core/ imports nothing of ours.'),
     forbid('builders-below-the-engine', layer('builders'), '^src/(console|cli|transports|mcp|services|workflows|auth|limits)/|^src/app\\.ts$', 'A builder sees only its BuildContext.'),
     {
       name: 'only-the-registry-enters-builder-folders',
@@ -79,16 +126,17 @@ module.exports = {
     forbid('console-beside-transports', layer('console'), '^src/(cli|transports|oauth)/|^src/app\\.ts$', 'The console gets the narrow interfaces it needs from app.ts.'),
     forbid('metrics-beside-the-console', layer('metrics'), '^src/(cli|console|transports|oauth|services)/|^src/app\\.ts$', 'The metrics read the store and implement the observers of the engine and the tool adapter; they serve no tool.'),
     forbid('only-the-root-composes-metrics', '^src/(?!metrics/)(?!app\\.ts$)(?!http-listener\\.ts$)', '^src/metrics/', 'The layers below report through their own observer interfaces; app.ts composes the metrics and the HTTP side mounts their route.'),
-    forbid('config-leaves', '^src/config/(defaults|message-limits)\\.ts$', '^src/', 'Defaults and message lengths are read by every layer: they import nothing of ours.'),
     {
       name: 'only-the-cli-reads-the-settings-table',
       comment: 'The table generates the command line; the layers below take its values through AppConfig and their options.',
       severity: 'error',
       from: { pathNot: '^src/(cli|config)/' },
-      to: { path: '^src/config/', pathNot: '^src/config/(defaults|message-limits)\\.ts$' },
+      to: { path: '^src/config/' },
     },
     forbid('config-below-cli', layer('config'), '^src/cli/', 'The settings table feeds the command line, not the reverse.'),
-    forbid('io-is-a-leaf', layer('io'), '^src/(cli|console|transports|mcp|services|workflows|auth|limits|builders|store)/|^src/app\\.ts$', 'Stream and text helpers depend on nothing of ours.'),
+    forbid('io-is-a-leaf', layer('io'), '^src/(?!io/)(?!core/)', 'Stream and text helpers depend on nothing of ours but core/.'),
+    forbid('root-leaves', '^src/(clock|config-file|logger|roles)\\.ts$', '^src/(?!core/)', 'The clock, the logger, the config file reader and the roles are read by every layer: they import nothing of ours but core/.'),
+    forbid('errors-above-the-store-only', '^src/errors\\.ts$', '^src/(?!core/)(?!store/unavailable\\.ts$)', 'The domain errors read only which store failures are outages (store/unavailable.ts).'),
     forbid('sdk-in-few-files', '^src/(services|workflows|builders|store|auth|limits|console|io)/|^src/app\\.ts$', '@modelcontextprotocol/(sdk|server|client|core)', 'Only the adapter (mcp/), the transports and oauth/ import the SDK, v1 (sdk) or v2 (server, client, core).'),
   ],
   options: {

@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(root, 'bin', 'mobile-builder-mcp.js');
 // The server's own default (the settings table's), from the build this bench runs.
-const { DEFAULTS } = await import('../dist/config/defaults.js');
+const { DEFAULTS } = await import('../dist/core/defaults.js');
 const DEFAULT_LEASE_MS = DEFAULTS.leaseMs;
 const leaseArgs = process.env.BENCH_LEASE_MS ? ['--lease-ms', process.env.BENCH_LEASE_MS] : [];
 const leaseMs = Number(process.env.BENCH_LEASE_MS ?? DEFAULT_LEASE_MS);

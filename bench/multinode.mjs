@@ -37,7 +37,7 @@ import { createDatabase, dropDatabase, startPostgres } from './postgres.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(root, 'bin', 'mobile-builder-mcp.js');
-const { DEFAULTS } = await import('../dist/config/defaults.js');
+const { DEFAULTS } = await import('../dist/core/defaults.js');
 const leaseMs = Number(process.env.BENCH_LEASE_MS ?? DEFAULTS.leaseMs);
 const kills = Number(process.env.BENCH_KILLS ?? 5);
 const builds = Number(process.env.BENCH_BUILDS ?? 16);

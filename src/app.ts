@@ -15,7 +15,7 @@ import type { Builder } from './builders/builder.js';
 import { createBuilder, type BuilderName, type BuilderSettings } from './builders/builder-registry.js';
 import type { BuildSandbox } from './builders/process-sandbox.js';
 import { systemClock, type Clock } from './clock.js';
-import { DEFAULTS } from './config/defaults.js';
+import { DEFAULTS } from './core/defaults.js';
 import { loadPlans, type PlanTable } from './limits/plans.js';
 import { MemoryRequestRateLimiter, type RequestRateLimiter } from './limits/request-rate-limiter.js';
 import { StoreRequestRateLimiter } from './limits/store-rate-limiter.js';
@@ -58,7 +58,7 @@ export { BUILDER_NAMES, type BuilderName } from './builders/builder-registry.js'
 
 /**
  * What `createApp` needs; every field but `dataDir` has a default, the same as the command line's
- * (`config/defaults.ts`, docs/cli.md#command-line).
+ * (`core/defaults.ts`, docs/cli.md#command-line).
  */
 export interface AppConfig {
   /** Holds the SQLite file, the workspaces and the artifacts (with PostgreSQL: the workspaces and caches). Created if missing. */

@@ -3,7 +3,7 @@
  * protocol). Token-bearing fields are redacted wherever they appear.
  */
 import { pino, type Logger } from 'pino';
-import { DEFAULTS } from './config/defaults.js';
+import { DEFAULTS } from './core/defaults.js';
 
 /** pino's logger type. */
 export type { Logger };

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { CommanderError, type Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../src/cli/main.js';
-import { DEFAULTS } from '../src/config/defaults.js';
+import { DEFAULTS } from '../src/core/defaults.js';
 import { redactedDatabaseUrl } from '../src/config/database-url.js';
 import { SETTINGS, settingRows, shownDefault } from '../src/config/settings.js';
 import { UsageError } from '../src/config/usage-error.js';

@@ -6,7 +6,7 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULTS } from '../src/config/defaults.js';
+import { DEFAULTS } from '../src/core/defaults.js';
 import { startEngine, type EngineUnderTest } from './engine-harness.js';
 
 const engines: EngineUnderTest[] = [];

@@ -1,6 +1,6 @@
 /**
  * Small rules with one home: the HTML escaper (src/io/html-escape.ts), the loopback host names
- * (src/io/loopback-hosts.ts) and the workflow states (src/workflows/workflow-states.ts). A copy
+ * (src/io/loopback-hosts.ts) and the workflow states (src/core/workflow-states.ts). A copy
  * elsewhere in src/ fails here, so the next change has one place to make.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -37,6 +37,6 @@ describe('one definition per small rule', () => {
   });
 
   it('spells the workflow states only in the state table', () => {
-    expect(filesMatching(/\[\s*'running',\s*'waiting_for_input'/)).toEqual(['src/workflows/workflow-states.ts']);
+    expect(filesMatching(/\[\s*'running',\s*'waiting_for_input'/)).toEqual(['src/core/workflow-states.ts']);
   });
 });

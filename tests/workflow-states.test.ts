@@ -12,7 +12,6 @@ import { workflowSchema } from '../src/services/resource-shapes.js';
 import { cancelWorkflowTool } from '../src/mcp/tools/cancel-workflow.js';
 import { openStore } from '../src/store/store.js';
 import { workflows } from '../src/store/sqlite/schema.js';
-import type { WorkflowStatus as StoredStatus } from '../src/store/rows.js';
 import { sqliteOf } from './store-access.js';
 import { WorkflowJournal } from '../src/workflows/workflow-journal.js';
 import {
@@ -24,10 +23,11 @@ import {
   WORKFLOW_EVENTS,
   WORKFLOW_STATUSES,
   type WorkflowStatus,
-} from '../src/workflows/workflow-states.js';
+} from '../src/core/workflow-states.js';
 import { ROOT } from './helpers.js';
 
 // A compile-time check: the store's status type and the state machine's are the same set.
+type StoredStatus = (typeof workflows.$inferSelect)['status'];
 const sameType: [StoredStatus, WorkflowStatus] extends [WorkflowStatus, StoredStatus] ? true : false = true;
 
 async function journalOnMemoryStore() {

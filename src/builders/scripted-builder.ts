@@ -8,7 +8,7 @@
  *   identifier (reverse-DNS, validated); publishes the latest preview as an immutable, numbered
  *   deployment.
  */
-import { DEFAULTS } from '../config/defaults.js';
+import { DEFAULTS } from '../core/defaults.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { abortableDelay, type Builder, type BuildContext, type BuildJob } from './builder.js';

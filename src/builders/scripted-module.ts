@@ -1,5 +1,5 @@
 /** The `scripted` builder's entry in the builder registry (docs/builders.md#builders): it starts no process. */
-import { DEFAULTS } from '../config/defaults.js';
+import { DEFAULTS } from '../core/defaults.js';
 import { defineBuilder } from './builder-module.js';
 import { ScriptedBuilder } from './scripted-builder.js';
 

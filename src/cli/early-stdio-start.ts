@@ -16,7 +16,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
-import { DEFAULTS } from '../config/defaults.js';
+import { DEFAULTS } from '../core/defaults.js';
 import { earlyInitializeReply } from '../mcp/early-initialize.js';
 import { readFirstLine } from '../transports/stdio-first-line.js';
 

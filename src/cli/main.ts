@@ -22,7 +22,7 @@ import { createGateway, listenHttp, VERSION, type App } from '../app.js';
 import { parseDuration } from '../auth/api-token.js';
 import { toolchainsFor } from '../builders/expo/index.js';
 import { redactedDatabaseUrl } from '../config/database-url.js';
-import { DEFAULTS } from '../config/defaults.js';
+import { DEFAULTS } from '../core/defaults.js';
 import { appConfigOf, type ServeOptions, type WorkerOptions } from '../config/serve-options.js';
 import { optionsFor, SETTINGS } from '../config/settings.js';
 import { UsageError } from '../config/usage-error.js';

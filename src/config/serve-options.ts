@@ -68,7 +68,7 @@ export interface ServeOptions extends WorkerOptions {
 /**
  * The service's configuration for these options (a worker's lack the MCP side's): paths resolved
  * against the working directory, unset options left out (so that `createApp` applies the same
- * defaults, `defaults.ts`).
+ * defaults, `core/defaults.ts`).
  */
 export function appConfigOf(options: WorkerOptions & Partial<ServeOptions>, parts: { logger: Logger; sandbox: BuildSandbox | undefined; role: Role }): AppConfig {
   return {

@@ -3,7 +3,7 @@
  * table, and `tests/config-table.test.ts` checks that the two agree): its flag, its environment
  * variable, its default, its unit, one line of help, the parser that checks a value, and the
  * commands that take it. Commander's options (`--help` included) are generated from it, and its
- * defaults are the ones `createApp` falls back to (`defaults.ts`).
+ * defaults are the ones `createApp` falls back to (`core/defaults.ts`).
  *
  * A new setting is one row here (and one in the table of docs/cli.md); `serve` maps it into
  * `AppConfig` in `serve-options.ts`. A command's own operands (`--user`, `--expires-in`,
@@ -17,7 +17,7 @@ import { BUILDER_NAMES } from '../builders/builder-registry.js';
 import { AGENT_MODES, DEFAULT_EXPO_SDKS } from '../builders/expo/index.js';
 import { ARTIFACT_ORIGIN_MODES } from '../services/public-url.js';
 import { postgresUrl } from './database-url.js';
-import { DEFAULTS } from './defaults.js';
+import { DEFAULTS } from '../core/defaults.js';
 import { ROLES } from '../roles.js';
 import { commaList, expoSdks, trustedProxies, wholeNumber } from './value-parsers.js';
 

@@ -2,7 +2,7 @@
  * The console's pages (docs/console.md "Web console"): server-rendered HTML that works as plain forms; the
  * one static script only adds live updates. Every value is escaped by the `html` template.
  */
-import { MAX_MESSAGE_LENGTH } from '../config/message-limits.js';
+import { MAX_MESSAGE_LENGTH } from '../core/message-limits.js';
 import { IDLE, type ProjectState } from '../services/project-state.js';
 import type { MessagesPage, Project, SessionView } from '../services/resource-shapes.js';
 import { consoleIntro } from './host-guide.js';

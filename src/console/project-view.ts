@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { MessageView, PendingQuestion, PreviewUrl, SessionView, WorkflowView } from '../services/resource-shapes.js';
-import { MAX_MESSAGE_LENGTH } from '../config/message-limits.js';
+import { MAX_MESSAGE_LENGTH } from '../core/message-limits.js';
 import { isLoopbackHostname } from '../io/loopback-hosts.js';
 import { codeQuestionBox } from './host-guide.js';
 import { html, raw, type SafeHtml } from './html.js';

@@ -7,7 +7,7 @@
  * web deployments live: one origin per project (docs/builders.md "Previews and deployments"), so no
  * project's page shares an origin with another project's, with `/mcp` or with the web console.
  */
-import { DEFAULTS } from '../config/defaults.js';
+import { DEFAULTS } from '../core/defaults.js';
 import { isIP } from 'node:net';
 import { LOCALHOST } from '../io/loopback-hosts.js';
 

@@ -4,7 +4,7 @@
  * are inferred from them, so a shape cannot drift between the two.
  */
 import { z } from 'zod';
-import { WORKFLOW_STATUSES } from '../workflows/workflow-states.js';
+import { WORKFLOW_STATUSES } from '../core/workflow-states.js';
 
 /** Longest project name, in code points. */
 export const PROJECT_NAME_MAX = 255;

@@ -24,8 +24,8 @@ import type {
   UserRow,
   WebSessionRow,
   WorkflowRow,
-  WorkflowStatus,
 } from './rows.js';
+import type { WorkflowStatus } from '../core/workflow-states.js';
 
 /** Reads and writes users. */
 export interface UserRepo {

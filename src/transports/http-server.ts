@@ -16,7 +16,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { ClientAddressOf } from '../auth/client-address.js';
 import type { RequestGate } from '../auth/request-gate.js';
-import { DEFAULTS } from '../config/defaults.js';
+import { DEFAULTS } from '../core/defaults.js';
 import { forbidden, invalidRequest, rateLimited, toJsonRpcError, unexpectedFailureStatus } from '../errors.js';
 import { storeUnavailableReason } from '../store/unavailable.js';
 import type { RateDecision } from '../limits/request-rate-limiter.js';

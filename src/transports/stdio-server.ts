@@ -10,7 +10,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { RequestGate } from '../auth/request-gate.js';
 import type { Logger } from '../logger.js';
 import type { JsonRpcGateway, RequestChannel } from '../mcp/json-rpc-gateway.js';
-import { DEFAULTS } from '../config/defaults.js';
+import { DEFAULTS } from '../core/defaults.js';
 import { invalidRequest, toJsonRpcError } from '../errors.js';
 import { readBoundedLines } from '../io/bounded-lines.js';
 

@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import type { Builder, BuildJob } from '../builders/builder.js';
 import { BuildFailure } from '../builders/builder.js';
 import type { Clock } from '../clock.js';
-import { DEFAULTS } from '../config/defaults.js';
+import { DEFAULTS } from '../core/defaults.js';
 import { redactPaths } from '../io/path-redaction.js';
 import { limitsFor, workflowBounds, type PlanTable } from '../limits/plans.js';
 import type { Logger } from '../logger.js';

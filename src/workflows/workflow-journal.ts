@@ -6,11 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isoNow, type Clock } from '../clock.js';
-import { MAX_MESSAGE_LENGTH } from '../config/message-limits.js';
+import { MAX_MESSAGE_LENGTH } from '../core/message-limits.js';
 import type { Logger } from '../logger.js';
 import type { MessageRow, WorkflowRow } from '../store/rows.js';
 import type { Store, Tx } from '../store/store.js';
-import { IllegalTransitionError, isTerminal, nextStatus, type WorkflowEvent, type WorkflowStatus } from './workflow-states.js';
+import { IllegalTransitionError, isTerminal, nextStatus, type WorkflowEvent, type WorkflowStatus } from '../core/workflow-states.js';
 
 /** Who speaks in a message. */
 type MessageRole = MessageRow['role'];

@@ -7,7 +7,7 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import type { AnswerVerdict, PagedFile, QuestionKindRules } from '../builder-module.js';
 import { checkCodeAnswer, EDITABLE_FILES, type CodeAnswerRules } from './code-answer.js';
 import { DEFAULT_FILE_PAGING, pageFiles } from './code-question-files.js';
-import { MAX_MESSAGE_LENGTH } from '../../config/message-limits.js';
+import { MAX_MESSAGE_LENGTH } from '../../core/message-limits.js';
 
 /**
  * Checks the answer to a code question against the rules stored with it (`rules`, JSON) and the

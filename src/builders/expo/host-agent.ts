@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { constants, lstatSync, readFileSync } from 'node:fs';
 import { cp, lstat, mkdir, open, readdir, rename, rm, symlink, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { MAX_CODE_ANSWER_LENGTH } from '../../config/message-limits.js';
+import { MAX_CODE_ANSWER_LENGTH } from '../../core/message-limits.js';
 import { BuildFailure } from '../builder.js';
 import { checkCodeAnswer, codeAnswerFormat, EDITABLE_FILES, linkOnPath, pathProblem, type CodeAnswer, type CodeAnswerRules } from './code-answer.js';
 import type { AgentInput, AgentOutcome, AgentStep } from './agent-step.js';

@@ -2,7 +2,7 @@
  * The `expo` builder's public surface: its settings and a factory that assembles it from them.
  */
 import { join } from 'node:path';
-import { DEFAULTS } from '../../config/defaults.js';
+import { DEFAULTS } from '../../core/defaults.js';
 import type { BuildSandbox } from '../process-sandbox.js';
 import type { AgentMode, AgentStep } from './agent-step.js';
 import { CommandAgent } from './command-agent.js';

@@ -5,7 +5,7 @@
  * questions are for the host's model and are never asked here.
  */
 import type { Caller } from '../../auth/caller.js';
-import { MAX_MESSAGE_LENGTH } from '../../config/message-limits.js';
+import { MAX_MESSAGE_LENGTH } from '../../core/message-limits.js';
 import { ServiceError } from '../../errors.js';
 import type { PendingQuestion, SessionView } from '../../services/resource-shapes.js';
 import type { ElicitForm, Elicitation } from '../elicitation.js';

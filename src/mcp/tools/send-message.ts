@@ -4,7 +4,7 @@ import { sendMessageResultSchema } from '../../services/resource-shapes.js';
 import { defineTool } from '../define-tool.js';
 import { errorGuide } from './error-guide.js';
 import { boundedText, uuidParameter } from '../parameters.js';
-import { MAX_CODE_ANSWER_LENGTH, MAX_MESSAGE_LENGTH } from '../../config/message-limits.js';
+import { MAX_CODE_ANSWER_LENGTH, MAX_MESSAGE_LENGTH } from '../../core/message-limits.js';
 import { BUILDER_MESSAGE_RULES } from '../../builders/builder-registry.js';
 
 /** Starts or queues a workflow, or answers the pending question; owner only. */

@@ -20,8 +20,8 @@ import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type { PgDb } from './db.js';
 import type * as schema from './schema.js';
 import type { WorkflowRepo, SlotCandidate } from '../repos.js';
-import type { WorkflowRow, WorkflowStatus } from '../rows.js';
-import { ACTIVE_STATUSES as ACTIVE, TERMINAL_STATUSES as TERMINAL, WORKFLOW_STATUSES } from '../../workflows/workflow-states.js';
+import type { WorkflowRow } from '../rows.js';
+import { ACTIVE_STATUSES as ACTIVE, TERMINAL_STATUSES as TERMINAL, WORKFLOW_STATUSES, type WorkflowStatus } from '../../core/workflow-states.js';
 import { projects, users, workflows } from './schema.js';
 import { isUniqueViolation } from './pg-errors.js';
 

@@ -2,7 +2,8 @@
 import { and, asc, eq, isNull, lt } from 'drizzle-orm';
 import type { Db } from './db.js';
 import type { AnswerCheckRepo } from '../repos.js';
-import { answerChecks, type AnswerCheckRow } from './schema.js';
+import { answerChecks } from './schema.js';
+import type { AnswerCheckRow } from '../rows.js';
 
 /** Inserts, takes, settles and deletes answer checks. */
 export class SqliteAnswerCheckRepo implements AnswerCheckRepo {

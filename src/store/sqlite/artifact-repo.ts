@@ -3,7 +3,8 @@ import { and, asc, desc, eq, max, sql, sum } from 'drizzle-orm';
 import type { Db } from './db.js';
 import { preparedOnce } from './prepared-once.js';
 import type { ArtifactRepo } from '../repos.js';
-import { artifacts, projects, type ArtifactRow } from './schema.js';
+import { artifacts, projects } from './schema.js';
+import type { ArtifactRow } from '../rows.js';
 
 /** Reads and writes artifact rows (the files are the `ArtifactStore`'s). */
 export class SqliteArtifactRepo implements ArtifactRepo {

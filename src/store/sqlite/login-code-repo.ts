@@ -2,7 +2,8 @@
 import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Db } from './db.js';
 import type { LoginCodeRepo } from '../repos.js';
-import { loginCodes, users, type LoginCodeRow, type UserRow } from './schema.js';
+import { loginCodes, users } from './schema.js';
+import type { LoginCodeRow, UserRow } from '../rows.js';
 
 /** Reads and writes login codes (hashes only). */
 export class SqliteLoginCodeRepo implements LoginCodeRepo {

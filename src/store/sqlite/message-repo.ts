@@ -3,7 +3,8 @@ import { and, asc, eq, gt, max, sql } from 'drizzle-orm';
 import type { Db } from './db.js';
 import type { MessageRepo } from '../repos.js';
 import { preparedOnce } from './prepared-once.js';
-import { messages, projects, type MessageRow } from './schema.js';
+import { messages, projects } from './schema.js';
+import type { MessageRow } from '../rows.js';
 
 /** Appends and pages conversation messages. */
 export class SqliteMessageRepo implements MessageRepo {

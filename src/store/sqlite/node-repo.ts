@@ -2,7 +2,8 @@
 import { asc, eq, gte, sql } from 'drizzle-orm';
 import type { Db } from './db.js';
 import type { NodeRepo } from '../repos.js';
-import { nodes, type NodeRow } from './schema.js';
+import { nodes } from './schema.js';
+import type { NodeRow } from '../rows.js';
 
 /** Reads and writes the nodes' rows. */
 export class SqliteNodeRepo implements NodeRepo {

@@ -6,19 +6,8 @@
 import { and, asc, eq, isNull, lt, sql } from 'drizzle-orm';
 import type { Db } from './db.js';
 import type { OAuthRepo, OAuthTokenWithGrant, OAuthGrantWithUser } from '../repos.js';
-import {
-  oauthAuthorizationRequests,
-  oauthClients,
-  oauthCodes,
-  oauthGrants,
-  oauthTokens,
-  users,
-  type OAuthAuthorizationRequestRow,
-  type OAuthClientRow,
-  type OAuthCodeRow,
-  type OAuthGrantRow,
-  type OAuthTokenRow,
-} from './schema.js';
+import { oauthAuthorizationRequests, oauthClients, oauthCodes, oauthGrants, oauthTokens, users } from './schema.js';
+import type { OAuthAuthorizationRequestRow, OAuthClientRow, OAuthCodeRow, OAuthGrantRow, OAuthTokenRow } from '../rows.js';
 
 /** Reads and writes the OAuth tables. */
 export class SqliteOAuthRepo implements OAuthRepo {

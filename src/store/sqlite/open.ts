@@ -18,6 +18,7 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import type { Repos } from '../repos.js';
+import type { ProjectRow } from '../rows.js';
 import { TransactionSpanError, type LockTable, type RateWindows, type Store, type StoreConfig, type StoreEvent, type Tx } from '../port.js';
 import { ChangeWatch, ReadCache } from '../read-cache.js';
 import { FifoMutex } from './fifo-mutex.js';
@@ -96,7 +97,7 @@ export class SqliteStore implements Store {
     this.events = new SqliteEvents(() => dataVersion.get() as number, config.pollMs ?? 250);
     this.generation = new RowGeneration(() => dataVersion.get() as number);
     // Project rows are read on every request: cached, cleared by other processes' commits.
-    const projectCache = new ReadCache<schema.ProjectRow>(new ChangeWatch(this.events));
+    const projectCache = new ReadCache<ProjectRow>(new ChangeWatch(this.events));
     this.raw = {
       users: new SqliteUserRepo(this.db),
       tokens: new SqliteTokenRepo(this.db),

@@ -2,7 +2,8 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db } from './db.js';
 import type { ProcessGroupRepo } from '../repos.js';
-import { processGroups, type ProcessGroupRow } from './schema.js';
+import { processGroups } from './schema.js';
+import type { ProcessGroupRow } from '../rows.js';
 
 /** Records, lists and forgets build process groups. */
 export class SqliteProcessGroupRepo implements ProcessGroupRepo {

@@ -3,7 +3,8 @@ import { and, count, desc, eq, gt, sql } from 'drizzle-orm';
 import type { Db } from './db.js';
 import type { ProjectRepo } from '../repos.js';
 import type { ReadCache } from '../read-cache.js';
-import { projects, type ProjectRow } from './schema.js';
+import { projects } from './schema.js';
+import type { ProjectRow } from '../rows.js';
 
 /** Reads and writes projects; the only writer of the `projects` table. */
 export class SqliteProjectRepo implements ProjectRepo {

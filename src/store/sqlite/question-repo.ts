@@ -3,7 +3,8 @@ import { and, desc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Db } from './db.js';
 import { preparedOnce } from './prepared-once.js';
 import type { QuestionRepo } from '../repos.js';
-import { questionFilePages, questions, type QuestionRow } from './schema.js';
+import { questionFilePages, questions } from './schema.js';
+import type { QuestionRow } from '../rows.js';
 
 /** Reads and writes the agent's questions and their answers. */
 export class SqliteQuestionRepo implements QuestionRepo {

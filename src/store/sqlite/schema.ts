@@ -6,7 +6,28 @@
  */
 import { sql } from 'drizzle-orm';
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
-import { ACTIVE_STATUSES, WORKFLOW_STATUSES } from '../../workflows/workflow-states.js';
+import { ACTIVE_STATUSES, WORKFLOW_STATUSES } from '../../core/workflow-states.js';
+import type { RowsMatch, SameRow } from '../row-check.js';
+import type {
+  AnswerCheckRow,
+  ApiTokenRow,
+  ArtifactRow,
+  LoginCodeRow,
+  MessageRow,
+  NodeRow,
+  OAuthAuthorizationRequestRow,
+  OAuthClientRow,
+  OAuthCodeRow,
+  OAuthGrantRow,
+  OAuthTokenRow,
+  ProcessGroupRow,
+  ProjectRow,
+  QuestionRow,
+  SendReceiptRow,
+  UserRow,
+  WebSessionRow,
+  WorkflowRow,
+} from '../rows.js';
 
 /** A person or agent account. `plan` names a plan of the operator's plan table (docs/contract.md#limits-and-plans). */
 export const users = sqliteTable('users', {
@@ -454,29 +475,35 @@ export const nodes = sqliteTable('nodes', {
   seenAt: integer('seen_at').notNull(),
 });
 
-/** Row types of each table, as drizzle infers them. */
-export type UserRow = typeof users.$inferSelect;
-export type ApiTokenRow = typeof apiTokens.$inferSelect;
-export type ProjectRow = typeof projects.$inferSelect;
-/** `builder` may be left out of a new row (stored as null: any engine claims it). */
-export type WorkflowRow = Omit<typeof workflows.$inferSelect, 'builder'> & { builder?: string | null };
-export type MessageRow = typeof messages.$inferSelect;
-export type QuestionRow = typeof questions.$inferSelect;
-export type AnswerCheckRow = typeof answerChecks.$inferSelect;
-export type ArtifactRow = typeof artifacts.$inferSelect;
-export type ProcessGroupRow = typeof processGroups.$inferSelect;
-export type LoginCodeRow = typeof loginCodes.$inferSelect;
-export type OAuthClientRow = typeof oauthClients.$inferSelect;
-export type OAuthAuthorizationRequestRow = typeof oauthAuthorizationRequests.$inferSelect;
-export type OAuthGrantRow = typeof oauthGrants.$inferSelect;
-export type OAuthCodeRow = typeof oauthCodes.$inferSelect;
-export type OAuthTokenRow = typeof oauthTokens.$inferSelect;
-export type WebSessionRow = typeof webSessions.$inferSelect;
-export type NodeRow = typeof nodes.$inferSelect;
-export type SendReceiptRow = typeof sendReceipts.$inferSelect;
-/** Workflow states of docs/contract.md#tools. */
-export type WorkflowStatus = WorkflowRow['status'];
-export type WorkflowKind = WorkflowRow['kind'];
+/**
+ * This schema's rows are the port's (`store/rows.ts`, docs/architecture.md "The store port"): a
+ * column that drifts from the port's row type fails `npm run typecheck` here. (`WorkflowRow` lets
+ * a new row leave `builder` out, so its `Required` form is compared.) A compile-time
+ * check that no code reads (`@typecheck` keeps knip from reporting it).
+ * @typecheck
+ */
+export type RowsOfThisSchema = RowsMatch<
+  [
+    SameRow<typeof users.$inferSelect, UserRow>,
+    SameRow<typeof apiTokens.$inferSelect, ApiTokenRow>,
+    SameRow<typeof projects.$inferSelect, ProjectRow>,
+    SameRow<typeof workflows.$inferSelect, Required<WorkflowRow>>,
+    SameRow<typeof messages.$inferSelect, MessageRow>,
+    SameRow<typeof questions.$inferSelect, QuestionRow>,
+    SameRow<typeof answerChecks.$inferSelect, AnswerCheckRow>,
+    SameRow<typeof artifacts.$inferSelect, ArtifactRow>,
+    SameRow<typeof processGroups.$inferSelect, ProcessGroupRow>,
+    SameRow<typeof loginCodes.$inferSelect, LoginCodeRow>,
+    SameRow<typeof oauthClients.$inferSelect, OAuthClientRow>,
+    SameRow<typeof oauthAuthorizationRequests.$inferSelect, OAuthAuthorizationRequestRow>,
+    SameRow<typeof oauthGrants.$inferSelect, OAuthGrantRow>,
+    SameRow<typeof oauthCodes.$inferSelect, OAuthCodeRow>,
+    SameRow<typeof oauthTokens.$inferSelect, OAuthTokenRow>,
+    SameRow<typeof webSessions.$inferSelect, WebSessionRow>,
+    SameRow<typeof nodes.$inferSelect, NodeRow>,
+    SameRow<typeof sendReceipts.$inferSelect, SendReceiptRow>,
+  ]
+>;
 
 /**
  * Request-rate counters shared by every process that serves this data dir (docs/contract.md "Limits and

@@ -2,7 +2,8 @@
 import { and, eq, gte, lt } from 'drizzle-orm';
 import type { Db } from './db.js';
 import type { SendReceiptRepo } from '../repos.js';
-import { sendReceipts, type SendReceiptRow } from './schema.js';
+import { sendReceipts } from './schema.js';
+import type { SendReceiptRow } from '../rows.js';
 
 /** Reads and writes the stored answers (drizzle's SQLite queries run synchronously: each method awaits nothing real). */
 export class SqliteSendReceiptRepo implements SendReceiptRepo {

@@ -2,7 +2,8 @@
 import { asc, eq, sql } from 'drizzle-orm';
 import type { Db } from './db.js';
 import type { TokenRepo, TokenWithUser } from '../repos.js';
-import { apiTokens, users, type ApiTokenRow } from './schema.js';
+import { apiTokens, users } from './schema.js';
+import type { ApiTokenRow } from '../rows.js';
 
 /** Reads and writes API tokens (hashes only). */
 export class SqliteTokenRepo implements TokenRepo {

@@ -2,7 +2,8 @@
 import { asc, eq } from 'drizzle-orm';
 import type { Db } from './db.js';
 import type { UserRepo } from '../repos.js';
-import { users, type UserRow } from './schema.js';
+import { users } from './schema.js';
+import type { UserRow } from '../rows.js';
 
 /** Reads and writes users. */
 export class SqliteUserRepo implements UserRepo {

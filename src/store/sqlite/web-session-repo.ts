@@ -2,7 +2,8 @@
 import { and, asc, eq, gt, lt, or, sql } from 'drizzle-orm';
 import type { Db } from './db.js';
 import type { WebSessionRepo, WebSessionWithUser } from '../repos.js';
-import { apiTokens, users, webSessions, type WebSessionRow } from './schema.js';
+import { apiTokens, users, webSessions } from './schema.js';
+import type { WebSessionRow } from '../rows.js';
 
 /** Reads and writes web console sessions (hashes only). */
 export class SqliteWebSessionRepo implements WebSessionRepo {

@@ -6,8 +6,9 @@ import { and, asc, count, desc, eq, inArray, isNull, max, sql } from 'drizzle-or
 import type { Db } from './db.js';
 import { preparedOnce } from './prepared-once.js';
 import type { WorkflowRepo, SlotCandidate } from '../repos.js';
-import { ACTIVE_STATUSES as ACTIVE, TERMINAL_STATUSES as TERMINAL, WORKFLOW_STATUSES } from '../../workflows/workflow-states.js';
-import { projects, users, workflows, type WorkflowRow, type WorkflowStatus } from './schema.js';
+import { ACTIVE_STATUSES as ACTIVE, TERMINAL_STATUSES as TERMINAL, WORKFLOW_STATUSES, type WorkflowStatus } from '../../core/workflow-states.js';
+import { projects, users, workflows } from './schema.js';
+import type { WorkflowRow } from '../rows.js';
 
 const ACTIVE_STATUSES = [...ACTIVE];
 const TERMINAL_STATUSES = [...TERMINAL];

@@ -3,7 +3,7 @@
  * (`settings.ts`, docs/cli.md#command-line). One home: the command line, `createApp` and the parts
  * they build (engine, transports, builders) fall back to these values and to no other.
  *
- * A leaf: it imports nothing, so every layer may read it.
+ * A leaf of `core/` (docs/architecture.md, "Layers"): it imports nothing, so every layer may read it.
  */
 export const DEFAULTS = {
   /** HTTP bind address. */

@@ -2,7 +2,8 @@
  * The workflow state machine, in one place (docs/workflows.md explains it). The store's column
  * enum and partial unique index, the tool output schemas, the services' state checks and the
  * diagram of docs/workflows.md derive from the constants here; `tests/workflow-states.test.ts` checks each of
- * them against this table. It imports nothing, so every layer, the store included, may use it.
+ * them against this table. A leaf of `core/` (docs/architecture.md, "Layers"): it imports nothing,
+ * so every layer, the store included, may use it.
  */
 
 /** Every workflow status, in the order docs/workflows.md lists them. */

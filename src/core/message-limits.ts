@@ -2,7 +2,8 @@
  * Lengths of a message, in characters (code points), as docs/contract.md states them. Not
  * settings (no flag changes them) but facts of the contract that several layers check or show:
  * the journal, the workflow service, `svc_send_message`'s schema, the web console's forms and
- * the expo builder's code questions. A leaf: every layer may read it.
+ * the expo builder's code questions. A leaf of `core/` (docs/architecture.md, "Layers"): every
+ * layer may read it.
  */
 
 /**
