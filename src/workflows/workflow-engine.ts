@@ -454,7 +454,7 @@ export class WorkflowEngine {
   private async recordStopped(workflowId: string, owner: string | null): Promise<void> {
     const row = await this.deps.store.repos.workflows.findById(workflowId);
     if (!row) return;
-    await this.deps.journal.transition(row, 'cancelling', 'stopped', { runnerId: null, leaseExpiresAt: null }, stoppedMessage(row), owner);
+    await this.deps.journal.transition(row, 'cancelling', 'stopped', { patch: { runnerId: null, leaseExpiresAt: null }, message: stoppedMessage(row), owner });
   }
 
   /**
@@ -499,17 +499,18 @@ export class WorkflowEngine {
         if (!current || current.runnerId !== row.runnerId || current.leaseExpiresAt !== row.leaseExpiresAt || current.status !== row.status) return;
         if (current.status === 'running') {
           if (
-            await journal.transition(current, 'running', 'interrupt', { errorCode: 'interrupted', errorMessage: INTERRUPTED_BY_STOP, runnerId: null, leaseExpiresAt: null }, {
-              role: 'system',
-              type: 'error',
-              content: `${kindLabel(current.kind)} interrupted: ${INTERRUPTED_BY_STOP}`,
-            }, current.runnerId, tx)
+            await journal.transition(current, 'running', 'interrupt', {
+              patch: { errorCode: 'interrupted', errorMessage: INTERRUPTED_BY_STOP, runnerId: null, leaseExpiresAt: null },
+              message: { role: 'system', type: 'error', content: `${kindLabel(current.kind)} interrupted: ${INTERRUPTED_BY_STOP}` },
+              owner: current.runnerId,
+              tx,
+            })
           ) {
             reaped.push(current.id);
             logger.warn({ workflowId: current.id, runnerId: current.runnerId }, 'workflow interrupted: its runner lost its lease');
           }
         } else if (current.status === 'cancelling') {
-          if (await journal.transition(current, 'cancelling', 'stopped', { runnerId: null, leaseExpiresAt: null }, stoppedMessage(current), current.runnerId, tx)) reaped.push(current.id);
+          if (await journal.transition(current, 'cancelling', 'stopped', { patch: { runnerId: null, leaseExpiresAt: null }, message: stoppedMessage(current), owner: current.runnerId, tx })) reaped.push(current.id);
         } else if (current.runnerId !== null && (await tx.workflows.releaseWaiting(current.id, current.runnerId))) {
           // Waiting for input: the question stays; whoever gets the answer resumes it (an answer
           // stored already makes it claimable now, on any node).
@@ -719,14 +720,14 @@ export class WorkflowEngine {
     if (row.runnerId === this.runner.id && run) {
       // The builder waits in this process's memory: take the slot and hand it the answer.
       if (!run.waiting) return false;
-      const moved = await this.deps.journal.transition(row, 'waiting_for_input', 'answer', { leaseExpiresAt: this.now() + this.leaseMs }, undefined, this.runner.id, tx);
+      const moved = await this.deps.journal.transition(row, 'waiting_for_input', 'answer', { patch: { leaseExpiresAt: this.now() + this.leaseMs }, owner: this.runner.id, tx });
       if (!moved) return false;
       const answer = (await tx.questions.findById(run.waiting.questionId))?.answer;
       if (answer != null) starts.resuming(run, answer);
       return true;
     }
     // Nobody holds it (its server stopped): claim it and run its builder again.
-    const claimed = await this.deps.journal.transition(row, 'waiting_for_input', 'answer', this.claimPatch(), undefined, row.runnerId, tx);
+    const claimed = await this.deps.journal.transition(row, 'waiting_for_input', 'answer', { patch: this.claimPatch(), owner: row.runnerId, tx });
     if (claimed) starts.launching(this.reserve({ ...row, status: 'running', runnerId: this.runner.id }));
     return claimed;
   }
@@ -816,11 +817,11 @@ export class WorkflowEngine {
     const released = { runnerId: null, leaseExpiresAt: null };
     if (cause === 'shutdown') {
       if (row.status === 'running') {
-        await journal.transition(row, 'running', 'interrupt', { errorCode: 'interrupted', errorMessage: INTERRUPTED_AT_SHUTDOWN, ...released }, {
-          role: 'system',
-          type: 'error',
-          content: `${kindLabel(row.kind)} interrupted: ${INTERRUPTED_AT_SHUTDOWN}`,
-        }, owner);
+        await journal.transition(row, 'running', 'interrupt', {
+          patch: { errorCode: 'interrupted', errorMessage: INTERRUPTED_AT_SHUTDOWN, ...released },
+          message: { role: 'system', type: 'error', content: `${kindLabel(row.kind)} interrupted: ${INTERRUPTED_AT_SHUTDOWN}` },
+          owner,
+        });
       } else if (row.status === 'waiting_for_input') await workflows.releaseWaiting(row.id, owner);
       else if (row.status === 'cancelling') await this.recordStopped(row.id, owner);
       return;
@@ -831,14 +832,15 @@ export class WorkflowEngine {
       return;
     }
     if (failure) {
-      await journal.transition(row, 'running', 'fail', { errorCode: failure.code, errorMessage: failure.message, ...released }, {
-        role: 'system',
-        type: 'error',
-        content: `${kindLabel(row.kind)} failed: ${failure.message}`,
-      }, owner);
+      await journal.transition(row, 'running', 'fail', {
+        patch: { errorCode: failure.code, errorMessage: failure.message, ...released },
+        message: { role: 'system', type: 'error', content: `${kindLabel(row.kind)} failed: ${failure.message}` },
+        owner,
+      });
       logger.info({ workflowId: row.id, code: failure.code }, 'workflow failed');
     } else {
-      const complete = (hook?: CompletionHook) => journal.transition(row, 'running', 'complete', released, { role: 'system', type: 'status', content: `${kindLabel(row.kind)} completed.` }, owner, undefined, hook);
+      const complete = (hook?: CompletionHook) =>
+        journal.transition(row, 'running', 'complete', { patch: released, message: { role: 'system', type: 'status', content: `${kindLabel(row.kind)} completed.` }, owner, onCompleted: hook });
       await (this.deps.workspaceSync?.complete(row, join(this.deps.dataDir, 'workspaces', row.projectId), complete) ?? complete());
       logger.info({ workflowId: row.id }, 'workflow completed');
     }
