@@ -1,7 +1,7 @@
 /**
  * The workflow engine (docs/workflows.md): it owns the only claim path, runs builders under
  * leases, and reaps what other runners left. The database is the source of truth. This file
- * composes the engine's parts, one job each (docs/architecture.md "Layers"):
+ * composes the engine's parts, one job each (docs/architecture.md "The workflow engine"):
  *
  * - `slot-claims.ts`: every start is a compare-and-set `queued -> running` or
  *   `waiting_for_input -> running` in a store transaction, the pump's own or the sending tool's
