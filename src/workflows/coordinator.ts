@@ -15,9 +15,13 @@ import type { SlotClaims } from './slot-claims.js';
 
 /** The parts of the engine the coordinator drives. */
 export interface CoordinatedParts {
+  /** The pump's hand-out of free slots. */
   claims: SlotClaims;
+  /** Run at each tick. */
   reaper: Reaper;
+  /** Told of a run another runner took over (found on a re-read). */
   leases: LeaseHeartbeat;
+  /** Answers sent through other nodes, checked here (docs/workflows.md "Where answers are checked"). */
   answerChecks: AnswerCheckRunner;
   /** A new, empty record of one transaction's claims. */
   newStarts(): EngineStarts;

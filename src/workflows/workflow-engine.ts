@@ -75,7 +75,6 @@ export class WorkflowEngine {
       reaper: this.reaper,
       leases: this.leases,
       newStarts: () => this.newStarts(),
-      // Answers sent through other nodes, checked here (docs/workflows.md "Where answers are checked").
       answerChecks: new AnswerCheckRunner({
         store: deps.store,
         workspacesDir: join(deps.dataDir, 'workspaces'),
