@@ -107,9 +107,9 @@ describe('the workflow state machine', () => {
     const { store, journal, insert, statusOf } = await journalOnMemoryStore();
     const id = await insert('running');
     expect(await journal.transition({ id, projectId: 'p' }, 'queued', 'claim')).toBe(false);
-    expect(await journal.transition({ id, projectId: 'p' }, 'running', 'complete', {}, undefined, 'someone-else')).toBe(false);
+    expect(await journal.transition({ id, projectId: 'p' }, 'running', 'complete', { owner: 'someone-else' })).toBe(false);
     expect(await statusOf(id)).toBe('running');
-    expect(await journal.transition({ id, projectId: 'p' }, 'running', 'complete', {}, undefined, 'r')).toBe(true);
+    expect(await journal.transition({ id, projectId: 'p' }, 'running', 'complete', { owner: 'r' })).toBe(true);
     expect(await statusOf(id)).toBe('completed');
     await store.close();
   });

@@ -616,12 +616,12 @@ export class WorkflowService {
     if (isTerminal(target.status)) return { workflowId: target.id, status: target.status, cancelled: false };
 
     const label = kindLabel(target.kind);
-    if (await journal.transition(target, 'queued', 'cancel', {}, { role: 'system', type: 'status', content: `${label} cancelled before it started.` })) {
+    if (await journal.transition(target, 'queued', 'cancel', { message: { role: 'system', type: 'status', content: `${label} cancelled before it started.` } })) {
       return { workflowId: target.id, status: 'cancelled', cancelled: true };
     }
     const cancelling = { role: 'system' as const, type: 'status' as const, content: `Cancelling the ${label.toLowerCase()}…` };
     // The status may move between the read and the write: try each active status in turn.
-    for (const from of statusesBefore('cancel', 'cancelling')) if (await journal.transition(target, from, 'cancel', {}, cancelling)) break;
+    for (const from of statusesBefore('cancel', 'cancelling')) if (await journal.transition(target, from, 'cancel', { message: cancelling })) break;
     await engine.cancel(target.id);
     const final = (await workflows.findById(target.id))!;
     return { workflowId: final.id, status: final.status, cancelled: final.status === 'cancelled' };

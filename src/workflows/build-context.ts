@@ -105,7 +105,7 @@ export class EngineBuildContext implements BuildContext {
       const options = spec.options?.length ? ` Options: ${spec.options.join(', ')}.` : '';
       // A code question's prompt carries the app's files: the conversation shows its head only.
       const content = spec.kind === 'code' ? shortened(spec.prompt, 1500, 'the whole task is in pendingQuestion.prompt of svc_get_session') : `${spec.prompt}${options}`;
-      const moved = await journal.transition(this.workflow, 'running', 'ask', {}, { role: 'agent', type: 'question', content }, runner.id);
+      const moved = await journal.transition(this.workflow, 'running', 'ask', { message: { role: 'agent', type: 'question', content }, owner: runner.id });
       if (!moved) {
         // Cancelled between the builder's last step and this question, answered already, or lost.
         const current = await workflows.findById(this.workflow.id);

@@ -24,6 +24,20 @@ export interface NewMessage {
   content: string;
 }
 
+/** What `WorkflowJournal.transition` writes with a state change, and the holder it checks. */
+export interface TransitionOptions {
+  /** Columns written with the new status (default none; `finishedAt` is added for a finishing status unless given). */
+  patch?: Partial<Omit<WorkflowRow, 'status'>>;
+  /** The conversation message that reports the change, posted in the same transaction. */
+  message?: NewMessage | undefined;
+  /** The runner that must still hold the workflow (`null`: no runner may); undefined: not checked. */
+  owner?: string | null | undefined;
+  /** The caller's transaction (it must hold the project's row lock); absent: one of its own. */
+  tx?: Tx | undefined;
+  /** Run in the same transaction when the workflow completes, with the project's new workspace version. */
+  onCompleted?: ((tx: Tx, workspaceVersion: number) => Promise<void>) | undefined;
+}
+
 const TRUNCATION_NOTE = '\n[truncated]';
 
 /** Atomic state changes with their messages (see above). */
@@ -67,28 +81,21 @@ export class WorkflowJournal {
   }
 
   /**
-   * Applies `event` to `workflow` if its stored status is still `from` (and, when `owner` is given,
-   * if `owner` still holds it; `null`: if no runner does), writes `patch`, and posts `message`,
-   * inside `tx` when given (else in its own transaction, which locks the project's row first; a
-   * caller's `tx` must hold that lock already when it changes another project's rows).
+   * Applies `event` to `workflow` if its stored status is still `from` (and, when `options.owner`
+   * is given, if that runner still holds it; `null`: if no runner does), writes `options.patch`,
+   * and posts `options.message`, inside `options.tx` when given (else in its own transaction, which
+   * locks the project's row first; a caller's `tx` must hold that lock already when it changes
+   * another project's rows; docs/workflows.md "Locks across nodes").
    * Finishing statuses get `finishedAt`; `completed` also moves the project's `updatedAt` and its workspace version,
-   * and runs `onCompleted` with that version in the same transaction.
+   * and runs `options.onCompleted` with that version in the same transaction.
    * Change notices, after the commit: `project` always; `workflow` (id) when it becomes `cancelling`;
    * `queued` (project id) when it ends (the project's next workflow may start); `cache`
    * (`project:<id>`) when it completes (the project row changed).
    * @returns true when the transition happened (false: the row had moved on, or another runner holds it).
    * @throws IllegalTransitionError (logged) when `event` is not allowed from `from`: nothing is written.
    */
-  async transition(
-    workflow: Pick<WorkflowRow, 'id' | 'projectId'>,
-    from: WorkflowStatus,
-    event: WorkflowEvent,
-    patch: Partial<Omit<WorkflowRow, 'status'>> = {},
-    message?: NewMessage,
-    owner?: string | null,
-    tx?: Tx,
-    onCompleted?: (tx: Tx, workspaceVersion: number) => Promise<void>,
-  ): Promise<boolean> {
+  async transition(workflow: Pick<WorkflowRow, 'id' | 'projectId'>, from: WorkflowStatus, event: WorkflowEvent, options: TransitionOptions = {}): Promise<boolean> {
+    const { patch = {}, message, owner, tx, onCompleted } = options;
     let to: WorkflowStatus;
     try {
       to = nextStatus(from, event);
@@ -99,7 +106,7 @@ export class WorkflowJournal {
     if (!tx) {
       return this.store.transaction(async (own) => {
         await own.lock('projects', workflow.projectId);
-        return this.transition(workflow, from, event, patch, message, owner, own, onCompleted);
+        return this.transition(workflow, from, event, { ...options, tx: own });
       });
     }
     const now = this.now();
