@@ -286,6 +286,8 @@ describe.skipIf(!postgresAvailable())('workspace snapshots', () => {
       expect(note).toBeGreaterThan(-1);
       expect(rows[note]!.role).toBe('system');
       expect(rows[note + 1]!.content).toBe('Build completed.');
+      // The version file is written just after the completion's commit: wait for it, not the status.
+      await waitFor(() => existsSync(`${dir}.version`), undefined, 'the workspace version file');
       expect(lstatSync(`${dir}.version`).isFile()).toBe(true);
     });
   });
