@@ -162,7 +162,7 @@ export class WorkflowService {
     starts?.launch();
     if (!outcome.unclaimed) return outcome.result;
     const settled = await this.settleUnclaimed(caller, input.projectId, outcome.result, outcome.unclaimed);
-    if (receipt) await finalAnswer(store.repos, receipt, outcome.result, settled);
+    if (receipt) await finalAnswer(store.repos, receipt, { first: outcome.result, final: settled });
     return settled;
   }
 
@@ -251,7 +251,7 @@ export class WorkflowService {
       if (here && (here.ok || !here.unavailable)) return here;
     }
     const timeoutMs = this.deps.answerCheckTimeoutMs ?? REMOTE_CHECK_TIMEOUT_MS;
-    const verdict = await checkElsewhere(store, question, message, journal.now(), timeoutMs);
+    const verdict = await checkElsewhere(store, { question, answer: message, now: journal.now(), timeoutMs });
     if (verdict) return verdict;
     const seconds = Math.round(timeoutMs / 100) / 10;
     const who = holder ? 'the build worker running this workflow did not answer the check' : 'no build worker answered the check';
