@@ -8,15 +8,14 @@ import type { Caller } from '../auth/caller.js';
 import { invalidParameter, notFound, rateLimited } from '../errors.js';
 import { limitsFor, workflowBounds, type PlanTable } from '../limits/plans.js';
 import type { Repos } from '../store/repos.js';
-import type { ArtifactRow, MessageRow, QuestionRow, WorkflowRow } from '../store/rows.js';
+import type { QuestionRow, WorkflowRow } from '../store/rows.js';
 import type { Store, Tx } from '../store/store.js';
-import { artifactPath } from '../workflows/artifact-store.js';
 import { checkAnswer, normaliseAnswer } from '../workflows/answer-rules.js';
 import { join } from 'node:path';
 import type { EngineStarts, WorkflowEngine } from '../workflows/workflow-engine.js';
 import type { ProjectChanges } from '../workflows/project-changes.js';
 import type { AnswerVerdict, PagedFile } from '../builders/builder-module.js';
-import { forOtherReaders, questionKind } from '../builders/builder-registry.js';
+import { questionKind } from '../builders/builder-registry.js';
 import { checkAnswerHere } from '../workflows/answer-check-runner.js';
 import { checkElsewhere, REMOTE_CHECK_TIMEOUT_MS } from './remote-answer-check.js';
 import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.js';
@@ -27,7 +26,9 @@ import { OpenWaits } from './open-waits.js';
 import { SessionCache } from './session-cache.js';
 import { StepClock, startHeartbeat } from './wait-heartbeat.js';
 import { foldProjectStates, type ProjectState } from './project-state.js';
-import { MESSAGES_PAGE_DEFAULT, WORKFLOW_TITLE_MAX, type CancelResult, type MessagesPage, type MessageView, type PendingQuestion, type PreviewUrl, type SendMessageResult, type SessionView, type WorkflowView } from './resource-shapes.js';
+import { MESSAGES_PAGE_DEFAULT, type CancelResult, type MessagesPage, type SendMessageResult, type SessionView, type WorkflowView } from './resource-shapes.js';
+import { toMessageView, toPendingQuestion, toPreviewUrl, workflowView, workflowViewOf } from './workflow-views.js';
+import { accepted, answerRule, longerThan, tooLong } from './answer-refusals.js';
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
 import type { NodeRegistry } from '../workflows/node-registry.js';
@@ -627,25 +628,9 @@ export class WorkflowService {
     return { workflowId: final.id, status: final.status, cancelled: final.status === 'cancelled' };
   }
 
-  private async view(row: WorkflowRow, base: Pick<PublicUrl, 'artifactBaseOf'>): Promise<WorkflowView> {
-    return workflowView(row, (await this.deps.store.repos.artifacts.listByWorkflow(row.id)).map((a) => toPreviewUrl(a, base)));
+  private view(row: WorkflowRow, base: Pick<PublicUrl, 'artifactBaseOf'>): Promise<WorkflowView> {
+    return workflowViewOf(this.deps.store.repos.artifacts, row, base);
   }
-}
-
-/** The view of a workflow with its preview URLs. */
-function workflowView(row: WorkflowRow, previewUrls: PreviewUrl[]): WorkflowView {
-  return {
-    id: row.id,
-    kind: row.kind,
-    title: workflowTitle(row.instruction),
-    status: row.status,
-    step: { index: row.stepIndex, total: row.stepTotal, name: row.stepName },
-    createdAt: row.createdAt,
-    startedAt: row.startedAt,
-    finishedAt: row.finishedAt,
-    error: row.errorCode ? { code: row.errorCode, message: row.errorMessage ?? '' } : null,
-    previewUrls,
-  };
 }
 
 /**
@@ -686,100 +671,6 @@ function describeFollowed(view: SessionView, workflowId: string): string {
   return `${w.kind} ${w.status}: ${step}`;
 }
 
-/**
- * The accepted answer's conversation text. @throws ServiceError -32602 with every problem of a
- * refused one in `data.issues` (the first one in the message).
- */
-function accepted(question: QuestionRow, verdict: AnswerVerdict): { questionId: string; content: string } {
-  if (!verdict.ok) {
-    const first = verdict.issues[0]!;
-    throw invalidParameter(first.parameter, first.problem, { issues: verdict.issues, ...answerRule(question) });
-  }
-  return { questionId: question.id, content: verdict.content };
-}
-
-/** -32602 for a message over `limit` code points (the text the tool schema used to give). */
-function tooLong(limit: number, data: Record<string, unknown> = {}): Error {
-  const problem = `must be at most ${limit} characters`;
-  return invalidParameter('message', problem, { issues: [{ parameter: 'message', problem }], ...data });
-}
-
-/** Whether `text` has more than `limit` Unicode code points. */
-function longerThan(text: string, limit: number): boolean {
-  // Fast path: UTF-16 length bounds the code point count from above.
-  if (text.length <= limit) return false;
-  let n = 0;
-  for (const _ of text) if (++n > limit) return true;
-  return false;
-}
-
-function answerRule(question: QuestionRow): Record<string, unknown> {
-  const data: Record<string, unknown> = {
-    questionId: question.id,
-    // A code question's prompt holds the app's files: the model has it already.
-    ...(question.kind !== 'code' && { prompt: question.prompt }),
-    hint: 'A workflow of this project is waiting for an answer, and this message (sent with questionId, or with neither questionId nor kind) was taken as the answer. Answer the question; to send a new instruction instead, pass kind ("build" or "deploy") without questionId: it is queued behind the waiting workflow.',
-  };
-  if (question.options) data.options = JSON.parse(question.options);
-  if (question.pattern) data.pattern = question.pattern;
-  if (question.kind === 'code') {
-    data.kind = 'code';
-    data.hint = 'A code question is waiting: fix the answer (each problem is listed in issues) and send it again with the same questionId, or answer "skip".';
-  }
-  return data;
-}
-
-function toPendingQuestion(q: QuestionRow): PendingQuestion {
-  const out: PendingQuestion = { questionId: q.id, workflowId: q.workflowId, kind: q.kind, prompt: q.prompt, askedAt: q.askedAt };
-  if (q.options) out.options = JSON.parse(q.options) as string[];
-  if (q.pattern) out.pattern = q.pattern;
-  if (q.kind === 'code') {
-    if (q.format) out.format = JSON.parse(q.format) as Record<string, unknown>;
-    out.maxLength = q.maxLength ?? MAX_MESSAGE_LENGTH;
-  }
-  return out;
-}
-
-/** A preview URL built at read time from the public base URL (README.md#builders). */
-function toPreviewUrl(row: ArtifactRow, base: Pick<PublicUrl, 'artifactBaseOf'>): PreviewUrl {
-  return {
-    url: row.externalUrl ?? `${base.artifactBaseOf(row)}${artifactPath(row)}`,
-    platform: row.platform,
-    kind: row.kind,
-    deployNumber: row.kind === 'deployment' ? row.number : null,
-    workflowId: row.workflowId,
-    createdAt: row.createdAt,
-  };
-}
-
 function capitalised(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
-/** A workflow's `title`: the first non-blank line of its instruction, at most WORKFLOW_TITLE_MAX code points. */
-function workflowTitle(instruction: string): string {
-  // Line by line up to the first non-blank one (a trailing \r is trimmed with the blanks).
-  let line = '';
-  for (let start = 0; start <= instruction.length; ) {
-    const end = instruction.indexOf('\n', start);
-    line = instruction.slice(start, end === -1 ? instruction.length : end).trim();
-    if (line !== '' || end === -1) break;
-    start = end + 1;
-  }
-  // No longer in UTF-16 units than the limit: no longer in code points either.
-  if (line.length <= WORKFLOW_TITLE_MAX) return line;
-  const points = [...line];
-  return points.length <= WORKFLOW_TITLE_MAX ? line : `${points.slice(0, WORKFLOW_TITLE_MAX - 1).join('')}…`;
-}
-
-function toMessageView(row: MessageRow, owner: boolean): MessageView {
-  return {
-    id: row.id,
-    seq: row.seq,
-    role: row.role,
-    type: row.type,
-    content: owner ? row.content : forOtherReaders(row.content),
-    workflowId: row.workflowId,
-    createdAt: row.createdAt,
-  };
 }
