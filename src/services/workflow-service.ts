@@ -14,10 +14,8 @@ import { checkAnswer, normaliseAnswer } from '../workflows/answer-rules.js';
 import { join } from 'node:path';
 import type { EngineStarts, WorkflowEngine } from '../workflows/workflow-engine.js';
 import type { ProjectChanges } from '../workflows/project-changes.js';
-import type { AnswerVerdict, PagedFile } from '../builders/builder-module.js';
+import type { PagedFile } from '../builders/builder-module.js';
 import { questionKind } from '../builders/builder-registry.js';
-import { checkAnswerHere } from '../workflows/answer-check-runner.js';
-import { checkElsewhere, REMOTE_CHECK_TIMEOUT_MS } from './remote-answer-check.js';
 import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.js';
 import { MAX_MESSAGE_LENGTH } from '../config/message-limits.js';
 import { isTerminal, statusesBefore } from '../workflows/workflow-states.js';
@@ -28,7 +26,8 @@ import { StepClock, startHeartbeat } from './wait-heartbeat.js';
 import { foldProjectStates, type ProjectState } from './project-state.js';
 import { MESSAGES_PAGE_DEFAULT, type CancelResult, type MessagesPage, type SendMessageResult, type SessionView, type WorkflowView } from './resource-shapes.js';
 import { toMessageView, toPendingQuestion, toPreviewUrl, workflowView, workflowViewOf } from './workflow-views.js';
-import { accepted, answerRule, longerThan, tooLong } from './answer-refusals.js';
+import { answerRule, longerThan, tooLong } from './answer-refusals.js';
+import { checkByKind, checkMovedQuestion } from './answer-verdicts.js';
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
 import type { NodeRegistry } from '../workflows/node-registry.js';
@@ -134,7 +133,7 @@ export class WorkflowService {
     // An answer to a builder's kind of question (a code answer: syntax trees, the workspace on disk)
     // is checked before the transaction starts.
     const pending = answersPending(input) ? await this.pendingOf(store.repos, input.projectId) : undefined;
-    const checked = pending && questionKind(pending.kind) && (input.questionId ?? pending.id) === pending.id ? await this.checkByKind(pending, input.message) : undefined;
+    const checked = pending && questionKind(pending.kind) && (input.questionId ?? pending.id) === pending.id ? await checkByKind(this.deps, pending, input.message) : undefined;
     // One transaction records the message, lets the engine claim a free slot (so that the answer
     // is exact: `running`, or the queue position), and reports why it waits. On a node that
     // claims nothing, a workflow that only waits for a slot is reported after the commit, once a
@@ -221,59 +220,6 @@ export class WorkflowService {
     return active?.status === 'waiting_for_input' ? repos.questions.pendingOf(active.id) : undefined;
   }
 
-  /**
-   * Checks an answer to `question`, a question of a builder's own kind (the expo builder's `code`),
-   * with that kind's rules (builders/builder-registry.ts), where it can be checked (`verdictOn`).
-   * @returns the conversation text of the answer.
-   * @throws ServiceError -32602 with every problem in `data.issues`, also when the node that had to
-   *   check it did not answer in time (`data.reason = "check_timed_out"`; nothing was stored).
-   */
-  private async checkByKind(question: QuestionRow, message: string): Promise<{ questionId: string; content: string }> {
-    const limit = question.maxLength ?? MAX_MESSAGE_LENGTH;
-    if (longerThan(message, limit)) throw tooLong(limit, answerRule(question));
-    return accepted(question, await this.verdictOn(question, message));
-  }
-
-  /**
-   * The verdict on an answer, from where it can be given (docs/workflows.md "Where answers are
-   * checked"): here, when this node's engine holds the workflow, or nobody holds it and this node
-   * has the project's workspace and the builder's tools; else from the node holding the workflow
-   * (or, when nobody holds it, the first build worker that takes work), through the store.
-   * @throws ServiceError -32602 when that node did not answer within the check's time limit.
-   */
-  private async verdictOn(question: QuestionRow, message: string): Promise<AnswerVerdict> {
-    const { engine, journal, store, workspacesDir } = this.deps;
-    const workflow = await store.repos.workflows.findById(question.workflowId);
-    const now = Date.now() + store.clockOffsetMs();
-    const holder = workflow?.runnerId != null && (workflow.leaseExpiresAt ?? 0) > now ? workflow.runnerId : null;
-    if (holder === null || holder === engine.runnerId) {
-      const here = checkAnswerHere(question, message, workspacesDir);
-      if (holder === engine.runnerId) return here ?? { ok: false, issues: [{ parameter: 'message', problem: 'cannot be checked now: this server has no workspace for the project' }] };
-      if (here && (here.ok || !here.unavailable)) return here;
-    }
-    const timeoutMs = this.deps.answerCheckTimeoutMs ?? REMOTE_CHECK_TIMEOUT_MS;
-    const verdict = await checkElsewhere(store, { question, answer: message, now: journal.now(), timeoutMs });
-    if (verdict) return verdict;
-    const seconds = Math.round(timeoutMs / 100) / 10;
-    const who = holder ? 'the build worker running this workflow did not answer the check' : 'no build worker answered the check';
-    const problem = `cannot be checked now: ${who} within ${seconds} s, and nothing was stored; send the answer again (the question is still pending)`;
-    throw invalidParameter('message', problem, { issues: [{ parameter: 'message', problem }], reason: 'check_timed_out', ...answerRule(question) });
-  }
-
-  /**
-   * Inside the send's transaction, for a question that became pending after the answer was checked
-   * (a race with the builder): checked here when this node can, else refused (no waiting inside a
-   * transaction). @throws ServiceError -32602
-   */
-  private checkMovedQuestion(question: QuestionRow, message: string): { questionId: string; content: string } {
-    const limit = question.maxLength ?? MAX_MESSAGE_LENGTH;
-    if (longerThan(message, limit)) throw tooLong(limit, answerRule(question));
-    const here = checkAnswerHere(question, message, this.deps.workspacesDir);
-    if (here && (here.ok || !here.unavailable)) return accepted(question, here);
-    const problem = 'cannot be checked now: a new question was asked while this answer was being checked; read it with svc_get_session and answer it';
-    throw invalidParameter('message', problem, { issues: [{ parameter: 'message', problem }], ...answerRule(question) });
-  }
-
   /** Stores the answer, or the new workflow as `queued` with its instruction message. */
   private async record(tx: Tx, caller: Caller, input: SendMessageInput, checked: { questionId: string; content: string } | undefined): Promise<{ result: SendMessageResult; answered: boolean }> {
     const { journal } = this.deps;
@@ -287,7 +233,7 @@ export class WorkflowService {
       }
       let content = input.message;
       if (questionKind(pending.kind)) {
-        content = (checked?.questionId === pending.id ? checked : this.checkMovedQuestion(pending, input.message)).content;
+        content = (checked?.questionId === pending.id ? checked : checkMovedQuestion(this.deps.workspacesDir, pending, input.message)).content;
       } else {
         if (longerThan(input.message, MAX_MESSAGE_LENGTH)) throw tooLong(MAX_MESSAGE_LENGTH);
         const problem = checkAnswer(pending, input.message);
