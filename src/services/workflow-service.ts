@@ -3,54 +3,29 @@
  * instructions and answers, reading the session and the conversation, cancelling.
  * Reads follow `svc_get_project`'s access rule; writes are the owner's alone.
  */
-import { randomUUID } from 'node:crypto';
 import type { Caller } from '../auth/caller.js';
-import { invalidParameter, notFound, rateLimited } from '../errors.js';
-import { limitsFor, workflowBounds, type PlanTable } from '../limits/plans.js';
-import type { Repos } from '../store/repos.js';
-import type { QuestionRow, WorkflowRow } from '../store/rows.js';
-import type { Store, Tx } from '../store/store.js';
-import { checkAnswer, normaliseAnswer } from '../workflows/answer-rules.js';
+import { invalidParameter, notFound } from '../errors.js';
+import type { PlanTable } from '../limits/plans.js';
+import type { WorkflowRow } from '../store/rows.js';
+import type { Store } from '../store/store.js';
 import { join } from 'node:path';
-import type { EngineStarts, WorkflowEngine } from '../workflows/workflow-engine.js';
+import type { WorkflowEngine } from '../workflows/workflow-engine.js';
 import type { ProjectChanges } from '../workflows/project-changes.js';
 import type { PagedFile } from '../builders/builder-module.js';
 import { questionKind } from '../builders/builder-registry.js';
 import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.js';
-import { MAX_MESSAGE_LENGTH } from '../config/message-limits.js';
 import { isTerminal, statusesBefore } from '../workflows/workflow-states.js';
-import { inferKind } from './instruction-kind.js';
 import { OpenWaits } from './open-waits.js';
 import { SessionCache } from './session-cache.js';
 import { StepClock, startHeartbeat } from './wait-heartbeat.js';
 import { foldProjectStates, type ProjectState } from './project-state.js';
 import { MESSAGES_PAGE_DEFAULT, type CancelResult, type MessagesPage, type SendMessageResult, type SessionView, type WorkflowView } from './resource-shapes.js';
 import { toMessageView, toPendingQuestion, toPreviewUrl, workflowView, workflowViewOf } from './workflow-views.js';
-import { answerRule, longerThan, tooLong } from './answer-refusals.js';
-import { checkByKind, checkMovedQuestion } from './answer-verdicts.js';
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
 import type { NodeRegistry } from '../workflows/node-registry.js';
-import { earlierAnswer, finalAnswer, keepAnswer, lockAndFindAnswer } from './send-receipts.js';
-
-/** What a workflow does. */
-type WorkflowKind = 'build' | 'deploy';
-
-/** Validated `svc_send_message` arguments. */
-export interface SendMessageInput {
-  projectId: string;
-  message: string;
-  kind?: WorkflowKind | undefined;
-  questionId?: string | undefined;
-  /** The client's id of this send: a repeat within 24 hours answers what the first answered (`send-receipts.ts`). */
-  requestId?: string | undefined;
-}
-
-/** What the send's transaction decided: the answer, and `unclaimed` when another node has to start the workflow. */
-interface SendOutcome {
-  result: SendMessageResult;
-  unclaimed?: 'queued' | 'waiting_for_input';
-}
+import { sendMessage } from './message-sender.js';
+import type { SendMessageInput } from './send-record.js';
 
 /** What the workflow service needs. */
 export interface WorkflowServiceDeps {
@@ -123,219 +98,8 @@ export class WorkflowService {
    * With `input.requestId`, a repeat of it by the same user within 24 hours answers what the first
    * send answered and records nothing (`send-receipts.ts`).
    */
-  async send(caller: Caller, input: SendMessageInput): Promise<SendMessageResult> {
-    const { access, engine, store } = this.deps;
-    await access.writable(caller, input.projectId);
-    // A repeat of an earlier send's `requestId` answers what it answered (send-receipts.ts).
-    const receipt = input.requestId === undefined ? undefined : { userId: caller.userId, requestId: input.requestId, now: Date.now() + store.clockOffsetMs() };
-    const earlier = receipt && (await earlierAnswer(store.repos, receipt));
-    if (earlier) return earlier;
-    // An answer to a builder's kind of question (a code answer: syntax trees, the workspace on disk)
-    // is checked before the transaction starts.
-    const pending = answersPending(input) ? await this.pendingOf(store.repos, input.projectId) : undefined;
-    const checked = pending && questionKind(pending.kind) && (input.questionId ?? pending.id) === pending.id ? await checkByKind(this.deps, pending, input.message) : undefined;
-    // One transaction records the message, lets the engine claim a free slot (so that the answer
-    // is exact: `running`, or the queue position), and reports why it waits. On a node that
-    // claims nothing, a workflow that only waits for a slot is reported after the commit, once a
-    // worker had the chance to claim it (`settleUnclaimed`).
-    let starts: EngineStarts | undefined;
-    let outcome: SendOutcome;
-    try {
-      outcome = await store.transaction(async (tx) => {
-        // A deadlock runs this again (PostgreSQL): the claims of the attempt rolled back are given back.
-        starts?.abandon();
-        starts = undefined;
-        // Every send to the project, through any node, in one order: FIFO and the one-active rule.
-        await tx.lock('projects', input.projectId);
-        const repeated = receipt && (await lockAndFindAnswer(tx, receipt));
-        if (repeated) return { result: repeated };
-        const recorded = await this.record(tx, caller, input, checked);
-        starts = await engine.offer(tx);
-        const reported = await this.reportSent(tx, caller, input.projectId, recorded, starts);
-        if (receipt) await keepAnswer(tx, receipt, reported.result);
-        return reported;
-      });
-    } catch (error) {
-      starts?.abandon();
-      throw error;
-    }
-    starts?.launch();
-    if (!outcome.unclaimed) return outcome.result;
-    const settled = await this.settleUnclaimed(caller, input.projectId, outcome.result, outcome.unclaimed);
-    if (receipt) await finalAnswer(store.repos, receipt, { first: outcome.result, final: settled });
-    return settled;
-  }
-
-  /** Inside the send's transaction, after the record and the engine's offer: the answer, and whether another node has to start it. */
-  private async reportSent(tx: Tx, caller: Caller, projectId: string, recorded: { result: SendMessageResult; answered: boolean }, starts: EngineStarts): Promise<SendOutcome> {
-    const { engine } = this.deps;
-    const { workflowId } = recorded.result;
-    if (recorded.answered) {
-      // The runner holding the workflow resumes it (on any node: the `workflow` notice), or,
-      // when nobody holds it, whichever engine has a slot claims it (the `queued` notice).
-      const row = await tx.workflows.findById(workflowId);
-      tx.publish({ kind: 'workflow', id: workflowId });
-      const status = starts.started(workflowId) ? 'running' : row?.status;
-      if (status !== 'waiting_for_input') return { result: recorded.result };
-      if (row?.runnerId === null) tx.publish({ kind: 'queued', id: projectId });
-      // Another node holds it (or this one claims nothing): its runner resumes it on the notice.
-      const heldElsewhere = row?.runnerId != null && row.runnerId !== engine.runnerId;
-      if (!engine.claims || heldElsewhere) return { result: recorded.result, unclaimed: 'waiting_for_input' };
-      return { result: await this.reportAnsweredWaiting(tx, caller, recorded.result) };
-    }
-    // The service only records the request; the engine owns the claim.
-    if (starts.started(workflowId)) return { result: { ...recorded.result, status: 'running' } };
-    // Claimable by another node's engine.
-    tx.publish({ kind: 'queued', id: projectId });
-    if (!engine.claims && !(await this.waitsForProject(tx, workflowId, projectId))) return { result: recorded.result, unclaimed: 'queued' };
-    return { result: await this.reportQueued(tx, caller, recorded.result) };
-  }
-
-  /** Whether queued workflow `workflowId` waits for other workflows of its project (not only for a slot). */
-  private async waitsForProject(tx: Tx, workflowId: string, projectId: string): Promise<boolean> {
-    const queued = await tx.workflows.listQueued(projectId);
-    return queued[0]?.id !== workflowId || (await tx.workflows.findActive(projectId)) !== undefined;
-  }
-
-  /**
-   * After the send's commit, for a workflow another node has to start (this node claims nothing,
-   * or another node holds the answered workflow): waits (up to the engine's claim wait) for a
-   * worker to claim the new workflow or resume the answered one, and answers `running` when one
-   * did; else reports it as waiting for a slot, with its status message, as the claiming node
-   * would have.
-   */
-  private async settleUnclaimed(caller: Caller, projectId: string, result: SendMessageResult, from: 'queued' | 'waiting_for_input'): Promise<SendMessageResult> {
-    const { engine, store } = this.deps;
-    const row = await engine.awaitClaim({ id: result.workflowId, projectId }, from);
-    if (row?.status !== from) return { ...result, status: 'running' };
-    return store.transaction(async (tx) => {
-      await tx.lock('projects', projectId);
-      return from === 'queued' ? this.reportQueued(tx, caller, result) : this.reportAnsweredWaiting(tx, caller, result);
-    });
-  }
-
-  /** The unanswered question of the project's waiting workflow, if any. */
-  private async pendingOf(repos: Repos, projectId: string): Promise<QuestionRow | undefined> {
-    const active = await repos.workflows.findActive(projectId);
-    return active?.status === 'waiting_for_input' ? repos.questions.pendingOf(active.id) : undefined;
-  }
-
-  /** Stores the answer, or the new workflow as `queued` with its instruction message. */
-  private async record(tx: Tx, caller: Caller, input: SendMessageInput, checked: { questionId: string; content: string } | undefined): Promise<{ result: SendMessageResult; answered: boolean }> {
-    const { journal } = this.deps;
-    const { workflows, questions } = tx;
-    const active = await workflows.findActive(input.projectId);
-    const pending = answersPending(input) && active?.status === 'waiting_for_input' ? await questions.pendingOf(active.id) : undefined;
-
-    if (active && pending) {
-      if (input.questionId !== undefined && input.questionId !== pending.id) {
-        throw invalidParameter('questionId', 'does not match the pending question', { pendingQuestionId: pending.id });
-      }
-      let content = input.message;
-      if (questionKind(pending.kind)) {
-        content = (checked?.questionId === pending.id ? checked : checkMovedQuestion(this.deps.workspacesDir, pending, input.message)).content;
-      } else {
-        if (longerThan(input.message, MAX_MESSAGE_LENGTH)) throw tooLong(MAX_MESSAGE_LENGTH);
-        const problem = checkAnswer(pending, input.message);
-        if (problem) throw invalidParameter('message', problem, answerRule(pending));
-      }
-      await questions.answer(pending.id, normaliseAnswer(input.message), journal.now());
-      const message = await journal.post(input.projectId, active.id, { role: 'user', type: 'answer', content }, tx);
-      return { result: { messageId: message.id, workflowId: active.id, kind: active.kind, status: 'running' }, answered: true };
-    }
-    if (input.questionId !== undefined) {
-      throw invalidParameter('questionId', 'does not match a pending question: no question is waiting for an answer');
-    }
-    if (longerThan(input.message, MAX_MESSAGE_LENGTH)) throw tooLong(MAX_MESSAGE_LENGTH);
-    // Counted in the write transaction of the insert: concurrent sends cannot pass the bound.
-    const { maxQueued } = workflowBounds(limitsFor(this.deps.plans, caller.plan));
-    if ((await workflows.countQueuedByOwner(caller.userId)) >= maxQueued) {
-      throw rateLimited({
-        scope: 'queued_workflows',
-        limit: maxQueued,
-        plan: caller.plan,
-        hint: 'You have the most queued workflows your plan allows. Wait until some of them start (svc_get_session), or cancel some with svc_cancel_workflow.',
-      });
-    }
-
-    const kind = input.kind ?? inferKind(input.message);
-    const row: WorkflowRow = {
-      id: randomUUID(),
-      projectId: input.projectId,
-      seq: await workflows.nextSeq(),
-      kind,
-      status: 'queued',
-      instruction: input.message,
-      stepIndex: 0,
-      stepTotal: 0,
-      stepName: null,
-      runnerId: null,
-      leaseExpiresAt: null,
-      builder: this.deps.builderName ?? null,
-      errorCode: null,
-      errorMessage: null,
-      createdAt: journal.now(),
-      startedAt: null,
-      finishedAt: null,
-    };
-    await workflows.insert(row);
-    const message = await journal.post(input.projectId, row.id, { role: 'user', type: 'instruction', content: input.message }, tx);
-    return { result: { messageId: message.id, workflowId: row.id, kind, status: 'queued' }, answered: false };
-  }
-
-  /**
-   * The answer for a workflow this engine could not start: `running` when another engine claimed
-   * it meanwhile, else `queued` with its position and a status message saying why it waits.
-   */
-  private async reportQueued(tx: Tx, caller: Caller, result: SendMessageResult): Promise<SendMessageResult> {
-    const { journal } = this.deps;
-    const { workflows } = tx;
-    const row = await workflows.findById(result.workflowId);
-    if (!row || row.status !== 'queued') return { ...result, status: 'running' };
-    const queued = await workflows.listQueued(row.projectId);
-    const position = queued.findIndex((w) => w.id === row.id) + 1;
-    const waitsForProject = position > 1 || (await workflows.findActive(row.projectId)) !== undefined;
-    await journal.post(row.projectId, row.id, {
-      role: 'system',
-      type: 'status',
-      content: waitsForProject
-        ? `${kindLabel(row.kind)} queued at position ${position}: it starts when the workflows ahead of it finish.`
-        : `${kindLabel(row.kind)} queued: ${await this.slotShortage(tx, caller, row)}; it starts when ${(await this.deps.nodes?.waitingFor(row, tx)) ? 'one is running' : 'one finishes'}.`,
-    }, tx);
-    return { ...result, status: 'queued', queuePosition: position };
-  }
-
-  /**
-   * Why a workflow of `caller` that could start did not get a build slot, as a clause: no live
-   * worker has its builder; the owner's plan bound on running workflows when it is reached; else
-   * the server's cap.
-   */
-  private async slotShortage(tx: Tx, caller: Caller, row: WorkflowRow): Promise<string> {
-    const unserved = await this.deps.nodes?.waitingFor(row, tx);
-    if (unserved) return unserved;
-    const { maxRunning } = workflowBounds(limitsFor(this.deps.plans, caller.plan));
-    const running = (await tx.workflows.runningByOwner()).get(caller.userId) ?? 0;
-    if (running >= maxRunning) return `your plan allows ${maxRunning} running workflow${maxRunning === 1 ? '' : 's'} at once and you have ${running}`;
-    // A node that claims nothing (the `api` role) waits for the build workers.
-    if (!this.deps.engine.claims) return 'every build worker is busy (or none is running)';
-    return 'the server is running its maximum number of workflows';
-  }
-
-  /**
-   * The answer for an answered workflow that waits for a build slot: `queued` (position 1: it is
-   * its project's next), with a status message saying why it waits; `running` when it resumed
-   * meanwhile.
-   */
-  private async reportAnsweredWaiting(tx: Tx, caller: Caller, result: SendMessageResult): Promise<SendMessageResult> {
-    const { journal } = this.deps;
-    const row = await tx.workflows.findById(result.workflowId);
-    if (!row || row.status !== 'waiting_for_input' || (await tx.questions.pendingOf(row.id))) return result;
-    await journal.post(row.projectId, row.id, {
-      role: 'system',
-      type: 'status',
-      content: `Answer received. ${capitalised(await this.slotShortage(tx, caller, row))}: the ${kindLabel(row.kind).toLowerCase()} continues when a slot frees.`,
-    }, tx);
-    return { ...result, status: 'queued', queuePosition: 1 };
+  send(caller: Caller, input: SendMessageInput): Promise<SendMessageResult> {
+    return sendMessage(this.deps, caller, input);
   }
 
   /**
@@ -579,14 +343,6 @@ export class WorkflowService {
   }
 }
 
-/**
- * Whether a message answers the pending question, if one waits: it does with `questionId`, and
- * with neither `questionId` nor `kind`; with `kind` alone it is a new instruction.
- */
-function answersPending(input: SendMessageInput): boolean {
-  return input.questionId !== undefined || input.kind === undefined;
-}
-
 /** Where the followed workflow stands: equal strings mean nothing a waiting caller cares about changed. */
 function fingerprint(view: SessionView, workflowId: string): string {
   const w = findWorkflow(view, workflowId);
@@ -615,8 +371,4 @@ function describeFollowed(view: SessionView, workflowId: string): string {
   if (w.status === 'failed') return `${w.kind} failed at ${step}${w.error ? `: ${w.error.code}` : ''}`;
   if (w.status === 'queued') return `${w.kind} queued`;
   return `${w.kind} ${w.status}: ${step}`;
-}
-
-function capitalised(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
 }
