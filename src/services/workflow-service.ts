@@ -4,27 +4,25 @@
  * Reads follow `svc_get_project`'s access rule; writes are the owner's alone.
  */
 import type { Caller } from '../auth/caller.js';
-import { invalidParameter, notFound } from '../errors.js';
 import type { PlanTable } from '../limits/plans.js';
 import type { WorkflowRow } from '../store/rows.js';
 import type { Store } from '../store/store.js';
-import { join } from 'node:path';
 import type { WorkflowEngine } from '../workflows/workflow-engine.js';
 import type { ProjectChanges } from '../workflows/project-changes.js';
-import type { PagedFile } from '../builders/builder-module.js';
-import { questionKind } from '../builders/builder-registry.js';
-import { kindLabel, type WorkflowJournal } from '../workflows/workflow-journal.js';
-import { isTerminal, statusesBefore } from '../workflows/workflow-states.js';
+import type { WorkflowJournal } from '../workflows/workflow-journal.js';
 import { OpenWaits } from './open-waits.js';
 import { SessionCache } from './session-cache.js';
 import { StepClock, startHeartbeat } from './wait-heartbeat.js';
 import { foldProjectStates, type ProjectState } from './project-state.js';
-import { MESSAGES_PAGE_DEFAULT, type CancelResult, type MessagesPage, type SendMessageResult, type SessionView, type WorkflowView } from './resource-shapes.js';
-import { toMessageView, toPendingQuestion, toPreviewUrl, workflowView, workflowViewOf } from './workflow-views.js';
+import type { CancelResult, MessagesPage, SendMessageResult, SessionView, WorkflowView } from './resource-shapes.js';
+import { toPendingQuestion, toPreviewUrl, workflowView, workflowViewOf } from './workflow-views.js';
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
 import type { NodeRegistry } from '../workflows/node-registry.js';
 import { sendMessage } from './message-sender.js';
+import { withQuestionFiles } from './question-files.js';
+import { latestPageStart, messagesPage, type PageRequest } from './conversation-pages.js';
+import { cancelWorkflow } from './workflow-cancel.js';
 import type { SendMessageInput } from './send-record.js';
 
 /** What the workflow service needs. */
@@ -244,29 +242,14 @@ export class WorkflowService {
   }
 
   /**
-   * The session with one page of the app files of the pending code question (its question kind's
-   * `filePages`, see `builders/builder-module.ts`): page 1 is what the prompt shows, the others
-   * what it lists. The prompt itself is left out of this answer (it was read already), so the
-   * result stays small.
+   * The session with page `page` (1-based) of the app files of the pending code question, its
+   * prompt left out (`withQuestionFiles` in `question-files.ts`).
    * @throws ServiceError -32004/-32003 like `session`; -32602 when no code question is waiting,
    *   or `page` is past the last page (`data.pages`).
    */
   async questionFiles(caller: Caller, projectId: string, page: number): Promise<SessionView> {
     const view = await this.session(caller, projectId);
-    const question = view.pendingQuestion;
-    const row = question && questionKind(question.kind)?.filePages ? await this.deps.store.repos.questions.pendingOf(question.workflowId) : undefined;
-    // Stored when the question was asked (every node serves the same pages); read from this
-    // node's workspace for a question stored before pages were.
-    const stored = row ? await this.deps.store.repos.questions.filePagesOf(row.id) : undefined;
-    const pages = stored !== undefined ? (JSON.parse(stored) as PagedFile[][]) : row?.rules ? await questionKind(row.kind)?.filePages?.(row.rules, join(this.deps.workspacesDir, row.projectId)) : null;
-    if (!question || !pages) throw invalidParameter('questionFilesPage', 'can be read only while a code question is waiting (see pendingQuestion)');
-    if (page > pages.length) throw invalidParameter('questionFilesPage', `must be at most ${pages.length} (the question's files fill ${pages.length} page${pages.length === 1 ? '' : 's'})`, { pages: pages.length });
-    const { format: _format, ...rest } = question;
-    return {
-      ...view,
-      pendingQuestion: { ...rest, prompt: '(left out while reading files: call svc_get_session without questionFilesPage for the prompt)' },
-      questionFiles: { questionId: question.questionId, page, pages: pages.length, files: pages[page - 1]! },
-    };
+    return withQuestionFiles({ repos: this.deps.store.repos, workspacesDir: this.deps.workspacesDir }, view, page);
   }
 
   /**
@@ -279,63 +262,28 @@ export class WorkflowService {
   }
 
   /**
-   * The `after` that makes `messages` return the latest `limit` messages: `seq` grows by one per
-   * project, so that is the newest `seq` minus `limit` (at least 0). For the web console, which
-   * opens a conversation at its end. @throws -32004/-32003 like `messages`
+   * The `after` that makes `messages` return the latest `limit` messages (`latestPageStart` in
+   * `conversation-pages.ts`). @throws -32004/-32003 like `messages`
    */
-  async latestPageStart(caller: Caller, projectId: string, limit: number): Promise<number> {
-    await this.deps.access.readable(caller, projectId);
-    return Math.max(0, (await this.deps.store.repos.messages.lastSeq(projectId)) - limit);
+  latestPageStart(caller: Caller, projectId: string, limit: number): Promise<number> {
+    return latestPageStart({ access: this.deps.access, repos: this.deps.store.repos }, caller, { projectId, limit });
   }
 
   /**
-   * A page of the conversation, oldest first. A reader who is not the project's owner (a public
-   * project) gets the project's private "latest" update URL hidden (README "Expo updates").
-   * @throws -32004/-32003
+   * A page of the conversation, oldest first; other readers than the owner get the private
+   * "latest" update URL hidden (`messagesPage` in `conversation-pages.ts`). @throws -32004/-32003
    */
-  async messages(caller: Caller, input: { projectId: string; after?: number | undefined; limit?: number | undefined }): Promise<MessagesPage> {
-    const project = await this.deps.access.readable(caller, input.projectId);
-    const owner = project.ownerId === caller.userId;
-    const after = input.after ?? 0;
-    const limit = input.limit ?? MESSAGES_PAGE_DEFAULT;
-    const rows = await this.deps.store.repos.messages.list(input.projectId, after, limit + 1);
-    const page = rows.slice(0, limit);
-    return {
-      messages: page.map((row) => toMessageView(row, owner)),
-      hasMore: rows.length > limit,
-      nextAfter: page.length > 0 ? page[page.length - 1]!.seq : after,
-    };
+  messages(caller: Caller, input: PageRequest): Promise<MessagesPage> {
+    return messagesPage({ access: this.deps.access, repos: this.deps.store.repos }, caller, input);
   }
 
   /**
-   * Cancels a workflow of the project: the given one, else the active one. A queued workflow is
-   * cancelled at once; an active one is stopped (its builder killed after a grace period) before
-   * this returns. A finished one is left as it is (`cancelled: false`).
-   * @throws ServiceError -32004 when the workflow is unknown or not the project's (`data`
-   *   `{resource: "workflow", reason: "unknown id"}`), or when no workflow is active and none was
-   *   named (`{resource: "workflow", reason: "none active"}`); -32003 for a project the caller
-   *   does not own.
+   * Cancels a workflow of the project: the given one, else the active one (`cancelWorkflow` in
+   * `workflow-cancel.ts`). @throws ServiceError -32004 (unknown workflow, or none active and none
+   * named); -32003 for a project the caller does not own.
    */
-  async cancel(caller: Caller, input: { projectId: string; workflowId?: string | undefined }): Promise<CancelResult> {
-    const { access, journal, engine } = this.deps;
-    const { workflows } = this.deps.store.repos;
-    await access.writable(caller, input.projectId);
-    const target = input.workflowId ? await workflows.findById(input.workflowId) : await workflows.findActive(input.projectId);
-    // Another project's workflow is "unknown id" too: its existence is not the caller's to learn.
-    if (!target || target.projectId !== input.projectId) throw notFound({ resource: 'workflow', reason: input.workflowId ? 'unknown id' : 'none active' });
-
-    if (isTerminal(target.status)) return { workflowId: target.id, status: target.status, cancelled: false };
-
-    const label = kindLabel(target.kind);
-    if (await journal.transition(target, 'queued', 'cancel', {}, { role: 'system', type: 'status', content: `${label} cancelled before it started.` })) {
-      return { workflowId: target.id, status: 'cancelled', cancelled: true };
-    }
-    const cancelling = { role: 'system' as const, type: 'status' as const, content: `Cancelling the ${label.toLowerCase()}…` };
-    // The status may move between the read and the write: try each active status in turn.
-    for (const from of statusesBefore('cancel', 'cancelling')) if (await journal.transition(target, from, 'cancel', {}, cancelling)) break;
-    await engine.cancel(target.id);
-    const final = (await workflows.findById(target.id))!;
-    return { workflowId: final.id, status: final.status, cancelled: final.status === 'cancelled' };
+  cancel(caller: Caller, input: { projectId: string; workflowId?: string | undefined }): Promise<CancelResult> {
+    return cancelWorkflow({ access: this.deps.access, repos: this.deps.store.repos, journal: this.deps.journal, engine: this.deps.engine }, caller, input);
   }
 
   private view(row: WorkflowRow, base: Pick<PublicUrl, 'artifactBaseOf'>): Promise<WorkflowView> {
