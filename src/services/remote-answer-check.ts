@@ -17,29 +17,39 @@ export const REMOTE_CHECK_TIMEOUT_MS = 10_000;
 /** How often the wait reads the row again without a notice, in ms. */
 const RECHECK_MS = 250;
 
+/** One answer to check on another node. */
+export interface RemoteCheck {
+  question: QuestionRow;
+  /** The answer's text as sent. */
+  answer: string;
+  /** The ISO 8601 time written as the row's `created_at`. */
+  now: string;
+  /** Longest wait, in ms. */
+  timeoutMs: number;
+}
+
 /**
- * Has `answer` to `question` checked by another node and waits for the verdict.
- * @param now the ISO 8601 time written as the row's `created_at`
- * @param timeoutMs longest wait, in ms
- * @returns the verdict, or null when none came within `timeoutMs` (the row is deleted: a late
- *   verdict is dropped, and nothing was stored for the answer).
+ * Has `check.answer` to `check.question` checked by another node and waits for the verdict.
+ * @returns the verdict, or null when none came within `check.timeoutMs` (the row is deleted: a
+ *   late verdict is dropped, and nothing was stored for the answer).
  * @throws the store's error when a write or a read fails.
  */
-export async function checkElsewhere(store: Pick<Store, 'repos' | 'events' | 'transaction'>, question: QuestionRow, answer: string, now: string, timeoutMs: number): Promise<AnswerVerdict | null> {
+export async function checkElsewhere(store: Pick<Store, 'repos' | 'events' | 'transaction'>, check: RemoteCheck): Promise<AnswerVerdict | null> {
+  const { question, answer, now, timeoutMs } = check;
   const id = randomUUID();
   await store.transaction(async (tx) => {
     await tx.answerChecks.insert({ id, questionId: question.id, workflowId: question.workflowId, answer, checkedBy: null, verdict: null, createdAt: now });
     tx.publish({ kind: 'workflow', id: question.workflowId });
   });
   try {
-    return await waitForVerdict(store, id, question.projectId, timeoutMs);
+    return await waitForVerdict(store, { id, projectId: question.projectId, timeoutMs });
   } finally {
     await store.repos.answerChecks.delete(id);
   }
 }
 
-/** Resolves with check `id`'s verdict once written, or null after `timeoutMs`. */
-async function waitForVerdict(store: Pick<Store, 'repos' | 'events'>, id: string, projectId: string, timeoutMs: number): Promise<AnswerVerdict | null> {
+/** Resolves with check `id`'s verdict once written, or null after `timeoutMs` (in ms). */
+async function waitForVerdict(store: Pick<Store, 'repos' | 'events'>, { id, projectId, timeoutMs }: { id: string; projectId: string; timeoutMs: number }): Promise<AnswerVerdict | null> {
   const row = await waitForProjectRead(store, projectId, () => store.repos.answerChecks.findById(id), (found) => found?.verdict != null, { timeoutMs, recheckMs: RECHECK_MS });
   return row?.verdict != null ? (JSON.parse(row.verdict) as AnswerVerdict) : null;
 }

@@ -44,7 +44,10 @@ export async function keepAnswer(tx: Tx, key: ReceiptKey, result: SendMessageRes
   await tx.sendReceipts.put({ userId: key.userId, requestId: key.requestId, result: JSON.stringify(result), createdAt: key.now }, since);
 }
 
-/** After the commit, when the answer changed (another node's worker claimed the workflow meanwhile): stores the final one. */
-export async function finalAnswer(repos: Pick<Repos, 'sendReceipts'>, key: ReceiptKey, first: SendMessageResult, final: SendMessageResult): Promise<void> {
+/**
+ * After the commit, when the answer changed from `answers.first` to `answers.final` (another node's
+ * worker claimed the workflow meanwhile): stores the final one.
+ */
+export async function finalAnswer(repos: Pick<Repos, 'sendReceipts'>, key: ReceiptKey, { first, final }: { first: SendMessageResult; final: SendMessageResult }): Promise<void> {
   if (JSON.stringify(first) !== JSON.stringify(final)) await repos.sendReceipts.setResult(key.userId, key.requestId, JSON.stringify(final));
 }

@@ -1,0 +1,140 @@
+/**
+ * What `svc_send_message` stores (docs/contract.md#tools, docs/workflows.md): the answer to the
+ * pending question of the project's waiting workflow, or a new `queued` workflow with its
+ * instruction message. Runs inside the send's transaction, under the project's lock.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Caller } from '../auth/caller.js';
+import { invalidParameter, rateLimited } from '../errors.js';
+import { limitsFor, workflowBounds, type PlanTable } from '../limits/plans.js';
+import type { QuestionRow, WorkflowRow } from '../store/rows.js';
+import type { Tx } from '../store/store.js';
+import { checkAnswer, normaliseAnswer } from '../workflows/answer-rules.js';
+import { questionKind } from '../builders/builder-registry.js';
+import type { WorkflowJournal } from '../workflows/workflow-journal.js';
+import { MAX_MESSAGE_LENGTH } from '../core/message-limits.js';
+import { inferKind } from './instruction-kind.js';
+import { checkMovedQuestion } from './answer-verdicts.js';
+import { answerRule, longerThan, tooLong, type CheckedAnswer } from './answer-refusals.js';
+import type { SendMessageResult } from './resource-shapes.js';
+
+/** Validated `svc_send_message` arguments. */
+export interface SendMessageInput {
+  projectId: string;
+  message: string;
+  kind?: 'build' | 'deploy' | undefined;
+  questionId?: string | undefined;
+  /** The client's id of this send: a repeat within 24 hours answers what the first answered (`send-receipts.ts`). */
+  requestId?: string | undefined;
+}
+
+/** What recording needs: the journal (messages, clock), the plans and the builder sends are for. */
+export interface SendRecordDeps {
+  journal: Pick<WorkflowJournal, 'now' | 'post'>;
+  /** The plans, for each user's bound on queued workflows. */
+  plans: PlanTable;
+  /** `<dataDir>/workspaces`, where a moved code question's answer is checked (`answer-verdicts.ts`). */
+  workspacesDir: string;
+  /** The builder recorded in the new workflow (only a worker with it claims it); none when absent. */
+  builderName?: string | undefined;
+}
+
+/** One send to record, inside its transaction. */
+export interface SendRecord {
+  tx: Tx;
+  caller: Caller;
+  input: SendMessageInput;
+  /** The answer checked before the transaction, for a question of a builder's own kind. */
+  checked: CheckedAnswer | undefined;
+}
+
+/** What was recorded: the send's first answer, and whether it answered a question (else it queued a workflow). */
+export interface Recorded {
+  result: SendMessageResult;
+  answered: boolean;
+}
+
+/**
+ * Whether a message answers the pending question, if one waits: it does with `questionId`, and
+ * with neither `questionId` nor `kind`; with `kind` alone it is a new instruction.
+ */
+export function answersPending(input: SendMessageInput): boolean {
+  return input.questionId !== undefined || input.kind === undefined;
+}
+
+/**
+ * Stores the answer, or the new workflow as `queued` with its instruction message.
+ * @throws ServiceError -32602 when `questionId` does not name the pending question or the answer
+ *   breaks its rule, or the message is too long; -32005 (`data.scope = "queued_workflows"`) when
+ *   the owner has their plan's `maxQueuedWorkflows` queued. Nothing is stored then.
+ */
+export async function recordSend(deps: SendRecordDeps, send: SendRecord): Promise<Recorded> {
+  const { tx, input } = send;
+  const active = await tx.workflows.findActive(input.projectId);
+  const pending = answersPending(input) && active?.status === 'waiting_for_input' ? await tx.questions.pendingOf(active.id) : undefined;
+  if (active && pending) return recordAnswer(deps, send, { active, pending });
+  if (input.questionId !== undefined) {
+    throw invalidParameter('questionId', 'does not match a pending question: no question is waiting for an answer');
+  }
+  return recordInstruction(deps, send);
+}
+
+/** Stores the answer to `pending`, the question of waiting workflow `active`. */
+async function recordAnswer(deps: SendRecordDeps, { tx, input, checked }: SendRecord, { active, pending }: { active: WorkflowRow; pending: QuestionRow }): Promise<Recorded> {
+  const { journal } = deps;
+  if (input.questionId !== undefined && input.questionId !== pending.id) {
+    throw invalidParameter('questionId', 'does not match the pending question', { pendingQuestionId: pending.id });
+  }
+  let content = input.message;
+  if (questionKind(pending.kind)) {
+    content = (checked?.questionId === pending.id ? checked : checkMovedQuestion(deps.workspacesDir, pending, input.message)).content;
+  } else {
+    if (longerThan(input.message, MAX_MESSAGE_LENGTH)) throw tooLong(MAX_MESSAGE_LENGTH);
+    const problem = checkAnswer(pending, input.message);
+    if (problem) throw invalidParameter('message', problem, answerRule(pending));
+  }
+  await tx.questions.answer(pending.id, normaliseAnswer(input.message), journal.now());
+  const message = await journal.post(input.projectId, active.id, { role: 'user', type: 'answer', content }, tx);
+  return { result: { messageId: message.id, workflowId: active.id, kind: active.kind, status: 'running' }, answered: true };
+}
+
+/** Stores a new workflow as `queued`, with the message as its instruction. */
+async function recordInstruction(deps: SendRecordDeps, { tx, caller, input }: SendRecord): Promise<Recorded> {
+  const { journal } = deps;
+  const { workflows } = tx;
+  if (longerThan(input.message, MAX_MESSAGE_LENGTH)) throw tooLong(MAX_MESSAGE_LENGTH);
+  // Counted in the write transaction of the insert: concurrent sends cannot pass the bound.
+  const { maxQueued } = workflowBounds(limitsFor(deps.plans, caller.plan));
+  if ((await workflows.countQueuedByOwner(caller.userId)) >= maxQueued) {
+    throw rateLimited({
+      scope: 'queued_workflows',
+      limit: maxQueued,
+      plan: caller.plan,
+      hint: 'You have the most queued workflows your plan allows. Wait until some of them start (svc_get_session), or cancel some with svc_cancel_workflow.',
+    });
+  }
+
+  const kind = input.kind ?? inferKind(input.message);
+  const row: WorkflowRow = {
+    id: randomUUID(),
+    projectId: input.projectId,
+    seq: await workflows.nextSeq(),
+    kind,
+    status: 'queued',
+    instruction: input.message,
+    stepIndex: 0,
+    stepTotal: 0,
+    stepName: null,
+    runnerId: null,
+    leaseExpiresAt: null,
+    builder: deps.builderName ?? null,
+    errorCode: null,
+    errorMessage: null,
+    createdAt: journal.now(),
+    startedAt: null,
+    finishedAt: null,
+  };
+  await workflows.insert(row);
+  const message = await journal.post(input.projectId, row.id, { role: 'user', type: 'instruction', content: input.message }, tx);
+  return { result: { messageId: message.id, workflowId: row.id, kind, status: 'queued' }, answered: false };
+}
