@@ -23,7 +23,7 @@ export interface PageRequest {
 
 /**
  * A page of the conversation, oldest first. A reader who is not the project's owner (a public
- * project) gets the project's private "latest" update URL hidden (README "Expo updates").
+ * project) gets the project's private "latest" update URL hidden (docs/builders.md "Expo updates").
  * @throws -32004/-32003
  */
 export async function messagesPage(deps: ConversationDeps, caller: Caller, input: PageRequest): Promise<MessagesPage> {

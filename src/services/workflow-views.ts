@@ -53,7 +53,7 @@ export function toPendingQuestion(q: QuestionRow): PendingQuestion {
   return out;
 }
 
-/** A preview URL built at read time from the public base URL (README.md#builders). */
+/** A preview URL built at read time from the public base URL (docs/builders.md). */
 export function toPreviewUrl(row: ArtifactRow, base: ArtifactBase): PreviewUrl {
   return {
     url: row.externalUrl ?? `${base.artifactBaseOf(row)}${artifactPath(row)}`,
