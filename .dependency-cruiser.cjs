@@ -78,7 +78,7 @@ module.exports = {
     forbid('transports-take-the-console-as-a-dep', layer('transports'), '^src/console/', 'The HTTP transport routes to the console through HttpServerDeps.'),
     forbid('console-beside-transports', layer('console'), '^src/(cli|transports|oauth)/|^src/app\\.ts$', 'The console gets the narrow interfaces it needs from app.ts.'),
     forbid('metrics-beside-the-console', layer('metrics'), '^src/(cli|console|transports|oauth|services)/|^src/app\\.ts$', 'The metrics read the store and implement the observers of the engine and the tool adapter; they serve no tool.'),
-    forbid('only-the-root-composes-metrics', '^src/(?!metrics/)(?!app\\.ts$)(?!http-listener\\.ts$)', '^src/metrics/', 'The layers below report through their own observer interfaces; app.ts composes the metrics and the HTTP side mounts their route.'),
+    forbid('only-the-root-composes-metrics', '^src/(?!metrics/)(?!app(-config)?\\.ts$)(?!http-listener\\.ts$)', '^src/metrics/', 'The layers below report through their own observer interfaces; app.ts composes the metrics and the HTTP side mounts their route.'),
     forbid('config-leaves', '^src/config/(defaults|message-limits)\\.ts$', '^src/', 'Defaults and message lengths are read by every layer: they import nothing of ours.'),
     {
       name: 'only-the-cli-reads-the-settings-table',
@@ -90,6 +90,7 @@ module.exports = {
     forbid('config-below-cli', layer('config'), '^src/cli/', 'The settings table feeds the command line, not the reverse.'),
     forbid('io-is-a-leaf', layer('io'), '^src/(cli|console|transports|mcp|services|workflows|auth|limits|builders|store)/|^src/app\\.ts$', 'Stream and text helpers depend on nothing of ours.'),
     forbid('sdk-in-few-files', '^src/(services|workflows|builders|store|auth|limits|console|io)/|^src/app\\.ts$', '@modelcontextprotocol/(sdk|server|client|core)', 'Only the adapter (mcp/), the transports and oauth/ import the SDK, v1 (sdk) or v2 (server, client, core).'),
+    forbid('composition-steps-belong-to-the-root', '^src/(?!app\\.ts$)(?!app-)', '^src/app-', "The composition steps beside app.ts (app-auth.ts, app-engine.ts, ...) are app.ts's own: nothing below imports them, so the rules on app.ts cover them."),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
