@@ -4,9 +4,8 @@
  * project's page and forms, its live event stream and its thumbnail.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { WebSession } from '../auth/web-sessions.js';
 import { notFound } from '../errors.js';
-import type { ConsoleContext, Viewer } from './console-context.js';
+import type { ConsoleContext } from './console-context.js';
 import type { ConsoleGuards, SignedInRequest } from './console-guards.js';
 import type { ConsoleRoute } from './console-route.js';
 import { methodNotAllowed } from './plain-replies.js';
@@ -61,7 +60,7 @@ async function projectPages(ctx: ConsoleContext, request: ProjectRequest): Promi
   }
   if (action === 'thumbnail.png') {
     if (form) return methodNotAllowed(res);
-    return thumbnail(ctx, res, session, projectId, viewer);
+    return thumbnail(ctx, request, projectId);
   }
   if (action === undefined) {
     if (form) return methodNotAllowed(res);
@@ -101,7 +100,8 @@ function events(ctx: ConsoleContext, { req, res, query, state }: ProjectRequest,
 }
 
 /** The project's thumbnail: the same picture as `svc_get_session` with `screenshot: true` (404 when there is none). */
-async function thumbnail(ctx: ConsoleContext, res: ServerResponse, session: WebSession, projectId: string, viewer: Viewer): Promise<void> {
+async function thumbnail(ctx: ConsoleContext, { res, state }: ProjectRequest, projectId: string): Promise<void> {
+  const { session, viewer } = state;
   try {
     const result = await ctx.tools.getSession.result({ projectId, screenshot: true }, session.caller);
     const image = result.content.find((c) => c.type === 'image');

@@ -19,7 +19,7 @@ export async function projectsList(ctx: ConsoleContext, res: ServerResponse, sta
   if (form) return createProject(ctx, res, state, form);
   try {
     const { projects } = await ctx.tools.listProjects({}, session.caller);
-    return ctx.page(res, 200, projectsPage(viewer, projects, await ctx.deps.projectStates(session.caller)));
+    return ctx.page(res, 200, projectsPage(viewer, { projects, states: await ctx.deps.projectStates(session.caller) }));
   } catch (error) {
     return ctx.failurePage(res, error, viewer);
   }
@@ -49,6 +49,6 @@ async function createProject(ctx: ConsoleContext, res: ServerResponse, { session
     } catch {
       // The list is only shown beside the error.
     }
-    return ctx.page(res, s.status, projectsPage(viewer, projects, states, s.error, draft), s.retryAfter !== undefined ? { 'Retry-After': String(s.retryAfter) } : {});
+    return ctx.page(res, s.status, projectsPage(viewer, { projects, states, error: s.error, draft }), s.retryAfter !== undefined ? { 'Retry-After': String(s.retryAfter) } : {});
   }
 }

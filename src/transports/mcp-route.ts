@@ -64,7 +64,7 @@ export function mcpRoute(options: McpRouteOptions): RouteHandler {
     if (caller && !options.slots.full) {
       const now = options.gateway.answerNow(body, caller, (method) => options.gate.admitNow(caller, method));
       if (now) {
-        if (!res.destroyed) sendReply(res, now, true, mcpClient(req.headers['mcp-protocol-version']), null);
+        if (!res.destroyed) sendReply(res, now, { tokenPresented: true, mcp: mcpClient(req.headers['mcp-protocol-version']), resourceMetadata: null });
         return;
       }
     }
@@ -145,7 +145,9 @@ async function answerInSlot(options: McpRouteOptions, slotReleases: SlotReleases
   try {
     const reply = await options.gateway.handleText(request.body, admit, protocolHeaders(req), channel);
     if (channel.streaming) channel.finish(reply.body);
-    else if (!res.destroyed) sendReply(res, reply, token !== undefined, mcpClient(req.headers['mcp-protocol-version']), options.oauth ? resourceMetadataUrl(options.publicUrl.get()) : null);
+    else if (!res.destroyed) {
+      sendReply(res, reply, { tokenPresented: token !== undefined, mcp: mcpClient(req.headers['mcp-protocol-version']), resourceMetadata: options.oauth ? resourceMetadataUrl(options.publicUrl.get()) : null });
+    }
   } finally {
     slotReleases.drop(req.socket, release);
     release();
