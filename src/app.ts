@@ -43,8 +43,10 @@ import type { WorkflowEngine } from './workflows/workflow-engine.js';
 /** The package version, read from package.json. */
 export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
+/** The builders this server can run (`--builder`), re-exported for the package entry (index.ts). */
 export { BUILDER_NAMES, type BuilderName } from './builders/builder-registry.js';
 
+/** What `createApp` is configured with (`app-config.ts`). */
 export type { AppConfig } from './app-config.js';
 
 /** The assembled service: what transports, the CLI and tests use; its lifecycle is `AppLifecycle`'s (app-lifecycle.ts). */
