@@ -6,6 +6,9 @@
  *   index.ts | cli/                           the package's exports; the command line
  *   config/                                   the settings table, read by cli/ only
  *   app.ts                                    the composition root
+ *   app-services.ts | app-lifecycle.ts | app-auth.ts   its composition steps (app.ts's own)
+ *   app-engine.ts                             the step that makes the builder and the engine
+ *   app-config.ts                             AppConfig: what createApp needs
  *   http-listener.ts                          the HTTP side's wiring, loaded by app.ts on first use
  *   transports/ | console/ | metrics/         the edges: narrow deps from app.ts, never the App
  *   oauth/                                    the OAuth authorization server's routes: the transports load them
@@ -28,6 +31,9 @@ const ROWS = [
   ['index.ts', 'cli'],
   ['config'],
   ['app.ts'],
+  ['app-services.ts', 'app-lifecycle.ts', 'app-auth.ts'],
+  ['app-engine.ts'],
+  ['app-config.ts'],
   ['http-listener.ts'],
   ['transports', 'console', 'metrics'],
   ['oauth'],
@@ -125,7 +131,7 @@ module.exports = {
     forbid('transports-take-the-console-as-a-dep', layer('transports'), '^src/console/', 'The HTTP transport routes to the console through HttpServerDeps.'),
     forbid('console-beside-transports', layer('console'), '^src/(cli|transports|oauth)/|^src/app\\.ts$', 'The console gets the narrow interfaces it needs from app.ts.'),
     forbid('metrics-beside-the-console', layer('metrics'), '^src/(cli|console|transports|oauth|services)/|^src/app\\.ts$', 'The metrics read the store and implement the observers of the engine and the tool adapter; they serve no tool.'),
-    forbid('only-the-root-composes-metrics', '^src/(?!metrics/)(?!app\\.ts$)(?!http-listener\\.ts$)', '^src/metrics/', 'The layers below report through their own observer interfaces; app.ts composes the metrics and the HTTP side mounts their route.'),
+    forbid('only-the-root-composes-metrics', '^src/(?!metrics/)(?!app(-config)?\\.ts$)(?!http-listener\\.ts$)', '^src/metrics/', 'The layers below report through their own observer interfaces; app.ts composes the metrics and the HTTP side mounts their route.'),
     {
       name: 'only-the-cli-reads-the-settings-table',
       comment: 'The table generates the command line; the layers below take its values through AppConfig and their options.',
@@ -138,6 +144,7 @@ module.exports = {
     forbid('root-leaves', '^src/(clock|config-file|logger|roles)\\.ts$', '^src/(?!core/)', 'The clock, the logger, the config file reader and the roles are read by every layer: they import nothing of ours but core/.'),
     forbid('errors-above-the-store-only', '^src/errors\\.ts$', '^src/(?!core/)(?!store/unavailable\\.ts$)', 'The domain errors read only which store failures are outages (store/unavailable.ts).'),
     forbid('sdk-in-few-files', '^src/(services|workflows|builders|store|auth|limits|console|io)/|^src/app\\.ts$', '@modelcontextprotocol/(sdk|server|client|core)', 'Only the adapter (mcp/), the transports and oauth/ import the SDK, v1 (sdk) or v2 (server, client, core).'),
+    forbid('composition-steps-belong-to-the-root', '^src/(?!app\\.ts$)(?!app-)', '^src/app-', "The composition steps beside app.ts (app-auth.ts, app-engine.ts, ...) are app.ts's own: nothing below imports them, so the rules on app.ts cover them."),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -1,183 +1,56 @@
 /**
  * Assembles the service from its parts (docs/architecture.md: a factory with no side effects on
- * import): store -> services -> workflow engine -> MCP server -> gateway.
+ * import): store -> auth and limits -> builder and workflow engine -> services -> MCP server ->
+ * gateway, one composition step per file beside this one (`app-auth.ts`, `app-engine.ts`,
+ * `app-services.ts`, `app-lifecycle.ts`; the settings in `app-config.ts`).
  * Transports (`transports/`) are thin entry points around the returned `App`.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { LoginCodeService } from './auth/login-codes.js';
-import { OAuthGrants, type OAuthLifetimes } from './auth/oauth-grants.js';
-import { RequestGate } from './auth/request-gate.js';
-import type { CachedToken } from './auth/token-cache.js';
-import { TokenService } from './auth/token-service.js';
-import { WebSessionService } from './auth/web-sessions.js';
-import type { Builder } from './builders/builder.js';
-import { createBuilder, type BuilderName, type BuilderSettings } from './builders/builder-registry.js';
-import type { BuildSandbox } from './builders/process-sandbox.js';
+import { composeAuth } from './app-auth.js';
+import type { AppConfig } from './app-config.js';
+import { composeEngine, type EngineParts } from './app-engine.js';
+import { appLifecycle, type AppLifecycle } from './app-lifecycle.js';
+import { composeServices } from './app-services.js';
+import type { LoginCodeService } from './auth/login-codes.js';
+import type { OAuthGrants } from './auth/oauth-grants.js';
+import type { RequestGate } from './auth/request-gate.js';
+import type { TokenService } from './auth/token-service.js';
+import type { WebSessionService } from './auth/web-sessions.js';
 import { systemClock, type Clock } from './clock.js';
 import { DEFAULTS } from './core/defaults.js';
 import { loadPlans, type PlanTable } from './limits/plans.js';
-import { MemoryRequestRateLimiter, type RequestRateLimiter } from './limits/request-rate-limiter.js';
-import { StoreRequestRateLimiter } from './limits/store-rate-limiter.js';
 import { createLogger, type Logger } from './logger.js';
 import type { MetricsAccessOptions } from './metrics/metrics-access.js';
 import type { MetricsEndpoint } from './metrics/metrics-endpoint.js';
 import type { ServiceMetrics, ServiceMetricsDeps } from './metrics/service-metrics.js';
 import { JsonRpcGateway } from './mcp/json-rpc-gateway.js';
 import { createMcpServer } from './mcp/mcp-server.js';
-import { ALL_TOOLS } from './mcp/tools/index.js';
-import { ToolDispatcher } from './mcp/tool-dispatcher.js';
-import { ProjectAccess } from './services/project-access.js';
-import { ProjectService } from './services/project-service.js';
-import { PublicUrl, type ArtifactOrigins } from './services/public-url.js';
-import { WorkflowService } from './services/workflow-service.js';
-import { importUpdateChannelFiles } from './services/update-channel-import.js';
-import { PreviewScreenshots } from './services/preview-screenshots.js';
-import { locateBrowser } from './builders/browser-location.js';
+import type { ToolDispatcher } from './mcp/tool-dispatcher.js';
+import type { Role } from './roles.js';
+import type { PreviewScreenshots } from './services/preview-screenshots.js';
+import type { ProjectService } from './services/project-service.js';
+import { PublicUrl } from './services/public-url.js';
+import type { WorkflowService } from './services/workflow-service.js';
 import type { ArtifactRepo, OAuthRepo, UserRepo } from './store/repos.js';
 import { openStore, type Store } from './store/store.js';
-import { ChangeWatch, publishCacheChange, ReadCache } from './store/read-cache.js';
-import { ProjectChanges } from './workflows/project-changes.js';
-import type { Role } from './roles.js';
-import { newRunnerIdentity } from './workflows/runner-identity.js';
-import { NO_BUILDS } from './builders/no-builds.js';
 import type { HttpServerOptions, RunningHttpServer } from './transports/http-server.js';
-import { ArtifactPublisher } from './workflows/artifact-publisher.js';
 import type { ArtifactStore } from './workflows/artifact-store.js';
-import { BlobArtifactStore } from './workflows/blob-artifact-store.js';
-import { DiskArtifactStore } from './workflows/disk-artifact-store.js';
-import { WorkflowEngine } from './workflows/workflow-engine.js';
-import { NodeRegistry } from './workflows/node-registry.js';
-import { WorkflowJournal } from './workflows/workflow-journal.js';
-import { WorkspaceSync } from './workflows/workspace-sync.js';
+import type { ProjectChanges } from './workflows/project-changes.js';
+import { newRunnerIdentity } from './workflows/runner-identity.js';
+import type { WorkflowEngine } from './workflows/workflow-engine.js';
 
 /** The package version, read from package.json. */
 export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
+/** The builders this server can run (`--builder`), re-exported for the package entry (index.ts). */
 export { BUILDER_NAMES, type BuilderName } from './builders/builder-registry.js';
 
-/**
- * What `createApp` needs; every field but `dataDir` has a default, the same as the command line's
- * (`core/defaults.ts`, docs/cli.md#command-line).
- */
-export interface AppConfig {
-  /** Holds the SQLite file, the workspaces and the artifacts (with PostgreSQL: the workspaces and caches). Created if missing. */
-  dataDir: string;
-  /** `:memory:` for a private in-memory store; default `<dataDir>/mobile-builder.db`. Ignored with `databaseUrl`. */
-  databaseFile?: string;
-  /** `postgres://…` or `postgresql://…` (`--database-url`): the store is that PostgreSQL database; absent, the SQLite file. */
-  databaseUrl?: string;
-  /** PostgreSQL connections in this process's pool, besides its listener (`--db-pool-size`, `DEFAULTS.dbPoolSize`). */
-  dbPoolSize?: number;
-  /** Session-mode URL of the PostgreSQL LISTEN connection (`--database-listen-url`); default `databaseUrl`. */
-  databaseListenUrl?: string;
-  /**
-   * `application_name` of this process's PostgreSQL connections; default
-   * `mobile-builder-mcp/<role>/<runner id>`, so that `pg_stat_activity` tells the nodes apart.
-   */
-  applicationName?: string;
-  /**
-   * What this process does (`serve --role`, docs/operators.md "Roles"; default `all`): `api` claims no
-   * workflow and builds nothing (workers do), `worker` starts the engine alone (no MCP server).
-   */
-  role?: Role;
-  /**
-   * api role: how long `svc_send_message` waits for a worker to claim an idle project's new
-   * workflow before it answers `queued`, in ms (`--claim-wait-ms`, `DEFAULTS.claimWaitMs`).
-   */
-  claimWaitMs?: number;
-  /**
-   * How long `svc_send_message` waits for the node holding a workflow to check an answer this node
-   * cannot check itself, in ms (default 10000; docs/workflows.md "Where answers are checked").
-   */
-  answerCheckTimeoutMs?: number;
-  /**
-   * PostgreSQL store: this node's disk cache of artifacts read from the database, in MiB
-   * (`--artifact-cache-mb`, `DEFAULTS.artifactCacheMb`). Read by the artifact store of the
-   * PostgreSQL store; the SQLite store keeps artifacts on disk and ignores it.
-   */
-  artifactCacheMb?: number;
-  /**
-   * PostgreSQL store: the largest workspace snapshotted after a completed workflow, in MiB
-   * (`--workspace-snapshot-max-mb`, `DEFAULTS.workspaceSnapshotMaxMb`). Read by the workspace
-   * snapshots of the PostgreSQL store; ignored on SQLite (one machine keeps its workspaces).
-   */
-  workspaceSnapshotMaxMb?: number;
-  /** The builder to run (default `expo`, as `serve`'s). */
-  builder?: BuilderName;
-  /** JSON config of the `command` builder (required with it). */
-  builderConfigFile?: string;
-  /** Settings of the `expo` builder (`--expo-sdk`, `--agent-command`, ...). */
-  expo?: BuilderSettings['expo'];
-  /** PEM private key that signs Expo Updates manifests (`--updates-signing-key`). */
-  updatesSigningKeyFile?: string;
-  /** Pause per step of the `scripted` builder, in ms (`--scripted-step-ms`, `DEFAULTS.scriptedStepMs`). */
-  scriptedStepMs?: number;
-  /** Workflows running at once in this process (`--max-concurrent-workflows`, `DEFAULTS.maxConcurrentWorkflows`). */
-  maxConcurrentWorkflows?: number;
-  /** Base of preview links; default from the HTTP listener's address. */
-  publicUrl?: string;
-  /** Base of artifact links when artifacts have their own origin (`--artifact-url`). */
-  artifactUrl?: string;
-  /** One origin per project for web previews and deployments (default), or the shared path form (`--artifact-origins`). */
-  artifactOrigins?: ArtifactOrigins;
-  /** Operator plan table (JSON); default the built-in plans. */
-  plansFile?: string;
-  plans?: PlanTable;
-  /** Default: counted in the store (shared by every process on this data dir); in memory for `:memory:`. */
-  rateLimiter?: RequestRateLimiter;
-  /** Requests with a missing or refused token allowed per client address and minute over HTTP (default 120). */
-  unauthenticatedPerMinute?: number;
-  /**
-   * Trusted proxies (`--trust-proxy`: addresses, CIDR ranges, `loopback`): a request whose peer is
-   * one of them has its client address taken from `X-Forwarded-For` (docs/operators.md "Behind a TLS proxy").
-   * Default none: the client address is the socket's peer.
-   */
-  trustProxy?: string[];
-  logger?: Logger;
-  clock?: Clock;
-  /** How often the engine reaps expired leases and looks for work (ms, default 1000). */
-  pollIntervalMs?: number;
-  cancelTimeoutMs?: number;
-  /** Longest time one JSON-RPC message may take before it is answered with -32603, in ms (default 30 000). */
-  requestDeadlineMs?: number;
-  /** Length of a workflow claim's lease, in ms (`--lease-ms`, `DEFAULTS.leaseMs`); see docs/workflows.md, "Leases". */
-  leaseMs?: number;
-  /** How often a running workflow's lease is renewed (ms, default min(500, leaseMs / 5)). */
-  heartbeatMs?: number;
-  /**
-   * Whether this node's engine claims and runs workflows (default: false for the `api` role, else true). False for a node that
-   * serves the tools, the console and the artifacts but builds nothing (the `api` role): its
-   * engine reaps, and its sends wait for the workers (docs/workflows.md "Nodes that claim nothing").
-   */
-  claims?: boolean;
-  /** Lifetimes of OAuth codes and tokens, in seconds (docs/security.md "Sign in with OAuth"); defaults 60 s, 1 h, 30 days. */
-  oauth?: OAuthLifetimes;
-  /**
-   * Browser for preview screenshots (`--browser`, docs/hosts.md "Screenshots"); when absent, Debian's
-   * chromium or one on PATH. A path that names no executable file means no browser (no fallback).
-   */
-  browser?: string;
-  /**
-   * A gateway made before the app, without tools (a stdio start answers `initialize` with it
-   * before it opens the store, docs/performance.md "Start-up time"): the app attaches its tools to it and
-   * uses it. Default: a new one.
-   */
-  gateway?: JsonRpcGateway;
-  /** A builder object to run instead of `builder` (embedding, and tests that drive a builder by hand). */
-  builderInstance?: Builder;
-  /** Where builds run their processes (default: bubblewrap when it works here, else none); docs/security.md "The build sandbox". */
-  buildSandbox?: BuildSandbox;
-  /**
-   * Count the Prometheus metrics and serve `GET /metrics` (docs/metrics.md), with this access rule
-   * (`--metrics-token`, `--metrics-public`; `{}`: loopback clients only). Absent: no metrics (a
-   * stdio server, the one-shot commands, embedding).
-   */
-  metrics?: MetricsAccessOptions;
-}
+/** What `createApp` is configured with (`app-config.ts`). */
+export type { AppConfig } from './app-config.js';
 
-/** The assembled service: what transports, the CLI and tests use. */
-export interface App {
+/** The assembled service: what transports, the CLI and tests use; its lifecycle is `AppLifecycle`'s (app-lifecycle.ts). */
+export interface App extends AppLifecycle {
   config: AppConfig;
   /** What this process does (`config.role`, default `all`). */
   role: Role;
@@ -205,7 +78,7 @@ export interface App {
   tools: ToolDispatcher;
   /** Screenshots of web previews (docs/hosts.md "Screenshots"), for `svc_get_session` and the console's thumbnail. */
   screenshots: PreviewScreenshots;
-  /** Web console sessions (docs/console.md "Web console"). */
+  /** Web console sessions (docs/contract.md "Web console"). */
   webSessions: WebSessionService;
   /** Notices of project changes, pushed to the web console's live pages. */
   changes: ProjectChanges;
@@ -215,22 +88,6 @@ export interface App {
    * it with `metrics.handle(req, res)`.
    */
   metrics?: MetricsEndpoint;
-  /** Starts the workflow engine (crash recovery first) and the MCP server. */
-  start(): Promise<void>;
-  /**
-   * A worker's graceful stop, first half (docs/workflows.md#draining): claims nothing more from
-   * now on (`healthProblem` says `draining`), releases workflows waiting for input at once, and
-   * lets running builds finish for up to `timeoutMs`; `close` then interrupts what still runs.
-   */
-  drain(timeoutMs: number): Promise<void>;
-  /** Graceful stop: engine shutdown, then the store. */
-  close(): Promise<void>;
-  /**
-   * Why this process cannot take work now, or null when it can: `"starting"` (before `start`
-   * has finished), `"draining"`, `"stopped"`, `"store_unavailable"` (the store does not answer), or
-   * `"events_disconnected"` (PostgreSQL: the change-notice connection is down and reconnecting).
-   */
-  healthProblem(): Promise<string | null>;
 }
 
 /**
@@ -247,17 +104,20 @@ export async function listenHttp(app: App, options: HttpServerOptions): Promise<
 
 /**
  * The MCP side that needs no store: the protocol servers and the gateway, connected, without
- * tools yet. A stdio start answers `initialize` with it before it opens the store (docs/performance.md
+ * tools yet. A stdio start answers `initialize` with it before it opens the store (README
  * "Start-up time"), then passes it to `createApp` as `config.gateway`, which attaches the tools.
  */
 export async function createGateway(config: Pick<AppConfig, 'logger' | 'requestDeadlineMs'>): Promise<JsonRpcGateway> {
-  const gateway = new JsonRpcGateway(createMcpServer(VERSION), undefined, config.logger ?? createLogger(), config.requestDeadlineMs);
+  const gateway = newGateway(config.logger ?? createLogger(), config.requestDeadlineMs);
   await gateway.start();
   return gateway;
 }
 
 /**
- * Builds the service. Opens (and migrates) the store, but runs nothing until `start()`.
+ * Builds the service, step by step (docs/architecture.md): the store, auth and limits
+ * (`app-auth.ts`), the metrics, the builder and engine (`app-engine.ts`), the services and the
+ * tool adapter (`app-services.ts`), the lifecycle (`app-lifecycle.ts`). Opens (and migrates) the
+ * store, but runs nothing until `start()`.
  * @throws Error (rejects) for an unreadable builder config or plans file, a store that cannot be
  *   opened, or a store with blobs but no workspace snapshots.
  */
@@ -269,117 +129,19 @@ export async function createApp(config: AppConfig): Promise<App> {
   const plans = config.plans ?? loadPlans(config.plansFile);
   const role = config.role ?? DEFAULTS.role;
   const runner = newRunnerIdentity();
-  const store = await openStore({
-    file: config.databaseFile ?? join(config.dataDir, 'mobile-builder.db'),
-    ...(config.databaseUrl && { databaseUrl: config.databaseUrl }),
-    poolSize: config.dbPoolSize ?? DEFAULTS.dbPoolSize,
-    ...(config.databaseListenUrl && { listenUrl: config.databaseListenUrl }),
-    applicationName: config.applicationName ?? `mobile-builder-mcp/${role}/${runner.id}`,
-  });
-  const { users, artifacts: artifactRepo, oauth: oauthRepo } = store.repos;
-
+  const store = await openAppStore(config, role, runner.id);
   const publicUrl = new PublicUrl(config.publicUrl, config.artifactUrl, config.artifactOrigins);
-  // Cleared by the store's `cache:tokens` notices (a revocation or a plan change on any node) and
-  // resets; exact: on SQLite another process's commit (the `token revoke` command) shows at once.
-  const tokenCache = new ReadCache<CachedToken>(new ChangeWatch(store.events, (id) => id === 'tokens', true));
-  const oauthGrants = new OAuthGrants(oauthRepo, clock, config.oauth, async () => {
-    tokenCache.clear();
-    await publishCacheChange(store, 'tokens');
-  });
-  // OAuth access tokens are good only at this server's `/mcp` (RFC 8707): the audience follows the public URL.
-  const tokens = new TokenService(users, store.repos.tokens, clock, tokenCache, { grants: oauthGrants, audience: () => `${publicUrl.get()}/mcp` }, store);
-  // A file store may be served by several processes: count in the store so that they share the limits.
-  const loginCodes = new LoginCodeService(users, store.repos.loginCodes, clock);
-  // PostgreSQL: exact across nodes, counted on a small pool of its own (ended after the store).
-  // Loaded only then: node-postgres stays out of a SQLite start (docs/performance.md "Start-up time").
-  const pgLimits = config.rateLimiter || !store.databaseUrl ? null : await import('./limits/pg-rate-limiter.js');
-  const limiterPool = pgLimits && store.databaseUrl ? pgLimits.createRateLimiterPool(store.databaseUrl) : null;
-  const rateLimiter =
-    config.rateLimiter ?? (pgLimits && limiterPool ? new pgLimits.PgRequestRateLimiter(limiterPool) : store.rateWindows ? new StoreRequestRateLimiter(store.rateWindows) : new MemoryRequestRateLimiter());
-  const gate = new RequestGate(tokens, rateLimiter, plans, {
-    logger,
-    ...(config.unauthenticatedPerMinute !== undefined && { unauthenticatedPerMinute: config.unauthenticatedPerMinute }),
-  });
-  const access = new ProjectAccess(store.repos.projects);
-  const projects = new ProjectService(store, access, plans, clock);
-  // The store's `project` notices (of every node), after each commit, fanned out to each project's
-  // listeners; a reset (notices may have been missed, or another SQLite process committed) wakes all.
-  const changes = new ProjectChanges();
-  store.events.subscribe('project', (projectId) => changes.notify(projectId));
-  store.events.onReset(() => changes.notifyAll());
+  const auth = await composeAuth({ store, config, publicUrl, plans, clock, logger });
   // Loaded only when asked for: prom-client stays out of a stdio start (docs/performance.md "Start-up time").
   // The engine's runs are read at scrape time, once the engine below exists.
-  let engineRuns = () => 0;
-  let unserved = async () => new Map<string, number>();
-  let heldRuns = () => 0;
-  const metrics = config.metrics ? await openMetrics(store, { localRuns: () => engineRuns(), unserved: () => unserved(), heldRuns: () => heldRuns() }, config.metrics, config.trustProxy) : undefined;
-  const journal = new WorkflowJournal(store, clock, logger);
-  // With blobs (PostgreSQL) any node serves any artifact from its cache; else they are folders here.
-  const artifactStore: ArtifactStore = store.blobs
-    ? new BlobArtifactStore({ dataDir: config.dataDir, blobs: store.blobs, artifacts: artifactRepo, cacheMb: config.artifactCacheMb })
-    : new DiskArtifactStore(config.dataDir);
-  // An api node builds nothing: it needs neither the builder's settings (a command builder's
-  // config) nor its toolchain, and a build that reached it anyway would fail rather than run here.
-  const builder = config.builderInstance ?? (role === 'api' ? NO_BUILDS : createBuilder(config.builder ?? DEFAULTS.builder, config));
-  // The builder this deployment runs, recorded in every workflow sent through this node: an api
-  // node's is its configured one, though it runs none (docs/operators.md "One builder per deployment").
-  const builderName = config.builderInstance?.name ?? config.builder ?? DEFAULTS.builder;
-  const claims = config.claims ?? role !== 'api';
-  const nodes = new NodeRegistry(store, { runnerId: runner.id, role, builder: builderName, claims }, logger);
-  // With blobs (PostgreSQL) the next workflow of a project may run on another worker: workspaces travel as snapshots.
-  let workspaceSync: WorkspaceSync | undefined;
-  if (store.blobs) {
-    if (!store.repos.workspaces) throw new Error('A store with blobs must keep workspace snapshots (Repos.workspaces)');
-    workspaceSync = new WorkspaceSync({ blobs: store.blobs, workspaces: store.repos.workspaces, journal, logger, maxMb: config.workspaceSnapshotMaxMb });
-  }
-  const engine = new WorkflowEngine(
-    {
-      store,
-      journal,
-      artifactStore,
-      publisher: new ArtifactPublisher({ store, artifactStore, plans, clock, logger, workspacesDir: join(config.dataDir, 'workspaces') }),
-      builder,
-      plans,
-      dataDir: config.dataDir,
-      logger,
-      clock,
-      ...(metrics && { observer: metrics.service }),
-      ...(workspaceSync && { workspaceSync }),
-    },
-    {
-      maxConcurrent: config.maxConcurrentWorkflows ?? DEFAULTS.maxConcurrentWorkflows,
-      runner,
-      claims,
-      claimWaitMs: config.claimWaitMs ?? DEFAULTS.claimWaitMs,
-      ...(config.pollIntervalMs !== undefined && { pollIntervalMs: config.pollIntervalMs }),
-      ...(config.cancelTimeoutMs !== undefined && { cancelTimeoutMs: config.cancelTimeoutMs }),
-      ...(config.leaseMs !== undefined && { leaseMs: config.leaseMs }),
-      ...(config.heartbeatMs !== undefined && { heartbeatMs: config.heartbeatMs }),
-    },
-  );
-  engineRuns = () => engine.busy;
-  unserved = () => nodes.unserved();
-  heldRuns = () => engine.held;
-  const workflows = new WorkflowService({
-    store,
-    access,
-    journal,
-    engine,
-    publicUrl,
-    plans,
-    changes,
-    workspacesDir: join(config.dataDir, 'workspaces'),
-    builderName,
-    nodes,
-    ...(config.answerCheckTimeoutMs !== undefined && { answerCheckTimeoutMs: config.answerCheckTimeoutMs }),
-  });
-  const screenshots = new PreviewScreenshots({ access, artifacts: artifactRepo, artifactStore, publicUrl, browser: locateBrowser(config.browser), sandbox: config.buildSandbox, logger });
-  const tools = new ToolDispatcher(ALL_TOOLS, { projects, workflows, screenshots, logger }, metrics?.service);
-  const gateway = config.gateway ?? new JsonRpcGateway(createMcpServer(VERSION), undefined, logger, config.requestDeadlineMs);
-  gateway.attachTools(tools);
-  const webSessions = new WebSessionService(store.repos.webSessions, tokens, clock, (code) => loginCodes.redeem(code));
-
-  let phase: 'starting' | 'ready' | 'draining' | 'stopped' = 'starting';
+  const built: { engine?: EngineParts } = {};
+  const reads = { localRuns: () => built.engine?.engine.busy ?? 0, unserved: async () => built.engine?.nodes.unserved() ?? new Map<string, number>(), heldRuns: () => built.engine?.engine.held ?? 0 };
+  const metrics = config.metrics ? await openMetrics(store, reads, config.metrics, config.trustProxy) : undefined;
+  const engineParts = composeEngine({ store, config, role, runner, plans, clock, logger, ...(metrics && { observer: metrics.service }) });
+  built.engine = engineParts;
+  const gateway = config.gateway ?? newGateway(logger, config.requestDeadlineMs);
+  const services = composeServices({ store, config, engineParts, publicUrl, plans, clock, logger, gateway, ...(metrics && { observer: metrics.service }) });
+  const { tokens, loginCodes, oauthGrants, gate, webSessions } = auth;
   return {
     config,
     role,
@@ -388,62 +150,41 @@ export async function createApp(config: AppConfig): Promise<App> {
     tokens,
     loginCodes,
     oauthGrants,
-    oauthRepo,
+    oauthRepo: store.repos.oauth,
     clock,
     gate,
     gateway,
-    engine,
-    artifactStore,
-    artifacts: artifactRepo,
+    engine: engineParts.engine,
+    artifactStore: engineParts.artifactStore,
+    artifacts: store.repos.artifacts,
     publicUrl,
-    projects,
-    workflows,
-    users,
+    ...services,
+    users: store.repos.users,
     plans,
-    tools,
-    screenshots,
     webSessions,
-    changes,
     ...(metrics && { metrics: metrics.endpoint }),
-    async start() {
-      const stale = await artifactStore.removeTemporary();
-      if (stale > 0) logger.info({ folders: stale }, 'removed half-copied artifact folders left by an earlier stop');
-      await importUpdateChannelFiles(config.dataDir, store.repos.updateChannels, logger);
-      await workspaceSync?.removeTemporary(join(config.dataDir, 'workspaces'));
-      await engine.start();
-      await nodes.start();
-      // A worker serves no MCP: its gateway is never started.
-      if (role !== 'worker') await gateway.start();
-      if (phase === 'starting') phase = 'ready';
-    },
-    async healthProblem() {
-      if (phase !== 'ready') return phase;
-      try {
-        await store.ping();
-      } catch {
-        return 'store_unavailable';
-      }
-      // PostgreSQL: the LISTEN connection is down (it reconnects by itself); revocations and cancels
-      // made on other nodes are missed meanwhile.
-      return store.listening ? null : 'events_disconnected';
-    },
-    async drain(timeoutMs) {
-      if (phase === 'stopped') return;
-      phase = 'draining';
-      // A draining worker claims nothing more: its builder's queue no longer counts on it.
-      await nodes.stop();
-      await engine.drain(timeoutMs);
-    },
-    async close() {
-      if (phase === 'stopped') return;
-      phase = 'stopped';
-      await engine.shutdown();
-      await nodes.stop();
-      await gateway.close().catch(() => undefined);
-      await store.close();
-      await limiterPool?.end().catch(() => undefined);
-    },
+    ...appLifecycle({ dataDir: config.dataDir, role, store, engineParts, gateway, limiterPool: auth.limiterPool, logger }),
   };
+}
+
+/**
+ * The store step: opens and migrates the store (`config.databaseUrl`, else the SQLite file in the
+ * data dir), its connections named after `role` and `runnerId` for `pg_stat_activity`.
+ * @throws the store's error when it cannot be opened.
+ */
+async function openAppStore(config: AppConfig, role: Role, runnerId: string): Promise<Store> {
+  return openStore({
+    file: config.databaseFile ?? join(config.dataDir, 'mobile-builder.db'),
+    ...(config.databaseUrl && { databaseUrl: config.databaseUrl }),
+    poolSize: config.dbPoolSize ?? DEFAULTS.dbPoolSize,
+    ...(config.databaseListenUrl && { listenUrl: config.databaseListenUrl }),
+    applicationName: config.applicationName ?? `mobile-builder-mcp/${role}/${runnerId}`,
+  });
+}
+
+/** A gateway on a new MCP protocol server of this version, without tools; messages past `deadlineMs` get -32603. */
+function newGateway(logger: Logger, deadlineMs: number | undefined): JsonRpcGateway {
+  return new JsonRpcGateway(createMcpServer(VERSION), undefined, logger, deadlineMs);
 }
 
 /**

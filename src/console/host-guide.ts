@@ -30,12 +30,24 @@ export function consoleIntro(mcpUrl: string, open: boolean): SafeHtml {
 </section>`;
 }
 
+/** What `codeQuestionBox` shows. */
+export interface CodeQuestionBox {
+  question: PendingQuestion;
+  /** The workflow that asked, named in the instruction when known. */
+  workflow: WorkflowView | null;
+  /** The server's MCP URL for the connection guide; absent, no guide. */
+  mcpUrl: string | undefined;
+  /** The answer form's opening tag and hidden fields (the caller's, with its CSRF token). */
+  form: SafeHtml;
+  /** The answer's error, shown above the skip button. */
+  error: SafeHtml | undefined;
+}
+
 /**
  * A pending code question in the session panel: it waits for the MCP host's model, so the person
  * is told what to do (ask the host), how to connect one, what `skip` does; the prompt is folded.
- * @param form the answer form's opening tag and hidden fields (the caller's, with its CSRF token).
  */
-export function codeQuestionBox(question: PendingQuestion, workflow: WorkflowView | null, mcpUrl: string | undefined, form: SafeHtml, error: SafeHtml | undefined): SafeHtml {
+export function codeQuestionBox({ question, workflow, mcpUrl, form, error }: CodeQuestionBox): SafeHtml {
   const lines = question.prompt.split('\n').length;
   return html`<section id="question" class="question code-question" data-kind="code" aria-labelledby="question-title">
 <h3 id="question-title">Waiting for code from your MCP host</h3>

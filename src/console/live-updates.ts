@@ -89,17 +89,7 @@ export class LiveHub {
 
   /** Starts streaming to `res` and pushes the current state at once. */
   start(req: IncomingMessage, res: ServerResponse, stream: LiveStream): void {
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-store',
-      'X-Content-Type-Options': 'nosniff',
-      'X-Accel-Buffering': 'no',
-    });
-    // Browsers reconnect after 3 s by default; ask for a little more on a busy server.
-    res.write('retry: 5000\n\n');
-    req.socket.setTimeout(0);
-    req.socket.setNoDelay(true);
-
+    openEventStream(req, res);
     let timer: NodeJS.Timeout | undefined;
     let running = false;
     let again = false;
@@ -192,4 +182,18 @@ export class LiveHub {
     this.stopResets?.();
     this.stopResets = undefined;
   }
+}
+
+/** Answers 200 with an event stream's headers and its reconnection delay; the socket gets no idle timeout and no Nagle delay. */
+function openEventStream(req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead(200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    'X-Accel-Buffering': 'no',
+  });
+  // Browsers reconnect after 3 s by default; ask for a little more on a busy server.
+  res.write('retry: 5000\n\n');
+  req.socket.setTimeout(0);
+  req.socket.setNoDelay(true);
 }

@@ -112,11 +112,22 @@ export function stateBadge(state: ProjectState): SafeHtml {
   return html`<span class="state" data-state="${key}" data-queued="${queued}">${active || queued === 0 ? text : ''}${queue}</span>`;
 }
 
+/** What the projects list shows: the caller's projects and their states, and a failed creation's error and form. */
+export interface ProjectsList {
+  projects: Project[];
+  /** Each listed project's state (idle ones absent). */
+  states: ReadonlyMap<string, ProjectState>;
+  /** Why the creation failed, next to the field it concerns. */
+  error?: ShownError;
+  /** The creation form as it was sent. */
+  draft?: ProjectDraft;
+}
+
 /**
  * `/projects`: the form to create a project first (its error next to the field it concerns), then
  * the caller's own projects, newest first, each with its state.
  */
-export function projectsPage(viewer: Viewer, projects: Project[], states: ReadonlyMap<string, ProjectState>, error?: ShownError, draft?: ProjectDraft): SafeHtml {
+export function projectsPage(viewer: Viewer, { projects, states, error, draft }: ProjectsList): SafeHtml {
   const list =
     projects.length > 0
       ? html`<ul id="projects" class="projects">${projects.map(

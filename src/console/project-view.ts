@@ -41,7 +41,7 @@ function cancelForm(ctx: FormContext, workflow: WorkflowView, label: string): Sa
 function questionForm(ctx: FormContext, question: PendingQuestion, workflow: WorkflowView | null, error: SafeHtml | undefined): SafeHtml {
   const hidden = html`<input type="hidden" name="csrf" value="${ctx.csrf}"><input type="hidden" name="questionId" value="${question.questionId}">`;
   // A code question is the MCP host model's to answer: the person is told so (`host-guide.ts`).
-  if (question.kind === 'code') return codeQuestionBox(question, workflow, ctx.mcpUrl, html`<form method="post" action="/projects/${ctx.projectId}/answer">${hidden}`, error);
+  if (question.kind === 'code') return codeQuestionBox({ question, workflow, mcpUrl: ctx.mcpUrl, form: html`<form method="post" action="/projects/${ctx.projectId}/answer">${hidden}`, error });
   let input: SafeHtml;
   if (question.options && question.options.length > 0) {
     input = html`<fieldset><legend>Choose one</legend>${question.options.map(

@@ -67,12 +67,27 @@ export function rateHeaders(rate: RateDecision | undefined): string[] {
   return ['X-RateLimit-Limit', String(rate.limit), 'X-RateLimit-Remaining', String(rate.remaining), 'X-RateLimit-Reset', String(rate.resetAt)];
 }
 
-export function sendReply(res: ServerResponse, reply: GatewayReply, tokenPresented: boolean, mcp: boolean, resourceMetadata: string | null): void {
+/** How a gateway reply is sent (`sendReply`). */
+export interface ReplyContext {
+  /** The request carried a bearer token: a 401 then says `error="invalid_token"`. */
+  tokenPresented: boolean;
+  /** The client speaks MCP (`mcpClient`): tool-level refusals of an authenticated request go in band, 200. */
+  mcp: boolean;
+  /** The protected resource metadata URL a 401 names (a listener that serves OAuth), or null for the plain realm. */
+  resourceMetadata: string | null;
+}
+
+/**
+ * Sends the gateway's reply to one `/mcp` request (docs/contract.md#errors): its rate headers,
+ * `WWW-Authenticate` on 401, `Retry-After` on 429 and on a store outage (503), in band (200) for
+ * an MCP client's authenticated refusals; a reply without body is sent as its bare status.
+ */
+export function sendReply(res: ServerResponse, reply: GatewayReply, context: ReplyContext): void {
   // One header list and one writeHead: this runs for every request.
   const headers = rateHeaders(reply.rate);
   if (reply.status === 401) {
-    const params = resourceMetadata ? `resource_metadata="${resourceMetadata}"` : 'realm="mobile-builder-mcp"';
-    headers.push('WWW-Authenticate', tokenPresented ? `Bearer ${params}, error="invalid_token"` : `Bearer ${params}`);
+    const params = context.resourceMetadata ? `resource_metadata="${context.resourceMetadata}"` : 'realm="mobile-builder-mcp"';
+    headers.push('WWW-Authenticate', context.tokenPresented ? `Bearer ${params}, error="invalid_token"` : `Bearer ${params}`);
   }
   if (reply.status === 429) {
     const data = reply.body?.error?.data as { retryAfterSeconds?: number } | undefined;
@@ -84,17 +99,19 @@ export function sendReply(res: ServerResponse, reply: GatewayReply, tokenPresent
     return;
   }
   // A reply that carries a rate window answers an authenticated request (the gate counted it).
-  const inBand = mcp && reply.rate !== undefined && reply.body.error !== undefined && IN_BAND_CODES.has(reply.body.error.code);
+  const inBand = context.mcp && reply.rate !== undefined && reply.body.error !== undefined && IN_BAND_CODES.has(reply.body.error.code);
   // The store cannot answer now (an outage): out of band, 503 with when to try again.
   const outage = !inBand && (reply.body.error?.data as { reason?: unknown } | undefined)?.reason === STORE_UNAVAILABLE_DATA.reason;
   if (outage) headers.push('Retry-After', String(STORE_RETRY_AFTER_SECONDS));
   sendJsonText(res, inBand ? 200 : outage ? 503 : reply.status, replyJson(reply.body), headers);
 }
 
+/** Whether `path` is under `/previews/` or `/deployments/` (the only paths a project's own origin serves). */
 export function isArtifactPath(path: string): boolean {
   return path.startsWith('/previews/') || path.startsWith('/deployments/');
 }
 
+/** 404 with `{"error": "Not found"}`. */
 export function notFound(res: ServerResponse): void {
   sendJson(res, 404, { error: 'Not found' });
 }
@@ -111,11 +128,13 @@ export function bodyTooLarge(res: ServerResponse, limitBytes: number): void {
   sendError(res, invalidRequest({ reason: 'body_too_large', limitBytes }), 413);
 }
 
+/** Sends `error` as a JSON-RPC error with id null, at `status` or the status of its code (docs/contract.md#errors). */
 export function sendError(res: ServerResponse, error: ServiceError, status?: number): void {
   const body = toJsonRpcError(error);
   sendJson(res, status ?? httpStatusForCode(body.code), { jsonrpc: '2.0', id: null, error: body });
 }
 
+/** Sends `value` as JSON (`no-store`) with `status` and the extra headers (name, value pairs). */
 export function sendJson(res: ServerResponse, status: number, value: unknown, extraHeaders: string[] = []): void {
   sendJsonText(res, status, JSON.stringify(value), extraHeaders);
 }

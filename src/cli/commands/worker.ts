@@ -9,17 +9,29 @@
  * `--drain-timeout-ms`, then interrupts what still runs, closes the store and exits 0. A second
  * signal skips the rest of the wait.
  */
-import { VERSION } from '../app.js';
-import { checkBuilderSettings } from '../builders/builder-registry.js';
-import { appConfigOf, type WorkerOptions } from '../config/serve-options.js';
-import { createLogger } from '../logger.js';
-import type { RunningHealthPort } from '../transports/health-server.js';
-import { buildSandboxFor, sandboxLine } from './build-sandbox-choice.js';
-import { openHealthPort } from './health-port.js';
-import { openApp, storeShown } from './open-app.js';
+import type { Command } from 'commander';
+import { VERSION } from '../../app.js';
+import { checkBuilderSettings } from '../../builders/builder-registry.js';
+import { appConfigOf, type WorkerOptions } from '../../config/serve-options.js';
+import { createLogger } from '../../logger.js';
+import type { RunningHealthPort } from '../../transports/health-server.js';
+import { buildSandboxFor, sandboxLine } from '../build-sandbox-choice.js';
+import { openHealthPort } from '../health-port.js';
+import { openApp, storeShown } from '../open-app.js';
+
+/** Declares `worker` on `program`; its options come from the settings table (`addSettings` in main.ts). */
+export function addWorkerCommand(program: Command): void {
+  program
+    .command('worker')
+    .description(
+      'Run a build worker: claims and builds workflows from the store (PostgreSQL with --database-url; or a SQLite data dir shared with serve --role api on one host), serves no MCP. ' +
+        'SIGTERM drains it: running builds finish (up to --drain-timeout-ms), then it exits.',
+    )
+    .action(async (options: WorkerOptions) => runWorker(options));
+}
 
 /**
- * Runs a worker until a signal has drained and stopped it (then the process exits 0).
+ * Runs a worker (also `serve --role worker`) until a signal has drained and stopped it (then the process exits 0).
  * @throws Error when the sandbox, the builder's settings or the store refuse to start.
  */
 export async function runWorker(options: WorkerOptions): Promise<void> {
