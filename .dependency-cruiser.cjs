@@ -66,15 +66,28 @@ const layerRows = [
   },
 ];
 const layer = (name) => `^src/${name}/`;
-const forbid = (name, from, to, comment) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } });
+const forbid = (name, from, to, comment) => ({
+  name,
+  comment,
+  severity: 'error',
+  from: { path: from },
+  to: { path: to },
+});
 
 module.exports = {
   forbidden: [
     ...layerRows,
-    { name: 'no-circular', severity: 'error', comment: 'Import cycles make the layers meaningless.', from: {}, to: { circular: true } },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Import cycles make the layers meaningless.',
+      from: {},
+      to: { circular: true },
+    },
     {
       name: 'store-is-the-bottom',
-      comment: 'Repositories hold SQL only: the store imports nothing of ours but core/ (the state table gives them the workflow statuses).',
+      comment:
+        'Repositories hold SQL only: the store imports nothing of ours but core/ (the state table gives them the workflow statuses).',
       severity: 'error',
       from: { path: layer('store') },
       to: { path: '^src/', pathNot: '^src/(store|core)/' },
@@ -88,22 +101,44 @@ module.exports = {
     },
     {
       name: 'pg-driver-in-its-adapter',
-      comment: 'Only the PostgreSQL adapter (src/store/pg/) and the request limiter that counts in PostgreSQL talk to node-postgres; everything else uses the store port.',
+      comment:
+        'Only the PostgreSQL adapter (src/store/pg/) and the request limiter that counts in PostgreSQL talk to node-postgres; everything else uses the store port.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/store/pg/|^src/limits/pg-rate-limiter\\.ts$' },
       to: { path: '^node_modules/(pg|pg-[a-z-]+)/' },
     },
     {
       name: 'pg-adapter-behind-the-port',
-      comment: "Only store/store.ts (which opens the store) imports the PostgreSQL adapter; the PostgreSQL rate limiter (the driver's other user) takes its fault-proof pools from pg-pool.ts.",
+      comment:
+        "Only store/store.ts (which opens the store) imports the PostgreSQL adapter; the PostgreSQL rate limiter (the driver's other user) takes its fault-proof pools from pg-pool.ts.",
       severity: 'error',
       from: { path: '^src/(?!store/)|^src/store/(?!pg/)(?!store\\.ts$)', pathNot: '^src/limits/pg-rate-limiter\\.ts$' },
       to: { path: '^src/store/pg/' },
     },
-    forbid('pg-pools-for-the-pg-limiter-only', '^src/limits/pg-rate-limiter\\.ts$', '^src/store/pg/(?!pg-pool\\.ts$)', 'The PostgreSQL rate limiter uses the adapter only for its pools.'),
-    forbid('adapters-behind-the-port', '^src/(?!store/)|^src/store/(?!sqlite/)(?!store\\.ts$)', '^src/store/sqlite/', 'Only store/store.ts (which opens the store) imports the adapter; the port declares its own row types (rows.ts).'),
-    forbid('core-is-the-bottom', layer('core'), '^src/(?!core/)', 'Every layer, the store included, reads the defaults, the message lengths and the state table: core/ imports nothing of ours.'),
-    forbid('builders-below-the-engine', layer('builders'), '^src/(console|cli|transports|mcp|services|workflows|auth|limits)/|^src/app\\.ts$', 'A builder sees only its BuildContext.'),
+    forbid(
+      'pg-pools-for-the-pg-limiter-only',
+      '^src/limits/pg-rate-limiter\\.ts$',
+      '^src/store/pg/(?!pg-pool\\.ts$)',
+      'The PostgreSQL rate limiter uses the adapter only for its pools.',
+    ),
+    forbid(
+      'adapters-behind-the-port',
+      '^src/(?!store/)|^src/store/(?!sqlite/)(?!store\\.ts$)',
+      '^src/store/sqlite/',
+      'Only store/store.ts (which opens the store) imports the adapter; the port declares its own row types (rows.ts).',
+    ),
+    forbid(
+      'core-is-the-bottom',
+      layer('core'),
+      '^src/(?!core/)',
+      'Every layer, the store included, reads the defaults, the message lengths and the state table: core/ imports nothing of ours.',
+    ),
+    forbid(
+      'builders-below-the-engine',
+      layer('builders'),
+      '^src/(console|cli|transports|mcp|services|workflows|auth|limits)/|^src/app\\.ts$',
+      'A builder sees only its BuildContext.',
+    ),
     {
       name: 'only-the-registry-enters-builder-folders',
       comment:
@@ -112,7 +147,12 @@ module.exports = {
       from: { path: '^src/', pathNot: '^src/builders/(builder-registry\\.ts$|[^/]+/)|^src/(cli|config)/' },
       to: { path: '^src/builders/[^/]+/' },
     },
-    forbid('builder-options-through-the-index', '^src/(cli|config)/', '^src/builders/[^/]+/(?!index\\.ts$)', 'The CLI and the settings table read a builder folder through its index.ts only.'),
+    forbid(
+      'builder-options-through-the-index',
+      '^src/(cli|config)/',
+      '^src/builders/[^/]+/(?!index\\.ts$)',
+      'The CLI and the settings table read a builder folder through its index.ts only.',
+    ),
     {
       name: 'builder-folders-stay-apart',
       comment: 'One builder folder never imports another: what they share lives in builders/ itself.',
@@ -120,36 +160,126 @@ module.exports = {
       from: { path: '^src/builders/([^/]+)/' },
       to: { path: '^src/builders/[^/]+/', pathNot: '^src/builders/$1/' },
     },
-    forbid('workflows-below-services', layer('workflows'), '^src/(console|cli|transports|mcp|services)/|^src/app\\.ts$', 'The engine calls services never, tools never.'),
-    forbid('auth-and-limits-below-services', '^src/(auth|limits)/', '^src/(console|cli|transports|mcp|oauth|services|workflows|builders)/|^src/app\\.ts$', 'Authentication and limits are used by the edges, not the reverse.'),
-    forbid('oauth-below-transports', layer('oauth'), '^src/(console|cli|transports|mcp|services|workflows|builders)/|^src/app\\.ts$', 'The OAuth routes get their parts from the transport; they run no tool and no workflow.'),
-    forbid('only-transports-load-oauth', '^src/(mcp|services|workflows|builders|limits|io)/', '^src/oauth/', 'OAuth is an HTTP concern, loaded by the transport.'),
-    forbid('services-below-mcp', layer('services'), '^src/(console|cli|transports|mcp)/|^src/app\\.ts$', 'Services never touch the protocol.'),
-    forbid('mcp-below-transports', layer('mcp'), '^src/(console|cli|transports)/|^src/app\\.ts$', 'The tool adapter knows no transport.'),
+    forbid(
+      'workflows-below-services',
+      layer('workflows'),
+      '^src/(console|cli|transports|mcp|services)/|^src/app\\.ts$',
+      'The engine calls services never, tools never.',
+    ),
+    forbid(
+      'auth-and-limits-below-services',
+      '^src/(auth|limits)/',
+      '^src/(console|cli|transports|mcp|oauth|services|workflows|builders)/|^src/app\\.ts$',
+      'Authentication and limits are used by the edges, not the reverse.',
+    ),
+    forbid(
+      'oauth-below-transports',
+      layer('oauth'),
+      '^src/(console|cli|transports|mcp|services|workflows|builders)/|^src/app\\.ts$',
+      'The OAuth routes get their parts from the transport; they run no tool and no workflow.',
+    ),
+    forbid(
+      'only-transports-load-oauth',
+      '^src/(mcp|services|workflows|builders|limits|io)/',
+      '^src/oauth/',
+      'OAuth is an HTTP concern, loaded by the transport.',
+    ),
+    forbid(
+      'services-below-mcp',
+      layer('services'),
+      '^src/(console|cli|transports|mcp)/|^src/app\\.ts$',
+      'Services never touch the protocol.',
+    ),
+    forbid(
+      'mcp-below-transports',
+      layer('mcp'),
+      '^src/(console|cli|transports)/|^src/app\\.ts$',
+      'The tool adapter knows no transport.',
+    ),
     forbid('transports-below-cli', layer('transports'), '^src/cli/', 'Transports are entry points the CLI starts.'),
-    forbid('transports-take-narrow-deps', layer('transports'), '^src/app\\.ts$', 'A transport gets the narrow interface it needs, never the whole App.'),
-    forbid('transports-take-the-console-as-a-dep', layer('transports'), '^src/console/', 'The HTTP transport routes to the console through HttpServerDeps.'),
-    forbid('console-beside-transports', layer('console'), '^src/(cli|transports|oauth)/|^src/app\\.ts$', 'The console gets the narrow interfaces it needs from app.ts.'),
-    forbid('metrics-beside-the-console', layer('metrics'), '^src/(cli|console|transports|oauth|services)/|^src/app\\.ts$', 'The metrics read the store and implement the observers of the engine and the tool adapter; they serve no tool.'),
-    forbid('only-the-root-composes-metrics', '^src/(?!metrics/)(?!app(-config)?\\.ts$)(?!http-listener\\.ts$)', '^src/metrics/', 'The layers below report through their own observer interfaces; app.ts composes the metrics and the HTTP side mounts their route.'),
+    forbid(
+      'transports-take-narrow-deps',
+      layer('transports'),
+      '^src/app\\.ts$',
+      'A transport gets the narrow interface it needs, never the whole App.',
+    ),
+    forbid(
+      'transports-take-the-console-as-a-dep',
+      layer('transports'),
+      '^src/console/',
+      'The HTTP transport routes to the console through HttpServerDeps.',
+    ),
+    forbid(
+      'console-beside-transports',
+      layer('console'),
+      '^src/(cli|transports|oauth)/|^src/app\\.ts$',
+      'The console gets the narrow interfaces it needs from app.ts.',
+    ),
+    forbid(
+      'metrics-beside-the-console',
+      layer('metrics'),
+      '^src/(cli|console|transports|oauth|services)/|^src/app\\.ts$',
+      'The metrics read the store and implement the observers of the engine and the tool adapter; they serve no tool.',
+    ),
+    forbid(
+      'only-the-root-composes-metrics',
+      '^src/(?!metrics/)(?!app(-config)?\\.ts$)(?!http-listener\\.ts$)',
+      '^src/metrics/',
+      'The layers below report through their own observer interfaces; app.ts composes the metrics and the HTTP side mounts their route.',
+    ),
     {
       name: 'only-the-cli-reads-the-settings-table',
-      comment: 'The table generates the command line; the layers below take its values through AppConfig and their options.',
+      comment:
+        'The table generates the command line; the layers below take its values through AppConfig and their options.',
       severity: 'error',
       from: { pathNot: '^src/(cli|config)/' },
       to: { path: '^src/config/' },
     },
-    forbid('config-below-cli', layer('config'), '^src/cli/', 'The settings table feeds the command line, not the reverse.'),
-    forbid('io-is-a-leaf', layer('io'), '^src/(?!io/)(?!core/)', 'Stream and text helpers depend on nothing of ours but core/.'),
-    forbid('root-leaves', '^src/(clock|config-file|logger|roles)\\.ts$', '^src/(?!core/)', 'The clock, the logger, the config file reader and the roles are read by every layer: they import nothing of ours but core/.'),
-    forbid('errors-above-the-store-only', '^src/errors\\.ts$', '^src/(?!core/)(?!store/unavailable\\.ts$)', 'The domain errors read only which store failures are outages (store/unavailable.ts).'),
-    forbid('sdk-in-few-files', '^src/(services|workflows|builders|store|auth|limits|console|io)/|^src/app\\.ts$', '@modelcontextprotocol/(sdk|server|client|core)', 'Only the adapter (mcp/), the transports and oauth/ import the SDK, v1 (sdk) or v2 (server, client, core).'),
-    forbid('composition-steps-belong-to-the-root', '^src/(?!app\\.ts$)(?!app-)', '^src/app-', "The composition steps beside app.ts (app-auth.ts, app-engine.ts, ...) are app.ts's own: nothing below imports them, so the rules on app.ts cover them."),
+    forbid(
+      'config-below-cli',
+      layer('config'),
+      '^src/cli/',
+      'The settings table feeds the command line, not the reverse.',
+    ),
+    forbid(
+      'io-is-a-leaf',
+      layer('io'),
+      '^src/(?!io/)(?!core/)',
+      'Stream and text helpers depend on nothing of ours but core/.',
+    ),
+    forbid(
+      'root-leaves',
+      '^src/(clock|config-file|logger|roles)\\.ts$',
+      '^src/(?!core/)',
+      'The clock, the logger, the config file reader and the roles are read by every layer: they import nothing of ours but core/.',
+    ),
+    forbid(
+      'errors-above-the-store-only',
+      '^src/errors\\.ts$',
+      '^src/(?!core/)(?!store/unavailable\\.ts$)',
+      'The domain errors read only which store failures are outages (store/unavailable.ts).',
+    ),
+    forbid(
+      'sdk-in-few-files',
+      '^src/(services|workflows|builders|store|auth|limits|console|io)/|^src/app\\.ts$',
+      '@modelcontextprotocol/(sdk|server|client|core)',
+      'Only the adapter (mcp/), the transports and oauth/ import the SDK, v1 (sdk) or v2 (server, client, core).',
+    ),
+    forbid(
+      'composition-steps-belong-to-the-root',
+      '^src/(?!app\\.ts$)(?!app-)',
+      '^src/app-',
+      "The composition steps beside app.ts (app-auth.ts, app-engine.ts, ...) are app.ts's own: nothing below imports them, so the rules on app.ts cover them.",
+    ),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+      extensions: ['.ts', '.js'],
+    },
   },
 };

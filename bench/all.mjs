@@ -56,7 +56,13 @@ const goal = (n, what, ratio, limit, { atLeast = false, unit = 'x' } = {}) => {
   if (ratio === undefined) return rows.push([n, what, 'not measured', '', '']);
   const ok = atLeast ? ratio >= limit : ratio <= limit;
   const shown = unit === 'x' ? `${ratio.toFixed(2)}x` : `${Math.round(ratio)} ${unit}`;
-  rows.push([n, what, shown, `${atLeast ? '>=' : '<='} ${limit}${unit === 'x' ? 'x' : ` ${unit}`}`, ok ? 'ok' : 'short']);
+  rows.push([
+    n,
+    what,
+    shown,
+    `${atLeast ? '>=' : '<='} ${limit}${unit === 'x' ? 'x' : ` ${unit}`}`,
+    ok ? 'ok' : 'short',
+  ]);
 };
 const reported = (what, value) => rows.push(['', what, value ?? 'not measured', '', '']);
 
@@ -68,24 +74,59 @@ const tools = results['tools.json'];
 const call = (key) => tools?.calls.find((c) => c.key === key);
 goal(2, 'svc_get_session idle / svc_get_project (CPU)', call('sessionIdle')?.cpuRatio, 2);
 goal(2, 'svc_get_session 1 running + 50 queued / svc_get_project', call('sessionQueued')?.cpuRatio, 3);
-reported('svc_get_messages limit 100 / svc_get_project (CPU)', call('messages') && `${call('messages').cpuRatio.toFixed(2)}x`);
+reported(
+  'svc_get_messages limit 100 / svc_get_project (CPU)',
+  call('messages') && `${call('messages').cpuRatio.toFixed(2)}x`,
+);
 reported('svc_send_message / svc_get_project (CPU)', call('send') && `${call('send').cpuRatio.toFixed(2)}x`);
-reported('svc_get_project on PostgreSQL / on SQLite (CPU)', call('projectPg') ? `${call('projectPg').cpuRatio.toFixed(2)}x` : tools?.postgres);
+reported(
+  'svc_get_project on PostgreSQL / on SQLite (CPU)',
+  call('projectPg') ? `${call('projectPg').cpuRatio.toFixed(2)}x` : tools?.postgres,
+);
 const startup = results['startup.json'];
 goal(3, 'stdio spawn -> initialize, warm cache / bare node', startup?.warmRatio, 2);
 goal(3, 'stdio spawn -> initialize, first start / bare node', startup?.coldRatio, 2.5);
-reported('stdio spawn -> first tools/list answered, warm / first start', startup?.warmToolsMs && `${Math.round(startup.warmToolsMs)} / ${Math.round(startup.coldToolsMs)} ms`);
+reported(
+  'stdio spawn -> first tools/list answered, warm / first start',
+  startup?.warmToolsMs && `${Math.round(startup.warmToolsMs)} / ${Math.round(startup.coldToolsMs)} ms`,
+);
 rows.push([4, 'code cache per build and install path', 'a test: tests/code-cache.test.ts', '', '']);
 const leases = results['leases.json'];
-goal(5, 'lease takeover after SIGKILL, median (defaults)', leases?.defaults ? leases.takeoverAfterSigkillMs.median : undefined, 3000, { unit: 'ms' });
+goal(
+  5,
+  'lease takeover after SIGKILL, median (defaults)',
+  leases?.defaults ? leases.takeoverAfterSigkillMs.median : undefined,
+  3000,
+  { unit: 'ms' },
+);
 reported('heartbeat writes/s per running workflow', leases?.heartbeatWritesPerSecondPerRunningWorkflow?.toString());
-goal(6, 'svc_list_projects, 1,000 projects / the floor (CPU)', tools?.sameListReply ? call('list')?.cpuRatio : undefined, 1.2);
+goal(
+  6,
+  'svc_list_projects, 1,000 projects / the floor (CPU)',
+  tools?.sameListReply ? call('list')?.cpuRatio : undefined,
+  1.2,
+);
 const multinode = results['multinode.json'];
-reported('PostgreSQL: worker SIGKILL -> next build on another worker', multinode && `${Math.round(multinode.takeover.nextStartedMs.median)} ms (lease ${multinode.leaseMs} ms)`);
-reported('PostgreSQL: builds per minute, 2 workers / 1 worker', multinode && `${multinode.buildsPerMinute.ratio.toFixed(2)}x`);
-reported('PostgreSQL: svc_get_project req/s, API node / SQLite', multinode && `${multinode.getProject.ratio.requestsPerSecond.toFixed(2)}x`);
+reported(
+  'PostgreSQL: worker SIGKILL -> next build on another worker',
+  multinode && `${Math.round(multinode.takeover.nextStartedMs.median)} ms (lease ${multinode.leaseMs} ms)`,
+);
+reported(
+  'PostgreSQL: builds per minute, 2 workers / 1 worker',
+  multinode && `${multinode.buildsPerMinute.ratio.toFixed(2)}x`,
+);
+reported(
+  'PostgreSQL: svc_get_project req/s, API node / SQLite',
+  multinode && `${multinode.getProject.ratio.requestsPerSecond.toFixed(2)}x`,
+);
 
 const widths = [4, 64, 34, 12, 6];
 console.log('\nperformance goals, each against its baseline measured in this run:');
-for (const row of rows) console.log(row.map((cell, i) => String(cell).padEnd(widths[i])).join('').trimEnd());
+for (const row of rows)
+  console.log(
+    row
+      .map((cell, i) => String(cell).padEnd(widths[i]))
+      .join('')
+      .trimEnd(),
+  );
 if (failed) process.exitCode = 1;

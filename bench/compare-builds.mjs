@@ -46,7 +46,9 @@ try {
     builds.push({ name: label, dir, target, headers: target.headers, body: target.body });
     Object.assign(builds.at(-1), await startChild(target.serveArgs, target.readyPattern, dir));
   }
-  console.error(`comparing ${builds[1].dir} with ${builds[0].dir}: ${rounds} rounds of ${seconds}s each, ${connections} connections, svc_get_project over HTTP`);
+  console.error(
+    `comparing ${builds[1].dir} with ${builds[0].dir}: ${rounds} rounds of ${seconds}s each, ${connections} connections, svc_get_project over HTTP`,
+  );
   [base, cand] = await measureAlternating(builds, { rounds, seconds, warmup: Number(values.warmup), connections });
 } finally {
   for (const build of builds) {
@@ -59,8 +61,14 @@ const pad = (s, n) => String(s).padEnd(n);
 console.log(`${pad('build', 12)}${pad('req/s (median)', 16)}${pad('CPU µs/req (median)', 21)}rounds (req/s, µs/req)`);
 for (const b of [base, cand]) {
   const each = b.rounds.map((r) => `${r.requestsPerSecond.toFixed(0)}/${r.cpuMicrosPerRequest.toFixed(1)}`).join(' ');
-  console.log(`${pad(b.name, 12)}${pad(b.requestsPerSecond.toFixed(0), 16)}${pad(b.cpuMicrosPerRequest.toFixed(1), 21)}${each}`);
+  console.log(
+    `${pad(b.name, 12)}${pad(b.requestsPerSecond.toFixed(0), 16)}${pad(b.cpuMicrosPerRequest.toFixed(1), 21)}${each}`,
+  );
 }
 const ratio = cand.ratioTo(base);
-console.log(`\ncandidate / baseline, median of the rounds: req/s ${ratio.requestsPerSecond.toFixed(3)}x; CPU per request ${ratio.cpuMicrosPerRequest.toFixed(3)}x`);
-console.log(`within 10 % of the baseline: ${ratio.requestsPerSecond >= 0.9 && ratio.cpuMicrosPerRequest <= 1 / 0.9 ? 'ok' : 'short'}`);
+console.log(
+  `\ncandidate / baseline, median of the rounds: req/s ${ratio.requestsPerSecond.toFixed(3)}x; CPU per request ${ratio.cpuMicrosPerRequest.toFixed(3)}x`,
+);
+console.log(
+  `within 10 % of the baseline: ${ratio.requestsPerSecond >= 0.9 && ratio.cpuMicrosPerRequest <= 1 / 0.9 ? 'ok' : 'short'}`,
+);

@@ -29,20 +29,53 @@ const seconds = (ms) => Math.round(ms / 100) / 10;
 // 1. Toolchain install.
 let t = Date.now();
 const SDKS = [58, 54];
-const install = spawnSync(process.execPath, [BIN, 'toolchain', 'install', '--sdk', SDKS.join(','), '--data-dir', dataDir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+const install = spawnSync(
+  process.execPath,
+  [BIN, 'toolchain', 'install', '--sdk', SDKS.join(','), '--data-dir', dataDir],
+  { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+);
 if (install.status !== 0) throw new Error(`toolchain install failed: ${install.stdout}`);
 results.toolchainInstallS = seconds(Date.now() - t);
 results.toolchainDiskMiB = duMiB(join(dataDir, 'toolchains'));
 
 // 2. The server (HTTP, expo builder), with a sampler of its and its children's memory.
-const token = execFileSync(process.execPath, [BIN, 'token', 'create', '--user', 'bench', '--data-dir', dataDir], { encoding: 'utf8' }).trim().split('\n').at(-1);
+const token = execFileSync(process.execPath, [BIN, 'token', 'create', '--user', 'bench', '--data-dir', dataDir], {
+  encoding: 'utf8',
+})
+  .trim()
+  .split('\n')
+  .at(-1);
 // The benchmark polls its sessions: give its user a plan whose request rate it never meets.
 const plans = join(dataDir, 'plans.json');
-writeFileSync(plans, JSON.stringify({ bench: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 10, maxProjects: 10 } }));
+writeFileSync(
+  plans,
+  JSON.stringify({ bench: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 10, maxProjects: 10 } }),
+);
 execFileSync(process.execPath, [BIN, 'user', 'set-plan', 'bench', 'bench', '--plans', plans, '--data-dir', dataDir]);
 /** Starts `serve --http` on the data dir (extra arguments: `--no-build-sandbox`) and waits for its line. */
 async function startServer(extra = []) {
-  const child = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--builder', 'expo', '--agent', 'none', '--plans', plans, '--log-level', 'warn', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'serve',
+      '--http',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--builder',
+      'expo',
+      '--agent',
+      'none',
+      '--plans',
+      plans,
+      '--log-level',
+      'warn',
+      ...extra,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let err = '';
   child.stderr.on('data', (d) => (err += d.toString()));
   const line = await new Promise((resolve, reject) => {
@@ -88,7 +121,11 @@ let id = 1;
 async function tool(name, args) {
   const res = await fetch(mcpUrl, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}` },
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      Authorization: `Bearer ${token}`,
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: id++, method: 'tools/call', params: { name, arguments: args } }),
   });
   const body = await res.json();
@@ -101,9 +138,15 @@ async function run(projectId, message, kind) {
   await tool('svc_send_message', { projectId, message, kind });
   for (;;) {
     const s = await tool('svc_get_session', { projectId });
-    if (s.pendingQuestion) await tool('svc_send_message', { projectId, message: 'com.example.bench', questionId: s.pendingQuestion.questionId });
+    if (s.pendingQuestion)
+      await tool('svc_send_message', {
+        projectId,
+        message: 'com.example.bench',
+        questionId: s.pendingQuestion.questionId,
+      });
     else if (!s.hasActiveWorkflows) {
-      if (s.lastWorkflow.status !== 'completed') throw new Error(`${kind} failed: ${JSON.stringify(s.lastWorkflow.error)}`);
+      if (s.lastWorkflow.status !== 'completed')
+        throw new Error(`${kind} failed: ${JSON.stringify(s.lastWorkflow.error)}`);
       return s.lastWorkflow;
     }
     await new Promise((r) => setTimeout(r, 200));
@@ -134,7 +177,10 @@ try {
   results.coldDeployS = duration(await run(first.id, 'deploy', 'deploy'));
   // The app identifier the deploy set is in app.json: the bare copy takes it too.
   bare.refresh();
-  results.bareDeployExportsS = Math.round((SDKS.reduce((sum, sdk) => sum + bare.export(sdk, ['ios', 'android']), 0) + bare.export(SDKS[0], ['web'])) * 10) / 10;
+  results.bareDeployExportsS =
+    Math.round(
+      (SDKS.reduce((sum, sdk) => sum + bare.export(sdk, ['ios', 'android']), 0) + bare.export(SDKS[0], ['web'])) * 10,
+    ) / 10;
   results.warmDeployS = duration(await run(first.id, 'deploy again', 'deploy'));
   const ratio = (a, b) => Math.round((a / b) * 100) / 100;
   results.firstBuildRatio = ratio(results.firstBuildS, results.bareColdWebExportS);
@@ -142,7 +188,9 @@ try {
   results.deployRatio = ratio(results.coldDeployS, results.bareDeployExportsS);
   process.stderr.write(`bench:expo so far: ${JSON.stringify(results)}\n`);
   results.diskPerProjectMiB = duMiB(join(dataDir, 'workspaces', second.id));
-  results.serverPeakRssMiB = Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))[1]) / 1024);
+  results.serverPeakRssMiB = Math.round(
+    Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))[1]) / 1024,
+  );
   results.exportPeakProcessRssMiB = Math.round(peakExportProcessMiB);
   results.exportPeakTreeRssMiB = Math.round(peakExportTreeMiB);
 
@@ -161,7 +209,8 @@ try {
   const median = (list) => [...list].sort((a, b) => a - b)[1];
   results.warmRebuildSandboxedS = times.sandboxed;
   results.warmRebuildUnsandboxedS = times.unsandboxed;
-  results.sandboxOverheadPercent = Math.round(((median(times.sandboxed) - median(times.unsandboxed)) / median(times.unsandboxed)) * 1000) / 10;
+  results.sandboxOverheadPercent =
+    Math.round(((median(times.sandboxed) - median(times.unsandboxed)) / median(times.unsandboxed)) * 1000) / 10;
 } finally {
   clearInterval(sampler);
   await stopServer(current).catch(() => undefined);
@@ -169,16 +218,31 @@ try {
 }
 
 const rows = [
-  [`toolchain install (npm install, SDK ${SDKS.join(' and ')})`, `${results.toolchainInstallS} s (${results.toolchainDiskMiB} MiB)`],
+  [
+    `toolchain install (npm install, SDK ${SDKS.join(' and ')})`,
+    `${results.toolchainInstallS} s (${results.toolchainDiskMiB} MiB)`,
+  ],
   ['new workspace', `${results.newWorkspaceS} s, ${results.newWorkspaceMiB} MiB`],
-  [`first build, first project (SDK ${SDKS[0]}, cold Metro cache)`, `${results.firstBuildS} s = ${results.firstBuildRatio}x a bare cold web export (${results.bareColdWebExportS} s)`],
+  [
+    `first build, first project (SDK ${SDKS[0]}, cold Metro cache)`,
+    `${results.firstBuildS} s = ${results.firstBuildRatio}x a bare cold web export (${results.bareColdWebExportS} s)`,
+  ],
   ['first build, second project', `${results.secondProjectFirstBuildS} s`],
-  ['warm rebuild after a one-line edit', `${results.warmRebuildS} s = ${results.warmRebuildRatio}x a bare warm web export (${results.bareWarmWebExportS} s)`],
-  [`deploy, first (cold native exports, SDK ${SDKS.join(' and ')})`, `${results.coldDeployS} s = ${results.deployRatio}x the bare exports it needs (${results.bareDeployExportsS} s)`],
+  [
+    'warm rebuild after a one-line edit',
+    `${results.warmRebuildS} s = ${results.warmRebuildRatio}x a bare warm web export (${results.bareWarmWebExportS} s)`,
+  ],
+  [
+    `deploy, first (cold native exports, SDK ${SDKS.join(' and ')})`,
+    `${results.coldDeployS} s = ${results.deployRatio}x the bare exports it needs (${results.bareDeployExportsS} s)`,
+  ],
   ['deploy, warm', `${results.warmDeployS} s`],
   ['extra disk per project (after one build)', `${results.diskPerProjectMiB} MiB`],
   ['peak RSS, server', `${results.serverPeakRssMiB} MiB`],
-  ['peak RSS, largest export process / whole tree', `${results.exportPeakProcessRssMiB} / ${results.exportPeakTreeRssMiB} MiB`],
+  [
+    'peak RSS, largest export process / whole tree',
+    `${results.exportPeakProcessRssMiB} / ${results.exportPeakTreeRssMiB} MiB`,
+  ],
   ['builds', results.startLine],
   ['warm rebuild, sandboxed (3 runs)', `${results.warmRebuildSandboxedS.join(' / ')} s`],
   ['warm rebuild, --no-build-sandbox (3 runs)', `${results.warmRebuildUnsandboxedS.join(' / ')} s`],
@@ -187,7 +251,10 @@ const rows = [
 const width = Math.max(...rows.map((r) => r[0].length));
 process.stdout.write(`\n${rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n')}\n`);
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
-writeFileSync(join(root, 'bench', 'results', `expo-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), `${JSON.stringify(results, null, 2)}\n`);
+writeFileSync(
+  join(root, 'bench', 'results', `expo-${new Date().toISOString().replace(/[:.]/g, '-')}.json`),
+  `${JSON.stringify(results, null, 2)}\n`,
+);
 
 /**
  * A bare copy of a project's app for baselines: its files (no git, no output) with node_modules
@@ -220,12 +287,17 @@ function bareApp(projectId) {
     const cli = join(dataDir, 'toolchains', `expo-sdk-${sdk}`, 'node_modules', 'expo', 'bin', 'cli');
     const out = join(base, `out-${sdk}-${platforms.join('-')}`);
     const { SVC_METRO_CACHE_DIR: _unused, ...env } = process.env;
-    const run = spawnSync(process.execPath, [cli, 'export', ...platforms.flatMap((p) => ['--platform', p]), '--output-dir', out], {
-      cwd: copyFor(sdk),
-      env: { ...env, TMPDIR: tmp, EXPO_NO_TELEMETRY: '1', CI: '1', NODE_ENV: 'production' },
-      encoding: 'utf8',
-    });
-    if (run.status !== 0) throw new Error(`bare expo export (SDK ${sdk}, ${platforms.join('+')}) failed: ${run.stderr.slice(-2000)}`);
+    const run = spawnSync(
+      process.execPath,
+      [cli, 'export', ...platforms.flatMap((p) => ['--platform', p]), '--output-dir', out],
+      {
+        cwd: copyFor(sdk),
+        env: { ...env, TMPDIR: tmp, EXPO_NO_TELEMETRY: '1', CI: '1', NODE_ENV: 'production' },
+        encoding: 'utf8',
+      },
+    );
+    if (run.status !== 0)
+      throw new Error(`bare expo export (SDK ${sdk}, ${platforms.join('+')}) failed: ${run.stderr.slice(-2000)}`);
     return seconds(Date.now() - started);
   };
   return { refresh, export: exportOnce };
@@ -244,7 +316,9 @@ function descendants(pid) {
     const parent = stack.pop();
     let children;
     try {
-      children = readdirSync(`/proc/${parent}/task`).map((task) => readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8')).join(' ');
+      children = readdirSync(`/proc/${parent}/task`)
+        .map((task) => readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8'))
+        .join(' ');
     } catch {
       continue;
     }

@@ -53,19 +53,32 @@ async function measure(name, start, headers, body, { prepare = async () => ({}) 
 const target = await prepareTarget(root);
 const { body, headers } = target;
 /** The body of one answer of the server on `port`. */
-const replyOf = (port) => fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers, body }).then((r) => r.text());
+const replyOf = (port) =>
+  fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers, body }).then((r) => r.text());
 let ourReply;
 let floorReply;
 
-console.error(`benchmark: svc_get_project over HTTP, ${connections} connections; ours, the floor and bare node:http in ${rounds} alternating rounds of ${seconds}s each after ${warmup}s warm-up; the SDK servers ${seconds}s each`);
+console.error(
+  `benchmark: svc_get_project over HTTP, ${connections} connections; ours, the floor and bare node:http in ${rounds} alternating rounds of ${seconds}s each after ${warmup}s warm-up; the SDK servers ${seconds}s each`,
+);
 // Ours and the two baselines its goals are measured against run side by side, loaded in
 // alternating rounds, so that the machine's load changes fall on all three alike.
 const side = [];
 let alternating;
 try {
   for (const [name, start] of [
-    ['bare node:http (fixed JSON-RPC reply)', () => startChild([join(root, 'bench/baselines/bare-server.mjs')], /PORT=(\d+)/)],
-    ['floor: node:http, 1 SQLite read, our reply', () => startChild([join(root, 'bench/baselines/floor-server.mjs'), join(target.dataDir, 'mobile-builder.db')], /PORT=(\d+)/)],
+    [
+      'bare node:http (fixed JSON-RPC reply)',
+      () => startChild([join(root, 'bench/baselines/bare-server.mjs')], /PORT=(\d+)/),
+    ],
+    [
+      'floor: node:http, 1 SQLite read, our reply',
+      () =>
+        startChild(
+          [join(root, 'bench/baselines/floor-server.mjs'), join(target.dataDir, 'mobile-builder.db')],
+          /PORT=(\d+)/,
+        ),
+    ],
     ['mobile-builder-mcp svc_get_project', () => startChild(target.serveArgs, target.readyPattern, root)],
   ]) {
     side.push({ name, headers, body, ...(await start()) });
@@ -78,12 +91,25 @@ try {
   for (const server of side) await stopChild(server.child);
 }
 const [bare, floor, ours] = alternating;
-const sdk = await measure('stock SDK stateless (server per request)', () => startChild([join(root, 'bench/baselines/sdk-stateless-server.mjs')], /PORT=(\d+)/), headers, body);
-const sdkLongLived = await measure('SDK McpServer, long-lived (stateful JSON)', () => startChild([join(root, 'bench/baselines/sdk-long-lived-server.mjs')], /PORT=(\d+)/), headers, body, { prepare: initializeSession });
+const sdk = await measure(
+  'stock SDK stateless (server per request)',
+  () => startChild([join(root, 'bench/baselines/sdk-stateless-server.mjs')], /PORT=(\d+)/),
+  headers,
+  body,
+);
+const sdkLongLived = await measure(
+  'SDK McpServer, long-lived (stateful JSON)',
+  () => startChild([join(root, 'bench/baselines/sdk-long-lived-server.mjs')], /PORT=(\d+)/),
+  headers,
+  body,
+  { prepare: initializeSession },
+);
 const results = [bare, floor, sdk, sdkLongLived, ours];
 
 const pad = (s, n) => String(s).padEnd(n);
-console.log(`${pad('server', 44)}${pad('req/s', 10)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('peak RSS MiB', 14)}${pad('CPU µs/req', 12)}${pad('ours / this', 13)}errors`);
+console.log(
+  `${pad('server', 44)}${pad('req/s', 10)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('peak RSS MiB', 14)}${pad('CPU µs/req', 12)}${pad('ours / this', 13)}errors`,
+);
 for (const r of results) {
   console.log(
     `${pad(r.name, 44)}${pad(r.requestsPerSecond.toFixed(0), 10)}${pad(r.p50Ms, 8)}${pad(r.p99Ms, 8)}${pad(r.peakRssMiB.toFixed(1), 14)}${pad(r.cpuMicrosPerRequest.toFixed(1), 12)}${pad(`${(ours.requestsPerSecond / r.requestsPerSecond).toFixed(2)}x`, 13)}${r.errors}`,
@@ -97,14 +123,24 @@ const vsFloor = ours.ratioTo(floor).requestsPerSecond;
 const cpuVsFloor = ours.ratioTo(floor).cpuMicrosPerRequest;
 const verdict = (ok) => (ok ? 'ok' : 'short');
 const sameReply = floorReply === ourReply;
-console.log(`\nthe floor's reply ${sameReply ? 'equals ours, byte for byte' : `differs from ours:\n  floor ${floorReply}\n  ours  ${ourReply}`}`);
-console.log(`server CPU per request ours / floor: ${cpuVsFloor.toFixed(2)}x (goal <= 1.15x): ${verdict(cpuVsFloor <= 1.15)}`);
+console.log(
+  `\nthe floor's reply ${sameReply ? 'equals ours, byte for byte' : `differs from ours:\n  floor ${floorReply}\n  ours  ${ourReply}`}`,
+);
+console.log(
+  `server CPU per request ours / floor: ${cpuVsFloor.toFixed(2)}x (goal <= 1.15x): ${verdict(cpuVsFloor <= 1.15)}`,
+);
 console.log(`req/s ours / floor: ${vsFloor.toFixed(2)}x (goal >= 0.9x): ${verdict(vsFloor >= 0.9)}`);
-console.log(`req/s ours / bare node:http: ${vsBare.toFixed(2)}x; server CPU per request ours / bare: ${ours.ratioTo(bare).cpuMicrosPerRequest.toFixed(2)}x`);
+console.log(
+  `req/s ours / bare node:http: ${vsBare.toFixed(2)}x; server CPU per request ours / bare: ${ours.ratioTo(bare).cpuMicrosPerRequest.toFixed(2)}x`,
+);
 console.log(`ratio ours / stock SDK stateless: ${vsSdk.toFixed(2)}x (target >= 3x)`);
 console.log(`ratio ours / SDK McpServer long-lived: ${vsSdkLongLived.toFixed(2)}x`);
-console.log(`server CPU per request ours / stock SDK: ${(ours.cpuMicrosPerRequest / sdk.cpuMicrosPerRequest).toFixed(2)}x; ours / long-lived SDK: ${(ours.cpuMicrosPerRequest / sdkLongLived.cpuMicrosPerRequest).toFixed(2)}x`);
-console.log(`peak RSS ours / bare: ${(ours.peakRssMiB / bare.peakRssMiB).toFixed(2)}x; ours / stock SDK: ${(ours.peakRssMiB / sdk.peakRssMiB).toFixed(2)}x; ours / long-lived SDK: ${(ours.peakRssMiB / sdkLongLived.peakRssMiB).toFixed(2)}x`);
+console.log(
+  `server CPU per request ours / stock SDK: ${(ours.cpuMicrosPerRequest / sdk.cpuMicrosPerRequest).toFixed(2)}x; ours / long-lived SDK: ${(ours.cpuMicrosPerRequest / sdkLongLived.cpuMicrosPerRequest).toFixed(2)}x`,
+);
+console.log(
+  `peak RSS ours / bare: ${(ours.peakRssMiB / bare.peakRssMiB).toFixed(2)}x; ours / stock SDK: ${(ours.peakRssMiB / sdk.peakRssMiB).toFixed(2)}x; ours / long-lived SDK: ${(ours.peakRssMiB / sdkLongLived.peakRssMiB).toFixed(2)}x`,
+);
 
 const limiter = await measureLimiter();
 console.log(
@@ -115,7 +151,27 @@ target.cleanup();
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(
   join(root, 'bench', 'results', 'latest.json'),
-  JSON.stringify({ date: new Date().toISOString(), seconds, rounds, connections, results: results.map(({ ratioTo: _ratioTo, ...r }) => r), ratios: { vsBare, cpuVsBare: ours.ratioTo(bare).cpuMicrosPerRequest, vsFloor, cpuVsFloor, vsSdk, vsSdkLongLived, sameReplyAsFloor: sameReply }, limiter }, null, 2),
+  JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      seconds,
+      rounds,
+      connections,
+      results: results.map(({ ratioTo: _ratioTo, ...r }) => r),
+      ratios: {
+        vsBare,
+        cpuVsBare: ours.ratioTo(bare).cpuMicrosPerRequest,
+        vsFloor,
+        cpuVsFloor,
+        vsSdk,
+        vsSdkLongLived,
+        sameReplyAsFloor: sameReply,
+      },
+      limiter,
+    },
+    null,
+    2,
+  ),
 );
 if (!sameReply) {
   console.error("the floor's reply differs from ours: its figures are not comparable");
@@ -132,7 +188,12 @@ async function initializeSession(port) {
   const init = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+    }),
   });
   const session = init.headers.get('mcp-session-id');
   await init.text();

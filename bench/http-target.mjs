@@ -78,11 +78,35 @@ export async function prepareTarget(root, { storeArgs = [] } = {}) {
   const bin = join(root, 'bin', 'mobile-builder-mcp.js');
   const dataDir = mkdtempSync(join(tmpdir(), 'mbm-bench-'));
   const plans = join(dataDir, 'plans.json');
-  writeFileSync(plans, JSON.stringify({ bench: { requestsPerMinute: 1_000_000_000, projectCreationsPerHour: 10, maxProjects: 10, maxQueuedWorkflows: 1_000_000_000 } }));
-  const cli = (...args) => spawnSync(process.execPath, [bin, ...args, '--data-dir', dataDir, ...storeArgs], { encoding: 'utf8' });
+  writeFileSync(
+    plans,
+    JSON.stringify({
+      bench: {
+        requestsPerMinute: 1_000_000_000,
+        projectCreationsPerHour: 10,
+        maxProjects: 10,
+        maxQueuedWorkflows: 1_000_000_000,
+      },
+    }),
+  );
+  const cli = (...args) =>
+    spawnSync(process.execPath, [bin, ...args, '--data-dir', dataDir, ...storeArgs], { encoding: 'utf8' });
   const token = cli('token', 'create', '--user', 'bench').stdout.trim().split('\n').at(-1);
   cli('user', 'set-plan', 'bench', 'bench', '--plans', plans);
-  const serveArgs = [bin, 'serve', '--http', '--port', '0', '--data-dir', dataDir, ...storeArgs, '--plans', plans, '--log-level', 'warn'];
+  const serveArgs = [
+    bin,
+    'serve',
+    '--http',
+    '--port',
+    '0',
+    '--data-dir',
+    dataDir,
+    ...storeArgs,
+    '--plans',
+    plans,
+    '--log-level',
+    'warn',
+  ];
   const readyPattern = /listening on http:\/\/127\.0\.0\.1:(\d+)/;
 
   let projectId;
@@ -91,7 +115,12 @@ export async function prepareTarget(root, { storeArgs = [] } = {}) {
     const created = await fetch(`http://127.0.0.1:${setup.port}/mcp`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_create_project', arguments: { name: 'Bench' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'svc_create_project', arguments: { name: 'Bench' } },
+      }),
     }).then((r) => r.json());
     await stopChild(setup.child);
     projectId = created.result.structuredContent.id;
@@ -105,8 +134,17 @@ export async function prepareTarget(root, { storeArgs = [] } = {}) {
     dataDir,
     token,
     projectId,
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_get_project', arguments: { projectId } } }),
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'svc_get_project', arguments: { projectId } },
+    }),
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${token}`,
+    },
     serveArgs,
     readyPattern,
     cli,
@@ -133,10 +171,18 @@ const median = (list) => {
 export async function measureAlternating(servers, { rounds, seconds, warmup, connections }) {
   const runs = new Map(servers.map((s) => [s, []]));
   const run = async (server, duration) => {
-    const r = await load(server.port, server.child.pid, server.headers, server.body, { seconds: duration, connections });
+    const r = await load(server.port, server.child.pid, server.headers, server.body, {
+      seconds: duration,
+      connections,
+    });
     const errors = r.errors + r.timeouts + r.non2xx;
     if (errors > 0) throw new Error(`${server.name}: ${errors} requests failed`);
-    return { requestsPerSecond: r.requests.average, cpuMicrosPerRequest: r.cpuMicrosPerRequest, p50Ms: r.latency.p50, p99Ms: r.latency.p99 };
+    return {
+      requestsPerSecond: r.requests.average,
+      cpuMicrosPerRequest: r.cpuMicrosPerRequest,
+      p50Ms: r.latency.p50,
+      p99Ms: r.latency.p99,
+    };
   };
   if (warmup > 0) for (const server of servers) await run(server, warmup);
   for (let i = 0; i < rounds; i++) {

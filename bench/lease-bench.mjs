@@ -40,10 +40,28 @@ function cli(args) {
 }
 
 function serve(dataDir, host, extra = []) {
-  const child = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--builder', 'scripted', ...leaseArgs, '--log-level', 'warn', ...extra], {
-    env: { ...process.env, SVC_RUNNER_HOST: host },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'serve',
+      '--http',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--builder',
+      'scripted',
+      ...leaseArgs,
+      '--log-level',
+      'warn',
+      ...extra,
+    ],
+    {
+      env: { ...process.env, SVC_RUNNER_HOST: host },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let err = '';
   return new Promise((resolve, reject) => {
     child.stderr.on('data', (d) => {
@@ -59,7 +77,11 @@ let nextId = 1;
 async function tool(mcpUrl, token, name, args) {
   const res = await fetch(mcpUrl, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}` },
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      Authorization: `Bearer ${token}`,
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } }),
   });
   const body = await res.json();
@@ -71,19 +93,39 @@ function setUp() {
   const dataDir = mkdtempSync(join(tmpdir(), 'mbm-lease-bench-'));
   const token = cli(['token', 'create', '--user', 'bench', '--data-dir', dataDir]).trim().split('\n').at(-1);
   const plans = join(dataDir, 'plans.json');
-  writeFileSync(plans, JSON.stringify({ bench: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1_000_000, maxProjects: 1_000_000 } }));
+  writeFileSync(
+    plans,
+    JSON.stringify({
+      bench: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1_000_000, maxProjects: 1_000_000 },
+    }),
+  );
   cli(['user', 'set-plan', 'bench', 'bench', '--plans', plans, '--data-dir', dataDir]);
   return { dataDir, token, plans };
 }
 
 async function heartbeatCost() {
   const { dataDir, token, plans } = setUp();
-  const server = await serve(dataDir, 'bench-a', ['--scripted-step-ms', '3600000', '--plans', plans, '--max-concurrent-workflows', String(workflows)]);
+  const server = await serve(dataDir, 'bench-a', [
+    '--scripted-step-ms',
+    '3600000',
+    '--plans',
+    plans,
+    '--max-concurrent-workflows',
+    String(workflows),
+  ]);
   try {
     const ids = [];
     for (let i = 0; i < workflows; i++) {
       const project = await tool(server.mcpUrl, token, 'svc_create_project', { name: `Bench ${i}` });
-      ids.push((await tool(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build', kind: 'build' })).workflowId);
+      ids.push(
+        (
+          await tool(server.mcpUrl, token, 'svc_send_message', {
+            projectId: project.id,
+            message: 'build',
+            kind: 'build',
+          })
+        ).workflowId,
+      );
     }
     const db = new Database(join(dataDir, 'mobile-builder.db'), { readonly: true });
     const read = db.prepare('select id, lease_expires_at from workflows where status = ?');
@@ -117,9 +159,14 @@ async function takeoverTimes() {
     for (let i = 0; i < kills; i++) {
       const victim = await serve(dataDir, 'bench-a', ['--scripted-step-ms', '3600000', '--plans', plans]);
       const project = await tool(victim.mcpUrl, token, 'svc_create_project', { name: `Kill ${i}` });
-      const sent = await tool(victim.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build', kind: 'build' });
+      const sent = await tool(victim.mcpUrl, token, 'svc_send_message', {
+        projectId: project.id,
+        message: 'build',
+        kind: 'build',
+      });
       const row = statusOf.get(sent.workflowId);
-      if (row.status !== 'running' || !row.runner_id.startsWith('bench-a:')) throw new Error(`expected the victim to run it: ${JSON.stringify(row)}`);
+      if (row.status !== 'running' || !row.runner_id.startsWith('bench-a:'))
+        throw new Error(`expected the victim to run it: ${JSON.stringify(row)}`);
       // Kill at a random point of the heartbeat cycle, as a real crash would.
       await sleep(Math.random() * heartbeatMs);
       victim.child.kill('SIGKILL');
@@ -161,6 +208,14 @@ const report = {
 };
 process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
-writeFileSync(join(root, 'bench', 'results', 'leases.json'), `${JSON.stringify({ date: new Date().toISOString(), defaults: leaseArgs.length === 0, goalMs: TAKEOVER_GOAL_MS, ...report }, null, 2)}\n`);
-const goal = leaseArgs.length === 0 ? `; goal <= ${TAKEOVER_GOAL_MS} ms with the defaults: ${takeover.median <= TAKEOVER_GOAL_MS ? 'ok' : 'short'}` : '';
-process.stdout.write(`lease takeover after SIGKILL: median ${takeover.median} ms of ${takeover.runs} (${takeover.min}-${takeover.max}), lease ${leaseMs} ms, heartbeat ${heartbeatMs} ms, ${report.heartbeatWritesPerSecondPerRunningWorkflow} heartbeat writes/s per running workflow${goal}\n`);
+writeFileSync(
+  join(root, 'bench', 'results', 'leases.json'),
+  `${JSON.stringify({ date: new Date().toISOString(), defaults: leaseArgs.length === 0, goalMs: TAKEOVER_GOAL_MS, ...report }, null, 2)}\n`,
+);
+const goal =
+  leaseArgs.length === 0
+    ? `; goal <= ${TAKEOVER_GOAL_MS} ms with the defaults: ${takeover.median <= TAKEOVER_GOAL_MS ? 'ok' : 'short'}`
+    : '';
+process.stdout.write(
+  `lease takeover after SIGKILL: median ${takeover.median} ms of ${takeover.runs} (${takeover.min}-${takeover.max}), lease ${leaseMs} ms, heartbeat ${heartbeatMs} ms, ${report.heartbeatWritesPerSecondPerRunningWorkflow} heartbeat writes/s per running workflow${goal}\n`,
+);

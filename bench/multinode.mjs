@@ -66,20 +66,40 @@ function cli(args) {
     let err = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
-    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${args.slice(0, 2).join(' ')}: ${err}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${args.slice(0, 2).join(' ')}: ${err}`)),
+    );
   });
 }
 
 /** Spawns a node (its own process group) and resolves once `ready` matches its stderr. */
 function node(name, args, ready) {
-  const child = spawn(process.execPath, [BIN, ...args], { detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SVC_RUNNER_HOST: name } });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, SVC_RUNNER_HOST: name },
+  });
   let err = '';
   const exited = new Promise((r) => child.once('exit', r));
   return new Promise((resolve, reject) => {
     child.stderr.on('data', (d) => {
       err += d;
       const m = ready.exec(err);
-      if (m) resolve({ name, child, match: m, exited, kill: (sig = 'SIGKILL') => { try { process.kill(-child.pid, sig); } catch { /* gone */ } return exited; } });
+      if (m)
+        resolve({
+          name,
+          child,
+          match: m,
+          exited,
+          kill: (sig = 'SIGKILL') => {
+            try {
+              process.kill(-child.pid, sig);
+            } catch {
+              /* gone */
+            }
+            return exited;
+          },
+        });
     });
     child.once('exit', (code) => reject(new Error(`${name} exited (${code}): ${err}`)));
   });
@@ -89,7 +109,11 @@ let nextId = 1;
 async function tool(mcpUrl, token, name, args) {
   const res = await fetch(mcpUrl, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}` },
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      Authorization: `Bearer ${token}`,
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } }),
   });
   const body = await res.json();
@@ -112,20 +136,69 @@ try {
   const databaseUrl = await createDatabase(server.adminUrl, database);
   await cli(['migrate', '--database-url', databaseUrl, '--data-dir', join(work, 'cli')]);
   const plans = join(work, 'plans.json');
-  writeFileSync(plans, JSON.stringify({ bench: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1_000_000, maxProjects: 1_000_000, maxRunningWorkflows: 1_000, maxQueuedWorkflows: 1_000 } }));
-  const token = (await cli(['token', 'create', '--user', 'bench', '--database-url', databaseUrl, '--data-dir', join(work, 'cli')])).trim().split('\n').at(-1);
-  await cli(['user', 'set-plan', 'bench', 'bench', '--plans', plans, '--database-url', databaseUrl, '--data-dir', join(work, 'cli')]);
+  writeFileSync(
+    plans,
+    JSON.stringify({
+      bench: {
+        requestsPerMinute: 1_000_000,
+        projectCreationsPerHour: 1_000_000,
+        maxProjects: 1_000_000,
+        maxRunningWorkflows: 1_000,
+        maxQueuedWorkflows: 1_000,
+      },
+    }),
+  );
+  const token = (
+    await cli(['token', 'create', '--user', 'bench', '--database-url', databaseUrl, '--data-dir', join(work, 'cli')])
+  )
+    .trim()
+    .split('\n')
+    .at(-1);
+  await cli([
+    'user',
+    'set-plan',
+    'bench',
+    'bench',
+    '--plans',
+    plans,
+    '--database-url',
+    databaseUrl,
+    '--data-dir',
+    join(work, 'cli'),
+  ]);
   pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   const rows = async (text, params) => (await pool.query(text, params)).rows;
 
-  const common = (name, extra) => ['--database-url', databaseUrl, '--data-dir', join(work, name), '--builder', 'scripted', '--plans', plans, '--lease-ms', String(leaseMs), '--log-level', 'warn', ...extra];
-  const api = await node('api-1', ['serve', '--http', '--role', 'api', '--port', '0', ...common('api-1', [])], /listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp/);
+  const common = (name, extra) => [
+    '--database-url',
+    databaseUrl,
+    '--data-dir',
+    join(work, name),
+    '--builder',
+    'scripted',
+    '--plans',
+    plans,
+    '--lease-ms',
+    String(leaseMs),
+    '--log-level',
+    'warn',
+    ...extra,
+  ];
+  const api = await node(
+    'api-1',
+    ['serve', '--http', '--role', 'api', '--port', '0', ...common('api-1', [])],
+    /listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp/,
+  );
   nodes.push(api);
   const mcpUrl = `${api.match[1]}/mcp`;
   let workerCount = 0;
   const startWorker = async (extra) => {
     const name = `worker-${++workerCount}`;
-    const w = await node(name, ['worker', '--health-port', '0', '--max-concurrent-workflows', String(SLOTS), ...common(name, extra)], / worker (\S+) ready/);
+    const w = await node(
+      name,
+      ['worker', '--health-port', '0', '--max-concurrent-workflows', String(SLOTS), ...common(name, extra)],
+      / worker (\S+) ready/,
+    );
     nodes.push(w);
     return w;
   };
@@ -140,10 +213,23 @@ try {
   const startedAfter = [];
   for (let i = 0; i < kills; i++) {
     const project = await tool(mcpUrl, token, 'svc_create_project', { name: `Kill ${i}` });
-    const first = await tool(mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build', kind: 'build' });
-    const second = await tool(mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build again', kind: 'build' });
+    const first = await tool(mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'build',
+      kind: 'build',
+    });
+    const second = await tool(mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'build again',
+      kind: 'build',
+    });
     let runner;
-    while (!(runner = (await rows('select runner_id from workflows where id = $1 and status = $2', [first.workflowId, 'running']))[0]?.runner_id)) await sleep(10);
+    while (
+      !(runner = (
+        await rows('select runner_id from workflows where id = $1 and status = $2', [first.workflowId, 'running'])
+      )[0]?.runner_id)
+    )
+      await sleep(10);
     const victim = live.find((w) => runner.startsWith(`${w.name}:`));
     await sleep(Math.random() * Math.min(1000, leaseMs / 4)); // a random point of the heartbeat cycle
     await victim.kill('SIGKILL');
@@ -151,7 +237,11 @@ try {
     let interrupted = null;
     let started = null;
     while (interrupted === null || started === null) {
-      const [a, b] = await Promise.all([first.workflowId, second.workflowId].map(async (id) => (await rows('select status, error_code from workflows where id = $1', [id]))[0]));
+      const [a, b] = await Promise.all(
+        [first.workflowId, second.workflowId].map(
+          async (id) => (await rows('select status, error_code from workflows where id = $1', [id]))[0],
+        ),
+      );
       if (interrupted === null && a.status === 'failed') {
         if (a.error_code !== 'interrupted') throw new Error(`unexpected ${JSON.stringify(a)}`);
         interrupted = Date.now() - killedAt;
@@ -162,7 +252,9 @@ try {
     }
     interruptedAfter.push(interrupted);
     startedAfter.push(started);
-    process.stderr.write(`takeover ${i + 1}/${kills}: interrupted after ${interrupted} ms, next build started after ${started} ms\n`);
+    process.stderr.write(
+      `takeover ${i + 1}/${kills}: interrupted after ${interrupted} ms, next build started after ${started} ms\n`,
+    );
     await tool(mcpUrl, token, 'svc_cancel_workflow', { projectId: project.id });
     live = [...live.filter((w) => w !== victim), await startWorker(holding)];
   }
@@ -172,12 +264,23 @@ try {
   const throughput = async (workerTotal) => {
     const workers = [];
     for (let i = 0; i < workerTotal; i++) workers.push(await startWorker(['--scripted-step-ms', String(stepMs)]));
-    const projects = await Promise.all(Array.from({ length: builds }, (_, i) => tool(mcpUrl, token, 'svc_create_project', { name: `Throughput ${workerTotal}-${i}` })));
+    const projects = await Promise.all(
+      Array.from({ length: builds }, (_, i) =>
+        tool(mcpUrl, token, 'svc_create_project', { name: `Throughput ${workerTotal}-${i}` }),
+      ),
+    );
     const started = Date.now();
-    const sent = await Promise.all(projects.map((p) => tool(mcpUrl, token, 'svc_send_message', { projectId: p.id, message: 'build', kind: 'build' })));
+    const sent = await Promise.all(
+      projects.map((p) =>
+        tool(mcpUrl, token, 'svc_send_message', { projectId: p.id, message: 'build', kind: 'build' }),
+      ),
+    );
     const ids = sent.map((s) => s.workflowId);
     for (;;) {
-      const [{ done, failed }] = await rows("select count(*) filter (where status = 'completed')::int as done, count(*) filter (where status in ('failed', 'cancelled'))::int as failed from workflows where id = any($1)", [ids]);
+      const [{ done, failed }] = await rows(
+        "select count(*) filter (where status = 'completed')::int as done, count(*) filter (where status in ('failed', 'cancelled'))::int as failed from workflows where id = any($1)",
+        [ids],
+      );
       if (failed > 0) throw new Error(`${failed} builds failed`);
       if (done === ids.length) break;
       await sleep(20);
@@ -193,8 +296,17 @@ try {
   const sqliteTarget = await prepareTarget(root);
   const benchProject = await tool(mcpUrl, token, 'svc_create_project', { name: 'Bench' });
   const request = (projectId, bearer) => ({
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_get_project', arguments: { projectId } } }),
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${bearer}` },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'svc_get_project', arguments: { projectId } },
+    }),
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${bearer}`,
+    },
   });
   const sqliteServer = await startChild(sqliteTarget.serveArgs, sqliteTarget.readyPattern, root);
   let stores;
@@ -202,7 +314,12 @@ try {
     stores = await measureAlternating(
       [
         { name: 'SQLite (serve --http)', ...sqliteServer, ...request(sqliteTarget.projectId, sqliteTarget.token) },
-        { name: 'PostgreSQL (serve --http --role api)', child: api.child, port: Number(new URL(mcpUrl).port), ...request(benchProject.id, token) },
+        {
+          name: 'PostgreSQL (serve --http --role api)',
+          child: api.child,
+          port: Number(new URL(mcpUrl).port),
+          ...request(benchProject.id, token),
+        },
       ],
       load,
     );
@@ -213,17 +330,36 @@ try {
   const [onSqlite, onPostgres] = stores;
 
   const fmt = (n) => Math.round(n).toLocaleString('en-US');
-  process.stdout.write(`\nmultinode: 1 API node, workers with ${SLOTS} slots each, lease ${fmt(leaseMs)} ms (PostgreSQL ${(await rows('show server_version'))[0].server_version})\n\n`);
+  process.stdout.write(
+    `\nmultinode: 1 API node, workers with ${SLOTS} slots each, lease ${fmt(leaseMs)} ms (PostgreSQL ${(await rows('show server_version'))[0].server_version})\n\n`,
+  );
   process.stdout.write('| measure | median | min-max | runs |\n|---|---|---|---|\n');
-  process.stdout.write(`| SIGKILL -> workflow failed/interrupted | ${fmt(median(interruptedAfter))} ms | ${fmt(Math.min(...interruptedAfter))}-${fmt(Math.max(...interruptedAfter))} ms | ${kills} |\n`);
-  process.stdout.write(`| SIGKILL -> queued build running on the other worker | ${fmt(median(startedAfter))} ms | ${fmt(Math.min(...startedAfter))}-${fmt(Math.max(...startedAfter))} ms | ${kills} |\n\n`);
-  process.stdout.write(`| workers | ${builds} scripted builds (3 steps sleeping ${stepMs} ms, then a published preview) | builds per minute |\n|---|---|---|\n`);
-  process.stdout.write(`| 1 | ${one.seconds.toFixed(1)} s | ${fmt(one.perMinute)} |\n| 2 | ${two.seconds.toFixed(1)} s | ${fmt(two.perMinute)} |\n\n`);
-  process.stdout.write(`| svc_get_project, ${load.connections} connections, ${load.rounds} rounds of ${load.seconds} s | req/s | CPU µs/req | p50 ms | p99 ms |\n|---|---|---|---|---|\n`);
-  for (const r of stores) process.stdout.write(`| ${r.name} | ${fmt(r.requestsPerSecond)} | ${r.cpuMicrosPerRequest.toFixed(0)} | ${r.p50Ms} | ${r.p99Ms} |\n`);
+  process.stdout.write(
+    `| SIGKILL -> workflow failed/interrupted | ${fmt(median(interruptedAfter))} ms | ${fmt(Math.min(...interruptedAfter))}-${fmt(Math.max(...interruptedAfter))} ms | ${kills} |\n`,
+  );
+  process.stdout.write(
+    `| SIGKILL -> queued build running on the other worker | ${fmt(median(startedAfter))} ms | ${fmt(Math.min(...startedAfter))}-${fmt(Math.max(...startedAfter))} ms | ${kills} |\n\n`,
+  );
+  process.stdout.write(
+    `| workers | ${builds} scripted builds (3 steps sleeping ${stepMs} ms, then a published preview) | builds per minute |\n|---|---|---|\n`,
+  );
+  process.stdout.write(
+    `| 1 | ${one.seconds.toFixed(1)} s | ${fmt(one.perMinute)} |\n| 2 | ${two.seconds.toFixed(1)} s | ${fmt(two.perMinute)} |\n\n`,
+  );
+  process.stdout.write(
+    `| svc_get_project, ${load.connections} connections, ${load.rounds} rounds of ${load.seconds} s | req/s | CPU µs/req | p50 ms | p99 ms |\n|---|---|---|---|---|\n`,
+  );
+  for (const r of stores)
+    process.stdout.write(
+      `| ${r.name} | ${fmt(r.requestsPerSecond)} | ${r.cpuMicrosPerRequest.toFixed(0)} | ${r.p50Ms} | ${r.p99Ms} |\n`,
+    );
   const pgRatio = onPostgres.ratioTo(onSqlite);
-  process.stdout.write(`\nratios: svc_get_project req/s PostgreSQL / SQLite ${pgRatio.requestsPerSecond.toFixed(2)}, server CPU per request ${pgRatio.cpuMicrosPerRequest.toFixed(2)}\n`);
-  process.stdout.write(`ratios: takeover / lease ${(median(interruptedAfter) / leaseMs).toFixed(2)}; builds per minute, 2 workers / 1 worker ${(two.perMinute / one.perMinute).toFixed(2)}\n`);
+  process.stdout.write(
+    `\nratios: svc_get_project req/s PostgreSQL / SQLite ${pgRatio.requestsPerSecond.toFixed(2)}, server CPU per request ${pgRatio.cpuMicrosPerRequest.toFixed(2)}\n`,
+  );
+  process.stdout.write(
+    `ratios: takeover / lease ${(median(interruptedAfter) / leaseMs).toFixed(2)}; builds per minute, 2 workers / 1 worker ${(two.perMinute / one.perMinute).toFixed(2)}\n`,
+  );
   mkdirSync(join(root, 'bench', 'results'), { recursive: true });
   writeFileSync(
     join(root, 'bench', 'results', 'multinode.json'),
@@ -231,9 +367,35 @@ try {
       {
         date: new Date().toISOString(),
         leaseMs,
-        takeover: { interruptedMs: { median: median(interruptedAfter), min: Math.min(...interruptedAfter), max: Math.max(...interruptedAfter) }, nextStartedMs: { median: median(startedAfter), min: Math.min(...startedAfter), max: Math.max(...startedAfter) }, runs: kills },
-        buildsPerMinute: { builds, stepMs, slotsPerWorker: SLOTS, oneWorker: one.perMinute, twoWorkers: two.perMinute, ratio: two.perMinute / one.perMinute },
-        getProject: { sqlite: { requestsPerSecond: onSqlite.requestsPerSecond, cpuMicrosPerRequest: onSqlite.cpuMicrosPerRequest }, postgres: { requestsPerSecond: onPostgres.requestsPerSecond, cpuMicrosPerRequest: onPostgres.cpuMicrosPerRequest }, ratio: pgRatio },
+        takeover: {
+          interruptedMs: {
+            median: median(interruptedAfter),
+            min: Math.min(...interruptedAfter),
+            max: Math.max(...interruptedAfter),
+          },
+          nextStartedMs: {
+            median: median(startedAfter),
+            min: Math.min(...startedAfter),
+            max: Math.max(...startedAfter),
+          },
+          runs: kills,
+        },
+        buildsPerMinute: {
+          builds,
+          stepMs,
+          slotsPerWorker: SLOTS,
+          oneWorker: one.perMinute,
+          twoWorkers: two.perMinute,
+          ratio: two.perMinute / one.perMinute,
+        },
+        getProject: {
+          sqlite: { requestsPerSecond: onSqlite.requestsPerSecond, cpuMicrosPerRequest: onSqlite.cpuMicrosPerRequest },
+          postgres: {
+            requestsPerSecond: onPostgres.requestsPerSecond,
+            cpuMicrosPerRequest: onPostgres.cpuMicrosPerRequest,
+          },
+          ratio: pgRatio,
+        },
       },
       null,
       2,

@@ -21,15 +21,26 @@ import pg from 'pg';
 /** The folder of `initdb` and `pg_ctl`: the newest `/usr/lib/postgresql/<major>/bin`, else the one on PATH; null when neither. */
 export function findPostgresBin() {
   const lib = '/usr/lib/postgresql';
-  const majors = existsSync(lib) ? readdirSync(lib).filter((n) => /^\d+$/.test(n)).sort((a, b) => Number(b) - Number(a)) : [];
-  const candidates = [...majors.map((m) => join(lib, m, 'bin')), ...(process.env.PATH ?? '').split(delimiter).filter(Boolean)];
+  const majors = existsSync(lib)
+    ? readdirSync(lib)
+        .filter((n) => /^\d+$/.test(n))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  const candidates = [
+    ...majors.map((m) => join(lib, m, 'bin')),
+    ...(process.env.PATH ?? '').split(delimiter).filter(Boolean),
+  ];
   return candidates.find((dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl'))) ?? null;
 }
 
 /** Runs one of the server's commands, as `postgres` when this process is root. @throws when it fails. */
 function serverCommand(bin, command, args) {
   const asRoot = process.getuid?.() === 0;
-  execFileSync(asRoot ? 'runuser' : join(bin, command), asRoot ? ['-u', 'postgres', '--', join(bin, command), ...args] : args, { stdio: 'pipe' });
+  execFileSync(
+    asRoot ? 'runuser' : join(bin, command),
+    asRoot ? ['-u', 'postgres', '--', join(bin, command), ...args] : args,
+    { stdio: 'pipe' },
+  );
 }
 
 /** A loopback port free at the time of asking. */
@@ -54,13 +65,17 @@ export async function startPostgres() {
   const given = process.env.BENCH_DATABASE_URL || process.env.SVC_TEST_DATABASE_URL;
   if (given) return { adminUrl: given, stop: () => {}, how: 'the given server' };
   const bin = findPostgresBin();
-  if (!bin) return { skipped: 'no PostgreSQL: set BENCH_DATABASE_URL, or install the server (Debian: apt-get install postgresql)' };
+  if (!bin)
+    return {
+      skipped: 'no PostgreSQL: set BENCH_DATABASE_URL, or install the server (Debian: apt-get install postgresql)',
+    };
   const dir = mkdtempSync(join(tmpdir(), 'mbm-bench-pg-'));
   const home = join(dir, 'pg');
   mkdirSync(home);
   const stop = () => {
     try {
-      if (existsSync(join(home, 'data', 'postmaster.pid'))) serverCommand(bin, 'pg_ctl', ['stop', '-m', 'fast', '-s', '-D', join(home, 'data')]);
+      if (existsSync(join(home, 'data', 'postmaster.pid')))
+        serverCommand(bin, 'pg_ctl', ['stop', '-m', 'fast', '-s', '-D', join(home, 'data')]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -70,14 +85,50 @@ export async function startPostgres() {
       chmodSync(dir, 0o755);
       execFileSync('chown', ['postgres:', home]);
     }
-    serverCommand(bin, 'initdb', ['-D', join(home, 'data'), '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--no-locale', '--no-sync']);
+    serverCommand(bin, 'initdb', [
+      '-D',
+      join(home, 'data'),
+      '-A',
+      'trust',
+      '-U',
+      'postgres',
+      '-E',
+      'UTF8',
+      '--no-locale',
+      '--no-sync',
+    ]);
     const port = await freePort();
-    const options = [`-p ${port}`, '-c listen_addresses=127.0.0.1', `-k ${home}`, '-c fsync=off', '-c full_page_writes=off', '-c max_connections=200'].join(' ');
-    serverCommand(bin, 'pg_ctl', ['start', '-w', '-s', '-t', '60', '-D', join(home, 'data'), '-l', join(home, 'server.log'), '-o', options]);
+    const options = [
+      `-p ${port}`,
+      '-c listen_addresses=127.0.0.1',
+      `-k ${home}`,
+      '-c fsync=off',
+      '-c full_page_writes=off',
+      '-c max_connections=200',
+    ].join(' ');
+    serverCommand(bin, 'pg_ctl', [
+      'start',
+      '-w',
+      '-s',
+      '-t',
+      '60',
+      '-D',
+      join(home, 'data'),
+      '-l',
+      join(home, 'server.log'),
+      '-o',
+      options,
+    ]);
     return { adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`, stop, how: `a throwaway cluster (${bin})` };
   } catch (error) {
     stop();
-    return { skipped: `the throwaway cluster did not start: ${String(error.stderr ?? error.message).trim().split('\n')[0]}` };
+    return {
+      skipped: `the throwaway cluster did not start: ${
+        String(error.stderr ?? error.message)
+          .trim()
+          .split('\n')[0]
+      }`,
+    };
   }
 }
 

@@ -76,7 +76,10 @@ async function timeToAnswer(args, env, tools = false) {
 
 /** Runs one start that lives until the bin reports the code cache written (a debug line on stderr). */
 async function warmUp(serve, cacheHome) {
-  const child = spawn(process.execPath, serve, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, XDG_CACHE_HOME: cacheHome, MBM_DEBUG_CODE_CACHE: '1' } });
+  const child = spawn(process.execPath, serve, {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, XDG_CACHE_HOME: cacheHome, MBM_DEBUG_CODE_CACHE: '1' },
+  });
   child.stdin.write(initialize);
   child.stdout.once('data', () => child.stdin.write(listTools));
   let err = '';
@@ -117,12 +120,37 @@ try {
   const stats = JSON.parse(readFileSync(join(root, 'dist', 'bundle-stats.json'), 'utf8'));
   console.log(`\nstdio start-up, spawn to the answer to initialize (median of ${starts}):`);
   console.log(`  bare node answering initialize: ${bareMs.toFixed(0)} ms (${bareCpuMs.toFixed(0)} ms of CPU)`);
-  console.log(`  mobile-builder-mcp serve, code cache warm: ${warmMs.toFixed(0)} ms (${verdict(warmMs / bareMs, 2)}); ${warmCpuMs.toFixed(0)} ms of CPU (${(warmCpuMs / bareCpuMs).toFixed(2)}x)`);
-  console.log(`  mobile-builder-mcp serve, first start: ${coldMs.toFixed(0)} ms (${verdict(coldMs / bareMs, 2.5)}); ${coldCpuMs.toFixed(0)} ms of CPU (${(coldCpuMs / bareCpuMs).toFixed(2)}x)`);
-  console.log(`  a command line left to the main bundle (--body-limit), code cache warm: ${mainMs.toFixed(0)} ms (${(mainMs / bareMs).toFixed(2)}x)`);
-  console.log(`  the answer to the first tools/list (sent once initialize is answered): ${warmToolsMs.toFixed(0)} ms warm, ${coldToolsMs.toFixed(0)} ms on a first start`);
-  for (const [name, b] of Object.entries(stats)) console.log(`  ${name}: ${b.file}, ${(b.bytes / 1024).toFixed(0)} KiB, ${b.modules} modules`);
-  const report = { date: new Date().toISOString(), starts, bareMs, warmMs, coldMs, warmRatio: warmMs / bareMs, coldRatio: coldMs / bareMs, bareCpuMs, warmCpuMs, coldCpuMs, warmToolsMs, coldToolsMs, mainMs, mainRatio: mainMs / bareMs, bundles: stats };
+  console.log(
+    `  mobile-builder-mcp serve, code cache warm: ${warmMs.toFixed(0)} ms (${verdict(warmMs / bareMs, 2)}); ${warmCpuMs.toFixed(0)} ms of CPU (${(warmCpuMs / bareCpuMs).toFixed(2)}x)`,
+  );
+  console.log(
+    `  mobile-builder-mcp serve, first start: ${coldMs.toFixed(0)} ms (${verdict(coldMs / bareMs, 2.5)}); ${coldCpuMs.toFixed(0)} ms of CPU (${(coldCpuMs / bareCpuMs).toFixed(2)}x)`,
+  );
+  console.log(
+    `  a command line left to the main bundle (--body-limit), code cache warm: ${mainMs.toFixed(0)} ms (${(mainMs / bareMs).toFixed(2)}x)`,
+  );
+  console.log(
+    `  the answer to the first tools/list (sent once initialize is answered): ${warmToolsMs.toFixed(0)} ms warm, ${coldToolsMs.toFixed(0)} ms on a first start`,
+  );
+  for (const [name, b] of Object.entries(stats))
+    console.log(`  ${name}: ${b.file}, ${(b.bytes / 1024).toFixed(0)} KiB, ${b.modules} modules`);
+  const report = {
+    date: new Date().toISOString(),
+    starts,
+    bareMs,
+    warmMs,
+    coldMs,
+    warmRatio: warmMs / bareMs,
+    coldRatio: coldMs / bareMs,
+    bareCpuMs,
+    warmCpuMs,
+    coldCpuMs,
+    warmToolsMs,
+    coldToolsMs,
+    mainMs,
+    mainRatio: mainMs / bareMs,
+    bundles: stats,
+  };
   mkdirSync(join(root, 'bench', 'results'), { recursive: true });
   writeFileSync(join(root, 'bench', 'results', 'startup.json'), `${JSON.stringify(report, null, 2)}\n`);
 } finally {

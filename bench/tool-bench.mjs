@@ -56,7 +56,8 @@ const listerToken = target.cli('token', 'create', '--user', 'lister').stdout.tri
 target.cli('user', 'set-plan', 'lister', 'bench', '--plans', target.plans);
 const seeded = seed(dbFile);
 
-const call = (name, args) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+const call = (name, args) =>
+  JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 const headersOf = (token) => ({ ...target.headers, authorization: `Bearer ${token}` });
 let sent = 0;
 /** Removes the PostgreSQL server's data dir, once it has one. */
@@ -64,7 +65,9 @@ let postgresCleanup;
 const sinkDb = new Database(dbFile);
 sinkDb.pragma('foreign_keys = ON');
 sinkDb.pragma('busy_timeout = 5000');
-const clearSinks = sinkDb.prepare(`DELETE FROM workflows WHERE status = 'queued' AND project_id IN (${seeded.sinks.map(() => '?').join(', ')})`);
+const clearSinks = sinkDb.prepare(
+  `DELETE FROM workflows WHERE status = 'queued' AND project_id IN (${seeded.sinks.map(() => '?').join(', ')})`,
+);
 
 const servers = {};
 const side = [];
@@ -72,13 +75,36 @@ let report;
 try {
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   servers.ours = await startChild([...profile, ...target.serveArgs], target.readyPattern, root);
-  servers.floor = await startChild([join(root, 'bench/baselines/floor-server.mjs'), dbFile, seeded.listerId], /PORT=(\d+)/);
+  servers.floor = await startChild(
+    [join(root, 'bench/baselines/floor-server.mjs'), dbFile, seeded.listerId],
+    /PORT=(\d+)/,
+  );
   side.push(servers.ours.child, servers.floor.child);
   const calls = [
     { key: 'project', name: 'svc_get_project', server: servers.ours, headers: target.headers, body: target.body },
-    { key: 'sessionIdle', name: 'svc_get_session, idle (1 workflow done)', server: servers.ours, headers: target.headers, body: call('svc_get_session', { projectId: seeded.idle }), goal: 2 },
-    { key: 'sessionQueued', name: `svc_get_session, 1 running + ${QUEUED} queued`, server: servers.ours, headers: target.headers, body: call('svc_get_session', { projectId: seeded.busy }), goal: 3 },
-    { key: 'messages', name: `svc_get_messages, limit 100 (of ${MESSAGES})`, server: servers.ours, headers: target.headers, body: call('svc_get_messages', { projectId: seeded.chat, limit: 100 }) },
+    {
+      key: 'sessionIdle',
+      name: 'svc_get_session, idle (1 workflow done)',
+      server: servers.ours,
+      headers: target.headers,
+      body: call('svc_get_session', { projectId: seeded.idle }),
+      goal: 2,
+    },
+    {
+      key: 'sessionQueued',
+      name: `svc_get_session, 1 running + ${QUEUED} queued`,
+      server: servers.ours,
+      headers: target.headers,
+      body: call('svc_get_session', { projectId: seeded.busy }),
+      goal: 3,
+    },
+    {
+      key: 'messages',
+      name: `svc_get_messages, limit 100 (of ${MESSAGES})`,
+      server: servers.ours,
+      headers: target.headers,
+      body: call('svc_get_messages', { projectId: seeded.chat, limit: 100 }),
+    },
     {
       key: 'send',
       name: 'svc_send_message, queued behind a build',
@@ -88,13 +114,31 @@ try {
       nextBody: sendBody,
       before: emptySinkQueues,
     },
-    { key: 'list', name: `svc_list_projects, ${LISTED_PROJECTS} projects`, server: servers.ours, headers: headersOf(listerToken), body: call('svc_list_projects', {}) },
-    { key: 'floorList', name: 'floor: svc_list_projects, 1 SQLite read', server: servers.floor, headers: headersOf(listerToken), body: call('svc_list_projects', {}) },
+    {
+      key: 'list',
+      name: `svc_list_projects, ${LISTED_PROJECTS} projects`,
+      server: servers.ours,
+      headers: headersOf(listerToken),
+      body: call('svc_list_projects', {}),
+    },
+    {
+      key: 'floorList',
+      name: 'floor: svc_list_projects, 1 SQLite read',
+      server: servers.floor,
+      headers: headersOf(listerToken),
+      body: call('svc_list_projects', {}),
+    },
   ];
   const pg = await postgresTarget();
   if (pg.server) {
     side.push(pg.server.child);
-    calls.push({ key: 'projectPg', name: 'svc_get_project on PostgreSQL', server: pg.server, headers: pg.target.headers, body: pg.target.body });
+    calls.push({
+      key: 'projectPg',
+      name: 'svc_get_project on PostgreSQL',
+      server: pg.server,
+      headers: pg.target.headers,
+      body: pg.target.body,
+    });
   }
   report = { postgres: pg.skipped ? `not measured: ${pg.skipped}` : `measured on ${pg.how}` };
   await checkReplies(calls);
@@ -119,16 +163,33 @@ try {
 
 const pad = (s, n) => String(s).padEnd(n);
 const verdict = (ratio, goal) => (goal === undefined ? '' : `goal <= ${goal}x: ${ratio <= goal ? 'ok' : 'short'}`);
-console.log(`\n${pad('call', 48)}${pad('req/s', 9)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('CPU µs/call', 13)}${pad('CPU ratio', 26)}goal`);
+console.log(
+  `\n${pad('call', 48)}${pad('req/s', 9)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('CPU µs/call', 13)}${pad('CPU ratio', 26)}goal`,
+);
 for (const r of report.calls) {
   const base =
-    r.key === 'floorList' ? '' : r.key === 'list' ? `${r.cpuRatio.toFixed(2)}x the floor's list` : r.key === 'project' ? '1 (the baseline)' : r.key === 'projectPg' ? `${r.cpuRatio.toFixed(2)}x on SQLite` : `${r.cpuRatio.toFixed(2)}x svc_get_project`;
-  console.log(`${pad(r.name, 48)}${pad(r.requestsPerSecond.toFixed(0), 9)}${pad(r.p50Ms, 8)}${pad(r.p99Ms, 8)}${pad(r.cpuMicrosPerCall.toFixed(1), 13)}${pad(base, 26)}${verdict(r.cpuRatio, r.goal)}`);
+    r.key === 'floorList'
+      ? ''
+      : r.key === 'list'
+        ? `${r.cpuRatio.toFixed(2)}x the floor's list`
+        : r.key === 'project'
+          ? '1 (the baseline)'
+          : r.key === 'projectPg'
+            ? `${r.cpuRatio.toFixed(2)}x on SQLite`
+            : `${r.cpuRatio.toFixed(2)}x svc_get_project`;
+  console.log(
+    `${pad(r.name, 48)}${pad(r.requestsPerSecond.toFixed(0), 9)}${pad(r.p50Ms, 8)}${pad(r.p99Ms, 8)}${pad(r.cpuMicrosPerCall.toFixed(1), 13)}${pad(base, 26)}${verdict(r.cpuRatio, r.goal)}`,
+  );
 }
 console.log(`svc_get_project on PostgreSQL: ${report.postgres}`);
-console.log(`the floor's svc_list_projects reply ${report.sameListReply ? 'equals ours, byte for byte' : 'differs from ours: its figures are not comparable'}`);
+console.log(
+  `the floor's svc_list_projects reply ${report.sameListReply ? 'equals ours, byte for byte' : 'differs from ours: its figures are not comparable'}`,
+);
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
-writeFileSync(join(root, 'bench', 'results', 'tools.json'), `${JSON.stringify({ date: new Date().toISOString(), seconds, rounds, connections, sends, ...report }, null, 2)}\n`);
+writeFileSync(
+  join(root, 'bench', 'results', 'tools.json'),
+  `${JSON.stringify({ date: new Date().toISOString(), seconds, rounds, connections, sends, ...report }, null, 2)}\n`,
+);
 if (!report.sameListReply) process.exitCode = 1;
 
 /**
@@ -179,8 +240,15 @@ function emptySinkQueues() {
  */
 async function run(c, duration) {
   if (c.before) c.before();
-  const opts = { url: `http://127.0.0.1:${c.server.port}/mcp`, method: 'POST', headers: c.headers, connections, pipelining: 1 };
-  if (c.nextBody) Object.assign(opts, { amount: sends, requests: [{ setupRequest: (req) => ({ ...req, body: c.nextBody() }) }] });
+  const opts = {
+    url: `http://127.0.0.1:${c.server.port}/mcp`,
+    method: 'POST',
+    headers: c.headers,
+    connections,
+    pipelining: 1,
+  };
+  if (c.nextBody)
+    Object.assign(opts, { amount: sends, requests: [{ setupRequest: (req) => ({ ...req, body: c.nextBody() }) }] });
   else Object.assign(opts, { body: c.body, duration });
   const ticks = cpuTicks(c.server.child.pid);
   const r = await autocannon(opts);
@@ -189,7 +257,8 @@ async function run(c, duration) {
   if (errors > 0) throw new Error(`${c.name}: ${errors} requests failed`);
   if (c.before) {
     const queued = c.before();
-    if (queued !== r.requests.total) throw new Error(`${c.name}: ${queued} of ${r.requests.total} calls queued a workflow`);
+    if (queued !== r.requests.total)
+      throw new Error(`${c.name}: ${queued} of ${r.requests.total} calls queued a workflow`);
   }
   return { requestsPerSecond: r.requests.average, cpuMicrosPerCall, p50Ms: r.latency.p50, p99Ms: r.latency.p99 };
 }
@@ -198,13 +267,19 @@ async function run(c, duration) {
 async function checkReplies(calls) {
   const replies = {};
   for (const c of calls) {
-    const text = await fetch(`http://127.0.0.1:${c.server.port}/mcp`, { method: 'POST', headers: c.headers, body: c.body }).then((r) => r.text());
+    const text = await fetch(`http://127.0.0.1:${c.server.port}/mcp`, {
+      method: 'POST',
+      headers: c.headers,
+      body: c.body,
+    }).then((r) => r.text());
     const reply = JSON.parse(text);
     if (!reply.result || reply.result.isError) throw new Error(`${c.name}: not a result: ${text.slice(0, 500)}`);
     replies[c.key] = text;
   }
-  if (JSON.parse(replies.sessionQueued).result.structuredContent.queuedWorkflows.length !== QUEUED) throw new Error('the busy project does not have its queue');
-  if (JSON.parse(replies.list).result.structuredContent.projects.length !== LISTED_PROJECTS) throw new Error('the lister does not have its projects');
+  if (JSON.parse(replies.sessionQueued).result.structuredContent.queuedWorkflows.length !== QUEUED)
+    throw new Error('the busy project does not have its queue');
+  if (JSON.parse(replies.list).result.structuredContent.projects.length !== LISTED_PROJECTS)
+    throw new Error('the lister does not have its projects');
   emptySinkQueues();
   calls.sameListReply = replies.list === replies.floorList;
 }
@@ -218,7 +293,10 @@ function median(list) {
 
 /** Medians per call, and each call's CPU per call as the median of its per-round ratios to its baseline's. */
 function summarise(calls, runs) {
-  const ratio = (key, baseKey) => (runs.has(baseKey) ? median(runs.get(key).map((r, i) => r.cpuMicrosPerCall / runs.get(baseKey)[i].cpuMicrosPerCall)) : Number.NaN);
+  const ratio = (key, baseKey) =>
+    runs.has(baseKey)
+      ? median(runs.get(key).map((r, i) => r.cpuMicrosPerCall / runs.get(baseKey)[i].cpuMicrosPerCall))
+      : Number.NaN;
   return {
     sameListReply: calls.sameListReply,
     calls: calls.map((c) => {
@@ -255,12 +333,16 @@ function seed(file) {
   const now = Date.now();
   const at = (msAgo) => new Date(now - msAgo).toISOString();
   let seq = db.prepare('SELECT coalesce(max(seq), 0) AS m FROM workflows').get().m;
-  const project = db.prepare('INSERT INTO projects (id, owner_id, name, description, visibility, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const project = db.prepare(
+    'INSERT INTO projects (id, owner_id, name, description, visibility, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
   const workflow = db.prepare(
     `INSERT INTO workflows (id, project_id, seq, kind, status, instruction, step_index, step_total, step_name, runner_id, lease_expires_at, created_at, started_at, finished_at)
      VALUES (@id, @projectId, @seq, 'build', @status, @instruction, @stepIndex, 4, @stepName, @runnerId, @leaseExpiresAt, @createdAt, @startedAt, @finishedAt)`,
   );
-  const message = db.prepare("INSERT INTO messages (id, project_id, seq, role, type, content, workflow_id, created_at) VALUES (?, ?, ?, ?, 'progress', ?, ?, ?)");
+  const message = db.prepare(
+    "INSERT INTO messages (id, project_id, seq, role, type, content, workflow_id, created_at) VALUES (?, ?, ?, ?, 'progress', ?, ?, ?)",
+  );
   const newProject = (owner, name, msAgo) => {
     const id = randomUUID();
     project.run(id, owner, name, `${name}: a bench project`, 'private', at(msAgo), at(msAgo));
@@ -293,7 +375,16 @@ function seed(file) {
     for (let i = 1; i <= QUEUED; i++) newWorkflow(busy, 'queued', `Queued change ${i}: add screen ${i}`);
     const chat = newProject(bench, 'Chat', 3000);
     const chatWorkflow = newWorkflow(chat, 'completed', 'Build a chat app');
-    for (let i = 1; i <= MESSAGES; i++) message.run(randomUUID(), chat, i, i % 10 === 1 ? 'user' : 'agent', `Step ${i}: wrote src/screens/Screen${i}.tsx and checked its types`, chatWorkflow, at(MESSAGES - i));
+    for (let i = 1; i <= MESSAGES; i++)
+      message.run(
+        randomUUID(),
+        chat,
+        i,
+        i % 10 === 1 ? 'user' : 'agent',
+        `Step ${i}: wrote src/screens/Screen${i}.tsx and checked its types`,
+        chatWorkflow,
+        at(MESSAGES - i),
+      );
     db.prepare('UPDATE projects SET message_seq = ? WHERE id = ?').run(MESSAGES, chat);
     const sinks = [];
     for (let i = 0; i < SINKS; i++) {

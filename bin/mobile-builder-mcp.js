@@ -36,11 +36,23 @@
 {
   const [major, minor] = process.versions.node.split('.').map(Number);
   if (major < 22 || (major === 22 && minor < 13)) {
-    process.stderr.write(`mobile-builder-mcp needs Node.js 22.13 or newer (Node 24 LTS recommended); this is Node ${process.versions.node}. Install Node 24 from nodejs.org or your package manager, then run it again.\n`);
+    process.stderr.write(
+      `mobile-builder-mcp needs Node.js 22.13 or newer (Node 24 LTS recommended); this is Node ${process.versions.node}. Install Node 24 from nodejs.org or your package manager, then run it again.\n`,
+    );
     process.exit(1);
   }
 }
-const { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } = require('node:fs');
+const {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} = require('node:fs');
 const { createRequire, Module } = require('node:module');
 const { homedir } = require('node:os');
 const { dirname, join } = require('node:path');
@@ -51,7 +63,10 @@ const earlyBundle = join(__dirname, '..', 'dist', 'mobile-builder-early.cjs');
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Cache files of any install unused this long are removed by whichever start writes one. */
 const UNUSED_MS = 30 * DAY_MS;
-const debug = process.env.MBM_DEBUG_CODE_CACHE === '1' ? (line) => process.stderr.write(`mobile-builder-mcp: code cache ${line}\n`) : () => {};
+const debug =
+  process.env.MBM_DEBUG_CODE_CACHE === '1'
+    ? (line) => process.stderr.write(`mobile-builder-mcp: code cache ${line}\n`)
+    : () => {};
 
 /** A short hex hash of `text` (two 32-bit FNV-1a passes): names an install's path, nothing secret. */
 function pathHash(text) {
@@ -91,12 +106,18 @@ if (trace) {
     process.stdout.write = write;
     const result = write.apply(this, args);
     const { bundlesLoaded, evaluated, bundled } = trace;
-    process.stderr.write(`${JSON.stringify({ lazyModulesEvaluated: evaluated.length, lazyModulesBundled: bundled, bundlesLoaded, evaluated })}\n`);
+    process.stderr.write(
+      `${JSON.stringify({ lazyModulesEvaluated: evaluated.length, lazyModulesBundled: bundled, bundlesLoaded, evaluated })}\n`,
+    );
     return result;
   };
   process.on('exit', () => {
-    const bundlesRequired = Object.keys(require.cache).filter((file) => file.endsWith('.cjs')).map((file) => `dist/${file.slice(dirname(file).length + 1)}`);
-    process.stderr.write(`${JSON.stringify({ atExit: true, bundlesLoaded: trace.bundlesLoaded, bundlesRequired, evaluated: trace.evaluated })}\n`);
+    const bundlesRequired = Object.keys(require.cache)
+      .filter((file) => file.endsWith('.cjs'))
+      .map((file) => `dist/${file.slice(dirname(file).length + 1)}`);
+    process.stderr.write(
+      `${JSON.stringify({ atExit: true, bundlesLoaded: trace.bundlesLoaded, bundlesRequired, evaluated: trace.evaluated })}\n`,
+    );
   });
 }
 
@@ -114,8 +135,14 @@ function runBundle(file, script) {
 function loadTraced(file) {
   const source = readFileSync(file, 'utf8');
   const traced = source
-    .replace('var __esm=(fn,res)=>function(){', 'var __esm=(fn,res)=>function(){fn&&globalThis.__mbmEvaluated.push(__getOwnPropNames(fn)[0]);')
-    .replace('var __commonJS=(cb,mod)=>function(){', 'var __commonJS=(cb,mod)=>function(){mod||globalThis.__mbmEvaluated.push(__getOwnPropNames(cb)[0]);');
+    .replace(
+      'var __esm=(fn,res)=>function(){',
+      'var __esm=(fn,res)=>function(){fn&&globalThis.__mbmEvaluated.push(__getOwnPropNames(fn)[0]);',
+    )
+    .replace(
+      'var __commonJS=(cb,mod)=>function(){',
+      'var __commonJS=(cb,mod)=>function(){mod||globalThis.__mbmEvaluated.push(__getOwnPropNames(cb)[0]);',
+    );
   trace.bundled += [...source.matchAll(/__(?:esm|commonJS)\(\{"([^"]+)"/g)].length;
   trace.bundlesLoaded.push(`dist/${file.slice(dirname(file).length + 1)}`);
   return runBundle(file, new Script(Module.wrap(traced), { filename: file }));

@@ -33,8 +33,15 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const englishOnly = {
   name: 'zod-english-only',
   setup(b) {
-    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => (/[\\/]zod[\\/]v4[\\/]/.test(args.importer) ? { path: join(dirname(args.importer), '../locales/en.js'), namespace: 'zod-en' } : undefined));
-    b.onLoad({ filter: /.*/, namespace: 'zod-en' }, (args) => ({ contents: `export { default as en } from ${JSON.stringify(args.path)};`, resolveDir: root }));
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]v4[\\/]/.test(args.importer)
+        ? { path: join(dirname(args.importer), '../locales/en.js'), namespace: 'zod-en' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-en' }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(args.path)};`,
+      resolveDir: root,
+    }));
   },
 };
 
@@ -48,8 +55,17 @@ const pureSdk = {
   setup(b) {
     b.onResolve({ filter: /.*/ }, async (args) => {
       if (args.pluginData?.pure || args.namespace !== 'file') return undefined;
-      const resolved = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: { pure: true } });
-      if (resolved.errors.length > 0 || !/[\\/]node_modules[\\/]@modelcontextprotocol[\\/](client|core)[\\/]/.test(resolved.path)) return undefined;
+      const resolved = await b.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        importer: args.importer,
+        pluginData: { pure: true },
+      });
+      if (
+        resolved.errors.length > 0 ||
+        !/[\\/]node_modules[\\/]@modelcontextprotocol[\\/](client|core)[\\/]/.test(resolved.path)
+      )
+        return undefined;
       return { path: resolved.path, sideEffects: false };
     });
   },
@@ -59,7 +75,10 @@ const pureSdk = {
 async function patched(path, replacements, why) {
   let text = await readFile(path, 'utf8');
   for (const [from, to] of replacements) {
-    if (!(typeof from === 'string' ? text.includes(from) : text.search(from) !== -1)) throw new Error(`build-card: ${why}: ${String(from)} is no longer in ${path}; review this trim against the new version`);
+    if (!(typeof from === 'string' ? text.includes(from) : text.search(from) !== -1))
+      throw new Error(
+        `build-card: ${why}: ${String(from)} is no longer in ${path}; review this trim against the new version`,
+      );
     text = text.replace(from, to);
   }
   return { contents: text, loader: 'js' };
@@ -105,14 +124,24 @@ const appBridgeTrims = {
 const lazySdkValues = {
   name: 'lazy-sdk-values',
   setup(b) {
-    const loops = 'for (const key of SPEC_SCHEMA_KEYS) register(key, schemas_exports[key]);\nfor (const [key, schema] of Object.entries(authSchemas)) register(key, schema);\n';
+    const loops =
+      'for (const key of SPEC_SCHEMA_KEYS) register(key, schemas_exports[key]);\nfor (const [key, schema] of Object.entries(authSchemas)) register(key, schema);\n';
     b.onLoad({ filter: /[\\/]@modelcontextprotocol[\\/]client[\\/]dist[\\/]src-[\w-]+\.mjs$/ }, (args) =>
       patched(
         args.path,
         [
-          [loops, `let registered = false;\nfunction registerAll() {\nif (registered) return;\nregistered = true;\n${loops}}\n`],
-          ['const specTypeSchemas = Object.freeze(_specTypeSchemas);', 'const specTypeSchemas = /* @__PURE__ */ (() => (registerAll(), Object.freeze(_specTypeSchemas)))();'],
-          ['const isSpecType = Object.freeze(_isSpecType);', 'const isSpecType = /* @__PURE__ */ (() => (registerAll(), Object.freeze(_isSpecType)))();'],
+          [
+            loops,
+            `let registered = false;\nfunction registerAll() {\nif (registered) return;\nregistered = true;\n${loops}}\n`,
+          ],
+          [
+            'const specTypeSchemas = Object.freeze(_specTypeSchemas);',
+            'const specTypeSchemas = /* @__PURE__ */ (() => (registerAll(), Object.freeze(_specTypeSchemas)))();',
+          ],
+          [
+            'const isSpecType = Object.freeze(_isSpecType);',
+            'const isSpecType = /* @__PURE__ */ (() => (registerAll(), Object.freeze(_isSpecType)))();',
+          ],
           ['const ROOT_KEYS = new Set(', 'const ROOT_KEYS = /* @__PURE__ */ new Set('],
           ['const SUPPORTED_STRING_FORMATS = new Set(', 'const SUPPORTED_STRING_FORMATS = /* @__PURE__ */ new Set('],
           ['const inputRequired = Object.assign(', 'const inputRequired = /* @__PURE__ */ Object.assign('],
@@ -134,15 +163,22 @@ const noZodJsonSchema = {
   name: 'no-zod-json-schema',
   setup(b) {
     b.onResolve({ filter: /^\.\.\/core\/(json-schema-processors|to-json-schema)\.js$/ }, (args) =>
-      /[\\/]zod[\\/]v4[\\/]classic[\\/]schemas\.js$/.test(args.importer) ? { path: join(dirname(args.importer), args.path), namespace: 'zod-no-json-schema' } : undefined,
+      /[\\/]zod[\\/]v4[\\/]classic[\\/]schemas\.js$/.test(args.importer)
+        ? { path: join(dirname(args.importer), args.path), namespace: 'zod-no-json-schema' }
+        : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'zod-no-json-schema' }, async (args) => {
       const names = Object.keys(await import(pathToFileURL(args.path).href));
       const kept = names.filter((name) => name === 'aggregateChecks');
-      const lines = ['const unbundled = (name) => () => { throw new Error(`zod JSON Schema conversion (${name}) is not bundled in the session card`); };'];
+      const lines = [
+        'const unbundled = (name) => () => { throw new Error(`zod JSON Schema conversion (${name}) is not bundled in the session card`); };',
+      ];
       if (kept.length > 0) lines.push(`export { ${kept.join(', ')} } from ${JSON.stringify(args.path)};`);
       // A `create...Method` makes the method zod attaches to every schema: it returns the stub.
-      for (const name of names.filter((n) => !kept.includes(n))) lines.push(`export const ${name} = /* @__PURE__ */ ${name.startsWith('create') ? `() => unbundled(${JSON.stringify(name)})` : `unbundled(${JSON.stringify(name)})`};`);
+      for (const name of names.filter((n) => !kept.includes(n)))
+        lines.push(
+          `export const ${name} = /* @__PURE__ */ ${name.startsWith('create') ? `() => unbundled(${JSON.stringify(name)})` : `unbundled(${JSON.stringify(name)})`};`,
+        );
       return { contents: lines.join('\n'), resolveDir: root, loader: 'js' };
     });
   },

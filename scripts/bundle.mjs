@@ -28,7 +28,13 @@ const importMetaUrl = {
       const source = await readFile(args.path, 'utf8');
       if (!source.includes('import.meta.url')) return undefined;
       const rel = JSON.stringify(relative(dist, args.path).split('\\').join('/'));
-      return { contents: source.replaceAll('import.meta.url', `require('node:url').pathToFileURL(require('node:path').join(__dirname, ${rel})).href`), loader: 'js' };
+      return {
+        contents: source.replaceAll(
+          'import.meta.url',
+          `require('node:url').pathToFileURL(require('node:path').join(__dirname, ${rel})).href`,
+        ),
+        loader: 'js',
+      };
     });
   },
 };
@@ -37,7 +43,10 @@ const importMetaUrl = {
 const oauthApart = {
   name: 'oauth-apart',
   setup(b) {
-    b.onResolve({ filter: /[\\/]oauth[\\/]oauth-routes\.js$/ }, () => ({ path: './mobile-builder-oauth.cjs', external: true }));
+    b.onResolve({ filter: /[\\/]oauth[\\/]oauth-routes\.js$/ }, () => ({
+      path: './mobile-builder-oauth.cjs',
+      external: true,
+    }));
   },
 };
 
@@ -45,7 +54,11 @@ const oauthApart = {
 const modernApart = {
   name: 'modern-apart',
   setup(b) {
-    b.onResolve({ filter: /[\\/]?modern-era\.js$/ }, (args) => (args.importer.endsWith('mcp-server.js') && args.kind === 'dynamic-import' ? { path: './mobile-builder-modern.cjs', external: true } : undefined));
+    b.onResolve({ filter: /[\\/]?modern-era\.js$/ }, (args) =>
+      args.importer.endsWith('mcp-server.js') && args.kind === 'dynamic-import'
+        ? { path: './mobile-builder-modern.cjs', external: true }
+        : undefined,
+    );
   },
 };
 
@@ -58,10 +71,13 @@ const noAjv = {
   name: 'no-ajv',
   setup(b) {
     b.onResolve({ filter: /[\\/]validation[\\/]ajv-provider\.js$/ }, (args) =>
-      /@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]esm[\\/]server[\\/]/.test(args.importer) ? { path: 'ajv-provider', namespace: 'no-ajv' } : undefined,
+      /@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]esm[\\/]server[\\/]/.test(args.importer)
+        ? { path: 'ajv-provider', namespace: 'no-ajv' }
+        : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'no-ajv' }, () => ({
-      contents: "export class AjvJsonSchemaValidator { constructor() { throw new Error('mobile-builder-mcp passes its own jsonSchemaValidator to the SDK Server'); } }",
+      contents:
+        "export class AjvJsonSchemaValidator { constructor() { throw new Error('mobile-builder-mcp passes its own jsonSchemaValidator to the SDK Server'); } }",
       loader: 'js',
     }));
   },
@@ -77,7 +93,10 @@ const noAjv = {
 const memoryLimiterOnly = {
   name: 'memory-limiter-only',
   setup(b) {
-    b.onResolve({ filter: /^rate-limiter-flexible$/ }, () => ({ path: 'rate-limiter-flexible', namespace: 'memory-limiter-only' }));
+    b.onResolve({ filter: /^rate-limiter-flexible$/ }, () => ({
+      path: 'rate-limiter-flexible',
+      namespace: 'memory-limiter-only',
+    }));
     b.onLoad({ filter: /.*/, namespace: 'memory-limiter-only' }, () => ({
       contents:
         "module.exports = { RateLimiterMemory: require('rate-limiter-flexible/lib/RateLimiterMemory.js'), RateLimiterRes: require('rate-limiter-flexible/lib/RateLimiterRes.js'), get RateLimiterPostgres() { return require('rate-limiter-flexible/lib/RateLimiterPostgres.js'); } };",
@@ -96,8 +115,13 @@ const englishOnly = {
   name: 'zod-english-only',
   setup(b) {
     b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, async (args) => {
-      const names = [...(await readFile(args.path, 'utf8')).matchAll(/default as (\w+)/g)].map((m) => m[1]).filter((name) => name !== 'en');
-      const leftOut = names.map((name) => `export const ${name} = () => { throw new Error('zod locale ${name} is left out of the mobile-builder-mcp bundle'); };`);
+      const names = [...(await readFile(args.path, 'utf8')).matchAll(/default as (\w+)/g)]
+        .map((m) => m[1])
+        .filter((name) => name !== 'en');
+      const leftOut = names.map(
+        (name) =>
+          `export const ${name} = () => { throw new Error('zod locale ${name} is left out of the mobile-builder-mcp bundle'); };`,
+      );
       return { contents: [`export { default as en } from './en.js';`, ...leftOut].join('\n'), loader: 'js' };
     });
   },
@@ -124,8 +148,18 @@ const common = {
 const stats = {};
 function record(label, result, file, listInputs = false) {
   const output = Object.values(result.metafile.outputs)[0];
-  const packages = new Set(Object.keys(output.inputs).flatMap((input) => /node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)/.exec(input)?.[1] ?? []));
-  stats[label] = { file, bytes: output.bytes, modules: Object.keys(output.inputs).length, packages: [...packages].sort(), ...(listInputs && { inputs: Object.keys(output.inputs).sort() }) };
+  const packages = new Set(
+    Object.keys(output.inputs).flatMap(
+      (input) => /node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)/.exec(input)?.[1] ?? [],
+    ),
+  );
+  stats[label] = {
+    file,
+    bytes: output.bytes,
+    modules: Object.keys(output.inputs).length,
+    packages: [...packages].sort(),
+    ...(listInputs && { inputs: Object.keys(output.inputs).sort() }),
+  };
 }
 
 const early = await build({
@@ -147,7 +181,10 @@ const stdio = await build({
 });
 // The first line names the build (a hash of the bundle): the bin keys its V8 code cache by it.
 const code = stdio.outputFiles[0].contents;
-await writeFile(join(dist, 'mobile-builder-mcp.cjs'), Buffer.concat([Buffer.from(`//build:${createHash('sha256').update(code).digest('hex').slice(0, 16)}\n`), code]));
+await writeFile(
+  join(dist, 'mobile-builder-mcp.cjs'),
+  Buffer.concat([Buffer.from(`//build:${createHash('sha256').update(code).digest('hex').slice(0, 16)}\n`), code]),
+);
 record('stdio (and CLI) bundle', stdio, 'dist/mobile-builder-mcp.cjs');
 
 const modern = await build({

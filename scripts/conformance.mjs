@@ -29,14 +29,36 @@ const suite = join(scratch, 'node_modules', '@modelcontextprotocol', 'conformanc
 if (!existsSync(node22) || !existsSync(suite)) {
   mkdirSync(scratch, { recursive: true });
   console.error(`installing Node 22 and @modelcontextprotocol/conformance@${SUITE_VERSION} into ${scratch}`);
-  const installed = spawnSync('npm', ['install', '--prefix', scratch, '--no-audit', '--no-fund', '--no-save', 'node@22', `@modelcontextprotocol/conformance@${SUITE_VERSION}`], { stdio: 'inherit' });
+  const installed = spawnSync(
+    'npm',
+    [
+      'install',
+      '--prefix',
+      scratch,
+      '--no-audit',
+      '--no-fund',
+      '--no-save',
+      'node@22',
+      `@modelcontextprotocol/conformance@${SUITE_VERSION}`,
+    ],
+    { stdio: 'inherit' },
+  );
   if (installed.status !== 0) process.exit(installed.status ?? 1);
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'mbm-conformance-'));
-const token = spawnSync(process.execPath, [BIN, 'token', 'create', '--user', 'conformance', '--data-dir', dataDir], { encoding: 'utf8' }).stdout.trim().split('\n').at(-1);
+const token = spawnSync(process.execPath, [BIN, 'token', 'create', '--user', 'conformance', '--data-dir', dataDir], {
+  encoding: 'utf8',
+})
+  .stdout.trim()
+  .split('\n')
+  .at(-1);
 
-const server = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'pipe'] });
+const server = spawn(
+  process.execPath,
+  [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'],
+  { stdio: ['ignore', 'ignore', 'pipe'] },
+);
 const serverPort = await new Promise((resolve, reject) => {
   let log = '';
   server.stderr.on('data', (d) => {
@@ -49,10 +71,19 @@ const serverPort = await new Promise((resolve, reject) => {
 
 // The header-adding proxy: every request goes to the server as it came, plus the token.
 const proxy = createServer((req, res) => {
-  const upstream = request({ host: '127.0.0.1', port: serverPort, method: req.method, path: req.url, headers: { ...req.headers, authorization: `Bearer ${token}` } }, (reply) => {
-    res.writeHead(reply.statusCode ?? 502, reply.headers);
-    reply.pipe(res);
-  });
+  const upstream = request(
+    {
+      host: '127.0.0.1',
+      port: serverPort,
+      method: req.method,
+      path: req.url,
+      headers: { ...req.headers, authorization: `Bearer ${token}` },
+    },
+    (reply) => {
+      res.writeHead(reply.statusCode ?? 502, reply.headers);
+      reply.pipe(res);
+    },
+  );
   upstream.on('error', () => {
     if (!res.headersSent) res.writeHead(502);
     res.end();
@@ -76,5 +107,9 @@ proxy.close();
 server.kill('SIGTERM');
 await new Promise((resolve) => server.once('exit', resolve));
 rmSync(dataDir, { recursive: true, force: true });
-console.log(failed.length === 0 ? `\nconformance: all ${SCENARIOS.length} scenarios passed (${SCENARIOS.join(', ')})` : `\nconformance: failed: ${failed.join(', ')}`);
+console.log(
+  failed.length === 0
+    ? `\nconformance: all ${SCENARIOS.length} scenarios passed (${SCENARIOS.join(', ')})`
+    : `\nconformance: failed: ${failed.join(', ')}`,
+);
 process.exitCode = failed.length === 0 ? 0 : 1;

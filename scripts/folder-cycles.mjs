@@ -74,13 +74,18 @@ function components(graph) {
 
 const cycles = components(edges);
 if (cycles.length === 0) {
-  console.log(`✔ no folder-level import cycles (${new Set([...edges.keys(), ...[...edges.values()].flatMap((m) => [...m.keys()])]).size} folders and root modules)`);
+  console.log(
+    `✔ no folder-level import cycles (${new Set([...edges.keys(), ...[...edges.values()].flatMap((m) => [...m.keys()])]).size} folders and root modules)`,
+  );
 } else {
   for (const cycle of cycles) {
     console.error(`✘ folder-level import cycle: ${cycle.join(', ')}`);
     for (const from of cycle) {
       for (const [to, imports] of edges.get(from) ?? []) {
-        if (cycle.includes(to)) console.error(`    ${from} -> ${to}: ${imports[0]}${imports.length > 1 ? ` and ${imports.length - 1} more` : ''}`);
+        if (cycle.includes(to))
+          console.error(
+            `    ${from} -> ${to}: ${imports[0]}${imports.length > 1 ? ` and ${imports.length - 1} more` : ''}`,
+          );
       }
     }
   }

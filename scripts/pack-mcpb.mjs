@@ -92,12 +92,16 @@ try {
   // Only the start-up bundles: what bin/ loads (bin/mobile-builder-mcp.js).
   mkdirSync(join(stage, 'dist'));
   // And the MCP Apps card (dist/session-card.html), which a host with the extension reads over stdio.
-  for (const name of readdirSync(join(root, 'dist')).filter((f) => f.endsWith('.cjs') || f === 'session-card.html')) cpSync(join(root, 'dist', name), join(stage, 'dist', name));
+  for (const name of readdirSync(join(root, 'dist')).filter((f) => f.endsWith('.cjs') || f === 'session-card.html'))
+    cpSync(join(root, 'dist', name), join(stage, 'dist', name));
   cpSync(join(root, 'assets', 'icon-128.png'), join(stage, 'icon.png'));
   for (const dir of runtimePackages()) {
     const name = dir.split('node_modules/').at(-1);
     const target = join(stage, 'node_modules', name);
-    cpSync(dir, target, { recursive: true, filter: (path) => runtimeFile(path.slice(dir.length).split('\\').join('/')) });
+    cpSync(dir, target, {
+      recursive: true,
+      filter: (path) => runtimeFile(path.slice(dir.length).split('\\').join('/')),
+    });
   }
   // mcpb leaves out every package-lock.json; the Expo toolchain's lockfile is what it installs from.
   writeFileSync(join(stage, '.mcpbignore'), '!toolchains/*/package-lock.json\n');

@@ -13,7 +13,9 @@ writeFileSync(join(root, 'assets', 'icon.svg'), `${svg}\n`);
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', headless: true });
 try {
   const page = await browser.newPage({ viewport: { width: 128, height: 128 } });
-  await page.setContent(`<html><body style="margin:0;background:transparent">${svg.replace('<svg ', '<svg width="128" height="128" ')}</body></html>`);
+  await page.setContent(
+    `<html><body style="margin:0;background:transparent">${svg.replace('<svg ', '<svg width="128" height="128" ')}</body></html>`,
+  );
   writeFileSync(join(root, 'assets', 'icon-128.png'), await page.screenshot({ omitBackground: true }));
 } finally {
   await browser.close();

@@ -36,13 +36,22 @@ for (const [name, [file, ...args]] of STEPS) {
   console.log(`\n=== test-all: ${name}: ${[file, ...args].join(' ')}\n`);
   const t0 = Date.now();
   const run = spawnSync(file, args, { cwd: root, stdio: 'inherit' });
-  const code = run.error ? `could not start (${run.error.message})` : run.signal ? `killed by ${run.signal}` : run.status;
+  const code = run.error
+    ? `could not start (${run.error.message})`
+    : run.signal
+      ? `killed by ${run.signal}`
+      : run.status;
   results.push({ name, ok: run.status === 0, code, seconds: (Date.now() - t0) / 1000 });
 }
 
 const minutes = (s) => (s >= 60 ? `${Math.floor(s / 60)} min ${Math.round(s % 60)} s` : `${s.toFixed(1)} s`);
 console.log('\n=== test-all: summary');
-for (const r of results) console.log(`  ${r.ok ? 'pass' : 'FAIL'}  ${r.name.padEnd(10)} ${minutes(r.seconds).padStart(12)}${r.ok ? '' : `  (exit ${r.code})`}`);
+for (const r of results)
+  console.log(
+    `  ${r.ok ? 'pass' : 'FAIL'}  ${r.name.padEnd(10)} ${minutes(r.seconds).padStart(12)}${r.ok ? '' : `  (exit ${r.code})`}`,
+  );
 const failed = results.filter((r) => !r.ok).map((r) => r.name);
-console.log(`  ${failed.length ? `FAILED: ${failed.join(', ')}` : 'all passed'} in ${minutes((Date.now() - started) / 1000)}`);
+console.log(
+  `  ${failed.length ? `FAILED: ${failed.join(', ')}` : 'all passed'} in ${minutes((Date.now() - started) / 1000)}`,
+);
 process.exit(failed.length ? 1 : 0);

@@ -55,7 +55,14 @@ export async function composeAuth(deps: AuthStepDeps): Promise<AuthParts> {
     await publishCacheChange(store, 'tokens');
   });
   // OAuth access tokens are good only at this server's `/mcp` (RFC 8707): the audience follows the public URL.
-  const tokens = new TokenService(users, store.repos.tokens, clock, tokenCache, { grants: oauthGrants, audience: () => `${deps.publicUrl.get()}/mcp` }, store);
+  const tokens = new TokenService(
+    users,
+    store.repos.tokens,
+    clock,
+    tokenCache,
+    { grants: oauthGrants, audience: () => `${deps.publicUrl.get()}/mcp` },
+    store,
+  );
   const loginCodes = new LoginCodeService(users, store.repos.loginCodes, clock);
   const { rateLimiter, limiterPool } = await openRateLimiter(store, config.rateLimiter);
   const gate = new RequestGate(tokens, rateLimiter, deps.plans, {
@@ -72,10 +79,18 @@ export async function composeAuth(deps: AuthStepDeps): Promise<AuthParts> {
  * "Start-up time"); else in the store (a file store may be served by several processes, which
  * share the limits), or in memory for a store without rate windows (`:memory:`).
  */
-async function openRateLimiter(store: Store, given: RequestRateLimiter | undefined): Promise<{ rateLimiter: RequestRateLimiter; limiterPool: AuthParts['limiterPool'] }> {
+async function openRateLimiter(
+  store: Store,
+  given: RequestRateLimiter | undefined,
+): Promise<{ rateLimiter: RequestRateLimiter; limiterPool: AuthParts['limiterPool'] }> {
   const pgLimits = given || !store.databaseUrl ? null : await import('./limits/pg-rate-limiter.js');
   const limiterPool = pgLimits && store.databaseUrl ? pgLimits.createRateLimiterPool(store.databaseUrl) : null;
   const rateLimiter =
-    given ?? (pgLimits && limiterPool ? new pgLimits.PgRequestRateLimiter(limiterPool) : store.rateWindows ? new StoreRequestRateLimiter(store.rateWindows) : new MemoryRequestRateLimiter());
+    given ??
+    (pgLimits && limiterPool
+      ? new pgLimits.PgRequestRateLimiter(limiterPool)
+      : store.rateWindows
+        ? new StoreRequestRateLimiter(store.rateWindows)
+        : new MemoryRequestRateLimiter());
   return { rateLimiter, limiterPool };
 }

@@ -60,11 +60,17 @@ export function composeEngine(deps: EngineStepDeps): EngineParts {
   const journal = new WorkflowJournal(store, clock, logger);
   // With blobs (PostgreSQL) any node serves any artifact from its cache; else they are folders here.
   const artifactStore: ArtifactStore = store.blobs
-    ? new BlobArtifactStore({ dataDir: config.dataDir, blobs: store.blobs, artifacts: store.repos.artifacts, cacheMb: config.artifactCacheMb })
+    ? new BlobArtifactStore({
+        dataDir: config.dataDir,
+        blobs: store.blobs,
+        artifacts: store.repos.artifacts,
+        cacheMb: config.artifactCacheMb,
+      })
     : new DiskArtifactStore(config.dataDir);
   // An api node builds nothing: it needs neither the builder's settings (a command builder's
   // config) nor its toolchain, and a build that reached it anyway would fail rather than run here.
-  const builder = config.builderInstance ?? (role === 'api' ? NO_BUILDS : createBuilder(config.builder ?? DEFAULTS.builder, config));
+  const builder =
+    config.builderInstance ?? (role === 'api' ? NO_BUILDS : createBuilder(config.builder ?? DEFAULTS.builder, config));
   // The builder this deployment runs, recorded in every workflow sent through this node: an api
   // node's is its configured one, though it runs none (docs/operators.md "One builder per deployment").
   const builderName = config.builderInstance?.name ?? config.builder ?? DEFAULTS.builder;
@@ -76,7 +82,14 @@ export function composeEngine(deps: EngineStepDeps): EngineParts {
       store,
       journal,
       artifactStore,
-      publisher: new ArtifactPublisher({ store, artifactStore, plans, clock, logger, workspacesDir: join(config.dataDir, 'workspaces') }),
+      publisher: new ArtifactPublisher({
+        store,
+        artifactStore,
+        plans,
+        clock,
+        logger,
+        workspacesDir: join(config.dataDir, 'workspaces'),
+      }),
       builder,
       plans,
       dataDir: config.dataDir,
@@ -104,8 +117,19 @@ export function composeEngine(deps: EngineStepDeps): EngineParts {
  * travel as snapshots. Undefined without blobs.
  * @throws Error for a store with blobs but no `repos.workspaces`.
  */
-function workspaceSyncOf(store: Store, journal: WorkflowJournal, config: Pick<AppConfig, 'workspaceSnapshotMaxMb'>, logger: Logger): WorkspaceSync | undefined {
+function workspaceSyncOf(
+  store: Store,
+  journal: WorkflowJournal,
+  config: Pick<AppConfig, 'workspaceSnapshotMaxMb'>,
+  logger: Logger,
+): WorkspaceSync | undefined {
   if (!store.blobs) return undefined;
   if (!store.repos.workspaces) throw new Error('A store with blobs must keep workspace snapshots (Repos.workspaces)');
-  return new WorkspaceSync({ blobs: store.blobs, workspaces: store.repos.workspaces, journal, logger, maxMb: config.workspaceSnapshotMaxMb });
+  return new WorkspaceSync({
+    blobs: store.blobs,
+    workspaces: store.repos.workspaces,
+    journal,
+    logger,
+    maxMb: config.workspaceSnapshotMaxMb,
+  });
 }

@@ -41,7 +41,9 @@ import { newRunnerIdentity } from './workflows/runner-identity.js';
 import type { WorkflowEngine } from './workflows/workflow-engine.js';
 
 /** The package version, read from package.json. */
-export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export const VERSION: string = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 /** The builders this server can run (`--builder`), re-exported for the package entry (index.ts). */
 export { BUILDER_NAMES, type BuilderName } from './builders/builder-registry.js';
@@ -135,12 +137,35 @@ export async function createApp(config: AppConfig): Promise<App> {
   // Loaded only when asked for: prom-client stays out of a stdio start (docs/performance.md "Start-up time").
   // The engine's runs are read at scrape time, once the engine below exists.
   const built: { engine?: EngineParts } = {};
-  const reads = { localRuns: () => built.engine?.engine.busy ?? 0, unserved: async () => built.engine?.nodes.unserved() ?? new Map<string, number>(), heldRuns: () => built.engine?.engine.held ?? 0 };
+  const reads = {
+    localRuns: () => built.engine?.engine.busy ?? 0,
+    unserved: async () => built.engine?.nodes.unserved() ?? new Map<string, number>(),
+    heldRuns: () => built.engine?.engine.held ?? 0,
+  };
   const metrics = config.metrics ? await openMetrics(store, reads, config.metrics, config.trustProxy) : undefined;
-  const engineParts = composeEngine({ store, config, role, runner, plans, clock, logger, ...(metrics && { observer: metrics.service }) });
+  const engineParts = composeEngine({
+    store,
+    config,
+    role,
+    runner,
+    plans,
+    clock,
+    logger,
+    ...(metrics && { observer: metrics.service }),
+  });
   built.engine = engineParts;
   const gateway = config.gateway ?? newGateway(logger, config.requestDeadlineMs);
-  const services = composeServices({ store, config, engineParts, publicUrl, plans, clock, logger, gateway, ...(metrics && { observer: metrics.service }) });
+  const services = composeServices({
+    store,
+    config,
+    engineParts,
+    publicUrl,
+    plans,
+    clock,
+    logger,
+    gateway,
+    ...(metrics && { observer: metrics.service }),
+  });
   const { tokens, loginCodes, oauthGrants, gate, webSessions } = auth;
   return {
     config,
@@ -163,7 +188,15 @@ export async function createApp(config: AppConfig): Promise<App> {
     plans,
     webSessions,
     ...(metrics && { metrics: metrics.endpoint }),
-    ...appLifecycle({ dataDir: config.dataDir, role, store, engineParts, gateway, limiterPool: auth.limiterPool, logger }),
+    ...appLifecycle({
+      dataDir: config.dataDir,
+      role,
+      store,
+      engineParts,
+      gateway,
+      limiterPool: auth.limiterPool,
+      logger,
+    }),
   };
 }
 
@@ -191,7 +224,12 @@ function newGateway(logger: Logger, deadlineMs: number | undefined): JsonRpcGate
  * The metrics of an app on `store` (docs/metrics.md) and their `/metrics` endpoint under `access`;
  * client addresses are read as the HTTP transport reads them (`--trust-proxy`).
  */
-async function openMetrics(store: Store, reads: Pick<ServiceMetricsDeps, 'localRuns' | 'unserved' | 'heldRuns'>, access: MetricsAccessOptions, trustProxy: string[] | undefined): Promise<{ service: ServiceMetrics; endpoint: MetricsEndpoint }> {
+async function openMetrics(
+  store: Store,
+  reads: Pick<ServiceMetricsDeps, 'localRuns' | 'unserved' | 'heldRuns'>,
+  access: MetricsAccessOptions,
+  trustProxy: string[] | undefined,
+): Promise<{ service: ServiceMetrics; endpoint: MetricsEndpoint }> {
   const [{ ServiceMetrics }, { metricsAccess }, { metricsEndpoint }, { clientAddressReader }] = await Promise.all([
     import('./metrics/service-metrics.js'),
     import('./metrics/metrics-access.js'),

@@ -90,13 +90,15 @@ export const invalidParameter = (name: string, reason: string, data?: ErrorData)
 export const UNAUTHENTICATED_HINT =
   'Check the message: this one ("Authentication failed") means the API token is missing, invalid, expired or revoked; configure a valid token (mobile-builder-mcp token create). A -32001 "Request timed out" is the MCP client\'s own timeout, not a token problem: call again.';
 /** -32001 `Authentication failed - invalid or expired API key`, with `data.hint` (`UNAUTHENTICATED_HINT`). */
-export const unauthenticated = (): ServiceError => new ServiceError('unauthenticated', MESSAGES.unauthenticated, { hint: UNAUTHENTICATED_HINT });
+export const unauthenticated = (): ServiceError =>
+  new ServiceError('unauthenticated', MESSAGES.unauthenticated, { hint: UNAUTHENTICATED_HINT });
 export const forbidden = (data?: ErrorData): ServiceError => new ServiceError('forbidden', MESSAGES.forbidden, data);
 /**
  * -32004 `Resource not found`; `data` says what was not found (docs/contract.md#errors):
  * `resource` (`project`, `workflow`, `page`) and `reason` (`unknown id`, `none active`, `unknown path`).
  */
-export const notFound = (data: NotFoundData): ServiceError => new ServiceError('not_found', MESSAGES.notFound, { ...data });
+export const notFound = (data: NotFoundData): ServiceError =>
+  new ServiceError('not_found', MESSAGES.notFound, { ...data });
 export const rateLimited = (data: ErrorData): ServiceError =>
   new ServiceError('rate_limited', MESSAGES.rateLimited, data);
 
@@ -138,7 +140,8 @@ export function toJsonRpcError(error: unknown): JsonRpcErrorBody {
     if (error.data !== undefined) body.data = error.data;
     return body;
   }
-  if (isStoreUnavailable(error)) return { code: ERROR_TABLE.internal.code, message: MESSAGES.internal, data: { ...STORE_UNAVAILABLE_DATA } };
+  if (isStoreUnavailable(error))
+    return { code: ERROR_TABLE.internal.code, message: MESSAGES.internal, data: { ...STORE_UNAVAILABLE_DATA } };
   return { code: ERROR_TABLE.internal.code, message: MESSAGES.internal };
 }
 

@@ -22,7 +22,12 @@ import type { PublicUrl } from './services/public-url.js';
 import type { WorkflowService } from './services/workflow-service.js';
 import type { ArtifactRepo, OAuthRepo } from './store/repos.js';
 import type { Store } from './store/store.js';
-import { startHttpServer, type HttpServerDeps, type HttpServerOptions, type RunningHttpServer } from './transports/http-server.js';
+import {
+  startHttpServer,
+  type HttpServerDeps,
+  type HttpServerOptions,
+  type RunningHttpServer,
+} from './transports/http-server.js';
 import type { ArtifactStore } from './workflows/artifact-store.js';
 import type { ProjectChanges } from './workflows/project-changes.js';
 import type { Role } from './roles.js';

@@ -4,10 +4,23 @@
  */
 export { createApp, listenHttp, VERSION, BUILDER_NAMES, type App, type AppConfig, type BuilderName } from './app.js';
 export { httpDepsOf } from './http-listener.js';
-export { startHttpServer, type HttpServerDeps, type HttpServerOptions, type RunningHttpServer } from './transports/http-server.js';
+export {
+  startHttpServer,
+  type HttpServerDeps,
+  type HttpServerOptions,
+  type RunningHttpServer,
+} from './transports/http-server.js';
 export { serveStdio, type StdioServerOptions } from './transports/stdio-server.js';
 export { ServiceError, ERROR_TABLE, MESSAGES, type ServiceErrorKind } from './errors.js';
-export type { Builder, BuildContext, BuildJob, QuestionSpec, PublishRequest, PublishedArtifact, Platform } from './builders/builder.js';
+export type {
+  Builder,
+  BuildContext,
+  BuildJob,
+  QuestionSpec,
+  PublishRequest,
+  PublishedArtifact,
+  Platform,
+} from './builders/builder.js';
 export { BuildFailure } from './builders/builder.js';
 export { ScriptedBuilder } from './builders/scripted-builder.js';
 export { CommandBuilder, loadCommandBuilderConfig, type CommandBuilderConfig } from './builders/command-builder.js';

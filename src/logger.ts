@@ -15,7 +15,14 @@ export function createLogger(level: string = process.env.SVC_LOG_LEVEL ?? DEFAUL
       name: 'mobile-builder-mcp',
       level,
       redact: {
-        paths: ['token', '*.token', 'authorization', '*.authorization', 'headers.authorization', 'req.headers.authorization'],
+        paths: [
+          'token',
+          '*.token',
+          'authorization',
+          '*.authorization',
+          'headers.authorization',
+          'req.headers.authorization',
+        ],
         censor: '[redacted]',
       },
     },

@@ -31,8 +31,14 @@ function slowRequest(from: string, headers: Record<string, string> = {}): { text
   socket.on('error', () => undefined);
   let text = '';
   socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
-  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-  socket.on('connect', () => socket.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n${extra}\r\n{`));
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  socket.on('connect', () =>
+    socket.write(
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n${extra}\r\n{`,
+    ),
+  );
   return { text: () => text };
 }
 
@@ -42,7 +48,15 @@ function ping(from: string, headers: Record<string, string> = {}): Promise<{ sta
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port: Number(url.port), localAddress: from, method: 'POST', path: '/mcp', agent: false, headers: { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)), ...headers } },
+      {
+        host: '127.0.0.1',
+        port: Number(url.port),
+        localAddress: from,
+        method: 'POST',
+        path: '/mcp',
+        agent: false,
+        headers: { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)), ...headers },
+      },
       (res) => {
         let text = '';
         res.on('data', (c: Buffer) => (text += c.toString('utf8')));
@@ -55,15 +69,27 @@ function ping(from: string, headers: Record<string, string> = {}): Promise<{ sta
 }
 
 /** Opens `n` slow requests and waits until all but `bound` of them were refused at once. */
-async function fill(n: number, bound: number, from: string, headers: (i: number) => Record<string, string>): Promise<void> {
+async function fill(
+  n: number,
+  bound: number,
+  from: string,
+  headers: (i: number) => Record<string, string>,
+): Promise<void> {
   const slow = Array.from({ length: n }, (_, i) => slowRequest(from, headers(i)));
-  await waitFor(() => slow.filter((s) => s.text().startsWith('HTTP/1.1 429')).length === n - bound, 20_000, `${n - bound} refusals`);
+  await waitFor(
+    () => slow.filter((s) => s.text().startsWith('HTTP/1.1 429')).length === n - bound,
+    20_000,
+    `${n - bound} refusals`,
+  );
   expect(slow.find((s) => s.text().startsWith('HTTP/1.1 429'))!.text()).toContain('"scope":"client"');
 }
 
 describe('requests being read, behind a trusted proxy', () => {
   it("two clients behind the same proxy are counted apart; an untrusted peer's X-Forwarded-For is ignored", async () => {
-    server = await startTestServer({ trustProxy: [PROXY] }, { maxUnauthenticatedPerAddress: 4, headersTimeoutMs: 5000, requestTimeoutMs: 60_000 });
+    server = await startTestServer(
+      { trustProxy: [PROXY] },
+      { maxUnauthenticatedPerAddress: 4, headersTimeoutMs: 5000, requestTimeoutMs: 60_000 },
+    );
     // Client 203.0.113.1 behind the proxy fills its bound with slow requests ...
     await fill(10, 4, PROXY, () => ({ 'X-Forwarded-For': '203.0.113.1' }));
     expect((await ping(PROXY, { 'X-Forwarded-For': '203.0.113.1' })).status).toBe(429);
@@ -89,7 +115,10 @@ describe('requests being read, behind a trusted proxy', () => {
 
 describe('requests being read with a token', () => {
   it("a request with a valid token counts against its user, not against its address's anonymous bound", async () => {
-    server = await startTestServer({}, { maxUnauthenticatedPerAddress: 4, headersTimeoutMs: 5000, requestTimeoutMs: 60_000 });
+    server = await startTestServer(
+      {},
+      { maxUnauthenticatedPerAddress: 4, headersTimeoutMs: 5000, requestTimeoutMs: 60_000 },
+    );
     const token = server.token('alice');
     await fill(10, 4, STRANGER, () => ({}));
     // Same address, bound full of anonymous requests: the signed-in client is served.
@@ -108,14 +137,22 @@ describe('--trust-proxy', () => {
     expect(parseTrustedProxies(' 10.0.0.0/8, ::1 ,loopback')).toEqual(['10.0.0.0/8', '::1', 'loopback']);
     expect(() => parseTrustedProxies('10.0.0.0/33')).toThrow();
     expect(() => parseTrustedProxies('proxy.example.com')).toThrow();
-    const bad = await runCommand(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', tempDir(), '--trust-proxy', '10.0.0.0/8,not-an-address'], { timeoutMs: 120_000 });
+    const bad = await runCommand(
+      process.execPath,
+      [BIN, 'serve', '--http', '--port', '0', '--data-dir', tempDir(), '--trust-proxy', '10.0.0.0/8,not-an-address'],
+      { timeoutMs: 120_000 },
+    );
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toMatch(/--trust-proxy: .*not-an-address/);
     // The real bin behind a trusted loopback proxy: the forwarded clients are counted apart.
     const spawned = await spawnHttpServer(tempDir(), ['--trust-proxy', '127.0.0.0/8']);
     try {
       const post = (forwarded: string) =>
-        fetch(spawned.mcpUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': forwarded }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+        fetch(spawned.mcpUrl, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': forwarded },
+          body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+        });
       expect(spawned.stderr()).toContain('"trustProxy":["127.0.0.0/8"]');
       expect((await post('203.0.113.9')).status).toBe(401);
     } finally {
@@ -123,6 +160,8 @@ describe('--trust-proxy', () => {
     }
     // No trusted proxy: the peer, whatever the header says.
     const reader = clientAddressReader([]);
-    expect(reader({ socket: { remoteAddress: '10.1.2.3' }, headers: { 'x-forwarded-for': '1.2.3.4' } } as never)).toBe('10.1.2.3');
+    expect(reader({ socket: { remoteAddress: '10.1.2.3' }, headers: { 'x-forwarded-for': '1.2.3.4' } } as never)).toBe(
+      '10.1.2.3',
+    );
   });
 });

@@ -34,7 +34,9 @@ afterAll(async () => (await pgDatabase)?.drop());
 
 const STORES: SharedStore[] = [
   { name: 'sqlite', config: async (shared) => ({ databaseFile: join(shared, 'mobile-builder.db') }) },
-  ...(postgresAvailable() ? [{ name: 'postgres', config: async () => ({ databaseUrl: (await (pgDatabase ??= createTestDatabase())).url }) }] : []),
+  ...(postgresAvailable()
+    ? [{ name: 'postgres', config: async () => ({ databaseUrl: (await (pgDatabase ??= createTestDatabase())).url }) }]
+    : []),
 ];
 
 /** One node: a whole service with its own runner host and builder. */
@@ -60,7 +62,13 @@ afterEach(async () => {
 });
 
 /** Starts a node whose runner host is `host`, on the store of `shared` with `dataDir` as its own data dir. */
-async function startNode(store: SharedStore, shared: string, dataDir: string, host: string, config: Partial<AppConfig> = {}): Promise<Node> {
+async function startNode(
+  store: SharedStore,
+  shared: string,
+  dataDir: string,
+  host: string,
+  config: Partial<AppConfig> = {},
+): Promise<Node> {
   const builder = new ManualBuilder();
   const before = process.env.SVC_RUNNER_HOST;
   process.env.SVC_RUNNER_HOST = host;
@@ -99,8 +107,13 @@ function rulesOn(workspaceDir: string): CodeAnswerRules {
   };
 }
 
-const SCREEN = "import { Text } from 'react-native';\nexport function Settings() {\n  return <Text>Settings</Text>;\n}\n";
-const GOOD = JSON.stringify({ summary: 'Adds a Settings screen', files: [{ path: 'src/Settings.tsx', content: SCREEN }], delete: ['src/old.ts'] });
+const SCREEN =
+  "import { Text } from 'react-native';\nexport function Settings() {\n  return <Text>Settings</Text>;\n}\n";
+const GOOD = JSON.stringify({
+  summary: 'Adds a Settings screen',
+  files: [{ path: 'src/Settings.tsx', content: SCREEN }],
+  delete: ['src/old.ts'],
+});
 const BAD = JSON.stringify({
   summary: 'Uses a package the app does not have',
   files: [{ path: 'src/Chart.tsx', content: "import { Chart } from 'chart-kit';\nexport const C = Chart;\n" }],
@@ -128,7 +141,11 @@ describe.each(STORES)('code answers through a node that builds nothing, on $name
   async function codeQuestionOnWorker(api: Partial<AppConfig> = {}, worker: Partial<AppConfig> = {}) {
     const shared = tempDir('mbm-answers-');
     dirs.push(shared);
-    const a = await startNode(store, shared, join(shared, 'api', 'node', 'data'), 'api-node', { role: 'api', claimWaitMs: 60_000, ...api });
+    const a = await startNode(store, shared, join(shared, 'api', 'node', 'data'), 'api-node', {
+      role: 'api',
+      claimWaitMs: 60_000,
+      ...api,
+    });
     const w = await startNode(store, shared, shared, 'worker-node', worker);
     const { token } = await a.app.tokens.create('alice');
     const caller: Caller = await a.app.tokens.authenticate(token);
@@ -147,17 +164,26 @@ describe.each(STORES)('code answers through a node that builds nothing, on $name
     return { shared, a, w, caller, projectId, workflowId: sent.workflowId, questionId, run };
   }
 
-  const rowOf = async (node: Node, id: string): Promise<WorkflowRow> => (await node.app.store.repos.workflows.findById(id))!;
+  const rowOf = async (node: Node, id: string): Promise<WorkflowRow> =>
+    (await node.app.store.repos.workflows.findById(id))!;
   const reach = (node: Node, id: string, status: WorkflowRow['status']) =>
-    waitFor(async () => {
-      const row = await rowOf(node, id);
-      return row.status === status ? row : null;
-    }, 15_000, `${id} to be ${status}`);
+    waitFor(
+      async () => {
+        const row = await rowOf(node, id);
+        return row.status === status ? row : null;
+      },
+      15_000,
+      `${id} to be ${status}`,
+    );
   const runOf = (node: Node, id: string): Promise<ManualRun> =>
-    waitFor(() => {
-      const run = node.builder.runOf(id);
-      return run && run.idle && !run.ended ? run : null;
-    }, 15_000, `the build of ${id}`);
+    waitFor(
+      () => {
+        const run = node.builder.runOf(id);
+        return run && run.idle && !run.ended ? run : null;
+      },
+      15_000,
+      `the build of ${id}`,
+    );
   /** How many answer checks are left in the store (it deletes them to count them). */
   const leftChecks = (node: Node) => node.app.store.repos.answerChecks.deleteBefore('9999');
 
@@ -168,7 +194,9 @@ describe.each(STORES)('code answers through a node that builds nothing, on $name
     await waitFor(() => run.answers.length > 0 && run.idle, 15_000, 'the answer to reach the builder');
     expect(run.answers).toEqual([GOOD]);
     const last = (await a.app.workflows.messages(caller, { projectId })).messages.filter((m) => m.type === 'answer');
-    expect(last.map((m) => m.content)).toEqual([`Code answer: Adds a Settings screen\nFiles written: src/Settings.tsx (${Buffer.byteLength(SCREEN)} bytes)\nFiles deleted: src/old.ts`]);
+    expect(last.map((m) => m.content)).toEqual([
+      `Code answer: Adds a Settings screen\nFiles written: src/Settings.tsx (${Buffer.byteLength(SCREEN)} bytes)\nFiles deleted: src/old.ts`,
+    ]);
     run.finish();
     await reach(a, workflowId, 'completed');
     expect(a.builder.runs).toEqual([]);
@@ -183,9 +211,13 @@ describe.each(STORES)('code answers through a node that builds nothing, on $name
     const throughWorker = await refusal(() => w.app.workflows.send(caller, { projectId, message: BAD, questionId }));
     expect(throughApi.message).toBe(throughWorker.message);
     expect(throughApi.data).toEqual(throughWorker.data);
-    const problems = (throughApi.data!.issues as { parameter: string; problem: string }[]).map((i) => `${i.parameter} ${i.problem}`);
+    const problems = (throughApi.data!.issues as { parameter: string; problem: string }[]).map(
+      (i) => `${i.parameter} ${i.problem}`,
+    );
     expect(problems).toEqual([
-      expect.stringMatching(/^message\.files\[0\]\.content src\/Chart\.tsx imports "chart-kit", which is not one of the app's packages/),
+      expect.stringMatching(
+        /^message\.files\[0\]\.content src\/Chart\.tsx imports "chart-kit", which is not one of the app's packages/,
+      ),
       'message.delete[0] "src/never-there.ts" does not exist in the app',
     ]);
     expect((await a.app.workflows.messages(caller, { projectId })).messages).toEqual(before);
@@ -195,7 +227,10 @@ describe.each(STORES)('code answers through a node that builds nothing, on $name
   });
 
   it('when the worker holding the build does not answer the check in time, the API node says so and stores nothing', async () => {
-    const { a, w, caller, projectId, workflowId, questionId } = await codeQuestionOnWorker({ answerCheckTimeoutMs: 300 }, { leaseMs: 600_000 });
+    const { a, w, caller, projectId, workflowId, questionId } = await codeQuestionOnWorker(
+      { answerCheckTimeoutMs: 300 },
+      { leaseMs: 600_000 },
+    );
     // The worker stops answering (its store connection closes) while its lease still runs.
     w.crashed = true;
     await w.app.store.close();
@@ -204,20 +239,24 @@ describe.each(STORES)('code answers through a node that builds nothing, on $name
       'Invalid parameter: message cannot be checked now: the build worker running this workflow did not answer the check within 0.3 s, and nothing was stored; send the answer again (the question is still pending)',
     );
     expect(error.data).toMatchObject({ reason: 'check_timed_out', questionId, kind: 'code' });
-    expect((await a.app.workflows.messages(caller, { projectId })).messages.filter((m) => m.type === 'answer')).toEqual([]);
+    expect((await a.app.workflows.messages(caller, { projectId })).messages.filter((m) => m.type === 'answer')).toEqual(
+      [],
+    );
     expect(await rowOf(a, workflowId)).toMatchObject({ status: 'waiting_for_input' });
     expect((await a.app.store.repos.questions.findById(questionId))!.answer).toBeNull();
     expect(await leftChecks(a)).toBe(0);
   });
 
-  it('a code question\'s pages of files are the same through the API node as through the worker', async () => {
+  it("a code question's pages of files are the same through the API node as through the worker", async () => {
     const { a, w, caller, projectId } = await codeQuestionOnWorker();
     const first = await w.app.workflows.questionFiles(caller, projectId, 1);
     const pages = first.questionFiles!.pages;
     expect(pages).toBeGreaterThan(1);
     expect(first.questionFiles!.files.map((f) => f.path)).toEqual(['App.tsx']);
     for (let page = 1; page <= pages; page++) {
-      expect(await a.app.workflows.questionFiles(caller, projectId, page)).toEqual(await w.app.workflows.questionFiles(caller, projectId, page));
+      expect(await a.app.workflows.questionFiles(caller, projectId, page)).toEqual(
+        await w.app.workflows.questionFiles(caller, projectId, page),
+      );
     }
     await refusal(() => a.app.workflows.questionFiles(caller, projectId, pages + 1));
   });
@@ -225,16 +264,24 @@ describe.each(STORES)('code answers through a node that builds nothing, on $name
   it('a workflow nobody holds (released by a drain) has its answer checked by the first worker that takes work, which resumes it', async () => {
     const { shared, a, w, caller, projectId, workflowId, questionId } = await codeQuestionOnWorker();
     const drained = w.app.drain(600_000);
-    await waitFor(async () => (await rowOf(a, workflowId)).runnerId === null, 15_000, 'the waiting workflow to be released');
+    await waitFor(
+      async () => (await rowOf(a, workflowId)).runnerId === null,
+      15_000,
+      'the waiting workflow to be released',
+    );
     await drained;
     const spare = await startNode(store, shared, shared, 'spare-node');
     const answered = await a.app.workflows.send(caller, { projectId, message: GOOD, questionId });
     expect(answered.workflowId).toBe(workflowId);
     // The spare worker claims the answered workflow and runs its builder again, which finds the answer.
-    const resumed = await waitFor(() => {
-      const run = spare.builder.runOf(workflowId);
-      return run && run.idle ? run : null;
-    }, 15_000, 'the spare worker to resume the build');
+    const resumed = await waitFor(
+      () => {
+        const run = spare.builder.runOf(workflowId);
+        return run && run.idle ? run : null;
+      },
+      15_000,
+      'the spare worker to resume the build',
+    );
     expect(resumed.job.workflowId).toBe(workflowId);
     expect(w.builder.runs.filter((r) => r.job.workflowId === workflowId)).toHaveLength(1);
     const answers = (await a.app.workflows.messages(caller, { projectId })).messages.filter((m) => m.type === 'answer');

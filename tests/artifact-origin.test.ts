@@ -27,13 +27,17 @@ afterAll(async () => {
 
 async function builtProject(token: string, name: string) {
   const project = await createProject(server.mcpUrl, token, { name });
-  await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build', kind: 'build' });
+  await toolResult(server.mcpUrl, token, 'svc_send_message', {
+    projectId: project.id,
+    message: 'build',
+    kind: 'build',
+  });
   const session = await waitIdle(server.mcpUrl, token, project.id);
   return { project, url: new URL(session.previewUrls.find((p: any) => p.platform === 'web').url) };
 }
 
 describe('artifact origins', () => {
-  it('serves each project\'s previews from its own origin, with localStorage allowed, and nothing else there', async () => {
+  it("serves each project's previews from its own origin, with localStorage allowed, and nothing else there", async () => {
     const token = server.token('alice');
     const a = await builtProject(token, 'Origin A');
     const b = await builtProject(token, 'Origin B');
@@ -49,7 +53,13 @@ describe('artifact origins', () => {
     expect((await rawHttp(`${b.url.origin}${a.url.pathname}`)).status).toBe(404);
     expect((await rawHttp(`${a.url.origin}/updates/d/${a.url.pathname.split('/')[2]}`)).status).toBe(404);
     // A project origin under a host name that is not ours is refused.
-    expect((await rawHttp(`${artifacts.url}${a.url.pathname}`, { headers: { Host: `${a.project.id}.evil.example:${artifacts.port}` } })).status).toBe(403);
+    expect(
+      (
+        await rawHttp(`${artifacts.url}${a.url.pathname}`, {
+          headers: { Host: `${a.project.id}.evil.example:${artifacts.port}` },
+        })
+      ).status,
+    ).toBe(403);
 
     // The shared host and the MCP listener serve the path form in an opaque origin.
     for (const base of [artifacts.url, server.http.url]) {
@@ -65,11 +75,20 @@ describe('artifact origins', () => {
 
   it('--artifact-origins shared keeps the path form, every page in an opaque origin', async () => {
     const shared = await startTestServer({ builder: 'scripted', artifactOrigins: 'shared' });
-    const listener = await listenHttp(shared.app, { host: '127.0.0.1', port: 0, serveMcp: false, artifactOrigin: true });
+    const listener = await listenHttp(shared.app, {
+      host: '127.0.0.1',
+      port: 0,
+      serveMcp: false,
+      artifactOrigin: true,
+    });
     try {
       const token = shared.token('bob');
       const project = await createProject(shared.mcpUrl, token, { name: 'Shared' });
-      await toolResult(shared.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build', kind: 'build' });
+      await toolResult(shared.mcpUrl, token, 'svc_send_message', {
+        projectId: project.id,
+        message: 'build',
+        kind: 'build',
+      });
       const session = await waitIdle(shared.mcpUrl, token, project.id);
       const url = new URL(session.previewUrls[0].url);
       expect(url.origin).toBe(listener.url);

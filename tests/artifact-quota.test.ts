@@ -26,11 +26,23 @@ describe('the artifact quota', () => {
     const dataDir = tempDir('mbm-quota-');
     dirs.push(dataDir);
     const plans = { free: { ...GENEROUS_PLANS.free, artifactStorageMb: 1 } };
-    const app = await createApp({ dataDir, logger: silentLogger(), builderInstance: new ManualBuilder(), pollIntervalMs: 3_600_000, plans });
+    const app = await createApp({
+      dataDir,
+      logger: silentLogger(),
+      builderInstance: new ManualBuilder(),
+      pollIntervalMs: 3_600_000,
+      plans,
+    });
     apps.push(app);
     await app.start();
     const caller = await app.tokens.authenticate((await app.tokens.create('alice')).token);
-    const publisher = new ArtifactPublisher({ store: app.store, artifactStore: app.artifactStore, plans, clock: app.clock, logger: silentLogger() });
+    const publisher = new ArtifactPublisher({
+      store: app.store,
+      artifactStore: app.artifactStore,
+      plans,
+      clock: app.clock,
+      logger: silentLogger(),
+    });
     const sources = await Promise.all(
       ['one', 'two'].map(async (name) => {
         const projectId = (await app.projects.create(caller, { name })).id;
@@ -43,7 +55,9 @@ describe('the artifact quota', () => {
       }),
     );
     const outcomes = await Promise.allSettled(
-      sources.map((s) => publisher.publish(s.projectId, s.workflowId, { kind: 'preview', platform: 'web', sourceDir: s.dir })),
+      sources.map((s) =>
+        publisher.publish(s.projectId, s.workflowId, { kind: 'preview', platform: 'web', sourceDir: s.dir }),
+      ),
     );
     expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
     const refused = outcomes.find((o) => o.status === 'rejected')!;

@@ -4,7 +4,11 @@ import { BIN, waitFor } from './helpers.js';
 
 /** Runs a CLI command to completion. */
 export function runCli(args: string[], env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
+  const result = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: 120_000,
+  });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -24,13 +28,25 @@ export interface SpawnedServer {
 }
 
 /** Starts `serve --http --port 0 --builder scripted` (unless `extra` names another; with extra environment variables) and waits for its "listening on" line. */
-export async function spawnHttpServer(dataDir: string, extra: string[] = [], env: Record<string, string> = {}): Promise<SpawnedServer> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--builder', 'scripted', ...extra], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+export async function spawnHttpServer(
+  dataDir: string,
+  extra: string[] = [],
+  env: Record<string, string> = {},
+): Promise<SpawnedServer> {
+  const child = spawn(
+    process.execPath,
+    [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--builder', 'scripted', ...extra],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
+  );
   let err = '';
   let out = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  const url = await waitFor(() => /listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp/.exec(err)?.[1], 20_000, `the server to listen (stderr: ${err})`);
+  const url = await waitFor(
+    () => /listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp/.exec(err)?.[1],
+    20_000,
+    `the server to listen (stderr: ${err})`,
+  );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     child,

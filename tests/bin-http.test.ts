@@ -25,14 +25,19 @@ describe('HTTP transport (spawned bin)', () => {
   it('serves the SDK client: list tools, create and list a project', async () => {
     const client = await httpClient(server.mcpUrl, token);
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('svc_create_project');
-    const created = (await client.callTool({ name: 'svc_create_project', arguments: { name: 'Over HTTP' } })).structuredContent as any;
+    const created = (await client.callTool({ name: 'svc_create_project', arguments: { name: 'Over HTTP' } }))
+      .structuredContent as any;
     const listed = (await client.callTool({ name: 'svc_list_projects', arguments: {} })).structuredContent as any;
     expect(listed.projects[0].id).toBe(created.id);
     await client.close();
   });
 
-  it('answers raw requests with the table\'s statuses and headers', async () => {
-    const ok = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects' } }, token);
+  it("answers raw requests with the table's statuses and headers", async () => {
+    const ok = await post(
+      server.mcpUrl,
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects' } },
+      token,
+    );
     expect(ok.status).toBe(200);
     expect(ok.headers.get('content-type')).toBe('application/json');
     expect(ok.headers.get('x-ratelimit-limit')).toBe('100');
@@ -122,7 +127,10 @@ describe('operator configuration errors', () => {
     const cases: Array<[string[], RegExp]> = [
       [['--plans', join(dir, 'plans.json')], /Invalid plans file .*plans\.json: free\.requestsPerMinute/],
       [['--plans', join(dir, 'missing.json')], /Cannot read plans file/],
-      [['--builder', 'command', '--builder-config', join(dir, 'builder.json')], /Invalid builder config .*: build\.command/],
+      [
+        ['--builder', 'command', '--builder-config', join(dir, 'builder.json')],
+        /Invalid builder config .*: build\.command/,
+      ],
       [['--builder', 'command'], /needs --builder-config/],
     ];
     for (const [args, message] of cases) {
@@ -136,7 +144,11 @@ describe('operator configuration errors', () => {
 describe('MCP Inspector CLI (independent client)', () => {
   // Not --silent: npm echoes the script line, and the token (given in the environment) must not be in it.
   const inspector = async (args: string[], t: string) => {
-    const out = await runCommand('npm', ['run', 'inspect', '--', ...args], { cwd: ROOT, env: { ...process.env, SVC_API_TOKEN: t }, timeoutMs: 180_000 });
+    const out = await runCommand('npm', ['run', 'inspect', '--', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, SVC_API_TOKEN: t },
+      timeoutMs: 180_000,
+    });
     expect(out.stdout + out.stderr).not.toContain(t);
     expect(out.stdout).toContain('> node scripts/inspect.mjs');
     return out;
@@ -149,7 +161,10 @@ describe('MCP Inspector CLI (independent client)', () => {
     const list = await inspector([...serve, '--method', 'tools/list'], t);
     expect(list.status, list.stderr).toBe(0);
     expect(list.stdout).toContain('svc_send_message');
-    const create = await inspector([...serve, '--method', 'tools/call', '--tool-name', 'svc_create_project', '--tool-arg', 'name=Inspected'], t);
+    const create = await inspector(
+      [...serve, '--method', 'tools/call', '--tool-name', 'svc_create_project', '--tool-arg', 'name=Inspected'],
+      t,
+    );
     expect(create.status, create.stderr).toBe(0);
     expect(create.stdout).toContain('"name": "Inspected"');
     const projects = await inspector([...serve, '--method', 'tools/call', '--tool-name', 'svc_list_projects'], t);
@@ -161,9 +176,24 @@ describe('MCP Inspector CLI (independent client)', () => {
     const list = await inspector([server.mcpUrl, ...http, '--method', 'tools/list'], token);
     expect(list.status, list.stderr).toBe(0);
     expect(list.stdout).toContain('svc_get_messages');
-    const create = await inspector([server.mcpUrl, ...http, '--method', 'tools/call', '--tool-name', 'svc_create_project', '--tool-arg', 'name=ViaHttpInspector'], token);
+    const create = await inspector(
+      [
+        server.mcpUrl,
+        ...http,
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'svc_create_project',
+        '--tool-arg',
+        'name=ViaHttpInspector',
+      ],
+      token,
+    );
     expect(create.status, create.stderr).toBe(0);
-    const projects = await inspector([server.mcpUrl, ...http, '--method', 'tools/call', '--tool-name', 'svc_list_projects'], token);
+    const projects = await inspector(
+      [server.mcpUrl, ...http, '--method', 'tools/call', '--tool-name', 'svc_list_projects'],
+      token,
+    );
     expect(projects.stdout).toContain('ViaHttpInspector');
   });
 });
@@ -182,11 +212,15 @@ describe('changes made by another process', () => {
     const id = JSON.parse(runCli(['token', 'list', '--json', '--user', 'revokee', '--data-dir', dataDir]).stdout)[0].id;
     expect(runCli(['token', 'revoke', id, '--data-dir', dataDir]).status).toBe(0);
     // Until the revocation is seen, the token still works; then it is refused for good.
-    await waitFor(async () => {
-      const res = await listProjects(t);
-      expect([200, 401]).toContain(res.status);
-      return res.status === 401;
-    }, 20_000, 'the revoked token to be refused');
+    await waitFor(
+      async () => {
+        const res = await listProjects(t);
+        expect([200, 401]).toContain(res.status);
+        return res.status === 401;
+      },
+      20_000,
+      'the revoked token to be refused',
+    );
     expect((await listProjects(t)).status).toBe(401);
   });
 });

@@ -43,7 +43,8 @@ describe('stdio transport (spawned bin)', () => {
     expect((listed.structuredContent as any).projects.map((p: any) => p.id)).toContain(project.id);
     await client.callTool({ name: 'svc_send_message', arguments: { projectId: project.id, message: 'build it' } });
     const session = await waitFor(async () => {
-      const s = (await client.callTool({ name: 'svc_get_session', arguments: { projectId: project.id } })).structuredContent as any;
+      const s = (await client.callTool({ name: 'svc_get_session', arguments: { projectId: project.id } }))
+        .structuredContent as any;
       return s.hasActiveWorkflows ? null : s;
     });
     const page = await rawHttp(session.previewUrls[0].url);
@@ -51,7 +52,7 @@ describe('stdio transport (spawned bin)', () => {
     expect(page.text).toContain('Over stdio');
   });
 
-  it('errors are JSON-RPC error objects with the table\'s codes', async () => {
+  it("errors are JSON-RPC error objects with the table's codes", async () => {
     const error = await client.callTool({ name: 'svc_get_project', arguments: { projectId: 'nope' } }).catch((e) => e);
     expect(rpcErrorOf(error)).toMatchObject({ code: -32602, message: 'Invalid parameter: projectId must be a UUID' });
   });
@@ -60,7 +61,10 @@ describe('stdio transport (spawned bin)', () => {
     const anonymous = await connect({});
     expect((await anonymous.listTools()).tools).toHaveLength(7);
     const error = await anonymous.callTool({ name: 'svc_list_projects', arguments: {} }).catch((e) => e);
-    expect(rpcErrorOf(error)).toMatchObject({ code: -32001, message: 'Authentication failed - invalid or expired API key' });
+    expect(rpcErrorOf(error)).toMatchObject({
+      code: -32001,
+      message: 'Authentication failed - invalid or expired API key',
+    });
     await anonymous.close();
   });
 
@@ -71,10 +75,22 @@ describe('stdio transport (spawned bin)', () => {
     expect(listed).toMatch(/read-only/);
     const reader = await connect({ SVC_API_TOKEN: readOnly });
     try {
-      expect((await reader.listTools()).tools.map((t) => t.name).sort()).toEqual(['svc_get_messages', 'svc_get_project', 'svc_get_session', 'svc_list_projects']);
-      expect((await reader.callTool({ name: 'svc_get_session', arguments: { projectId } })).structuredContent).toMatchObject({ projectId });
-      const error = await reader.callTool({ name: 'svc_send_message', arguments: { projectId, message: 'build it' } }).catch((e) => e);
-      expect(rpcErrorOf(error)).toMatchObject({ code: -32003, data: { reason: 'read_only_token', tool: 'svc_send_message' } });
+      expect((await reader.listTools()).tools.map((t) => t.name).sort()).toEqual([
+        'svc_get_messages',
+        'svc_get_project',
+        'svc_get_session',
+        'svc_list_projects',
+      ]);
+      expect(
+        (await reader.callTool({ name: 'svc_get_session', arguments: { projectId } })).structuredContent,
+      ).toMatchObject({ projectId });
+      const error = await reader
+        .callTool({ name: 'svc_send_message', arguments: { projectId, message: 'build it' } })
+        .catch((e) => e);
+      expect(rpcErrorOf(error)).toMatchObject({
+        code: -32003,
+        data: { reason: 'read_only_token', tool: 'svc_send_message' },
+      });
     } finally {
       await reader.close();
     }
@@ -84,10 +100,15 @@ describe('stdio transport (spawned bin)', () => {
     const env: Record<string, string | undefined> = { ...process.env, SVC_API_TOKEN: token };
     delete env.SVC_PORT;
     const start = () => {
-      const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', tempDir(), '--builder', 'scripted'], { env, stdio: ['pipe', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', tempDir(), '--builder', 'scripted'], {
+        env,
+        stdio: ['pipe', 'ignore', 'pipe'],
+      });
       let err = '';
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'two', version: '1' } } })}\n`);
+      child.stdin.write(
+        `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'two', version: '1' } } })}\n`,
+      );
       return { child, port: () => /"previews":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(err)?.[1] };
     };
     const servers = [start(), start()];
@@ -101,7 +122,11 @@ describe('stdio transport (spawned bin)', () => {
   });
 
   it('a call sent with initialize, before the preview listener is up, gets preview links that name its real port', async () => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--port', '0', '--builder', 'scripted'], { env: { ...process.env, SVC_API_TOKEN: token }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [BIN, 'serve', '--data-dir', dataDir, '--port', '0', '--builder', 'scripted'],
+      { env: { ...process.env, SVC_API_TOKEN: token }, stdio: ['pipe', 'pipe', 'pipe'] },
+    );
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     // One write: the call is read before the answer to initialize starts the preview listener.
@@ -110,7 +135,11 @@ describe('stdio transport (spawned bin)', () => {
         `${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'svc_get_session', arguments: { projectId } } })}\n`,
     );
     await waitFor(() => out.split('\n').filter(Boolean).length >= 2, 20_000, 'two replies');
-    const session = out.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.id === 2).result.structuredContent;
+    const session = out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .find((l) => l.id === 2).result.structuredContent;
     // The link works while this server runs: it names the listener's port, not the default 3333.
     const page = await rawHttp(session.previewUrls[0].url);
     child.stdin.end();
@@ -120,7 +149,11 @@ describe('stdio transport (spawned bin)', () => {
   });
 
   it('answers an unparsable line with -32700 and id null, keeps stdout for protocol only, and logs to stderr', async () => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--port', '0', '--builder', 'scripted'], { env: { ...process.env, SVC_API_TOKEN: token }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [BIN, 'serve', '--data-dir', dataDir, '--port', '0', '--builder', 'scripted'],
+      { env: { ...process.env, SVC_API_TOKEN: token }, stdio: ['pipe', 'pipe', 'pipe'] },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -130,7 +163,10 @@ describe('stdio transport (spawned bin)', () => {
     await waitFor(() => out.split('\n').filter(Boolean).length >= 2, 10_000, 'two replies');
     child.stdin.end();
     await new Promise((r) => child.once('exit', r));
-    const lines = out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const lines = out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(lines).toContainEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
     expect(lines).toContainEqual({ jsonrpc: '2.0', id: 9, result: {} });
     expect(lines).toHaveLength(2);

@@ -52,7 +52,13 @@ describe.skipIf(!postgresAvailable())('artifacts in blobs, served by any node', 
   const rows = new Map<string, Pick<ArtifactRow, 'id' | 'blobId'>>();
   /** The artifact rows as every node reads them (the rows' table stands for the store's). */
   const artifacts = { findById: async (id: string) => rows.get(id) as ArtifactRow | undefined };
-  const node = (cacheMb?: number) => new BlobArtifactStore({ dataDir: tempDir('mbm-node-'), blobs, artifacts, ...(cacheMb !== undefined && { cacheMb }) });
+  const node = (cacheMb?: number) =>
+    new BlobArtifactStore({
+      dataDir: tempDir('mbm-node-'),
+      blobs,
+      artifacts,
+      ...(cacheMb !== undefined && { cacheMb }),
+    });
   const blobCount = async () => (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM blobs')).rows[0]!.n;
 
   /** A folder of `files` (path -> content) to publish. */
@@ -85,7 +91,12 @@ describe.skipIf(!postgresAvailable())('artifacts in blobs, served by any node', 
   });
 
   it('what node A imports, node B serves byte for byte from its own cache', async () => {
-    const dir = source({ 'index.html': '<h1>hello</h1>', 'assets/app.js': randomBytes(300_000), 'assets/deep/x.bin': randomBytes(7), 'empty.txt': '' });
+    const dir = source({
+      'index.html': '<h1>hello</h1>',
+      'assets/app.js': randomBytes(300_000),
+      'assets/deep/x.bin': randomBytes(7),
+      'empty.txt': '',
+    });
     const a = node();
     const b = node();
     const id = await publish(a, dir);
@@ -104,7 +115,9 @@ describe.skipIf(!postgresAvailable())('artifacts in blobs, served by any node', 
     const id = await publish(node(), source({ 'index.html': randomBytes(200_000) }));
     const b = node();
     const before = blobs.gets;
-    const dirs = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? b.localDir(id) : b.resolveFile(id, 'index.html'))));
+    const dirs = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => (i % 2 ? b.localDir(id) : b.resolveFile(id, 'index.html'))),
+    );
     expect(blobs.gets - before).toBe(1);
     expect(new Set(dirs.map((d) => d!.replace(/\/index\.html$/, ''))).size).toBe(1);
     await b.localDir(id);
@@ -189,24 +202,64 @@ describe.skipIf(!postgresAvailable())('artifacts in blobs, served by any node', 
     beforeAll(async () => {
       store = await openStore({ file: join(tempDir('mbm-rows-'), 'store.db') });
       await store.repos.users.insert({ id: 'u1', name: 'alice', plan: 'free', createdAt: T0 });
-      await store.repos.projects.insert({ id: projectId, ownerId: 'u1', name: 'p', description: null, visibility: 'private', createdAt: T0, updatedAt: T0, messageSeq: 0, deploymentSeq: 0, workspaceVersion: 0 });
+      await store.repos.projects.insert({
+        id: projectId,
+        ownerId: 'u1',
+        name: 'p',
+        description: null,
+        visibility: 'private',
+        createdAt: T0,
+        updatedAt: T0,
+        messageSeq: 0,
+        deploymentSeq: 0,
+        workspaceVersion: 0,
+      });
       await store.repos.workflows.insert({
-        id: 'w1', projectId, seq: 1, kind: 'build', status: 'running', instruction: 'x', stepIndex: 0, stepTotal: 0, stepName: null,
-        runnerId: null, leaseExpiresAt: null, errorCode: null, errorMessage: null, createdAt: T0, startedAt: null, finishedAt: null,
+        id: 'w1',
+        projectId,
+        seq: 1,
+        kind: 'build',
+        status: 'running',
+        instruction: 'x',
+        stepIndex: 0,
+        stepTotal: 0,
+        stepName: null,
+        runnerId: null,
+        leaseExpiresAt: null,
+        errorCode: null,
+        errorMessage: null,
+        createdAt: T0,
+        startedAt: null,
+        finishedAt: null,
       });
       nodeA = new BlobArtifactStore({ dataDir: tempDir('mbm-node-'), blobs, artifacts: store.repos.artifacts });
-      publisher = new ArtifactPublisher({ store, artifactStore: nodeA, plans: GENEROUS_PLANS, clock: () => new Date(Date.parse(T0) + ++ticks * 1000), logger: silentLogger(), previewsKept: 1 });
+      publisher = new ArtifactPublisher({
+        store,
+        artifactStore: nodeA,
+        plans: GENEROUS_PLANS,
+        clock: () => new Date(Date.parse(T0) + ++ticks * 1000),
+        logger: silentLogger(),
+        previewsKept: 1,
+      });
     });
     afterAll(() => store?.close());
 
     it('records the blob in the row, and retention removes the row and its blob', async () => {
-      const first = await publisher.publish(projectId, 'w1', { kind: 'preview', platform: 'web', sourceDir: source({ 'index.html': 'one' }) });
+      const first = await publisher.publish(projectId, 'w1', {
+        kind: 'preview',
+        platform: 'web',
+        sourceDir: source({ 'index.html': 'one' }),
+      });
       const row = await store.repos.artifacts.findById(first.published.id);
       expect(row?.blobId).toMatch(/^[0-9a-f-]{36}$/);
       const other = new BlobArtifactStore({ dataDir: tempDir('mbm-node-'), blobs, artifacts: store.repos.artifacts });
       expect(readFileSync((await other.resolveFile(row!.id, 'index.html'))!, 'utf8')).toBe('one');
       const blobsBefore = await blobCount();
-      await publisher.publish(projectId, 'w1', { kind: 'preview', platform: 'web', sourceDir: source({ 'index.html': 'two' }) });
+      await publisher.publish(projectId, 'w1', {
+        kind: 'preview',
+        platform: 'web',
+        sourceDir: source({ 'index.html': 'two' }),
+      });
       expect(await store.repos.artifacts.findById(row!.id)).toBeUndefined();
       expect((await pool.query('SELECT 1 FROM blobs WHERE id = $1', [row!.blobId])).rowCount).toBe(0);
       expect(await blobCount()).toBe(blobsBefore);
@@ -218,9 +271,14 @@ describe.skipIf(!postgresAvailable())('artifacts in blobs, served by any node', 
       const cachedBefore = readdirSync(nodeA.cacheRoot).sort();
       const refusal = new Error('lease lost');
       await expect(
-        publisher.publish(projectId, 'w1', { kind: 'deployment', platform: 'web', sourceDir: source({ 'index.html': 'three' }) }, async () => {
-          throw refusal;
-        }),
+        publisher.publish(
+          projectId,
+          'w1',
+          { kind: 'deployment', platform: 'web', sourceDir: source({ 'index.html': 'three' }) },
+          async () => {
+            throw refusal;
+          },
+        ),
       ).rejects.toBe(refusal);
       expect(await blobCount()).toBe(blobsBefore);
       expect(readdirSync(nodeA.cacheRoot).sort()).toEqual(cachedBefore);

@@ -12,7 +12,12 @@ const LIMIT = 2000;
 
 /** A `tools/call` message of about `bytes` bytes. */
 function message(id: number, bytes: number): string {
-  const text = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'svc_create_project', arguments: { name: '' } } });
+  const text = JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'svc_create_project', arguments: { name: '' } },
+  });
   return text.replace('"name":""', `"name":"${'x'.repeat(bytes - text.length)}"`);
 }
 
@@ -24,25 +29,44 @@ describe('--body-limit', () => {
     http = await spawnHttpServer(tempDir(), ['--body-limit', String(LIMIT)], { SVC_LOG_LEVEL: 'silent' });
     const over = message(1, LIMIT + 500);
     expect(Buffer.byteLength(over)).toBeGreaterThan(LIMIT);
-    const res = await fetch(http.mcpUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: over });
+    const res = await fetch(http.mcpUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: over,
+    });
     expect(res.status).toBe(413);
     const overHttp = (await res.json()) as Record<string, unknown>;
-    expect(overHttp).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, data: { reason: 'body_too_large', limitBytes: LIMIT } } });
-
-    const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', tempDir(), '--port', '0', '--builder', 'scripted', '--body-limit', String(LIMIT)], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, SVC_LOG_LEVEL: 'silent' },
+    expect(overHttp).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, data: { reason: 'body_too_large', limitBytes: LIMIT } },
     });
+
+    const child = spawn(
+      process.execPath,
+      [BIN, 'serve', '--data-dir', tempDir(), '--port', '0', '--builder', 'scripted', '--body-limit', String(LIMIT)],
+      {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: { ...process.env, SVC_LOG_LEVEL: 'silent' },
+      },
+    );
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
     const exited = new Promise((resolve) => child.once('exit', resolve));
     // Under the limit: read and answered (-32001, no token); over it: refused unread; then a ping.
     const under = message(3, LIMIT - 100);
     child.stdin.write(`${over}\n${under}\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n`);
-    await waitFor(() => out.includes('"id":2') && out.includes('"id":3'), 20_000, 'the replies after the oversized line');
+    await waitFor(
+      () => out.includes('"id":2') && out.includes('"id":3'),
+      20_000,
+      'the replies after the oversized line',
+    );
     child.stdin.end();
     await exited;
-    const replies = out.trim().split('\n').map((line) => JSON.parse(line) as { id: unknown });
+    const replies = out
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: unknown });
     expect(replies[0]).toEqual(overHttp);
     expect(replies.find((r) => r.id === 3)).toMatchObject({ error: { code: -32001 } });
     expect(replies.find((r) => r.id === 2)).toMatchObject({ result: {} });

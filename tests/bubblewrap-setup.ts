@@ -11,11 +11,17 @@ export default function setup(): void {
   if (process.getuid?.() === 0) {
     process.stderr.write('[bubblewrap] bwrap is missing: installing bubblewrap with apt-get (root)…\n');
     try {
-      execFileSync('/bin/sh', ['-c', 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap'], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 600_000 });
+      execFileSync(
+        '/bin/sh',
+        ['-c', 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap'],
+        { stdio: ['ignore', 'ignore', 'inherit'], timeout: 600_000 },
+      );
       return;
     } catch (error) {
       process.stderr.write(`[bubblewrap] apt-get install bubblewrap failed: ${(error as Error).message}\n`);
     }
   }
-  process.stderr.write('\n\n*** bwrap (bubblewrap) is not installed and cannot be installed here (not root): the build sandbox tests will fail. Install Debian\'s bubblewrap. ***\n\n');
+  process.stderr.write(
+    "\n\n*** bwrap (bubblewrap) is not installed and cannot be installed here (not root): the build sandbox tests will fail. Install Debian's bubblewrap. ***\n\n",
+  );
 }

@@ -5,7 +5,16 @@
  * unless told to, and its start-up line says which.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -15,7 +24,17 @@ import { ExpoToolchain } from '../src/builders/expo/toolchain.js';
 import { ExpoWorkspace } from '../src/builders/expo/workspace.js';
 import { pruneMetroCache } from '../src/builders/expo/metro-cache.js';
 import { spawnHttpServer } from './bin-helpers.js';
-import { BIN, createProject, processesWith, startTestServer, tempDir, toolResult, waitFor, waitIdle, type TestServer } from './helpers.js';
+import {
+  BIN,
+  createProject,
+  processesWith,
+  startTestServer,
+  tempDir,
+  toolResult,
+  waitFor,
+  waitIdle,
+  type TestServer,
+} from './helpers.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -25,7 +44,9 @@ afterEach(async () => {
 
 beforeAll(() => {
   // The sandbox is what these tests check: without bubblewrap they would prove nothing.
-  expect(detectBuildSandbox(), 'bubblewrap must work on this machine (apt-get install bubblewrap)').toMatchObject({ kind: 'bubblewrap' });
+  expect(detectBuildSandbox(), 'bubblewrap must work on this machine (apt-get install bubblewrap)').toMatchObject({
+    kind: 'bubblewrap',
+  });
 });
 
 describe('build sandbox', () => {
@@ -39,7 +60,7 @@ describe('build sandbox', () => {
       'for f in "$DATA"/workspaces/*/secret.txt; do echo "other=$(cat "$f" 2>&1)"; done',
       'echo "env=$(env | sort | tr "\\n" " ")"',
       'echo "procs=$(cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" " ")"',
-      'node -e "fetch(require(\'fs\').readFileSync(\'url.txt\',\'utf8\')).then(() => console.log(\'net=REACHED\'), () => console.log(\'net=blocked\'))"',
+      "node -e \"fetch(require('fs').readFileSync('url.txt','utf8')).then(() => console.log('net=REACHED'), () => console.log('net=blocked'))\"",
       'echo probe-done',
     ].join('\n');
     const configFile = join(tempDir('mbm-sbx-config-'), 'builder.json');
@@ -65,7 +86,10 @@ describe('build sandbox', () => {
     await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: attacker.id, message: 'probe' });
     const done = await waitIdle(server.mcpUrl, token, attacker.id);
     expect(done.lastWorkflow.status).toBe('completed');
-    const { messages } = await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId: attacker.id, limit: 500 });
+    const { messages } = await toolResult(server.mcpUrl, token, 'svc_get_messages', {
+      projectId: attacker.id,
+      limit: 500,
+    });
     const output = messages.map((m: { content: string }) => m.content).join('\n');
     // It ran, and reads its own workspace...
     expect(output).toContain('own=own-file-readable');
@@ -85,7 +109,10 @@ describe('build sandbox', () => {
     const dataDir = tempDir('mbm-sbx-git-');
     const store = join(dataDir, 'mobile-builder.db');
     writeFileSync(store, 'SQLite format 3 pretend store');
-    const workspace = new ExpoWorkspace(join(dataDir, 'workspaces', 'p1'), new ExpoToolchain(join(dataDir, 'toolchains'), 58));
+    const workspace = new ExpoWorkspace(
+      join(dataDir, 'workspaces', 'p1'),
+      new ExpoToolchain(join(dataDir, 'toolchains'), 58),
+    );
     await workspace.ensure({ name: 'Hooked' });
     const hook = join(workspace.dir, '.git', 'hooks', 'post-commit');
     writeFileSync(hook, `#!/bin/sh\nenv > hook-env.txt\ncat ${store} > hook-store.txt 2>&1\n`, { mode: 0o755 });
@@ -114,10 +141,15 @@ describe('build sandbox', () => {
     const registryUrl = `http://127.0.0.1:${(registry.address() as AddressInfo).port}/`;
     process.env.SVC_API_TOKEN = 'svc_npm_should_not_see';
     try {
-      const ensuring = toolchain.ensure({ signal: controller.signal, env: { npm_config_registry: registryUrl, npm_config_cache: join(dataDir, 'empty-npm-cache') } });
+      const ensuring = toolchain.ensure({
+        signal: controller.signal,
+        env: { npm_config_registry: registryUrl, npm_config_cache: join(dataDir, 'empty-npm-cache') },
+      });
       ensuring.catch(() => undefined);
       await waitFor(() => requests > 0 || null, 60_000, 'npm ci to ask the registry');
-      const installing = [...new Set([...processesWith(join(dataDir, 'toolchains')), ...processesInside(join(dataDir, 'toolchains'))])];
+      const installing = [
+        ...new Set([...processesWith(join(dataDir, 'toolchains')), ...processesInside(join(dataDir, 'toolchains'))]),
+      ];
       expect(installing.length).toBeGreaterThan(0);
       const environments = installing.map((pid) => {
         try {
@@ -139,23 +171,33 @@ describe('build sandbox', () => {
 
   it('a workspace keeps its newest 20 commits: older history is folded into one root commit and its objects deleted', async () => {
     const dataDir = tempDir('mbm-sbx-history-');
-    const workspace = new ExpoWorkspace(join(dataDir, 'workspaces', 'p1'), new ExpoToolchain(join(dataDir, 'toolchains'), 58));
+    const workspace = new ExpoWorkspace(
+      join(dataDir, 'workspaces', 'p1'),
+      new ExpoToolchain(join(dataDir, 'toolchains'), 58),
+    );
     await workspace.ensure({ name: 'Long history' });
     const git = (...args: string[]) => spawnSync('git', args, { cwd: workspace.dir, encoding: 'utf8' }).stdout.trim();
     for (let i = 1; i <= 44; i++) {
       // A big file per commit, so that the folded history is visible in the repository's size.
-      writeFileSync(join(workspace.dir, 'App.tsx'), `// build ${i}\n// ${Math.random().toString(36).repeat(20_000)}\nexport default function App() { return null; }\n`);
+      writeFileSync(
+        join(workspace.dir, 'App.tsx'),
+        `// build ${i}\n// ${Math.random().toString(36).repeat(20_000)}\nexport default function App() { return null; }\n`,
+      );
       await workspace.commit(`Build ${i}`);
     }
     expect(git('rev-list', '--count', 'HEAD')).toBe('45');
     const tree = git('rev-parse', 'HEAD^{tree}');
-    const before = Number(git('count-objects', '-v').match(/size-pack: (\d+)/)?.[1] ?? 0) + Number(git('count-objects', '-v').match(/^size: (\d+)/m)?.[1] ?? 0);
+    const before =
+      Number(git('count-objects', '-v').match(/size-pack: (\d+)/)?.[1] ?? 0) +
+      Number(git('count-objects', '-v').match(/^size: (\d+)/m)?.[1] ?? 0);
     expect(await workspace.pruneHistory()).toBe(25);
     expect(git('rev-list', '--count', 'HEAD')).toBe('20');
     expect(git('rev-parse', 'HEAD^{tree}')).toBe(tree);
     expect(git('log', '-1', '--format=%s')).toBe('Build 44');
     expect(git('log', '--format=%s').split('\n').at(-1)).toMatch(/^Earlier history \(26 commits\) folded/);
-    const after = Number(git('count-objects', '-v').match(/size-pack: (\d+)/)?.[1] ?? 0) + Number(git('count-objects', '-v').match(/^size: (\d+)/m)?.[1] ?? 0);
+    const after =
+      Number(git('count-objects', '-v').match(/size-pack: (\d+)/)?.[1] ?? 0) +
+      Number(git('count-objects', '-v').match(/^size: (\d+)/m)?.[1] ?? 0);
     expect(after).toBeLessThan(before / 1.5);
     // Short histories are left alone.
     expect(await workspace.pruneHistory()).toBe(0);
@@ -163,11 +205,18 @@ describe('build sandbox', () => {
 
   it("a user's workspaces count against the plan's storage quota together with the artifacts", async () => {
     const dir = tempDir('mbm-sbx-quota-');
-    writeFileSync(join(dir, 'builder.json'), JSON.stringify({ build: { command: 'mkdir -p out && head -c 1000000 /dev/zero > out/page.bin && echo "::preview web out"' } }));
+    writeFileSync(
+      join(dir, 'builder.json'),
+      JSON.stringify({
+        build: { command: 'mkdir -p out && head -c 1000000 /dev/zero > out/page.bin && echo "::preview web out"' },
+      }),
+    );
     server = await startTestServer({
       builder: 'command',
       builderConfigFile: join(dir, 'builder.json'),
-      plans: { free: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1000, maxProjects: 1000, artifactStorageMb: 3 } },
+      plans: {
+        free: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1000, maxProjects: 1000, artifactStorageMb: 3 },
+      },
     });
     const token = server.token('carol');
     const first = await createProject(server.mcpUrl, token, { name: 'Heavy history' });
@@ -179,7 +228,9 @@ describe('build sandbox', () => {
     await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: second.id, message: 'build' });
     const failed = await waitIdle(server.mcpUrl, token, second.id);
     const dbg = await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId: second.id, limit: 50 });
-    expect(failed.lastWorkflow.error?.code, JSON.stringify(dbg.messages.map((m: any) => m.content))).toBe('artifact_quota_exceeded');
+    expect(failed.lastWorkflow.error?.code, JSON.stringify(dbg.messages.map((m: any) => m.content))).toBe(
+      'artifact_quota_exceeded',
+    );
     expect(failed.lastWorkflow.error.message).toMatch(/used by artifacts and workspaces/);
     // Another user's workspaces do not count against hers, nor hers against his.
     const dave = server.token('dave');
@@ -210,21 +261,43 @@ describe('build sandbox', () => {
     const bin = tempDir('mbm-sbx-path-');
     symlinkSync(process.execPath, join(bin, 'node'));
     const run = (extra: string[], env: Record<string, string>) =>
-      spawnSync(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--data-dir', dataDir, '--builder', 'command', '--builder-config', config, ...extra], {
-        encoding: 'utf8',
-        env: { ...process.env, ...env },
-        timeout: 120_000,
-        killSignal: 'SIGKILL',
-      });
+      spawnSync(
+        process.execPath,
+        [
+          BIN,
+          'serve',
+          '--http',
+          '--port',
+          '0',
+          '--data-dir',
+          dataDir,
+          '--builder',
+          'command',
+          '--builder-config',
+          config,
+          ...extra,
+        ],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, ...env },
+          timeout: 120_000,
+          killSignal: 'SIGKILL',
+        },
+      );
     const refused = run([], { PATH: bin });
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain('no build sandbox can be made here: bwrap (bubblewrap) is not installed');
     expect(refused.stderr).toContain('--no-build-sandbox');
     expect(refused.stderr).not.toContain('listening on');
 
-    const unconfined = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config], { PATH: bin, SVC_NO_BUILD_SANDBOX: '1' });
+    const unconfined = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config], {
+      PATH: bin,
+      SVC_NO_BUILD_SANDBOX: '1',
+    });
     try {
-      expect(unconfined.stderr()).toMatch(/listening on .*; builds NOT sandboxed \(turned off with --no-build-sandbox\)/);
+      expect(unconfined.stderr()).toMatch(
+        /listening on .*; builds NOT sandboxed \(turned off with --no-build-sandbox\)/,
+      );
     } finally {
       await unconfined.stop();
     }

@@ -7,7 +7,14 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BUILDER_MESSAGE_RULES, BUILDER_NAMES, builderRunsProcesses, checkBuilderSettings, createBuilder, questionKind } from '../src/builders/builder-registry.js';
+import {
+  BUILDER_MESSAGE_RULES,
+  BUILDER_NAMES,
+  builderRunsProcesses,
+  checkBuilderSettings,
+  createBuilder,
+  questionKind,
+} from '../src/builders/builder-registry.js';
 import { expoBuilderModule } from '../src/builders/expo/expo-module.js';
 import { httpClient, rawHttp, startTestServer, tempDir, type TestServer } from './helpers.js';
 
@@ -41,7 +48,9 @@ describe('the builder registry', () => {
     expect(createBuilder('scripted', { dataDir }).name).toBe('scripted');
     expect(createBuilder('expo', { dataDir, expo: { agent: 'none' } }).name).toBe('expo');
     expect(() => createBuilder('command', { dataDir })).toThrow(/needs --builder-config FILE/);
-    expect(() => createBuilder('gradle', { dataDir })).toThrow('Unknown builder "gradle": use one of scripted, command, expo');
+    expect(() => createBuilder('gradle', { dataDir })).toThrow(
+      'Unknown builder "gradle": use one of scripted, command, expo',
+    );
   });
 
   it('says which builders start processes (serve --http needs a sandbox for them)', () => {
@@ -55,7 +64,9 @@ describe('the builder registry', () => {
   it("runs the builders' start-up checks: an unreadable updates signing key fails at start", () => {
     const dataDir = scratchDir();
     expect(() => checkBuilderSettings({ dataDir })).not.toThrow();
-    expect(() => checkBuilderSettings({ dataDir, updatesSigningKeyFile: join(dataDir, 'missing.pem') })).toThrow(/Cannot read the updates signing key .*missing\.pem/);
+    expect(() => checkBuilderSettings({ dataDir, updatesSigningKeyFile: join(dataDir, 'missing.pem') })).toThrow(
+      /Cannot read the updates signing key .*missing\.pem/,
+    );
   });
 
   it("dispatches answer checks by question kind: code questions are the expo builder's, text ones nobody's", () => {
@@ -63,7 +74,9 @@ describe('the builder registry', () => {
     expect(questionKind('text')).toBeUndefined();
     expect(questionKind('code')!.checkAnswer(null, 'skip', '/')).toEqual({
       ok: false,
-      issues: [{ parameter: 'message', problem: 'cannot be checked: the question has no rules (ask again with a new build)' }],
+      issues: [
+        { parameter: 'message', problem: 'cannot be checked: the question has no rules (ask again with a new build)' },
+      ],
     });
   });
 });
@@ -87,7 +100,9 @@ describe('what builders add to the server, whichever runs', () => {
   it('serves the expo update routes on a server running another builder (deployments outlive the builder)', async () => {
     const server = await startTestServer({ builder: 'scripted' });
     servers.push(server);
-    const pinned = await rawHttp(`${server.http.url}/updates/d/${randomUUID()}`, { headers: { 'expo-platform': 'ios', 'expo-runtime-version': 'exposdk:58.0.0' } });
+    const pinned = await rawHttp(`${server.http.url}/updates/d/${randomUUID()}`, {
+      headers: { 'expo-platform': 'ios', 'expo-runtime-version': 'exposdk:58.0.0' },
+    });
     expect(pinned.status).toBe(404);
     expect(pinned.headers['expo-protocol-version']).toBe('1');
     expect(JSON.parse(pinned.text)).toEqual({ error: 'No ios update here' });

@@ -16,18 +16,31 @@ export async function launchChromium(): Promise<Browser | null> {
   if (!existsSync(CHROMIUM) && process.getuid?.() === 0) {
     process.stderr.write('[chromium] /usr/bin/chromium is missing: installing it with apt-get (root)…\n');
     try {
-      execFileSync('/bin/sh', ['-c', 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium'], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 600_000 });
+      execFileSync('/bin/sh', ['-c', 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium'], {
+        stdio: ['ignore', 'ignore', 'inherit'],
+        timeout: 600_000,
+      });
     } catch (error) {
       process.stderr.write(`[chromium] apt-get install chromium failed: ${(error as Error).message}\n`);
     }
   }
   if (!existsSync(CHROMIUM)) {
-    process.stderr.write('\n\n*** SKIPPING the browser checks: no /usr/bin/chromium and it cannot be installed here (not root). Install Debian\'s chromium to run them. ***\n\n');
+    process.stderr.write(
+      "\n\n*** SKIPPING the browser checks: no /usr/bin/chromium and it cannot be installed here (not root). Install Debian's chromium to run them. ***\n\n",
+    );
     return null;
   }
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 }

@@ -29,8 +29,12 @@ describe('SDK client over HTTP', () => {
   it('adds no abort listener per request to its long-lived signal', async () => {
     const client = await httpClient(server.mcpUrl, server.token('poller'));
     try {
-      const project = (await client.callTool({ name: 'svc_create_project', arguments: { name: 'Polled' } })).structuredContent as { id: string };
-      for (let i = 0; i < 200; i++) expect((await client.callTool({ name: 'svc_get_session', arguments: { projectId: project.id } })).isError).toBeFalsy();
+      const project = (await client.callTool({ name: 'svc_create_project', arguments: { name: 'Polled' } }))
+        .structuredContent as { id: string };
+      for (let i = 0; i < 200; i++)
+        expect(
+          (await client.callTool({ name: 'svc_get_session', arguments: { projectId: project.id } })).isError,
+        ).toBeFalsy();
       expect(getEventListeners(transportSignal(client), 'abort').length).toBeLessThanOrEqual(1);
     } finally {
       await client.close();

@@ -21,9 +21,16 @@ afterAll(() => {
 function install(variant: string): string {
   const root = tempDir(`mbm-install-${variant}-`);
   dirs.push(root);
-  for (const part of ['bin', 'drizzle', 'assets', 'toolchains', 'package.json']) cpSync(join(ROOT, part), join(root, part), { recursive: true });
+  for (const part of ['bin', 'drizzle', 'assets', 'toolchains', 'package.json'])
+    cpSync(join(ROOT, part), join(root, part), { recursive: true });
   mkdirSync(join(root, 'dist'));
-  for (const name of ['mobile-builder-mcp.cjs', 'mobile-builder-oauth.cjs', 'mobile-builder-modern.cjs', 'mobile-builder-early.cjs']) cpSync(join(ROOT, 'dist', name), join(root, 'dist', name));
+  for (const name of [
+    'mobile-builder-mcp.cjs',
+    'mobile-builder-oauth.cjs',
+    'mobile-builder-modern.cjs',
+    'mobile-builder-early.cjs',
+  ])
+    cpSync(join(ROOT, 'dist', name), join(root, 'dist', name));
   const bundle = join(root, 'dist', 'mobile-builder-mcp.cjs');
   const source = readFileSync(bundle, 'utf8');
   expect(source).toMatch(/^\/\/build:[0-9a-f]{16}\n/);
@@ -36,13 +43,22 @@ function install(variant: string): string {
  * Starts the install's bin over stdio, answers initialize, and waits for the cache's debug line
  * (`hit` on a warm start, `written` after a first start's write); returns the cache file and what happened.
  */
-async function start(root: string, cacheHome: string): Promise<{ outcome: 'hit' | 'written'; file: string; stderr: string }> {
+async function start(
+  root: string,
+  cacheHome: string,
+): Promise<{ outcome: 'hit' | 'written'; file: string; stderr: string }> {
   const dataDir = join(root, 'data');
-  const child = spawn(process.execPath, [join(root, 'bin', 'mobile-builder-mcp.js'), 'serve', '--data-dir', dataDir, '--port', '0', '--log-level', 'warn'], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH ?? '', XDG_CACHE_HOME: cacheHome, MBM_DEBUG_CODE_CACHE: '1' },
-  });
-  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } })}\n`);
+  const child = spawn(
+    process.execPath,
+    [join(root, 'bin', 'mobile-builder-mcp.js'), 'serve', '--data-dir', dataDir, '--port', '0', '--log-level', 'warn'],
+    {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '', XDG_CACHE_HOME: cacheHome, MBM_DEBUG_CODE_CACHE: '1' },
+    },
+  );
+  child.stdin.write(
+    `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } })}\n`,
+  );
   let stdout = '';
   let stderr = '';
   try {
@@ -50,7 +66,10 @@ async function start(root: string, cacheHome: string): Promise<{ outcome: 'hit' 
       const check = () => {
         const done = /code cache (hit|written) (\S+)/.exec(stderr);
         if (done && stdout.includes('\n')) {
-          expect(JSON.parse(stdout.slice(0, stdout.indexOf('\n')))).toMatchObject({ id: 1, result: { serverInfo: { name: 'mobile-builder-mcp' } } });
+          expect(JSON.parse(stdout.slice(0, stdout.indexOf('\n')))).toMatchObject({
+            id: 1,
+            result: { serverInfo: { name: 'mobile-builder-mcp' } },
+          });
           resolve({ outcome: done[1] as 'hit' | 'written', file: done[2]!, stderr });
         }
       };
@@ -114,6 +133,12 @@ describe('the V8 code cache with two installs side by side', () => {
     expect(again).toMatchObject({ outcome: 'written', file: own });
     expect(again.stderr).toContain(`code cache removed ${ownOtherBuild}`);
     expect(again.stderr).toContain(`code cache removed ${othersUnused}`);
-    expect([own, ownOtherBuild, othersRecent, othersUnused, olderBinsName].map(existsSync)).toEqual([true, false, true, false, true]);
+    expect([own, ownOtherBuild, othersRecent, othersUnused, olderBinsName].map(existsSync)).toEqual([
+      true,
+      false,
+      true,
+      false,
+      true,
+    ]);
   });
 });

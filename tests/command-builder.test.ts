@@ -7,7 +7,20 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AppConfig } from '../src/app.js';
 import { SANDBOX_TURNED_OFF } from '../src/builders/process-sandbox.js';
-import { callTool, createProject, rawHttp, startTestServer, tempDir, toolResult, waitFor, waitIdle, waitQuestion, type TestServer, processAlive as alive, processesWith } from './helpers.js';
+import {
+  callTool,
+  createProject,
+  rawHttp,
+  startTestServer,
+  tempDir,
+  toolResult,
+  waitFor,
+  waitIdle,
+  waitQuestion,
+  type TestServer,
+  processAlive as alive,
+  processesWith,
+} from './helpers.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -23,7 +36,6 @@ async function withCommands(config: Record<string, unknown>, dir = tempDir('mbm-
   const project = await createProject(server.mcpUrl, token, { name: 'Cmd app', description: 'runs shell' });
   return { token, project, dir };
 }
-
 
 describe('command builder', () => {
   it('runs the command in the workspace with the instruction in the environment and follows the line protocol', async () => {
@@ -43,18 +55,31 @@ describe('command builder', () => {
     process.env.SVC_API_TOKEN = 'svc_should_not_leak';
     const { token, project } = await withCommands({ build: { command: script } });
     delete process.env.SVC_API_TOKEN;
-    const sent = await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'make it blue' });
+    const sent = await toolResult(server!.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'make it blue',
+    });
     const waiting = await waitQuestion(server!.mcpUrl, token, project.id);
     expect(waiting.pendingQuestion).toMatchObject({ prompt: 'Which id?', options: ['com.a.b', 'com.c.d'] });
-    const bad = await callTool(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'com.x.y' });
+    const bad = await callTool(server!.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'com.x.y',
+    });
     expect(bad.json.error.message).toBe('Invalid parameter: message must be one of "com.a.b", "com.c.d"');
     await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'com.c.d' });
     const done = await waitIdle(server!.mcpUrl, token, project.id);
-    expect(done.lastWorkflow).toMatchObject({ id: sent.workflowId, status: 'completed', step: { index: 3, total: 3, name: 'Done' } });
+    expect(done.lastWorkflow).toMatchObject({
+      id: sent.workflowId,
+      status: 'completed',
+      step: { index: 3, total: 3, name: 'Done' },
+    });
     const web = done.previewUrls.find((u: any) => u.platform === 'web');
     expect((await rawHttp(web.url)).text).toContain('<h1>Cmd app</h1>');
     expect(done.previewUrls.find((u: any) => u.platform === 'ios').url).toBe('https://expo.example/preview/123');
-    const { messages } = await toolResult(server!.mcpUrl, token, 'svc_get_messages', { projectId: project.id, limit: 500 });
+    const { messages } = await toolResult(server!.mcpUrl, token, 'svc_get_messages', {
+      projectId: project.id,
+      limit: 500,
+    });
     const text = messages.map((m: any) => m.content).join('\n');
     expect(text).toContain('instruction=make it blue project=Cmd app token=none');
     expect(text).toContain('warning on stderr');
@@ -66,8 +91,15 @@ describe('command builder', () => {
     const { token, project } = await withCommands({ build: { command: 'echo compiling; exit 3' } });
     await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build' });
     const failed = await waitIdle(server!.mcpUrl, token, project.id);
-    expect(failed.lastWorkflow).toMatchObject({ status: 'failed', error: { code: 'command_failed', message: 'The build command exited with code 3.' } });
-    await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'deploy', kind: 'deploy' });
+    expect(failed.lastWorkflow).toMatchObject({
+      status: 'failed',
+      error: { code: 'command_failed', message: 'The build command exited with code 3.' },
+    });
+    await toolResult(server!.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'deploy',
+      kind: 'deploy',
+    });
     const notConfigured = await waitIdle(server!.mcpUrl, token, project.id);
     expect(notConfigured.lastWorkflow.error.code).toBe('not_configured');
   });
@@ -75,21 +107,37 @@ describe('command builder', () => {
   it('cancel kills the whole process group (SIGTERM, then SIGKILL for what ignores it) and leaves no process behind', async () => {
     // Unsandboxed, so that the command can write its process ids (host pids) where the test reads them.
     const dir = tempDir('mbm-cmd-');
-    const { token, project } = await withCommands({
-      killGraceMs: 300,
-      build: {
-        command: [
-          `sh -c 'trap "" TERM; echo $$ > ${dir}/stubborn.pid; while true; do sleep 0.05; done' &`,
-          `sleep 1000 & echo $! > ${dir}/sleeper.pid`,
-          `echo $$ > ${dir}/shell.pid`,
-          'echo started',
-          'wait',
-        ].join('\n'),
+    const { token, project } = await withCommands(
+      {
+        killGraceMs: 300,
+        build: {
+          command: [
+            `sh -c 'trap "" TERM; echo $$ > ${dir}/stubborn.pid; while true; do sleep 0.05; done' &`,
+            `sleep 1000 & echo $! > ${dir}/sleeper.pid`,
+            `echo $$ > ${dir}/shell.pid`,
+            'echo started',
+            'wait',
+          ].join('\n'),
+        },
       },
-    }, dir, { buildSandbox: SANDBOX_TURNED_OFF });
-    const sent = await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build' });
-    await waitFor(() => ['stubborn', 'sleeper', 'shell'].every((n) => existsSync(join(dir, `${n}.pid`)) && readFileSync(join(dir, `${n}.pid`), 'utf8').trim()), 10_000, 'pid files');
-    const pids = ['stubborn', 'sleeper', 'shell'].map((n) => Number(readFileSync(join(dir, `${n}.pid`), 'utf8').trim()));
+      dir,
+      { buildSandbox: SANDBOX_TURNED_OFF },
+    );
+    const sent = await toolResult(server!.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'build',
+    });
+    await waitFor(
+      () =>
+        ['stubborn', 'sleeper', 'shell'].every(
+          (n) => existsSync(join(dir, `${n}.pid`)) && readFileSync(join(dir, `${n}.pid`), 'utf8').trim(),
+        ),
+      10_000,
+      'pid files',
+    );
+    const pids = ['stubborn', 'sleeper', 'shell'].map((n) =>
+      Number(readFileSync(join(dir, `${n}.pid`), 'utf8').trim()),
+    );
     expect(pids.every(alive)).toBe(true);
     const result = await toolResult(server!.mcpUrl, token, 'svc_cancel_workflow', { projectId: project.id });
     expect(result).toEqual({ workflowId: sent.workflowId, status: 'cancelled', cancelled: true });
@@ -101,7 +149,14 @@ describe('command builder', () => {
     const marker = `mbm-marker-${process.pid}-${Date.now()}`;
     const { token, project } = await withCommands({
       killGraceMs: 300,
-      build: { command: [`sh -c 'trap "" TERM; while true; do sleep 0.05; done # ${marker}' &`, `setsid sh -c 'sleep 1000 # ${marker}' &`, 'echo started', 'wait'].join('\n') },
+      build: {
+        command: [
+          `sh -c 'trap "" TERM; while true; do sleep 0.05; done # ${marker}' &`,
+          `setsid sh -c 'sleep 1000 # ${marker}' &`,
+          'echo started',
+          'wait',
+        ].join('\n'),
+      },
     });
     const marked = () => processesWith(marker);
     await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build' });
@@ -112,10 +167,12 @@ describe('command builder', () => {
   });
 
   it('a timeout stops the command and fails with code timeout', async () => {
-    const { token, project } = await withCommands({ killGraceMs: 100, build: { command: 'sleep 30', timeoutSeconds: 1 } });
+    const { token, project } = await withCommands({
+      killGraceMs: 100,
+      build: { command: 'sleep 30', timeoutSeconds: 1 },
+    });
     await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build' });
     const done = await waitIdle(server!.mcpUrl, token, project.id);
     expect(done.lastWorkflow.error.code).toBe('timeout');
   });
 });
-

@@ -73,14 +73,21 @@ async function parseError(argv: string[]): Promise<unknown> {
 }
 
 describe('the settings table', () => {
-  it("equals the command-line table of docs/cli.md: flag, environment variable, default and unit, in order", () => {
-    const table = settingRows().map(([, s]) => ({ flag: s.flags ?? '', env: s.env ?? '', default: shownDefault(s) ?? '', unit: s.unit ?? '' }));
+  it('equals the command-line table of docs/cli.md: flag, environment variable, default and unit, in order', () => {
+    const table = settingRows().map(([, s]) => ({
+      flag: s.flags ?? '',
+      env: s.env ?? '',
+      default: shownDefault(s) ?? '',
+      unit: s.unit ?? '',
+    }));
     expect(readmeRows()).toEqual(table);
   });
 
   it("the usage lines of docs/cli.md show the table's defaults", () => {
     const usage = CLI_DOC;
-    const shown = [...usage.slice(0, usage.indexOf('\n```', usage.indexOf('```') + 3)).matchAll(/\[(--[a-z-]+) ([\w.-]+)\]/g)];
+    const shown = [
+      ...usage.slice(0, usage.indexOf('\n```', usage.indexOf('```') + 3)).matchAll(/\[(--[a-z-]+) ([\w.-]+)\]/g),
+    ];
     expect(shown.length).toBeGreaterThan(8);
     const byFlag = new Map(settingRows().map(([, s]) => [s.flags?.split(' ')[0], s]));
     for (const [, flag, value] of shown) {
@@ -105,36 +112,97 @@ describe('the settings table', () => {
     }
     // A command has no option the table does not declare, besides its own operands.
     const serve = commandAt(program, ['serve']);
-    expect(serve.options.map((o) => o.flags)).toEqual(settingRows().filter(([, s]) => s.flags && (s.commands as readonly string[]).includes('serve')).map(([, s]) => s.flags));
-    expect(commandAt(program, ['token', 'create']).options.map((o) => o.flags)).toEqual(['--user <name>', '--expires-in <duration>', '--read-only', '--data-dir <dir>', '--database-url <url>']);
-    expect(commandAt(program, ['user', 'set-plan']).options.map((o) => o.flags)).toEqual(['--data-dir <dir>', '--database-url <url>', '--plans <file>']);
+    expect(serve.options.map((o) => o.flags)).toEqual(
+      settingRows()
+        .filter(([, s]) => s.flags && (s.commands as readonly string[]).includes('serve'))
+        .map(([, s]) => s.flags),
+    );
+    expect(commandAt(program, ['token', 'create']).options.map((o) => o.flags)).toEqual([
+      '--user <name>',
+      '--expires-in <duration>',
+      '--read-only',
+      '--data-dir <dir>',
+      '--database-url <url>',
+    ]);
+    expect(commandAt(program, ['user', 'set-plan']).options.map((o) => o.flags)).toEqual([
+      '--data-dir <dir>',
+      '--database-url <url>',
+      '--plans <file>',
+    ]);
   });
 
   it('--database-url is on every command that opens the store; the worker takes the builder and engine options and none of the MCP side', () => {
     const program = buildProgram();
-    for (const path of [['serve'], ['worker'], ['migrate'], ['token', 'create'], ['token', 'list'], ['token', 'revoke'], ['login-code'], ['user', 'list'], ['user', 'set-plan']]) {
+    for (const path of [
+      ['serve'],
+      ['worker'],
+      ['migrate'],
+      ['token', 'create'],
+      ['token', 'list'],
+      ['token', 'revoke'],
+      ['login-code'],
+      ['user', 'list'],
+      ['user', 'set-plan'],
+    ]) {
       const option = commandAt(program, path).options.find((o) => o.long === '--database-url');
       expect(option?.envVar, path.join(' ')).toBe('SVC_DATABASE_URL');
     }
     expect(commandAt(program, ['toolchain', 'install']).options.map((o) => o.long)).not.toContain('--database-url');
     const worker = commandAt(program, ['worker']).options.map((o) => o.long);
-    for (const flag of ['--builder', '--builder-config', '--expo-sdks', '--agent', '--agent-command', '--max-concurrent-workflows', '--lease-ms', '--plans', '--data-dir', '--health-port', '--host', '--drain-timeout-ms', '--db-pool-size', '--database-listen-url', '--no-build-sandbox']) {
+    for (const flag of [
+      '--builder',
+      '--builder-config',
+      '--expo-sdks',
+      '--agent',
+      '--agent-command',
+      '--max-concurrent-workflows',
+      '--lease-ms',
+      '--plans',
+      '--data-dir',
+      '--health-port',
+      '--host',
+      '--drain-timeout-ms',
+      '--db-pool-size',
+      '--database-listen-url',
+      '--no-build-sandbox',
+    ]) {
       expect(worker, flag).toContain(flag);
     }
-    for (const flag of ['--http', '--port', '--role', '--public-url', '--artifact-url', '--trust-proxy', '--body-limit', '--claim-wait-ms', '--browser']) expect(worker, flag).not.toContain(flag);
+    for (const flag of [
+      '--http',
+      '--port',
+      '--role',
+      '--public-url',
+      '--artifact-url',
+      '--trust-proxy',
+      '--body-limit',
+      '--claim-wait-ms',
+      '--browser',
+    ])
+      expect(worker, flag).not.toContain(flag);
     // serve takes every worker option (serve --role worker is the worker command).
     const serve = commandAt(program, ['serve']).options.map((o) => o.long);
     for (const flag of worker) expect(serve, flag).toContain(flag);
-    expect(commandAt(program, ['serve']).options.find((o) => o.long === '--role')?.argChoices).toEqual(['all', 'api', 'worker']);
+    expect(commandAt(program, ['serve']).options.find((o) => o.long === '--role')?.argChoices).toEqual([
+      'all',
+      'api',
+      'worker',
+    ]);
   });
 
   it("worker --help lists the worker's options from the table", () => {
     const raw = commandAt(buildProgram(), ['worker']).helpInformation({ error: false });
     const listed = raw.split('\n').flatMap((line) => /^ {2}(--[^ ]+(?: <[^>]+>)?)/.exec(line)?.[1] ?? []);
-    expect(listed).toEqual(settingRows().filter(([, s]) => s.flags && (s.commands as readonly string[]).includes('worker')).map(([, s]) => s.flags));
+    expect(listed).toEqual(
+      settingRows()
+        .filter(([, s]) => s.flags && (s.commands as readonly string[]).includes('worker'))
+        .map(([, s]) => s.flags),
+    );
     const help = raw.replace(/\s+/g, ' ');
     expect(help).toContain('--health-port <port> port of a listener that answers only GET /healthz');
-    expect(help).toContain('--drain-timeout-ms <ms> worker role: on SIGTERM, how long running builds may finish before they are interrupted (default: 30000, env: SVC_DRAIN_TIMEOUT_MS)');
+    expect(help).toContain(
+      '--drain-timeout-ms <ms> worker role: on SIGTERM, how long running builds may finish before they are interrupted (default: 30000, env: SVC_DRAIN_TIMEOUT_MS)',
+    );
   });
 
   it("--help is generated from the table: each row's flag, help, default and variable", () => {
@@ -145,40 +213,85 @@ describe('the settings table', () => {
       expect(help).toContain(setting.help.replace(/\s+/g, ' '));
       expect(help).toContain(`env: ${setting.env}`);
     }
-    expect(help).toContain('--body-limit <bytes> largest request body (HTTP) and largest message line (stdio) (default: 1048576, env: SVC_BODY_LIMIT)');
+    expect(help).toContain(
+      '--body-limit <bytes> largest request body (HTTP) and largest message line (stdio) (default: 1048576, env: SVC_BODY_LIMIT)',
+    );
   });
 
   it('a --database-url that is not PostgreSQL is refused with exit code 2, without echoing the value; an empty one means SQLite', async () => {
-    for (const value of ['mysql://me:s3cret@db.example/app', 'sqlite:///tmp/x.db', '/var/lib/s3cret.db', 'postgres-but-not-a-url s3cret']) {
+    for (const value of [
+      'mysql://me:s3cret@db.example/app',
+      'sqlite:///tmp/x.db',
+      '/var/lib/s3cret.db',
+      'postgres-but-not-a-url s3cret',
+    ]) {
       const error = await parseError(['token', 'list', '--database-url', value]);
       expect(error).toBeInstanceOf(UsageError);
       expect((error as UsageError).exitCode).toBe(2);
-      expect((error as Error).message).toMatch(/^--database-url \(SVC_DATABASE_URL\) must be a PostgreSQL URL, postgres:\/\/USER:PASSWORD@HOST:5432\/DATABASE or postgresql:\/\/…; got /);
+      expect((error as Error).message).toMatch(
+        /^--database-url \(SVC_DATABASE_URL\) must be a PostgreSQL URL, postgres:\/\/USER:PASSWORD@HOST:5432\/DATABASE or postgresql:\/\/…; got /,
+      );
       expect((error as Error).message).not.toContain('s3cret');
     }
-    expect(((await parseError(['worker', '--database-listen-url', 'http://x'])) as Error).message).toMatch(/^--database-listen-url \(SVC_DATABASE_LISTEN_URL\) must be a PostgreSQL URL/);
+    expect(((await parseError(['worker', '--database-listen-url', 'http://x'])) as Error).message).toMatch(
+      /^--database-listen-url \(SVC_DATABASE_LISTEN_URL\) must be a PostgreSQL URL/,
+    );
     const parse = SETTINGS.databaseUrl.parse;
     expect(parse('postgres://me:pw@db:5432/app')).toBe('postgres://me:pw@db:5432/app');
     expect(parse('postgresql://db/app?sslmode=require')).toBe('postgresql://db/app?sslmode=require');
     expect(parse('')).toBeUndefined();
-    expect(redactedDatabaseUrl('postgres://me:s3cret@db:5432/app?password=s3cret&sslmode=require')).toBe('postgres://me:***@db:5432/app?password=***&sslmode=require');
+    expect(redactedDatabaseUrl('postgres://me:s3cret@db:5432/app?password=s3cret&sslmode=require')).toBe(
+      'postgres://me:***@db:5432/app?password=***&sslmode=require',
+    );
     expect(redactedDatabaseUrl('postgres://db/app')).toBe('postgres://db/app');
   });
 
-  it('one default per setting: the values createApp and the parts fall back to are the command line\'s', () => {
+  it("one default per setting: the values createApp and the parts fall back to are the command line's", () => {
     expect(SETTINGS.builder.default).toBe('expo');
-    expect(DEFAULTS).toMatchObject({ builder: 'expo', scriptedStepMs: 500, maxConcurrentWorkflows: 2, leaseMs: 2500, bodyLimitBytes: 1024 * 1024, port: 3333 });
+    expect(DEFAULTS).toMatchObject({
+      builder: 'expo',
+      scriptedStepMs: 500,
+      maxConcurrentWorkflows: 2,
+      leaseMs: 2500,
+      bodyLimitBytes: 1024 * 1024,
+      port: 3333,
+    });
     expect(SETTINGS.leaseMs.default).toBe(DEFAULTS.leaseMs);
     expect(SETTINGS.bodyLimit.default).toBe(DEFAULTS.bodyLimitBytes);
   });
 
   it('a refused value keeps its message and exit code 1', async () => {
-    expect(await refused(['serve', '--port', '-1'])).toEqual({ exitCode: 1, stderr: "error: option '--port <port>' argument '-1' is invalid. --port must be a whole number of at least 0\n(run with --help for usage)\n" });
-    expect(await refused(['serve', '--lease-ms', '100'])).toEqual({ exitCode: 1, stderr: "error: option '--lease-ms <ms>' argument '100' is invalid. --lease-ms must be a whole number of at least 200\n(run with --help for usage)\n" });
-    expect(await refused(['serve', '--body-limit', '0'])).toEqual({ exitCode: 1, stderr: "error: option '--body-limit <bytes>' argument '0' is invalid. --body-limit must be a whole number of at least 1\n(run with --help for usage)\n" });
-    expect(await refused(['serve', '--expo-sdks', '58,12'])).toMatchObject({ exitCode: 1, stderr: expect.stringContaining('is invalid. supported Expo SDKs: 58, 54') });
-    expect(await refused(['toolchain', 'install', '--sdk', '12'])).toMatchObject({ exitCode: 1, stderr: expect.stringContaining("option '--sdk <list>' argument '12' is invalid. supported Expo SDKs: ") });
-    expect(await refused(['serve', '--trust-proxy', 'not an address'])).toMatchObject({ exitCode: 1, stderr: expect.stringContaining('is invalid. --trust-proxy: ') });
-    expect(await refused(['serve', '--builder', 'gradle'])).toEqual({ exitCode: 1, stderr: "error: option '--builder <name>' argument 'gradle' is invalid. Allowed choices are scripted, command, expo.\n(run with --help for usage)\n" });
+    expect(await refused(['serve', '--port', '-1'])).toEqual({
+      exitCode: 1,
+      stderr:
+        "error: option '--port <port>' argument '-1' is invalid. --port must be a whole number of at least 0\n(run with --help for usage)\n",
+    });
+    expect(await refused(['serve', '--lease-ms', '100'])).toEqual({
+      exitCode: 1,
+      stderr:
+        "error: option '--lease-ms <ms>' argument '100' is invalid. --lease-ms must be a whole number of at least 200\n(run with --help for usage)\n",
+    });
+    expect(await refused(['serve', '--body-limit', '0'])).toEqual({
+      exitCode: 1,
+      stderr:
+        "error: option '--body-limit <bytes>' argument '0' is invalid. --body-limit must be a whole number of at least 1\n(run with --help for usage)\n",
+    });
+    expect(await refused(['serve', '--expo-sdks', '58,12'])).toMatchObject({
+      exitCode: 1,
+      stderr: expect.stringContaining('is invalid. supported Expo SDKs: 58, 54'),
+    });
+    expect(await refused(['toolchain', 'install', '--sdk', '12'])).toMatchObject({
+      exitCode: 1,
+      stderr: expect.stringContaining("option '--sdk <list>' argument '12' is invalid. supported Expo SDKs: "),
+    });
+    expect(await refused(['serve', '--trust-proxy', 'not an address'])).toMatchObject({
+      exitCode: 1,
+      stderr: expect.stringContaining('is invalid. --trust-proxy: '),
+    });
+    expect(await refused(['serve', '--builder', 'gradle'])).toEqual({
+      exitCode: 1,
+      stderr:
+        "error: option '--builder <name>' argument 'gradle' is invalid. Allowed choices are scripted, command, expo.\n(run with --help for usage)\n",
+    });
   });
 });

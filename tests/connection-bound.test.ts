@@ -15,7 +15,15 @@ let server: TestServer;
 
 beforeAll(async () => {
   // A long header timeout: nothing but the bound closes the attacker's connections during the test.
-  server = await startTestServer({}, { maxConnections: TOTAL, maxConnectionsPerAddress: PER_ADDRESS, headersTimeoutMs: 120_000, requestTimeoutMs: 120_000 });
+  server = await startTestServer(
+    {},
+    {
+      maxConnections: TOTAL,
+      maxConnectionsPerAddress: PER_ADDRESS,
+      headersTimeoutMs: 120_000,
+      requestTimeoutMs: 120_000,
+    },
+  );
 });
 afterAll(async () => {
   await server.close();
@@ -27,7 +35,9 @@ it('one address holds at most its share of the connections; another still connec
   let closed = 0;
   try {
     for (let i = 0; i < TOTAL; i++) {
-      const socket = connect({ host: '127.0.0.1', port: Number(port), localAddress: '127.0.0.2' }, () => socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n'));
+      const socket = connect({ host: '127.0.0.1', port: Number(port), localAddress: '127.0.0.2' }, () =>
+        socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n'),
+      );
       socket.on('error', () => undefined);
       socket.on('close', () => closed++);
       sockets.push(socket);
@@ -44,14 +54,19 @@ it('one address holds at most its share of the connections; another still connec
 });
 
 it('a trusted proxy (--trust-proxy) is not bounded: every client behind it shares its address', async () => {
-  const proxied = await startTestServer({ trustProxy: ['127.0.0.2'] }, { maxConnections: 4, maxConnectionsPerAddress: 1, headersTimeoutMs: 120_000, requestTimeoutMs: 120_000 });
+  const proxied = await startTestServer(
+    { trustProxy: ['127.0.0.2'] },
+    { maxConnections: 4, maxConnectionsPerAddress: 1, headersTimeoutMs: 120_000, requestTimeoutMs: 120_000 },
+  );
   const { port } = new URL(proxied.mcpUrl);
   const sockets: Socket[] = [];
   try {
     // Four requests half sent at once from the proxy's address, then finished: each is answered.
     const answers = Array.from({ length: 4 }, () => {
       let text = '';
-      const socket = connect({ host: '127.0.0.1', port: Number(port), localAddress: '127.0.0.2' }, () => socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n'));
+      const socket = connect({ host: '127.0.0.1', port: Number(port), localAddress: '127.0.0.2' }, () =>
+        socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n'),
+      );
       sockets.push(socket);
       return new Promise<string>((resolve) => {
         socket.on('data', (d: Buffer) => (text += d.toString()));
@@ -59,7 +74,11 @@ it('a trusted proxy (--trust-proxy) is not bounded: every client behind it share
         socket.on('close', () => resolve(text));
       });
     });
-    await waitFor(() => sockets.every((s) => s.readyState === 'open' && s.bytesWritten > 0), 15_000, 'every request to be half sent');
+    await waitFor(
+      () => sockets.every((s) => s.readyState === 'open' && s.bytesWritten > 0),
+      15_000,
+      'every request to be half sent',
+    );
     for (const socket of sockets) socket.write('Connection: close\r\n\r\n');
     for (const text of await Promise.all(answers)) expect(text).toMatch(/^HTTP\/1\.1 200/);
   } finally {

@@ -24,8 +24,16 @@ afterAll(async () => {
 describe('deploy numbers', () => {
   it('gives every platform of one deploy the same number, and the next deploy the next one', async () => {
     const dir = tempDir('mbm-deploy-numbers-');
-    const deploy = ['mkdir -p out && echo "<h1>app</h1>" > out/index.html', 'echo "::preview web out"', 'for p in web ios android; do echo "::deployment $p out"; done', 'echo "::result deployed"'].join('\n');
-    writeFileSync(join(dir, 'builder.json'), JSON.stringify({ build: { command: 'true' }, deploy: { command: deploy } }));
+    const deploy = [
+      'mkdir -p out && echo "<h1>app</h1>" > out/index.html',
+      'echo "::preview web out"',
+      'for p in web ios android; do echo "::deployment $p out"; done',
+      'echo "::result deployed"',
+    ].join('\n');
+    writeFileSync(
+      join(dir, 'builder.json'),
+      JSON.stringify({ build: { command: 'true' }, deploy: { command: deploy } }),
+    );
     server = await startTestServer({ builder: 'command', builderConfigFile: join(dir, 'builder.json') });
     const token = server.token('alice');
     const project = await createProject(server.mcpUrl, token);
@@ -38,17 +46,31 @@ describe('deploy numbers', () => {
       expect(done.lastWorkflow.previewUrls.find((u: any) => u.kind === 'preview').deployNumber).toBeNull();
       return { session: done, numbers: deployments.map((u: any) => u.deployNumber) };
     };
-    const first = await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'Deploy it', kind: 'deploy' });
+    const first = await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'Deploy it',
+      kind: 'deploy',
+    });
     expect((await numbersOf(first.workflowId)).numbers).toEqual([1, 1, 1]);
-    const second = await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'Deploy again', kind: 'deploy' });
+    const second = await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'Deploy again',
+      kind: 'deploy',
+    });
     const { session, numbers } = await numbersOf(second.workflowId);
     expect(numbers).toEqual([2, 2, 2]);
     // The session's latest deployment of each platform is deploy #2.
-    expect(session.previewUrls.filter((u: any) => u.kind === 'deployment').map((u: any) => u.deployNumber)).toEqual([2, 2, 2]);
+    expect(session.previewUrls.filter((u: any) => u.kind === 'deployment').map((u: any) => u.deployNumber)).toEqual([
+      2, 2, 2,
+    ]);
 
-    const { messages } = await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId: project.id, limit: 500 });
+    const { messages } = await toolResult(server.mcpUrl, token, 'svc_get_messages', {
+      projectId: project.id,
+      limit: 500,
+    });
     const said = messages.filter((m: any) => m.workflowId === second.workflowId).map((m: any) => m.content);
-    for (const platform of ['web', 'ios', 'android']) expect(said.some((c: string) => c.startsWith(`Deploy #2: ${platform} published at /deployments/`))).toBe(true);
+    for (const platform of ['web', 'ios', 'android'])
+      expect(said.some((c: string) => c.startsWith(`Deploy #2: ${platform} published at /deployments/`))).toBe(true);
   });
 
   it('renumbers deployments numbered across platforms into one number per deploy when the store is migrated', async () => {
@@ -67,15 +89,35 @@ describe('deploy numbers', () => {
     migrate(drizzle(old), { migrationsFolder: before });
     const now = '2026-01-01T00:00:00.000Z';
     old.prepare("insert into users (id, name, plan, created_at) values ('u1', 'alice', 'free', ?)").run(now);
-    for (const p of ['p1', 'p2']) old.prepare("insert into projects (id, owner_id, name, visibility, created_at, updated_at) values (?, 'u1', ?, 'private', ?, ?)").run(p, p, now, now);
+    for (const p of ['p1', 'p2'])
+      old
+        .prepare(
+          "insert into projects (id, owner_id, name, visibility, created_at, updated_at) values (?, 'u1', ?, 'private', ?, ?)",
+        )
+        .run(p, p, now, now);
     let seq = 0;
     const workflow = (id: string, project: string) =>
-      old.prepare("insert into workflows (id, project_id, seq, kind, status, instruction, created_at) values (?, ?, ?, 'deploy', 'completed', 'Deploy it', ?)").run(id, project, ++seq, now);
+      old
+        .prepare(
+          "insert into workflows (id, project_id, seq, kind, status, instruction, created_at) values (?, ?, ?, 'deploy', 'completed', 'Deploy it', ?)",
+        )
+        .run(id, project, ++seq, now);
     workflow('w1', 'p1');
     workflow('w2', 'p1');
     workflow('w3', 'p2');
-    const artifact = (id: string, project: string, workflowId: string | null, kind: string, platform: string, number: number | null) =>
-      old.prepare('insert into artifacts (id, project_id, workflow_id, kind, platform, number, created_at) values (?, ?, ?, ?, ?, ?, ?)').run(id, project, workflowId, kind, platform, number, now);
+    const artifact = (
+      id: string,
+      project: string,
+      workflowId: string | null,
+      kind: string,
+      platform: string,
+      number: number | null,
+    ) =>
+      old
+        .prepare(
+          'insert into artifacts (id, project_id, workflow_id, kind, platform, number, created_at) values (?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(id, project, workflowId, kind, platform, number, now);
     // p1: deploy w1 was web #1, ios #2, android #3; w2 was web #4, ios #5, android #6; one preview.
     artifact('a1', 'p1', 'w1', 'deployment', 'web', 1);
     artifact('a2', 'p1', 'w1', 'deployment', 'ios', 2);
@@ -92,7 +134,14 @@ describe('deploy numbers', () => {
 
     const store = await openStore({ file });
     try {
-      const numbers = Object.fromEntries((sqliteOf(store).prepare('select id, number from artifacts order by id').all() as { id: string; number: number | null }[]).map((r) => [r.id, r.number]));
+      const numbers = Object.fromEntries(
+        (
+          sqliteOf(store).prepare('select id, number from artifacts order by id').all() as {
+            id: string;
+            number: number | null;
+          }[]
+        ).map((r) => [r.id, r.number]),
+      );
       expect(numbers).toEqual({ a1: 1, a2: 1, a3: 1, a4: 2, a5: 2, a6: 2, a7: null, b1: 1, b2: 2, b3: 2 });
     } finally {
       await store.close();

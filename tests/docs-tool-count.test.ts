@@ -9,7 +9,24 @@ import { describe, expect, it } from 'vitest';
 import { ALL_TOOLS } from '../src/mcp/tools/index.js';
 import { ROOT } from './helpers.js';
 
-const WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen'];
+const WORDS = [
+  'zero',
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+  'ten',
+  'eleven',
+  'twelve',
+  'thirteen',
+  'fourteen',
+  'fifteen',
+];
 
 /** "seven tools", "seven `svc_` tools", "7 tools", "the seven `svc_*` tools", in any case. */
 const COUNTED = new RegExp(`\\b(${WORDS.join('|')}|\\d+) (?:\`svc_\\*?\` )?tools\\b`, 'gi');

@@ -17,7 +17,12 @@ import { createLogger } from '../src/logger.js';
 import { earlyInitializeReply, INITIALIZE_PROTOCOL_VERSIONS } from '../src/mcp/early-initialize.js';
 import { readFirstLine } from '../src/transports/stdio-first-line.js';
 
-const initialize = (params: Record<string, unknown>, id: unknown = 1) => ({ jsonrpc: '2.0', id, method: 'initialize', params });
+const initialize = (params: Record<string, unknown>, id: unknown = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'initialize',
+  params,
+});
 const plainParams = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'host', version: '1.0' } };
 
 /** Initialize requests the early start answers. */
@@ -25,7 +30,9 @@ const ANSWERED = [
   initialize(plainParams),
   initialize(plainParams, 'a-string-id'),
   initialize(plainParams, -7),
-  ...[...SUPPORTED_PROTOCOL_VERSIONS, '2026-07-28', '1999-01-01', ''].map((protocolVersion) => initialize({ ...plainParams, protocolVersion })),
+  ...[...SUPPORTED_PROTOCOL_VERSIONS, '2026-07-28', '1999-01-01', ''].map((protocolVersion) =>
+    initialize({ ...plainParams, protocolVersion }),
+  ),
   initialize({ ...plainParams, clientInfo: { name: 'claude-code', title: 'Claude Code', version: '2.0.1' } }),
   initialize({
     ...plainParams,
@@ -115,8 +122,20 @@ describe('which command lines start early', () => {
   const PLAIN: Array<[string[], Record<string, string>]> = [
     [['serve'], {}],
     [['serve', '--data-dir', '/tmp/x', '--port', '0', '--builder', 'scripted', '--log-level', 'warn'], {}],
-    [['serve', '--data-dir=/tmp/x', '--port=3333', '--builder=expo', '--no-build-sandbox', '--scripted-step-ms', '10'], {}],
-    [['serve'], { SVC_API_TOKEN: 'svc_whatever', SVC_DATA_DIR: '/tmp/y', SVC_LOG_LEVEL: 'silent', SVC_PORT: '0', SVC_BUILDER: 'scripted' }],
+    [
+      ['serve', '--data-dir=/tmp/x', '--port=3333', '--builder=expo', '--no-build-sandbox', '--scripted-step-ms', '10'],
+      {},
+    ],
+    [
+      ['serve'],
+      {
+        SVC_API_TOKEN: 'svc_whatever',
+        SVC_DATA_DIR: '/tmp/y',
+        SVC_LOG_LEVEL: 'silent',
+        SVC_PORT: '0',
+        SVC_BUILDER: 'scripted',
+      },
+    ],
   ];
   const NOT_PLAIN: Array<[string[], Record<string, string>]> = [
     [[], {}],
@@ -141,15 +160,20 @@ describe('which command lines start early', () => {
     [['--version'], {}],
   ];
 
-  it("knows every variable of the settings table (it cannot import the table: commander)", () => {
-    expect([...SETTING_VARIABLES].sort()).toEqual([...new Set(Object.values(SETTINGS).flatMap((s: { env?: string }) => (s.env ? [s.env] : [])))].sort());
+  it('knows every variable of the settings table (it cannot import the table: commander)', () => {
+    expect([...SETTING_VARIABLES].sort()).toEqual(
+      [...new Set(Object.values(SETTINGS).flatMap((s: { env?: string }) => (s.env ? [s.env] : [])))].sort(),
+    );
   });
 
   it('takes only a stdio serve that commander accepts, with the same settings', async () => {
     for (const [args, env] of PLAIN) {
       for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
       expect(isPlainStdioServe([...node, ...args], { ...process.env }), args.join(' ')).toBe(true);
-      expect(isPlainStdioServe([...node, ...args], { ...env, SVC_STRICT_TRANSACTIONS: '1', PATH: '/bin' }), args.join(' ')).toBe(true);
+      expect(
+        isPlainStdioServe([...node, ...args], { ...env, SVC_STRICT_TRANSACTIONS: '1', PATH: '/bin' }),
+        args.join(' '),
+      ).toBe(true);
       const options = await serveOptionsOf([...node, ...args]);
       expect(options, args.join(' ')).not.toBeInstanceOf(Error);
       expect(options).toMatchObject({ role: 'all', bodyLimit: 1024 * 1024 });
@@ -159,13 +183,19 @@ describe('which command lines start early', () => {
   });
 
   it('leaves every other command line to the main bundle', () => {
-    for (const [args, env] of NOT_PLAIN) expect(isPlainStdioServe([...node, ...args], { PATH: '/bin', ...env }), `${args.join(' ')} ${JSON.stringify(env)}`).toBe(false);
+    for (const [args, env] of NOT_PLAIN)
+      expect(
+        isPlainStdioServe([...node, ...args], { PATH: '/bin', ...env }),
+        `${args.join(' ')} ${JSON.stringify(env)}`,
+      ).toBe(false);
   });
 
   it('reads nothing for a command line that is not plain', () => {
     const input = new PassThrough();
     input.write('{"jsonrpc":"2.0"}\n');
-    expect(startStdioEarly(['node', 'bin', 'serve', '--http'], {}, { input, output: new PassThrough() })).toBeUndefined();
+    expect(
+      startStdioEarly(['node', 'bin', 'serve', '--http'], {}, { input, output: new PassThrough() }),
+    ).toBeUndefined();
     expect(input.read()?.toString()).toBe('{"jsonrpc":"2.0"}\n');
   });
 });
@@ -188,7 +218,9 @@ describe('the hand-over to the stdio transport', () => {
     expect(handed.answered).toEqual({ line: first, reply: earlyInitializeReply(first, VERSION) });
     expect(output.read()?.toString()).toBe(`${handed.answered!.reply}\n`);
     input.end('"method":"tools/list"}\n');
-    expect(await drain(handed.input)).toBe('{"jsonrpc":"2.0","method":"notifications/initialized"}\n{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n');
+    expect(await drain(handed.input)).toBe(
+      '{"jsonrpc":"2.0","method":"notifications/initialized"}\n{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n',
+    );
   });
 
   it('hands over the whole input, unanswered, when the first line is not a plain initialize', async () => {

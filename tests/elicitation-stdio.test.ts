@@ -30,7 +30,12 @@ afterAll(async () => {
 function serverParams() {
   const dataDir = tempDir();
   const token = cliToken(dataDir, 'alice');
-  return { command: process.execPath, args: [BIN, 'serve', '--data-dir', dataDir, '--builder', 'scripted', '--scripted-step-ms', '20'], env: { PATH: process.env.PATH ?? '', SVC_API_TOKEN: token }, stderr: 'ignore' as const };
+  return {
+    command: process.execPath,
+    args: [BIN, 'serve', '--data-dir', dataDir, '--builder', 'scripted', '--scripted-step-ms', '20'],
+    env: { PATH: process.env.PATH ?? '', SVC_API_TOKEN: token },
+    stderr: 'ignore' as const,
+  };
 }
 
 /** What one client's person was asked, and the answers they give in turn. */
@@ -56,7 +61,10 @@ async function connect(era: 'v1' | 'v2', person?: Person): Promise<ClientV1 | Cl
     closers.push(() => client.close());
     return client;
   }
-  const client = new ClientV2({ name: 'stdio-v2', version: '1' }, { capabilities, versionNegotiation: { mode: { pin: MODERN } } });
+  const client = new ClientV2(
+    { name: 'stdio-v2', version: '1' },
+    { capabilities, versionNegotiation: { mode: { pin: MODERN } } },
+  );
   if (person) client.setRequestHandler('elicitation/create', (request) => answer(request.params));
   await client.connect(new StdioTransportV2(serverParams()));
   closers.push(() => client.close());
@@ -68,7 +76,9 @@ const progress: string[] = [];
 
 async function call(client: ClientV1 | ClientV2, name: string, args: Record<string, unknown>): Promise<any> {
   const onprogress = (p: { message?: string }) => progress.push(p.message ?? '');
-  return ((await client.callTool({ name, arguments: args }, undefined, { onprogress })) as { structuredContent?: unknown }).structuredContent;
+  return (
+    (await client.callTool({ name, arguments: args }, undefined, { onprogress })) as { structuredContent?: unknown }
+  ).structuredContent;
 }
 
 /** Starts a deploy (the scripted builder builds first, then asks for the app identifier). */
@@ -79,7 +89,11 @@ async function deploy(client: ClientV1 | ClientV2): Promise<string> {
 }
 
 /** Waits (45 s at most each) until a wait reports the question or the workflow ends; the last session. */
-async function waitUntil(client: ClientV1 | ClientV2, projectId: string, done: (session: any) => boolean): Promise<any> {
+async function waitUntil(
+  client: ClientV1 | ClientV2,
+  projectId: string,
+  done: (session: any) => boolean,
+): Promise<any> {
   for (;;) {
     const session = await call(client, 'svc_get_session', { projectId, waitSeconds: 45 });
     if (done(session) || !session.hasActiveWorkflows) return session;
@@ -88,41 +102,65 @@ async function waitUntil(client: ClientV1 | ClientV2, projectId: string, done: (
 
 describe.concurrent('over stdio, the wait that finds the app identifier question asks the person', () => {
   for (const era of ['v1', 'v2'] as const) {
-    it(`SDK ${era} (${era === 'v1' ? '2025-11-25: elicitation/create' : '2026-07-28: input_required'}): accept answers it and the deploy ends`, { timeout: 60_000 }, async () => {
-      const person: Person = { asked: [], answers: [{ action: 'accept', content: { answer: 'com.example.elicited' } }] };
-      // On 2025-11-25 the person answers during the call: it hears that it waits for them meanwhile.
-      if (era === 'v1') person.ready = () => waitFor(() => progress.includes('waiting for the user to answer the question'), 30_000);
-      const client = await connect(era, person);
-      const projectId = await deploy(client);
-      const asked = await waitUntil(client, projectId, (session) => session.elicitation !== undefined);
+    it(
+      `SDK ${era} (${era === 'v1' ? '2025-11-25: elicitation/create' : '2026-07-28: input_required'}): accept answers it and the deploy ends`,
+      { timeout: 60_000 },
+      async () => {
+        const person: Person = {
+          asked: [],
+          answers: [{ action: 'accept', content: { answer: 'com.example.elicited' } }],
+        };
+        // On 2025-11-25 the person answers during the call: it hears that it waits for them meanwhile.
+        if (era === 'v1')
+          person.ready = () => waitFor(() => progress.includes('waiting for the user to answer the question'), 30_000);
+        const client = await connect(era, person);
+        const projectId = await deploy(client);
+        const asked = await waitUntil(client, projectId, (session) => session.elicitation !== undefined);
 
-      expect(asked.elicitation).toMatchObject({ action: 'accept', answered: true });
-      expect(person.asked).toHaveLength(1);
-      expect(person.asked[0]!.message).toMatch(/app identifier/);
-      expect(person.asked[0]!.requestedSchema.properties.answer.description).toMatch(/pattern/);
-      const end = await waitUntil(client, projectId, () => false);
-      expect(end.lastWorkflow).toMatchObject({ kind: 'deploy', status: 'completed' });
-      expect(end.pendingQuestion).toBeNull();
-    });
+        expect(asked.elicitation).toMatchObject({ action: 'accept', answered: true });
+        expect(person.asked).toHaveLength(1);
+        expect(person.asked[0]!.message).toMatch(/app identifier/);
+        expect(person.asked[0]!.requestedSchema.properties.answer.description).toMatch(/pattern/);
+        const end = await waitUntil(client, projectId, () => false);
+        expect(end.lastWorkflow).toMatchObject({ kind: 'deploy', status: 'completed' });
+        expect(end.pendingQuestion).toBeNull();
+      },
+    );
 
-    it(`SDK ${era}: decline leaves the question pending; the host answers it with svc_send_message`, { timeout: 60_000 }, async () => {
-      const person: Person = { asked: [], answers: [{ action: 'decline' }] };
-      const client = await connect(era, person);
-      const projectId = await deploy(client);
-      const declined = await waitUntil(client, projectId, (session) => session.elicitation !== undefined);
+    it(
+      `SDK ${era}: decline leaves the question pending; the host answers it with svc_send_message`,
+      { timeout: 60_000 },
+      async () => {
+        const person: Person = { asked: [], answers: [{ action: 'decline' }] };
+        const client = await connect(era, person);
+        const projectId = await deploy(client);
+        const declined = await waitUntil(client, projectId, (session) => session.elicitation !== undefined);
 
-      expect(declined.elicitation).toMatchObject({ action: 'decline', answered: false, questionId: declined.pendingQuestion.questionId });
-      await call(client, 'svc_send_message', { projectId, message: 'com.example.host', questionId: declined.pendingQuestion.questionId });
-      const end = await waitUntil(client, projectId, () => false);
-      expect(end.lastWorkflow).toMatchObject({ kind: 'deploy', status: 'completed' });
-    });
+        expect(declined.elicitation).toMatchObject({
+          action: 'decline',
+          answered: false,
+          questionId: declined.pendingQuestion.questionId,
+        });
+        await call(client, 'svc_send_message', {
+          projectId,
+          message: 'com.example.host',
+          questionId: declined.pendingQuestion.questionId,
+        });
+        const end = await waitUntil(client, projectId, () => false);
+        expect(end.lastWorkflow).toMatchObject({ kind: 'deploy', status: 'completed' });
+      },
+    );
   }
 
-  it('a client without the capability is never asked: the wait reports the question for the host', { timeout: 60_000 }, async () => {
-    const client = await connect('v1');
-    const projectId = await deploy(client);
-    const session = await waitUntil(client, projectId, (s) => s.pendingQuestion !== null);
-    expect(session.pendingQuestion).toMatchObject({ kind: 'text', pattern: expect.any(String) });
-    expect(session).not.toHaveProperty('elicitation');
-  });
+  it(
+    'a client without the capability is never asked: the wait reports the question for the host',
+    { timeout: 60_000 },
+    async () => {
+      const client = await connect('v1');
+      const projectId = await deploy(client);
+      const session = await waitUntil(client, projectId, (s) => s.pendingQuestion !== null);
+      expect(session.pendingQuestion).toMatchObject({ kind: 'text', pattern: expect.any(String) });
+      expect(session).not.toHaveProperty('elicitation');
+    },
+  );
 });

@@ -45,7 +45,10 @@ beforeAll(async () => {
   server = await startTestServer({ builderInstance: builder });
   const auth = { headers: { authorization: `Bearer ${server.token('alice')}` } };
   const url = new URL(server.mcpUrl);
-  asker = new ClientV2({ name: 'asker', version: '1' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: MODERN } } });
+  asker = new ClientV2(
+    { name: 'asker', version: '1' },
+    { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: MODERN } } },
+  );
   asker.setRequestHandler('elicitation/create', (request) => person.answer(request.params));
   await asker.connect(new HttpTransportV2(url, { requestInit: auth }));
   plain = new ClientV2({ name: 'plain', version: '1' }, { versionNegotiation: { mode: { pin: MODERN } } });
@@ -63,18 +66,34 @@ afterAll(async () => {
 });
 
 /** One tool call's structured result and its JSON text item. */
-async function call(client: ClientV1 | ClientV2, name: string, args: Record<string, unknown>): Promise<{ data: any; text: string }> {
-  const result = (await client.callTool({ name, arguments: args })) as { structuredContent?: unknown; content: Array<{ type: string; text?: string }> };
+async function call(
+  client: ClientV1 | ClientV2,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ data: any; text: string }> {
+  const result = (await client.callTool({ name, arguments: args })) as {
+    structuredContent?: unknown;
+    content: Array<{ type: string; text?: string }>;
+  };
   return { data: result.structuredContent, text: result.content[0]!.text! };
 }
 
 /** A project whose build's run the test drives, with a question asked and seen pending. */
-async function asking(prompt: string, extra: Parameters<ManualRun['ask']>[2] = {}): Promise<{ projectId: string; run: ManualRun; questionId: string }> {
+async function asking(
+  prompt: string,
+  extra: Parameters<ManualRun['ask']>[2] = {},
+): Promise<{ projectId: string; run: ManualRun; questionId: string }> {
   const project = await call(plain, 'svc_create_project', { name: `Asks ${prompt}` });
-  const sent = await call(plain, 'svc_send_message', { projectId: project.data.id, message: 'Build it', kind: 'build' });
+  const sent = await call(plain, 'svc_send_message', {
+    projectId: project.data.id,
+    message: 'Build it',
+    kind: 'build',
+  });
   const run = await waitFor(() => builder.runOf(sent.data.workflowId));
   run.ask('q', prompt, extra);
-  const pending = await waitFor(async () => (await call(plain, 'svc_get_session', { projectId: project.data.id })).data.pendingQuestion);
+  const pending = await waitFor(
+    async () => (await call(plain, 'svc_get_session', { projectId: project.data.id })).data.pendingQuestion,
+  );
   return { projectId: project.data.id, run, questionId: pending.questionId };
 }
 
@@ -90,7 +109,14 @@ describe('2026-07-28: a pending text question is asked through input_required', 
     person.answers.push({ action: 'accept', content: { answer: 'blue' } });
     const { data } = await call(asker, 'svc_get_session', { projectId, waitSeconds: 30 });
 
-    expect(person.asked.at(-1)).toMatchObject({ message: 'Which color?', requestedSchema: { type: 'object', properties: { answer: { type: 'string', enum: ['red', 'blue'] } }, required: ['answer'] } });
+    expect(person.asked.at(-1)).toMatchObject({
+      message: 'Which color?',
+      requestedSchema: {
+        type: 'object',
+        properties: { answer: { type: 'string', enum: ['red', 'blue'] } },
+        required: ['answer'],
+      },
+    });
     expect(data.elicitation).toMatchObject({ questionId, action: 'accept', answered: true });
     expect(data.pendingQuestion).toBeNull();
     await waitFor(() => run.answers[0] === 'blue');
@@ -134,7 +160,11 @@ describe('2026-07-28: a pending text question is asked through input_required', 
   });
 
   it('a code question stays with the host: nobody is asked, and the result is the same as without the capability', async () => {
-    const { projectId, run } = await asking('Write the code', { kind: 'code', format: { type: 'object' }, maxLength: 1000 });
+    const { projectId, run } = await asking('Write the code', {
+      kind: 'code',
+      format: { type: 'object' },
+      maxLength: 1000,
+    });
     const asked = person.asked.length;
     const before = await call(plain, 'svc_get_session', { projectId, waitSeconds: 30 });
     const { data, text } = await call(asker, 'svc_get_session', { projectId, waitSeconds: 30 });

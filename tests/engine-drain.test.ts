@@ -21,7 +21,11 @@ describe('drain', () => {
 
   it('claims nothing more, releases a waiting workflow at once, lets the running build finish', async () => {
     engine = await startEngine({ maxConcurrent: 3 });
-    const [p1, p2, p3] = [await engine.createProject('one'), await engine.createProject('two'), await engine.createProject('three')];
+    const [p1, p2, p3] = [
+      await engine.createProject('one'),
+      await engine.createProject('two'),
+      await engine.createProject('three'),
+    ];
     const w1 = await engine.send(p1);
     const w2 = await engine.send(p2);
     expect([w1.status, w2.status]).toEqual(['running', 'running']);
@@ -58,7 +62,9 @@ describe('drain', () => {
     await engine.app.close();
     const db = new Database(join(engine.dataDir, 'mobile-builder.db'), { readonly: true });
     try {
-      expect(db.prepare('select status, error_code, runner_id from workflows where id = ?').get(sent.workflowId)).toEqual({ status: 'failed', error_code: 'interrupted', runner_id: null });
+      expect(
+        db.prepare('select status, error_code, runner_id from workflows where id = ?').get(sent.workflowId),
+      ).toEqual({ status: 'failed', error_code: 'interrupted', runner_id: null });
     } finally {
       db.close();
     }
@@ -76,7 +82,15 @@ describe('roles in one process', () => {
     const before = process.env.SVC_RUNNER_HOST;
     process.env.SVC_RUNNER_HOST = `${role}-host`;
     try {
-      const app = await createApp({ dataDir, role, builder: 'scripted', scriptedStepMs: 1, pollIntervalMs: 50, logger: silentLogger(), plans: GENEROUS_PLANS });
+      const app = await createApp({
+        dataDir,
+        role,
+        builder: 'scripted',
+        scriptedStepMs: 1,
+        pollIntervalMs: 50,
+        logger: silentLogger(),
+        plans: GENEROUS_PLANS,
+      });
       apps.push(app);
       return app;
     } finally {
@@ -103,10 +117,14 @@ describe('roles in one process', () => {
 
     const worker = await open(dataDir, 'worker');
     await worker.start();
-    const done = await waitFor(async () => {
-      const session = await api.workflows.session(caller, project.id);
-      return session.lastWorkflow?.status === 'completed' ? session : null;
-    }, 15_000, 'the worker to build it');
+    const done = await waitFor(
+      async () => {
+        const session = await api.workflows.session(caller, project.id);
+        return session.lastWorkflow?.status === 'completed' ? session : null;
+      },
+      15_000,
+      'the worker to build it',
+    );
     expect(done.lastWorkflow!.id).toBe(sent.workflowId);
     expect(api.engine.busy).toBe(0);
     expect(worker.engine.runnerId).toMatch(/^worker-host:/);

@@ -39,7 +39,9 @@ export interface EngineUnderTest {
 }
 
 /** Starts the service with the manual builder on `dataDir` (a new one by default). */
-export async function startEngine(options: { dataDir?: string; maxConcurrent?: number; builder?: ManualBuilder } = {}): Promise<EngineUnderTest> {
+export async function startEngine(
+  options: { dataDir?: string; maxConcurrent?: number; builder?: ManualBuilder } = {},
+): Promise<EngineUnderTest> {
   const dataDir = options.dataDir ?? tempDir('mbm-engine-');
   const builder = options.builder ?? new ManualBuilder();
   const app = await createApp({
@@ -65,14 +67,24 @@ export async function startEngine(options: { dataDir?: string; maxConcurrent?: n
     cancel: (projectId, workflowId) => app.workflows.cancel(caller, { projectId, workflowId }),
     row: rowOf,
     rows: () => dbOf(app.store).select().from(workflows).orderBy(asc(workflows.seq)).all(),
-    running: (workflowId) => waitFor(() => {
-      const run = builder.runOf(workflowId);
-      return run && run.idle && !run.ended ? run : null;
-    }, 10_000, `the builder of ${workflowId} to run`),
-    reach: (workflowId, status) => waitFor(() => {
-      const row = rowOf(workflowId);
-      return row.status === status ? row : null;
-    }, 10_000, `${workflowId} to be ${status}`),
+    running: (workflowId) =>
+      waitFor(
+        () => {
+          const run = builder.runOf(workflowId);
+          return run && run.idle && !run.ended ? run : null;
+        },
+        10_000,
+        `the builder of ${workflowId} to run`,
+      ),
+    reach: (workflowId, status) =>
+      waitFor(
+        () => {
+          const row = rowOf(workflowId);
+          return row.status === status ? row : null;
+        },
+        10_000,
+        `${workflowId} to be ${status}`,
+      ),
     async crash() {
       crashed = true;
       await app.store.close();

@@ -79,27 +79,53 @@ describe.skipIf(!postgresAvailable())('engine claims on PostgreSQL', () => {
     const id = randomUUID();
     await app!.store.transaction(async (tx) => {
       await tx.workflows.insert({
-        id, projectId, seq: await tx.workflows.nextSeq(), kind: 'build', status: 'queued', instruction: 'build', stepIndex: 0, stepTotal: 0, stepName: null,
-        runnerId: null, leaseExpiresAt: null, errorCode: null, errorMessage: null, createdAt: new Date().toISOString(), startedAt: null, finishedAt: null,
+        id,
+        projectId,
+        seq: await tx.workflows.nextSeq(),
+        kind: 'build',
+        status: 'queued',
+        instruction: 'build',
+        stepIndex: 0,
+        stepTotal: 0,
+        stepName: null,
+        runnerId: null,
+        leaseExpiresAt: null,
+        errorCode: null,
+        errorMessage: null,
+        createdAt: new Date().toISOString(),
+        startedAt: null,
+        finishedAt: null,
       });
     });
     return id;
   }
 
-  const idleRun = (id: string) => waitFor(() => (builder.runOf(id)?.idle ? builder.runOf(id) : null), 10_000, `the build of ${id} to run`);
+  const idleRun = (id: string) =>
+    waitFor(() => (builder.runOf(id)?.idle ? builder.runOf(id) : null), 10_000, `the build of ${id} to run`);
 
   it('a pump whose transaction is retried after a deadlock launches each claimed build once', async () => {
     const app = await startApp(2);
     const caller = await app.tokens.authenticate((await app.tokens.create('carol')).token);
-    const ids = [await queueQuietly((await app.projects.create(caller, { name: 'One' })).id), await queueQuietly((await app.projects.create(caller, { name: 'Two' })).id)];
+    const ids = [
+      await queueQuietly((await app.projects.create(caller, { name: 'One' })).id),
+      await queueQuietly((await app.projects.create(caller, { name: 'Two' })).id),
+    ];
     // The first attempt claims the first build, then fails on the second claim's message.
     await deadlockOnce(2);
     app.engine.schedulePump();
     for (const id of ids) (await idleRun(id)).finish();
-    for (const id of ids) await waitFor(async () => (await app.store.repos.workflows.findById(id))?.status === 'completed', 10_000, 'the builds to complete');
+    for (const id of ids)
+      await waitFor(
+        async () => (await app.store.repos.workflows.findById(id))?.status === 'completed',
+        10_000,
+        'the builds to complete',
+      );
     expect(ids.map((id) => builder.runs.filter((r) => r.job.workflowId === id).length)).toEqual([1, 1]);
     // Both slots are free again: two more builds start at once.
-    const more = [await queueQuietly((await app.projects.create(caller, { name: 'Three' })).id), await queueQuietly((await app.projects.create(caller, { name: 'Four' })).id)];
+    const more = [
+      await queueQuietly((await app.projects.create(caller, { name: 'Three' })).id),
+      await queueQuietly((await app.projects.create(caller, { name: 'Four' })).id),
+    ];
     app.engine.schedulePump();
     for (const id of more) (await idleRun(id)).finish();
   });
@@ -113,11 +139,21 @@ describe.skipIf(!postgresAvailable())('engine claims on PostgreSQL', () => {
     // The step's message fails as a statement cancelled by statement_timeout would (57014).
     await deadlockOnce(1, '%: boom', '57014');
     run.step('boom');
-    await waitFor(async () => (await app.store.repos.workflows.findById(sent.workflowId))?.status === 'failed', 10_000, 'the build to fail');
+    await waitFor(
+      async () => (await app.store.repos.workflows.findById(sent.workflowId))?.status === 'failed',
+      10_000,
+      'the build to fail',
+    );
     const row = (await app.store.repos.workflows.findById(sent.workflowId))!;
-    expect(row).toMatchObject({ errorCode: 'builder_error', errorMessage: 'The server lost contact with its database during this workflow. Send the instruction again to retry.' });
+    expect(row).toMatchObject({
+      errorCode: 'builder_error',
+      errorMessage:
+        'The server lost contact with its database during this workflow. Send the instruction again to retry.',
+    });
     const messages = (await app.workflows.messages(caller, { projectId })).messages.map((m) => m.content);
-    expect(messages.at(-1)).toBe('Build failed: The server lost contact with its database during this workflow. Send the instruction again to retry.');
+    expect(messages.at(-1)).toBe(
+      'Build failed: The server lost contact with its database during this workflow. Send the instruction again to retry.',
+    );
     expect(messages.join('\n')).not.toMatch(/Failed query|insert into|params:/i);
   });
 
@@ -127,19 +163,24 @@ describe.skipIf(!postgresAvailable())('engine claims on PostgreSQL', () => {
     const store = app.store;
     const caller = await app.tokens.authenticate((await app.tokens.create('alice')).token);
     // A runs: its lease is renewed by every heartbeat.
-    const first = await app.workflows.send(caller, { projectId: (await app.projects.create(caller, { name: 'A' })).id, message: 'build a', kind: 'build' });
+    const first = await app.workflows.send(caller, {
+      projectId: (await app.projects.create(caller, { name: 'A' })).id,
+      message: 'build a',
+      kind: 'build',
+    });
     expect(first.status).toBe('running');
     const runA = await idleRun(first.workflowId);
     // B is stored queued without a notice, so nothing claims it until the test's transaction does.
     const second = await queueQuietly((await app.projects.create(caller, { name: 'B' })).id);
-    const leaseOfA = async (tx: Parameters<Parameters<typeof store.transaction>[0]>[0]) => (await tx.workflows.findById(first.workflowId))!.leaseExpiresAt;
+    const leaseOfA = async (tx: Parameters<Parameters<typeof store.transaction>[0]>[0]) =>
+      (await tx.workflows.findById(first.workflowId))!.leaseExpiresAt;
     const starts = await store.transaction(async (tx) => {
       const claims = await engine.offer(tx);
       expect(claims.started(second)).toBe(true);
       // Three renewals of A (committed, so this transaction reads them): at least one heartbeat
       // began after B's claim and went over B too.
       let seen = await leaseOfA(tx);
-      for (let changes = 0; changes < 3; ) {
+      for (let changes = 0; changes < 3;) {
         const now = await leaseOfA(tx);
         if (now !== seen) changes++;
         seen = now;
@@ -151,6 +192,10 @@ describe.skipIf(!postgresAvailable())('engine claims on PostgreSQL', () => {
     expect(runB.job.signal.aborted).toBe(false);
     runB.finish();
     runA.finish();
-    await waitFor(async () => (await store.repos.workflows.findById(second))?.status === 'completed', 10_000, 'B to complete');
+    await waitFor(
+      async () => (await store.repos.workflows.findById(second))?.status === 'completed',
+      10_000,
+      'B to complete',
+    );
   });
 });

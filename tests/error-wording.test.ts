@@ -59,7 +59,8 @@ function badValues(schema: Record<string, any>): unknown[] {
     out.push(42, 1.5, '', '   ', 'not valid \u0000', 'x'.repeat((schema.maxLength ?? 1000) + 1));
     if (schema.format === 'uuid') out.push('not-a-uuid', '123');
   }
-  if (schema.type === 'integer' || schema.type === 'number') out.push('7', -1, 0, 1.5, -0.5, 1e12, Number.MAX_SAFE_INTEGER);
+  if (schema.type === 'integer' || schema.type === 'number')
+    out.push('7', -1, 0, 1.5, -0.5, 1e12, Number.MAX_SAFE_INTEGER);
   if (Array.isArray(schema.enum)) out.push('neither', 'BUILD', 1);
   return out;
 }
@@ -79,7 +80,8 @@ describe('-32602 reasons are ours', () => {
         good[name] = name === 'projectId' ? project.id : schema.type === 'string' ? 'Hello' : 1;
       }
       const cases: Record<string, unknown>[] = [{ ...good, notAParameter: 1 }];
-      for (const [name, schema] of Object.entries(properties)) for (const value of badValues(schema)) cases.push({ ...good, [name]: value });
+      for (const [name, schema] of Object.entries(properties))
+        for (const value of badValues(schema)) cases.push({ ...good, [name]: value });
       for (const args of cases) {
         let error;
         try {
@@ -92,7 +94,8 @@ describe('-32602 reasons are ours', () => {
         checked++;
         const words = [error.message, ...((error.data?.issues ?? []) as { problem: string }[]).map((i) => i.problem)];
         for (const text of words) {
-          for (const phrase of ZOD_PHRASES) expect(text, `${tool.name} ${JSON.stringify(args).slice(0, 120)}`).not.toContain(phrase);
+          for (const phrase of ZOD_PHRASES)
+            expect(text, `${tool.name} ${JSON.stringify(args).slice(0, 120)}`).not.toContain(phrase);
           expect(text).toMatch(/^(Missing required parameter: |Invalid parameter: |must |is |are |has |does |cannot )/);
         }
       }
@@ -118,15 +121,36 @@ describe('-32602 reasons are ours', () => {
 describe('-32004 says what was not found', () => {
   it('an unknown project, an unknown workflow, and nothing active to cancel each name the resource and the reason', async () => {
     const unknownProject = await failure('svc_get_session', { projectId: '00000000-0000-4000-8000-000000000000' });
-    expect(unknownProject).toMatchObject({ code: -32004, message: 'Resource not found', data: { resource: 'project', reason: 'unknown id' } });
+    expect(unknownProject).toMatchObject({
+      code: -32004,
+      message: 'Resource not found',
+      data: { resource: 'project', reason: 'unknown id' },
+    });
     const project = await createProject(server.mcpUrl, token);
     const nothing = await failure('svc_cancel_workflow', { projectId: project.id });
-    expect(nothing).toMatchObject({ code: -32004, message: 'Resource not found', data: { resource: 'workflow', reason: 'none active' } });
-    const unknownWorkflow = await failure('svc_cancel_workflow', { projectId: project.id, workflowId: '00000000-0000-4000-8000-000000000000' });
-    expect(unknownWorkflow).toMatchObject({ code: -32004, message: 'Resource not found', data: { resource: 'workflow', reason: 'unknown id' } });
+    expect(nothing).toMatchObject({
+      code: -32004,
+      message: 'Resource not found',
+      data: { resource: 'workflow', reason: 'none active' },
+    });
+    const unknownWorkflow = await failure('svc_cancel_workflow', {
+      projectId: project.id,
+      workflowId: '00000000-0000-4000-8000-000000000000',
+    });
+    expect(unknownWorkflow).toMatchObject({
+      code: -32004,
+      message: 'Resource not found',
+      data: { resource: 'workflow', reason: 'unknown id' },
+    });
     for (const name of ['svc_get_project', 'svc_get_messages', 'svc_send_message']) {
-      const args: Record<string, unknown> = { projectId: '00000000-0000-4000-8000-000000000000', ...(name === 'svc_send_message' && { message: 'Build it' }) };
-      expect(await failure(name, args), name).toMatchObject({ code: -32004, data: { resource: 'project', reason: 'unknown id' } });
+      const args: Record<string, unknown> = {
+        projectId: '00000000-0000-4000-8000-000000000000',
+        ...(name === 'svc_send_message' && { message: 'Build it' }),
+      };
+      expect(await failure(name, args), name).toMatchObject({
+        code: -32004,
+        data: { resource: 'project', reason: 'unknown id' },
+      });
     }
   });
 });

@@ -37,10 +37,17 @@ describe('heavy step semaphore', () => {
   it('runs one step at a time and drops a cancelled waiter at once', async () => {
     const heavy = new HeavyStepSemaphore(1);
     let release!: () => void;
-    const first = heavy.run(new AbortController().signal, () => new Promise<string>((r) => (release = () => r('first'))));
+    const first = heavy.run(
+      new AbortController().signal,
+      () => new Promise<string>((r) => (release = () => r('first'))),
+    );
     const cancelled = new AbortController();
     let queued = 0;
-    const second = heavy.run(cancelled.signal, async () => 'never', () => queued++);
+    const second = heavy.run(
+      cancelled.signal,
+      async () => 'never',
+      () => queued++,
+    );
     const third = heavy.run(new AbortController().signal, async () => 'third');
     expect(queued).toBe(1);
     cancelled.abort(new Error('cancelled'));
@@ -73,8 +80,13 @@ describe('expo workspace', () => {
     const workspace = new ExpoWorkspace(join(dataDir, 'workspaces', 'p1'), toolchain);
     expect(await workspace.ensure({ name: 'Habit Tracker' })).toEqual({ created: true });
     expect(lstatSync(join(workspace.dir, 'node_modules')).isSymbolicLink()).toBe(true);
-    expect(JSON.parse(readFileSync(join(workspace.dir, 'app.json'), 'utf8')).expo).toMatchObject({ name: 'Habit Tracker', slug: 'habit-tracker' });
-    expect(JSON.parse(readFileSync(join(workspace.dir, 'src', 'app-settings.json'), 'utf8')).name).toBe('Habit Tracker');
+    expect(JSON.parse(readFileSync(join(workspace.dir, 'app.json'), 'utf8')).expo).toMatchObject({
+      name: 'Habit Tracker',
+      slug: 'habit-tracker',
+    });
+    expect(JSON.parse(readFileSync(join(workspace.dir, 'src', 'app-settings.json'), 'utf8')).name).toBe(
+      'Habit Tracker',
+    );
     expect(readFileSync(join(workspace.dir, '.gitignore'), 'utf8')).toMatch(/^node_modules$/m);
     expect(diskBytes(workspace.dir)).toBeLessThan(10 * 1024 * 1024);
 

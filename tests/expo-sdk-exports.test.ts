@@ -10,7 +10,16 @@ import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createProject, rawHttp, startTestServer, tempDir, toolResult, waitIdle, waitQuestion, type TestServer } from './helpers.js';
+import {
+  createProject,
+  rawHttp,
+  startTestServer,
+  tempDir,
+  toolResult,
+  waitIdle,
+  waitQuestion,
+  type TestServer,
+} from './helpers.js';
 
 const SHIPPED = join(import.meta.dirname, '..', 'toolchains');
 
@@ -48,10 +57,16 @@ function standInToolchains(sdks: number[], failing: number[]): string {
     const lock = readFileSync(join(SHIPPED, `expo-sdk-${sdk}`, 'package-lock.json'));
     mkdirSync(join(root, 'node_modules', 'expo', 'bin'), { recursive: true });
     mkdirSync(join(root, 'node_modules', 'typescript', 'bin'), { recursive: true });
-    writeFileSync(join(root, 'node_modules', 'expo', 'bin', 'cli'), FAKE_EXPO_CLI.replace('${SDK}', String(sdk)).replace('${FAIL}', String(failing.includes(sdk))));
+    writeFileSync(
+      join(root, 'node_modules', 'expo', 'bin', 'cli'),
+      FAKE_EXPO_CLI.replace('${SDK}', String(sdk)).replace('${FAIL}', String(failing.includes(sdk))),
+    );
     writeFileSync(join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '#!/usr/bin/env node\nprocess.exit(0);\n');
     chmodSync(join(root, 'node_modules', 'expo', 'bin', 'cli'), 0o755);
-    writeFileSync(join(root, '.svc-toolchain.json'), JSON.stringify({ sdk, lockSha256: createHash('sha256').update(lock).digest('hex') }));
+    writeFileSync(
+      join(root, '.svc-toolchain.json'),
+      JSON.stringify({ sdk, lockSha256: createHash('sha256').update(lock).digest('hex') }),
+    );
   }
   return dir;
 }
@@ -67,17 +82,32 @@ async function deploy(s: TestServer, token: string): Promise<{ session: any; pro
   const project = await createProject(s.mcpUrl, token, { name: 'Two SDKs' });
   await toolResult(s.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'deploy', kind: 'deploy' });
   const asking = await waitQuestion(s.mcpUrl, token, project.id, 120_000);
-  await toolResult(s.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'com.example.two', questionId: asking.pendingQuestion.questionId });
+  await toolResult(s.mcpUrl, token, 'svc_send_message', {
+    projectId: project.id,
+    message: 'com.example.two',
+    questionId: asking.pendingQuestion.questionId,
+  });
   return { session: await waitIdle(s.mcpUrl, token, project.id, 120_000), projectId: project.id };
 }
 
-const expoGo = (sdk: number) => ({ 'expo-protocol-version': '1', 'expo-platform': 'android', 'expo-runtime-version': `exposdk:${sdk}.0.0`, accept: 'application/expo+json,application/json' });
+const expoGo = (sdk: number) => ({
+  'expo-protocol-version': '1',
+  'expo-platform': 'android',
+  'expo-runtime-version': `exposdk:${sdk}.0.0`,
+  accept: 'application/expo+json,application/json',
+});
 
 describe('a deploy for several Expo SDKs', () => {
   it('completes for the SDKs that exported when one fails, and says which failed and why', async () => {
     server = await startTestServer({
       builder: 'expo',
-      expo: { toolchainsDir: standInToolchains([58, 54], [54]), metroCacheDir: tempDir(), installToolchain: false, agent: 'none', sdks: [58, 54] },
+      expo: {
+        toolchainsDir: standInToolchains([58, 54], [54]),
+        metroCacheDir: tempDir(),
+        installToolchain: false,
+        agent: 'none',
+        sdks: [58, 54],
+      },
     });
     const token = server.token('alice');
     const { session, projectId } = await deploy(server, token);
@@ -87,7 +117,9 @@ describe('a deploy for several Expo SDKs', () => {
     expect(texts).toMatch(/Deploy #1: web, ios, android\. Deployed Two SDKs as com\.example\.two for Expo SDK 58:/);
     expect(texts).toMatch(/Expo SDK 54 is not served: its export failed \(.*SDK 54 export broke on purpose/);
 
-    const android = session.lastWorkflow.previewUrls.find((p: { kind: string; platform: string }) => p.kind === 'deployment' && p.platform === 'android');
+    const android = session.lastWorkflow.previewUrls.find(
+      (p: { kind: string; platform: string }) => p.kind === 'deployment' && p.platform === 'android',
+    );
     const id = /\/deployments\/([0-9a-f-]{36})\/$/.exec(android.url)![1]!;
     const ok = await rawHttp(`${server.http.url}/updates/d/${id}`, { headers: expoGo(58) });
     expect(ok.status).toBe(200);
@@ -96,7 +128,9 @@ describe('a deploy for several Expo SDKs', () => {
     expect(refused.status).toBe(404);
     const body = JSON.parse(refused.text);
     expect(body.sdks).toEqual([58]);
-    expect(body.error).toMatch(/not built for Expo SDK 54 .*serves Expo SDK 58.*Its SDK 54 export failed: .*broke on purpose/);
+    expect(body.error).toMatch(
+      /not built for Expo SDK 54 .*serves Expo SDK 58.*Its SDK 54 export failed: .*broke on purpose/,
+    );
     const landing = await rawHttp(android.url);
     expect(landing.text).toMatch(/SDK 54: not served \(its export failed: .*broke on purpose/);
   });
@@ -104,7 +138,13 @@ describe('a deploy for several Expo SDKs', () => {
   it('fails when every SDK fails', async () => {
     server = await startTestServer({
       builder: 'expo',
-      expo: { toolchainsDir: standInToolchains([58, 54], [58, 54]), metroCacheDir: tempDir(), installToolchain: false, agent: 'none', sdks: [58, 54] },
+      expo: {
+        toolchainsDir: standInToolchains([58, 54], [58, 54]),
+        metroCacheDir: tempDir(),
+        installToolchain: false,
+        agent: 'none',
+        sdks: [58, 54],
+      },
     });
     const token = server.token('alice');
     const { session } = await deploy(server, token);

@@ -25,7 +25,10 @@ afterEach(async () => {
 
 /** Builder runs that execute now: started, not ended, not waiting inside a question. */
 function executing(e: EngineUnderTest): string[] {
-  return e.builder.live().filter((r) => r.idle).map((r) => r.job.workflowId);
+  return e.builder
+    .live()
+    .filter((r) => r.idle)
+    .map((r) => r.job.workflowId);
 }
 
 describe('answered workflows wait for a slot', () => {
@@ -42,17 +45,29 @@ describe('answered workflows wait for a slot', () => {
       await e.reach(w.workflowId, 'waiting_for_input');
       ids.push(w.workflowId);
     }
-    const runningRows = () => e.rows().filter((r) => r.status === 'running').map((r) => r.id);
+    const runningRows = () =>
+      e
+        .rows()
+        .filter((r) => r.status === 'running')
+        .map((r) => r.id);
     const statuses: string[] = [];
     for (const p of projects) statuses.push((await e.answer(p, 'blue')).status);
     // The first answer takes the free slot; the other three wait, their questions answered.
     expect(statuses).toEqual(['running', 'queued', 'queued', 'queued']);
     expect(runningRows()).toEqual([ids[0]]);
-    for (const p of projects.slice(1)) expect(await e.app.workflows.session(e.caller, p)).toMatchObject({ activeWorkflow: { status: 'waiting_for_input' }, pendingQuestion: null });
+    for (const p of projects.slice(1))
+      expect(await e.app.workflows.session(e.caller, p)).toMatchObject({
+        activeWorkflow: { status: 'waiting_for_input' },
+        pendingQuestion: null,
+      });
 
     const order: string[] = [];
     for (let i = 0; i < ids.length; i++) {
-      const current = await waitFor(() => (executing(e).length === 1 ? executing(e)[0] : null), 10_000, 'one resumed build');
+      const current = await waitFor(
+        () => (executing(e).length === 1 ? executing(e)[0] : null),
+        10_000,
+        'one resumed build',
+      );
       order.push(current!);
       expect(runningRows()).toEqual([current]);
       expect(executing(e)).toHaveLength(1);
@@ -74,7 +89,8 @@ describe('round-robin across users, FIFO within a project', () => {
     const b1 = (await e.app.projects.create(bob, { name: 'B1' })).id;
     const name = new Map<string, string>();
     const sendA = async (p: string, n: string) => name.set((await e.send(p, n)).workflowId, n);
-    const sendB = async (n: string) => name.set((await e.app.workflows.send(bob, { projectId: b1, message: n, kind: 'build' })).workflowId, n);
+    const sendB = async (n: string) =>
+      name.set((await e.app.workflows.send(bob, { projectId: b1, message: n, kind: 'build' })).workflowId, n);
     for (const n of ['a1', 'a2', 'a3']) await sendA(a1, n);
     for (const n of ['a4', 'a5', 'a6']) await sendA(a2, n);
     await sendB('b1');
@@ -96,43 +112,91 @@ describe('round-robin across users, FIFO within a project', () => {
 
 describe('plan bounds on running and queued workflows', () => {
   it("maxRunningWorkflows keeps a user's second build queued while slots are free; another user's runs at once", async () => {
-    server = await startTestServer({ scriptedStepMs: 1_000_000, maxConcurrentWorkflows: 4, plans: { free: { ...GENEROUS_PLANS.free, maxRunningWorkflows: 1 } } });
+    server = await startTestServer({
+      scriptedStepMs: 1_000_000,
+      maxConcurrentWorkflows: 4,
+      plans: { free: { ...GENEROUS_PLANS.free, maxRunningWorkflows: 1 } },
+    });
     const alice = server.token('alice');
     const bob = server.token('bob');
-    const [p, q] = [await toolResult(server.mcpUrl, alice, 'svc_create_project', { name: 'P' }), await toolResult(server.mcpUrl, alice, 'svc_create_project', { name: 'Q' })];
+    const [p, q] = [
+      await toolResult(server.mcpUrl, alice, 'svc_create_project', { name: 'P' }),
+      await toolResult(server.mcpUrl, alice, 'svc_create_project', { name: 'Q' }),
+    ];
     const r = await toolResult(server.mcpUrl, bob, 'svc_create_project', { name: 'R' });
-    expect(await toolResult(server.mcpUrl, alice, 'svc_send_message', { projectId: p.id, message: 'one', kind: 'build' })).toMatchObject({ status: 'running' });
-    expect(await toolResult(server.mcpUrl, alice, 'svc_send_message', { projectId: q.id, message: 'two', kind: 'build' })).toMatchObject({ status: 'queued', queuePosition: 1 });
+    expect(
+      await toolResult(server.mcpUrl, alice, 'svc_send_message', { projectId: p.id, message: 'one', kind: 'build' }),
+    ).toMatchObject({ status: 'running' });
+    expect(
+      await toolResult(server.mcpUrl, alice, 'svc_send_message', { projectId: q.id, message: 'two', kind: 'build' }),
+    ).toMatchObject({ status: 'queued', queuePosition: 1 });
     // The conversation says why it waits: her plan's bound, not a full server (three slots are free).
-    const said = (await toolResult(server.mcpUrl, alice, 'svc_get_messages', { projectId: q.id })).messages.at(-1).content;
+    const said = (await toolResult(server.mcpUrl, alice, 'svc_get_messages', { projectId: q.id })).messages.at(
+      -1,
+    ).content;
     expect(said).toMatch(/your plan allows 1 running workflow/);
     expect(said).not.toMatch(/server is running its maximum/);
-    expect(await toolResult(server.mcpUrl, bob, 'svc_send_message', { projectId: r.id, message: 'three', kind: 'build' })).toMatchObject({ status: 'running' });
+    expect(
+      await toolResult(server.mcpUrl, bob, 'svc_send_message', { projectId: r.id, message: 'three', kind: 'build' }),
+    ).toMatchObject({ status: 'running' });
     // Cancelling alice's running build frees her share: Q starts.
     await toolResult(server.mcpUrl, alice, 'svc_cancel_workflow', { projectId: p.id });
-    await waitFor(async () => (await toolResult(server!.mcpUrl, alice, 'svc_get_session', { projectId: q.id })).activeWorkflow?.status === 'running', 10_000, 'Q to start');
+    await waitFor(
+      async () =>
+        (await toolResult(server!.mcpUrl, alice, 'svc_get_session', { projectId: q.id })).activeWorkflow?.status ===
+        'running',
+      10_000,
+      'Q to start',
+    );
   });
 
   it('maxQueuedWorkflows refuses sends past it with -32005 scope "queued_workflows"; concurrent sends never pass it nor lose a message', async () => {
-    server = await startTestServer({ scriptedStepMs: 1_000_000, maxConcurrentWorkflows: 2, plans: { free: { ...GENEROUS_PLANS.free, maxQueuedWorkflows: 5 } } });
+    server = await startTestServer({
+      scriptedStepMs: 1_000_000,
+      maxConcurrentWorkflows: 2,
+      plans: { free: { ...GENEROUS_PLANS.free, maxQueuedWorkflows: 5 } },
+    });
     const alice = server.token('alice');
     const bob = server.token('bob');
-    const projects = await Promise.all(['P', 'Q', 'R'].map((name) => toolResult(server!.mcpUrl, alice, 'svc_create_project', { name })));
+    const projects = await Promise.all(
+      ['P', 'Q', 'R'].map((name) => toolResult(server!.mcpUrl, alice, 'svc_create_project', { name })),
+    );
     // P and Q take the server's two slots; then 22 sends at once over the three projects: 5 queue, 17 are refused.
     const first = [];
-    for (const p of projects.slice(0, 2)) first.push(await toolResult(server.mcpUrl, alice, 'svc_send_message', { projectId: p.id, message: 'first', kind: 'build' }));
+    for (const p of projects.slice(0, 2))
+      first.push(
+        await toolResult(server.mcpUrl, alice, 'svc_send_message', {
+          projectId: p.id,
+          message: 'first',
+          kind: 'build',
+        }),
+      );
     const replies = await Promise.all(
-      Array.from({ length: 22 }, (_, i) => callTool(server!.mcpUrl, alice, 'svc_send_message', { projectId: projects[i % 3].id, message: `job ${i}`, kind: 'build' })),
+      Array.from({ length: 22 }, (_, i) =>
+        callTool(server!.mcpUrl, alice, 'svc_send_message', {
+          projectId: projects[i % 3].id,
+          message: `job ${i}`,
+          kind: 'build',
+        }),
+      ),
     );
-    const accepted = [...first, ...replies.filter((r) => r.status === 200 && r.json.result).map((r) => r.json.result.structuredContent)];
+    const accepted = [
+      ...first,
+      ...replies.filter((r) => r.status === 200 && r.json.result).map((r) => r.json.result.structuredContent),
+    ];
     const refused = replies.filter((r) => r.status === 429);
     expect(accepted.filter((a) => a.status === 'running')).toHaveLength(2);
     expect(accepted.filter((a) => a.status === 'queued')).toHaveLength(5);
     expect(refused).toHaveLength(17);
-    for (const r of refused) expect(r.json.error).toMatchObject({ code: -32005, data: { scope: 'queued_workflows', limit: 5, plan: 'free' } });
+    for (const r of refused)
+      expect(r.json.error).toMatchObject({ code: -32005, data: { scope: 'queued_workflows', limit: 5, plan: 'free' } });
 
     // Every accepted send has its instruction in its project's conversation; no refused one has.
-    const messages = (await Promise.all(projects.map((p) => toolResult(server!.mcpUrl, alice, 'svc_get_messages', { projectId: p.id, limit: 500 })))).flatMap((m) => m.messages);
+    const messages = (
+      await Promise.all(
+        projects.map((p) => toolResult(server!.mcpUrl, alice, 'svc_get_messages', { projectId: p.id, limit: 500 })),
+      )
+    ).flatMap((m) => m.messages);
     const instructions = messages.filter((m: any) => m.type === 'instruction');
     expect(instructions.map((m: any) => m.id).sort()).toEqual(accepted.map((a) => a.messageId).sort());
     // One active workflow per project.
@@ -142,7 +206,10 @@ describe('plan bounds on running and queued workflows', () => {
     }
     // The bound is the user's: another user still sends.
     const other = await toolResult(server.mcpUrl, bob, 'svc_create_project', { name: 'S' });
-    expect((await callTool(server.mcpUrl, bob, 'svc_send_message', { projectId: other.id, message: 'mine', kind: 'build' })).status).toBe(200);
+    expect(
+      (await callTool(server.mcpUrl, bob, 'svc_send_message', { projectId: other.id, message: 'mine', kind: 'build' }))
+        .status,
+    ).toBe(200);
   });
 
   it('the built-in plans name both bounds', () => {

@@ -26,7 +26,12 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const getProject = (projectId: string, extra: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'svc_get_project', arguments: { projectId }, ...extra } });
+const getProject = (projectId: string, extra: Record<string, unknown> = {}) => ({
+  jsonrpc: '2.0',
+  id: 41,
+  method: 'tools/call',
+  params: { name: 'svc_get_project', arguments: { projectId }, ...extra },
+});
 
 /** The caller of a token, as the HTTP transport authenticates it. */
 async function callerOf(token: string) {
@@ -36,7 +41,12 @@ async function callerOf(token: string) {
 /** The count of `svc_get_project` calls answered `code` in the metrics. */
 async function toolCalls(code: string): Promise<number> {
   const text = (await rawHttp(server.mcpUrl.replace('/mcp', '/metrics'))).text;
-  const line = text.split('\n').find((l) => l.startsWith('mbm_tool_calls_total{') && l.includes('tool="svc_get_project"') && l.includes(`code="${code}"`));
+  const line = text
+    .split('\n')
+    .find(
+      (l) =>
+        l.startsWith('mbm_tool_calls_total{') && l.includes('tool="svc_get_project"') && l.includes(`code="${code}"`),
+    );
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
@@ -49,7 +59,10 @@ describe('the fast path of a tool call', () => {
     await server.app.gateway.handleText(text, server.app.gate.policy({ transport: 'http', token: alice, caller }));
     const now = server.app.gateway.answerNow(text, caller, admit);
     expect(now).toBeDefined();
-    const full = await server.app.gateway.handleText(text, server.app.gate.policy({ transport: 'http', token: alice, caller }));
+    const full = await server.app.gateway.handleText(
+      text,
+      server.app.gate.policy({ transport: 'http', token: alice, caller }),
+    );
     expect(now!.status).toBe(200);
     expect(replyJson(now!.body!)).toBe(replyJson(full.body!));
     expect(now!.rate).toMatchObject({ allowed: true, limit: full.rate!.limit, resetAt: full.rate!.resetAt });
@@ -76,11 +89,18 @@ describe('the fast path of a tool call', () => {
       [getProject(publicId)],
       { ...getProject(publicId), jsonrpc: '1.0' },
     ];
-    for (const message of cases) expect(server.app.gateway.answerNow(JSON.stringify(message), caller, admit), JSON.stringify(message)).toBeUndefined();
+    for (const message of cases)
+      expect(
+        server.app.gateway.answerNow(JSON.stringify(message), caller, admit),
+        JSON.stringify(message),
+      ).toBeUndefined();
     expect(server.app.gateway.answerNow('{"jsonrpc":', caller, admit)).toBeUndefined();
     expect(admitted).toEqual([]);
     // Bob reads Alice's public project: answered at once once his rate window's lease is held.
-    await server.app.gateway.handleText(JSON.stringify(getProject(publicId)), server.app.gate.policy({ transport: 'http', token: bob, caller }));
+    await server.app.gateway.handleText(
+      JSON.stringify(getProject(publicId)),
+      server.app.gate.policy({ transport: 'http', token: bob, caller }),
+    );
     expect(server.app.gateway.answerNow(JSON.stringify(getProject(publicId)), caller, admit)?.status).toBe(200);
     expect(admitted).toEqual(['tools/call']);
   });
@@ -90,7 +110,8 @@ describe('the fast path of a tool call', () => {
     const full = await post(server.mcpUrl, getProject(publicId, { _meta: {} }), alice);
     expect(fast.status).toBe(200);
     expect(fast.text).toBe(full.text);
-    for (const header of ['content-type', 'cache-control', 'x-ratelimit-limit', 'x-ratelimit-reset']) expect(fast.headers.get(header), header).toBe(full.headers.get(header));
+    for (const header of ['content-type', 'cache-control', 'x-ratelimit-limit', 'x-ratelimit-reset'])
+      expect(fast.headers.get(header), header).toBe(full.headers.get(header));
 
     const remaining = (res: { headers: Headers }) => Number(res.headers.get('x-ratelimit-remaining'));
     const resetAt = (res: { headers: Headers }) => res.headers.get('x-ratelimit-reset');
@@ -115,7 +136,12 @@ describe('the fast path of a tool call', () => {
   });
 
   it('answers a polled svc_get_session from the cached view, byte for byte as the full path; a wait, a screenshot or a page of files takes the full path', async () => {
-    const session = (args: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'svc_get_session', arguments: { projectId: privateId, ...args }, ...extra } });
+    const session = (args: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'svc_get_session', arguments: { projectId: privateId, ...args }, ...extra },
+    });
     const caller = await callerOf(alice);
     const admit = (method: string) => server.app.gate.admitNow(caller, method);
     const policy = server.app.gate.policy({ transport: 'http', token: alice, caller });
@@ -125,7 +151,10 @@ describe('the fast path of a tool call', () => {
     expect(now?.status).toBe(200);
     expect(replyJson(now!.body!)).toBe(replyJson(full.body!));
     for (const args of [{ waitSeconds: 1 }, { screenshot: true }, { questionFilesPage: 1 }]) {
-      expect(server.app.gateway.answerNow(JSON.stringify(session(args)), caller, admit), JSON.stringify(args)).toBeUndefined();
+      expect(
+        server.app.gateway.answerNow(JSON.stringify(session(args)), caller, admit),
+        JSON.stringify(args),
+      ).toBeUndefined();
     }
     // Over HTTP: the same text as the full path (a request with _meta).
     const fast = await post(server.mcpUrl, session({}), alice);
@@ -133,7 +162,10 @@ describe('the fast path of a tool call', () => {
     expect(fast.status).toBe(200);
     expect(fast.text).toBe(slow.text);
     // A send changes the session: the next poll is not answered from the old view.
-    expect((await callTool(server.mcpUrl, alice, 'svc_send_message', { projectId: privateId, message: 'build the app' })).status).toBe(200);
+    expect(
+      (await callTool(server.mcpUrl, alice, 'svc_send_message', { projectId: privateId, message: 'build the app' }))
+        .status,
+    ).toBe(200);
     expect(server.app.gateway.answerNow(JSON.stringify(session({})), caller, admit)).toBeUndefined();
     const after = await post(server.mcpUrl, session({}), alice);
     expect(after.json.result.structuredContent.hasActiveWorkflows).toBe(true);
@@ -155,7 +187,16 @@ describe('the fast path of a tool call', () => {
         throw new Error('the database connection is not open');
       },
     });
-    const dispatcher = new ToolDispatcher([failing], { projects: server.app.projects, workflows: server.app.workflows, screenshots: server.app.screenshots, logger: server.app.logger }, { toolCalled: (tool, code) => reported.push(`${tool} ${code}`) });
+    const dispatcher = new ToolDispatcher(
+      [failing],
+      {
+        projects: server.app.projects,
+        workflows: server.app.workflows,
+        screenshots: server.app.screenshots,
+        logger: server.app.logger,
+      },
+      { toolCalled: (tool, code) => reported.push(`${tool} ${code}`) },
+    );
     const caller = await callerOf(alice);
     expect(dispatcher.callNow({ name: 'svc_failing_read', arguments: {} }, caller)).toBeUndefined();
     expect(reported).toEqual([]);
@@ -169,8 +210,10 @@ describe('the fast path of a tool call', () => {
     expect(await toolCalls('ok')).toBe(before + 5);
   });
 
-  it('refuses over the plan rate with the full path\'s -32005 and its headers', async () => {
-    const limited = await startTestServer({ plans: { free: { requestsPerMinute: 3, projectCreationsPerHour: 10, maxProjects: 10, maxQueuedWorkflows: 10 } } });
+  it("refuses over the plan rate with the full path's -32005 and its headers", async () => {
+    const limited = await startTestServer({
+      plans: { free: { requestsPerMinute: 3, projectCreationsPerHour: 10, maxProjects: 10, maxQueuedWorkflows: 10 } },
+    });
     try {
       const token = limited.token('carol');
       const id = (await createProject(limited.mcpUrl, token, { name: 'Limited' })).id;
@@ -180,9 +223,13 @@ describe('the fast path of a tool call', () => {
       const full = await post(limited.mcpUrl, getProject(id, { _meta: {} }), token);
       const [, , , , last] = answers;
       expect(last!.status).toBe(full.status);
-      expect(last!.json.error).toMatchObject({ code: -32005, data: { scope: 'requests', limit: 3, resetAt: full.json.error.data.resetAt } });
+      expect(last!.json.error).toMatchObject({
+        code: -32005,
+        data: { scope: 'requests', limit: 3, resetAt: full.json.error.data.resetAt },
+      });
       expect(full.json.error.code).toBe(-32005);
-      for (const header of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) expect(last!.headers.get(header), header).toBe(full.headers.get(header));
+      for (const header of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'])
+        expect(last!.headers.get(header), header).toBe(full.headers.get(header));
       expect(last!.headers.get('retry-after')).toBeTruthy();
     } finally {
       await limited.close();

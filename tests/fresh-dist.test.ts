@@ -9,7 +9,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { distStaleness, ensureFreshDist } from './setup/fresh-dist.js';
 import { tempDir } from './helpers.js';
 
-const OUTPUTS = ['dist/index.js', 'dist/mobile-builder-mcp.cjs', 'dist/mobile-builder-oauth.cjs', 'dist/mobile-builder-early.cjs'];
+const OUTPUTS = [
+  'dist/index.js',
+  'dist/mobile-builder-mcp.cjs',
+  'dist/mobile-builder-oauth.cjs',
+  'dist/mobile-builder-early.cjs',
+];
 const roots: string[] = [];
 
 /** A repository with src/, the build's other inputs and (unless `built` is false) its outputs, all dated `at` (seconds). */
@@ -59,7 +64,9 @@ describe('dist/ freshness', () => {
 
   it('stops the run with the build error when the build fails', () => {
     const root = repo(`node -e "console.error('tsc: error TS2322 in main.ts'); process.exit(2)"`, false);
-    expect(() => ensureFreshDist(root)).toThrow(/dist\/ is stale \(\S*dist\/index\.js is missing\) and `npm run build` failed[\s\S]*error TS2322/);
+    expect(() => ensureFreshDist(root)).toThrow(
+      /dist\/ is stale \(\S*dist\/index\.js is missing\) and `npm run build` failed[\s\S]*error TS2322/,
+    );
   });
 
   it('leaves a current dist/ alone (no build)', () => {

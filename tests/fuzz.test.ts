@@ -16,8 +16,27 @@ let bob: string;
 let ownProject: string;
 let foreignProject: string;
 
-const TOOLS = ['svc_list_projects', 'svc_get_project', 'svc_create_project', 'svc_get_session', 'svc_send_message', 'svc_cancel_workflow', 'svc_get_messages'];
-const PARAMS = ['projectId', 'name', 'description', 'visibility', 'message', 'kind', 'questionId', 'workflowId', 'after', 'limit'];
+const TOOLS = [
+  'svc_list_projects',
+  'svc_get_project',
+  'svc_create_project',
+  'svc_get_session',
+  'svc_send_message',
+  'svc_cancel_workflow',
+  'svc_get_messages',
+];
+const PARAMS = [
+  'projectId',
+  'name',
+  'description',
+  'visibility',
+  'message',
+  'kind',
+  'questionId',
+  'workflowId',
+  'after',
+  'limit',
+];
 const NASTY_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', ''];
 const NASTY_STRINGS = [
   "'; DROP TABLE projects; --",
@@ -93,7 +112,11 @@ function safeStringify(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-const nastyString = fc.oneof(fc.constantFrom(...NASTY_STRINGS), fc.string({ maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 40 }));
+const nastyString = fc.oneof(
+  fc.constantFrom(...NASTY_STRINGS),
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+);
 const anyValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   value: fc.oneof(
     { depthSize: 'small' },
@@ -103,7 +126,9 @@ const anyValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
     fc.boolean(),
     fc.constant(null),
     fc.array(tie('value'), { maxLength: 4 }),
-    fc.dictionary(fc.oneof(fc.constantFrom(...NASTY_KEYS, ...PARAMS), fc.string({ maxLength: 8 })), tie('value'), { maxKeys: 4 }),
+    fc.dictionary(fc.oneof(fc.constantFrom(...NASTY_KEYS, ...PARAMS), fc.string({ maxLength: 8 })), tie('value'), {
+      maxKeys: 4,
+    }),
   ),
 })).value;
 
@@ -130,66 +155,127 @@ const ENVELOPE_RUNS = 800;
 const ARGUMENT_RUNS = 1500;
 
 describe('fuzz: HTTP endpoint', () => {
-  it('raw bodies: arbitrary text and JSON values', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 200 }), fc.json(), fc.constantFrom('', '{', '[]', '[{}]', 'null', '"x"', '{"jsonrpc":"2.0"}')), async (body) => {
-        await send(body);
-      }),
-      { numRuns: RAW_RUNS },
-    );
-  }, budget(RAW_RUNS));
-
-  it('envelopes: every combination of jsonrpc, id, method and params', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.record(
-          {
-            jsonrpc: fc.oneof(fc.constant('2.0'), anyValue),
-            id: fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), anyValue),
-            method: fc.oneof(fc.constantFrom('tools/call', 'tools/list', 'initialize', 'ping', 'notifications/initialized', 'resources/list', 'prompts/get', '__proto__', 'constructor'), anyValue),
-            params: anyValue,
+  it(
+    'raw bodies: arbitrary text and JSON values',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(
+            fc.string({ maxLength: 200 }),
+            fc.string({ unit: 'binary', maxLength: 200 }),
+            fc.json(),
+            fc.constantFrom('', '{', '[]', '[{}]', 'null', '"x"', '{"jsonrpc":"2.0"}'),
+          ),
+          async (body) => {
+            await send(body);
           },
-          { requiredKeys: [] },
         ),
-        async (envelope) => {
-          await send(envelope);
-        },
-      ),
-      { numRuns: ENVELOPE_RUNS },
-    );
-  }, budget(ENVELOPE_RUNS));
+        { numRuns: RAW_RUNS },
+      );
+    },
+    budget(RAW_RUNS),
+  );
 
-  it('tool arguments: wrong types, huge and hostile strings, prototype keys, other users\' ids', async () => {
-    const projectIds = fc.constantFrom(ownProject, foreignProject, '00000000-0000-4000-8000-000000000000', ownProject.toUpperCase());
-    const argValue = fc.oneof(anyValue, projectIds, fc.constantFrom('build', 'deploy', 'public', 'private'), fc.integer({ min: -5, max: 600 }));
-    await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom(...TOOLS),
-        fc.oneof(
-          fc.dictionary(fc.oneof(fc.constantFrom(...PARAMS, ...NASTY_KEYS), fc.string({ maxLength: 6 })), argValue, { maxKeys: 5 }),
-          anyValue,
+  it(
+    'envelopes: every combination of jsonrpc, id, method and params',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.record(
+            {
+              jsonrpc: fc.oneof(fc.constant('2.0'), anyValue),
+              id: fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), anyValue),
+              method: fc.oneof(
+                fc.constantFrom(
+                  'tools/call',
+                  'tools/list',
+                  'initialize',
+                  'ping',
+                  'notifications/initialized',
+                  'resources/list',
+                  'prompts/get',
+                  '__proto__',
+                  'constructor',
+                ),
+                anyValue,
+              ),
+              params: anyValue,
+            },
+            { requiredKeys: [] },
+          ),
+          async (envelope) => {
+            await send(envelope);
+          },
         ),
-        fc.constantFrom(alice, alice, alice, bob, undefined, 'svc_forged'),
-        async (name, args, token) => {
-          await send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }, token);
-        },
-      ),
-      { numRuns: ARGUMENT_RUNS },
-    );
-  }, budget(ARGUMENT_RUNS));
+        { numRuns: ENVELOPE_RUNS },
+      );
+    },
+    budget(ENVELOPE_RUNS),
+  );
+
+  it(
+    "tool arguments: wrong types, huge and hostile strings, prototype keys, other users' ids",
+    async () => {
+      const projectIds = fc.constantFrom(
+        ownProject,
+        foreignProject,
+        '00000000-0000-4000-8000-000000000000',
+        ownProject.toUpperCase(),
+      );
+      const argValue = fc.oneof(
+        anyValue,
+        projectIds,
+        fc.constantFrom('build', 'deploy', 'public', 'private'),
+        fc.integer({ min: -5, max: 600 }),
+      );
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...TOOLS),
+          fc.oneof(
+            fc.dictionary(fc.oneof(fc.constantFrom(...PARAMS, ...NASTY_KEYS), fc.string({ maxLength: 6 })), argValue, {
+              maxKeys: 5,
+            }),
+            anyValue,
+          ),
+          fc.constantFrom(alice, alice, alice, bob, undefined, 'svc_forged'),
+          async (name, args, token) => {
+            await send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }, token);
+          },
+        ),
+        { numRuns: ARGUMENT_RUNS },
+      );
+    },
+    budget(ARGUMENT_RUNS),
+  );
 
   it('deep nesting, prototype pollution and a body at the cap leave the server healthy', async () => {
     const deep = `${'{"a":'.repeat(5000)}"bottom"${'}'.repeat(5000)}`;
-    await send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"svc_create_project","arguments":{"name":"deep","description":${deep}}}}`);
-    await send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"svc_list_projects","arguments":${'['.repeat(200_000)}${']'.repeat(200_000)}}}`);
-    await send('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"svc_create_project","arguments":{"name":"p","__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}}}');
+    await send(
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"svc_create_project","arguments":{"name":"deep","description":${deep}}}}`,
+    );
+    await send(
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"svc_list_projects","arguments":${'['.repeat(200_000)}${']'.repeat(200_000)}}}`,
+    );
+    await send(
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"svc_create_project","arguments":{"name":"p","__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}}}',
+    );
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(Object.prototype).not.toHaveProperty('polluted');
-    const near = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_create_project', arguments: { name: 'n', description: 'd'.repeat(1024 * 1024 - 200) } } });
+    const near = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'svc_create_project', arguments: { name: 'n', description: 'd'.repeat(1024 * 1024 - 200) } },
+    });
     expect((await send(near)).status).toBe(400);
     expect((await fetch(`${server.http.url}/healthz`)).status).toBe(200);
     // The foreign project's data never appears in any reply to alice.
-    const probe = await send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_get_messages', arguments: { projectId: foreignProject } } });
+    const probe = await send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'svc_get_messages', arguments: { projectId: foreignProject } },
+    });
     expect(probe.text).not.toContain('secret');
   });
 });

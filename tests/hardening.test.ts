@@ -13,7 +13,21 @@ import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDuration } from '../src/auth/api-token.js';
 import { serveStdio } from '../src/transports/stdio-server.js';
-import { BIN, callTool, createProject, post, rawHttp, startTestServer, tempDir, toolResult, waitFor, waitIdle, waitQuestion, type TestServer, processAlive as alive } from './helpers.js';
+import {
+  BIN,
+  callTool,
+  createProject,
+  post,
+  rawHttp,
+  startTestServer,
+  tempDir,
+  toolResult,
+  waitFor,
+  waitIdle,
+  waitQuestion,
+  type TestServer,
+  processAlive as alive,
+} from './helpers.js';
 import { sqliteOf } from './store-access.js';
 
 let server: TestServer | undefined;
@@ -22,11 +36,18 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function withCommands(config: Record<string, unknown>, extra: Parameters<typeof startTestServer>[0] = {}, http: Parameters<typeof startTestServer>[1] = {}) {
+async function withCommands(
+  config: Record<string, unknown>,
+  extra: Parameters<typeof startTestServer>[0] = {},
+  http: Parameters<typeof startTestServer>[1] = {},
+) {
   const dir = tempDir('mbm-hard-');
   const file = join(dir, 'builder.json');
   writeFileSync(file, JSON.stringify(config));
-  server = await startTestServer({ builder: 'command', builderConfigFile: file, cancelTimeoutMs: 30_000, ...extra }, http);
+  server = await startTestServer(
+    { builder: 'command', builderConfigFile: file, cancelTimeoutMs: 30_000, ...extra },
+    http,
+  );
   const token = server.token('alice');
   const project = await createProject(server.mcpUrl, token, { name: 'Hostile app' });
   return { token, project };
@@ -42,7 +63,6 @@ async function messagesOf(token: string, projectId: string): Promise<any[]> {
     after = page.nextAfter;
   }
 }
-
 
 const ODD_META = [null, {}, [], 1.5, true];
 
@@ -66,18 +86,43 @@ describe('every message gets an answer', () => {
     server = await startTestServer({}, { maxConcurrentRequests: 4 });
     const token = server.token('alice');
     for (const progressToken of ODD_META) {
-      const res = await post(server.mcpUrl, { jsonrpc: '2.0', id: 7, method: 'resources/list', params: { _meta: { progressToken } } }, token);
+      const res = await post(
+        server.mcpUrl,
+        { jsonrpc: '2.0', id: 7, method: 'resources/list', params: { _meta: { progressToken } } },
+        token,
+      );
       expect(res.status).toBe(400);
-      expect(res.json).toMatchObject({ id: 7, error: { code: -32602, message: 'Invalid parameter: params._meta.progressToken must be a string or an integer' } });
+      expect(res.json).toMatchObject({
+        id: 7,
+        error: {
+          code: -32602,
+          message: 'Invalid parameter: params._meta.progressToken must be a string or an integer',
+        },
+      });
     }
-    const unknown = await post(server.mcpUrl, { jsonrpc: '2.0', id: 8, method: 'resources/list', params: { _meta: { progressToken: 'p1' } } }, token);
+    const unknown = await post(
+      server.mcpUrl,
+      { jsonrpc: '2.0', id: 8, method: 'resources/list', params: { _meta: { progressToken: 'p1' } } },
+      token,
+    );
     expect(unknown.json).toMatchObject({ id: 8, error: { code: -32601, message: 'Method not found: resources/list' } });
     const both = await post(server.mcpUrl, { jsonrpc: '2.0', id: 9, method: 'ping', result: {} }, token);
     expect(both.status).toBe(400);
     expect(both.json).toMatchObject({ id: 9, error: { code: -32600 } });
     // Far more such requests than there are slots: none holds one, so the server still answers.
     const many = await Promise.all(
-      Array.from({ length: 300 }, (_, i) => post(server!.mcpUrl, { jsonrpc: '2.0', id: i, method: `x/${i}`, params: { _meta: { progressToken: ODD_META[i % ODD_META.length] } } }, token)),
+      Array.from({ length: 300 }, (_, i) =>
+        post(
+          server!.mcpUrl,
+          {
+            jsonrpc: '2.0',
+            id: i,
+            method: `x/${i}`,
+            params: { _meta: { progressToken: ODD_META[i % ODD_META.length] } },
+          },
+          token,
+        ),
+      ),
     );
     expect(many.every((r) => r.status === 400 || r.status === 404 || r.status === 429)).toBe(true);
     const ok = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, token);
@@ -101,7 +146,11 @@ describe('every message gets an answer', () => {
       }
     });
     const done = serveStdio(server.app, { token, input, output });
-    ODD_META.forEach((progressToken, i) => input.write(`${JSON.stringify({ jsonrpc: '2.0', id: i, method: 'foo/bar', params: { _meta: { progressToken } } })}\n`));
+    ODD_META.forEach((progressToken, i) =>
+      input.write(
+        `${JSON.stringify({ jsonrpc: '2.0', id: i, method: 'foo/bar', params: { _meta: { progressToken } } })}\n`,
+      ),
+    );
     input.write(`${JSON.stringify({ jsonrpc: '2.0', id: 'both', method: 'ping', result: {} })}\n`);
     input.end();
     await done;
@@ -117,12 +166,27 @@ describe('every message gets an answer', () => {
       { requestDeadlineMs: 1000 },
       { maxConcurrentRequests: 1 },
     );
-    const sent = await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build', kind: 'build' });
-    await waitFor(async () => (await messagesOf(token, project.id)).some((m) => m.content.includes('trap-is-set')), 20_000, 'the build to ignore SIGTERM');
+    const sent = await toolResult(server!.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'build',
+      kind: 'build',
+    });
+    await waitFor(
+      async () => (await messagesOf(token, project.id)).some((m) => m.content.includes('trap-is-set')),
+      20_000,
+      'the build to ignore SIGTERM',
+    );
     // The cancel waits for a command that ignores SIGTERM: it cannot finish within the 1 s deadline.
-    const cancel = await callTool(server!.mcpUrl, token, 'svc_cancel_workflow', { projectId: project.id, workflowId: sent.workflowId });
+    const cancel = await callTool(server!.mcpUrl, token, 'svc_cancel_workflow', {
+      projectId: project.id,
+      workflowId: sent.workflowId,
+    });
     expect(cancel.status).toBe(500);
-    expect(cancel.json.error).toMatchObject({ code: -32603, message: 'Internal error', data: { reason: 'deadline_exceeded' } });
+    expect(cancel.json.error).toMatchObject({
+      code: -32603,
+      message: 'Internal error',
+      data: { reason: 'deadline_exceeded' },
+    });
     // The slot came back with the answer: the one-slot server admits the next request.
     expect((await post(server!.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'ping' }, token)).status).toBe(200);
     writeFileSync(stop, '');
@@ -135,25 +199,49 @@ describe('every message gets an answer', () => {
       {},
       { maxConcurrentRequests: 1 },
     );
-    await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build', kind: 'build' });
-    await waitFor(async () => (await messagesOf(token, project.id)).some((m) => m.content.includes('trap-is-set')), 20_000, 'the build to ignore SIGTERM');
+    await toolResult(server!.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'build',
+      kind: 'build',
+    });
+    await waitFor(
+      async () => (await messagesOf(token, project.id)).some((m) => m.content.includes('trap-is-set')),
+      20_000,
+      'the build to ignore SIGTERM',
+    );
     const aborter = new AbortController();
     const cancel = fetch(server!.mcpUrl, {
       method: 'POST',
       signal: aborter.signal,
       headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_cancel_workflow', arguments: { projectId: project.id } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'svc_cancel_workflow', arguments: { projectId: project.id } },
+      }),
     })
       .then(async (r) => `answered ${r.status} ${await r.text()}`)
       .catch(() => 'aborted');
-    await waitFor(async () => (await rawHttp(server!.http.url + '/healthz')).status === 503, 20_000, '/healthz to report no free slot');
+    await waitFor(
+      async () => (await rawHttp(server!.http.url + '/healthz')).status === 503,
+      20_000,
+      '/healthz to report no free slot',
+    );
     const busy = await post(server!.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'ping' }, token);
-    if (busy.status !== 429) throw new Error(`the slot was free before the client went away; the cancel was ${await cancel}`);
+    if (busy.status !== 429)
+      throw new Error(`the slot was free before the client went away; the cancel was ${await cancel}`);
     expect(busy.json.error.data).toMatchObject({ scope: 'server', limit: 1 });
     aborter.abort();
     expect(await cancel).toBe('aborted');
-    await waitFor(async () => (await rawHttp(server!.http.url + '/healthz')).status === 200, 20_000, 'the slot to come back');
-    expect((await toolResult(server!.mcpUrl, token, 'svc_get_session', { projectId: project.id })).activeWorkflow.status).toBe('cancelling');
+    await waitFor(
+      async () => (await rawHttp(server!.http.url + '/healthz')).status === 200,
+      20_000,
+      'the slot to come back',
+    );
+    expect(
+      (await toolResult(server!.mcpUrl, token, 'svc_get_session', { projectId: project.id })).activeWorkflow.status,
+    ).toBe('cancelling');
     writeFileSync(stop, '');
   });
 });
@@ -167,7 +255,11 @@ describe('output that could exhaust memory', () => {
     const before = process.memoryUsage().rss;
     let peak = before;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
-    await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'flood', kind: 'build' });
+    await toolResult(server!.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'flood',
+      kind: 'build',
+    });
     const idle = await waitIdle(server!.mcpUrl, token, project.id, 120_000);
     clearInterval(sampler);
     expect(idle.lastWorkflow.status).toBe('completed');
@@ -181,7 +273,10 @@ describe('output that could exhaust memory', () => {
 
   it('over stdio, an oversized line is refused with body_too_large without being held, and the next line is served', async () => {
     const dataDir = tempDir('mbm-stdio-');
-    const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--builder', 'scripted'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, SVC_LOG_LEVEL: 'silent' } });
+    const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--builder', 'scripted'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, SVC_LOG_LEVEL: 'silent' },
+    });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
     const chunk = Buffer.alloc(1024 * 1024, 'a');
@@ -194,7 +289,10 @@ describe('output that could exhaust memory', () => {
     const peakKb = Number(/VmHWM:\s+(\d+)/.exec(status)![1]);
     child.stdin.end();
     await new Promise((r) => child.once('exit', r));
-    const replies = out.trim().split('\n').map((l) => JSON.parse(l));
+    const replies = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(replies[0]).toMatchObject({ id: null, error: { code: -32600, data: { reason: 'body_too_large' } } });
     expect(replies[1]).toMatchObject({ id: 2, result: {} });
     // A 100 MiB line held whole would lift the peak far past this.
@@ -204,7 +302,10 @@ describe('output that could exhaust memory', () => {
 
 describe('anonymous and idle connections', () => {
   it('slow anonymous clients of one address cannot take the slots of authenticated ones; silent connections are closed', async () => {
-    server = await startTestServer({}, { maxConcurrentRequests: 4, maxUnauthenticatedPerAddress: 8, headersTimeoutMs: 2000, requestTimeoutMs: 60_000 });
+    server = await startTestServer(
+      {},
+      { maxConcurrentRequests: 4, maxUnauthenticatedPerAddress: 8, headersTimeoutMs: 2000, requestTimeoutMs: 60_000 },
+    );
     const token = server.token('alice');
     const url = new URL(server.http.url);
     const slow = Array.from({ length: 20 }, () => {
@@ -212,14 +313,23 @@ describe('anonymous and idle connections', () => {
       socket.on('error', () => undefined);
       let text = '';
       socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
-      socket.on('connect', () => socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{'));
+      socket.on('connect', () =>
+        socket.write(
+          'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
+        ),
+      );
       return { socket, text: () => text };
     });
     // Past 8 pending requests from 127.0.0.2, the rest are refused at once with scope "client".
-    await waitFor(() => slow.filter((s) => s.text().startsWith('HTTP/1.1 429')).length === 12, 20_000, 'refusals of the excess slow clients');
+    await waitFor(
+      () => slow.filter((s) => s.text().startsWith('HTTP/1.1 429')).length === 12,
+      20_000,
+      'refusals of the excess slow clients',
+    );
     expect(slow.find((s) => s.text().startsWith('HTTP/1.1 429'))!.text()).toContain('"scope":"client"');
     // The authenticated client from another address is served meanwhile.
-    for (let i = 0; i < 10; i++) expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: i, method: 'ping' }, token)).status).toBe(200);
+    for (let i = 0; i < 10; i++)
+      expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: i, method: 'ping' }, token)).status).toBe(200);
     for (const s of slow) s.socket.destroy();
 
     const silent = connect({ port: Number(url.port), host: '127.0.0.1' });
@@ -246,14 +356,22 @@ describe('publishing never leaves the published folder', () => {
         ].join('\n'),
       },
     });
-    await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'links', kind: 'build' });
+    await toolResult(server!.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'links',
+      kind: 'build',
+    });
     const idle = await waitIdle(server!.mcpUrl, token, project.id);
     expect(idle.lastWorkflow.status).toBe('failed');
-    expect(idle.lastWorkflow.error).toMatchObject({ code: 'protocol_error', message: 'Artifact folder out is outside the workspace' });
+    expect(idle.lastWorkflow.error).toMatchObject({
+      code: 'protocol_error',
+      message: 'Artifact folder out is outside the workspace',
+    });
     const preview = idle.previewUrls.find((p: any) => p.kind === 'preview');
     expect((await rawHttp(preview.url)).text).toContain('<h1>ok</h1>');
     expect((await rawHttp(preview.url + 'home.html')).text).toContain('<h1>ok</h1>');
-    for (const leak of ['passwd', 'db', 'etc/passwd', 'etc/hostname']) expect((await rawHttp(preview.url + leak)).status).toBe(404);
+    for (const leak of ['passwd', 'db', 'etc/passwd', 'etc/hostname'])
+      expect((await rawHttp(preview.url + leak)).status).toBe(404);
     const contents = (await messagesOf(token, project.id)).map((m) => m.content).join('\n');
     expect(contents).toMatch(/Not published .*passwd/);
     expect(contents).not.toContain(server!.dataDir);
@@ -264,16 +382,26 @@ describe('directive floods and preview growth', () => {
   it('directives count against the output cap, and a workflow publishes at most 20 artifacts', async () => {
     const { token, project } = await withCommands({
       build: { command: 'i=0; while [ $i -lt 5000 ]; do echo "::message m$i"; i=$((i+1)); done; echo "::result done"' },
-      deploy: { command: 'i=0; while [ $i -lt 3000 ]; do echo "::preview-url web https://example.com/$i"; i=$((i+1)); done' },
+      deploy: {
+        command: 'i=0; while [ $i -lt 3000 ]; do echo "::preview-url web https://example.com/$i"; i=$((i+1)); done',
+      },
       maxOutputLines: 100,
     });
-    await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'flood', kind: 'build' });
+    await toolResult(server!.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'flood',
+      kind: 'build',
+    });
     await waitIdle(server!.mcpUrl, token, project.id, 60_000);
     const messages = await messagesOf(token, project.id);
     expect(messages.filter((m) => /^m\d+$/.test(m.content)).length).toBe(100);
     expect(messages.some((m) => m.content.includes('output truncated'))).toBe(true);
 
-    await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'flood urls', kind: 'deploy' });
+    await toolResult(server!.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'flood urls',
+      kind: 'deploy',
+    });
     const idle = await waitIdle(server!.mcpUrl, token, project.id, 60_000);
     expect(idle.lastWorkflow.error).toMatchObject({ code: 'protocol_error' });
     expect(idle.lastWorkflow.previewUrls.length).toBeLessThanOrEqual(20);
@@ -286,22 +414,35 @@ describe('directive floods and preview growth', () => {
     const project = await createProject(server.mcpUrl, token);
     const long = 'x'.repeat(5000);
     for (let i = 0; i < 13; i++) {
-      await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: `${i} ${long}`, kind: 'build' });
+      await toolResult(server.mcpUrl, token, 'svc_send_message', {
+        projectId: project.id,
+        message: `${i} ${long}`,
+        kind: 'build',
+      });
     }
     const idle = await waitIdle(server.mcpUrl, token, project.id, 120_000);
     const page = await rawHttp(idle.previewUrls.find((p: any) => p.kind === 'preview').url);
     expect(page.text.length).toBeLessThan(20 * 600 * 2 + 10_000);
-    const previews = sqliteOf(server.app.store).prepare("select count(*) as n from artifacts where kind = 'preview'").get() as { n: number };
+    const previews = sqliteOf(server.app.store)
+      .prepare("select count(*) as n from artifacts where kind = 'preview'")
+      .get() as { n: number };
     expect(previews.n).toBe(10);
     expect(readdirSync(join(server.dataDir, 'artifacts')).length).toBe(10);
 
     await server.close();
     const dir = tempDir('mbm-quota-');
-    writeFileSync(join(dir, 'builder.json'), JSON.stringify({ build: { command: 'mkdir -p d && head -c 2000000 /dev/zero > d/big.bin && echo "::preview web d"' } }));
+    writeFileSync(
+      join(dir, 'builder.json'),
+      JSON.stringify({
+        build: { command: 'mkdir -p d && head -c 2000000 /dev/zero > d/big.bin && echo "::preview web d"' },
+      }),
+    );
     server = await startTestServer({
       builder: 'command',
       builderConfigFile: join(dir, 'builder.json'),
-      plans: { free: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1000, maxProjects: 1000, artifactStorageMb: 1 } },
+      plans: {
+        free: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1000, maxProjects: 1000, artifactStorageMb: 1 },
+      },
     });
     const t2 = server.token('bob');
     const p2 = await createProject(server.mcpUrl, t2);
@@ -309,17 +450,26 @@ describe('directive floods and preview growth', () => {
     const failed = await waitIdle(server.mcpUrl, t2, p2.id);
     expect(failed.lastWorkflow.error.code).toBe('artifact_quota_exceeded');
     expect(failed.lastWorkflow.error.message).toMatch(/artifact storage is full/);
-    expect(existsSync(join(server.dataDir, 'artifacts')) ? readdirSync(join(server.dataDir, 'artifacts')) : []).toEqual([]);
+    expect(existsSync(join(server.dataDir, 'artifacts')) ? readdirSync(join(server.dataDir, 'artifacts')) : []).toEqual(
+      [],
+    );
   });
 });
 
 describe('build processes never outlive their workflow', () => {
   it('a child that ignores SIGTERM is killed when the command exits', async () => {
-    const { token, project } = await withCommands({
-      build: { command: "sh -c 'trap \"\" TERM; exec sleep 1000' & echo $! > child.pid; echo started" },
-      killGraceMs: 200,
-    }, { buildSandbox: SANDBOX_TURNED_OFF }); // unsandboxed: the pid it writes is a pid of this machine
-    await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'orphan', kind: 'build' });
+    const { token, project } = await withCommands(
+      {
+        build: { command: 'sh -c \'trap "" TERM; exec sleep 1000\' & echo $! > child.pid; echo started' },
+        killGraceMs: 200,
+      },
+      { buildSandbox: SANDBOX_TURNED_OFF },
+    ); // unsandboxed: the pid it writes is a pid of this machine
+    await toolResult(server!.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'orphan',
+      kind: 'build',
+    });
     const idle = await waitIdle(server!.mcpUrl, token, project.id);
     expect(idle.lastWorkflow.status).toBe('completed');
     const pid = Number(readFileSync(join(server!.dataDir, 'workspaces', project.id, 'child.pid'), 'utf8'));
@@ -330,7 +480,9 @@ describe('build processes never outlive their workflow', () => {
   it('a grace period above the cap is refused when the config is read', async () => {
     const dir = tempDir('mbm-grace-');
     writeFileSync(join(dir, 'builder.json'), JSON.stringify({ build: { command: 'true' }, killGraceMs: 60_000 }));
-    await expect(startTestServer({ builder: 'command', builderConfigFile: join(dir, 'builder.json') })).rejects.toThrow(/killGraceMs/);
+    await expect(startTestServer({ builder: 'command', builderConfigFile: join(dir, 'builder.json') })).rejects.toThrow(
+      /killGraceMs/,
+    );
   });
 });
 
@@ -342,7 +494,10 @@ describe('small input faults', () => {
     const got = await toolResult(server.mcpUrl, token, 'svc_get_project', { projectId: project.id.toUpperCase() });
     expect(got.id).toBe(project.id);
     const nul = await callTool(server.mcpUrl, token, 'svc_create_project', { name: 'a\u0000b' });
-    expect(nul.json.error).toMatchObject({ code: -32602, message: 'Invalid parameter: name must not contain NUL characters' });
+    expect(nul.json.error).toMatchObject({
+      code: -32602,
+      message: 'Invalid parameter: name must not contain NUL characters',
+    });
     const msg = await callTool(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'x\u0000' });
     expect(msg.json.error.code).toBe(-32602);
     expect((await toolResult(server.mcpUrl, token, 'svc_list_projects')).projects).toHaveLength(1);
@@ -358,8 +513,14 @@ describe('small input faults', () => {
   });
 
   it('failure messages and output never show server paths', async () => {
-    const { token, project } = await withCommands({ build: { command: 'echo "working in $PWD"; cd /nonexistent-dir-for-test' } });
-    await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'paths', kind: 'build' });
+    const { token, project } = await withCommands({
+      build: { command: 'echo "working in $PWD"; cd /nonexistent-dir-for-test' },
+    });
+    await toolResult(server!.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'paths',
+      kind: 'build',
+    });
     await waitIdle(server!.mcpUrl, token, project.id);
     const contents = (await messagesOf(token, project.id)).map((m) => m.content).join('\n');
     expect(contents).toContain('working in <workspace>');
@@ -377,12 +538,22 @@ describe('small input faults', () => {
 
   it('a catastrophic-backtracking pattern is matched in linear time', async () => {
     const { token, project } = await withCommands({
-      build: { command: 'printf \'%s\\n\' \'::ask code {"prompt":"Code?","pattern":"(a+)+c"}\'; read answer; echo "::result got $answer"' },
+      build: {
+        command:
+          'printf \'%s\\n\' \'::ask code {"prompt":"Code?","pattern":"(a+)+c"}\'; read answer; echo "::result got $answer"',
+      },
     });
-    await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'ask', kind: 'build' });
+    await toolResult(server!.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'ask',
+      kind: 'build',
+    });
     await waitQuestion(server!.mcpUrl, token, project.id);
     // A backtracking engine needs about 2^60 steps for this answer: the test would never end.
-    const bad = await callTool(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: `${'a'.repeat(60)}b` });
+    const bad = await callTool(server!.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: `${'a'.repeat(60)}b`,
+    });
     expect(bad.json.error).toMatchObject({ code: -32602 });
     await toolResult(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'aaac' });
     expect((await waitIdle(server!.mcpUrl, token, project.id)).lastWorkflow.status).toBe('completed');
@@ -393,7 +564,10 @@ describe('soak: a flood of every hostile class, while a well-behaved client keep
   it('for a bounded time, every request of the good client is answered within its deadline', async () => {
     const { token, project } = await withCommands(
       {
-        build: { command: 'i=0; while [ $i -lt 3000 ]; do echo "::message flood $i"; head -c 20000 /dev/zero | tr "\\0" b; echo; i=$((i+1)); done' },
+        build: {
+          command:
+            'i=0; while [ $i -lt 3000 ]; do echo "::message flood $i"; head -c 20000 /dev/zero | tr "\\0" b; echo; i=$((i+1)); done',
+        },
         maxOutputLines: 500,
       },
       { requestDeadlineMs: 5000 },
@@ -413,7 +587,16 @@ describe('soak: a flood of every hostile class, while a well-behaved client keep
         while (!stop) {
           await Promise.all(
             Array.from({ length: 20 }, () =>
-              post(server!.mcpUrl, { jsonrpc: '2.0', id: i++, method: 'x/y', params: { _meta: { progressToken: ODD_META[i % ODD_META.length] } } }, token).catch(() => null),
+              post(
+                server!.mcpUrl,
+                {
+                  jsonrpc: '2.0',
+                  id: i++,
+                  method: 'x/y',
+                  params: { _meta: { progressToken: ODD_META[i % ODD_META.length] } },
+                },
+                token,
+              ).catch(() => null),
             ),
           );
         }
@@ -424,7 +607,9 @@ describe('soak: a flood of every hostile class, while a well-behaved client keep
           for (let k = 0; k < 20; k++) {
             const socket = connect({ port: Number(url.port), host: '127.0.0.1', localAddress: '127.0.0.3' });
             socket.on('error', () => undefined);
-            socket.on('connect', () => socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{'));
+            socket.on('connect', () =>
+              socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{'),
+            );
             sockets.push(socket);
           }
           await new Promise((r) => setTimeout(r, 200));
@@ -440,7 +625,11 @@ describe('soak: a flood of every hostile class, while a well-behaved client keep
       // Builds that flood output and directives.
       (async () => {
         while (!stop) {
-          await callTool(server!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'flood', kind: 'build' }).catch(() => null);
+          await callTool(server!.mcpUrl, token, 'svc_send_message', {
+            projectId: project.id,
+            message: 'flood',
+            kind: 'build',
+          }).catch(() => null);
           await new Promise((r) => setTimeout(r, 500));
         }
       })(),
@@ -452,7 +641,12 @@ describe('soak: a flood of every hostile class, while a well-behaved client keep
         method: 'POST',
         signal: AbortSignal.timeout(30_000),
         headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${good}` },
-        body: JSON.stringify({ jsonrpc: '2.0', id: answered, method: 'tools/call', params: { name: 'svc_get_project', arguments: { projectId: goodProject.id } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: answered,
+          method: 'tools/call',
+          params: { name: 'svc_get_project', arguments: { projectId: goodProject.id } },
+        }),
       });
       expect(res.status).toBe(200);
       expect(((await res.json()) as any).result.structuredContent.id).toBe(goodProject.id);

@@ -26,7 +26,14 @@ describe.skipIf(!postgresAvailable())('health on PostgreSQL', () => {
     const listenUrl = new URL(db.url);
     listenUrl.username = role;
     listenUrl.password = '';
-    app = await createApp({ dataDir: tempDir('mbm-health-'), databaseUrl: db.url, databaseListenUrl: listenUrl.toString(), builder: 'scripted', plans: GENEROUS_PLANS, logger: silentLogger() });
+    app = await createApp({
+      dataDir: tempDir('mbm-health-'),
+      databaseUrl: db.url,
+      databaseListenUrl: listenUrl.toString(),
+      builder: 'scripted',
+      plans: GENEROUS_PLANS,
+      logger: silentLogger(),
+    });
     await app.start();
   });
 
@@ -45,7 +52,11 @@ describe.skipIf(!postgresAvailable())('health on PostgreSQL', () => {
     // The listener's role may not sign in any more: it cannot reconnect, while the pool (another role) goes on.
     await admin.query(`ALTER ROLE "${role}" NOLOGIN`);
     await admin.query('SELECT pg_terminate_backend($1)', [listener]);
-    await waitFor(async () => (await app.healthProblem()) === 'events_disconnected', 15_000, 'the health check to see the listener down');
+    await waitFor(
+      async () => (await app.healthProblem()) === 'events_disconnected',
+      15_000,
+      'the health check to see the listener down',
+    );
     await admin.query(`ALTER ROLE "${role}" LOGIN`);
     await waitFor(async () => (await app.healthProblem()) === null, 15_000, 'the listener to reconnect');
   });

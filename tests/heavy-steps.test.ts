@@ -33,7 +33,15 @@ describe('heavy step slots shared fairly across users', () => {
     const steps = new Map<string, ReturnType<typeof stepOf>>();
     const runs: Array<Promise<string>> = [];
     // Alice holds the slot and queues three more; Bob and Carol queue after her.
-    for (const [owner, name] of [['alice', 'a1'], ['alice', 'a2'], ['alice', 'a3'], ['alice', 'a4'], ['bob', 'b1'], ['bob', 'b2'], ['carol', 'c1']] as const) {
+    for (const [owner, name] of [
+      ['alice', 'a1'],
+      ['alice', 'a2'],
+      ['alice', 'a3'],
+      ['alice', 'a4'],
+      ['bob', 'b1'],
+      ['bob', 'b2'],
+      ['carol', 'c1'],
+    ] as const) {
       const step = stepOf(started, name);
       steps.set(name, step);
       runs.push(slots.runFor(owner, signal, step.fn));
@@ -62,7 +70,11 @@ describe('heavy step slots shared fairly across users', () => {
     const b1 = stepOf(started, 'b1');
     const b2 = stepOf(started, 'b2');
     // Nobody else waits: Alice may take both slots.
-    const runs = [slots.runFor('alice', signal, a1.fn), slots.runFor('alice', signal, a2.fn), slots.runFor('alice', signal, a3.fn)];
+    const runs = [
+      slots.runFor('alice', signal, a1.fn),
+      slots.runFor('alice', signal, a2.fn),
+      slots.runFor('alice', signal, a3.fn),
+    ];
     runs.push(slots.runFor('bob', signal, b1.fn), slots.runFor('bob', signal, b2.fn));
     await settle();
     expect(started).toEqual(['a1', 'a2']);
@@ -128,7 +140,9 @@ describe('heavy step slots shared fairly across users', () => {
   it('frees the slot when a step throws', async () => {
     const slots = new HeavyStepSemaphore(1);
     const signal = new AbortController().signal;
-    await expect(slots.runFor('alice', signal, async () => Promise.reject(new Error('tsc ran past its bound')))).rejects.toThrow('bound');
+    await expect(
+      slots.runFor('alice', signal, async () => Promise.reject(new Error('tsc ran past its bound'))),
+    ).rejects.toThrow('bound');
     expect(slots.running).toBe(0);
     expect(await slots.runFor('bob', signal, async () => 'next')).toBe('next');
   });
@@ -140,18 +154,46 @@ describe('heavy step slots shared fairly across users', () => {
 });
 
 describe('the reason a heavy step was stopped', () => {
-  const ended = (over: Partial<Parameters<typeof boundPassed>[0]>) => ({ code: 1, signal: null, timedOut: false, aborted: false, tail: [], ...over });
+  const ended = (over: Partial<Parameters<typeof boundPassed>[0]>) => ({
+    code: 1,
+    signal: null,
+    timedOut: false,
+    aborted: false,
+    tail: [],
+    ...over,
+  });
   it('names the bound a step went past', () => {
-    expect(boundPassed(ended({ code: null, signal: 'SIGTERM', timedOut: true }), TYPE_CHECK_BOUNDS, 'tsc --noEmit')).toBe('tsc --noEmit ran longer than its bound of 120 s and was stopped');
-    expect(boundPassed(ended({ code: 152 }), TYPE_CHECK_BOUNDS, 'tsc --noEmit')).toMatch(/more than its bound of 120 s of CPU time/);
-    expect(boundPassed(ended({ code: null, signal: 'SIGXCPU' }), TYPE_CHECK_BOUNDS, 'tsc --noEmit')).toMatch(/CPU time/);
-    const oom = ['FATAL ERROR: Ineffective mark-compacts near heap limit Allocation failed - JavaScript heap out of memory'];
-    expect(boundPassed(ended({ code: 134, tail: oom }), TYPE_CHECK_BOUNDS, 'tsc --noEmit')).toMatch(/more than its memory bound \(1024 MiB of JavaScript heap, 2048 MiB/);
-    expect(boundPassed(ended({ code: null, signal: 'SIGABRT', tail: oom }), TYPE_CHECK_BOUNDS, 'tsc --noEmit')).toMatch(/memory bound/);
+    expect(
+      boundPassed(ended({ code: null, signal: 'SIGTERM', timedOut: true }), TYPE_CHECK_BOUNDS, 'tsc --noEmit'),
+    ).toBe('tsc --noEmit ran longer than its bound of 120 s and was stopped');
+    expect(boundPassed(ended({ code: 152 }), TYPE_CHECK_BOUNDS, 'tsc --noEmit')).toMatch(
+      /more than its bound of 120 s of CPU time/,
+    );
+    expect(boundPassed(ended({ code: null, signal: 'SIGXCPU' }), TYPE_CHECK_BOUNDS, 'tsc --noEmit')).toMatch(
+      /CPU time/,
+    );
+    const oom = [
+      'FATAL ERROR: Ineffective mark-compacts near heap limit Allocation failed - JavaScript heap out of memory',
+    ];
+    expect(boundPassed(ended({ code: 134, tail: oom }), TYPE_CHECK_BOUNDS, 'tsc --noEmit')).toMatch(
+      /more than its memory bound \(1024 MiB of JavaScript heap, 2048 MiB/,
+    );
+    expect(boundPassed(ended({ code: null, signal: 'SIGABRT', tail: oom }), TYPE_CHECK_BOUNDS, 'tsc --noEmit')).toMatch(
+      /memory bound/,
+    );
   });
 
   it('leaves an ordinary failure, and a diagnostic that only quotes such words, to the caller', () => {
     expect(boundPassed(ended({ code: 0 }), TYPE_CHECK_BOUNDS, 'tsc --noEmit')).toBeNull();
-    expect(boundPassed(ended({ code: 2, tail: ["src/a.ts(1,7): error TS2322: Type '\"heap out of memory\"' is not assignable to type 'number'."] }), TYPE_CHECK_BOUNDS, 'tsc --noEmit')).toBeNull();
+    expect(
+      boundPassed(
+        ended({
+          code: 2,
+          tail: ["src/a.ts(1,7): error TS2322: Type '\"heap out of memory\"' is not assignable to type 'number'."],
+        }),
+        TYPE_CHECK_BOUNDS,
+        'tsc --noEmit',
+      ),
+    ).toBeNull();
   });
 });

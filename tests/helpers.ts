@@ -37,12 +37,31 @@ export function tempDir(prefix = 'mbm-test-'): string {
 }
 
 /** Limits high enough that polling tests never meet them; limit tests pass `DEFAULT_PLANS` instead. */
-export const GENEROUS_PLANS = { free: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1_000_000, maxProjects: 1_000_000, maxRunningWorkflows: 1_000_000, maxQueuedWorkflows: 1_000_000 } };
+export const GENEROUS_PLANS = {
+  free: {
+    requestsPerMinute: 1_000_000,
+    projectCreationsPerHour: 1_000_000,
+    maxProjects: 1_000_000,
+    maxRunningWorkflows: 1_000_000,
+    maxQueuedWorkflows: 1_000_000,
+  },
+};
 
 /** Starts the whole service in this process on a free port (generous limits unless `config.plans` says otherwise). */
-export async function startTestServer(config: Partial<AppConfig> = {}, http: Partial<HttpServerOptions> = {}): Promise<TestServer> {
+export async function startTestServer(
+  config: Partial<AppConfig> = {},
+  http: Partial<HttpServerOptions> = {},
+): Promise<TestServer> {
   const dataDir = config.dataDir ?? tempDir();
-  const app = await createApp({ dataDir, logger: silentLogger(), builder: 'scripted', scriptedStepMs: 20, pollIntervalMs: 50, plans: GENEROUS_PLANS, ...config });
+  const app = await createApp({
+    dataDir,
+    logger: silentLogger(),
+    builder: 'scripted',
+    scriptedStepMs: 20,
+    pollIntervalMs: 50,
+    plans: GENEROUS_PLANS,
+    ...config,
+  });
   await app.start();
   const server = await listenHttp(app, { host: '127.0.0.1', port: 0, serveMcp: true, ...http });
   return {
@@ -72,7 +91,9 @@ function issueToken(store: Store, user: string): string {
     db.prepare("insert into users (id, name, plan, created_at) values (?, ?, 'free', ?)").run(row.id, user, now);
   }
   const token = generateToken();
-  db.prepare('insert into api_tokens (id, user_id, token_hash, display_prefix, created_at, expires_at, revoked_at) values (?, ?, ?, ?, ?, null, null)').run(randomUUID(), row.id, hashToken(token), displayPrefix(token), now);
+  db.prepare(
+    'insert into api_tokens (id, user_id, token_hash, display_prefix, created_at, expires_at, revoked_at) values (?, ?, ?, ?, ?, null, null)',
+  ).run(randomUUID(), row.id, hashToken(token), displayPrefix(token), now);
   return token;
 }
 
@@ -96,7 +117,12 @@ export interface RawResponse {
 }
 
 /** POSTs a body (object or raw string) to the MCP endpoint. */
-export async function post(mcpUrl: string, body: unknown, token?: string, headers: Record<string, string> = {}): Promise<RawResponse> {
+export async function post(
+  mcpUrl: string,
+  body: unknown,
+  token?: string,
+  headers: Record<string, string> = {},
+): Promise<RawResponse> {
   const res = await fetch(mcpUrl, {
     method: 'POST',
     headers: {
@@ -119,8 +145,22 @@ export async function post(mcpUrl: string, body: unknown, token?: string, header
 
 let nextId = 1;
 /** Calls a tool with a raw JSON-RPC request. */
-export function callTool(mcpUrl: string, token: string | undefined, name: string, args?: unknown): Promise<RawResponse> {
-  return post(mcpUrl, { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, ...(args !== undefined && { arguments: args }) } }, token);
+export function callTool(
+  mcpUrl: string,
+  token: string | undefined,
+  name: string,
+  args?: unknown,
+): Promise<RawResponse> {
+  return post(
+    mcpUrl,
+    {
+      jsonrpc: '2.0',
+      id: nextId++,
+      method: 'tools/call',
+      params: { name, ...(args !== undefined && { arguments: args }) },
+    },
+    token,
+  );
 }
 
 /** The structured result of a successful raw tool call; throws with the body otherwise. */
@@ -159,7 +199,11 @@ export function runCommand(
   options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs: number },
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -208,7 +252,11 @@ const WAIT_GUARD_MS = 120_000;
  * Polls `check` until it returns a truthy value, or fails after `timeoutMs` (a hang guard: at
  * least `WAIT_GUARD_MS`).
  */
-export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 15_000, what = 'condition'): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  timeoutMs = 15_000,
+  what = 'condition',
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + Math.max(timeoutMs, WAIT_GUARD_MS);
   for (;;) {
     const value = await check();
@@ -225,18 +273,26 @@ export function createProject(mcpUrl: string, token: string, args: Record<string
 
 /** Waits until the project's session has no active or queued workflow; returns the session. */
 export function waitIdle(mcpUrl: string, token: string, projectId: string, timeoutMs = 20_000): Promise<any> {
-  return waitFor(async () => {
-    const s = await toolResult(mcpUrl, token, 'svc_get_session', { projectId });
-    return s.hasActiveWorkflows ? null : s;
-  }, timeoutMs, 'the session to become idle');
+  return waitFor(
+    async () => {
+      const s = await toolResult(mcpUrl, token, 'svc_get_session', { projectId });
+      return s.hasActiveWorkflows ? null : s;
+    },
+    timeoutMs,
+    'the session to become idle',
+  );
 }
 
 /** Waits until the session has a pending question; returns the session. */
 export function waitQuestion(mcpUrl: string, token: string, projectId: string, timeoutMs = 20_000): Promise<any> {
-  return waitFor(async () => {
-    const s = await toolResult(mcpUrl, token, 'svc_get_session', { projectId });
-    return s.pendingQuestion ? s : null;
-  }, timeoutMs, 'a pending question');
+  return waitFor(
+    async () => {
+      const s = await toolResult(mcpUrl, token, 'svc_get_session', { projectId });
+      return s.pendingQuestion ? s : null;
+    },
+    timeoutMs,
+    'a pending question',
+  );
 }
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -246,7 +302,11 @@ export const BIN = join(ROOT, 'bin', 'mobile-builder-mcp.js');
  * `dns.lookup` that resolves `*.localhost` to loopback as browsers do (RFC 6761 "localhost"), so
  * tests reach a project's own artifact origin (`http://<project-id>.localhost:<port>/`).
  */
-function loopbackLookup(hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void): void {
+function loopbackLookup(
+  hostname: string,
+  options: LookupOptions,
+  callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+): void {
   if (hostname === 'localhost' || hostname.endsWith('.localhost')) {
     if (options.all) callback(null, [{ address: '127.0.0.1', family: 4 }]);
     else callback(null, '127.0.0.1', 4);
@@ -261,11 +321,17 @@ export function rawHttp(
   options: { method?: string; headers?: Record<string, string>; body?: string } = {},
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: options.method ?? 'GET', headers: options.headers, agent: false, lookup: loopbackLookup }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = httpRequest(
+      url,
+      { method: options.method ?? 'GET', headers: options.headers, agent: false, lookup: loopbackLookup },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }),
+        );
+      },
+    );
     req.on('error', reject);
     if (options.body) req.write(options.body);
     req.end();

@@ -31,7 +31,10 @@ async function skip(dir: string, instruction: string): Promise<string[]> {
     context: { say: (text: string) => said.push(text) },
     workspace: { dir },
   } as unknown as AgentInput;
-  await new DeterministicEdits({ why: 'The code question was answered "skip", so only deterministic edits were made', instead: 'Answer with files instead of skip.' }).run(input);
+  await new DeterministicEdits({
+    why: 'The code question was answered "skip", so only deterministic edits were made',
+    instead: 'Answer with files instead of skip.',
+  }).run(input);
   return said;
 }
 
@@ -43,11 +46,20 @@ export default function App() {
 
 describe('which settings the app shows', () => {
   it('the template reads every field; an app that no longer imports the file reads none; a partial one some', async () => {
-    expect([...(await settingsShown(workspace()))].sort()).toEqual(['accentColor', 'darkMode', 'instructions', 'name', 'subtitle']);
+    expect([...(await settingsShown(workspace()))].sort()).toEqual([
+      'accentColor',
+      'darkMode',
+      'instructions',
+      'name',
+      'subtitle',
+    ]);
     expect(await settingsShown(workspace(OWN_APP))).toEqual(new Set());
-    const partial = workspace(`import { Text } from 'react-native';\nimport { Title } from './src/title';\nexport default function App() { return <Title />; }\n`, {
-      'src/title.tsx': `import { Text } from 'react-native';\nimport settings from './app-settings.json';\nexport function Title() { return <Text>{settings.name}</Text>; }\n`,
-    });
+    const partial = workspace(
+      `import { Text } from 'react-native';\nimport { Title } from './src/title';\nexport default function App() { return <Title />; }\n`,
+      {
+        'src/title.tsx': `import { Text } from 'react-native';\nimport settings from './app-settings.json';\nexport function Title() { return <Text>{settings.name}</Text>; }\n`,
+      },
+    );
     expect(await settingsShown(partial)).toEqual(new Set(['name']));
   });
 });
@@ -57,7 +69,9 @@ describe('a skip answer after the model rewrote App.tsx', () => {
     const said = await skip(workspace(OWN_APP), 'Make it teal, with the subtitle "Daily streaks"');
     const text = said.join('\n');
     expect(text).not.toContain('Edit made');
-    expect(text).toContain('Not shown in the app: app name "Habits", accent colour #12a594 (from "teal"), subtitle "Daily streaks"');
+    expect(text).toContain(
+      'Not shown in the app: app name "Habits", accent colour #12a594 (from "teal"), subtitle "Daily streaks"',
+    );
     expect(text).toContain('no longer reads src/app-settings.json');
     expect(text).not.toContain('--agent host');
   });

@@ -43,7 +43,11 @@ async function httpClient(): Promise<Client> {
   const server: SpawnedServer = await spawnHttpServer(dataDir, ['--scripted-step-ms', STEP_MS]);
   closers.push(() => server.stop());
   const client = new Client({ name: 'host-timeouts', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(server.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(server.mcpUrl), {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    }),
+  );
   closers.push(() => client.close());
   return client;
 }
@@ -57,30 +61,42 @@ async function waitOnce(client: Client, projectId: string, waitSeconds: number, 
 }
 
 describe.concurrent('a three-minute build followed with the stock SDK client', () => {
-  for (const [transport, connect] of [['stdio', stdioClient], ['http', httpClient]] as const) {
-    it(`over ${transport}: every wait answers before the client's timeout, until the build ends`, { timeout: 0 }, async () => {
-      const client = await connect();
-      const project = (await client.callTool({ name: 'svc_create_project', arguments: { name: `Long build over ${transport}` } })).structuredContent as any;
-      await client.callTool({ name: 'svc_send_message', arguments: { projectId: project.id, message: 'Build the app', kind: 'build' } });
+  for (const [transport, connect] of [
+    ['stdio', stdioClient],
+    ['http', httpClient],
+  ] as const) {
+    it(
+      `over ${transport}: every wait answers before the client's timeout, until the build ends`,
+      { timeout: 0 },
+      async () => {
+        const client = await connect();
+        const project = (
+          await client.callTool({ name: 'svc_create_project', arguments: { name: `Long build over ${transport}` } })
+        ).structuredContent as any;
+        await client.callTool({
+          name: 'svc_send_message',
+          arguments: { projectId: project.id, message: 'Build the app', kind: 'build' },
+        });
 
-      // The largest accepted value is answered at the cap, without the client's timeout.
-      const progress: string[] = [];
-      const capped = await waitOnce(client, project.id, 60, progress);
-      expect(capped.wait).toMatchObject({ cappedAtSeconds: 45 });
-      expect(['time_up', 'changed']).toContain(capped.wait.reason);
+        // The largest accepted value is answered at the cap, without the client's timeout.
+        const progress: string[] = [];
+        const capped = await waitOnce(client, project.id, 60, progress);
+        expect(capped.wait).toMatchObject({ cappedAtSeconds: 45 });
+        expect(['time_up', 'changed']).toContain(capped.wait.reason);
 
-      const reasons: string[] = [capped.wait.reason];
-      let session = capped;
-      while (session.hasActiveWorkflows) {
-        session = await waitOnce(client, project.id, RECOMMENDED_WAIT, progress);
-        expect(session.wait.cappedAtSeconds).toBeUndefined();
-        reasons.push(session.wait.reason);
-      }
-      expect(session.lastWorkflow).toMatchObject({ kind: 'build', status: 'completed' });
-      expect(session.previewUrls.map((p: any) => p.kind)).toContain('preview');
-      // Each step outlasts a wait: some waits ran to their end, and heard of the step as it ran.
-      expect(reasons).toContain('time_up');
-      expect(progress.some((m) => /^build running: step \d\/4 .+ \(this step has run \d+ s\)$/.test(m))).toBe(true);
-    });
+        const reasons: string[] = [capped.wait.reason];
+        let session = capped;
+        while (session.hasActiveWorkflows) {
+          session = await waitOnce(client, project.id, RECOMMENDED_WAIT, progress);
+          expect(session.wait.cappedAtSeconds).toBeUndefined();
+          reasons.push(session.wait.reason);
+        }
+        expect(session.lastWorkflow).toMatchObject({ kind: 'build', status: 'completed' });
+        expect(session.previewUrls.map((p: any) => p.kind)).toContain('preview');
+        // Each step outlasts a wait: some waits ran to their end, and heard of the step as it ran.
+        expect(reasons).toContain('time_up');
+        expect(progress.some((m) => /^build running: step \d\/4 .+ \(this step has run \d+ s\)$/.test(m))).toBe(true);
+      },
+    );
   }
 });

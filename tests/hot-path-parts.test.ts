@@ -71,12 +71,27 @@ async function resultOf(output: Record<string, unknown>, extra?: ToolResult['con
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handle: () => (extra ? withContent(output, extra) : output),
   });
-  return tool.call({}, { caller: { userId: 'u', userName: 'u', plan: 'free', tokenId: 't' }, services: {} as ToolServices });
+  return tool.call(
+    {},
+    { caller: { userId: 'u', userName: 'u', plan: 'free', tokenId: 't' }, services: {} as ToolServices },
+  );
 }
 
 const OUTPUTS: Record<string, unknown>[] = [
-  { id: '00000000-0000-4000-8000-000000000000', name: 'Bench', description: null, visibility: 'private', createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' },
-  { text: 'quotes " and \\ backslashes, a\nnewline, a tab\t, <script>, \u2028, \u0000', emoji: '📱', lone: '\ud800', nested: { list: [1, 2.5, -0, 1e21, null, true], empty: {} } },
+  {
+    id: '00000000-0000-4000-8000-000000000000',
+    name: 'Bench',
+    description: null,
+    visibility: 'private',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+  },
+  {
+    text: 'quotes " and \\ backslashes, a\nnewline, a tab\t, <script>, \u2028, \u0000',
+    emoji: '📱',
+    lone: '\ud800',
+    nested: { list: [1, 2.5, -0, 1e21, null, true], empty: {} },
+  },
   { projects: [], nextCursor: null, skipped: undefined },
 ];
 
@@ -85,14 +100,24 @@ describe('reply JSON', () => {
     const replies: JsonRpcReply[] = [];
     for (const output of OUTPUTS) {
       const plain = await resultOf(output);
-      const withLinks = await resultOf(output, [{ type: 'resource_link', uri: 'http://127.0.0.1/p/', name: 'preview' }]);
+      const withLinks = await resultOf(output, [
+        { type: 'resource_link', uri: 'http://127.0.0.1/p/', name: 'preview' },
+      ]);
       // The 2026-07-28 era's stamp: a new object around the same structuredContent.
-      const stamped = { ...plain, resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'x', version: '1' } } };
+      const stamped = {
+        ...plain,
+        resultType: 'complete',
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'x', version: '1' } },
+      };
       for (const result of [plain, withLinks, stamped]) {
         replies.push({ jsonrpc: '2.0', id: 7, result }, { jsonrpc: '2.0', id: 'a"b', result });
       }
     }
-    replies.push({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid request', data: { reason: 'x' } } });
+    replies.push({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: 'Invalid request', data: { reason: 'x' } },
+    });
     replies.push({ jsonrpc: '2.0', id: 1, result: { tools: [] } });
     for (const reply of replies) expect(replyJson(reply)).toBe(JSON.stringify(reply));
   });
@@ -101,6 +126,9 @@ describe('reply JSON', () => {
     const result = await resultOf(OUTPUTS[0]!);
     expect(Object.keys(result)).toEqual(['content', 'structuredContent']);
     expect(Object.keys({ ...result })).toEqual(['content', 'structuredContent']);
-    expect(JSON.parse(JSON.stringify(result))).toEqual({ content: [{ type: 'text', text: JSON.stringify(OUTPUTS[0]) }], structuredContent: OUTPUTS[0] });
+    expect(JSON.parse(JSON.stringify(result))).toEqual({
+      content: [{ type: 'text', text: JSON.stringify(OUTPUTS[0]) }],
+      structuredContent: OUTPUTS[0],
+    });
   });
 });

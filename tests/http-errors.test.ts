@@ -13,7 +13,8 @@ let alice: string;
 let bob: string;
 let privateId: string;
 
-const countProjects = () => (sqliteOf(server.app.store).prepare('select count(*) as n from projects').get() as { n: number }).n;
+const countProjects = () =>
+  (sqliteOf(server.app.store).prepare('select count(*) as n from projects').get() as { n: number }).n;
 
 beforeAll(async () => {
   server = await startTestServer({ plans: DEFAULT_PLANS });
@@ -32,7 +33,14 @@ describe('error table over HTTP', () => {
   });
 
   it('-32600 / 400 without a JSON-RPC 2.0 envelope', async () => {
-    for (const body of [{ id: 7, method: 'tools/list' }, { jsonrpc: '1.0', id: 7, method: 'tools/list' }, [], 42, { jsonrpc: '2.0', id: 7 }, { jsonrpc: '2.0', id: 7, method: 5 }]) {
+    for (const body of [
+      { id: 7, method: 'tools/list' },
+      { jsonrpc: '1.0', id: 7, method: 'tools/list' },
+      [],
+      42,
+      { jsonrpc: '2.0', id: 7 },
+      { jsonrpc: '2.0', id: 7, method: 5 },
+    ]) {
       const res = await post(server.mcpUrl, body, alice);
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.json.error).toMatchObject({ code: -32600, message: 'Invalid request' });
@@ -44,7 +52,11 @@ describe('error table over HTTP', () => {
   it('-32601 / 404 for an unknown method and an unknown tool', async () => {
     const method = await post(server.mcpUrl, { jsonrpc: '2.0', id: 'a', method: 'resources/list' }, alice);
     expect(method.status).toBe(404);
-    expect(method.json).toEqual({ jsonrpc: '2.0', id: 'a', error: { code: -32601, message: 'Method not found: resources/list' } });
+    expect(method.json).toEqual({
+      jsonrpc: '2.0',
+      id: 'a',
+      error: { code: -32601, message: 'Method not found: resources/list' },
+    });
     const tool = await callTool(server.mcpUrl, alice, 'svc_delete_everything', {});
     expect(tool.status).toBe(404);
     expect(tool.json.error).toEqual({ code: -32601, message: 'Tool not found: svc_delete_everything' });
@@ -117,10 +129,23 @@ describe('error table over HTTP', () => {
       [revoked.token, {}],
     ];
     for (const [token, headers] of attempts) {
-      const res = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects' } }, token, headers);
+      const res = await post(
+        server.mcpUrl,
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects' } },
+        token,
+        headers,
+      );
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
-      expect(res.json).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32001, message: 'Authentication failed - invalid or expired API key', data: { hint: UNAUTHENTICATED_HINT } } });
+      expect(res.json).toEqual({
+        jsonrpc: '2.0',
+        id: 1,
+        error: {
+          code: -32001,
+          message: 'Authentication failed - invalid or expired API key',
+          data: { hint: UNAUTHENTICATED_HINT },
+        },
+      });
       // The hint tells a model this -32001 from the SDK client's own "Request timed out".
       expect(UNAUTHENTICATED_HINT).toMatch(/check the message.*Request timed out.*not a token problem/is);
       expect(res.headers.get('x-ratelimit-limit')).toBeNull();
@@ -131,29 +156,50 @@ describe('error table over HTTP', () => {
     expect(notification.status).toBe(401);
   });
 
-  it('-32003 / 403 for another user\'s private project', async () => {
+  it("-32003 / 403 for another user's private project", async () => {
     const res = await callTool(server.mcpUrl, bob, 'svc_get_project', { projectId: privateId });
     expect(res.status).toBe(403);
-    expect(res.json.error).toEqual({ code: -32003, message: 'Access denied - you do not have permission for this resource' });
+    expect(res.json.error).toEqual({
+      code: -32003,
+      message: 'Access denied - you do not have permission for this resource',
+    });
   });
 
   it('-32004 / 404 for an unknown project', async () => {
-    const res = await callTool(server.mcpUrl, alice, 'svc_get_project', { projectId: '3f1d2c4b-0000-4000-8000-000000000000' });
+    const res = await callTool(server.mcpUrl, alice, 'svc_get_project', {
+      projectId: '3f1d2c4b-0000-4000-8000-000000000000',
+    });
     expect(res.status).toBe(404);
-    expect(res.json.error).toEqual({ code: -32004, message: 'Resource not found', data: { resource: 'project', reason: 'unknown id' } });
+    expect(res.json.error).toEqual({
+      code: -32004,
+      message: 'Resource not found',
+      data: { resource: 'project', reason: 'unknown id' },
+    });
   });
 
   it('-32005 / 429 with Retry-After and rate headers past 100 tool calls a minute; housekeeping still answers', async () => {
     const carol = server.token('carol');
     let last;
     for (let i = 0; i < 100; i++) {
-      last = await post(server.mcpUrl, { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'svc_list_projects' } }, carol);
+      last = await post(
+        server.mcpUrl,
+        { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'svc_list_projects' } },
+        carol,
+      );
       expect(last.status).toBe(200);
     }
     expect(last!.headers.get('x-ratelimit-remaining')).toBe('0');
-    const refused = await post(server.mcpUrl, { jsonrpc: '2.0', id: 101, method: 'tools/call', params: { name: 'svc_list_projects' } }, carol);
+    const refused = await post(
+      server.mcpUrl,
+      { jsonrpc: '2.0', id: 101, method: 'tools/call', params: { name: 'svc_list_projects' } },
+      carol,
+    );
     expect(refused.status).toBe(429);
-    expect(refused.json.error).toMatchObject({ code: -32005, message: 'Rate limit exceeded - please slow down requests', data: { scope: 'requests', limit: 100 } });
+    expect(refused.json.error).toMatchObject({
+      code: -32005,
+      message: 'Rate limit exceeded - please slow down requests',
+      data: { scope: 'requests', limit: 100 },
+    });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(refused.headers.get('x-ratelimit-limit')).toBe('100');
     expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
@@ -167,7 +213,15 @@ describe('error table over HTTP', () => {
     expect(ping.headers.get('x-ratelimit-limit')).toBe('1000');
     expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: 103, method: 'tools/list' }, carol)).status).toBe(200);
     // Another key of another user is not affected.
-    expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects' } }, bob)).status).toBe(200);
+    expect(
+      (
+        await post(
+          server.mcpUrl,
+          { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects' } },
+          bob,
+        )
+      ).status,
+    ).toBe(200);
   });
 });
 
@@ -179,7 +233,16 @@ describe('HTTP transport', () => {
   });
 
   it('answers initialize with JSON, notifications with 202, GET /mcp with 405', async () => {
-    const init = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }, alice);
+    const init = await post(
+      server.mcpUrl,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      },
+      alice,
+    );
     expect(init.status).toBe(200);
     expect(init.json.result.serverInfo.name).toBe('mobile-builder-mcp');
     expect(init.json.result.protocolVersion).toBe('2025-06-18');
@@ -194,15 +257,32 @@ describe('HTTP transport', () => {
   });
 
   it('refuses an unsupported MCP-Protocol-Version header with 400, accepts a supported one', async () => {
-    const bad = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, alice, { 'MCP-Protocol-Version': '1999-01-01' });
+    const bad = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, alice, {
+      'MCP-Protocol-Version': '1999-01-01',
+    });
     expect(bad.status).toBe(400);
-    expect(bad.json.error).toMatchObject({ code: -32600, message: 'Invalid request', data: { reason: 'unsupported MCP-Protocol-Version' } });
-    const good = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, alice, { 'MCP-Protocol-Version': '2025-06-18' });
+    expect(bad.json.error).toMatchObject({
+      code: -32600,
+      message: 'Invalid request',
+      data: { reason: 'unsupported MCP-Protocol-Version' },
+    });
+    const good = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, alice, {
+      'MCP-Protocol-Version': '2025-06-18',
+    });
     expect(good.status).toBe(200);
   });
 
-  it('validates initialize parameters with the table\'s -32602', async () => {
-    const res = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }, alice);
+  it("validates initialize parameters with the table's -32602", async () => {
+    const res = await post(
+      server.mcpUrl,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      },
+      alice,
+    );
     expect(res.status).toBe(400);
     expect(res.json.error.message).toBe('Missing required parameter: params.protocolVersion');
   });
@@ -215,16 +295,24 @@ describe('HTTP transport', () => {
     });
     expect(host.status).toBe(403);
     expect(JSON.parse(host.text).error).toMatchObject({ code: -32003, data: { reason: 'host_not_allowed' } });
-    const origin = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, alice, { Origin: 'http://evil.example' });
+    const origin = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, alice, {
+      Origin: 'http://evil.example',
+    });
     expect(origin.status).toBe(403);
     expect(origin.json.error.data.reason).toBe('origin_not_allowed');
-    const local = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, alice, { Origin: server.http.url });
+    const local = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, alice, {
+      Origin: server.http.url,
+    });
     expect(local.status).toBe(200);
   });
 
   it('answers two clients that use the same request id independently', async () => {
     const [a, b] = await Promise.all([
-      post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects' } }, alice),
+      post(
+        server.mcpUrl,
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects' } },
+        alice,
+      ),
       post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects' } }, bob),
     ]);
     expect(a.json.id).toBe(1);
@@ -234,10 +322,19 @@ describe('HTTP transport', () => {
   });
 
   it('rejects a body over the cap with 413 and a JSON-RPC error, and keeps serving', async () => {
-    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_create_project', arguments: { name: 'x'.repeat(1024 * 1024) } } });
+    const big = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'svc_create_project', arguments: { name: 'x'.repeat(1024 * 1024) } },
+    });
     const res = await post(server.mcpUrl, big, alice);
     expect(res.status).toBe(413);
-    expect(res.json.error).toMatchObject({ code: -32600, message: 'Invalid request', data: { reason: 'body_too_large', limitBytes: 1048576 } });
+    expect(res.json.error).toMatchObject({
+      code: -32600,
+      message: 'Invalid request',
+      data: { reason: 'body_too_large', limitBytes: 1048576 },
+    });
     expect((await toolResult(server.mcpUrl, alice, 'svc_list_projects')).projects.length).toBeGreaterThan(0);
   });
 });

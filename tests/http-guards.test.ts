@@ -18,7 +18,8 @@ afterAll(() => server.close());
 
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 const UUID = '00000000-0000-4000-8000-000000000000';
-const refusal = (code: number, message: string, data: unknown) => JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message, data } });
+const refusal = (code: number, message: string, data: unknown) =>
+  JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message, data } });
 const DENIED = 'Access denied - you do not have permission for this resource';
 const HOST_REFUSED = refusal(-32003, DENIED, { reason: 'host_not_allowed' });
 const ORIGIN_REFUSED = refusal(-32003, DENIED, { reason: 'origin_not_allowed' });
@@ -59,17 +60,25 @@ describe('host check', () => {
 });
 
 describe('form origin', () => {
-  it.each([['/projects'], ['/signin'], ['/authorize/consent']])('a form posted to %s from another origin of this host is 403 origin_not_allowed', async (path) => {
-    const res = await request('POST', path, { ...FORM, Origin: 'http://127.0.0.1:1' }, 'a=b');
-    expect(res.status).toBe(403);
-    expect(res.text).toBe(ORIGIN_REFUSED);
-  });
+  it.each([['/projects'], ['/signin'], ['/authorize/consent']])(
+    'a form posted to %s from another origin of this host is 403 origin_not_allowed',
+    async (path) => {
+      const res = await request('POST', path, { ...FORM, Origin: 'http://127.0.0.1:1' }, 'a=b');
+      expect(res.status).toBe(403);
+      expect(res.text).toBe(ORIGIN_REFUSED);
+    },
+  );
 });
 
 describe('body limits', () => {
   it('a /mcp body over the limit is 413 body_too_large, declared or streamed', async () => {
     const big = 'x'.repeat(1024 * 1024 + 10);
-    const declared = await request('POST', '/mcp', { 'Content-Type': 'application/json', 'Content-Length': String(big.length) }, big);
+    const declared = await request(
+      'POST',
+      '/mcp',
+      { 'Content-Type': 'application/json', 'Content-Length': String(big.length) },
+      big,
+    );
     const streamed = await request('POST', '/mcp', { 'Content-Type': 'application/json' }, big);
     for (const res of [declared, streamed]) {
       expect(res.status).toBe(413);
@@ -113,7 +122,12 @@ describe("the console's guards", () => {
     const put = await request('PUT', '/projects', { ...FORM, Cookie: alice.cookie }, 'a=b');
     expect(put.status).toBe(405);
     expect(put.text).toBe('Method not allowed\n');
-    const big = await request('POST', '/projects', { ...FORM, Cookie: alice.cookie }, `csrf=${alice.csrf}&name=${'x'.repeat(256 * 1024)}`);
+    const big = await request(
+      'POST',
+      '/projects',
+      { ...FORM, Cookie: alice.cookie },
+      `csrf=${alice.csrf}&name=${'x'.repeat(256 * 1024)}`,
+    );
     expect(big.status).toBe(413);
     expect(big.text).toBe('The form is too large.\n');
     const json = await request('POST', '/projects', { 'Content-Type': 'application/json', Cookie: alice.cookie }, '{}');

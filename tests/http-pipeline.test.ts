@@ -89,11 +89,13 @@ describe('the mounted table', () => {
     try {
       const doc = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8');
       const section = doc.slice(doc.indexOf('## The HTTP pipeline'));
-      const rows = [...section.matchAll(/^\| (POST|GET|\*) \| `([^`]+)` \| ([^|]*)\|$/gm)].map(([, method, path, guards]) => ({
-        method,
-        path,
-        guards: guards!.trim() === '' ? [] : guards!.trim().split(', '),
-      }));
+      const rows = [...section.matchAll(/^\| (POST|GET|\*) \| `([^`]+)` \| ([^|]*)\|$/gm)].map(
+        ([, method, path, guards]) => ({
+          method,
+          path,
+          guards: guards!.trim() === '' ? [] : guards!.trim().split(', '),
+        }),
+      );
       expect(rows).toEqual(server.http.routes);
     } finally {
       await server.close();

@@ -21,26 +21,37 @@ describe('the MCP Bundle', () => {
   // cannot answer vitest's own RPC, and the run fails although every test passed.
   beforeAll(async () => {
     const out = tempDir('mbm-mcpb-out-');
-    const pack = await runCommand('npm', ['run', '--silent', 'pack:mcpb', '--', '--out', out], { cwd: ROOT, timeoutMs: 300_000 });
+    const pack = await runCommand('npm', ['run', '--silent', 'pack:mcpb', '--', '--out', out], {
+      cwd: ROOT,
+      timeoutMs: 300_000,
+    });
     expect(pack.status, pack.stderr).toBe(0);
     const file = pack.stdout.trim().split('\n').at(-1)!;
     // Named for its platform: the better-sqlite3 addon inside runs only there.
     expect(file).toBe(join(out, `mobile-builder-mcp-${pkg.version}-${process.platform}-${process.arch}.mcpb`));
     unpacked = tempDir('mbm-mcpb-unpacked-');
-    expect((await runCommand(process.execPath, [MCPB, 'unpack', file, unpacked], { timeoutMs: 120_000 })).status).toBe(0);
+    expect((await runCommand(process.execPath, [MCPB, 'unpack', file, unpacked], { timeoutMs: 120_000 })).status).toBe(
+      0,
+    );
     manifest = JSON.parse(readFileSync(join(unpacked, 'manifest.json'), 'utf8'));
   });
 
-  it('has a manifest the mcpb CLI validates, with the package\'s name and version and the seven tools', async () => {
-    const validate = await runCommand(process.execPath, [MCPB, 'validate', join(unpacked, 'manifest.json')], { timeoutMs: 120_000 });
+  it("has a manifest the mcpb CLI validates, with the package's name and version and the seven tools", async () => {
+    const validate = await runCommand(process.execPath, [MCPB, 'validate', join(unpacked, 'manifest.json')], {
+      timeoutMs: 120_000,
+    });
     expect(validate.status, validate.stdout + validate.stderr).toBe(0);
-    expect(manifest).toMatchObject({ name: pkg.name, version: pkg.version, server: { type: 'node', entry_point: 'bin/mobile-builder-mcp.js' } });
+    expect(manifest).toMatchObject({
+      name: pkg.name,
+      version: pkg.version,
+      server: { type: 'node', entry_point: 'bin/mobile-builder-mcp.js' },
+    });
     expect(manifest.tools.map((t: { name: string }) => t.name)).toHaveLength(7);
     expect(manifest.manifest_version).toBe('0.4');
     expect(manifest.compatibility.platforms).toEqual([process.platform]);
   });
 
-  it('has the server\'s icon, a 128x128 PNG in the bundle', () => {
+  it("has the server's icon, a 128x128 PNG in the bundle", () => {
     expect(manifest.icon).toBe('icon.png');
     expect(manifest.icons).toEqual([{ src: 'icon.png', size: '128x128' }]);
     const png = readFileSync(join(unpacked, 'icon.png'));
@@ -49,9 +60,16 @@ describe('the MCP Bundle', () => {
   });
 
   it('holds no build intermediates: only the start-up bundles of dist/, the MCP Apps card and the loaded addon of better-sqlite3', () => {
-    expect(readdirSync(join(unpacked, 'dist')).sort()).toEqual(readdirSync(join(ROOT, 'dist')).filter((f) => f.endsWith('.cjs') || f === 'session-card.html').sort());
+    expect(readdirSync(join(unpacked, 'dist')).sort()).toEqual(
+      readdirSync(join(ROOT, 'dist'))
+        .filter((f) => f.endsWith('.cjs') || f === 'session-card.html')
+        .sort(),
+    );
     const addon = join(unpacked, 'node_modules', 'better-sqlite3');
-    expect(readdirSync(join(addon, 'build'), { recursive: true }).map(String).sort()).toEqual(['Release', join('Release', 'better_sqlite3.node')]);
+    expect(readdirSync(join(addon, 'build'), { recursive: true }).map(String).sort()).toEqual([
+      'Release',
+      join('Release', 'better_sqlite3.node'),
+    ]);
     for (const dir of ['deps', 'src']) expect(existsSync(join(addon, dir)), dir).toBe(false);
   });
 
@@ -72,7 +90,11 @@ describe('the MCP Bundle', () => {
       new StdioClientTransport({
         command: process.execPath,
         args: [...args.map(fill), '--data-dir', dataDir, '--port', '0'],
-        env: { PATH: process.env.PATH!, HOME: dataDir, ...Object.fromEntries(Object.entries(env as Record<string, string>).map(([k, v]) => [k, fill(v)])) },
+        env: {
+          PATH: process.env.PATH!,
+          HOME: dataDir,
+          ...Object.fromEntries(Object.entries(env as Record<string, string>).map(([k, v]) => [k, fill(v)])),
+        },
         stderr: 'ignore',
       }),
     );
@@ -90,18 +112,27 @@ describe('the MCP Bundle', () => {
 describe('server.json for the MCP registry', () => {
   const server = JSON.parse(readFileSync(join(ROOT, 'server.json'), 'utf8'));
 
-  it('names the server in reverse-DNS form, the same name as package.json\'s mcpName, at package.json\'s version', () => {
+  it("names the server in reverse-DNS form, the same name as package.json's mcpName, at package.json's version", () => {
     expect(server.name).toMatch(/^io\.github\.[A-Za-z0-9-]+\/mobile-builder-mcp$/);
     expect(pkg.mcpName).toBe(server.name);
     expect(server.version).toBe(pkg.version);
-    expect(server.$schema).toMatch(/^https:\/\/static\.modelcontextprotocol\.io\/schemas\/[\d-]+\/server\.schema\.json$/);
+    expect(server.$schema).toMatch(
+      /^https:\/\/static\.modelcontextprotocol\.io\/schemas\/[\d-]+\/server\.schema\.json$/,
+    );
   });
 
   it('has one npm package entry, over stdio, running serve, with SVC_API_TOKEN a required secret', () => {
     expect(server.packages).toHaveLength(1);
     const [entry] = server.packages;
-    expect(entry).toMatchObject({ registryType: 'npm', identifier: pkg.name, version: pkg.version, transport: { type: 'stdio' } });
+    expect(entry).toMatchObject({
+      registryType: 'npm',
+      identifier: pkg.name,
+      version: pkg.version,
+      transport: { type: 'stdio' },
+    });
     expect(entry.packageArguments).toEqual([{ type: 'positional', value: 'serve' }]);
-    expect(entry.environmentVariables).toEqual([expect.objectContaining({ name: 'SVC_API_TOKEN', isSecret: true, isRequired: true })]);
+    expect(entry.environmentVariables).toEqual([
+      expect.objectContaining({ name: 'SVC_API_TOKEN', isSecret: true, isRequired: true }),
+    ]);
   });
 });

@@ -33,7 +33,13 @@ afterAll(() => {
  */
 async function startPrebuildMirror(): Promise<string> {
   const archive = join(work, 'better-sqlite3-prebuilt.tar.gz');
-  const packed = spawnSync('tar', ['-czf', archive, '-C', join(ROOT, 'node_modules', 'better-sqlite3'), 'build/Release/better_sqlite3.node']);
+  const packed = spawnSync('tar', [
+    '-czf',
+    archive,
+    '-C',
+    join(ROOT, 'node_modules', 'better-sqlite3'),
+    'build/Release/better_sqlite3.node',
+  ]);
   if (packed.status !== 0) throw new Error(`tar failed: ${packed.stderr}`);
   const body = readFileSync(archive);
   mirror = createServer((req, res) => {
@@ -55,23 +61,29 @@ function claudeDesktopConfig(): { command: string; args: string[]; env: Record<s
   return JSON.parse(block).mcpServers['mobile-builder'];
 }
 
-
 describe('global install from the packed tarball', () => {
-  it('runs the README\'s Claude Desktop config through an SDK client', async () => {
+  it("runs the README's Claude Desktop config through an SDK client", async () => {
     const config = claudeDesktopConfig();
     expect(config.command).toBe('mobile-builder-mcp');
 
     // --ignore-scripts: pack the dist/ that `npm test` built; rebuilding it here would rewrite files
     // that other test files' spawned servers are loading at the same moment.
-    const packed = await runCommand('npm', ['pack', '--ignore-scripts', '--pack-destination', work], { cwd: ROOT, timeoutMs: 300_000 });
+    const packed = await runCommand('npm', ['pack', '--ignore-scripts', '--pack-destination', work], {
+      cwd: ROOT,
+      timeoutMs: 300_000,
+    });
     expect(packed.status, packed.stdout + packed.stderr).toBe(0);
     const tarball = readdirSync(work).find((f) => /^mobile-builder-mcp-.*\.tgz$/.test(f))!;
     const prefix = join(work, 'prefix');
     const binaryHost = await startPrebuildMirror();
-    const install = await runCommand('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball)], {
-      timeoutMs: 900_000,
-      env: { ...process.env, npm_config_better_sqlite3_binary_host: binaryHost },
-    });
+    const install = await runCommand(
+      'npm',
+      ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball)],
+      {
+        timeoutMs: 900_000,
+        env: { ...process.env, npm_config_better_sqlite3_binary_host: binaryHost },
+      },
+    );
     expect(install.status, install.stdout + install.stderr).toBe(0);
 
     // A fresh home: the default data dir (~/.mobile-builder-mcp) and nothing else of this machine's.
@@ -84,13 +96,22 @@ describe('global install from the packed tarball', () => {
     const hostEnv = Object.fromEntries(Object.entries(config.env).map(([k, v]) => [k, v.replace('svc_...', token)]));
 
     const client = new Client({ name: 'claude-desktop-config', version: '1.0.0' });
-    await client.connect(new StdioClientTransport({ command: config.command, args: config.args, env: { ...env, ...hostEnv }, stderr: 'pipe' }));
+    await client.connect(
+      new StdioClientTransport({
+        command: config.command,
+        args: config.args,
+        env: { ...env, ...hostEnv },
+        stderr: 'pipe',
+      }),
+    );
     try {
       expect((await client.listTools()).tools).toHaveLength(7);
       const created = await client.callTool({ name: 'svc_create_project', arguments: { name: 'Installed' } });
       expect(created.structuredContent).toMatchObject({ name: 'Installed' });
       const listed = await client.callTool({ name: 'svc_list_projects', arguments: {} });
-      expect((listed.structuredContent as { projects: Array<{ name: string }> }).projects.map((p) => p.name)).toEqual(['Installed']);
+      expect((listed.structuredContent as { projects: Array<{ name: string }> }).projects.map((p) => p.name)).toEqual([
+        'Installed',
+      ]);
     } finally {
       await client.close();
     }

@@ -21,14 +21,14 @@ const TABLE: Array<[string, 'build' | 'deploy']> = [
   ['Release version 2.0 to production', 'deploy'],
   ['Publish the app', 'deploy'],
   ['  DEPLOY to the web now.', 'deploy'],
-  ['Deploy it, but don\'t change the icon', 'deploy'],
+  ["Deploy it, but don't change the icon", 'deploy'],
   ['Please ship the Android app', 'deploy'],
   // Negated.
-  ['Build the login screen, but don\'t deploy yet', 'build'],
-  ['Don\'t deploy', 'build'],
+  ["Build the login screen, but don't deploy yet", 'build'],
+  ["Don't deploy", 'build'],
   ['Do not publish anything', 'build'],
   ['Deploy nothing yet, just build', 'build'],
-  ['Please don\'t ship it', 'build'],
+  ["Please don't ship it", 'build'],
   ['Ship it? Not yet', 'build'],
   ['Deploy it later, do not deploy it now', 'build'],
   ['Release it not yet', 'build'],
@@ -73,11 +73,15 @@ describe('svc_send_message without kind, through a real SDK client', () => {
 
   it('answers with the kind it chose; a passed kind always wins', async () => {
     const send = async (message: string, kind?: string) => {
-      const project = (await client.callTool({ name: 'svc_create_project', arguments: { name: 'Kinds' } })).structuredContent as { id: string };
-      const sent = await client.callTool({ name: 'svc_send_message', arguments: { projectId: project.id, message, ...(kind && { kind }) } });
+      const project = (await client.callTool({ name: 'svc_create_project', arguments: { name: 'Kinds' } }))
+        .structuredContent as { id: string };
+      const sent = await client.callTool({
+        name: 'svc_send_message',
+        arguments: { projectId: project.id, message, ...(kind && { kind }) },
+      });
       return (sent.structuredContent as { kind: string }).kind;
     };
-    expect(await send('Build the login screen, but don\'t deploy yet')).toBe('build');
+    expect(await send("Build the login screen, but don't deploy yet")).toBe('build');
     expect(await send('Release notes: improve the settings screen')).toBe('build');
     expect(await send('Please publish to the stores')).toBe('deploy');
     expect(await send('Release notes: improve the settings screen', 'deploy')).toBe('deploy');

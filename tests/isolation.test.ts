@@ -18,10 +18,17 @@ beforeAll(async () => {
   server = await startTestServer();
   owner = server.token('olivia');
   other = server.token('oscar');
-  projects.private = await createProject(server.mcpUrl, owner, { name: 'Olivia private zebra', description: 'secret-plans', visibility: 'private' });
+  projects.private = await createProject(server.mcpUrl, owner, {
+    name: 'Olivia private zebra',
+    description: 'secret-plans',
+    visibility: 'private',
+  });
   projects.public = await createProject(server.mcpUrl, owner, { name: 'Olivia public', visibility: 'public' });
   for (const p of Object.values(projects)) {
-    const sent = await toolResult(server.mcpUrl, owner, 'svc_send_message', { projectId: p.id, message: 'build the zebra-instructions' });
+    const sent = await toolResult(server.mcpUrl, owner, 'svc_send_message', {
+      projectId: p.id,
+      message: 'build the zebra-instructions',
+    });
     await waitIdle(server.mcpUrl, owner, p.id);
     lastWorkflow[p.id] = sent.workflowId;
   }
@@ -56,14 +63,24 @@ type Who = 'owner' | 'other' | 'none';
 const tokenOf = (who: Who) => (who === 'owner' ? owner : who === 'other' ? other : undefined);
 
 /** Expected HTTP status of each tool for each caller and visibility (docs/contract.md#tools access rules). */
-const MATRIX: Array<{ tool: string; args: (id: string) => Record<string, unknown>; write: boolean; projectScoped: boolean }> = [
+const MATRIX: Array<{
+  tool: string;
+  args: (id: string) => Record<string, unknown>;
+  write: boolean;
+  projectScoped: boolean;
+}> = [
   { tool: 'svc_list_projects', args: () => ({}), write: false, projectScoped: false },
   { tool: 'svc_get_project', args: (id) => ({ projectId: id }), write: false, projectScoped: true },
   { tool: 'svc_create_project', args: () => ({ name: 'new one' }), write: true, projectScoped: false },
   { tool: 'svc_get_session', args: (id) => ({ projectId: id }), write: false, projectScoped: true },
   { tool: 'svc_send_message', args: (id) => ({ projectId: id, message: 'build' }), write: true, projectScoped: true },
   // A finished workflow: the owner gets 200 with cancelled false, and nothing changes.
-  { tool: 'svc_cancel_workflow', args: (id) => ({ projectId: id, workflowId: lastWorkflow[id] }), write: true, projectScoped: true },
+  {
+    tool: 'svc_cancel_workflow',
+    args: (id) => ({ projectId: id, workflowId: lastWorkflow[id] }),
+    write: true,
+    projectScoped: true,
+  },
   { tool: 'svc_get_messages', args: (id) => ({ projectId: id }), write: false, projectScoped: true },
 ];
 
@@ -87,7 +104,8 @@ describe('access matrix: every tool x caller x visibility', () => {
           }
           if (res.status !== 200) {
             // Error texts never carry the project's data.
-            for (const secret of ['zebra', 'secret-plans', 'Olivia', 'olivia', '/previews/']) expect(res.text).not.toContain(secret);
+            for (const secret of ['zebra', 'secret-plans', 'Olivia', 'olivia', '/previews/'])
+              expect(res.text).not.toContain(secret);
           }
           if (row.tool === 'svc_list_projects' && who === 'other') {
             expect(res.json.result.structuredContent.projects.map((p: any) => p.id)).not.toContain(project.id);
@@ -97,7 +115,7 @@ describe('access matrix: every tool x caller x visibility', () => {
     }
   }
 
-  it('the other user reads a public project\'s session and messages, but never a private one\'s preview URL', async () => {
+  it("the other user reads a public project's session and messages, but never a private one's preview URL", async () => {
     const pub = await toolResult(server.mcpUrl, other, 'svc_get_session', { projectId: projects.public.id });
     expect(pub.previewUrls.length).toBeGreaterThan(0);
     const priv = await callTool(server.mcpUrl, other, 'svc_get_session', { projectId: projects.private.id });
@@ -109,12 +127,19 @@ describe('access matrix: every tool x caller x visibility', () => {
     expect(messages.text).not.toContain('zebra');
   });
 
-  it('a workflow id of another user\'s project is not found through one\'s own project', async () => {
+  it("a workflow id of another user's project is not found through one's own project", async () => {
     const mine = await createProject(server.mcpUrl, other, { name: 'oscar own' });
     const victim = await toolResult(server.mcpUrl, owner, 'svc_get_session', { projectId: projects.private.id });
-    const res = await callTool(server.mcpUrl, other, 'svc_cancel_workflow', { projectId: mine.id, workflowId: victim.lastWorkflow.id });
+    const res = await callTool(server.mcpUrl, other, 'svc_cancel_workflow', {
+      projectId: mine.id,
+      workflowId: victim.lastWorkflow.id,
+    });
     expect(res.status).toBe(404);
     // The same answer as an id that exists nowhere: nothing of the other project is learnt.
-    expect(res.json.error).toEqual({ code: -32004, message: 'Resource not found', data: { resource: 'workflow', reason: 'unknown id' } });
+    expect(res.json.error).toEqual({
+      code: -32004,
+      message: 'Resource not found',
+      data: { resource: 'workflow', reason: 'unknown id' },
+    });
   });
 });

@@ -23,7 +23,11 @@ describe('the latest update URL', () => {
     const owner = server.token('olivia');
     const reader = server.token('rita');
     const project = await createProject(server.mcpUrl, owner, { name: 'Public app', visibility: 'public' });
-    const sent = await toolResult(server.mcpUrl, owner, 'svc_send_message', { projectId: project.id, message: 'Deploy it', kind: 'deploy' });
+    const sent = await toolResult(server.mcpUrl, owner, 'svc_send_message', {
+      projectId: project.id,
+      message: 'Deploy it',
+      kind: 'deploy',
+    });
     const run = await waitFor(() => builder.runOf(sent.workflowId));
     // As the expo builder's deploy says it (a builder's own words are stored as they are).
     await run.context.say(`deployed; latest: ${path} (keep it private)`, 'result');
@@ -31,7 +35,10 @@ describe('the latest update URL', () => {
     await waitIdle(server.mcpUrl, owner, project.id);
 
     const read = async (token: string) => {
-      const { messages } = await toolResult(server!.mcpUrl, token, 'svc_get_messages', { projectId: project.id, limit: 500 });
+      const { messages } = await toolResult(server!.mcpUrl, token, 'svc_get_messages', {
+        projectId: project.id,
+        limit: 500,
+      });
       return messages.find((m: any) => m.type === 'result').content as string;
     };
     expect(await read(owner)).toBe(`deployed; latest: ${path} (keep it private)`);

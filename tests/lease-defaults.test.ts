@@ -35,7 +35,11 @@ describe('lease defaults', () => {
     await first.crash();
     // As if a runner on another host held it: no pid of ours to find dead, only its lease counts.
     const db = new Database(join(first.dataDir, 'mobile-builder.db'));
-    db.prepare('update workflows set runner_id = ?, lease_expires_at = ? where id = ?').run('elsewhere:4242:n0nce', Date.now() + 300, workflowId);
+    db.prepare('update workflows set runner_id = ?, lease_expires_at = ? where id = ?').run(
+      'elsewhere:4242:n0nce',
+      Date.now() + 300,
+      workflowId,
+    );
     db.close();
 
     const second = await startEngine({ dataDir: first.dataDir });

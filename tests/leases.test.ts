@@ -18,7 +18,11 @@ function readStore(dataDir: string) {
   const db = new Database(join(dataDir, 'mobile-builder.db'), { readonly: true });
   try {
     return {
-      workflows: db.prepare('select id, status, error_code, step_index, step_name, runner_id, finished_at from workflows order by seq').all() as any[],
+      workflows: db
+        .prepare(
+          'select id, status, error_code, step_index, step_name, runner_id, finished_at from workflows order by seq',
+        )
+        .all() as any[],
       messages: db.prepare('select seq, role, type, content, workflow_id from messages order by seq').all() as any[],
       groups: db.prepare('select * from process_groups').all() as any[],
     };
@@ -39,29 +43,55 @@ describe('leases across two server processes with different runner hosts', () =>
     const dataDir = tempDir();
     const token = cliToken(dataDir, 'alice');
     const plans = pollingPlan(dataDir);
-    const a = await spawnHttpServer(dataDir, ['--scripted-step-ms', '600000', ...LEASE, '--plans', plans], { SVC_RUNNER_HOST: 'host-a' });
-    const b = await spawnHttpServer(dataDir, ['--scripted-step-ms', '10', ...LEASE, '--plans', plans], { SVC_RUNNER_HOST: 'host-b' });
+    const a = await spawnHttpServer(dataDir, ['--scripted-step-ms', '600000', ...LEASE, '--plans', plans], {
+      SVC_RUNNER_HOST: 'host-a',
+    });
+    const b = await spawnHttpServer(dataDir, ['--scripted-step-ms', '10', ...LEASE, '--plans', plans], {
+      SVC_RUNNER_HOST: 'host-b',
+    });
     try {
       const project = await toolResult(a.mcpUrl, token, 'svc_create_project', { name: 'Leased' });
-      const first = await toolResult(a.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build one', kind: 'build' });
-      const second = await toolResult(a.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build two', kind: 'build' });
+      const first = await toolResult(a.mcpUrl, token, 'svc_send_message', {
+        projectId: project.id,
+        message: 'build one',
+        kind: 'build',
+      });
+      const second = await toolResult(a.mcpUrl, token, 'svc_send_message', {
+        projectId: project.id,
+        message: 'build two',
+        kind: 'build',
+      });
       expect([first.status, second.status]).toEqual(['running', 'queued']);
       await waitFor(() => readStore(dataDir).workflows[0].step_index >= 1, 15_000, 'the first step on A');
       expect(readStore(dataDir).workflows[0].runner_id).toMatch(/^host-a:/);
       const before = readStore(dataDir).messages;
       await a.stop('SIGKILL');
 
-      const done = await waitFor(() => {
-        const s = readStore(dataDir);
-        return s.workflows[1].status === 'completed' ? s : null;
-      }, 30_000, 'the queued workflow to complete on B');
-      expect(done.workflows[0]).toMatchObject({ id: first.workflowId, status: 'failed', error_code: 'interrupted', runner_id: null });
+      const done = await waitFor(
+        () => {
+          const s = readStore(dataDir);
+          return s.workflows[1].status === 'completed' ? s : null;
+        },
+        30_000,
+        'the queued workflow to complete on B',
+      );
+      expect(done.workflows[0]).toMatchObject({
+        id: first.workflowId,
+        status: 'failed',
+        error_code: 'interrupted',
+        runner_id: null,
+      });
       expect(done.workflows[1]).toMatchObject({ id: second.workflowId, status: 'completed' });
       expect(done.messages.slice(0, before.length)).toEqual(before);
       expect(done.messages.map((m) => m.seq)).toEqual(done.messages.map((_, i) => i + 1));
-      expect(done.messages.find((m) => m.workflow_id === first.workflowId && m.type === 'error').content).toMatch(/interrupted/);
+      expect(done.messages.find((m) => m.workflow_id === first.workflowId && m.type === 'error').content).toMatch(
+        /interrupted/,
+      );
       // Both instructions the server acknowledged are stored.
-      expect(done.messages.filter((m) => m.type === 'instruction').map((m) => m.content)).toEqual(['build one', 'build two']);
+      expect(done.messages.filter((m) => m.type === 'instruction').map((m) => m.content)).toEqual([
+        'build one',
+        'build two',
+      ]);
       const session = await toolResult(b.mcpUrl, token, 'svc_get_session', { projectId: project.id });
       expect(session.hasActiveWorkflows).toBe(false);
     } finally {
@@ -76,25 +106,51 @@ describe('leases across two server processes with different runner hosts', () =>
     const plans = pollingPlan(dataDir);
     const config = join(dataDir, 'builder.json');
     const pidFile = join(dataDir, 'build.pid');
-    writeFileSync(config, JSON.stringify({ killGraceMs: 500, build: { command: `echo $$ > ${pidFile}; echo started; sleep 1000` } }));
+    writeFileSync(
+      config,
+      JSON.stringify({ killGraceMs: 500, build: { command: `echo $$ > ${pidFile}; echo started; sleep 1000` } }),
+    );
     // Unsandboxed: the command's pids and files outside its workspace are this machine's (in the
     // sandbox a build also dies with its server, so there is no orphan to find).
-    const a = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config, '--no-build-sandbox', ...LEASE, '--plans', plans], { SVC_RUNNER_HOST: 'host-a' });
-    const b = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config, '--no-build-sandbox', ...LEASE, '--plans', plans], { SVC_RUNNER_HOST: 'host-b' });
+    const a = await spawnHttpServer(
+      dataDir,
+      ['--builder', 'command', '--builder-config', config, '--no-build-sandbox', ...LEASE, '--plans', plans],
+      { SVC_RUNNER_HOST: 'host-a' },
+    );
+    const b = await spawnHttpServer(
+      dataDir,
+      ['--builder', 'command', '--builder-config', config, '--no-build-sandbox', ...LEASE, '--plans', plans],
+      { SVC_RUNNER_HOST: 'host-b' },
+    );
     let stopped = false;
     try {
       const project = await toolResult(a.mcpUrl, token, 'svc_create_project', { name: 'Paused' });
-      const sent = await toolResult(a.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build', kind: 'build' });
+      const sent = await toolResult(a.mcpUrl, token, 'svc_send_message', {
+        projectId: project.id,
+        message: 'build',
+        kind: 'build',
+      });
       expect(sent.status).toBe('running');
-      await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() && readStore(dataDir).messages.some((m) => m.content.includes('started') && m.role === 'agent'), 15_000, 'the build to start on A');
+      await waitFor(
+        () =>
+          existsSync(pidFile) &&
+          readFileSync(pidFile, 'utf8').trim() &&
+          readStore(dataDir).messages.some((m) => m.content.includes('started') && m.role === 'agent'),
+        15_000,
+        'the build to start on A',
+      );
       const buildPid = Number(readFileSync(pidFile, 'utf8'));
       a.child.kill('SIGSTOP');
       stopped = true;
 
-      const taken = await waitFor(() => {
-        const s = readStore(dataDir);
-        return s.workflows[0].status === 'failed' ? s : null;
-      }, 30_000, 'B to take the workflow over');
+      const taken = await waitFor(
+        () => {
+          const s = readStore(dataDir);
+          return s.workflows[0].status === 'failed' ? s : null;
+        },
+        30_000,
+        'B to take the workflow over',
+      );
       expect(taken.workflows[0]).toMatchObject({ id: sent.workflowId, error_code: 'interrupted' });
       expect(isGroupAlive(buildPid)).toBe(true); // A is frozen, so its build still runs
 
@@ -109,7 +165,10 @@ describe('leases across two server processes with different runner hosts', () =>
       expect(taken.groups.map((g) => g.pgid)).toEqual([buildPid]);
       expect(await a.stop('SIGTERM')).toBe(0);
       const after = readStore(dataDir);
-      expect({ workflows: after.workflows, messages: after.messages }).toEqual({ workflows: taken.workflows, messages: taken.messages });
+      expect({ workflows: after.workflows, messages: after.messages }).toEqual({
+        workflows: taken.workflows,
+        messages: taken.messages,
+      });
       expect(after.groups.every((g) => taken.groups.some((t) => t.pgid === g.pgid))).toBe(true);
     } finally {
       if (stopped) a.child.kill('SIGCONT');
@@ -130,24 +189,52 @@ describe('leases across two server processes with different runner hosts', () =>
     ].join(' ');
     writeFileSync(config, JSON.stringify({ killGraceMs: 200, build: { command } }));
     // Unsandboxed: in the sandbox the build dies with its server (--die-with-parent), no orphan.
-    const first = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config, '--no-build-sandbox']);
+    const first = await spawnHttpServer(dataDir, [
+      '--builder',
+      'command',
+      '--builder-config',
+      config,
+      '--no-build-sandbox',
+    ]);
     const project = await toolResult(first.mcpUrl, token, 'svc_create_project', { name: 'Orphans' });
-    const one = await toolResult(first.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'one', kind: 'build' });
-    const two = await toolResult(first.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'two', kind: 'build' });
+    const one = await toolResult(first.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'one',
+      kind: 'build',
+    });
+    const two = await toolResult(first.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'two',
+      kind: 'build',
+    });
     expect([one.status, two.status]).toEqual(['running', 'queued']);
-    await waitFor(() => readStore(dataDir).groups.length === 1 && existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim(), 15_000, 'the build group to be recorded');
+    await waitFor(
+      () => readStore(dataDir).groups.length === 1 && existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim(),
+      15_000,
+      'the build group to be recorded',
+    );
     const pgid = Number(readFileSync(pidFile, 'utf8'));
     const leader = processStart(pgid);
     expect(readStore(dataDir).groups[0]).toMatchObject({ pgid, workflow_id: one.workflowId, leader_start: leader });
     await first.stop('SIGKILL');
     expect(isGroupAlive(pgid)).toBe(true); // the orphaned build outlived its server
 
-    const second = await spawnHttpServer(dataDir, ['--builder', 'command', '--builder-config', config, '--no-build-sandbox']);
+    const second = await spawnHttpServer(dataDir, [
+      '--builder',
+      'command',
+      '--builder-config',
+      config,
+      '--no-build-sandbox',
+    ]);
     try {
-      const done = await waitFor(() => {
-        const s = readStore(dataDir);
-        return s.workflows[1].status === 'completed' ? s : null;
-      }, 30_000, 'the second workflow to complete');
+      const done = await waitFor(
+        () => {
+          const s = readStore(dataDir);
+          return s.workflows[1].status === 'completed' ? s : null;
+        },
+        30_000,
+        'the second workflow to complete',
+      );
       expect(done.workflows[0]).toMatchObject({ status: 'failed', error_code: 'interrupted' });
       expect(isGroupAlive(pgid)).toBe(false);
       expect(done.messages.some((m) => m.content.includes('first-group-gone'))).toBe(true);

@@ -26,14 +26,22 @@ describe('two processes on one data dir', () => {
     servers.push(await spawnHttpServer(dataDir, ['--plans', plans, '--log-level', 'warn']));
     const statuses = await Promise.all(
       Array.from({ length: 80 }, (_, i) =>
-        post(servers[i % 2]!.mcpUrl, { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'svc_list_projects' } }, token).then((r) => r.status),
+        post(
+          servers[i % 2]!.mcpUrl,
+          { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'svc_list_projects' } },
+          token,
+        ).then((r) => r.status),
       ),
     );
     expect(statuses.filter((s) => s === 200)).toHaveLength(30);
     expect(statuses.filter((s) => s === 429)).toHaveLength(50);
     // The window is the same in both processes: each now refuses.
     for (const s of servers) {
-      const res = await post(s.mcpUrl, { jsonrpc: '2.0', id: 99, method: 'tools/call', params: { name: 'svc_list_projects' } }, token);
+      const res = await post(
+        s.mcpUrl,
+        { jsonrpc: '2.0', id: 99, method: 'tools/call', params: { name: 'svc_list_projects' } },
+        token,
+      );
       expect(res.status).toBe(429);
       expect(res.json.error.data).toMatchObject({ scope: 'requests', limit: 30 });
     }
@@ -42,11 +50,18 @@ describe('two processes on one data dir', () => {
   it('with the default free plan (leases of 6 counts), two processes together never pass the limit: 100 of 300', async () => {
     const token = cliToken(dataDir, 'bob');
     const port = (s: SpawnedServer) => s.mcpUrl;
-    const defaults = [await spawnHttpServer(dataDir, ['--log-level', 'warn']), await spawnHttpServer(dataDir, ['--log-level', 'warn'])];
+    const defaults = [
+      await spawnHttpServer(dataDir, ['--log-level', 'warn']),
+      await spawnHttpServer(dataDir, ['--log-level', 'warn']),
+    ];
     servers.push(...defaults);
     const statuses = await Promise.all(
       Array.from({ length: 300 }, (_, i) =>
-        post(port(defaults[i % 2]!), { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'svc_list_projects' } }, token).then((r) => r.status),
+        post(
+          port(defaults[i % 2]!),
+          { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'svc_list_projects' } },
+          token,
+        ).then((r) => r.status),
       ),
     );
     // Each process may keep fewer than one lease unspent while the other refuses: at most 2 x 5.

@@ -16,7 +16,8 @@ afterEach(async () => {
   server = undefined;
 });
 
-const projectCount = (s: TestServer) => (sqliteOf(s.app.store).prepare('select count(*) as n from projects').get() as { n: number }).n;
+const projectCount = (s: TestServer) =>
+  (sqliteOf(s.app.store).prepare('select count(*) as n from projects').get() as { n: number }).n;
 
 describe('request rate under concurrency', () => {
   it('50 concurrent clients on one key are served exactly 100 requests in a window', async () => {
@@ -26,7 +27,11 @@ describe('request rate under concurrency', () => {
       Array.from({ length: 50 }, async (_, client) => {
         const mine: number[] = [];
         for (let i = 0; i < 3; i++) {
-          const res = await post(server!.mcpUrl, { jsonrpc: '2.0', id: client * 10 + i, method: 'tools/call', params: { name: 'svc_list_projects' } }, token);
+          const res = await post(
+            server!.mcpUrl,
+            { jsonrpc: '2.0', id: client * 10 + i, method: 'tools/call', params: { name: 'svc_list_projects' } },
+            token,
+          );
           mine.push(res.status);
         }
         return mine;
@@ -54,11 +59,18 @@ describe('request rate under concurrency', () => {
     let text = '';
     output.on('data', (d: Buffer) => (text += d.toString()));
     const done = serveStdio(server.app, { token, input, output });
-    for (let i = 1; i <= 3; i++) input.write(`${JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'svc_list_projects' } })}\n`);
+    for (let i = 1; i <= 3; i++)
+      input.write(
+        `${JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'svc_list_projects' } })}\n`,
+      );
     await waitFor(() => text.split('\n').filter(Boolean).length === 3, 5000, 'three replies');
     input.end();
     await done;
-    const replies = text.split('\n').filter(Boolean).map((l) => JSON.parse(l)).sort((x, y) => x.id - y.id);
+    const replies = text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .sort((x, y) => x.id - y.id);
     expect(replies.filter((r) => r.result)).toHaveLength(2);
     expect(replies[2].error).toMatchObject({ code: -32005, data: { scope: 'requests', limit: 2 } });
   });
@@ -68,12 +80,18 @@ describe('project creation limits', () => {
   it('20 concurrent creations by one user store exactly 10 projects; the rest get -32005 scope project_creation', async () => {
     server = await startTestServer({ plans: DEFAULT_PLANS });
     const token = server.token('alice');
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => callTool(server!.mcpUrl, token, 'svc_create_project', { name: `p${i}` })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => callTool(server!.mcpUrl, token, 'svc_create_project', { name: `p${i}` })),
+    );
     expect(results.filter((r) => r.status === 200)).toHaveLength(10);
     const refused = results.filter((r) => r.status === 429);
     expect(refused).toHaveLength(10);
     for (const r of refused) {
-      expect(r.json.error).toMatchObject({ code: -32005, message: 'Rate limit exceeded - please slow down requests', data: { scope: 'project_creation', limit: 10 } });
+      expect(r.json.error).toMatchObject({
+        code: -32005,
+        message: 'Rate limit exceeded - please slow down requests',
+        data: { scope: 'project_creation', limit: 10 },
+      });
       expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(3000);
     }
     expect(projectCount(server)).toBe(10);
@@ -81,7 +99,9 @@ describe('project creation limits', () => {
   });
 
   it('the plan cap answers -32003 with reason project_limit_reached and stores nothing', async () => {
-    server = await startTestServer({ plans: { free: { requestsPerMinute: 1000, projectCreationsPerHour: 1000, maxProjects: 2 } } });
+    server = await startTestServer({
+      plans: { free: { requestsPerMinute: 1000, projectCreationsPerHour: 1000, maxProjects: 2 } },
+    });
     const token = server.token('alice');
     await toolResult(server.mcpUrl, token, 'svc_create_project', { name: 'a' });
     await toolResult(server.mcpUrl, token, 'svc_create_project', { name: 'b' });
@@ -103,7 +123,9 @@ describe('HTTP hardening', () => {
     const closed = await new Promise<{ ms: number; data: string }>((resolve) => {
       const started = Date.now();
       let data = '';
-      const socket = connect(Number(url.port), url.hostname, () => socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n'));
+      const socket = connect(Number(url.port), url.hostname, () =>
+        socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n'),
+      );
       socket.on('data', (d) => (data += d.toString()));
       socket.on('close', () => resolve({ ms: Date.now() - started, data }));
     });
@@ -118,7 +140,9 @@ describe('HTTP hardening', () => {
     const closed = await new Promise<number>((resolve) => {
       const started = Date.now();
       const socket = connect(Number(url.port), url.hostname, () => {
-        socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":');
+        socket.write(
+          'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":',
+        );
       });
       socket.on('error', () => undefined);
       socket.resume();

@@ -4,7 +4,14 @@
  * around it is the real one, on a real SQLite file with the real migrations.
  */
 import { spawn } from 'node:child_process';
-import type { Builder, BuildContext, BuildJob, PublishRequest, PublishedArtifact, QuestionSpec } from '../src/builders/builder.js';
+import type {
+  Builder,
+  BuildContext,
+  BuildJob,
+  PublishRequest,
+  PublishedArtifact,
+  QuestionSpec,
+} from '../src/builders/builder.js';
 import { BuildFailure } from '../src/builders/builder.js';
 import { processStart } from '../src/workflows/process-groups.js';
 

@@ -10,7 +10,16 @@ import { PassThrough } from 'node:stream';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveStdio } from '../src/transports/stdio-server.js';
-import { createProject, httpClient, post, rawHttp, startTestServer, waitFor, type TestServer, mcpError } from './helpers.js';
+import {
+  createProject,
+  httpClient,
+  post,
+  rawHttp,
+  startTestServer,
+  waitFor,
+  type TestServer,
+  mcpError,
+} from './helpers.js';
 
 const VERSION = '2025-06-18';
 const PLANS = {
@@ -44,30 +53,47 @@ afterAll(async () => {
   await server.close();
 });
 
-
-const toolCall = (id: number, name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+const toolCall = (id: number, name: string, args: Record<string, unknown>) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args },
+});
 
 describe('SDK StreamableHTTPClientTransport (an MCP client): JSON-RPC errors arrive as McpError with code and data', () => {
   it('-32602 with data.issues for a malformed UUID', async () => {
-    const error = await mcpError(aliceClient.callTool({ name: 'svc_get_project', arguments: { projectId: 'not-a-uuid' } }));
+    const error = await mcpError(
+      aliceClient.callTool({ name: 'svc_get_project', arguments: { projectId: 'not-a-uuid' } }),
+    );
     expect(error.code).toBe(-32602);
     expect(error.message).toContain('Invalid parameter: projectId');
-    expect(error.data).toMatchObject({ issues: [expect.objectContaining({ parameter: 'projectId', problem: 'must be a UUID' })] });
+    expect(error.data).toMatchObject({
+      issues: [expect.objectContaining({ parameter: 'projectId', problem: 'must be a UUID' })],
+    });
   });
 
   it('-32004 for an unknown project', async () => {
-    const error = await mcpError(aliceClient.callTool({ name: 'svc_get_project', arguments: { projectId: '00000000-0000-4000-8000-000000000000' } }));
+    const error = await mcpError(
+      aliceClient.callTool({
+        name: 'svc_get_project',
+        arguments: { projectId: '00000000-0000-4000-8000-000000000000' },
+      }),
+    );
     expect(error.code).toBe(-32004);
     expect(error.message).toContain('Resource not found');
   });
 
-  it('-32003 for another user\'s private project', async () => {
-    const error = await mcpError(aliceClient.callTool({ name: 'svc_get_project', arguments: { projectId: bobsPrivate } }));
+  it("-32003 for another user's private project", async () => {
+    const error = await mcpError(
+      aliceClient.callTool({ name: 'svc_get_project', arguments: { projectId: bobsPrivate } }),
+    );
     expect(error.code).toBe(-32003);
   });
 
   it('-32005 with data.scope for the hourly creation limit and for the request rate', async () => {
-    const creation = await mcpError(aliceClient.callTool({ name: 'svc_create_project', arguments: { name: 'Second' } }));
+    const creation = await mcpError(
+      aliceClient.callTool({ name: 'svc_create_project', arguments: { name: 'Second' } }),
+    );
     expect(creation.code).toBe(-32005);
     expect(creation.data).toMatchObject({ scope: 'project_creation', limit: 1, windowSeconds: 3600 });
     await daveClient.callTool({ name: 'svc_list_projects', arguments: {} });
@@ -91,10 +117,15 @@ describe('SDK StreamableHTTPClientTransport (an MCP client): JSON-RPC errors arr
   });
 });
 
-describe('the same requests by raw HTTP: the table\'s status without the header, 200 with it, the same body', () => {
+describe("the same requests by raw HTTP: the table's status without the header, 200 with it, the same body", () => {
   const cases: Array<[string, () => unknown, () => string, number]> = [
     ['-32602', () => toolCall(1, 'svc_get_project', { projectId: 'nope' }), () => alice, 400],
-    ['-32004', () => toolCall(2, 'svc_get_project', { projectId: '00000000-0000-4000-8000-000000000000' }), () => alice, 404],
+    [
+      '-32004',
+      () => toolCall(2, 'svc_get_project', { projectId: '00000000-0000-4000-8000-000000000000' }),
+      () => alice,
+      404,
+    ],
     ['-32003', () => toolCall(3, 'svc_get_project', { projectId: bobsPrivate }), () => alice, 403],
     ['-32005', () => toolCall(4, 'svc_create_project', { name: 'Again' }), () => alice, 429],
     ['-32601', () => ({ jsonrpc: '2.0', id: 5, method: 'resources/list' }), () => alice, 404],
@@ -113,7 +144,8 @@ describe('the same requests by raw HTTP: the table\'s status without the header,
     } else {
       expect(mcp.text).toBe(plain.text);
     }
-    for (const header of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) expect(mcp.headers.get(header), header).toBeTruthy();
+    for (const header of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'])
+      expect(mcp.headers.get(header), header).toBeTruthy();
   });
 
   it('-32005 of the request rate: 429 plain, 200 with the header, Retry-After and X-RateLimit-* in both', async () => {
@@ -132,7 +164,7 @@ describe('the same requests by raw HTTP: the table\'s status without the header,
     }
   });
 
-  it('keeps 401 and the transport\'s own refusals with the header: 401, 400 parse, 400 envelope, 403 foreign Host, 400 unsupported version', async () => {
+  it("keeps 401 and the transport's own refusals with the header: 401, 400 parse, 400 envelope, 403 foreign Host, 400 unsupported version", async () => {
     const header = { 'MCP-Protocol-Version': VERSION };
     const unauth = await post(server.mcpUrl, toolCall(1, 'svc_list_projects', {}), 'svc_unknown', header);
     expect(unauth.status).toBe(401);
@@ -141,11 +173,22 @@ describe('the same requests by raw HTTP: the table\'s status without the header,
     expect((await post(server.mcpUrl, { id: 1, method: 'ping' }, alice, header)).status).toBe(400);
     const foreign = await rawHttp(server.mcpUrl, {
       method: 'POST',
-      headers: { Host: 'evil.example', 'Content-Type': 'application/json', Authorization: `Bearer ${alice}`, ...header },
+      headers: {
+        Host: 'evil.example',
+        'Content-Type': 'application/json',
+        Authorization: `Bearer ${alice}`,
+        ...header,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
     });
     expect(foreign.status).toBe(403);
-    expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, alice, { 'MCP-Protocol-Version': '1999-01-01' })).status).toBe(400);
+    expect(
+      (
+        await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, alice, {
+          'MCP-Protocol-Version': '1999-01-01',
+        })
+      ).status,
+    ).toBe(400);
   });
 });
 
@@ -153,7 +196,10 @@ describe('limits by kind of request', () => {
   it('housekeeping has its own per-key bound of 10x the plan rate', async () => {
     const erin = server.token('erin');
     await server.app.tokens.setPlan('erin', 'tight');
-    for (let i = 0; i < 20; i++) expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: i, method: 'ping' }, erin)).status, `ping ${i}`).toBe(200);
+    for (let i = 0; i < 20; i++)
+      expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: i, method: 'ping' }, erin)).status, `ping ${i}`).toBe(
+        200,
+      );
     const refused = await post(server.mcpUrl, { jsonrpc: '2.0', id: 21, method: 'ping' }, erin);
     expect(refused.status).toBe(429);
     expect(refused.json.error).toMatchObject({ code: -32005, data: { scope: 'housekeeping', limit: 20 } });
@@ -166,9 +212,14 @@ describe('limits by kind of request', () => {
     try {
       const valid = own.token('gina');
       const statuses = [];
-      for (let i = 0; i < 4; i++) statuses.push((await post(own.mcpUrl, { jsonrpc: '2.0', id: i, method: 'ping' }, i % 2 ? undefined : 'svc_wrong')).status);
+      for (let i = 0; i < 4; i++)
+        statuses.push(
+          (await post(own.mcpUrl, { jsonrpc: '2.0', id: i, method: 'ping' }, i % 2 ? undefined : 'svc_wrong')).status,
+        );
       expect(statuses).toEqual([401, 401, 401, 429]);
-      const refused = await post(own.mcpUrl, { jsonrpc: '2.0', id: 9, method: 'ping' }, undefined, { 'MCP-Protocol-Version': VERSION });
+      const refused = await post(own.mcpUrl, { jsonrpc: '2.0', id: 9, method: 'ping' }, undefined, {
+        'MCP-Protocol-Version': VERSION,
+      });
       expect(refused.status).toBe(429);
       expect(refused.json.error).toMatchObject({ code: -32005, data: { scope: 'unauthenticated', limit: 3 } });
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -199,7 +250,11 @@ describe('limits by kind of request', () => {
     await waitFor(() => text.split('\n').filter(Boolean).length === 5, 5000, 'five replies');
     input.end();
     await done;
-    const replies = text.split('\n').filter(Boolean).map((l) => JSON.parse(l)).sort((x, y) => x.id - y.id);
+    const replies = text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .sort((x, y) => x.id - y.id);
     expect(replies.map((r) => (r.error ? r.error.code : 'ok'))).toEqual(['ok', 'ok', -32005, 'ok', 'ok']);
   });
 });

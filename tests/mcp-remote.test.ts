@@ -23,7 +23,12 @@ beforeAll(async () => {
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: [join(ROOT, 'node_modules/mcp-remote/dist/proxy.js'), server.mcpUrl, '--header', `Authorization: Bearer ${alice}`],
+      args: [
+        join(ROOT, 'node_modules/mcp-remote/dist/proxy.js'),
+        server.mcpUrl,
+        '--header',
+        `Authorization: Bearer ${alice}`,
+      ],
       // mcp-remote keeps OAuth state in its config dir: a private one per run.
       env: { ...(process.env as Record<string, string>), MCP_REMOTE_CONFIG_DIR: configDir },
       stderr: 'pipe',
@@ -36,7 +41,6 @@ afterAll(async () => {
   rmSync(configDir, { recursive: true, force: true });
 });
 
-
 describe('mcp-remote bridge', () => {
   it('lists the tools and calls one', async () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('svc_create_project');
@@ -45,11 +49,24 @@ describe('mcp-remote bridge', () => {
   });
 
   it('passes -32602, -32004, -32003 and -32601 through with their code and data', async () => {
-    const invalid = await mcpError(client.callTool({ name: 'svc_get_project', arguments: { projectId: 'not-a-uuid' } }));
+    const invalid = await mcpError(
+      client.callTool({ name: 'svc_get_project', arguments: { projectId: 'not-a-uuid' } }),
+    );
     expect(invalid.code).toBe(-32602);
     expect(invalid.data).toMatchObject({ issues: [expect.objectContaining({ parameter: 'projectId' })] });
-    expect((await mcpError(client.callTool({ name: 'svc_get_project', arguments: { projectId: '00000000-0000-4000-8000-000000000000' } }))).code).toBe(-32004);
-    expect((await mcpError(client.callTool({ name: 'svc_get_project', arguments: { projectId: bobsPrivate } }))).code).toBe(-32003);
+    expect(
+      (
+        await mcpError(
+          client.callTool({
+            name: 'svc_get_project',
+            arguments: { projectId: '00000000-0000-4000-8000-000000000000' },
+          }),
+        )
+      ).code,
+    ).toBe(-32004);
+    expect(
+      (await mcpError(client.callTool({ name: 'svc_get_project', arguments: { projectId: bobsPrivate } }))).code,
+    ).toBe(-32003);
     expect((await mcpError(client.callTool({ name: 'svc_nope', arguments: {} }))).code).toBe(-32601);
   });
 });

@@ -42,7 +42,11 @@ describe('GET /metrics on the spawned bin', () => {
     expect(sample(before.text, 'mbm_tool_calls_total{tool="svc_create_project",code="ok"}')).toBeUndefined();
 
     const project = await createProject(server.mcpUrl, token, { name: 'Bin metrics' });
-    const sent = await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'Build it', kind: 'build' });
+    const sent = await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'Build it',
+      kind: 'build',
+    });
     await waitIdle(server.mcpUrl, token, project.id);
     expect((await callTool(server.mcpUrl, undefined, 'svc_list_projects', {})).status).toBe(401);
 
@@ -53,7 +57,12 @@ describe('GET /metrics on the spawned bin', () => {
     expect(sample(after.text, 'mbm_tool_calls_total{tool="svc_send_message",code="ok"}')).toBe(1);
     expect(sample(after.text, 'mbm_tool_calls_total{tool="svc_list_projects",code="-32001"}')).toBe(1);
     expect(sample(after.text, 'mbm_http_refusals_total{status="401"}')).toBe(1);
-    expect(sample(after.text, 'mbm_workflow_run_duration_seconds_count{builder="scripted",kind="build",outcome="completed"}')).toBe(1);
+    expect(
+      sample(
+        after.text,
+        'mbm_workflow_run_duration_seconds_count{builder="scripted",kind="build",outcome="completed"}',
+      ),
+    ).toBe(1);
     expect(sample(after.text, 'mbm_queue_depth')).toBe(0);
     expect(sample(after.text, 'mbm_process_resident_memory_bytes')).toBeGreaterThan(0);
     for (const id of [project.id, sent.workflowId, token, 'erin', METRICS_TOKEN]) expect(after.text).not.toContain(id);
@@ -61,15 +70,24 @@ describe('GET /metrics on the spawned bin', () => {
     expect(server.stderr()).not.toContain(METRICS_TOKEN);
   });
 
-  it.skipIf(!address)(`refuses a client on ${address ?? 'a non-loopback address (none here)'} without the metrics token`, async () => {
-    const port = new URL(server.url).port;
-    const refused = await rawHttp(`http://${address}:${port}/metrics`);
-    expect(refused.status).toBe(401);
-    expect(refused.headers['www-authenticate']).toBe('Bearer realm="metrics"');
-    expect(JSON.parse(refused.text)).toMatchObject({ error: { code: -32001, data: { reason: 'metrics_token_required' } } });
-    expect((await rawHttp(`http://${address}:${port}/metrics`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(401);
-    const allowed = await rawHttp(`http://${address}:${port}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } });
-    expect(allowed.status).toBe(200);
-    expect(allowed.text).toContain('# TYPE mbm_workflow_run_duration_seconds histogram');
-  });
+  it.skipIf(!address)(
+    `refuses a client on ${address ?? 'a non-loopback address (none here)'} without the metrics token`,
+    async () => {
+      const port = new URL(server.url).port;
+      const refused = await rawHttp(`http://${address}:${port}/metrics`);
+      expect(refused.status).toBe(401);
+      expect(refused.headers['www-authenticate']).toBe('Bearer realm="metrics"');
+      expect(JSON.parse(refused.text)).toMatchObject({
+        error: { code: -32001, data: { reason: 'metrics_token_required' } },
+      });
+      expect(
+        (await rawHttp(`http://${address}:${port}/metrics`, { headers: { Authorization: `Bearer ${token}` } })).status,
+      ).toBe(401);
+      const allowed = await rawHttp(`http://${address}:${port}/metrics`, {
+        headers: { Authorization: `Bearer ${METRICS_TOKEN}` },
+      });
+      expect(allowed.status).toBe(200);
+      expect(allowed.text).toContain('# TYPE mbm_workflow_run_duration_seconds histogram');
+    },
+  );
 });

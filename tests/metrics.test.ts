@@ -17,7 +17,18 @@ import { DEFAULT_PLANS } from '../src/limits/plans.js';
 import { isLoopbackAddress } from '../src/metrics/metrics-access.js';
 import { ServiceMetrics } from '../src/metrics/service-metrics.js';
 import { openStore } from '../src/store/store.js';
-import { callTool, createProject, post, rawHttp, startTestServer, tempDir, toolResult, waitFor, waitIdle, type TestServer } from './helpers.js';
+import {
+  callTool,
+  createProject,
+  post,
+  rawHttp,
+  startTestServer,
+  tempDir,
+  toolResult,
+  waitFor,
+  waitIdle,
+  type TestServer,
+} from './helpers.js';
 import { ManualBuilder } from './manual-builder.js';
 import { sqliteOf } from './store-access.js';
 
@@ -42,8 +53,14 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   for (const line of text.split('\n')) {
     const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!match || match[1] !== name) continue;
-    const got = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.keys(got).length === Object.keys(labels).length && Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(match[3]);
+    const got = Object.fromEntries(
+      [...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]),
+    );
+    if (
+      Object.keys(got).length === Object.keys(labels).length &&
+      Object.entries(labels).every(([k, v]) => got[k] === v)
+    )
+      return Number(match[3]);
   }
   return undefined;
 }
@@ -70,12 +87,18 @@ describe('GET /metrics after work', () => {
     expect(sample(before, 'mbm_tool_calls_total', { tool: 'svc_create_project', code: 'ok' })).toBeUndefined();
 
     const project = await createProject(server.mcpUrl, token, { name: 'Metered' });
-    const sent = await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'Make a notes app', kind: 'build' });
+    const sent = await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'Make a notes app',
+      kind: 'build',
+    });
     await waitIdle(server.mcpUrl, token, project.id);
     // Refused: a wrong token (401 at admission), an unknown project (-32004), a tool name that is
     // not one of ours (it carries the project id: it must not become a label).
     expect((await callTool(server.mcpUrl, 'svc_wrong', 'svc_list_projects', {})).status).toBe(401);
-    expect((await callTool(server.mcpUrl, token, 'svc_get_project', { projectId: randomUUID() })).json.error.code).toBe(-32004);
+    expect((await callTool(server.mcpUrl, token, 'svc_get_project', { projectId: randomUUID() })).json.error.code).toBe(
+      -32004,
+    );
     expect((await callTool(server.mcpUrl, token, `svc_${project.id}`, {})).json.error.code).toBe(-32601);
 
     const res = await scrape(server.http.url);
@@ -103,9 +126,14 @@ describe('GET /metrics after work', () => {
     expect(text).not.toContain('mbm_db_pool_');
     // Every metric is ours (prefixed), and no id or name of the run is in the text.
     for (const line of text.split('\n').filter((l) => l && !l.startsWith('#'))) expect(line).toMatch(/^mbm_/);
-    const userId = (sqliteOf(server.app.store).prepare("select id from users where name = 'alice'").get() as { id: string }).id;
-    const tokenId = (sqliteOf(server.app.store).prepare('select id from api_tokens where user_id = ?').get(userId) as { id: string }).id;
-    for (const secret of [userId, tokenId, token, project.id, sent.workflowId, 'alice', 'Metered']) expect(text).not.toContain(secret);
+    const userId = (
+      sqliteOf(server.app.store).prepare("select id from users where name = 'alice'").get() as { id: string }
+    ).id;
+    const tokenId = (
+      sqliteOf(server.app.store).prepare('select id from api_tokens where user_id = ?').get(userId) as { id: string }
+    ).id;
+    for (const secret of [userId, tokenId, token, project.id, sent.workflowId, 'alice', 'Metered'])
+      expect(text).not.toContain(secret);
   });
 
   it('reads the workflow gauges from the store at each scrape: a held build, a queued one, then a question', async () => {
@@ -113,24 +141,62 @@ describe('GET /metrics after work', () => {
     const server = await serverWith({ metrics: {}, builderInstance: builder, maxConcurrentWorkflows: 1 });
     const token = server.token('bob');
     const project = await createProject(server.mcpUrl, token);
-    await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'first', kind: 'build' });
-    await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'second', kind: 'build' });
+    await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'first',
+      kind: 'build',
+    });
+    await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'second',
+      kind: 'build',
+    });
     const first = await waitFor(() => builder.runs[0], 10_000, 'the first run');
     let text = await metricsOf(server);
-    expect([sample(text, 'mbm_queue_depth'), sample(text, 'mbm_workflows_running'), sample(text, 'mbm_workflows_waiting'), sample(text, 'mbm_engine_runs')]).toEqual([1, 1, 0, 1]);
+    expect([
+      sample(text, 'mbm_queue_depth'),
+      sample(text, 'mbm_workflows_running'),
+      sample(text, 'mbm_workflows_waiting'),
+      sample(text, 'mbm_engine_runs'),
+    ]).toEqual([1, 1, 0, 1]);
     first.ask();
-    await waitFor(async () => sample(await metricsOf(server), 'mbm_workflows_waiting') === 1, 10_000, 'the question in the gauges');
+    await waitFor(
+      async () => sample(await metricsOf(server), 'mbm_workflows_waiting') === 1,
+      10_000,
+      'the question in the gauges',
+    );
     text = await metricsOf(server);
-    expect([sample(text, 'mbm_queue_depth'), sample(text, 'mbm_workflows_running'), sample(text, 'mbm_engine_runs')]).toEqual([1, 0, 0]);
+    expect([
+      sample(text, 'mbm_queue_depth'),
+      sample(text, 'mbm_workflows_running'),
+      sample(text, 'mbm_engine_runs'),
+    ]).toEqual([1, 0, 0]);
     // Cancel the question's workflow: the queued one starts, then finishes.
     await toolResult(server.mcpUrl, token, 'svc_cancel_workflow', { projectId: project.id });
     const second = await waitFor(() => builder.runs[1], 10_000, 'the second run');
     second.finish();
     await waitIdle(server.mcpUrl, token, project.id);
     text = await metricsOf(server);
-    expect([sample(text, 'mbm_queue_depth'), sample(text, 'mbm_workflows_running'), sample(text, 'mbm_workflows_waiting'), sample(text, 'mbm_engine_runs')]).toEqual([0, 0, 0, 0]);
-    expect(sample(text, 'mbm_workflow_run_duration_seconds_count', { builder: 'manual', kind: 'build', outcome: 'cancelled' })).toBe(1);
-    expect(sample(text, 'mbm_workflow_run_duration_seconds_count', { builder: 'manual', kind: 'build', outcome: 'completed' })).toBe(1);
+    expect([
+      sample(text, 'mbm_queue_depth'),
+      sample(text, 'mbm_workflows_running'),
+      sample(text, 'mbm_workflows_waiting'),
+      sample(text, 'mbm_engine_runs'),
+    ]).toEqual([0, 0, 0, 0]);
+    expect(
+      sample(text, 'mbm_workflow_run_duration_seconds_count', {
+        builder: 'manual',
+        kind: 'build',
+        outcome: 'cancelled',
+      }),
+    ).toBe(1);
+    expect(
+      sample(text, 'mbm_workflow_run_duration_seconds_count', {
+        builder: 'manual',
+        kind: 'build',
+        outcome: 'completed',
+      }),
+    ).toBe(1);
   });
 
   it("counts the reaper's takeover of a workflow whose runner's lease expired", async () => {
@@ -140,19 +206,40 @@ describe('GET /metrics after work', () => {
     // A workflow another runner claimed and stopped renewing (its server died elsewhere).
     const now = new Date().toISOString();
     await server.app.store.repos.workflows.insert({
-      id: randomUUID(), projectId: project.id, seq: await server.app.store.repos.workflows.nextSeq(), kind: 'build', status: 'running', instruction: 'orphan',
-      stepIndex: 0, stepTotal: 0, stepName: null, runnerId: 'gone-host:1:dead', leaseExpiresAt: Date.now() - 1000, errorCode: null, errorMessage: null,
-      createdAt: now, startedAt: now, finishedAt: null,
+      id: randomUUID(),
+      projectId: project.id,
+      seq: await server.app.store.repos.workflows.nextSeq(),
+      kind: 'build',
+      status: 'running',
+      instruction: 'orphan',
+      stepIndex: 0,
+      stepTotal: 0,
+      stepName: null,
+      runnerId: 'gone-host:1:dead',
+      leaseExpiresAt: Date.now() - 1000,
+      errorCode: null,
+      errorMessage: null,
+      createdAt: now,
+      startedAt: now,
+      finishedAt: null,
     });
-    await waitFor(async () => sample(await metricsOf(server), 'mbm_lease_takeovers_total') === 1, 10_000, 'the takeover in the metrics');
+    await waitFor(
+      async () => sample(await metricsOf(server), 'mbm_lease_takeovers_total') === 1,
+      10_000,
+      'the takeover in the metrics',
+    );
     const session = await toolResult(server.mcpUrl, token, 'svc_get_session', { projectId: project.id });
     expect(session.hasActiveWorkflows).toBe(false);
   });
 
   it('counts a call refused by the request rate under its tool (-32005) and as a 429, and a body over the limit as a 413', async () => {
-    const server = await serverWith({ metrics: {}, plans: { free: { ...DEFAULT_PLANS.free!, requestsPerMinute: 2 } } }, { bodyLimitBytes: 1024 });
+    const server = await serverWith(
+      { metrics: {}, plans: { free: { ...DEFAULT_PLANS.free!, requestsPerMinute: 2 } } },
+      { bodyLimitBytes: 1024 },
+    );
     const token = server.token('frank');
-    for (let i = 0; i < 2; i++) expect((await callTool(server.mcpUrl, token, 'svc_list_projects', {})).status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect((await callTool(server.mcpUrl, token, 'svc_list_projects', {})).status).toBe(200);
     expect((await callTool(server.mcpUrl, token, 'svc_list_projects', {})).status).toBe(429);
     const text = await metricsOf(server);
     expect(sample(text, 'mbm_tool_calls_total', { tool: 'svc_list_projects', code: 'ok' })).toBe(2);
@@ -168,13 +255,25 @@ describe('GET /metrics after work', () => {
     const dir = tempDir();
     const store = await openStore({ file: join(dir, 'store.db') });
     let inUse = 3;
-    const metrics = new ServiceMetrics({ store: { repos: store.repos, poolStats: () => ({ total: 10, idle: 10 - inUse, waiting: inUse > 9 ? 4 : 0 }) }, localRuns: () => 0 });
+    const metrics = new ServiceMetrics({
+      store: { repos: store.repos, poolStats: () => ({ total: 10, idle: 10 - inUse, waiting: inUse > 9 ? 4 : 0 }) },
+      localRuns: () => 0,
+    });
     let text = await metrics.scrape();
-    expect([sample(text, 'mbm_db_pool_total'), sample(text, 'mbm_db_pool_idle'), sample(text, 'mbm_db_pool_waiting'), sample(text, 'mbm_store_up')]).toEqual([10, 7, 0, 1]);
+    expect([
+      sample(text, 'mbm_db_pool_total'),
+      sample(text, 'mbm_db_pool_idle'),
+      sample(text, 'mbm_db_pool_waiting'),
+      sample(text, 'mbm_store_up'),
+    ]).toEqual([10, 7, 0, 1]);
     inUse = 10;
     await store.close();
     text = await metrics.scrape();
-    expect([sample(text, 'mbm_db_pool_idle'), sample(text, 'mbm_db_pool_waiting'), sample(text, 'mbm_store_up')]).toEqual([0, 4, 0]);
+    expect([
+      sample(text, 'mbm_db_pool_idle'),
+      sample(text, 'mbm_db_pool_waiting'),
+      sample(text, 'mbm_store_up'),
+    ]).toEqual([0, 4, 0]);
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -194,7 +293,11 @@ describe('who may read /metrics', () => {
     const forbidden = await scrape(closed.http.url, remote);
     expect(forbidden.status).toBe(403);
     expect(forbidden.headers['content-type']).toBe('application/json');
-    expect(JSON.parse(forbidden.text)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32003, data: { reason: 'metrics_loopback_only' } } });
+    expect(JSON.parse(forbidden.text)).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32003, data: { reason: 'metrics_loopback_only' } },
+    });
     // A local proxy that is not declared trusted: its forwarded request is not a loopback client.
     const untrusted = await serverWith({ metrics: {} });
     expect((await scrape(untrusted.http.url, remote)).status).toBe(403);
@@ -203,33 +306,44 @@ describe('who may read /metrics', () => {
     const missing = await scrape(withToken.http.url, remote);
     expect(missing.status).toBe(401);
     expect(missing.headers['www-authenticate']).toBe('Bearer realm="metrics"');
-    expect(JSON.parse(missing.text)).toMatchObject({ error: { code: -32001, data: { reason: 'metrics_token_required' } } });
+    expect(JSON.parse(missing.text)).toMatchObject({
+      error: { code: -32001, data: { reason: 'metrics_token_required' } },
+    });
     expect((await scrape(withToken.http.url, { ...remote, Authorization: 'Bearer not-it' })).status).toBe(401);
     const allowed = await scrape(withToken.http.url, { ...remote, Authorization: 'Bearer scrape-secret' });
     expect(allowed.status).toBe(200);
     expect(allowed.text).toContain('# TYPE mbm_tool_calls_total counter');
     // The MCP API token is not the metrics token.
-    expect((await scrape(withToken.http.url, { ...remote, Authorization: `Bearer ${withToken.token('dave')}` })).status).toBe(401);
+    expect(
+      (await scrape(withToken.http.url, { ...remote, Authorization: `Bearer ${withToken.token('dave')}` })).status,
+    ).toBe(401);
 
     const open = await serverWith({ metrics: { public: true }, trustProxy: ['loopback'] });
     expect((await scrape(open.http.url, remote)).status).toBe(200);
   });
 
   const address = nonLoopbackAddress();
-  it.skipIf(!address)(`refuses a client on a non-loopback address of this machine (${address ?? 'none here'}) without the token`, async () => {
-    const server = await serverWith({ metrics: { token: 'scrape-secret' } }, { host: '0.0.0.0', allowedHosts: [address!] });
-    const port = server.http.port;
-    expect((await scrape(`http://127.0.0.1:${port}`)).status).toBe(200);
-    const refused = await scrape(`http://${address}:${port}`);
-    expect(refused.status).toBe(401);
-    expect((await scrape(`http://${address}:${port}`, { Authorization: 'Bearer scrape-secret' })).status).toBe(200);
-    const closed = await serverWith({ metrics: {} }, { host: '0.0.0.0', allowedHosts: [address!] });
-    expect((await scrape(`http://${address}:${closed.http.port}`)).status).toBe(403);
-  });
+  it.skipIf(!address)(
+    `refuses a client on a non-loopback address of this machine (${address ?? 'none here'}) without the token`,
+    async () => {
+      const server = await serverWith(
+        { metrics: { token: 'scrape-secret' } },
+        { host: '0.0.0.0', allowedHosts: [address!] },
+      );
+      const port = server.http.port;
+      expect((await scrape(`http://127.0.0.1:${port}`)).status).toBe(200);
+      const refused = await scrape(`http://${address}:${port}`);
+      expect(refused.status).toBe(401);
+      expect((await scrape(`http://${address}:${port}`, { Authorization: 'Bearer scrape-secret' })).status).toBe(200);
+      const closed = await serverWith({ metrics: {} }, { host: '0.0.0.0', allowedHosts: [address!] });
+      expect((await scrape(`http://${address}:${closed.http.port}`)).status).toBe(403);
+    },
+  );
 
   it('takes 127.0.0.0/8, ::1 and IPv4-mapped loopback for loopback, nothing else', () => {
     for (const a of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1']) expect(isLoopbackAddress(a), a).toBe(true);
-    for (const a of ['10.0.0.1', '::ffff:10.0.0.1', 'fe80::1', '0.0.0.0', '', 'unknown', '128.0.0.1']) expect(isLoopbackAddress(a), a).toBe(false);
+    for (const a of ['10.0.0.1', '::ffff:10.0.0.1', 'fe80::1', '0.0.0.0', '', 'unknown', '128.0.0.1'])
+      expect(isLoopbackAddress(a), a).toBe(false);
   });
 
   it('answers HEAD like GET without a body, and no other method', async () => {

@@ -9,7 +9,11 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createProject, post, startTestServer, type TestServer } from './helpers.js';
 
 const MODERN = '2026-07-28';
-const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
 let server: TestServer;
 let token: string;
 
@@ -21,7 +25,12 @@ afterAll(async () => {
   await server.close();
 });
 
-const call = (name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args, _meta: ENVELOPE } });
+const call = (name: string, args: Record<string, unknown>) => ({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name, arguments: args, _meta: ENVELOPE },
+});
 
 it('refuses a tools/call whose Mcp-Name names another tool, and one without Mcp-Name, Mcp-Method or MCP-Protocol-Version', async () => {
   const project = await createProject(server.mcpUrl, token);
@@ -40,7 +49,11 @@ it('refuses a tools/call whose Mcp-Name names another tool, and one without Mcp-
 it('serves a tools/call whose Mcp-Name agrees, plain or in its Base64 sentinel', async () => {
   const project = await createProject(server.mcpUrl, token);
   for (const name of ['svc_get_project', `=?base64?${Buffer.from('svc_get_project').toString('base64')}?=`]) {
-    const res = await post(server.mcpUrl, call('svc_get_project', { projectId: project.id }), token, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name });
+    const res = await post(server.mcpUrl, call('svc_get_project', { projectId: project.id }), token, {
+      'mcp-protocol-version': MODERN,
+      'mcp-method': 'tools/call',
+      'mcp-name': name,
+    });
     expect(res.status).toBe(200);
     expect(res.json.result.structuredContent.id).toBe(project.id);
   }

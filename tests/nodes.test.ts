@@ -96,17 +96,26 @@ describe.each(STORES)('nodes on one $name store', (shared) => {
     return { caller: await node.app.tokens.authenticate(token), token, tokenId: summary.id };
   }
 
-  const rowOf = async (node: Node, id: string): Promise<WorkflowRow> => (await node.app.store.repos.workflows.findById(id))!;
+  const rowOf = async (node: Node, id: string): Promise<WorkflowRow> =>
+    (await node.app.store.repos.workflows.findById(id))!;
   const reach = (node: Node, id: string, status: WorkflowRow['status']) =>
-    waitFor(async () => {
-      const row = await rowOf(node, id);
-      return row.status === status ? row : null;
-    }, 15_000, `${id} to be ${status}`);
+    waitFor(
+      async () => {
+        const row = await rowOf(node, id);
+        return row.status === status ? row : null;
+      },
+      15_000,
+      `${id} to be ${status}`,
+    );
   const runOf = (node: Node, id: string): Promise<ManualRun> =>
-    waitFor(() => {
-      const run = node.builder.runOf(id);
-      return run && run.idle && !run.ended ? run : null;
-    }, 15_000, `the build of ${id} on ${node.host}`);
+    waitFor(
+      () => {
+        const run = node.builder.runOf(id);
+        return run && run.idle && !run.ended ? run : null;
+      },
+      15_000,
+      `the build of ${id} on ${node.host}`,
+    );
 
   /** An `api` node (claims nothing; a send waits for a worker's claim as long as it takes) and a worker, on one store. */
   async function apiAndWorker(api: Partial<AppConfig> = {}, worker: Partial<AppConfig> = {}) {
@@ -140,8 +149,12 @@ describe.each(STORES)('nodes on one $name store', (shared) => {
     const sent = await a.app.workflows.send(alice.caller, { projectId, message: 'build it', kind: 'build' });
     expect(sent).toMatchObject({ status: 'queued', queuePosition: 1 });
     const last = (await a.app.workflows.messages(alice.caller, { projectId })).messages.at(-1)!;
-    expect(last.content).toBe('Build queued: waiting for a worker with the manual builder; it starts when one is running.');
-    expect((await a.app.workflows.session(alice.caller, projectId)).waitingFor).toBe('waiting for a worker with the manual builder');
+    expect(last.content).toBe(
+      'Build queued: waiting for a worker with the manual builder; it starts when one is running.',
+    );
+    expect((await a.app.workflows.session(alice.caller, projectId)).waitingFor).toBe(
+      'waiting for a worker with the manual builder',
+    );
     expect(a.builder.runs).toEqual([]);
     const w = await startNode(dataDir, 'worker-node');
     (await runOf(w, sent.workflowId)).finish();
@@ -176,7 +189,7 @@ describe.each(STORES)('nodes on one $name store', (shared) => {
     expect(a.builder.runs).toEqual([]);
   });
 
-  it('the reaper of a node that claims nothing fails a dead worker\'s build as interrupted, and another worker runs the next one', async () => {
+  it("the reaper of a node that claims nothing fails a dead worker's build as interrupted, and another worker runs the next one", async () => {
     // The api node ticks (its reaper is the one under test); the workers do not.
     const { dataDir, a, w, alice, projectId } = await apiAndWorker({ pollIntervalMs: 100 }, { leaseMs: 400 });
     const first = await a.app.workflows.send(alice.caller, { projectId, message: 'build one', kind: 'build' });
@@ -192,13 +205,15 @@ describe.each(STORES)('nodes on one $name store', (shared) => {
     (await runOf(spare, second.workflowId)).finish();
     await reach(a, second.workflowId, 'completed');
     const messages = (await a.app.workflows.messages(alice.caller, { projectId, limit: 500 })).messages;
-    expect(messages.filter((m) => m.workflowId === first.workflowId && m.type === 'error').map((m) => m.content)).toEqual([
+    expect(
+      messages.filter((m) => m.workflowId === first.workflowId && m.type === 'error').map((m) => m.content),
+    ).toEqual([
       'Build interrupted: The server running this workflow stopped or lost contact. Send the instruction again to retry.',
     ]);
     expect(messages.map((m) => m.seq)).toEqual(messages.map((_, i) => i + 1));
   });
 
-  it('leases are written and compared on the database\'s clock (Store.clockOffsetMs), not the node\'s', async () => {
+  it("leases are written and compared on the database's clock (Store.clockOffsetMs), not the node's", async () => {
     const dataDir = newDataDir();
     const w = await startNode(dataDir, 'worker-node', { leaseMs: 60_000 });
     // The database's clock is an hour ahead of this worker's.
@@ -222,10 +237,18 @@ describe.each(STORES)('nodes on one $name store', (shared) => {
     const first = (await busy.app.projects.create(alice.caller, { name: 'One' })).id;
     const other = (await busy.app.projects.create(alice.caller, { name: 'Two' })).id;
     const idle = await startNode(dataDir, 'idle-node');
-    const running = await busy.app.workflows.send(alice.caller, { projectId: first, message: 'build one', kind: 'build' });
+    const running = await busy.app.workflows.send(alice.caller, {
+      projectId: first,
+      message: 'build one',
+      kind: 'build',
+    });
     expect(running.status).toBe('running');
     await runOf(busy, running.workflowId);
-    const waiting = await busy.app.workflows.send(alice.caller, { projectId: other, message: 'build two', kind: 'build' });
+    const waiting = await busy.app.workflows.send(alice.caller, {
+      projectId: other,
+      message: 'build two',
+      kind: 'build',
+    });
     expect(waiting.status).toBe('queued');
     (await runOf(idle, waiting.workflowId)).finish();
     await reach(busy, waiting.workflowId, 'completed');
@@ -242,7 +265,12 @@ describe.each(STORES)('nodes on one $name store', (shared) => {
     run.ask('colour', 'Which colour?');
     await reach(other, sent.workflowId, 'waiting_for_input');
     const answered = await other.app.workflows.send(alice.caller, { projectId, message: 'green' });
-    expect(answered).toEqual({ messageId: expect.any(String), workflowId: sent.workflowId, kind: 'deploy', status: 'running' });
+    expect(answered).toEqual({
+      messageId: expect.any(String),
+      workflowId: sent.workflowId,
+      kind: 'deploy',
+      status: 'running',
+    });
     await waitFor(() => run.answers.length > 0, 15_000, 'the answer to reach the builder');
     expect(run.answers).toEqual(['green']);
     const messages = (await other.app.workflows.messages(alice.caller, { projectId })).messages;
@@ -260,7 +288,7 @@ describe.each(STORES)('nodes on one $name store', (shared) => {
     expect(view.activeWorkflow?.step).toEqual({ index: 1, total: 9, name: 'Generating the app screens' });
   });
 
-  it('an engine that claims nothing needs no builder, and its reaper fails a dead worker\'s build; one that claims refuses to be built without one', async () => {
+  it("an engine that claims nothing needs no builder, and its reaper fails a dead worker's build; one that claims refuses to be built without one", async () => {
     const dataDir = newDataDir();
     const w = await startNode(dataDir, 'worker-node', { leaseMs: 400 });
     const alice = await aliceOn(w);
@@ -273,7 +301,13 @@ describe.each(STORES)('nodes on one $name store', (shared) => {
       store,
       journal: new WorkflowJournal(store, w.app.clock),
       artifactStore: w.app.artifactStore,
-      publisher: new ArtifactPublisher({ store, artifactStore: w.app.artifactStore, plans: GENEROUS_PLANS, clock: w.app.clock, logger: silentLogger() }),
+      publisher: new ArtifactPublisher({
+        store,
+        artifactStore: w.app.artifactStore,
+        plans: GENEROUS_PLANS,
+        clock: w.app.clock,
+        logger: silentLogger(),
+      }),
       builder,
       plans: GENEROUS_PLANS,
       dataDir,
@@ -281,14 +315,26 @@ describe.each(STORES)('nodes on one $name store', (shared) => {
       clock: w.app.clock,
     });
     expect(() => new WorkflowEngine(parts(), { maxConcurrent: 1 })).toThrow(/needs a builder/);
-    const bare = new WorkflowEngine(parts(), { maxConcurrent: 1, claims: false, pollIntervalMs: 50, runner: newRunnerIdentity('bare-node') });
+    const bare = new WorkflowEngine(parts(), {
+      maxConcurrent: 1,
+      claims: false,
+      pollIntervalMs: 50,
+      runner: newRunnerIdentity('bare-node'),
+    });
     await bare.start();
     try {
       // The worker dies: its connection closes, its heartbeats stop.
       w.crashed = true;
       await w.app.store.close();
-      await waitFor(async () => (await store.repos.workflows.findById(sent.workflowId))?.status === 'failed', 15_000, 'the bare engine to reap the build');
-      expect(await store.repos.workflows.findById(sent.workflowId)).toMatchObject({ errorCode: 'interrupted', runnerId: null });
+      await waitFor(
+        async () => (await store.repos.workflows.findById(sent.workflowId))?.status === 'failed',
+        15_000,
+        'the bare engine to reap the build',
+      );
+      expect(await store.repos.workflows.findById(sent.workflowId)).toMatchObject({
+        errorCode: 'interrupted',
+        runnerId: null,
+      });
     } finally {
       await bare.shutdown();
       await store.close();
@@ -313,6 +359,14 @@ describe.each(STORES)('nodes on one $name store', (shared) => {
       stop();
     }
     await expect(a.app.tokens.authenticate(alice.token)).rejects.toMatchObject({ kind: 'unauthenticated' });
-    await waitFor(() => b.app.tokens.authenticate(alice.token).then(() => false, () => true), 15_000, 'the other node to refuse the token');
+    await waitFor(
+      () =>
+        b.app.tokens.authenticate(alice.token).then(
+          () => false,
+          () => true,
+        ),
+      15_000,
+      'the other node to refuse the token',
+    );
   });
 });

@@ -29,8 +29,17 @@ function openWait(token: string, projectId: string, abort: AbortController) {
   const answer = (async () => {
     const res = await fetch(server.mcpUrl, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_get_session', arguments: { projectId, waitSeconds: 45 }, _meta: { progressToken: 'w' } } }),
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        Authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'svc_get_session', arguments: { projectId, waitSeconds: 45 }, _meta: { progressToken: 'w' } },
+      }),
       signal: abort.signal,
     });
     const reader = res.body!.getReader();
@@ -42,7 +51,16 @@ function openWait(token: string, projectId: string, abort: AbortController) {
       text += decoder.decode(value, { stream: true });
       if (text.includes('notifications/progress')) opened();
     }
-    const events = text.split('\n\n').filter((e) => e.startsWith('event: message')).map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 6)) as { id?: number; result?: { structuredContent: { wait: { reason: string } } } });
+    const events = text
+      .split('\n\n')
+      .filter((e) => e.startsWith('event: message'))
+      .map(
+        (e) =>
+          JSON.parse(e.slice(e.indexOf('data: ') + 6)) as {
+            id?: number;
+            result?: { structuredContent: { wait: { reason: string } } };
+          },
+      );
     return events.find((e) => e.id === 1)!;
   })();
   answer.catch(() => undefined);
@@ -52,7 +70,11 @@ function openWait(token: string, projectId: string, abort: AbortController) {
 /** A project of `token`'s user whose build runs (held by the manual builder) until the test ends. */
 async function activeProject(token: string): Promise<string> {
   const project = await createProject(server.mcpUrl, token);
-  const sent = await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'Build it', kind: 'build' });
+  const sent = await toolResult(server.mcpUrl, token, 'svc_send_message', {
+    projectId: project.id,
+    message: 'Build it',
+    kind: 'build',
+  });
   await waitFor(() => builder.runOf(sent.workflowId), 15_000, 'the run to start');
   return project.id as string;
 }
@@ -80,7 +102,8 @@ it(`a user holds at most ${MAX_OPEN_WAITS_PER_USER} open waits: one more ends th
     // Bob's wait and alice's other waits are still open: a step change ends them all as "changed".
     for (const run of builder.live()) run.step('Bundling the web preview');
     expect((await bobWait.answer).result!.structuredContent.wait.reason).toBe('changed');
-    for (const wait of [...waits.slice(1), extra]) expect((await wait.answer).result!.structuredContent.wait.reason).toBe('changed');
+    for (const wait of [...waits.slice(1), extra])
+      expect((await wait.answer).result!.structuredContent.wait.reason).toBe('changed');
   } finally {
     abort.abort();
   }

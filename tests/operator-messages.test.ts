@@ -53,7 +53,13 @@ describe('stdio start-up warnings about SVC_API_TOKEN', () => {
 
   it('an expired token', async () => {
     const token = cliToken(dataDir, 'ed', ['--expires-in', '1s']);
-    await waitFor(() => JSON.parse(runCli(['token', 'list', '--user', 'ed', '--json', '--data-dir', dataDir]).stdout)[0].state === 'expired', 15_000, 'the token to expire');
+    await waitFor(
+      () =>
+        JSON.parse(runCli(['token', 'list', '--user', 'ed', '--json', '--data-dir', dataDir]).stdout)[0].state ===
+        'expired',
+      15_000,
+      'the token to expire',
+    );
     const log = await stdioStartLog(token);
     expect(log).toContain(`has expired in the data dir ${dataDir}`);
     expect(log).not.toContain(token);
@@ -72,7 +78,11 @@ describe('an unwritable data dir', () => {
     const file = join(tempDir(), 'a-file');
     writeFileSync(file, 'not a folder');
     const bad = join(file, 'data');
-    for (const args of [['serve', '--data-dir', bad], ['serve', '--http', '--port', '0', '--data-dir', bad], ['token', 'create', '--user', 'x', '--data-dir', bad]]) {
+    for (const args of [
+      ['serve', '--data-dir', bad],
+      ['serve', '--http', '--port', '0', '--data-dir', bad],
+      ['token', 'create', '--user', 'x', '--data-dir', bad],
+    ]) {
       const out = runCli(args);
       expect(out.status, args.join(' ')).toBe(1);
       expect(out.stderr).toContain(`cannot write the data dir ${bad}`);
@@ -95,18 +105,37 @@ describe('HTTP: failed authentications and cancellations are logged, never a tok
     const wrong = `svc_${'w'.repeat(43)}`;
     expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, wrong)).status).toBe(401);
     await waitFor(() => server.stderr().includes('authentication failed'), 10_000, 'the log line');
-    const line = server.stderr().split('\n').find((l) => l.includes('authentication failed'))!;
+    const line = server
+      .stderr()
+      .split('\n')
+      .find((l) => l.includes('authentication failed'))!;
     expect(JSON.parse(line)).toMatchObject({ address: expect.any(String), tokenPresented: true });
     expect(server.stderr()).not.toContain(wrong);
   });
 
-  it('logs a workflow cancelled by its owner, and a client\'s cancellation notice', async () => {
+  it("logs a workflow cancelled by its owner, and a client's cancellation notice", async () => {
     const project = await toolResult(server.mcpUrl, token, 'svc_create_project', { name: 'Cancel me' });
-    const sent = await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'Build it', kind: 'build' });
-    await toolResult(server.mcpUrl, token, 'svc_cancel_workflow', { projectId: project.id, workflowId: sent.workflowId });
+    const sent = await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'Build it',
+      kind: 'build',
+    });
+    await toolResult(server.mcpUrl, token, 'svc_cancel_workflow', {
+      projectId: project.id,
+      workflowId: sent.workflowId,
+    });
     await post(server.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } }, token);
-    await waitFor(() => server.stderr().includes('workflow cancelled by its owner') && server.stderr().includes('client cancelled a request'), 10_000, 'the log lines');
-    const line = server.stderr().split('\n').find((l) => l.includes('workflow cancelled by its owner'))!;
+    await waitFor(
+      () =>
+        server.stderr().includes('workflow cancelled by its owner') &&
+        server.stderr().includes('client cancelled a request'),
+      10_000,
+      'the log lines',
+    );
+    const line = server
+      .stderr()
+      .split('\n')
+      .find((l) => l.includes('workflow cancelled by its owner'))!;
     expect(JSON.parse(line)).toMatchObject({ user: 'http-user', projectId: project.id, workflowId: sent.workflowId });
     expect(server.stderr()).not.toContain(token);
   });

@@ -15,7 +15,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { locateBrowser } from '../src/builders/browser-location.js';
 import { SCREENSHOT_VIEWPORT, takePreviewScreenshot } from '../src/builders/preview-screenshot.js';
 import { detectBuildSandbox } from '../src/builders/process-sandbox.js';
-import { createProject, httpClient, startTestServer, tempDir, toolResult, waitIdle, type TestServer } from './helpers.js';
+import {
+  createProject,
+  httpClient,
+  startTestServer,
+  tempDir,
+  toolResult,
+  waitIdle,
+  type TestServer,
+} from './helpers.js';
 import { stdioClient } from './stream-client.js';
 import { rawSignIn } from './console/console-helpers.js';
 
@@ -33,9 +41,15 @@ describe.runIf(haveChromium)('the launch', () => {
   it('renders a script-drawn page whose assets use absolute /_expo/ paths, at phone width', async () => {
     const dir = tempDir('mbm-shot-site-');
     mkdirSync(join(dir, '_expo', 'static'), { recursive: true });
-    writeFileSync(join(dir, 'index.html'), '<!doctype html><html><head><meta name="viewport" content="width=device-width"></head><body style="margin:0;background:#fff"><div id="root"></div><script src="/_expo/static/app.js"></script></body></html>');
+    writeFileSync(
+      join(dir, 'index.html'),
+      '<!doctype html><html><head><meta name="viewport" content="width=device-width"></head><body style="margin:0;background:#fff"><div id="root"></div><script src="/_expo/static/app.js"></script></body></html>',
+    );
     // Drawn after a timer, as a React app renders after its bundle runs.
-    writeFileSync(join(dir, '_expo', 'static', 'app.js'), "setTimeout(function(){document.getElementById('root').innerHTML='<div style=\"height:300px;background:rgb(200,0,0)\"></div>';},100);");
+    writeFileSync(
+      join(dir, '_expo', 'static', 'app.js'),
+      "setTimeout(function(){document.getElementById('root').innerHTML='<div style=\"height:300px;background:rgb(200,0,0)\"></div>';},100);",
+    );
     const png = PNG.sync.read(await takePreviewScreenshot(CHROMIUM, dir));
     expect(png.width).toBe(SCREENSHOT_VIEWPORT.width);
     expect(png.width).toBeGreaterThanOrEqual(320);
@@ -114,11 +128,18 @@ describe.runIf(haveChromium)('svc_get_session with screenshot: true', () => {
   it('before any build: no image, and the reason', async () => {
     const result = await http.callTool({ name: 'svc_get_session', arguments: { projectId, screenshot: true } });
     expect((result.content as any[]).some((c) => c.type === 'image')).toBe(false);
-    expect((result.structuredContent as any).screenshot).toEqual({ status: 'unavailable', reason: expect.stringContaining('no web preview') });
+    expect((result.structuredContent as any).screenshot).toEqual({
+      status: 'unavailable',
+      reason: expect.stringContaining('no web preview'),
+    });
   });
 
   it('after a build: a PNG of phone width showing the app, over HTTP and stdio, taken once and cached beside the preview', async () => {
-    await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId, message: 'Build a to-do list', kind: 'build' });
+    await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId,
+      message: 'Build a to-do list',
+      kind: 'build',
+    });
     const session = await waitIdle(server.mcpUrl, token, projectId);
     const preview = session.previewUrls.find((p: any) => p.platform === 'web');
     const images: Buffer[] = [];
@@ -126,10 +147,21 @@ describe.runIf(haveChromium)('svc_get_session with screenshot: true', () => {
       const result = await client.callTool({ name: 'svc_get_session', arguments: { projectId, screenshot: true } });
       const content = result.content as any[];
       expect(content[0].type).toBe('text');
-      expect(content).toContainEqual({ type: 'resource_link', uri: preview.url, name: 'web-preview', title: 'Web preview', mimeType: 'text/html' });
+      expect(content).toContainEqual({
+        type: 'resource_link',
+        uri: preview.url,
+        name: 'web-preview',
+        title: 'Web preview',
+        mimeType: 'text/html',
+      });
       const image = content.find((c) => c.type === 'image');
       expect(image.mimeType).toBe('image/png');
-      expect((result.structuredContent as any).screenshot).toEqual({ status: 'taken', previewUrl: preview.url, width: 390, height: 844 });
+      expect((result.structuredContent as any).screenshot).toEqual({
+        status: 'taken',
+        previewUrl: preview.url,
+        width: 390,
+        height: 844,
+      });
       const png = PNG.sync.read(Buffer.from(image.data, 'base64'));
       expect(png.width).toBe(390);
       expect(png.height).toBe(844);
@@ -147,7 +179,9 @@ describe.runIf(haveChromium)('svc_get_session with screenshot: true', () => {
 
   it('the console shows the same picture as the project thumbnail', async () => {
     const session = await rawSignIn(server.http.url, token);
-    const page = await (await fetch(`${server.http.url}/projects/${projectId}`, { headers: { Cookie: session.cookie } })).text();
+    const page = await (
+      await fetch(`${server.http.url}/projects/${projectId}`, { headers: { Cookie: session.cookie } })
+    ).text();
     const src = /<img id="preview-thumbnail"[^>]* src="([^"]+)"/.exec(page)?.[1]?.replaceAll('&amp;', '&');
     expect(src).toMatch(new RegExp(`^/projects/${projectId}/thumbnail\\.png`));
     const res = await fetch(`${server.http.url}${src}`, { headers: { Cookie: session.cookie } });
@@ -155,7 +189,9 @@ describe.runIf(haveChromium)('svc_get_session with screenshot: true', () => {
     expect(res.headers.get('content-type')).toBe('image/png');
     const picture = Buffer.from(await res.arrayBuffer());
     const result = await http.callTool({ name: 'svc_get_session', arguments: { projectId, screenshot: true } });
-    expect(picture.equals(Buffer.from((result.content as any[]).find((c) => c.type === 'image').data, 'base64'))).toBe(true);
+    expect(picture.equals(Buffer.from((result.content as any[]).find((c) => c.type === 'image').data, 'base64'))).toBe(
+      true,
+    );
   });
 });
 
@@ -178,7 +214,10 @@ describe('with no browser', () => {
       const content = result.content as any[];
       expect(content.some((c) => c.type === 'image')).toBe(false);
       expect(content.filter((c) => c.type === 'resource_link')).toHaveLength(1);
-      expect((result.structuredContent as any).screenshot).toMatchObject({ status: 'unavailable', reason: expect.stringContaining('--browser') });
+      expect((result.structuredContent as any).screenshot).toMatchObject({
+        status: 'unavailable',
+        reason: expect.stringContaining('--browser'),
+      });
     } finally {
       await client.close();
     }

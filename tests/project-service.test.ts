@@ -16,7 +16,13 @@ const advance = (ms: number) => (now = new Date(now.getTime() + ms));
 
 beforeEach(async () => {
   now = new Date('2026-11-22T09:00:00.000Z');
-  app = await createApp({ dataDir: tempDir(), databaseFile: ':memory:', builder: 'scripted', logger: silentLogger(), clock: () => now });
+  app = await createApp({
+    dataDir: tempDir(),
+    databaseFile: ':memory:',
+    builder: 'scripted',
+    logger: silentLogger(),
+    clock: () => now,
+  });
 });
 afterEach(() => app.store.close());
 
@@ -44,7 +50,7 @@ describe('projects', () => {
     expect(p.updatedAt).toBe(p.createdAt);
   });
 
-  it('lists only the caller\'s projects, public and private, newest first', async () => {
+  it("lists only the caller's projects, public and private, newest first", async () => {
     const alice = await caller('alice');
     const bob = await caller('bob');
     const a1 = await app.projects.create(alice, { name: 'a1', visibility: 'public' });
@@ -55,7 +61,7 @@ describe('projects', () => {
     expect(await app.projects.list(await caller('carol'))).toEqual([]);
   });
 
-  it('reads own projects and others\' public ones; another\'s private is forbidden; unknown is not found', async () => {
+  it("reads own projects and others' public ones; another's private is forbidden; unknown is not found", async () => {
     const alice = await caller('alice');
     const bob = await caller('bob');
     const priv = await app.projects.create(alice, { name: 'p' });
@@ -63,7 +69,9 @@ describe('projects', () => {
     expect((await app.projects.get(alice, priv.id)).id).toBe(priv.id);
     expect((await app.projects.get(bob, pub.id)).id).toBe(pub.id);
     expect((await thrown(() => app.projects.get(bob, priv.id))).kind).toBe('forbidden');
-    expect((await thrown(() => app.projects.get(alice, '00000000-0000-4000-8000-000000000000'))).kind).toBe('not_found');
+    expect((await thrown(() => app.projects.get(alice, '00000000-0000-4000-8000-000000000000'))).kind).toBe(
+      'not_found',
+    );
   });
 
   it('refuses the 11th creation in an hour with scope project_creation, stores nothing, and allows it once the hour has passed', async () => {
@@ -72,7 +80,7 @@ describe('projects', () => {
       await app.projects.create(alice, { name: `p${i}` });
       advance(60_000);
     }
-    const error = (await thrown(() => app.projects.create(alice, { name: 'eleventh' })));
+    const error = await thrown(() => app.projects.create(alice, { name: 'eleventh' }));
     expect(error.kind).toBe('rate_limited');
     expect(error.data).toMatchObject({ scope: 'project_creation', limit: 10 });
     expect(error.data!.resetAt).toBe(Date.parse('2026-11-22T10:00:00.000Z') / 1000);
@@ -89,11 +97,14 @@ describe('projects', () => {
       builder: 'scripted',
       logger: silentLogger(),
       clock: () => now,
-      plans: { free: { requestsPerMinute: 100, projectCreationsPerHour: 1000, maxProjects: 3 }, big: { requestsPerMinute: 100, projectCreationsPerHour: 1000, maxProjects: 5 } },
+      plans: {
+        free: { requestsPerMinute: 100, projectCreationsPerHour: 1000, maxProjects: 3 },
+        big: { requestsPerMinute: 100, projectCreationsPerHour: 1000, maxProjects: 5 },
+      },
     });
     let alice = await caller('alice');
     for (let i = 0; i < 3; i++) await app.projects.create(alice, { name: `p${i}` });
-    const error = (await thrown(() => app.projects.create(alice, { name: 'over' })));
+    const error = await thrown(() => app.projects.create(alice, { name: 'over' }));
     expect(error.kind).toBe('forbidden');
     expect(error.data).toMatchObject({ reason: 'project_limit_reached', limit: 3 });
     expect(await app.projects.list(alice)).toHaveLength(3);
@@ -104,7 +115,7 @@ describe('projects', () => {
 });
 
 describe('read caches', () => {
-  it('the project cache is exact for this process\'s writes and sees another connection\'s commit after the recheck interval', async () => {
+  it("the project cache is exact for this process's writes and sees another connection's commit after the recheck interval", async () => {
     const dir = tempDir();
     const fileApp = await createApp({ dataDir: dir, builder: 'scripted', logger: silentLogger() });
     const alice = await fileApp.tokens.authenticate((await fileApp.tokens.create('alice')).token);
@@ -117,7 +128,13 @@ describe('read caches', () => {
     other.prepare('update projects set name = ? where id = ?').run('renamed elsewhere', p.id);
     other.close();
     // Seen once the store's poll of other connections' commits has run (every 250 ms).
-    expect((await waitFor(async () => ((await repo.findById(p.id))!.name === 'renamed elsewhere' ? true : null), 5_000, 'the commit to be seen')) === true).toBe(true);
+    expect(
+      (await waitFor(
+        async () => ((await repo.findById(p.id))!.name === 'renamed elsewhere' ? true : null),
+        5_000,
+        'the commit to be seen',
+      )) === true,
+    ).toBe(true);
     await fileApp.store.close();
   });
 

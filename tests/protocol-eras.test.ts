@@ -4,7 +4,11 @@
  * streamable HTTP (port 0). Both list the same seven tools and get the same results and errors,
  * call by call (one table, both eras); the raw HTTP cases show the era's own refusals.
  */
-import { Client as ClientV2, ProtocolError, StreamableHTTPClientTransport as HttpTransportV2 } from '@modelcontextprotocol/client';
+import {
+  Client as ClientV2,
+  ProtocolError,
+  StreamableHTTPClientTransport as HttpTransportV2,
+} from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioTransportV2 } from '@modelcontextprotocol/client/stdio';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as StdioTransportV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -15,7 +19,11 @@ import { cliToken, spawnHttpServer, type SpawnedServer } from './bin-helpers.js'
 import { BIN, tempDir } from './helpers.js';
 
 const MODERN = '2026-07-28';
-const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
 
 /** What the table compares: a result without the era's `_meta`, or an error's code, message and data. */
 type Answer = { result: unknown } | { error: { code: number; message: string; data?: unknown } };
@@ -36,19 +44,29 @@ function wrap(client: ClientV1 | ClientV2): EraClient {
     listTools: () => client.listTools() as Promise<{ tools: unknown[] }>,
     async call(name, args) {
       try {
-        const { _meta: _ignored, ...result } = (await client.callTool({ name, arguments: args })) as Record<string, unknown>;
+        const { _meta: _ignored, ...result } = (await client.callTool({ name, arguments: args })) as Record<
+          string,
+          unknown
+        >;
         return { result };
       } catch (error) {
         if (!(error instanceof McpError) && !(error instanceof ProtocolError)) throw error;
         // v1 puts "MCP error <code>: " before the server's message.
-        return { error: { code: error.code, message: error.message.replace(/^MCP error -?\d+: /, ''), data: error.data } };
+        return {
+          error: { code: error.code, message: error.message.replace(/^MCP error -?\d+: /, ''), data: error.data },
+        };
       }
     },
     close: () => client.close(),
   };
 }
 
-const stdioParams = () => ({ command: process.execPath, args: [BIN, 'serve', '--data-dir', dataDir, '--builder', 'scripted', '--port', '0'], env: { ...(process.env as Record<string, string>), SVC_API_TOKEN: token }, stderr: 'ignore' as const });
+const stdioParams = () => ({
+  command: process.execPath,
+  args: [BIN, 'serve', '--data-dir', dataDir, '--builder', 'scripted', '--port', '0'],
+  env: { ...(process.env as Record<string, string>), SVC_API_TOKEN: token },
+  stderr: 'ignore' as const,
+});
 
 beforeAll(async () => {
   dataDir = tempDir();
@@ -84,7 +102,10 @@ describe.each(['http', 'stdio'])('a v2 client pinned to 2026-07-28 and a v1 clie
     expect(discover.supportedVersions).toContain(MODERN);
     expect(discover.capabilities).toEqual({ tools: { listChanged: false } });
     expect(discover.instructions).toContain('svc_send_message');
-    expect(discover._meta?.['io.modelcontextprotocol/serverInfo']).toMatchObject({ name: 'mobile-builder-mcp', title: 'Mobile app builder' });
+    expect(discover._meta?.['io.modelcontextprotocol/serverInfo']).toMatchObject({
+      name: 'mobile-builder-mcp',
+      title: 'Mobile app builder',
+    });
   });
 
   it('both list the same seven tools with the same schemas', async () => {
@@ -98,7 +119,7 @@ describe.each(['http', 'stdio'])('a v2 client pinned to 2026-07-28 and a v1 clie
     const { v1, v2 } = clients[transport]!;
     const created = await v1.call('svc_create_project', { name: `Eras ${transport}` });
     expect(created).toHaveProperty('result');
-    const projectId = ((created as { result: { structuredContent: { id: string } } }).result.structuredContent).id;
+    const projectId = (created as { result: { structuredContent: { id: string } } }).result.structuredContent.id;
     const table: Array<[string, Record<string, unknown>, string]> = [
       ['svc_get_project', { projectId }, 'result'],
       ['svc_get_session', { projectId }, 'result'],
@@ -119,39 +140,111 @@ describe.each(['http', 'stdio'])('a v2 client pinned to 2026-07-28 and a v1 clie
 });
 
 describe('2026-07-28 over raw HTTP', () => {
-  const post = (body: unknown, headers: Record<string, string>, auth = true): Promise<{ status: number; json(): Promise<any> }> =>
+  const post = (
+    body: unknown,
+    headers: Record<string, string>,
+    auth = true,
+  ): Promise<{ status: number; json(): Promise<any> }> =>
     fetch(http.mcpUrl, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(auth && { authorization: `Bearer ${token}` }), ...headers },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...(auth && { authorization: `Bearer ${token}` }),
+        ...headers,
+      },
       body: JSON.stringify(body),
     });
 
   it('a tools/call carries resultType and the server identity; tools/list carries its cache fields', async () => {
-    const call = await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects', arguments: {}, _meta: ENVELOPE } }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'svc_list_projects' });
+    const call = await post(
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'svc_list_projects', arguments: {}, _meta: ENVELOPE },
+      },
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'svc_list_projects' },
+    );
     expect(call.status).toBe(200);
     const body = await call.json();
-    expect(body.result).toMatchObject({ resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'mobile-builder-mcp' } }, structuredContent: expect.any(Object) });
-    const list = await (await post({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: ENVELOPE } }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' })).json();
+    expect(body.result).toMatchObject({
+      resultType: 'complete',
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'mobile-builder-mcp' } },
+      structuredContent: expect.any(Object),
+    });
+    const list = await (
+      await post(
+        { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: ENVELOPE } },
+        { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
+      )
+    ).json();
     expect(list.result).toMatchObject({ resultType: 'complete', ttlMs: 300_000, cacheScope: 'public' });
     expect(list.result.tools).toHaveLength(7);
   });
 
-  it('the era\'s own refusals: headers that disagree with the body, an incomplete envelope, an unknown revision, no token, an unknown method', async () => {
-    const mismatch = await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects', arguments: {}, _meta: ENVELOPE } }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' });
+  it("the era's own refusals: headers that disagree with the body, an incomplete envelope, an unknown revision, no token, an unknown method", async () => {
+    const mismatch = await post(
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'svc_list_projects', arguments: {}, _meta: ENVELOPE },
+      },
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
+    );
     expect(mismatch.status).toBe(400);
     expect((await mismatch.json()).error.code).toBe(-32020);
-    const incomplete = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN } } }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' });
+    const incomplete = await post(
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/list',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN } },
+      },
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
+    );
     expect(incomplete.status).toBe(400);
-    expect((await incomplete.json()).error).toMatchObject({ code: -32602, data: { envelope: { key: expect.any(String) } } });
+    expect((await incomplete.json()).error).toMatchObject({
+      code: -32602,
+      data: { envelope: { key: expect.any(String) } },
+    });
     const future = { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' };
-    const unknown = await post({ jsonrpc: '2.0', id: 3, method: 'server/discover', params: { _meta: future } }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'server/discover' });
+    const unknown = await post(
+      { jsonrpc: '2.0', id: 3, method: 'server/discover', params: { _meta: future } },
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'server/discover' },
+    );
     expect((await unknown.json()).error.code).toBe(-32020);
-    const unsupported = await post({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'svc_list_projects', arguments: {}, _meta: { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2025-11-25' } } }, { 'mcp-protocol-version': '2025-11-25', 'mcp-method': 'tools/call', 'mcp-name': 'svc_list_projects' });
+    const unsupported = await post(
+      {
+        jsonrpc: '2.0',
+        id: 4,
+        method: 'tools/call',
+        params: {
+          name: 'svc_list_projects',
+          arguments: {},
+          _meta: { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2025-11-25' },
+        },
+      },
+      { 'mcp-protocol-version': '2025-11-25', 'mcp-method': 'tools/call', 'mcp-name': 'svc_list_projects' },
+    );
     expect((await unsupported.json()).error).toMatchObject({ code: -32022, data: { supported: [MODERN] } });
-    const anonymous = await post({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'svc_list_projects', arguments: {}, _meta: ENVELOPE } }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'svc_list_projects' }, false);
+    const anonymous = await post(
+      {
+        jsonrpc: '2.0',
+        id: 5,
+        method: 'tools/call',
+        params: { name: 'svc_list_projects', arguments: {}, _meta: ENVELOPE },
+      },
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'svc_list_projects' },
+      false,
+    );
     expect(anonymous.status).toBe(401);
     expect((await anonymous.json()).error.code).toBe(-32001);
-    const method = await post({ jsonrpc: '2.0', id: 6, method: 'resources/list', params: { _meta: ENVELOPE } }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'resources/list' });
+    const method = await post(
+      { jsonrpc: '2.0', id: 6, method: 'resources/list', params: { _meta: ENVELOPE } },
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'resources/list' },
+    );
     expect(method.status).toBe(200);
     expect((await method.json()).error).toEqual({ code: -32601, message: 'Method not found: resources/list' });
   });

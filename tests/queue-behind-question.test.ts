@@ -5,7 +5,15 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createProject, httpClient, mcpError, startTestServer, toolResult, waitFor, type TestServer } from './helpers.js';
+import {
+  createProject,
+  httpClient,
+  mcpError,
+  startTestServer,
+  toolResult,
+  waitFor,
+  type TestServer,
+} from './helpers.js';
 import { ManualBuilder } from './manual-builder.js';
 
 let server: TestServer;
@@ -25,7 +33,8 @@ afterAll(async () => {
   await server.close();
 });
 
-const send = async (args: Record<string, unknown>) => (await client.callTool({ name: 'svc_send_message', arguments: args })).structuredContent as any;
+const send = async (args: Record<string, unknown>) =>
+  (await client.callTool({ name: 'svc_send_message', arguments: args })).structuredContent as any;
 const session = (projectId: string) => toolResult(server.mcpUrl, token, 'svc_get_session', { projectId });
 
 it('kind without questionId queues a new workflow; questionId, or neither, answers', async () => {
@@ -56,7 +65,9 @@ it('kind without questionId queues a new workflow; questionId, or neither, answe
   // With neither, a waiting question is still answered, as before (and a bad answer is refused).
   run.ask('size', 'Which size?', { options: ['small', 'large'] });
   await waitFor(async () => (await session(projectId)).pendingQuestion?.prompt === 'Which size?');
-  const refused = await mcpError(client.callTool({ name: 'svc_send_message', arguments: { projectId, message: 'Add a login screen' } }));
+  const refused = await mcpError(
+    client.callTool({ name: 'svc_send_message', arguments: { projectId, message: 'Add a login screen' } }),
+  );
   expect(refused.code).toBe(-32602);
   expect((refused.data as any).hint).toContain('pass kind');
   const plain = await send({ projectId, message: 'large' });

@@ -4,7 +4,11 @@
  * answers -32003 with `data.reason = "read_only_token"` and changes nothing. Over streamable HTTP
  * with the SDK v1 client and the SDK v2 client on the 2026-07-28 era, and over stdio.
  */
-import { Client as ClientV2, ProtocolError, StreamableHTTPClientTransport as HttpTransportV2 } from '@modelcontextprotocol/client';
+import {
+  Client as ClientV2,
+  ProtocolError,
+  StreamableHTTPClientTransport as HttpTransportV2,
+} from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, httpClient, mcpError, startTestServer, type TestServer } from './helpers.js';
@@ -27,7 +31,9 @@ beforeAll(async () => {
   readOnly = (await server.app.tokens.create('alice', undefined, true)).token;
   v1 = await httpClient(server.mcpUrl, readOnly);
   v2 = new ClientV2({ name: 'v2', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-  await v2.connect(new HttpTransportV2(new URL(server.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${readOnly}` } } }));
+  await v2.connect(
+    new HttpTransportV2(new URL(server.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${readOnly}` } } }),
+  );
   ({ client: stdio, done: stdioDone } = await stdioClient(server.app, readOnly));
 });
 afterAll(async () => {
@@ -52,7 +58,9 @@ describe('a read-only token', () => {
       expect(tools.every((t) => t.annotations?.readOnlyHint === true)).toBe(true);
       const session = await client.callTool({ name: 'svc_get_session', arguments: { projectId } });
       expect((session.structuredContent as any).projectId).toBe(projectId);
-      const refused = await mcpError(client.callTool({ name: 'svc_send_message', arguments: { projectId, message: 'Build it' } }));
+      const refused = await mcpError(
+        client.callTool({ name: 'svc_send_message', arguments: { projectId, message: 'Build it' } }),
+      );
       expect(refused.code).toBe(-32003);
       expect(refused.data).toMatchObject({ reason: 'read_only_token', tool: 'svc_send_message' });
       expect((refused.data as any).hint).toMatch(/read-only/);
@@ -61,7 +69,9 @@ describe('a read-only token', () => {
       // Nothing was written.
       const after = await client.callTool({ name: 'svc_get_session', arguments: { projectId } });
       expect((after.structuredContent as any).hasActiveWorkflows).toBe(false);
-      expect(((await client.callTool({ name: 'svc_list_projects', arguments: {} })).structuredContent as any).projects).toHaveLength(1);
+      expect(
+        ((await client.callTool({ name: 'svc_list_projects', arguments: {} })).structuredContent as any).projects,
+      ).toHaveLength(1);
     });
   }
 

@@ -31,13 +31,19 @@ interface SpawnedWorker {
 
 /** Starts `worker --data-dir DIR ...extra` and waits for its `... worker <runner id> ready` line. */
 async function spawnWorker(dataDir: string, extra: string[]): Promise<SpawnedWorker> {
-  const child = spawn(process.execPath, [BIN, 'worker', '--data-dir', dataDir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'worker', '--data-dir', dataDir, ...extra], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let err = '';
   let out = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const ready = await waitFor(() => /^mobile-builder-mcp \S+ worker (\S+) ready \((.*)\)$/m.exec(err), 20_000, `the worker to be ready (stderr: ${err})`);
+  const ready = await waitFor(
+    () => /^mobile-builder-mcp \S+ worker (\S+) ready \((.*)\)$/m.exec(err),
+    20_000,
+    `the worker to be ready (stderr: ${err})`,
+  );
   // A worker writes nothing on stdout (no MCP over stdio).
   expect(out).toBe('');
   return {
@@ -62,7 +68,9 @@ function readStore(dataDir: string) {
   const db = new Database(join(dataDir, 'mobile-builder.db'), { readonly: true });
   try {
     return {
-      workflows: db.prepare('select id, project_id, status, error_code, step_index, runner_id from workflows order by seq').all() as any[],
+      workflows: db
+        .prepare('select id, project_id, status, error_code, step_index, runner_id from workflows order by seq')
+        .all() as any[],
       messages: db.prepare('select seq, role, type, content, workflow_id from messages order by seq').all() as any[],
     };
   } finally {
@@ -71,7 +79,10 @@ function readStore(dataDir: string) {
 }
 
 const workflowOf = (dataDir: string, id: string) => readStore(dataDir).workflows.find((w) => w.id === id);
-const resultsOf = (dataDir: string, id: string) => readStore(dataDir).messages.filter((m) => m.workflow_id === id && m.type === 'result').map((m) => m.content as string);
+const resultsOf = (dataDir: string, id: string) =>
+  readStore(dataDir)
+    .messages.filter((m) => m.workflow_id === id && m.type === 'result')
+    .map((m) => m.content as string);
 
 describe('serve --role api and workers on one SQLite data dir', () => {
   const dataDir = tempDir('mbm-roles-');
@@ -90,7 +101,17 @@ describe('serve --role api and workers on one SQLite data dir', () => {
   const plans = join(dataDir, 'plans.json');
   writeFileSync(plans, JSON.stringify({ polling: { requestsPerMinute: 100_000 } }));
   // Unsandboxed, so that $PPID is the worker's own pid (in the sandbox it is bubblewrap's).
-  const workerArgs = ['--builder', 'command', '--builder-config', config, '--no-build-sandbox', '--plans', plans, '--health-port', '0'];
+  const workerArgs = [
+    '--builder',
+    'command',
+    '--builder-config',
+    config,
+    '--no-build-sandbox',
+    '--plans',
+    plans,
+    '--health-port',
+    '0',
+  ];
   let token: string;
   let api: SpawnedServer;
 
@@ -98,7 +119,16 @@ describe('serve --role api and workers on one SQLite data dir', () => {
     token = cliToken(dataDir, 'alice');
     expect(runCli(['user', 'set-plan', 'alice', 'polling', '--plans', plans, '--data-dir', dataDir]).status).toBe(0);
     // An API node needs no builder config (it builds nothing), even with --builder command.
-    api = await spawnHttpServer(dataDir, ['--role', 'api', '--builder', 'command', '--plans', plans, '--health-port', '0']);
+    api = await spawnHttpServer(dataDir, [
+      '--role',
+      'api',
+      '--builder',
+      'command',
+      '--plans',
+      plans,
+      '--health-port',
+      '0',
+    ]);
   });
   afterAll(async () => {
     await api?.stop();
@@ -106,7 +136,11 @@ describe('serve --role api and workers on one SQLite data dir', () => {
 
   const send = async (name: string, message: string) => {
     const project = await toolResult(api.mcpUrl, token, 'svc_create_project', { name });
-    const sent = await toolResult(api.mcpUrl, token, 'svc_send_message', { projectId: project.id, message, kind: 'build' });
+    const sent = await toolResult(api.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message,
+      kind: 'build',
+    });
     return { projectId: project.id as string, workflowId: sent.workflowId as string, status: sent.status as string };
   };
 
@@ -119,12 +153,19 @@ describe('serve --role api and workers on one SQLite data dir', () => {
     const worker = await spawnWorker(dataDir, workerArgs);
     try {
       expect(worker.runner).toMatch(new RegExp(`:${worker.child.pid}:[0-9a-f]{12}$`));
-      expect(await healthOf(worker.health!)).toEqual({ status: 200, body: { status: 'ok', role: 'worker', runner: worker.runner } });
+      expect(await healthOf(worker.health!)).toEqual({
+        status: 200,
+        body: { status: 'ok', role: 'worker', runner: worker.runner },
+      });
       const sent = await send('Built elsewhere', 'who');
       // The API node claims nothing: the send is queued for a worker, and answers `running` when
       // the worker claimed it within the claim wait (docs/workflows.md "Nodes that claim nothing").
       expect(['queued', 'running']).toContain(sent.status);
-      await waitFor(() => workflowOf(dataDir, sent.workflowId)?.status === 'completed', 30_000, 'the worker to build it');
+      await waitFor(
+        () => workflowOf(dataDir, sent.workflowId)?.status === 'completed',
+        30_000,
+        'the worker to build it',
+      );
       expect(resultsOf(dataDir, sent.workflowId)).toEqual([`built by ${worker.child.pid}`]);
       expect(worker.child.pid).not.toBe(api.child.pid);
       expect(worker.stderr()).toContain(sent.workflowId);
@@ -141,13 +182,26 @@ describe('serve --role api and workers on one SQLite data dir', () => {
     const worker = await spawnWorker(dataDir, workerArgs);
     try {
       const running = await send('Drained', 'gate');
-      await waitFor(() => workflowOf(dataDir, running.workflowId)?.step_index === 1, 30_000, 'the build to wait at the gate');
+      await waitFor(
+        () => workflowOf(dataDir, running.workflowId)?.step_index === 1,
+        30_000,
+        'the build to wait at the gate',
+      );
       worker.child.kill('SIGTERM');
-      const draining = await waitFor(async () => {
-        const health = await healthOf(worker.health!);
-        return health.status === 503 ? health : null;
-      }, 15_000, '/healthz to say draining');
-      expect(draining.body).toEqual({ status: 'unavailable', reason: 'draining', role: 'worker', runner: worker.runner });
+      const draining = await waitFor(
+        async () => {
+          const health = await healthOf(worker.health!);
+          return health.status === 503 ? health : null;
+        },
+        15_000,
+        '/healthz to say draining',
+      );
+      expect(draining.body).toEqual({
+        status: 'unavailable',
+        reason: 'draining',
+        role: 'worker',
+        runner: worker.runner,
+      });
       // Sent while it drains: it stays queued (no other worker runs).
       const later = await send('Not claimed', 'who');
       expect(workflowOf(dataDir, running.workflowId).status).toBe('running');
@@ -160,7 +214,11 @@ describe('serve --role api and workers on one SQLite data dir', () => {
       // The next worker takes the queued one.
       const next = await spawnWorker(dataDir, workerArgs);
       try {
-        await waitFor(() => workflowOf(dataDir, later.workflowId)?.status === 'completed', 30_000, 'the next worker to build it');
+        await waitFor(
+          () => workflowOf(dataDir, later.workflowId)?.status === 'completed',
+          30_000,
+          'the next worker to build it',
+        );
         expect(resultsOf(dataDir, later.workflowId)).toEqual([`built by ${next.child.pid}`]);
       } finally {
         expect(await next.stop()).toBe(0);
@@ -176,7 +234,11 @@ describe('serve --role api and workers on one SQLite data dir', () => {
       const sent = await send('Too long', 'forever');
       await waitFor(() => workflowOf(dataDir, sent.workflowId)?.step_index === 1, 30_000, 'the build to start');
       expect(await worker.stop('SIGTERM')).toBe(0);
-      expect(workflowOf(dataDir, sent.workflowId)).toMatchObject({ status: 'failed', error_code: 'interrupted', runner_id: null });
+      expect(workflowOf(dataDir, sent.workflowId)).toMatchObject({
+        status: 'failed',
+        error_code: 'interrupted',
+        runner_id: null,
+      });
     } finally {
       await worker.stop('SIGKILL');
     }
@@ -194,8 +256,16 @@ describe('serve --role api and workers on one SQLite data dir', () => {
 
       second = await spawnWorker(dataDir, workerArgs);
       const session = await toolResult(api.mcpUrl, token, 'svc_get_session', { projectId: sent.projectId });
-      await toolResult(api.mcpUrl, token, 'svc_send_message', { projectId: sent.projectId, questionId: session.pendingQuestion.id, message: 'Ada' });
-      await waitFor(() => workflowOf(dataDir, sent.workflowId)?.status === 'completed', 30_000, 'the second worker to resume it');
+      await toolResult(api.mcpUrl, token, 'svc_send_message', {
+        projectId: sent.projectId,
+        questionId: session.pendingQuestion.id,
+        message: 'Ada',
+      });
+      await waitFor(
+        () => workflowOf(dataDir, sent.workflowId)?.status === 'completed',
+        30_000,
+        'the second worker to resume it',
+      );
       expect(resultsOf(dataDir, sent.workflowId)).toEqual(['answer Ada']);
     } finally {
       await first.stop('SIGKILL');
@@ -207,7 +277,10 @@ describe('serve --role api and workers on one SQLite data dir', () => {
 describe('set-ups the command line refuses', () => {
   it('serve --role worker --http: exit 2 and the reason', () => {
     const dataDir = tempDir();
-    for (const [args, env] of [[['serve', '--role', 'worker', '--http'], {}], [['serve', '--http'], { SVC_ROLE: 'worker' }]] as const) {
+    for (const [args, env] of [
+      [['serve', '--role', 'worker', '--http'], {}],
+      [['serve', '--http'], { SVC_ROLE: 'worker' }],
+    ] as const) {
       const out = runCli([...args, '--data-dir', dataDir], env);
       expect(out.status).toBe(2);
       expect(out.stderr).toMatch(/^mobile-builder-mcp: serve --role worker takes no --http: a worker serves no MCP/);
@@ -217,7 +290,17 @@ describe('set-ups the command line refuses', () => {
 
   it('a --database-url that is not PostgreSQL, on every command that takes one: exit 2, the password never printed', () => {
     const dataDir = tempDir();
-    const commands = [['serve'], ['worker'], ['migrate'], ['token', 'create', '--user', 'a'], ['token', 'list'], ['token', 'revoke', 'x'], ['login-code', '--user', 'a'], ['user', 'list'], ['user', 'set-plan', 'a', 'free']];
+    const commands = [
+      ['serve'],
+      ['worker'],
+      ['migrate'],
+      ['token', 'create', '--user', 'a'],
+      ['token', 'list'],
+      ['token', 'revoke', 'x'],
+      ['login-code', '--user', 'a'],
+      ['user', 'list'],
+      ['user', 'set-plan', 'a', 'free'],
+    ];
     for (const command of commands) {
       const byFlag = runCli([...command, '--data-dir', dataDir, '--database-url', 'mysql://me:s3cret@db.example/app']);
       const byEnv = runCli([...command, '--data-dir', dataDir], { SVC_DATABASE_URL: 'file:///var/s3cret.db' });
@@ -268,13 +351,26 @@ describe.skipIf(!postgresAvailable())('an API node and a worker of the built bin
 
   it('answers tool calls through the API node (its request limiter counts in the database) and the worker builds the send', async () => {
     const db = ['--database-url', database.url];
-    const token = runCli(['token', 'create', '--user', 'alice', '--data-dir', join(dataDir, 'cli'), ...db]).stdout.trim().split('\n').at(-1)!;
+    const token = runCli(['token', 'create', '--user', 'alice', '--data-dir', join(dataDir, 'cli'), ...db])
+      .stdout.trim()
+      .split('\n')
+      .at(-1)!;
     api = await spawnHttpServer(join(dataDir, 'api'), ['--role', 'api', ...db]);
     worker = await spawnWorker(join(dataDir, 'worker'), ['--builder', 'scripted', '--scripted-step-ms', '10', ...db]);
     const project = await toolResult(api.mcpUrl, token, 'svc_create_project', { name: 'On PostgreSQL' });
     expect(project.id).toMatch(/^[0-9a-f-]{36}$/);
-    const sent = await toolResult(api.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'make it', kind: 'build' });
-    await waitFor(async () => (await toolResult(api!.mcpUrl, token, 'svc_get_session', { projectId: project.id })).lastWorkflow?.status === 'completed', 30_000, 'the worker to build it');
+    const sent = await toolResult(api.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'make it',
+      kind: 'build',
+    });
+    await waitFor(
+      async () =>
+        (await toolResult(api!.mcpUrl, token, 'svc_get_session', { projectId: project.id })).lastWorkflow?.status ===
+        'completed',
+      30_000,
+      'the worker to build it',
+    );
     expect(worker.stderr()).toContain(sent.workflowId);
     expect(api.stderr()).not.toMatch(/"level":50/);
   });

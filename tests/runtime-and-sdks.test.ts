@@ -32,7 +32,10 @@ describe('the Node runtime', () => {
     // The running Node made to report 20.20.2 before the bin's first line runs.
     const fake = join(tempDir(), 'node-20.cjs');
     writeFileSync(fake, "Object.defineProperty(process.versions, 'node', { value: '20.20.2' });\n");
-    const run = spawnSync(process.execPath, ['--require', fake, BIN, 'serve', '--http', '--port', '0'], { encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync(process.execPath, ['--require', fake, BIN, 'serve', '--http', '--port', '0'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(run.status).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr.trim().split('\n')).toEqual([
@@ -63,7 +66,9 @@ describe('the README says what the package does', () => {
 describe('the Expo SDK keeps up', () => {
   it('the default toolchain is at most one major behind the newest Expo SDK this release knows of', () => {
     const first = DEFAULT_EXPO_SDKS[0]!;
-    const lock = JSON.parse(readFileSync(join(ROOT, 'toolchains', `expo-sdk-${first}`, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
+    const lock = JSON.parse(
+      readFileSync(join(ROOT, 'toolchains', `expo-sdk-${first}`, 'package-lock.json'), 'utf8'),
+    ) as { packages: Record<string, { version?: string }> };
     const expoMajor = Number(lock.packages['node_modules/expo']!.version!.split('.')[0]);
     expect(expoMajor).toBe(first);
     expect(NEWEST_KNOWN_EXPO_SDK - expoMajor).toBeLessThanOrEqual(1);
@@ -71,7 +76,9 @@ describe('the Expo SDK keeps up', () => {
 
   it('every served SDK ships a lockfile whose expo is that SDK, and the App Store Expo Go SDK (54) is served by default', () => {
     for (const sdk of SUPPORTED_EXPO_SDKS) {
-      const lock = JSON.parse(readFileSync(join(ROOT, 'toolchains', `expo-sdk-${sdk}`, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
+      const lock = JSON.parse(
+        readFileSync(join(ROOT, 'toolchains', `expo-sdk-${sdk}`, 'package-lock.json'), 'utf8'),
+      ) as { packages: Record<string, { version?: string }> };
       expect(lock.packages['node_modules/expo']!.version!.startsWith(`${sdk}.`), `expo-sdk-${sdk}`).toBe(true);
     }
     expect(DEFAULT_EXPO_SDKS).toContain(54);

@@ -44,7 +44,8 @@ async function builtProject(user: string): Promise<string> {
   return id as string;
 }
 
-const shoot = (user: string, projectId: string) => toolResult(server.mcpUrl, server.token(user), 'svc_get_session', { projectId, screenshot: true });
+const shoot = (user: string, projectId: string) =>
+  toolResult(server.mcpUrl, server.token(user), 'svc_get_session', { projectId, screenshot: true });
 
 it(`runs at most ${SCREENSHOTS_RUNNING} browsers, queues ${SCREENSHOTS_WAITING}, and tells the others (and a user past ${SCREENSHOTS_PER_USER}) to ask again`, async () => {
   // One user, one project more than their bound: the extra one answers at once.
@@ -52,10 +53,15 @@ it(`runs at most ${SCREENSHOTS_RUNNING} browsers, queues ${SCREENSHOTS_WAITING},
   for (let i = 0; i <= SCREENSHOTS_PER_USER; i++) own.push(await builtProject('alice'));
   // Other users, one project each: enough to fill the browsers and the queue, and one more.
   const others: Array<[string, string]> = [];
-  for (let i = 0; i < SCREENSHOTS_RUNNING + SCREENSHOTS_WAITING + 1 - SCREENSHOTS_PER_USER; i++) others.push([`user${i}`, await builtProject(`user${i}`)]);
+  for (let i = 0; i < SCREENSHOTS_RUNNING + SCREENSHOTS_WAITING + 1 - SCREENSHOTS_PER_USER; i++)
+    others.push([`user${i}`, await builtProject(`user${i}`)]);
 
   const aliceCalls = own.slice(0, SCREENSHOTS_PER_USER).map((id) => shoot('alice', id));
-  await waitFor(() => started() >= Math.min(SCREENSHOTS_PER_USER, SCREENSHOTS_RUNNING), 15_000, 'the first browsers to start');
+  await waitFor(
+    () => started() >= Math.min(SCREENSHOTS_PER_USER, SCREENSHOTS_RUNNING),
+    15_000,
+    'the first browsers to start',
+  );
   const aliceExtra = await shoot('alice', own[SCREENSHOTS_PER_USER]!);
   expect(aliceExtra.screenshot).toMatchObject({ status: 'unavailable', reason: expect.stringContaining('busy') });
 

@@ -39,14 +39,18 @@ async function builtProject(user: string, args: Record<string, unknown> = {}): P
   return id as string;
 }
 
-const shoot = async (user: string, projectId: string) => (await toolResult(server.mcpUrl, server.token(user), 'svc_get_session', { projectId, screenshot: true })).screenshot;
+const shoot = async (user: string, projectId: string) =>
+  (await toolResult(server.mcpUrl, server.token(user), 'svc_get_session', { projectId, screenshot: true })).screenshot;
 
 it('one user holds one browser: their second screenshot while the first renders is busy', async () => {
   const [first, second] = [await builtProject('alice'), await builtProject('alice')];
   const before = started();
   const held = shoot('alice', first);
   await waitFor(() => started() > before, 15_000, 'the browser to start');
-  expect(await shoot('alice', second)).toMatchObject({ status: 'unavailable', reason: expect.stringContaining('busy') });
+  expect(await shoot('alice', second)).toMatchObject({
+    status: 'unavailable',
+    reason: expect.stringContaining('busy'),
+  });
   expect(started()).toBe(before + 1);
   writeFileSync(join(state, 'release'), '');
   expect(await held).toMatchObject({ status: 'taken' });
@@ -58,12 +62,20 @@ it('a failed screenshot is not retried on the next requests: they answer the fai
   writeFileSync(join(state, 'fail'), '');
   const before = started();
   const failed = await shoot('bob', id);
-  expect(failed).toMatchObject({ status: 'unavailable', reason: expect.stringContaining('the browser wrote no image') });
+  expect(failed).toMatchObject({
+    status: 'unavailable',
+    reason: expect.stringContaining('the browser wrote no image'),
+  });
   expect(started()).toBe(before + 1);
   // The browser would work now: the failure is still remembered, by every user's request.
   rmSync(join(state, 'fail'));
   for (const user of ['bob', 'bob', 'carol']) {
-    expect(await shoot(user, id)).toMatchObject({ status: 'unavailable', reason: expect.stringContaining('the browser wrote no image (exit 1) (the last attempt failed; it is tried again in 10 min)') });
+    expect(await shoot(user, id)).toMatchObject({
+      status: 'unavailable',
+      reason: expect.stringContaining(
+        'the browser wrote no image (exit 1) (the last attempt failed; it is tried again in 10 min)',
+      ),
+    });
   }
   expect(started()).toBe(before + 1);
 }, 60_000);

@@ -34,7 +34,10 @@ describe.runIf(existsSync(CHROMIUM))('a screenshot page', () => {
     const { port } = canary.address() as AddressInfo;
     const dir = tempDir('mbm-shot-net-');
     mkdirSync(join(dir, 'static'), { recursive: true });
-    writeFileSync(join(dir, 'index.html'), '<!doctype html><html><body style="margin:0;background:#fff"><div id="root"></div><script src="/static/app.js"></script></body></html>');
+    writeFileSync(
+      join(dir, 'index.html'),
+      '<!doctype html><html><body style="margin:0;background:#fff"><div id="root"></div><script src="/static/app.js"></script></body></html>',
+    );
     writeFileSync(
       join(dir, 'static', 'app.js'),
       `var left = 2; function done() { if (--left === 0) document.getElementById('root').innerHTML = '<div style="height:300px;background:rgb(0,0,200)"></div>'; }

@@ -67,14 +67,27 @@ describe('modules every served SDK ships', () => {
       maxTotalBytes: 150_000,
     };
     const answer = (code: string) => JSON.stringify({ summary: 'x', files: [{ path: 'App.tsx', content: code }] });
-    const refused = checkCodeAnswer(rules, answer("import thing from 'expo/new-thing';\nexport default function App() { return thing; }\n"));
+    const refused = checkCodeAnswer(
+      rules,
+      answer("import thing from 'expo/new-thing';\nexport default function App() { return thing; }\n"),
+    );
     expect(refused.ok).toBe(false);
     expect(refused.ok === false && refused.issues.map((i) => i.problem)).toEqual([
       'App.tsx imports "expo/new-thing", which Expo SDK 54 does not have (the app is built for Expo SDK 58 and 54: use only modules every one of them ships)',
     ]);
-    expect(checkCodeAnswer(rules, answer("import 'react-native/Libraries/Shared';\nexport default function App() { return null; }\n")).ok).toBe(true);
+    expect(
+      checkCodeAnswer(
+        rules,
+        answer("import 'react-native/Libraries/Shared';\nexport default function App() { return null; }\n"),
+      ).ok,
+    ).toBe(true);
     // Without the served SDKs' packages (a question asked by an older server) only the package list counts.
     const { sdkModules: _, ...older } = rules;
-    expect(checkCodeAnswer(older, answer("import thing from 'expo/new-thing';\nexport default function App() { return thing; }\n")).ok).toBe(true);
+    expect(
+      checkCodeAnswer(
+        older,
+        answer("import thing from 'expo/new-thing';\nexport default function App() { return thing; }\n"),
+      ).ok,
+    ).toBe(true);
   });
 });

@@ -47,9 +47,17 @@ async function cached(mcpUrl: string, projectId: string): Promise<any> {
 
 it("a change committed by one server shows in the other's very next session read, both ways", async () => {
   const projectId = (await createProject(here.mcpUrl, token)).id;
-  const first = await toolResult(here.mcpUrl, token, 'svc_send_message', { projectId, message: 'Build the app', kind: 'build' });
+  const first = await toolResult(here.mcpUrl, token, 'svc_send_message', {
+    projectId,
+    message: 'Build the app',
+    kind: 'build',
+  });
   expect(first.status).toBe('running');
-  const second = await toolResult(here.mcpUrl, token, 'svc_send_message', { projectId, message: 'Then this', kind: 'build' });
+  const second = await toolResult(here.mcpUrl, token, 'svc_send_message', {
+    projectId,
+    message: 'Then this',
+    kind: 'build',
+  });
   expect(second.status).toBe('queued');
   const run = await waitFor(() => builder.runOf(first.workflowId), 15_000, 'the run');
 
@@ -59,7 +67,16 @@ it("a change committed by one server shows in the other's very next session read
   const db = new Database(join(here.dataDir, 'mobile-builder.db'), { readonly: true });
   try {
     run.step('Compiling');
-    await waitFor(() => (db.prepare('select step_name as name from workflows where id = ?').get(first.workflowId) as { name: string | null }).name === 'Compiling' && run.idle, 15_000, 'the step');
+    await waitFor(
+      () =>
+        (
+          db.prepare('select step_name as name from workflows where id = ?').get(first.workflowId) as {
+            name: string | null;
+          }
+        ).name === 'Compiling' && run.idle,
+      15_000,
+      'the step',
+    );
   } finally {
     db.close();
   }
@@ -67,7 +84,9 @@ it("a change committed by one server shows in the other's very next session read
 
   // Committed by the spawned server, read in-process.
   expect((await cached(here.mcpUrl, projectId)).queuedWorkflows.map((w: any) => w.id)).toEqual([second.workflowId]);
-  expect(await toolResult(there.mcpUrl, token, 'svc_cancel_workflow', { projectId, workflowId: second.workflowId })).toMatchObject({ cancelled: true });
+  expect(
+    await toolResult(there.mcpUrl, token, 'svc_cancel_workflow', { projectId, workflowId: second.workflowId }),
+  ).toMatchObject({ cancelled: true });
   const after = await session(here.mcpUrl, projectId);
   expect(after.queuedWorkflows).toEqual([]);
   expect(after.activeWorkflow).toMatchObject({ id: first.workflowId, status: 'running', step: { name: 'Compiling' } });

@@ -13,7 +13,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createApp, listenHttp } from '../src/app.js';
 import { silentLogger } from '../src/logger.js';
-import { callTool, createProject, GENEROUS_PLANS, startTestServer, tempDir, toolResult, waitFor, type TestServer } from './helpers.js';
+import {
+  callTool,
+  createProject,
+  GENEROUS_PLANS,
+  startTestServer,
+  tempDir,
+  toolResult,
+  waitFor,
+  type TestServer,
+} from './helpers.js';
 import { ManualBuilder, type ManualRun } from './manual-builder.js';
 import { sqliteOf } from './store-access.js';
 
@@ -53,11 +62,17 @@ async function cached(projectId: string): Promise<any> {
   return first;
 }
 
-const send = (projectId: string, message: string, extra: Record<string, unknown> = {}) => toolResult(server.mcpUrl, token, 'svc_send_message', { projectId, message, ...extra });
-const row = (workflowId: string) => db.prepare('select status, step_name as stepName from workflows where id = ?').get(workflowId) as { status: string; stepName: string | null };
+const send = (projectId: string, message: string, extra: Record<string, unknown> = {}) =>
+  toolResult(server.mcpUrl, token, 'svc_send_message', { projectId, message, ...extra });
+const row = (workflowId: string) =>
+  db.prepare('select status, step_name as stepName from workflows where id = ?').get(workflowId) as {
+    status: string;
+    stepName: string | null;
+  };
 const running = (workflowId: string) => waitFor(() => builder.runOf(workflowId), 15_000, 'the run');
 /** Waits until `run` took every command pushed so far and waits for the next one. */
-const settled = (run: ManualRun, check: () => boolean) => waitFor(() => check() && run.idle, 15_000, 'the builder to act');
+const settled = (run: ManualRun, check: () => boolean) =>
+  waitFor(() => check() && run.idle, 15_000, 'the builder to act');
 
 it('every change of a polled project shows in the very next svc_get_session call', async () => {
   const projectId = (await createProject(server.mcpUrl, token)).id;
@@ -82,7 +97,10 @@ it('every change of a polled project shows in the very next svc_get_session call
   expect(second.status).toBe('queued');
   expect((await session(projectId)).queuedWorkflows.map((w: any) => w.id)).toEqual([second.workflowId]);
   const third = await send(projectId, 'Third build', { kind: 'build' });
-  expect((await session(projectId)).queuedWorkflows.map((w: any) => w.id)).toEqual([second.workflowId, third.workflowId]);
+  expect((await session(projectId)).queuedWorkflows.map((w: any) => w.id)).toEqual([
+    second.workflowId,
+    third.workflowId,
+  ]);
 
   // A question asked.
   await cached(projectId);
@@ -90,7 +108,11 @@ it('every change of a polled project shows in the very next svc_get_session call
   await waitFor(() => row(first.workflowId).status === 'waiting_for_input', 15_000, 'the question');
   view = await session(projectId);
   expect(view.activeWorkflow.status).toBe('waiting_for_input');
-  expect(view.pendingQuestion).toMatchObject({ workflowId: first.workflowId, prompt: 'Which colour?', options: ['red', 'blue'] });
+  expect(view.pendingQuestion).toMatchObject({
+    workflowId: first.workflowId,
+    prompt: 'Which colour?',
+    options: ['red', 'blue'],
+  });
 
   // The question answered.
   await cached(projectId);
@@ -110,18 +132,23 @@ it('every change of a polled project shows in the very next svc_get_session call
 
   // An older preview expiring: a project keeps its newest 10 previews per platform, so the 11th
   // published drops the first from the workflow's list.
-  for (let n = 2; n <= 10; n++) run.publish({ kind: 'preview', platform: 'web', externalUrl: `https://previews.example/${n}/` });
+  for (let n = 2; n <= 10; n++)
+    run.publish({ kind: 'preview', platform: 'web', externalUrl: `https://previews.example/${n}/` });
   await settled(run, () => run.published.length === 10);
   expect((await cached(projectId)).activeWorkflow.previewUrls).toHaveLength(10);
   run.publish({ kind: 'preview', platform: 'web', externalUrl: 'https://previews.example/11/' });
   await settled(run, () => run.published.length === 11);
   view = await session(projectId);
-  expect(view.activeWorkflow.previewUrls.map((p: any) => p.url)).toEqual(Array.from({ length: 10 }, (_, i) => `https://previews.example/${i + 2}/`));
+  expect(view.activeWorkflow.previewUrls.map((p: any) => p.url)).toEqual(
+    Array.from({ length: 10 }, (_, i) => `https://previews.example/${i + 2}/`),
+  );
   expect(view.previewUrls.map((p: any) => p.url)).toEqual(['https://previews.example/11/']);
 
   // A queued workflow cancelled.
   await cached(projectId);
-  expect(await toolResult(server.mcpUrl, token, 'svc_cancel_workflow', { projectId, workflowId: third.workflowId })).toMatchObject({ cancelled: true });
+  expect(
+    await toolResult(server.mcpUrl, token, 'svc_cancel_workflow', { projectId, workflowId: third.workflowId }),
+  ).toMatchObject({ cancelled: true });
   expect((await session(projectId)).queuedWorkflows.map((w: any) => w.id)).toEqual([second.workflowId]);
 
   // The build finishing, and the next one claimed.
@@ -138,7 +165,10 @@ it('every change of a polled project shows in the very next svc_get_session call
 
   // The running workflow cancelled.
   await cached(projectId);
-  expect(await toolResult(server.mcpUrl, token, 'svc_cancel_workflow', { projectId })).toMatchObject({ workflowId: second.workflowId, cancelled: true });
+  expect(await toolResult(server.mcpUrl, token, 'svc_cancel_workflow', { projectId })).toMatchObject({
+    workflowId: second.workflowId,
+    cancelled: true,
+  });
   view = await session(projectId);
   expect(view.activeWorkflow).toBeNull();
   expect(view.hasActiveWorkflows).toBe(false);
@@ -152,7 +182,11 @@ it('a failed build shows with its error in the very next call', async () => {
   await cached(projectId);
   run.fail('the compiler crashed');
   await waitFor(() => row(sent.workflowId).status === 'failed', 15_000, 'the failure');
-  expect((await session(projectId)).lastWorkflow).toMatchObject({ id: sent.workflowId, status: 'failed', error: { code: 'test_failure', message: 'the compiler crashed' } });
+  expect((await session(projectId)).lastWorkflow).toMatchObject({
+    id: sent.workflowId,
+    status: 'failed',
+    error: { code: 'test_failure', message: 'the compiler crashed' },
+  });
 });
 
 it('a cached session is served only to readers the access rule lets in', async () => {
@@ -178,12 +212,20 @@ it('a cached view is frozen: a caller that changes it throws instead of changing
 it('a session cached before the HTTP listener bound its port is not served after: its preview links move to the bound address', async () => {
   const dataDir = tempDir();
   const manual = new ManualBuilder();
-  const app = await createApp({ dataDir, logger: silentLogger(), builderInstance: manual, pollIntervalMs: 50, plans: GENEROUS_PLANS });
+  const app = await createApp({
+    dataDir,
+    logger: silentLogger(),
+    builderInstance: manual,
+    pollIntervalMs: 50,
+    plans: GENEROUS_PLANS,
+  });
   let http: Awaited<ReturnType<typeof listenHttp>> | undefined;
   try {
     await app.start();
     const userId = randomUUID();
-    sqliteOf(app.store).prepare("insert into users (id, name, plan, created_at) values (?, 'carol', 'free', ?)").run(userId, new Date().toISOString());
+    sqliteOf(app.store)
+      .prepare("insert into users (id, name, plan, created_at) values (?, 'carol', 'free', ?)")
+      .run(userId, new Date().toISOString());
     const caller = { userId, userName: 'carol', plan: 'free', tokenId: 'test' };
     const projectId = (await app.projects.create(caller, { name: 'Before the bind' })).id;
     const sent = await app.workflows.send(caller, { projectId, message: 'Build the app', kind: 'build' });

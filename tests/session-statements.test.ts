@@ -33,9 +33,15 @@ afterAll(async () => {
 });
 
 /** Statements compiled (`prepare`) and statements run (`get`, `all`, `run`, `iterate`) on a connection while `read` runs. */
-async function countStatements(sqlite: Database.Database, read: () => Promise<unknown>): Promise<{ prepared: number; run: number }> {
+async function countStatements(
+  sqlite: Database.Database,
+  read: () => Promise<unknown>,
+): Promise<{ prepared: number; run: number }> {
   const counts = { prepared: 0, run: 0 };
-  const statementProto = Object.getPrototypeOf(sqlite.prepare('select 1')) as Record<string, (...args: unknown[]) => unknown>;
+  const statementProto = Object.getPrototypeOf(sqlite.prepare('select 1')) as Record<
+    string,
+    (...args: unknown[]) => unknown
+  >;
   const originals = (['get', 'all', 'run', 'iterate'] as const).map((name) => [name, statementProto[name]!] as const);
   for (const [name, original] of originals) {
     statementProto[name] = function (this: unknown, ...args: unknown[]) {
@@ -57,7 +63,8 @@ async function countStatements(sqlite: Database.Database, read: () => Promise<un
   return counts;
 }
 
-const send = (projectId: string, message: string) => toolResult(server.mcpUrl, token, 'svc_send_message', { projectId, message, kind: 'build' });
+const send = (projectId: string, message: string) =>
+  toolResult(server.mcpUrl, token, 'svc_send_message', { projectId, message, kind: 'build' });
 
 it('a session read prepares nothing once warm, and the queue costs one statement, not one per queued workflow', async () => {
   const sqlite = sqliteOf(server.app.store);

@@ -8,7 +8,16 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, httpClient, mcpError, post, startTestServer, toolResult, waitFor, type TestServer } from './helpers.js';
+import {
+  createProject,
+  httpClient,
+  mcpError,
+  post,
+  startTestServer,
+  toolResult,
+  waitFor,
+  type TestServer,
+} from './helpers.js';
 import { ManualBuilder } from './manual-builder.js';
 import { stdioClient } from './stream-client.js';
 
@@ -38,7 +47,11 @@ afterAll(async () => {
 /** A project with a running build whose run the test drives. */
 async function runningBuild() {
   const project = await createProject(server.mcpUrl, token);
-  const sent = await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'Build it', kind: 'build' });
+  const sent = await toolResult(server.mcpUrl, token, 'svc_send_message', {
+    projectId: project.id,
+    message: 'Build it',
+    kind: 'build',
+  });
   const run = await waitFor(() => builder.runOf(sent.workflowId), 15_000, 'the run to start');
   return { projectId: project.id as string, workflowId: sent.workflowId as string, run };
 }
@@ -50,15 +63,23 @@ for (const transport of ['stdio', 'http'] as const) {
     it('returns as soon as the step changes, with progress messages naming the steps', async () => {
       const { projectId, run } = await runningBuild();
       run.step('Compiling the screens');
-      await waitFor(async () => (await toolResult(server.mcpUrl, token, 'svc_get_session', { projectId })).activeWorkflow?.step.name === 'Compiling the screens');
+      await waitFor(
+        async () =>
+          (await toolResult(server.mcpUrl, token, 'svc_get_session', { projectId })).activeWorkflow?.step.name ===
+          'Compiling the screens',
+      );
       const messages: string[] = [];
-      const call = client().callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 45 } }, CallToolResultSchema, {
-        onprogress: (p) => {
-          messages.push(p.message ?? '');
-          // The first notice says the wait has started: now change the step.
-          if (messages.length === 1) run.step('Bundling the web preview');
+      const call = client().callTool(
+        { name: 'svc_get_session', arguments: { projectId, waitSeconds: 45 } },
+        CallToolResultSchema,
+        {
+          onprogress: (p) => {
+            messages.push(p.message ?? '');
+            // The first notice says the wait has started: now change the step.
+            if (messages.length === 1) run.step('Bundling the web preview');
+          },
         },
-      });
+      );
       const result = await call;
       const session = result.structuredContent as any;
       expect(session.wait).toEqual({ changed: true, reason: 'changed' });
@@ -72,24 +93,35 @@ for (const transport of ['stdio', 'http'] as const) {
     it('returns when a question is asked, and when the workflow ends', async () => {
       const { projectId, run } = await runningBuild();
       let started = false;
-      const asked = client().callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 45 } }, CallToolResultSchema, {
-        onprogress: () => {
-          if (!started) run.ask('color', 'Which color?', { options: ['red', 'blue'] });
-          started = true;
+      const asked = client().callTool(
+        { name: 'svc_get_session', arguments: { projectId, waitSeconds: 45 } },
+        CallToolResultSchema,
+        {
+          onprogress: () => {
+            if (!started) run.ask('color', 'Which color?', { options: ['red', 'blue'] });
+            started = true;
+          },
         },
-      });
+      );
       const session = (await asked).structuredContent as any;
       expect(session.wait.reason).toBe('changed');
       expect(session.pendingQuestion).toMatchObject({ prompt: 'Which color?' });
-      await client().callTool({ name: 'svc_send_message', arguments: { projectId, message: 'red', questionId: session.pendingQuestion.questionId } });
+      await client().callTool({
+        name: 'svc_send_message',
+        arguments: { projectId, message: 'red', questionId: session.pendingQuestion.questionId },
+      });
       await waitFor(() => run.answers.length === 1 && run.idle);
       let begun = false;
-      const ended = client().callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 45 } }, CallToolResultSchema, {
-        onprogress: () => {
-          if (!begun) run.finish();
-          begun = true;
+      const ended = client().callTool(
+        { name: 'svc_get_session', arguments: { projectId, waitSeconds: 45 } },
+        CallToolResultSchema,
+        {
+          onprogress: () => {
+            if (!begun) run.finish();
+            begun = true;
+          },
         },
-      });
+      );
       const after = (await ended).structuredContent as any;
       expect(after.wait.reason).toBe('changed');
       expect(after.hasActiveWorkflows).toBe(false);
@@ -99,19 +131,29 @@ for (const transport of ['stdio', 'http'] as const) {
     it('returns at once when the question it would wait for is already asked (nothing changes until it is answered)', async () => {
       const { projectId, run } = await runningBuild();
       run.ask('color', 'Which color?', { options: ['red', 'blue'] });
-      await waitFor(async () => (await toolResult(server.mcpUrl, token, 'svc_get_session', { projectId })).pendingQuestion);
+      await waitFor(
+        async () => (await toolResult(server.mcpUrl, token, 'svc_get_session', { projectId })).pendingQuestion,
+      );
       const result = await client().callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 30 } });
       const session = result.structuredContent as any;
       expect(session.wait).toEqual({ changed: false, reason: 'question_pending' });
       expect(session.pendingQuestion).toMatchObject({ prompt: 'Which color?' });
-      await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId, message: 'red', questionId: session.pendingQuestion.questionId });
+      await toolResult(server.mcpUrl, token, 'svc_send_message', {
+        projectId,
+        message: 'red',
+        questionId: session.pendingQuestion.questionId,
+      });
       run.finish();
     });
 
     it('honours its bound (longer than the per-message deadline) when nothing changes', async () => {
       const { projectId, run } = await runningBuild();
       run.step('Thinking');
-      await waitFor(async () => (await toolResult(server.mcpUrl, token, 'svc_get_session', { projectId })).activeWorkflow?.step.name === 'Thinking');
+      await waitFor(
+        async () =>
+          (await toolResult(server.mcpUrl, token, 'svc_get_session', { projectId })).activeWorkflow?.step.name ===
+          'Thinking',
+      );
       const result = await client().callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 2 } });
       const session = result.structuredContent as any;
       expect(session.wait).toEqual({ changed: false, reason: 'time_up' });
@@ -121,17 +163,31 @@ for (const transport of ['stdio', 'http'] as const) {
 
     it('returns at once with nothing active, and refuses a waitSeconds out of range with -32602', async () => {
       const project = await createProject(server.mcpUrl, token);
-      const result = await client().callTool({ name: 'svc_get_session', arguments: { projectId: project.id, waitSeconds: 45 } });
+      const result = await client().callTool({
+        name: 'svc_get_session',
+        arguments: { projectId: project.id, waitSeconds: 45 },
+      });
       expect((result.structuredContent as any).wait).toEqual({ changed: false, reason: 'nothing_active' });
       // 60 is accepted, and said to be cut to the 45 s a wait may run.
-      const capped = await client().callTool({ name: 'svc_get_session', arguments: { projectId: project.id, waitSeconds: 60 } });
-      expect((capped.structuredContent as any).wait).toEqual({ changed: false, reason: 'nothing_active', cappedAtSeconds: 45 });
+      const capped = await client().callTool({
+        name: 'svc_get_session',
+        arguments: { projectId: project.id, waitSeconds: 60 },
+      });
+      expect((capped.structuredContent as any).wait).toEqual({
+        changed: false,
+        reason: 'nothing_active',
+        cappedAtSeconds: 45,
+      });
       for (const waitSeconds of [61, -1, 1.5, '5']) {
-        const error = await mcpError(client().callTool({ name: 'svc_get_session', arguments: { projectId: project.id, waitSeconds } }));
+        const error = await mcpError(
+          client().callTool({ name: 'svc_get_session', arguments: { projectId: project.id, waitSeconds } }),
+        );
         expect(error.code).toBe(-32602);
         expect(error.message).toContain('Invalid parameter: waitSeconds');
       }
-      const bad = await mcpError(client().callTool({ name: 'svc_get_session', arguments: { projectId: project.id, screenshot: 'yes' } }));
+      const bad = await mcpError(
+        client().callTool({ name: 'svc_get_session', arguments: { projectId: project.id, screenshot: 'yes' } }),
+      );
       expect(bad.code).toBe(-32602);
     });
   });
@@ -166,7 +222,10 @@ describe('streamable HTTP replies', () => {
       .split('\n\n')
       .filter((e) => e.startsWith('event: message'))
       .map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 6)));
-    expect(events[0]).toMatchObject({ method: 'notifications/progress', params: { progressToken: 'p1', progress: 1, message: expect.stringContaining('build running') } });
+    expect(events[0]).toMatchObject({
+      method: 'notifications/progress',
+      params: { progressToken: 'p1', progress: 1, message: expect.stringContaining('build running') },
+    });
     expect(events.at(-1)).toMatchObject({ id: 7, result: { structuredContent: { wait: { reason: 'time_up' } } } });
     run.finish();
   });
@@ -176,7 +235,11 @@ describe('streamable HTTP replies', () => {
     const abort = new AbortController();
     const res = await fetch(server.mcpUrl, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}` },
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        Authorization: `Bearer ${token}`,
+      },
       body: JSON.stringify(waitCall(projectId, 60)),
       signal: abort.signal,
     });
@@ -195,12 +258,16 @@ describe('over stdio, a cancelled wait', () => {
     const { projectId, run } = await runningBuild();
     const abort = new AbortController();
     let started = false;
-    const call = stdio.callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds: 45 } }, CallToolResultSchema, {
-      signal: abort.signal,
-      onprogress: () => {
-        started = true;
+    const call = stdio.callTool(
+      { name: 'svc_get_session', arguments: { projectId, waitSeconds: 45 } },
+      CallToolResultSchema,
+      {
+        signal: abort.signal,
+        onprogress: () => {
+          started = true;
+        },
       },
-    });
+    );
     call.catch(() => undefined);
     await waitFor(() => started, 15_000, 'the wait to start');
     expect(server.app.changes.watched()).toContain(projectId);

@@ -31,8 +31,10 @@ describe('one definition per small rule', () => {
   });
 
   it('lists the loopback host names in one place', () => {
-    for (const host of ['localhost', 'LOCALHOST', '127.0.0.1', '::1', '[::1]']) expect(isLoopbackHostname(host), host).toBe(true);
-    for (const host of ['127.0.0.2', '0.0.0.0', '::', 'example.com', 'localhost.example.com', '[::2]']) expect(isLoopbackHostname(host), host).toBe(false);
+    for (const host of ['localhost', 'LOCALHOST', '127.0.0.1', '::1', '[::1]'])
+      expect(isLoopbackHostname(host), host).toBe(true);
+    for (const host of ['127.0.0.2', '0.0.0.0', '::', 'example.com', 'localhost.example.com', '[::2]'])
+      expect(isLoopbackHostname(host), host).toBe(false);
     expect(filesMatching(/['"]localhost['"]|['"]\[::1\]['"]/)).toEqual(['src/io/loopback-hosts.ts']);
   });
 

@@ -41,11 +41,29 @@ const UNWANTED = [
 
 /** Spawns `serve` over stdio, sends initialize, and collects the answer, the module trace and the logs until the preview listener's line. */
 async function startTraced(extra: string[] = []): Promise<{ answer: any; trace: Trace; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', join(tempDir(), 'data'), '--port', '0', '--builder', 'scripted', '--log-level', 'info', ...extra], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH ?? '', MBM_DEBUG_MODULES: '1', XDG_CACHE_HOME: tempDir() },
-  });
-  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } })}\n`);
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'serve',
+      '--data-dir',
+      join(tempDir(), 'data'),
+      '--port',
+      '0',
+      '--builder',
+      'scripted',
+      '--log-level',
+      'info',
+      ...extra,
+    ],
+    {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '', MBM_DEBUG_MODULES: '1', XDG_CACHE_HOME: tempDir() },
+    },
+  );
+  child.stdin.write(
+    `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } })}\n`,
+  );
   let stdout = '';
   let stderr = '';
   try {
@@ -80,9 +98,16 @@ describe('stdio start-up loads only what answering needs', () => {
     expect(trace.evaluated).toEqual([]);
     // What the early bundle evaluates at its load: our few files, no package.
     const stats = JSON.parse(readFileSync(join(ROOT, 'dist', 'bundle-stats.json'), 'utf8'));
-    const early = Object.values(stats).find((b: any) => b.file === 'dist/mobile-builder-early.cjs') as { packages: string[]; inputs: string[] };
+    const early = Object.values(stats).find((b: any) => b.file === 'dist/mobile-builder-early.cjs') as {
+      packages: string[];
+      inputs: string[];
+    };
     expect(early.packages).toEqual([]);
-    expect(early.inputs.filter((path) => UNWANTED.some((re) => re.test(path)) || /commander|zod|@modelcontextprotocol/.test(path))).toEqual([]);
+    expect(
+      early.inputs.filter(
+        (path) => UNWANTED.some((re) => re.test(path)) || /commander|zod|@modelcontextprotocol/.test(path),
+      ),
+    ).toEqual([]);
     expect(early.inputs.length).toBeLessThan(10);
     expect(stderr.indexOf('serving MCP over stdio')).toBeGreaterThan(stderr.indexOf('{"lazyModulesEvaluated"'));
   });
@@ -99,8 +124,17 @@ describe('stdio start-up loads only what answering needs', () => {
     expect(stderr.indexOf('serving MCP over stdio')).toBeGreaterThan(stderr.indexOf('{"lazyModulesEvaluated"'));
   });
 
-  it('answers every message sent with the early-answered initialize, and that answer is the main bundle\'s byte for byte', async () => {
-    const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: { roots: { listChanged: true } }, clientInfo: { name: 'host', version: '1' } } });
+  it("answers every message sent with the early-answered initialize, and that answer is the main bundle's byte for byte", async () => {
+    const initialize = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-03-26',
+        capabilities: { roots: { listChanged: true } },
+        clientInfo: { name: 'host', version: '1' },
+      },
+    });
     const rest = [
       { jsonrpc: '2.0', method: 'notifications/initialized' },
       { jsonrpc: '2.0', id: 2, method: 'tools/list' },
@@ -110,10 +144,26 @@ describe('stdio start-up loads only what answering needs', () => {
     ];
     /** Spawns a stdio serve, writes everything at once, and returns its output lines once `count` came. */
     const exchange = async (extra: string[], text: string, count: number): Promise<string[]> => {
-      const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', join(tempDir(), 'data'), '--port', '0', '--builder', 'scripted', '--log-level', 'warn', ...extra], {
-        stdio: ['pipe', 'pipe', 'pipe'],
-        env: { PATH: process.env.PATH ?? '', XDG_CACHE_HOME: tempDir(), MBM_DEBUG_MODULES: '1' },
-      });
+      const child = spawn(
+        process.execPath,
+        [
+          BIN,
+          'serve',
+          '--data-dir',
+          join(tempDir(), 'data'),
+          '--port',
+          '0',
+          '--builder',
+          'scripted',
+          '--log-level',
+          'warn',
+          ...extra,
+        ],
+        {
+          stdio: ['pipe', 'pipe', 'pipe'],
+          env: { PATH: process.env.PATH ?? '', XDG_CACHE_HOME: tempDir(), MBM_DEBUG_MODULES: '1' },
+        },
+      );
       child.stdin.write(text);
       let stdout = '';
       let stderr = '';
@@ -138,7 +188,9 @@ describe('stdio start-up loads only what answering needs', () => {
         if (child.exitCode === null && child.signalCode === null) await new Promise((r) => child.once('exit', r));
       }
       expect(stderr).not.toContain('differs');
-      loaded.push(JSON.parse(stderr.split('\n').find((line) => line.startsWith('{"lazyModulesEvaluated"'))!).bundlesLoaded);
+      loaded.push(
+        JSON.parse(stderr.split('\n').find((line) => line.startsWith('{"lazyModulesEvaluated"'))!).bundlesLoaded,
+      );
       return stdout.split('\n').slice(0, count);
     };
     const loaded: unknown[] = [];
@@ -153,28 +205,55 @@ describe('stdio start-up loads only what answering needs', () => {
     // The same initialize through the main bundle alone (a command line that is not plain).
     const [main] = await exchange(['--body-limit', '1048576'], `${initialize}\n`, 1);
     expect(early[0]).toBe(main);
-    expect(loaded).toEqual([['dist/mobile-builder-early.cjs'], ['dist/mobile-builder-early.cjs', 'dist/mobile-builder-mcp.cjs']]);
+    expect(loaded).toEqual([
+      ['dist/mobile-builder-early.cjs'],
+      ['dist/mobile-builder-early.cjs', 'dist/mobile-builder-mcp.cjs'],
+    ]);
   });
 
   it('a plain stdio serve never loads what it does not use, to the end of its input: no OAuth or 2026-07-28 bundle, express, QR codes, MIME table, Ajv, other zod locales or node-postgres', async () => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', join(tempDir(), 'data'), '--port', '0', '--builder', 'scripted', '--log-level', 'info'], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH ?? '', MBM_DEBUG_MODULES: '1', XDG_CACHE_HOME: tempDir() },
-    });
-    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } })}\n`);
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'serve',
+        '--data-dir',
+        join(tempDir(), 'data'),
+        '--port',
+        '0',
+        '--builder',
+        'scripted',
+        '--log-level',
+        'info',
+      ],
+      {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: { PATH: process.env.PATH ?? '', MBM_DEBUG_MODULES: '1', XDG_CACHE_HOME: tempDir() },
+      },
+    );
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } })}\n`,
+    );
     let stdout = '';
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     child.stdout.on('data', (d) => {
       stdout += d;
       // Once initialize is answered, the host's next messages; then the end of its input.
-      if (stdout.split('\n').length === 2) child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })}\n`);
+      if (stdout.split('\n').length === 2)
+        child.stdin.write(
+          `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })}\n`,
+        );
       if (stdout.split('\n').length === 3) child.stdin.end();
     });
     const code = await new Promise((resolve) => child.once('exit', resolve));
     expect(code).toBe(0);
     expect(JSON.parse(stdout.split('\n')[1]!).result.tools.length).toBeGreaterThan(5);
-    const atExit = JSON.parse(stderr.split('\n').find((line) => line.startsWith('{"atExit"'))!) as { bundlesLoaded: string[]; bundlesRequired: string[]; evaluated: string[] };
+    const atExit = JSON.parse(stderr.split('\n').find((line) => line.startsWith('{"atExit"'))!) as {
+      bundlesLoaded: string[];
+      bundlesRequired: string[];
+      evaluated: string[];
+    };
     expect(atExit.bundlesLoaded).toEqual(['dist/mobile-builder-early.cjs', 'dist/mobile-builder-mcp.cjs']);
     expect(atExit.bundlesRequired).toEqual([]);
     // The preview listener (the HTTP side and the console) is used: it serves the previews.
@@ -194,14 +273,18 @@ describe('stdio start-up loads only what answering needs', () => {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { PATH: process.env.PATH ?? '', XDG_CACHE_HOME: tempDir(), MBM_DEBUG_MODULES: '1' },
     });
-    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } })}\n`);
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } })}\n`,
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     const code = await new Promise((resolve) => child.once('exit', resolve));
     expect(code).toBe(1);
-    expect(stderr).toContain("error: option '--port <port>' argument 'abc' is invalid. --port must be a whole number of at least 0");
+    expect(stderr).toContain(
+      "error: option '--port <port>' argument 'abc' is invalid. --port must be a whole number of at least 0",
+    );
     expect(stdout).toBe('');
     // The early bundle was asked, and left the command line to the main one (nothing was written: no trace).
     expect(stderr).not.toContain('lazyModulesEvaluated');
@@ -221,11 +304,28 @@ describe('stdio start-up loads only what answering needs', () => {
       `#!/bin/sh\ni=0\nwhile [ ! -e '${answered}' ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i+1)); done\nif [ -e '${answered}' ]; then echo after > '${order}'; else echo before > '${order}'; fi\nexit 0\n`,
       { mode: 0o755 },
     );
-    const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', join(tempDir(), 'data'), '--port', '0', '--builder', 'scripted', '--log-level', 'info'], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { PATH: `${bin}:${process.env.PATH ?? ''}`, MBM_DEBUG_MODULES: '1', XDG_CACHE_HOME: tempDir() },
-    });
-    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } })}\n`);
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'serve',
+        '--data-dir',
+        join(tempDir(), 'data'),
+        '--port',
+        '0',
+        '--builder',
+        'scripted',
+        '--log-level',
+        'info',
+      ],
+      {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: { PATH: `${bin}:${process.env.PATH ?? ''}`, MBM_DEBUG_MODULES: '1', XDG_CACHE_HOME: tempDir() },
+      },
+    );
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } })}\n`,
+    );
     let stdout = '';
     let stderr = '';
     try {
@@ -244,7 +344,10 @@ describe('stdio start-up loads only what answering needs', () => {
       child.kill('SIGKILL');
       if (child.exitCode === null && child.signalCode === null) await new Promise((r) => child.once('exit', r));
     }
-    expect(JSON.parse(stdout.slice(0, stdout.indexOf('\n')))).toMatchObject({ id: 1, result: { serverInfo: { name: 'mobile-builder-mcp' } } });
+    expect(JSON.parse(stdout.slice(0, stdout.indexOf('\n')))).toMatchObject({
+      id: 1,
+      result: { serverInfo: { name: 'mobile-builder-mcp' } },
+    });
     expect(readFileSync(order, 'utf8').trim()).toBe('after');
     expect(stderr).toContain('builds sandboxed (bubblewrap)');
     // The store is opened after the answer: the token check, which reads it, logs after the trace.
@@ -257,10 +360,14 @@ describe('stdio start-up loads only what answering needs', () => {
     const dataDir = join(tempDir(), 'data');
     const token = cliToken(dataDir, 'first');
     const answers = async (first: unknown) => {
-      const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--port', '0', '--builder', 'scripted', '--log-level', 'warn'], {
-        stdio: ['pipe', 'pipe', 'pipe'],
-        env: { PATH: process.env.PATH ?? '', SVC_API_TOKEN: token, XDG_CACHE_HOME: tempDir() },
-      });
+      const child = spawn(
+        process.execPath,
+        [BIN, 'serve', '--data-dir', dataDir, '--port', '0', '--builder', 'scripted', '--log-level', 'warn'],
+        {
+          stdio: ['pipe', 'pipe', 'pipe'],
+          env: { PATH: process.env.PATH ?? '', SVC_API_TOKEN: token, XDG_CACHE_HOME: tempDir() },
+        },
+      );
       child.stdin.write(`${JSON.stringify(first)}\n`);
       let stdout = '';
       try {
@@ -277,19 +384,30 @@ describe('stdio start-up loads only what answering needs', () => {
       }
       return JSON.parse(stdout.slice(0, stdout.indexOf('\n')));
     };
-    const listed = await answers({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'svc_list_projects', arguments: {} } });
+    const listed = await answers({
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'svc_list_projects', arguments: {} },
+    });
     expect(listed).toMatchObject({ id: 7, result: { structuredContent: { projects: [] } } });
     const tools = await answers({ jsonrpc: '2.0', id: 8, method: 'tools/list' });
     expect(tools.result.tools.map((t: { name: string }) => t.name)).toContain('svc_get_session');
     // A 2026-07-28 request needs the tools before its admission.
-    const modern = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+    const modern = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
     const discovered = await answers({ jsonrpc: '2.0', id: 9, method: 'server/discover', params: { _meta: modern } });
     expect(discovered).toMatchObject({ id: 9, result: expect.anything() });
   });
 
   it('leaves Ajv, express and zod locales other than English out of the stdio bundle', () => {
     const stats = JSON.parse(readFileSync(join(ROOT, 'dist', 'bundle-stats.json'), 'utf8'));
-    const stdio = Object.values(stats).find((b: any) => b.file === 'dist/mobile-builder-mcp.cjs') as { packages: string[] };
+    const stdio = Object.values(stats).find((b: any) => b.file === 'dist/mobile-builder-mcp.cjs') as {
+      packages: string[];
+    };
     expect(stdio.packages).not.toContain('ajv');
     expect(stdio.packages).not.toContain('express');
     const source = readFileSync(join(ROOT, 'dist', 'mobile-builder-mcp.cjs'), 'utf8');
@@ -300,9 +418,16 @@ describe('stdio start-up loads only what answering needs', () => {
   it("gives the SDK Server this server's own JSON Schema validator, which checks an answer to its own forms", () => {
     const { legacy } = createMcpServer('0.0.0');
     expect((legacy as unknown as { _jsonSchemaValidator: unknown })._jsonSchemaValidator).toBe(FORM_ANSWER_VALIDATOR);
-    const check = FORM_ANSWER_VALIDATOR.getValidator({ type: 'object', properties: { answer: { type: 'string', enum: ['red', 'blue'] } }, required: ['answer'] });
+    const check = FORM_ANSWER_VALIDATOR.getValidator({
+      type: 'object',
+      properties: { answer: { type: 'string', enum: ['red', 'blue'] } },
+      required: ['answer'],
+    });
     expect(check({ answer: 'blue' })).toMatchObject({ valid: true, data: { answer: 'blue' } });
-    expect(check({ answer: 'green' })).toMatchObject({ valid: false, errorMessage: 'answer must be one of the options' });
+    expect(check({ answer: 'green' })).toMatchObject({
+      valid: false,
+      errorMessage: 'answer must be one of the options',
+    });
     expect(check({})).toMatchObject({ valid: false, errorMessage: 'answer is required' });
     expect(check({ answer: 1 })).toMatchObject({ valid: false });
     expect(check({ answer: 'red', other: 'x' })).toMatchObject({ valid: false });

@@ -17,16 +17,27 @@ function wrapped(cause: unknown): Error {
 
 describe('isStoreUnavailable', () => {
   it('knows an outage by SQLSTATE, socket code or the driver message, also under a cause', () => {
-    const shutdown = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01', severity: 'FATAL' });
+    const shutdown = Object.assign(new Error('terminating connection due to administrator command'), {
+      code: '57P01',
+      severity: 'FATAL',
+    });
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
-    for (const error of [shutdown, refused, new Error('Connection terminated unexpectedly'), new Error('Query read timeout'), new Error('timeout exceeded when trying to connect'), Object.assign(new Error('x'), { code: '08006' })]) {
+    for (const error of [
+      shutdown,
+      refused,
+      new Error('Connection terminated unexpectedly'),
+      new Error('Query read timeout'),
+      new Error('timeout exceeded when trying to connect'),
+      Object.assign(new Error('x'), { code: '08006' }),
+    ]) {
       expect(isStoreUnavailable(error), String(error)).toBe(true);
       expect(isStoreUnavailable(wrapped(error)), `wrapped ${String(error)}`).toBe(true);
     }
   });
 
   it('does not take a wrong statement, a lock held elsewhere or a unique violation for an outage', () => {
-    for (const code of ['42P01', '55P03', '23505', '40001']) expect(isStoreUnavailable(wrapped(Object.assign(new Error(code), { code }))), code).toBe(false);
+    for (const code of ['42P01', '55P03', '23505', '40001'])
+      expect(isStoreUnavailable(wrapped(Object.assign(new Error(code), { code }))), code).toBe(false);
     expect(isStoreUnavailable(new Error('boom'))).toBe(false);
     expect(isStoreUnavailable(undefined)).toBe(false);
   });
@@ -39,9 +50,15 @@ describe('isStoreUnavailable', () => {
   });
 
   it("recognises node-postgres's own failure on a server that is not there", async () => {
-    const client = new pg.Client({ connectionString: 'postgres://svc@127.0.0.1:1/none', connectionTimeoutMillis: 2000 });
+    const client = new pg.Client({
+      connectionString: 'postgres://svc@127.0.0.1:1/none',
+      connectionTimeoutMillis: 2000,
+    });
     client.on('error', () => undefined);
-    const error = await client.connect().then(() => null, (e: unknown) => e);
+    const error = await client.connect().then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isStoreUnavailable(error)).toBe(true);
   });
 });
@@ -49,7 +66,11 @@ describe('isStoreUnavailable', () => {
 describe('answers during an outage', () => {
   it('a tool call: -32603 with data {reason: store_unavailable, retryable: true}; an HTTP route: 503 with Retry-After', () => {
     const outage = wrapped(new Error('Connection terminated unexpectedly'));
-    expect(toJsonRpcError(outage)).toEqual({ code: -32603, message: 'Internal error', data: { reason: 'store_unavailable', retryable: true } });
+    expect(toJsonRpcError(outage)).toEqual({
+      code: -32603,
+      message: 'Internal error',
+      data: { reason: 'store_unavailable', retryable: true },
+    });
     expect(unexpectedFailureStatus(outage)).toEqual({ status: 503, retryAfterSeconds: 1 });
     expect(toJsonRpcError(new Error('boom'))).toEqual({ code: -32603, message: 'Internal error' });
     expect(unexpectedFailureStatus(new Error('boom'))).toEqual({ status: 500 });

@@ -22,7 +22,9 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const pointsOf = (key: string) => (sqliteOf(a).prepare('select points from rate_limits where key = ?').get(key) as { points: number } | undefined)?.points;
+const pointsOf = (key: string) =>
+  (sqliteOf(a).prepare('select points from rate_limits where key = ?').get(key) as { points: number } | undefined)
+    ?.points;
 
 describe('StoreRequestRateLimiter', () => {
   it('two connections share one window: exactly the limit is allowed in total', async () => {

@@ -29,7 +29,9 @@ describe('unit and process tests', () => {
       .filter((f) => !PROCESS_TESTS.includes(f))
       .flatMap((f) => {
         const text = readFileSync(join(ROOT, f), 'utf8');
-        return PROCESS_MARKERS.filter((marker) => marker.test(text)).map((marker) => `${f} matches ${marker} (list it in tests/setup/test-kinds.ts)`);
+        return PROCESS_MARKERS.filter((marker) => marker.test(text)).map(
+          (marker) => `${f} matches ${marker} (list it in tests/setup/test-kinds.ts)`,
+        );
       });
     expect(misplaced).toEqual([]);
   });

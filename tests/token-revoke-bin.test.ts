@@ -19,7 +19,11 @@ it('the first request after `token revoke` returns is refused, round after round
     // Cached by the server now.
     expect((await callTool(server.mcpUrl, token, 'svc_list_projects')).status).toBe(200);
     const [row] = (await server.app.store.repos.tokens.list()).filter((t) => t.user.name === `revoked-${round}`);
-    const revoked = await runCommand(process.execPath, [BIN, 'token', 'revoke', row!.token.id, '--data-dir', server.dataDir], { timeoutMs: 60_000 });
+    const revoked = await runCommand(
+      process.execPath,
+      [BIN, 'token', 'revoke', row!.token.id, '--data-dir', server.dataDir],
+      { timeoutMs: 60_000 },
+    );
     expect(revoked.status, revoked.stderr).toBe(0);
     const refused = await callTool(server.mcpUrl, token, 'svc_list_projects');
     expect([refused.status, refused.json.error?.code]).toEqual([401, -32001]);

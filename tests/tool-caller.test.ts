@@ -33,13 +33,17 @@ describe('typed tool caller', () => {
   it('answers what tools/call answers, byte for byte', async () => {
     const created = await tools.createProject({ name: 'Typed', visibility: 'private' }, await alice());
     const overHttp = await toolResult(server.mcpUrl, token, 'svc_get_project', { projectId: created.id });
-    expect(JSON.stringify(await tools.getProject({ projectId: created.id }, await alice()))).toBe(JSON.stringify(overHttp));
-    expect(JSON.stringify(await tools.listProjects({}, await alice()))).toBe(JSON.stringify(await toolResult(server.mcpUrl, token, 'svc_list_projects')));
+    expect(JSON.stringify(await tools.getProject({ projectId: created.id }, await alice()))).toBe(
+      JSON.stringify(overHttp),
+    );
+    expect(JSON.stringify(await tools.listProjects({}, await alice()))).toBe(
+      JSON.stringify(await toolResult(server.mcpUrl, token, 'svc_list_projects')),
+    );
     const result = await tools.getSession.result({ projectId: created.id }, await alice());
     expect(result.content[0]).toEqual({ type: 'text', text: JSON.stringify(result.structuredContent) });
   });
 
-  it('a form value of the wrong type is refused with the tool\'s own -32602, as over tools/call', async () => {
+  it("a form value of the wrong type is refused with the tool's own -32602, as over tools/call", async () => {
     const { id } = await tools.createProject({ name: 'Paged' }, await alice());
     const refused = await tools.getMessages.fromForm({ projectId: id, limit: 'many' }, await alice()).then(
       () => null,
@@ -51,7 +55,7 @@ describe('typed tool caller', () => {
     expect(refused!.data).toEqual(overHttp.json.error.data);
   });
 
-  it('types arguments and answers from the tools\' schemas', () => {
+  it("types arguments and answers from the tools' schemas", () => {
     expectTypeOf(tools.getProject).returns.resolves.toEqualTypeOf<Project>();
     expectTypeOf(tools.getSession).returns.resolves.toEqualTypeOf<SessionView>();
     expectTypeOf(tools.getMessages).returns.resolves.toEqualTypeOf<MessagesPage>();

@@ -25,7 +25,10 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
   expect(content[0]!.type).toBe('text');
   expect(JSON.parse(content[0]!.text)).toEqual(result.structuredContent);
   // After the JSON text: svc_get_session adds one resource_link per preview URL; other tools add nothing.
-  const links = name === 'svc_get_session' ? (result.structuredContent as { previewUrls: Array<{ url: string }> }).previewUrls.map((p) => p.url) : [];
+  const links =
+    name === 'svc_get_session'
+      ? (result.structuredContent as { previewUrls: Array<{ url: string }> }).previewUrls.map((p) => p.url)
+      : [];
   expect(content.slice(1).map((c) => [c.type, c.uri])).toEqual(links.map((url) => ['resource_link', url]));
   return result.structuredContent as any;
 }
@@ -55,10 +58,17 @@ describe('tools/list', () => {
       expect(tool.title, tool.name).toBeTruthy();
       expect(tool.outputSchema, tool.name).toBeTruthy();
       expect(tool.description!.length, tool.name).toBeGreaterThan(100);
-      expect(Object.keys(tool.annotations!).sort()).toEqual(['destructiveHint', 'idempotentHint', 'openWorldHint', 'readOnlyHint', 'title']);
+      expect(Object.keys(tool.annotations!).sort()).toEqual([
+        'destructiveHint',
+        'idempotentHint',
+        'openWorldHint',
+        'readOnlyHint',
+        'title',
+      ]);
     }
     // One reviewable file per tool: tests/contract/<tool>.json.
-    for (const tool of tools) await expect(`${JSON.stringify(tool, null, 2)}\n`).toMatchFileSnapshot(`./contract/${tool.name}.json`);
+    for (const tool of tools)
+      await expect(`${JSON.stringify(tool, null, 2)}\n`).toMatchFileSnapshot(`./contract/${tool.name}.json`);
   });
 
   it('gives the server and each tool an icon as MCP 2025-11-25 defines it: a data: URI of an SVG, with its media type and sizes', async () => {
@@ -69,7 +79,9 @@ describe('tools/list', () => {
       const [icon] = list!;
       expect(icon).toMatchObject({ mimeType: 'image/svg+xml', sizes: ['any'] });
       expect(icon!.src).toMatch(/^data:image\/svg\+xml;base64,/);
-      expect(Buffer.from(icon!.src.split(',')[1]!, 'base64').toString('utf8')).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" [^>]*>.*<\/svg>$/);
+      expect(Buffer.from(icon!.src.split(',')[1]!, 'base64').toString('utf8')).toMatch(
+        /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" [^>]*>.*<\/svg>$/,
+      );
     }
     // Each tool's glyph is its own.
     expect(new Set(tools.map((t) => t.icons![0]!.src)).size).toBe(7);
@@ -81,12 +93,26 @@ describe('tool descriptions a model can act on', () => {
     const { tools } = await alice.listTools();
     const byName = new Map(tools.map((t) => [t.name, t.description!]));
     for (const [name, text] of byName) {
-      for (const shared of ['-32001', '-32005', 'retryAfterSeconds', '-32603']) expect(text, `${name} ${shared}`).toContain(shared);
+      for (const shared of ['-32001', '-32005', 'retryAfterSeconds', '-32603'])
+        expect(text, `${name} ${shared}`).toContain(shared);
     }
-    for (const name of ['svc_get_project', 'svc_create_project', 'svc_get_session', 'svc_send_message', 'svc_cancel_workflow', 'svc_get_messages']) {
+    for (const name of [
+      'svc_get_project',
+      'svc_create_project',
+      'svc_get_session',
+      'svc_send_message',
+      'svc_cancel_workflow',
+      'svc_get_messages',
+    ]) {
       expect(byName.get(name), name).toContain('-32602');
     }
-    for (const name of ['svc_get_project', 'svc_get_session', 'svc_send_message', 'svc_cancel_workflow', 'svc_get_messages']) {
+    for (const name of [
+      'svc_get_project',
+      'svc_get_session',
+      'svc_send_message',
+      'svc_cancel_workflow',
+      'svc_get_messages',
+    ]) {
       expect(byName.get(name), name).toMatch(/-32004[\s\S]*-32003/);
     }
     const create = byName.get('svc_create_project')!;
@@ -99,7 +125,11 @@ describe('tool descriptions a model can act on', () => {
 
 describe('project tools over the SDK client', () => {
   it('create, get and list agree, with output validated by the client against outputSchema', async () => {
-    const created = await call(alice, 'svc_create_project', { name: 'Weather', description: 'Forecasts', visibility: 'public' });
+    const created = await call(alice, 'svc_create_project', {
+      name: 'Weather',
+      description: 'Forecasts',
+      visibility: 'public',
+    });
     expect(created).toMatchObject({ name: 'Weather', description: 'Forecasts', visibility: 'public' });
     expect(await call(alice, 'svc_get_project', { projectId: created.id })).toEqual(created);
     const listed = await call(alice, 'svc_list_projects');
@@ -115,7 +145,10 @@ describe('project tools over the SDK client', () => {
     expect(unknown).toMatchObject({ code: -32004, message: 'Resource not found' });
     const priv = await call(alice, 'svc_create_project', { name: 'Secret' });
     const denied = await failure(bob, 'svc_get_project', { projectId: priv.id });
-    expect(denied).toMatchObject({ code: -32003, message: 'Access denied - you do not have permission for this resource' });
+    expect(denied).toMatchObject({
+      code: -32003,
+      message: 'Access denied - you do not have permission for this resource',
+    });
     const noTool = await failure(alice, 'svc_nope');
     expect(noTool).toMatchObject({ code: -32601, message: 'Tool not found: svc_nope' });
   });
@@ -131,7 +164,9 @@ describe('workflow tools over the SDK client', () => {
       return s.hasActiveWorkflows ? null : s;
     });
     expect(done.lastWorkflow).toMatchObject({ id: sent.workflowId, status: 'completed' });
-    expect(done.previewUrls[0].url).toMatch(new RegExp(`^http://${project.id}\\.localhost:\\d+/previews/[0-9a-f-]{36}/$`));
+    expect(done.previewUrls[0].url).toMatch(
+      new RegExp(`^http://${project.id}\\.localhost:\\d+/previews/[0-9a-f-]{36}/$`),
+    );
     const page = await call(alice, 'svc_get_messages', { projectId: project.id, limit: 2 });
     expect(page.messages.map((m: any) => m.seq)).toEqual([1, 2]);
     expect(page).toMatchObject({ hasMore: true, nextAfter: 2 });

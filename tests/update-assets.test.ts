@@ -22,20 +22,31 @@ let deploymentId: string;
 let landingUrl: string;
 
 /** A GET whose path is sent exactly as written (no URL normalisation of `..`). */
-function rawGet(base: string, path: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function rawGet(
+  base: string,
+  path: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
     const req = request({ host: hostname, port, path, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('latin1') }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('latin1') }),
+      );
     });
     req.on('error', reject);
     req.end();
   });
 }
 
-const asset = (path: string, contentType = 'application/javascript') => ({ path, hash: 'x', key: 'y', contentType, fileExtension: '.js' });
+const asset = (path: string, contentType = 'application/javascript') => ({
+  path,
+  hash: 'x',
+  key: 'y',
+  contentType,
+  fileExtension: '.js',
+});
 
 beforeAll(async () => {
   const forged = {
@@ -46,7 +57,12 @@ beforeAll(async () => {
     sdk: 58,
     runtimeVersions: ['exposdk:58.0.0'],
     launchAsset: asset('bundle.js'),
-    assets: [asset('../../secret.txt'), asset('../../mobile-builder.db'), asset('../../../../../../../../etc/passwd'), asset('page.html', 'text/html')],
+    assets: [
+      asset('../../secret.txt'),
+      asset('../../mobile-builder.db'),
+      asset('../../../../../../../../etc/passwd'),
+      asset('page.html', 'text/html'),
+    ],
     expoClient: { name: 'Forged', slug: 'forged' },
   };
   const valid = { ...forged, assets: [asset('page.html', 'text/html')] };
@@ -65,13 +81,20 @@ beforeAll(async () => {
   artifacts = await listenHttp(server.app, { host: '127.0.0.1', port: 0, serveMcp: false, artifactOrigin: true });
   const token = server.token('mallory');
   const project = await createProject(server.mcpUrl, token, { name: 'Forger', visibility: 'public' });
-  await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'deploy', kind: 'deploy' });
+  await toolResult(server.mcpUrl, token, 'svc_send_message', {
+    projectId: project.id,
+    message: 'deploy',
+    kind: 'deploy',
+  });
   const session = await waitIdle(server.mcpUrl, token, project.id);
   expect(session.lastWorkflow.status).toBe('completed');
   const ios = session.previewUrls.find((p: any) => p.platform === 'ios');
   landingUrl = ios.url;
   deploymentId = ios.url.split('/').at(-2);
-  writeFileSync(join(await server.app.artifactStore.localDir(deploymentId), 'expo-update.json'), JSON.stringify(forged));
+  writeFileSync(
+    join(await server.app.artifactStore.localDir(deploymentId), 'expo-update.json'),
+    JSON.stringify(forged),
+  );
 });
 
 afterAll(async () => {

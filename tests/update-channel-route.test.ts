@@ -7,7 +7,16 @@
 import { mkdirSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createProject, rawHttp, startTestServer, tempDir, toolResult, waitFor, waitIdle, type TestServer } from './helpers.js';
+import {
+  createProject,
+  rawHttp,
+  startTestServer,
+  tempDir,
+  toolResult,
+  waitFor,
+  waitIdle,
+  type TestServer,
+} from './helpers.js';
 import { ManualBuilder } from './manual-builder.js';
 
 let server: TestServer | undefined;
@@ -23,18 +32,39 @@ function updateFolder(): string {
   const asset = { path: 'bundle.js', hash: 'x', key: 'k', contentType: 'application/javascript', fileExtension: '.js' };
   writeFileSync(
     join(dir, 'expo-update.json'),
-    JSON.stringify({ format: 'expo-updates-v1', id: '11111111-2222-4333-8444-555555555555', createdAt: '2026-01-01T00:00:00.000Z', platform: 'ios', sdk: 58, runtimeVersions: ['exposdk:58.0.0'], launchAsset: asset, assets: [], expoClient: { name: 'A', slug: 'a' } }),
+    JSON.stringify({
+      format: 'expo-updates-v1',
+      id: '11111111-2222-4333-8444-555555555555',
+      createdAt: '2026-01-01T00:00:00.000Z',
+      platform: 'ios',
+      sdk: 58,
+      runtimeVersions: ['exposdk:58.0.0'],
+      launchAsset: asset,
+      assets: [],
+      expoClient: { name: 'A', slug: 'a' },
+    }),
   );
   return dir;
 }
 
 const manifest = (base: string, token: string) =>
-  rawHttp(`${base}/updates/latest/${token}`, { headers: { 'expo-platform': 'ios', 'expo-runtime-version': 'exposdk:58.0.0', accept: 'application/json' } });
+  rawHttp(`${base}/updates/latest/${token}`, {
+    headers: { 'expo-platform': 'ios', 'expo-runtime-version': 'exposdk:58.0.0', accept: 'application/json' },
+  });
 
 /** Deploys one ios update of a new project through the manual builder; returns the project and the token the build got. */
-async function deploy(builder: ManualBuilder, s: TestServer, owner: string, projectId?: string): Promise<{ projectId: string; token: string }> {
+async function deploy(
+  builder: ManualBuilder,
+  s: TestServer,
+  owner: string,
+  projectId?: string,
+): Promise<{ projectId: string; token: string }> {
   const id = projectId ?? (await createProject(s.mcpUrl, owner, { name: 'App' })).id;
-  const sent = await toolResult(s.mcpUrl, owner, 'svc_send_message', { projectId: id, message: 'Deploy it', kind: 'deploy' });
+  const sent = await toolResult(s.mcpUrl, owner, 'svc_send_message', {
+    projectId: id,
+    message: 'Deploy it',
+    kind: 'deploy',
+  });
   const run = await waitFor(() => builder.runOf(sent.workflowId));
   await run.context.publish({ kind: 'deployment', platform: 'ios', sourceDir: updateFolder() });
   const token = await run.context.updateChannelToken();
@@ -68,7 +98,11 @@ describe('the latest update URL through the store', () => {
     const first = await startTestServer({ builderInstance: builder, dataDir });
     const owner = first.token('olivia');
     const project = await createProject(first.mcpUrl, owner, { name: 'Old app' });
-    const sent = await toolResult(first.mcpUrl, owner, 'svc_send_message', { projectId: project.id, message: 'Deploy it', kind: 'deploy' });
+    const sent = await toolResult(first.mcpUrl, owner, 'svc_send_message', {
+      projectId: project.id,
+      message: 'Deploy it',
+      kind: 'deploy',
+    });
     const run = await waitFor(() => builder.runOf(sent.workflowId));
     await run.context.publish({ kind: 'deployment', platform: 'ios', sourceDir: updateFolder() });
     run.finish();

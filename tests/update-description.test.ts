@@ -26,19 +26,33 @@ const DEPLOY = [
 function description(assetPath: string): string {
   const asset = (path: string) => ({ path, hash: 'h', key: 'k', contentType: 'application/octet-stream' });
   return JSON.stringify({
-    format: 'expo-updates-v1', id: '1b0f1f0e-0000-4000-8000-000000000000', createdAt: '2026-01-01T00:00:00.000Z', platform: 'ios', sdk: 54,
-    runtimeVersions: ['exposdk:54.0.0'], launchAsset: asset('index.hbc'), assets: [asset(assetPath)], expoClient: { name: 'x' },
+    format: 'expo-updates-v1',
+    id: '1b0f1f0e-0000-4000-8000-000000000000',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    platform: 'ios',
+    sdk: 54,
+    runtimeVersions: ['exposdk:54.0.0'],
+    launchAsset: asset('index.hbc'),
+    assets: [asset(assetPath)],
+    expoClient: { name: 'x' },
   });
 }
 
 async function deployWith(updateJson: string) {
   const dir = tempDir('mbm-update-');
   const file = join(dir, 'builder.json');
-  writeFileSync(file, JSON.stringify({ build: { command: 'true' }, deploy: { command: DEPLOY }, env: { UPDATE_JSON: updateJson } }));
+  writeFileSync(
+    file,
+    JSON.stringify({ build: { command: 'true' }, deploy: { command: DEPLOY }, env: { UPDATE_JSON: updateJson } }),
+  );
   server = await startTestServer({ builder: 'command', builderConfigFile: file, buildSandbox: SANDBOX_TURNED_OFF });
   const token = server.token('alice');
   const project = await createProject(server.mcpUrl, token);
-  await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'Deploy it', kind: 'deploy' });
+  await toolResult(server.mcpUrl, token, 'svc_send_message', {
+    projectId: project.id,
+    message: 'Deploy it',
+    kind: 'deploy',
+  });
   return waitIdle(server.mcpUrl, token, project.id);
 }
 
@@ -54,5 +68,7 @@ it('an asset path that leaves the update folder fails the deploy with the reason
 it('a valid description is published', async () => {
   const done = await deployWith(description('assets/a'));
   expect(done.lastWorkflow).toMatchObject({ status: 'completed' });
-  expect(done.previewUrls.map((u: { platform: string; kind: string }) => [u.platform, u.kind])).toEqual([['ios', 'deployment']]);
+  expect(done.previewUrls.map((u: { platform: string; kind: string }) => [u.platform, u.kind])).toEqual([
+    ['ios', 'deployment'],
+  ]);
 });

@@ -26,7 +26,14 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ t: fc.constant('answer' as const), p: project }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('cancelActive' as const), p: project }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('cancelQueued' as const), p: project }) },
-  { weight: 4, arbitrary: fc.record({ t: fc.constant('builder' as const), pick: fc.nat(), how: fc.constantFrom('finish' as const, 'fail' as const, 'ask' as const) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      t: fc.constant('builder' as const),
+      pick: fc.nat(),
+      how: fc.constantFrom('finish' as const, 'fail' as const, 'ask' as const),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('restart' as const), crash: fc.boolean() }) },
 );
 
@@ -48,23 +55,31 @@ class Model {
   check(): void {
     const db = sqliteOf(this.engine.app.store);
     const active = db
-      .prepare("select project_id, count(*) as n from workflows where status in ('running', 'waiting_for_input', 'cancelling') group by project_id")
+      .prepare(
+        "select project_id, count(*) as n from workflows where status in ('running', 'waiting_for_input', 'cancelling') group by project_id",
+      )
       .all() as { n: number }[];
     for (const row of active) expect(row.n).toBeLessThanOrEqual(1);
     for (const row of db.prepare('select id, status, finished_at from workflows').all() as any[]) {
       const seen = this.terminal.get(row.id);
       if (seen) expect({ status: row.status, finishedAt: row.finished_at }).toEqual(seen);
-      else if (['completed', 'failed', 'cancelled'].includes(row.status)) this.terminal.set(row.id, { status: row.status, finishedAt: row.finished_at });
+      else if (['completed', 'failed', 'cancelled'].includes(row.status))
+        this.terminal.set(row.id, { status: row.status, finishedAt: row.finished_at });
     }
     // Per-project FIFO: of two workflows that started, the older one started first.
     for (const projectId of this.projects) {
-      const started = db.prepare('select seq, started_at from workflows where project_id = ? and started_at is not null order by seq').all(projectId) as any[];
+      const started = db
+        .prepare('select seq, started_at from workflows where project_id = ? and started_at is not null order by seq')
+        .all(projectId) as any[];
       for (let i = 1; i < started.length; i++) expect(started[i].started_at >= started[i - 1].started_at).toBe(true);
     }
     const byId = db.prepare('select content from messages where id = ?');
-    for (const ack of this.acknowledged) expect((byId.get(ack.messageId) as { content: string } | undefined)?.content).toBe(ack.content);
+    for (const ack of this.acknowledged)
+      expect((byId.get(ack.messageId) as { content: string } | undefined)?.content).toBe(ack.content);
     for (const projectId of this.projects) {
-      const seqs = (db.prepare('select seq from messages where project_id = ? order by seq').all(projectId) as { seq: number }[]).map((r) => r.seq);
+      const seqs = (
+        db.prepare('select seq from messages where project_id = ? order by seq').all(projectId) as { seq: number }[]
+      ).map((r) => r.seq);
       expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     }
   }
@@ -106,7 +121,10 @@ class Model {
         else run.ask();
         // Wait for the builder to act on it: it ended, waits for an answer, or got a stored answer.
         await waitFor(
-          () => run.ended || e.row(run.job.workflowId).status === 'waiting_for_input' || (run.idle && run.answers.length > answersBefore),
+          () =>
+            run.ended ||
+            e.row(run.job.workflowId).status === 'waiting_for_input' ||
+            (run.idle && run.answers.length > answersBefore),
           10_000,
           'the builder to act',
         );
@@ -124,13 +142,20 @@ class Model {
 
   /** Drives every builder to its end and answers every question until nothing is queued or active. */
   async drain(): Promise<void> {
-    await waitFor(async () => {
-      const e = this.engine;
-      for (const run of e.builder.live()) if (run.idle) run.finish();
-      for (const projectId of this.projects) if ((await e.app.workflows.session(e.caller, projectId)).pendingQuestion) await e.answer(projectId, 'yes');
-      const open = sqliteOf(e.app.store).prepare("select count(*) as n from workflows where status not in ('completed', 'failed', 'cancelled')").get() as { n: number };
-      return open.n === 0;
-    }, 20_000, 'every queue to drain');
+    await waitFor(
+      async () => {
+        const e = this.engine;
+        for (const run of e.builder.live()) if (run.idle) run.finish();
+        for (const projectId of this.projects)
+          if ((await e.app.workflows.session(e.caller, projectId)).pendingQuestion) await e.answer(projectId, 'yes');
+        const open = sqliteOf(e.app.store)
+          .prepare("select count(*) as n from workflows where status not in ('completed', 'failed', 'cancelled')")
+          .get() as { n: number };
+        return open.n === 0;
+      },
+      20_000,
+      'every queue to drain',
+    );
   }
 }
 

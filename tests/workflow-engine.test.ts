@@ -20,13 +20,15 @@ afterEach(async () => {
   for (const e of engines.splice(0)) {
     // Only groups still ours: pids wrap around quickly on a busy machine.
     for (const run of e.builder.runs) {
-      for (const pgid of run.groups) if (isGroupAlive(pgid) && !isReusedGroup(pgid, run.leaders.get(pgid) ?? null)) process.kill(-pgid, 'SIGKILL');
+      for (const pgid of run.groups)
+        if (isGroupAlive(pgid) && !isReusedGroup(pgid, run.leaders.get(pgid) ?? null)) process.kill(-pgid, 'SIGKILL');
     }
     await e.stop();
   }
 });
 
-const messagesOf = async (e: EngineUnderTest, projectId: string) => (await e.app.workflows.messages(e.caller, { projectId, limit: 1000 })).messages;
+const messagesOf = async (e: EngineUnderTest, projectId: string) =>
+  (await e.app.workflows.messages(e.caller, { projectId, limit: 1000 })).messages;
 
 describe('claiming: per-project FIFO and the server-wide limit', () => {
   it('the first send of an idle project runs at once; later ones queue with positions and start in order', async () => {
@@ -47,7 +49,10 @@ describe('claiming: per-project FIFO and the server-wide limit', () => {
     await e.reach(b.workflowId, 'failed');
     (await e.running(c.workflowId)).finish();
     await e.reach(c.workflowId, 'completed');
-    const started = e.rows().map((r) => [r.instruction, r.startedAt] as const).sort((x, y) => x[1]!.localeCompare(y[1]!));
+    const started = e
+      .rows()
+      .map((r) => [r.instruction, r.startedAt] as const)
+      .sort((x, y) => x[1]!.localeCompare(y[1]!));
     expect(started.map((s) => s[0])).toEqual(['a', 'b', 'c']);
     expect(e.row(b.workflowId)).toMatchObject({ errorCode: 'test_failure', runnerId: null, leaseExpiresAt: null });
   });
@@ -88,7 +93,14 @@ describe('questions: answer and resume', () => {
     expect(e.row(w.workflowId)).toMatchObject({ status: 'running', runnerId: e.app.engine.runnerId });
     run.finish();
     await e.reach(w.workflowId, 'completed');
-    expect((await messagesOf(e, p)).map((m) => m.type)).toEqual(['instruction', 'status', 'question', 'answer', 'status', 'status']);
+    expect((await messagesOf(e, p)).map((m) => m.type)).toEqual([
+      'instruction',
+      'status',
+      'question',
+      'answer',
+      'status',
+      'status',
+    ]);
     expect((await messagesOf(e, p)).at(-2)!.content).toMatch(/Answer received.*continues when a slot frees/);
   });
 
@@ -103,7 +115,13 @@ describe('questions: answer and resume', () => {
     expect(run.answers).toEqual(['red']);
     run.finish();
     await e.reach(w.workflowId, 'completed');
-    expect((await messagesOf(e, p)).map((m) => m.type)).toEqual(['instruction', 'status', 'question', 'answer', 'status']);
+    expect((await messagesOf(e, p)).map((m) => m.type)).toEqual([
+      'instruction',
+      'status',
+      'question',
+      'answer',
+      'status',
+    ]);
   });
 });
 
@@ -157,7 +175,11 @@ describe('cancel in every state', () => {
     const a = await e.send(p);
     (await e.running(a.workflowId)).finish();
     const done = await e.reach(a.workflowId, 'completed');
-    expect(await e.cancel(p, a.workflowId)).toEqual({ workflowId: a.workflowId, status: 'completed', cancelled: false });
+    expect(await e.cancel(p, a.workflowId)).toEqual({
+      workflowId: a.workflowId,
+      status: 'completed',
+      cancelled: false,
+    });
     expect(e.row(a.workflowId)).toEqual(done);
   });
 });
@@ -176,14 +198,23 @@ describe('crash recovery (the reaper at start)', () => {
     await first.crash();
 
     const second = await engine({ dataDir: first.dataDir, maxConcurrent: 4 });
-    expect(second.row(running.workflowId)).toMatchObject({ status: 'failed', errorCode: 'interrupted', runnerId: null });
+    expect(second.row(running.workflowId)).toMatchObject({
+      status: 'failed',
+      errorCode: 'interrupted',
+      runnerId: null,
+    });
     expect(second.row(waiting.workflowId)).toMatchObject({ status: 'waiting_for_input', runnerId: null });
-    expect((await second.app.workflows.session(second.caller, q)).pendingQuestion).toMatchObject({ prompt: 'Which id?' });
+    expect((await second.app.workflows.session(second.caller, q)).pendingQuestion).toMatchObject({
+      prompt: 'Which id?',
+    });
     await second.running(queued.workflowId);
     const after = [...(await messagesOf(second, p)), ...(await messagesOf(second, q))];
     for (const m of before) expect(after).toContainEqual(m);
 
-    expect(await second.answer(q, 'com.example.q')).toMatchObject({ workflowId: waiting.workflowId, status: 'running' });
+    expect(await second.answer(q, 'com.example.q')).toMatchObject({
+      workflowId: waiting.workflowId,
+      status: 'running',
+    });
     const resumed = await second.running(waiting.workflowId);
     expect(resumed).not.toBe(first.builder.runOf(waiting.workflowId));
     // The builder runs again from the start; its question is answered from the store.
@@ -205,7 +236,9 @@ describe('build process groups never outlive their workflow', () => {
     run.spawnGroup();
     await waitFor(() => run.groups.length === 1 && run.idle, 10_000, 'the group');
     const pgid = run.groups[0]!;
-    expect(sqliteOf(e.app.store).prepare('select workflow_id, runner_id from process_groups where pgid = ?').get(pgid)).toEqual({
+    expect(
+      sqliteOf(e.app.store).prepare('select workflow_id, runner_id from process_groups where pgid = ?').get(pgid),
+    ).toEqual({
       workflow_id: a.workflowId,
       runner_id: e.app.engine.runnerId,
     });

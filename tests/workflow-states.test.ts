@@ -32,7 +32,8 @@ const sameType: [StoredStatus, WorkflowStatus] extends [WorkflowStatus, StoredSt
 
 async function journalOnMemoryStore() {
   const store = await openStore({ file: ':memory:' });
-  sqliteOf(store).exec(`insert into users (id, name, plan, created_at) values ('u', 'u', 'free', '2026-01-01T00:00:00.000Z');
+  sqliteOf(store)
+    .exec(`insert into users (id, name, plan, created_at) values ('u', 'u', 'free', '2026-01-01T00:00:00.000Z');
     insert into projects (id, owner_id, name, visibility, created_at, updated_at) values ('p', 'u', 'P', 'private', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');`);
   const repo = store.repos.workflows;
   const journal = new WorkflowJournal(store, systemClock, silentLogger());
@@ -40,8 +41,21 @@ async function journalOnMemoryStore() {
   const insert = async (status: WorkflowStatus) => {
     const id = `w${++seq}`;
     await repo.insert({
-      id, projectId: 'p', seq, kind: 'build', status, instruction: 'x', stepIndex: 0, stepTotal: 0, stepName: null,
-      runnerId: 'r', errorCode: null, errorMessage: null, createdAt: journal.now(), startedAt: null, finishedAt: null,
+      id,
+      projectId: 'p',
+      seq,
+      kind: 'build',
+      status,
+      instruction: 'x',
+      stepIndex: 0,
+      stepTotal: 0,
+      stepName: null,
+      runnerId: 'r',
+      errorCode: null,
+      errorMessage: null,
+      createdAt: journal.now(),
+      startedAt: null,
+      finishedAt: null,
     } as never);
     return id;
   };
@@ -57,8 +71,15 @@ describe('the workflow state machine', () => {
     expect((cancelWorkflowTool.descriptor.outputSchema as any).properties.status.enum).toEqual([...WORKFLOW_STATUSES]);
     // The index in a migrated database (not only the schema file) covers exactly the active set.
     const { store } = await journalOnMemoryStore();
-    const sql = (sqliteOf(store).prepare("select sql from sqlite_master where name = 'workflows_one_active_per_project'").get() as { sql: string }).sql;
-    const listed = /status in \(([^)]*)\)/.exec(sql)![1]!.split(',').map((s) => s.trim().replace(/'/g, ''));
+    const sql = (
+      sqliteOf(store)
+        .prepare("select sql from sqlite_master where name = 'workflows_one_active_per_project'")
+        .get() as { sql: string }
+    ).sql;
+    const listed = /status in \(([^)]*)\)/
+      .exec(sql)![1]!
+      .split(',')
+      .map((s) => s.trim().replace(/'/g, ''));
     expect(listed.sort()).toEqual([...ACTIVE_STATUSES].sort());
     await store.close();
   });
@@ -67,7 +88,7 @@ describe('the workflow state machine', () => {
     for (const s of WORKFLOW_STATUSES) expect([...ACTIVE_STATUSES, ...TERMINAL_STATUSES, 'queued']).toContain(s);
     for (const t of TRANSITIONS) expect(TERMINAL_STATUSES as readonly string[]).not.toContain(t.from);
     const reached = new Set<WorkflowStatus>(['queued']);
-    for (let grew = true; grew; ) {
+    for (let grew = true; grew;) {
       grew = false;
       for (const t of TRANSITIONS) {
         if (reached.has(t.from) && !reached.has(t.to)) {
@@ -93,7 +114,10 @@ describe('the workflow state machine', () => {
           expect(await journal.transition({ id, projectId: 'p' }, from, event), `${from} --${event}-->`).toBe(true);
           expect(await statusOf(id)).toBe(row.to);
         } else {
-          await expect(journal.transition({ id, projectId: 'p' }, from, event), `${from} --${event}--> must be refused`).rejects.toThrow(IllegalTransitionError);
+          await expect(
+            journal.transition({ id, projectId: 'p' }, from, event),
+            `${from} --${event}--> must be refused`,
+          ).rejects.toThrow(IllegalTransitionError);
           expect(await statusOf(id)).toBe(from);
         }
         // A row is only one workflow active per project: finish it before the next case.
@@ -107,7 +131,9 @@ describe('the workflow state machine', () => {
     const { store, journal, insert, statusOf } = await journalOnMemoryStore();
     const id = await insert('running');
     expect(await journal.transition({ id, projectId: 'p' }, 'queued', 'claim')).toBe(false);
-    expect(await journal.transition({ id, projectId: 'p' }, 'running', 'complete', { owner: 'someone-else' })).toBe(false);
+    expect(await journal.transition({ id, projectId: 'p' }, 'running', 'complete', { owner: 'someone-else' })).toBe(
+      false,
+    );
     expect(await statusOf(id)).toBe('running');
     expect(await journal.transition({ id, projectId: 'p' }, 'running', 'complete', { owner: 'r' })).toBe(true);
     expect(await statusOf(id)).toBe('completed');
@@ -117,6 +143,8 @@ describe('the workflow state machine', () => {
   it('the diagram of docs/workflows.md is the one rendered from the table', async () => {
     const doc = readFileSync(join(ROOT, 'docs', 'workflows.md'), 'utf8');
     const block = /<!-- workflow-states:begin -->\n([\s\S]*?)\n<!-- workflow-states:end -->/.exec(doc)?.[1];
-    expect(block, 'docs/workflows.md needs the generated state diagram between the workflow-states markers').toBe(renderStateDiagram());
+    expect(block, 'docs/workflows.md needs the generated state diagram between the workflow-states markers').toBe(
+      renderStateDiagram(),
+    );
   });
 });

@@ -40,14 +40,20 @@ describe.skipIf(!postgresAvailable())('workspace snapshots', () => {
   let pool: pg.Pool;
   let blobs: PgBlobStore;
   let workspaces: PgWorkspaceRepo;
-  const blobIds = async () => (await pool.query<{ id: string }>('SELECT id FROM blobs ORDER BY id')).rows.map((r) => r.id);
+  const blobIds = async () =>
+    (await pool.query<{ id: string }>('SELECT id FROM blobs ORDER BY id')).rows.map((r) => r.id);
 
   beforeAll(async () => {
     db = await createTestDatabase();
     pool = new pg.Pool({ connectionString: db.url, max: 4 });
     blobs = new PgBlobStore(pool);
     workspaces = new PgWorkspaceRepo(drizzle(pool, { schema: pgSchema }));
-    await pool.query('INSERT INTO users (id, name, plan, created_at) VALUES ($1, $2, $3, $4)', ['u1', 'alice', 'free', T0]);
+    await pool.query('INSERT INTO users (id, name, plan, created_at) VALUES ($1, $2, $3, $4)', [
+      'u1',
+      'alice',
+      'free',
+      T0,
+    ]);
   });
   afterAll(async () => {
     await pool?.end();
@@ -55,7 +61,10 @@ describe.skipIf(!postgresAvailable())('workspace snapshots', () => {
   });
 
   async function pgProject(id = randomUUID()): Promise<string> {
-    await pool.query("INSERT INTO projects (id, owner_id, name, visibility, created_at, updated_at) VALUES ($1, 'u1', $1, 'private', $2, $2)", [id, T0]);
+    await pool.query(
+      "INSERT INTO projects (id, owner_id, name, visibility, created_at, updated_at) VALUES ($1, 'u1', $1, 'private', $2, $2)",
+      [id, T0],
+    );
     return id;
   }
 
@@ -65,12 +74,21 @@ describe.skipIf(!postgresAvailable())('workspace snapshots', () => {
       return (hook: CompletionHook) =>
         drizzle(pool, { schema: pgSchema }).transaction(async (t) => {
           if (!completes) return false;
-          const { rows } = await t.execute<{ v: number }>(sql`UPDATE projects SET workspace_version = workspace_version + 1 WHERE id = ${projectId} RETURNING workspace_version AS v`);
+          const { rows } = await t.execute<{ v: number }>(
+            sql`UPDATE projects SET workspace_version = workspace_version + 1 WHERE id = ${projectId} RETURNING workspace_version AS v`,
+          );
           await hook({ workspaces: new PgWorkspaceRepo(t) } as unknown as Tx, rows[0]!.v);
           return true;
         });
     }
-    const sync = (maxMb?: number) => new WorkspaceSync({ blobs, workspaces, journal: undefined as never, logger: silentLogger(), ...(maxMb !== undefined && { maxMb }) });
+    const sync = (maxMb?: number) =>
+      new WorkspaceSync({
+        blobs,
+        workspaces,
+        journal: undefined as never,
+        logger: silentLogger(),
+        ...(maxMb !== undefined && { maxMb }),
+      });
     const said: string[] = [];
     const say = async (text: string) => {
       said.push(text);
@@ -105,7 +123,8 @@ describe.skipIf(!postgresAvailable())('workspace snapshots', () => {
       expect(readFileSync(join(elsewhere, 'src', 'screen.tsx'), 'utf8')).toBe('screen');
       expect(readFileSync(join(elsewhere, '.git', 'HEAD'), 'utf8')).toContain('refs/heads/main');
       expect(readlinkSync(join(elsewhere, 'app-link.tsx'))).toBe('App.tsx');
-      for (const skipped of ['node_modules', '.expo', '.svc', 'src/node_modules']) expect(existsSync(join(elsewhere, skipped)), skipped).toBe(false);
+      for (const skipped of ['node_modules', '.expo', '.svc', 'src/node_modules'])
+        expect(existsSync(join(elsewhere, skipped)), skipped).toBe(false);
       expect(said.at(-1)).toMatch(/Restored the workspace .*version 1/);
       // In use now: the version comes back only with a completion.
       expect(existsSync(`${elsewhere}.version`)).toBe(false);
@@ -164,7 +183,11 @@ describe.skipIf(!postgresAvailable())('workspace snapshots', () => {
 
     beforeAll(async () => {
       // The rows' store: a transaction that reaches PostgreSQL spans I/O, which is expected here (see the file comment).
-      const sqlite = await openStore({ file: join(tempDir('mbm-rows-'), 'store.db'), strictTransactions: false, onTransactionSpan: () => {} });
+      const sqlite = await openStore({
+        file: join(tempDir('mbm-rows-'), 'store.db'),
+        strictTransactions: false,
+        onTransactionSpan: () => {},
+      });
       store = {
         ...sqlite,
         dialect: sqlite.dialect,
@@ -173,7 +196,14 @@ describe.skipIf(!postgresAvailable())('workspace snapshots', () => {
         events: sqlite.events,
         rateWindows: sqlite.rateWindows,
         blobs,
-        transaction: (fn) => sqlite.transaction((tx) => fn(Object.create(tx, { workspaces: { value: new PgWorkspaceRepo(drizzle(pool, { schema: pgSchema })) } }) as Tx)),
+        transaction: (fn) =>
+          sqlite.transaction((tx) =>
+            fn(
+              Object.create(tx, {
+                workspaces: { value: new PgWorkspaceRepo(drizzle(pool, { schema: pgSchema })) },
+              }) as Tx,
+            ),
+          ),
         clockOffsetMs: () => 0,
         ping: () => sqlite.ping(),
         close: () => sqlite.close(),
@@ -181,7 +211,18 @@ describe.skipIf(!postgresAvailable())('workspace snapshots', () => {
       journal = new WorkflowJournal(store, systemClock, silentLogger());
       projectId = await pgProject();
       await store.repos.users.insert({ id: 'u1', name: 'alice', plan: 'free', createdAt: T0 });
-      await store.repos.projects.insert({ id: projectId, ownerId: 'u1', name: 'p', description: null, visibility: 'private', createdAt: T0, updatedAt: T0, messageSeq: 0, deploymentSeq: 0, workspaceVersion: 0 });
+      await store.repos.projects.insert({
+        id: projectId,
+        ownerId: 'u1',
+        name: 'p',
+        description: null,
+        visibility: 'private',
+        createdAt: T0,
+        updatedAt: T0,
+        messageSeq: 0,
+        deploymentSeq: 0,
+        workspaceVersion: 0,
+      });
     });
     afterEach(async () => {
       await engine?.shutdown();
@@ -193,9 +234,26 @@ describe.skipIf(!postgresAvailable())('workspace snapshots', () => {
     async function worker(dataDir: string, maxMb?: number, snapshots: PgBlobStore = blobs): Promise<WorkflowEngine> {
       const logger = silentLogger();
       const artifactStore = new DiskArtifactStore(dataDir);
-      const sync = new WorkspaceSync({ blobs: snapshots, workspaces, journal, logger, ...(maxMb !== undefined && { maxMb }) });
+      const sync = new WorkspaceSync({
+        blobs: snapshots,
+        workspaces,
+        journal,
+        logger,
+        ...(maxMb !== undefined && { maxMb }),
+      });
       engine = new WorkflowEngine(
-        { store, journal, artifactStore, publisher: new ArtifactPublisher({ store, artifactStore, plans: GENEROUS_PLANS, clock: systemClock, logger }), builder, plans: GENEROUS_PLANS, dataDir, logger, clock: systemClock, workspaceSync: sync },
+        {
+          store,
+          journal,
+          artifactStore,
+          publisher: new ArtifactPublisher({ store, artifactStore, plans: GENEROUS_PLANS, clock: systemClock, logger }),
+          builder,
+          plans: GENEROUS_PLANS,
+          dataDir,
+          logger,
+          clock: systemClock,
+          workspaceSync: sync,
+        },
         { maxConcurrent: 1, pollIntervalMs: 3_600_000 },
       );
       await engine.start();
@@ -207,19 +265,42 @@ describe.skipIf(!postgresAvailable())('workspace snapshots', () => {
       const id = randomUUID();
       await store.transaction(async (tx) => {
         await tx.workflows.insert({
-          id, projectId, seq: await tx.workflows.nextSeq(), kind: 'build', status: 'queued', instruction: 'build', stepIndex: 0, stepTotal: 0, stepName: null,
-          runnerId: null, leaseExpiresAt: null, errorCode: null, errorMessage: null, createdAt: new Date().toISOString(), startedAt: null, finishedAt: null,
+          id,
+          projectId,
+          seq: await tx.workflows.nextSeq(),
+          kind: 'build',
+          status: 'queued',
+          instruction: 'build',
+          stepIndex: 0,
+          stepTotal: 0,
+          stepName: null,
+          runnerId: null,
+          leaseExpiresAt: null,
+          errorCode: null,
+          errorMessage: null,
+          createdAt: new Date().toISOString(),
+          startedAt: null,
+          finishedAt: null,
         });
       });
       on.schedulePump();
-      const run = await waitFor(() => {
-        const r = builder.runOf(id);
-        return r?.idle ? r : null;
-      }, 10_000, 'the build to start');
+      const run = await waitFor(
+        () => {
+          const r = builder.runOf(id);
+          return r?.idle ? r : null;
+        },
+        10_000,
+        'the build to start',
+      );
       return { id, run, dir: run.job.workspaceDir };
     }
     const statusOf = async (id: string) => (await store.repos.workflows.findById(id))!.status;
-    const ended = (id: string) => waitFor(async () => ((await statusOf(id)) === 'completed' || (await statusOf(id)) === 'failed' ? statusOf(id) : null), 10_000, `${id} to end`);
+    const ended = (id: string) =>
+      waitFor(
+        async () => ((await statusOf(id)) === 'completed' || (await statusOf(id)) === 'failed' ? statusOf(id) : null),
+        10_000,
+        `${id} to end`,
+      );
     const messages = async () => (await store.repos.messages.list(projectId, 0, 500)).map((m) => m.content);
 
     it("a failed run's half-written file reaches neither the snapshot nor the next run on any worker", async () => {
@@ -271,7 +352,11 @@ describe.skipIf(!postgresAvailable())('workspace snapshots', () => {
       expect(await ended(id)).toBe('completed');
       expect(await workspaces.snapshotOf(projectId)).toEqual(before);
       const rows = await store.repos.messages.list(projectId, 0, 500);
-      expect(rows.some((m) => m.workflowId === id && m.role === 'system' && /could not be saved to the database/.test(m.content))).toBe(true);
+      expect(
+        rows.some(
+          (m) => m.workflowId === id && m.role === 'system' && /could not be saved to the database/.test(m.content),
+        ),
+      ).toBe(true);
     });
 
     it('a workspace over the limit is not saved: the run completes and a system message says so', async () => {

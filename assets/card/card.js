@@ -88,7 +88,9 @@ function render(session) {
   const shown = active || session.lastWorkflow;
   $('status').textContent = shown ? shown.status : 'idle';
   $('status').className = `badge ${shown ? shown.status : 'idle'}`;
-  $('step').textContent = shown ? `${shown.kind} · ${shown.title}${active ? ` · step ${shown.step.index}/${shown.step.total}: ${shown.step.name}` : ''}` : 'No workflow yet';
+  $('step').textContent = shown
+    ? `${shown.kind} · ${shown.title}${active ? ` · step ${shown.step.index}/${shown.step.total}: ${shown.step.name}` : ''}`
+    : 'No workflow yet';
   $('queued').textContent = session.queuedWorkflows.length ? `${session.queuedWorkflows.length} queued` : '';
   $('cancel').disabled = !active;
   renderDeployments(session);
@@ -122,7 +124,10 @@ function renderDeployments(session) {
 function renderQuestion(question) {
   $('question').hidden = !question;
   if (!question) return;
-  $('prompt').textContent = question.kind === 'code' ? 'The building agent asks your MCP host for code: ask the assistant to answer it.' : question.prompt;
+  $('prompt').textContent =
+    question.kind === 'code'
+      ? 'The building agent asks your MCP host for code: ask the assistant to answer it.'
+      : question.prompt;
   $('answer-form').hidden = question.kind === 'code';
   $('answer').placeholder = question.options ? question.options.join(' / ') : 'Your answer';
 }

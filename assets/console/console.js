@@ -7,8 +7,12 @@
 //   of a workflow already shown are merged into its entry.
 (function () {
   'use strict';
-  var relative = typeof Intl === 'object' && Intl.RelativeTimeFormat ? new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' }) : null;
-  var exact = typeof Intl === 'object' ? new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'long' }) : null;
+  var relative =
+    typeof Intl === 'object' && Intl.RelativeTimeFormat
+      ? new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' })
+      : null;
+  var exact =
+    typeof Intl === 'object' ? new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'long' }) : null;
   var UNITS = [
     ['year', 365 * 86400],
     ['month', 30 * 86400],
@@ -21,7 +25,8 @@
     var seconds = (date.getTime() - Date.now()) / 1000;
     if (Math.abs(seconds) < 45) return 'just now';
     for (var i = 0; i < UNITS.length; i++) {
-      if (Math.abs(seconds) >= UNITS[i][1] || UNITS[i][0] === 'minute') return relative.format(Math.round(seconds / UNITS[i][1]), UNITS[i][0]);
+      if (Math.abs(seconds) >= UNITS[i][1] || UNITS[i][0] === 'minute')
+        return relative.format(Math.round(seconds / UNITS[i][1]), UNITS[i][0]);
     }
     return 'just now';
   };
@@ -72,7 +77,13 @@
         for (var j = 0; j < fresh.length; j++) lines.appendChild(fresh[j]);
         var title = shown.querySelector('.entry-title');
         var newTitle = entry.querySelector('.entry-title');
-        if (title && newTitle && title.getAttribute('data-known') !== 'yes' && newTitle.getAttribute('data-known') === 'yes') title.replaceWith(newTitle);
+        if (
+          title &&
+          newTitle &&
+          title.getAttribute('data-known') !== 'yes' &&
+          newTitle.getAttribute('data-known') === 'yes'
+        )
+          title.replaceWith(newTitle);
         // An outcome (result, error) already shown stays until another outcome arrives.
         var latest = shown.querySelector('.entry-latest');
         var newLatest = entry.querySelector('.entry-latest');
@@ -98,13 +109,17 @@
     setLive('on', 'live');
   });
   source.addEventListener('error', function () {
-    setLive(source.readyState === EventSource.CLOSED ? 'off' : 'reconnecting', source.readyState === EventSource.CLOSED ? 'live updates off' : 'reconnecting…');
+    setLive(
+      source.readyState === EventSource.CLOSED ? 'off' : 'reconnecting',
+      source.readyState === EventSource.CLOSED ? 'live updates off' : 'reconnecting…',
+    );
   });
   source.addEventListener('session', function (event) {
     var data = JSON.parse(event.data);
     // Keep what the person is typing into an answer box while the panel is replaced.
     var focused = document.activeElement;
-    if (focused && focused.matches && focused.matches('#session input[type=text], #session textarea') && data.active) return;
+    if (focused && focused.matches && focused.matches('#session input[type=text], #session textarea') && data.active)
+      return;
     replace('session', data.html);
   });
   source.addEventListener('previews', function (event) {

@@ -11,6 +11,10 @@ process.stdin.on('data', (chunk) => {
   if (end < 0) return;
   const request = JSON.parse(buffered.slice(0, end));
   buffered = buffered.slice(end + 1);
-  const result = { protocolVersion: request.params.protocolVersion, capabilities: { tools: { listChanged: false } }, serverInfo: { name: 'bare', version: '1.0.0' } };
+  const result = {
+    protocolVersion: request.params.protocolVersion,
+    capabilities: { tools: { listChanged: false } },
+    serverInfo: { name: 'bare', version: '1.0.0' },
+  };
   process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id: request.id, result })}\n`);
 });

@@ -17,11 +17,20 @@ import { createServer } from 'node:http';
 
 const db = new Database(process.argv[2], { readonly: true, fileMustExist: true });
 const byId = db.prepare('SELECT id, name, description, visibility, created_at, updated_at FROM projects WHERE id = ?');
-const byOwner = db.prepare('SELECT id, name, description, visibility, created_at, updated_at FROM projects WHERE owner_id = ? ORDER BY created_at DESC, rowid DESC');
+const byOwner = db.prepare(
+  'SELECT id, name, description, visibility, created_at, updated_at FROM projects WHERE owner_id = ? ORDER BY created_at DESC, rowid DESC',
+);
 const listOwner = process.argv[3];
 
 /** The project of a row, in the tool's field order. */
-const projectOf = (row) => ({ id: row.id, name: row.name, description: row.description, visibility: row.visibility, createdAt: row.created_at, updatedAt: row.updated_at });
+const projectOf = (row) => ({
+  id: row.id,
+  name: row.name,
+  description: row.description,
+  visibility: row.visibility,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
 
 /** The tool output of a call: the project, or the owner's list. */
 function outputOf(params) {
@@ -33,9 +42,15 @@ const server = createServer((req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
-    const message = JSON.parse(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    const message = JSON.parse(
+      chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'),
+    );
     const output = outputOf(message.params);
-    const body = JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: message.id,
+      result: { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output },
+    });
     res.writeHead(200, [
       'Content-Type',
       'application/json',

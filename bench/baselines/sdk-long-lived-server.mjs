@@ -17,7 +17,10 @@ server.registerTool(
     return { content: [{ type: 'text', text: JSON.stringify(project) }], structuredContent: project };
   },
 );
-const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), enableJsonResponse: true });
+const transport = new StreamableHTTPServerTransport({
+  sessionIdGenerator: () => randomUUID(),
+  enableJsonResponse: true,
+});
 await server.connect(transport);
 
 const app = createMcpExpressApp();

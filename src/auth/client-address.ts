@@ -48,7 +48,10 @@ export function trustedPeerReader(list: readonly string[] = []): (address: strin
 
 /** Parses the `--trust-proxy` option: comma-separated addresses or ranges, checked. @throws TypeError */
 export function parseTrustedProxies(text: string): string[] {
-  const list = text.split(',').map((entry) => entry.trim()).filter(Boolean);
+  const list = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   compileTrustedProxies(list);
   return list;
 }

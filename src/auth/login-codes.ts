@@ -29,11 +29,7 @@ class UnknownUserError extends Error {
 
 /** The canonical form of a typed code: upper case, no separators, Crockford's look-alikes mapped. */
 function normalise(code: string): string {
-  return code
-    .toUpperCase()
-    .replace(/[\s-]/g, '')
-    .replace(/[IL]/g, '1')
-    .replace(/O/g, '0');
+  return code.toUpperCase().replace(/[\s-]/g, '').replace(/[IL]/g, '1').replace(/O/g, '0');
 }
 
 /** Issues and redeems one-time login codes. */
@@ -57,7 +53,9 @@ export class LoginCodeService {
     if (!user) throw new UnknownUserError(userName);
     const bytes = randomBytes(GROUPS * GROUP_LENGTH);
     const chars = Array.from(bytes, (b) => ALPHABET[b & 31]!).join('');
-    const code = Array.from({ length: GROUPS }, (_, i) => chars.slice(i * GROUP_LENGTH, (i + 1) * GROUP_LENGTH)).join('-');
+    const code = Array.from({ length: GROUPS }, (_, i) => chars.slice(i * GROUP_LENGTH, (i + 1) * GROUP_LENGTH)).join(
+      '-',
+    );
     const now = this.clock();
     await this.codes.insert({
       codeHash: hashToken(normalise(code)),

@@ -165,12 +165,19 @@ export class OAuthGrants {
    * @throws OAuthGrantError `invalid_grant` as `challengeFor`, or for a redirect URI other than the
    *   authorization request's; `invalid_target` for a resource other than the code's.
    */
-  async exchangeCode(clientId: string, code: string, redirectUri: string | undefined, resource: string | undefined): Promise<IssuedTokens> {
+  async exchangeCode(
+    clientId: string,
+    code: string,
+    redirectUri: string | undefined,
+    resource: string | undefined,
+  ): Promise<IssuedTokens> {
     const row = await this.usableCode(clientId, code);
-    if (redirectUri !== undefined && redirectUri !== row.redirectUri) throw new OAuthGrantError('invalid_grant', 'redirect_uri does not match the authorization request');
-    if (resource !== undefined && resource !== row.resource) throw new OAuthGrantError('invalid_target', 'resource does not match the authorization request');
+    if (redirectUri !== undefined && redirectUri !== row.redirectUri)
+      throw new OAuthGrantError('invalid_grant', 'redirect_uri does not match the authorization request');
+    if (resource !== undefined && resource !== row.resource)
+      throw new OAuthGrantError('invalid_target', 'resource does not match the authorization request');
     const now = this.clock().toISOString();
-    if (!await this.repo.useCode(row.codeHash, now)) {
+    if (!(await this.repo.useCode(row.codeHash, now))) {
       await this.revokeGrant(row.grantId);
       throw new OAuthGrantError('invalid_grant', 'Authorization code was already used');
     }
@@ -185,18 +192,29 @@ export class OAuthGrants {
    *   revoked or already used (which revokes the whole grant); `invalid_target` for another resource.
    */
   async refresh(clientId: string, refreshToken: string, resource: string | undefined): Promise<IssuedTokens> {
-    const found = refreshToken.startsWith(REFRESH_TOKEN_PREFIX) ? await this.repo.findToken(hashToken(refreshToken)) : undefined;
-    if (!found || found.token.kind !== 'refresh' || found.grant.clientId !== clientId) throw new OAuthGrantError('invalid_grant', 'Invalid refresh token');
+    const found = refreshToken.startsWith(REFRESH_TOKEN_PREFIX)
+      ? await this.repo.findToken(hashToken(refreshToken))
+      : undefined;
+    if (!found || found.token.kind !== 'refresh' || found.grant.clientId !== clientId)
+      throw new OAuthGrantError('invalid_grant', 'Invalid refresh token');
     const { token, grant } = found;
     if (token.usedAt) {
       await this.revokeGrant(grant.id);
-      throw new OAuthGrantError('invalid_grant', 'Refresh token was already used; every token of this grant is now revoked');
+      throw new OAuthGrantError(
+        'invalid_grant',
+        'Refresh token was already used; every token of this grant is now revoked',
+      );
     }
-    if (token.revokedAt || grant.revokedAt || isExpired(token.expiresAt, this.clock())) throw new OAuthGrantError('invalid_grant', 'Invalid refresh token');
-    if (resource !== undefined && resource !== grant.resource) throw new OAuthGrantError('invalid_target', 'resource does not match the grant');
-    if (!await this.repo.useToken(token.id, this.clock().toISOString())) {
+    if (token.revokedAt || grant.revokedAt || isExpired(token.expiresAt, this.clock()))
+      throw new OAuthGrantError('invalid_grant', 'Invalid refresh token');
+    if (resource !== undefined && resource !== grant.resource)
+      throw new OAuthGrantError('invalid_target', 'resource does not match the grant');
+    if (!(await this.repo.useToken(token.id, this.clock().toISOString()))) {
       await this.revokeGrant(grant.id);
-      throw new OAuthGrantError('invalid_grant', 'Refresh token was already used; every token of this grant is now revoked');
+      throw new OAuthGrantError(
+        'invalid_grant',
+        'Refresh token was already used; every token of this grant is now revoked',
+      );
     }
     return await this.issue(grant.id, grant.resource, grant.scope);
   }
@@ -235,7 +253,7 @@ export class OAuthGrants {
 
   /** Revokes grant `id` and all its tokens; false when there is no such grant. Twice is harmless. */
   async revokeGrant(id: string): Promise<boolean> {
-    if (!await this.repo.findGrant(id)) return false;
+    if (!(await this.repo.findGrant(id))) return false;
     await this.repo.revokeGrant(id, this.clock().toISOString());
     await this.onRevoke();
     return true;
@@ -244,29 +262,31 @@ export class OAuthGrants {
   /** Grants of every user, or of `userId`, with their state. */
   async list(userId?: string): Promise<GrantSummary[]> {
     const now = this.clock();
-    return Promise.all((await this.repo.listGrants(userId)).map(async ({ grant, user }) => {
-      const expiresAt = await this.repo.lastRefreshExpiry(grant.id);
-      const state = grant.revokedAt
-        ? 'revoked'
-        : expiresAt === null
-          ? (await this.repo.hasOpenCode(grant.id, now.toISOString()))
-            ? 'pending'
-            : 'expired'
-          : isExpired(expiresAt, now)
-            ? 'expired'
-            : 'active';
-      return {
-        id: grant.id,
-        user: user.name,
-        client: grant.clientName,
-        clientId: grant.clientId,
-        createdAt: grant.createdAt,
-        lastUsedAt: grant.lastUsedAt,
-        expiresAt,
-        revokedAt: grant.revokedAt,
-        state,
-      };
-    }));
+    return Promise.all(
+      (await this.repo.listGrants(userId)).map(async ({ grant, user }) => {
+        const expiresAt = await this.repo.lastRefreshExpiry(grant.id);
+        const state = grant.revokedAt
+          ? 'revoked'
+          : expiresAt === null
+            ? (await this.repo.hasOpenCode(grant.id, now.toISOString()))
+              ? 'pending'
+              : 'expired'
+            : isExpired(expiresAt, now)
+              ? 'expired'
+              : 'active';
+        return {
+          id: grant.id,
+          user: user.name,
+          client: grant.clientName,
+          clientId: grant.clientId,
+          createdAt: grant.createdAt,
+          lastUsedAt: grant.lastUsedAt,
+          expiresAt,
+          revokedAt: grant.revokedAt,
+          state,
+        };
+      }),
+    );
   }
 
   private accessOf(found: OAuthTokenWithGrant, audience: string): VerifiedAccess | null {
@@ -274,7 +294,14 @@ export class OAuthGrants {
     if (token.kind !== 'access' || token.revokedAt || grant.revokedAt) return null;
     if (isExpired(token.expiresAt, this.clock())) return null;
     if (token.resource !== audience) return null;
-    return { userId: user.id, userName: user.name, plan: user.plan, grantId: grant.id, clientId: grant.clientId, expiresAt: token.expiresAt };
+    return {
+      userId: user.id,
+      userName: user.name,
+      plan: user.plan,
+      grantId: grant.id,
+      clientId: grant.clientId,
+      expiresAt: token.expiresAt,
+    };
   }
 
   private async usableCode(clientId: string, code: string) {
@@ -285,7 +312,8 @@ export class OAuthGrants {
       await this.revokeGrant(row.grantId);
       throw new OAuthGrantError('invalid_grant', 'Authorization code was already used');
     }
-    if (isExpired(row.expiresAt, this.clock())) throw new OAuthGrantError('invalid_grant', 'Authorization code has expired');
+    if (isExpired(row.expiresAt, this.clock()))
+      throw new OAuthGrantError('invalid_grant', 'Authorization code has expired');
     return row;
   }
 
@@ -306,6 +334,12 @@ export class OAuthGrants {
     });
     await this.repo.insertToken(row('access', access, this.accessTtl));
     await this.repo.insertToken(row('refresh', refresh, this.refreshTtl));
-    return { access_token: access, token_type: 'Bearer', expires_in: this.accessTtl, refresh_token: refresh, ...(scope && { scope }) };
+    return {
+      access_token: access,
+      token_type: 'Bearer',
+      expires_in: this.accessTtl,
+      refresh_token: refresh,
+      ...(scope && { scope }),
+    };
   }
 }

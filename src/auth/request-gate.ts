@@ -106,7 +106,14 @@ export class RequestGate {
    */
   async countSignInAttempt(address: string): Promise<void> {
     const rate = await this.limiter.consume(`address:${address}`, this.unauthenticatedPerMinute, 60);
-    if (!rate.allowed) throw rateLimited({ scope: 'unauthenticated', limit: rate.limit, windowSeconds: 60, resetAt: rate.resetAt, retryAfterSeconds: rate.retryAfterSeconds });
+    if (!rate.allowed)
+      throw rateLimited({
+        scope: 'unauthenticated',
+        limit: rate.limit,
+        windowSeconds: 60,
+        resetAt: rate.resetAt,
+        retryAfterSeconds: rate.retryAfterSeconds,
+      });
   }
 
   /**
@@ -160,15 +167,23 @@ export class RequestGate {
   policy(origin: RequestOrigin): Policy {
     if (origin.transport === 'stdio') {
       return async (method) => {
-        if (method === 'notifications/cancelled') this.logger?.info({ transport: 'stdio' }, 'client cancelled a request');
+        if (method === 'notifications/cancelled')
+          this.logger?.info({ transport: 'stdio' }, 'client cancelled a request');
         // The list names the caller's tools (a read-only token's are fewer); it needs no token.
-        if (method === 'tools/list') return origin.token ? this.tokens.authenticate(origin.token).then((caller) => ({ caller }), () => null) : null;
+        if (method === 'tools/list')
+          return origin.token
+            ? this.tokens.authenticate(origin.token).then(
+                (caller) => ({ caller }),
+                () => null,
+              )
+            : null;
         if (method !== 'tools/call') return null;
         return this.count(await this.authenticate(origin), 'requests');
       };
     }
     const admitCaller = (caller: Caller, method: string): Promise<Admission> => {
-      if (method === 'notifications/cancelled') this.logger?.info({ user: caller.userName, address: origin.address }, 'client cancelled a request');
+      if (method === 'notifications/cancelled')
+        this.logger?.info({ user: caller.userName, address: origin.address }, 'client cancelled a request');
       return this.count(caller, method === 'tools/call' ? 'requests' : 'housekeeping');
     };
     // The transport usually authenticated the token already (`readingKey`): no wait for it then.
@@ -181,7 +196,10 @@ export class RequestGate {
     try {
       return await this.tokens.authenticate(origin.token);
     } catch (error) {
-      this.logger?.warn({ transport: origin.transport, address: origin.address, tokenPresented: Boolean(origin.token) }, 'authentication failed');
+      this.logger?.warn(
+        { transport: origin.transport, address: origin.address, tokenPresented: Boolean(origin.token) },
+        'authentication failed',
+      );
       throw error;
     }
   }
@@ -194,10 +212,20 @@ export class RequestGate {
       const rate = await this.limiter.consume(`address:${address}`, this.unauthenticatedPerMinute, 60);
       if (!rate.allowed) {
         // Logged once per window, so that a flood does not flood the log too.
-        if (rate.remaining === 0 && rate.firstRefusal) this.logger?.warn({ address }, 'unauthenticated requests from this address are limited');
-        throw rateLimited({ scope: 'unauthenticated', limit: rate.limit, windowSeconds: 60, resetAt: rate.resetAt, retryAfterSeconds: rate.retryAfterSeconds });
+        if (rate.remaining === 0 && rate.firstRefusal)
+          this.logger?.warn({ address }, 'unauthenticated requests from this address are limited');
+        throw rateLimited({
+          scope: 'unauthenticated',
+          limit: rate.limit,
+          windowSeconds: 60,
+          resetAt: rate.resetAt,
+          retryAfterSeconds: rate.retryAfterSeconds,
+        });
       }
-      this.logger?.warn({ transport: origin.transport, address, tokenPresented: Boolean(origin.token) }, 'authentication failed');
+      this.logger?.warn(
+        { transport: origin.transport, address, tokenPresented: Boolean(origin.token) },
+        'authentication failed',
+      );
       throw error;
     }
   }

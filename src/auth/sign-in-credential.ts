@@ -22,7 +22,11 @@ export interface CredentialUser {
  * an OAuth token, a used or expired login code, blank, or over 200 characters). A login code is
  * consumed. Never rejects.
  */
-export async function userOfCredential(credential: string, tokens: Pick<TokenService, 'authenticate'>, redeemLoginCode?: RedeemLoginCode): Promise<CredentialUser | null> {
+export async function userOfCredential(
+  credential: string,
+  tokens: Pick<TokenService, 'authenticate'>,
+  redeemLoginCode?: RedeemLoginCode,
+): Promise<CredentialUser | null> {
   const text = credential.trim();
   if (text.length === 0 || text.length > 200) return null;
   if (text.startsWith(TOKEN_PREFIX)) {

@@ -8,7 +8,14 @@ import { unauthenticated } from '../errors.js';
 import type { TokenRepo } from '../store/repos.js';
 import type { UserRepo } from '../store/repos.js';
 import type { UserRow } from '../store/rows.js';
-import { displayPrefix, generateToken, hashToken, isExpired, MAX_TOKEN_LIFETIME_MS, TOKEN_PREFIX } from './api-token.js';
+import {
+  displayPrefix,
+  generateToken,
+  hashToken,
+  isExpired,
+  MAX_TOKEN_LIFETIME_MS,
+  TOKEN_PREFIX,
+} from './api-token.js';
 import type { Caller } from './caller.js';
 import { ACCESS_TOKEN_PREFIX, type OAuthGrants } from './oauth-grants.js';
 import { cachedToken, type TokenCache } from './token-cache.js';
@@ -72,8 +79,15 @@ export class TokenService {
    * @param readOnly a token that lists and calls only the read-only tools (annotated `readOnlyHint`).
    * @throws RangeError for a lifetime out of that range.
    */
-  async create(userName: string, expiresInMs?: number, readOnly = false): Promise<{ token: string; summary: TokenSummary }> {
-    if (expiresInMs !== undefined && !(Number.isSafeInteger(expiresInMs) && expiresInMs > 0 && expiresInMs <= MAX_TOKEN_LIFETIME_MS)) {
+  async create(
+    userName: string,
+    expiresInMs?: number,
+    readOnly = false,
+  ): Promise<{ token: string; summary: TokenSummary }> {
+    if (
+      expiresInMs !== undefined &&
+      !(Number.isSafeInteger(expiresInMs) && expiresInMs > 0 && expiresInMs <= MAX_TOKEN_LIFETIME_MS)
+    ) {
       throw new RangeError(`A token lifetime must be between 1 ms and ${MAX_TOKEN_LIFETIME_MS} ms (ten years)`);
     }
     const user = await this.ensureUser(userName);
@@ -161,7 +175,13 @@ export class TokenService {
       const access = await this.oauth.grants.verifyAccess(token, this.oauth.audience());
       // An API token may start with `svc_at_` too (1 in 2^18): fall through to the API tokens.
       if (access) {
-        const caller: Caller = { userId: access.userId, userName: access.userName, plan: access.plan, tokenId: access.grantId, rateKey: `user:${access.userId}` };
+        const caller: Caller = {
+          userId: access.userId,
+          userName: access.userName,
+          plan: access.plan,
+          tokenId: access.grantId,
+          rateKey: `user:${access.userId}`,
+        };
         this.cache?.set(token, cachedToken(caller, access.expiresAt));
         this.touch(access.grantId, now);
         return caller;
@@ -172,7 +192,13 @@ export class TokenService {
     const { token: row, user } = found;
     if (row.revokedAt) throw unauthenticated();
     if (isExpired(row.expiresAt, now)) throw unauthenticated();
-    const caller: Caller = { userId: user.id, userName: user.name, plan: user.plan, tokenId: row.id, ...(row.readOnly && { readOnly: true as const }) };
+    const caller: Caller = {
+      userId: user.id,
+      userName: user.name,
+      plan: user.plan,
+      tokenId: row.id,
+      ...(row.readOnly && { readOnly: true as const }),
+    };
     this.cache?.set(token, cachedToken(caller, row.expiresAt));
     return caller;
   }
@@ -200,7 +226,14 @@ export class TokenService {
   }
 
   private summarise(
-    row: { id: string; displayPrefix: string; createdAt: string; expiresAt: string | null; revokedAt: string | null; readOnly: boolean },
+    row: {
+      id: string;
+      displayPrefix: string;
+      createdAt: string;
+      expiresAt: string | null;
+      revokedAt: string | null;
+      readOnly: boolean;
+    },
     user: string,
   ): TokenSummary {
     const state = row.revokedAt ? 'revoked' : isExpired(row.expiresAt, this.clock()) ? 'expired' : 'active';

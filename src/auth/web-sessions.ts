@@ -62,7 +62,14 @@ export class WebSessionService {
     await this.sessions.deleteExpired(now.toISOString());
     const secret = randomBytes(32).toString('base64url');
     const expiresAt = new Date(now.getTime() + WEB_SESSION_TTL_MS).toISOString();
-    await this.sessions.insert({ id: randomUUID(), sessionHash: hashSecret(secret), userId, tokenId, createdAt: now.toISOString(), expiresAt });
+    await this.sessions.insert({
+      id: randomUUID(),
+      sessionHash: hashSecret(secret),
+      userId,
+      tokenId,
+      createdAt: now.toISOString(),
+      expiresAt,
+    });
     const session = await this.authenticate(secret);
     return session ? { secret, session } : null;
   }
@@ -99,20 +106,21 @@ export class WebSessionService {
    * secret, only who, how they signed in (an API token's display prefix, or `login code`), and when.
    */
   async list(userId?: string): Promise<WebSessionSummary[]> {
-    return (await this.sessions.listLive(this.clock().toISOString(), userId)).map(({ session, userName, tokenPrefix }) => ({
-      id: session.id,
-      user: userName,
-      signedInWith: tokenPrefix ?? 'login code',
-      createdAt: session.createdAt,
-      expiresAt: session.expiresAt,
-    }));
+    return (await this.sessions.listLive(this.clock().toISOString(), userId)).map(
+      ({ session, userName, tokenPrefix }) => ({
+        id: session.id,
+        user: userName,
+        signedInWith: tokenPrefix ?? 'login code',
+        createdAt: session.createdAt,
+        expiresAt: session.expiresAt,
+      }),
+    );
   }
 
   /** Ends the session with this id (`token revoke ID`); its browser is signed out at its next request. False when there is none. */
   async end(id: string): Promise<boolean> {
     return this.sessions.deleteById(id);
   }
-
 }
 
 function hashSecret(secret: string): string {

@@ -21,4 +21,3 @@ export function compileAnswerPattern(pattern: string): RE2JS | null {
     return null;
   }
 }
-

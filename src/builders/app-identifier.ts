@@ -16,7 +16,8 @@ export async function appIdentifier(context: BuildContext): Promise<string> {
     (await context.recall('app_identifier')) ??
     (await context.ask({
       key: 'app_identifier',
-      prompt: 'Which app identifier should this app be published under? Use reverse-DNS form, for example com.example.myapp.',
+      prompt:
+        'Which app identifier should this app be published under? Use reverse-DNS form, for example com.example.myapp.',
       pattern: APP_IDENTIFIER_PATTERN,
     }))
   );

@@ -22,7 +22,9 @@ export type BrowserLocation = { path: string; problem: null } | { path: null; pr
  */
 export function locateBrowser(configured: string | undefined, searchPath = process.env.PATH ?? ''): BrowserLocation {
   if (configured !== undefined && configured !== '') {
-    return executable(configured) ? { path: configured, problem: null } : { path: null, problem: 'the browser configured with --browser (SVC_BROWSER) is not an executable file' };
+    return executable(configured)
+      ? { path: configured, problem: null }
+      : { path: null, problem: 'the browser configured with --browser (SVC_BROWSER) is not an executable file' };
   }
   if (executable(DEBIAN_CHROMIUM)) return { path: DEBIAN_CHROMIUM, problem: null };
   for (const dir of searchPath.split(delimiter).filter(Boolean)) {

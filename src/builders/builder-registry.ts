@@ -10,7 +10,13 @@
  * are those of every registered builder, and `tools/list` does not change with `--builder`.
  */
 import type { Builder } from './builder.js';
-import type { BuilderModule, BuilderRoutes, BuilderRouteSources, CommonBuilderSettings, QuestionKindRules } from './builder-module.js';
+import type {
+  BuilderModule,
+  BuilderRoutes,
+  BuilderRouteSources,
+  CommonBuilderSettings,
+  QuestionKindRules,
+} from './builder-module.js';
 import { commandBuilderModule } from './command-module.js';
 import { expoBuilderModule } from './expo/expo-module.js';
 import { scriptedBuilderModule } from './scripted-module.js';
@@ -37,7 +43,8 @@ const QUESTION_KINDS: ReadonlyMap<string, QuestionKindRules> = (() => {
   const kinds = new Map<string, QuestionKindRules>();
   for (const module of modules) {
     for (const [kind, rules] of Object.entries(module.questionKinds ?? {})) {
-      if (kinds.has(kind) || kind === 'text') throw new Error(`builder ${module.name} declares the question kind "${kind}", which is taken`);
+      if (kinds.has(kind) || kind === 'text')
+        throw new Error(`builder ${module.name} declares the question kind "${kind}", which is taken`);
       kinds.set(kind, rules);
     }
   }

@@ -48,7 +48,9 @@ const commandBuilderConfigSchema = z.strictObject({
       /** Absolute folders of the machine the command may read (its tools outside /usr). */
       readOnlyPaths: z.array(z.string().startsWith('/')).optional(),
       /** Names of the server's environment passed to the command (never SVC_*). */
-      inheritEnv: z.array(z.string().regex(/^(?!SVC_)[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name not starting with SVC_')).optional(),
+      inheritEnv: z
+        .array(z.string().regex(/^(?!SVC_)[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name not starting with SVC_'))
+        .optional(),
     })
     .optional(),
 });
@@ -61,7 +63,8 @@ export type CommandBuilderConfig = z.infer<typeof commandBuilderConfigSchema>;
  */
 export function loadCommandBuilderConfig(file: string): CommandBuilderConfig {
   const config = readJsonConfig(file, commandBuilderConfigSchema, 'builder config');
-  if (!config.build && !config.deploy) throw new Error(`Invalid builder config ${file}: give a "build" or a "deploy" command`);
+  if (!config.build && !config.deploy)
+    throw new Error(`Invalid builder config ${file}: give a "build" or a "deploy" command`);
   return config;
 }
 
@@ -111,7 +114,9 @@ export class CommandBuilder implements Builder {
       if (directive.type !== 'ask' && !batcher.count()) return;
       if (directive.type === 'artifact' || directive.type === 'url') {
         if (++published > MAX_ARTIFACTS_PER_WORKFLOW) {
-          directiveError ??= new Error(`A workflow may publish at most ${MAX_ARTIFACTS_PER_WORKFLOW} previews and deployments.`);
+          directiveError ??= new Error(
+            `A workflow may publish at most ${MAX_ARTIFACTS_PER_WORKFLOW} previews and deployments.`,
+          );
           running.stop('abort');
           return;
         }
@@ -130,7 +135,10 @@ export class CommandBuilder implements Builder {
       args: ['-c', spec.command],
       cwd: job.workspaceDir,
       env,
-      binds: { rw: [job.workspaceDir], ro: [...pathsNamedIn(spec.command), ...(this.config.sandbox?.readOnlyPaths ?? [])] },
+      binds: {
+        rw: [job.workspaceDir],
+        ro: [...pathsNamedIn(spec.command), ...(this.config.sandbox?.readOnlyPaths ?? [])],
+      },
       network: this.config.sandbox?.network === true,
       ...(this.config.sandbox?.inheritEnv && { inheritEnv: this.config.sandbox.inheritEnv }),
       ...(this.sandbox && { sandbox: this.sandbox }),
@@ -151,14 +159,23 @@ export class CommandBuilder implements Builder {
     // Assigned in callbacks, which the compiler cannot follow.
     const failure = directiveError as Error | null;
     if (failure) throw failure instanceof BuildFailure ? failure : new BuildFailure('protocol_error', failure.message);
-    if (exit.stopCause === 'timeout') throw new BuildFailure('timeout', `The ${job.kind} command took longer than ${spec.timeoutSeconds} s and was stopped.`);
+    if (exit.stopCause === 'timeout')
+      throw new BuildFailure(
+        'timeout',
+        `The ${job.kind} command took longer than ${spec.timeoutSeconds} s and was stopped.`,
+      );
     if (exit.code !== 0) {
       const how = exit.code === null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
       throw new BuildFailure('command_failed', `The ${job.kind} command ${how}.`);
     }
   }
 
-  private async apply(directive: Directive, job: BuildJob, context: BuildContext, running: RunningProcess): Promise<void> {
+  private async apply(
+    directive: Directive,
+    job: BuildJob,
+    context: BuildContext,
+    running: RunningProcess,
+  ): Promise<void> {
     switch (directive.type) {
       case 'step':
         await context.step(directive.index, directive.total, directive.name);
@@ -172,15 +189,24 @@ export class CommandBuilder implements Builder {
       case 'artifact': {
         const dir = await insideWorkspace(job.workspaceDir, directive.folder);
         // A native deployment's update description is served as a manifest: checked before it is published.
-        const problem = directive.kind === 'deployment' && directive.platform !== 'web' ? await updateDescriptionProblem(dir) : null;
-        if (problem) throw new BuildFailure('invalid_update', `The deployment in ${directive.folder} was not published: ${problem}.`);
+        const problem =
+          directive.kind === 'deployment' && directive.platform !== 'web' ? await updateDescriptionProblem(dir) : null;
+        if (problem)
+          throw new BuildFailure(
+            'invalid_update',
+            `The deployment in ${directive.folder} was not published: ${problem}.`,
+          );
         const published = await context.publish({ kind: directive.kind, platform: directive.platform, sourceDir: dir });
-        await context.say(`${directive.kind === 'preview' ? `Preview (${directive.platform})` : `Deploy #${published.number}: ${directive.platform}`} published at ${published.path}.`);
+        await context.say(
+          `${directive.kind === 'preview' ? `Preview (${directive.platform})` : `Deploy #${published.number}: ${directive.platform}`} published at ${published.path}.`,
+        );
         return;
       }
       case 'url': {
         await context.publish({ kind: directive.kind, platform: directive.platform, externalUrl: directive.url });
-        await context.say(`${directive.kind === 'preview' ? 'Preview' : 'Deployment'} (${directive.platform}): ${directive.url}`);
+        await context.say(
+          `${directive.kind === 'preview' ? 'Preview' : 'Deployment'} (${directive.platform}): ${directive.url}`,
+        );
         return;
       }
       case 'ask': {

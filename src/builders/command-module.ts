@@ -13,7 +13,8 @@ export const commandBuilderModule = defineBuilder<'command', CommandModuleSettin
   name: 'command',
   runsProcesses: true,
   create: (settings) => {
-    if (!settings.builderConfigFile) throw new Error('The command builder needs --builder-config FILE (JSON with "build" and/or "deploy" commands)');
+    if (!settings.builderConfigFile)
+      throw new Error('The command builder needs --builder-config FILE (JSON with "build" and/or "deploy" commands)');
     return new CommandBuilder(loadCommandBuilderConfig(settings.builderConfigFile), settings.buildSandbox);
   },
 });

@@ -57,7 +57,12 @@ export function parseDirective(line: string): Directive | null {
     case 'deployment-url': {
       const m = /^(\S+)\s+(https?:\/\/\S+)$/.exec(rest);
       if (!m || !PLATFORMS.has(m[1]!)) return null;
-      return { type: 'url', kind: verb === 'preview-url' ? 'preview' : 'deployment', platform: m[1] as Platform, url: m[2]! };
+      return {
+        type: 'url',
+        kind: verb === 'preview-url' ? 'preview' : 'deployment',
+        platform: m[1] as Platform,
+        url: m[2]!,
+      };
     }
     case 'ask': {
       const m = /^([A-Za-z0-9_.-]{1,64})\s+(\{.*\})$/.exec(rest);

@@ -123,7 +123,8 @@ export class HeavyStepSemaphore {
     }
     if (this.lastTurn.size > REMEMBERED_OWNERS) {
       // Forgetting an owner with nothing held or waiting only moves it to the front of its next wait.
-      for (const known of this.lastTurn.keys()) if (!this.held.has(known) && !this.queues.has(known)) this.lastTurn.delete(known);
+      for (const known of this.lastTurn.keys())
+        if (!this.held.has(known) && !this.queues.has(known)) this.lastTurn.delete(known);
     }
   }
 

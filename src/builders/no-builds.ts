@@ -8,5 +8,6 @@ import { BuildFailure, type Builder } from './builder.js';
 /** A builder whose every run fails with `error.code = "builder_error"`. */
 export const NO_BUILDS: Builder = {
   name: 'none',
-  run: () => Promise.reject(new BuildFailure('builder_error', 'This server builds nothing (role api): workers run the builds.')),
+  run: () =>
+    Promise.reject(new BuildFailure('builder_error', 'This server builds nothing (role api): workers run the builds.')),
 };

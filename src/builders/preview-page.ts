@@ -25,10 +25,12 @@ export function renderPreviewPage(input: PreviewPageInput): string {
   const skipped = Math.max(0, input.instructions.length - PREVIEW_INSTRUCTIONS_SHOWN);
   const shown = input.instructions.slice(skipped).map((text, i) => {
     const points = Array.from(text);
-    const cut = points.length > PREVIEW_INSTRUCTION_CHARS ? `${points.slice(0, PREVIEW_INSTRUCTION_CHARS).join('')}…` : text;
+    const cut =
+      points.length > PREVIEW_INSTRUCTION_CHARS ? `${points.slice(0, PREVIEW_INSTRUCTION_CHARS).join('')}…` : text;
     return `<li><span class="n">${skipped + i + 1}</span>${escapeHtml(cut)}</li>`;
   });
-  if (skipped > 0) shown.unshift(`<li class="earlier">${skipped} earlier instruction${skipped === 1 ? '' : 's'} not shown</li>`);
+  if (skipped > 0)
+    shown.unshift(`<li class="earlier">${skipped} earlier instruction${skipped === 1 ? '' : 's'} not shown</li>`);
   const items = shown.join('\n          ');
   const title = escapeHtml(input.projectName);
   return `<!doctype html>

@@ -76,14 +76,28 @@ export class ScreenshotFailure extends Error {}
  * @returns the PNG's bytes, `SCREENSHOT_VIEWPORT` CSS pixels at device scale 1.
  * @throws ScreenshotFailure when the browser fails, writes no image, or takes longer than 30 s.
  */
-export async function takePreviewScreenshot(browserPath: string, previewDir: string, sandbox?: BuildSandbox): Promise<Buffer> {
+export async function takePreviewScreenshot(
+  browserPath: string,
+  previewDir: string,
+  sandbox?: BuildSandbox,
+): Promise<Buffer> {
   const work = await mkdtemp(join(tmpdir(), 'mbm-shot-'));
   try {
     const out = join(work, 'shot.png');
     const tail: string[] = [];
     const run = startProcess({
       file: process.execPath,
-      args: ['-e', SERVE_AND_SHOOT, previewDir, browserPath, out, join(work, 'profile'), String(SCREENSHOT_VIEWPORT.width), String(SCREENSHOT_VIEWPORT.height), String(RENDER_BUDGET_MS)],
+      args: [
+        '-e',
+        SERVE_AND_SHOOT,
+        previewDir,
+        browserPath,
+        out,
+        join(work, 'profile'),
+        String(SCREENSHOT_VIEWPORT.width),
+        String(SCREENSHOT_VIEWPORT.height),
+        String(RENDER_BUDGET_MS),
+      ],
       cwd: work,
       // No variable of the server (tokens, data dir) reaches the page's browser.
       env: { HOME: work, TMPDIR: work, LANG: 'C.UTF-8' },
@@ -102,7 +116,8 @@ export async function takePreviewScreenshot(browserPath: string, previewDir: str
     const result = await run.result.catch((error: unknown) => {
       throw new ScreenshotFailure(`the browser could not be started (${(error as Error).message})`);
     });
-    if (result.stopCause === 'timeout') throw new ScreenshotFailure(`the page took longer than ${SCREENSHOT_TIMEOUT_MS / 1000} s to render`);
+    if (result.stopCause === 'timeout')
+      throw new ScreenshotFailure(`the page took longer than ${SCREENSHOT_TIMEOUT_MS / 1000} s to render`);
     const png = await readFile(out).catch(() => null);
     if (result.code !== 0 || !png || png.length === 0) {
       throw new ScreenshotFailure(`the browser wrote no image (exit ${result.code ?? result.signal})`);

@@ -79,8 +79,14 @@ export function startProcess(options: ProcessRunOptions): RunningProcess {
   // In the sandbox the group's leader is bwrap: SIGTERM would end it, and with it (as the PID
   // namespace's parent) everything inside at once. So SIGTERM goes to the other members only, and
   // the command gets its grace period; SIGKILL takes the whole group.
-  const term = (pgid: number | undefined) => (sandbox.kind === 'bubblewrap' ? signalMembers(pgid, 'SIGTERM') : signalGroup(pgid, 'SIGTERM'));
-  const child = spawn(launch.file, launch.args, { cwd: options.cwd, env: launch.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  const term = (pgid: number | undefined) =>
+    sandbox.kind === 'bubblewrap' ? signalMembers(pgid, 'SIGTERM') : signalGroup(pgid, 'SIGTERM');
+  const child = spawn(launch.file, launch.args, {
+    cwd: options.cwd,
+    env: launch.env,
+    detached: true,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const pgid = child.pid;
   let trackError: unknown = null;
   if (pgid !== undefined) {
@@ -93,8 +99,14 @@ export function startProcess(options: ProcessRunOptions): RunningProcess {
 
   let droppedBytes = 0;
   const reading = [
-    readBoundedLines(child.stdout!, { maxLineBytes, onLine: (line) => ((droppedBytes += line.droppedBytes), options.onStdoutLine?.(line)) }),
-    readBoundedLines(child.stderr!, { maxLineBytes, onLine: (line) => ((droppedBytes += line.droppedBytes), options.onStderrLine?.(line)) }),
+    readBoundedLines(child.stdout!, {
+      maxLineBytes,
+      onLine: (line) => ((droppedBytes += line.droppedBytes), options.onStdoutLine?.(line)),
+    }),
+    readBoundedLines(child.stderr!, {
+      maxLineBytes,
+      onLine: (line) => ((droppedBytes += line.droppedBytes), options.onStderrLine?.(line)),
+    }),
   ];
 
   let stopCause: 'abort' | 'timeout' | null = null;
@@ -169,7 +181,11 @@ export function signalGroup(pgid: number | undefined, signal: NodeJS.Signals | 0
  * to go, then SIGKILL, then a bounded wait until no process of it is left.
  * @returns true when the group is gone.
  */
-export async function endGroup(pgid: number | undefined, graceMs: number, term: (pgid: number | undefined) => unknown = (g) => signalGroup(g, 'SIGTERM')): Promise<boolean> {
+export async function endGroup(
+  pgid: number | undefined,
+  graceMs: number,
+  term: (pgid: number | undefined) => unknown = (g) => signalGroup(g, 'SIGTERM'),
+): Promise<boolean> {
   if (!groupAlive(pgid)) return true;
   term(pgid);
   if (await waitGroupGone(pgid, Math.min(graceMs, MAX_KILL_GRACE_MS))) return true;

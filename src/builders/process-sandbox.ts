@@ -120,11 +120,20 @@ let detected: BuildSandbox | undefined;
  */
 export function detectBuildSandbox(): BuildSandbox {
   if (detected) return detected;
-  if (process.platform !== 'linux') return (detected = { kind: 'none', reason: `bubblewrap needs Linux (this is ${process.platform})` });
+  if (process.platform !== 'linux')
+    return (detected = { kind: 'none', reason: `bubblewrap needs Linux (this is ${process.platform})` });
   const bwrap = onPath('bwrap');
   if (!bwrap) return (detected = { kind: 'none', reason: 'bwrap (bubblewrap) is not installed' });
-  const probe = spawnSync(bwrap, [...rootArgs(false), '--', '/bin/sh', '-c', 'exit 0'], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000, env: {} });
-  if (probe.error) return (detected = { kind: 'none', reason: `bwrap could not start (${(probe.error as NodeJS.ErrnoException).code ?? probe.error.message})` });
+  const probe = spawnSync(bwrap, [...rootArgs(false), '--', '/bin/sh', '-c', 'exit 0'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    timeout: 10_000,
+    env: {},
+  });
+  if (probe.error)
+    return (detected = {
+      kind: 'none',
+      reason: `bwrap could not start (${(probe.error as NodeJS.ErrnoException).code ?? probe.error.message})`,
+    });
   if (probe.status !== 0) {
     const why = probe.stderr.toString('utf8').trim().split('\n')[0] || `exit ${probe.status}`;
     return (detected = { kind: 'none', reason: `bwrap fails here (${why}); user namespaces may be disabled` });
@@ -156,7 +165,15 @@ export function sandboxLaunch(request: SandboxRequest, sandbox: BuildSandbox): S
   const env = childEnvironment(request, sandbox);
   let argv = [request.file, ...request.args];
   if (existsSync(PRLIMIT)) {
-    argv = [PRLIMIT, `--data=${limits.memoryBytes}`, `--nproc=${limits.processes}`, `--fsize=${limits.fileSizeBytes}`, `--cpu=${limits.cpuSeconds}`, '--', ...argv];
+    argv = [
+      PRLIMIT,
+      `--data=${limits.memoryBytes}`,
+      `--nproc=${limits.processes}`,
+      `--fsize=${limits.fileSizeBytes}`,
+      `--cpu=${limits.cpuSeconds}`,
+      '--',
+      ...argv,
+    ];
   }
   if (sandbox.kind === 'none') return { file: argv[0]!, args: argv.slice(1), env };
   const args = [...rootArgs(request.network === true)];

@@ -15,7 +15,8 @@ import { abortableDelay, type Builder, type BuildContext, type BuildJob } from '
 import { appIdentifier } from './app-identifier.js';
 import { renderPreviewPage } from './preview-page.js';
 
-const SIMULATION_NOTE = 'This is the scripted builder: it simulates a building agent. No native binary is compiled and nothing is sent to an app store.';
+const SIMULATION_NOTE =
+  'This is the scripted builder: it simulates a building agent. No native binary is compiled and nothing is sent to an app store.';
 
 /** The deterministic simulated builder (docs/builders.md#builders); fails only when aborted. */
 export class ScriptedBuilder implements Builder {
@@ -52,7 +53,10 @@ export class ScriptedBuilder implements Builder {
     await abortableDelay(this.stepMs, job.signal);
     await context.step(offset + 4, total, 'Publishing the preview');
     const preview = await context.publish({ kind: 'preview', platform: 'web', sourceDir: outDir });
-    await context.say(`Web preview published at ${preview.path} (open it from previewUrls of svc_get_session).`, 'result');
+    await context.say(
+      `Web preview published at ${preview.path} (open it from previewUrls of svc_get_session).`,
+      'result',
+    );
   }
 
   private async deploy(job: BuildJob, context: BuildContext): Promise<void> {
@@ -73,6 +77,9 @@ export class ScriptedBuilder implements Builder {
     if (!preview) throw new Error('No preview to deploy');
     await context.step(offset + 3, total, 'Publishing the deployment');
     const deployment = await context.publish({ kind: 'deployment', platform: 'web', fromArtifactId: preview.id });
-    await context.say(`Deploy #${deployment.number}: web (${appId}) published at ${deployment.path} (immutable; see previewUrls of svc_get_session).`, 'result');
+    await context.say(
+      `Deploy #${deployment.number}: web (${appId}) published at ${deployment.path} (immutable; see previewUrls of svc_get_session).`,
+      'result',
+    );
   }
 }

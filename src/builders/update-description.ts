@@ -63,7 +63,12 @@ export async function updateDescriptionProblem(folder: string): Promise<string |
 /** Why asset path `path` does not name a regular file inside `root` (a real path), or null. */
 async function assetPathProblem(root: string, path: string): Promise<string | null> {
   const segments = path.split('/');
-  if (isAbsolute(path) || path.includes('\\') || path.includes('\0') || segments.some((s) => s === '' || s === '.' || s === '..')) {
+  if (
+    isAbsolute(path) ||
+    path.includes('\\') ||
+    path.includes('\0') ||
+    segments.some((s) => s === '' || s === '.' || s === '..')
+  ) {
     return 'leaves the update folder (it must be relative, with no "..", "." or empty segment)';
   }
   const real = await realpath(join(root, path)).catch(() => null);

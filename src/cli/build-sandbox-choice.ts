@@ -13,7 +13,12 @@ import { detectBuildSandbox, SANDBOX_TURNED_OFF, type BuildSandbox } from '../bu
  * @param options `buildSandbox` false for `--no-build-sandbox`; `multiUser` for serve --http and workers.
  * @throws Error naming the reason and both ways out.
  */
-export function buildSandboxFor(options: { buildSandbox: boolean; builder: string; multiUser: boolean; command: string }): BuildSandbox {
+export function buildSandboxFor(options: {
+  buildSandbox: boolean;
+  builder: string;
+  multiUser: boolean;
+  command: string;
+}): BuildSandbox {
   if (!options.buildSandbox) return SANDBOX_TURNED_OFF;
   const sandbox = detectBuildSandbox();
   if (sandbox.kind === 'none' && options.multiUser && builderRunsProcesses(options.builder)) {
@@ -28,5 +33,7 @@ export function buildSandboxFor(options: { buildSandbox: boolean; builder: strin
 
 /** The start-up line's words about the sandbox: `builds sandboxed (bubblewrap)` or `builds NOT sandboxed (why)`. */
 export function sandboxLine(sandbox: BuildSandbox): string {
-  return sandbox.kind === 'bubblewrap' ? 'builds sandboxed (bubblewrap)' : `builds NOT sandboxed (${sandbox.reason ?? 'no sandbox'})`;
+  return sandbox.kind === 'bubblewrap'
+    ? 'builds sandboxed (bubblewrap)'
+    : `builds NOT sandboxed (${sandbox.reason ?? 'no sandbox'})`;
 }

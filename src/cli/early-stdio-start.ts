@@ -48,12 +48,46 @@ const PLAIN_OPTIONS: ReadonlyMap<string, { env: string; check: ValueCheck }> = n
  * import: it brings commander; `tests/early-stdio-start.test.ts` keeps the two equal).
  */
 export const SETTING_VARIABLES: readonly string[] = [
-  'SVC_HTTP', 'SVC_ROLE', 'SVC_HOST', 'SVC_PORT', 'SVC_HEALTH_PORT', 'SVC_DATA_DIR', 'SVC_DATABASE_URL', 'SVC_DB_POOL_SIZE', 'SVC_DATABASE_LISTEN_URL',
-  'SVC_BUILDER', 'SVC_BUILDER_CONFIG', 'SVC_PUBLIC_URL', 'SVC_SCRIPTED_STEP_MS', 'SVC_MAX_CONCURRENT_WORKFLOWS', 'SVC_LEASE_MS', 'SVC_CLAIM_WAIT_MS',
-  'SVC_DRAIN_TIMEOUT_MS', 'SVC_PLANS_FILE', 'SVC_ALLOWED_HOSTS', 'SVC_TRUST_PROXY', 'SVC_METRICS_TOKEN', 'SVC_METRICS_PUBLIC', 'SVC_BODY_LIMIT',
-  'SVC_LOG_LEVEL', 'SVC_EXPO_SDKS', 'SVC_AGENT', 'SVC_AGENT_COMMAND', 'SVC_AGENT_TIMEOUT', 'SVC_ARTIFACT_URL', 'SVC_ARTIFACT_ORIGINS',
-  'SVC_UPDATES_SIGNING_KEY', 'SVC_BROWSER', 'SVC_NO_BUILD_SANDBOX', 'SVC_AGENT_NETWORK', 'SVC_AGENT_ENV', 'SVC_MAX_HEAVY_STEPS',
-  'SVC_ARTIFACT_CACHE_MB', 'SVC_WORKSPACE_SNAPSHOT_MAX_MB', 'SVC_API_TOKEN', 'SVC_RUNNER_HOST',
+  'SVC_HTTP',
+  'SVC_ROLE',
+  'SVC_HOST',
+  'SVC_PORT',
+  'SVC_HEALTH_PORT',
+  'SVC_DATA_DIR',
+  'SVC_DATABASE_URL',
+  'SVC_DB_POOL_SIZE',
+  'SVC_DATABASE_LISTEN_URL',
+  'SVC_BUILDER',
+  'SVC_BUILDER_CONFIG',
+  'SVC_PUBLIC_URL',
+  'SVC_SCRIPTED_STEP_MS',
+  'SVC_MAX_CONCURRENT_WORKFLOWS',
+  'SVC_LEASE_MS',
+  'SVC_CLAIM_WAIT_MS',
+  'SVC_DRAIN_TIMEOUT_MS',
+  'SVC_PLANS_FILE',
+  'SVC_ALLOWED_HOSTS',
+  'SVC_TRUST_PROXY',
+  'SVC_METRICS_TOKEN',
+  'SVC_METRICS_PUBLIC',
+  'SVC_BODY_LIMIT',
+  'SVC_LOG_LEVEL',
+  'SVC_EXPO_SDKS',
+  'SVC_AGENT',
+  'SVC_AGENT_COMMAND',
+  'SVC_AGENT_TIMEOUT',
+  'SVC_ARTIFACT_URL',
+  'SVC_ARTIFACT_ORIGINS',
+  'SVC_UPDATES_SIGNING_KEY',
+  'SVC_BROWSER',
+  'SVC_NO_BUILD_SANDBOX',
+  'SVC_AGENT_NETWORK',
+  'SVC_AGENT_ENV',
+  'SVC_MAX_HEAVY_STEPS',
+  'SVC_ARTIFACT_CACHE_MB',
+  'SVC_WORKSPACE_SNAPSHOT_MAX_MB',
+  'SVC_API_TOKEN',
+  'SVC_RUNNER_HOST',
 ];
 
 /** Variables of the table that a plain start may have with any value: they are read after the answer. */
@@ -87,7 +121,8 @@ export function isPlainStdioServe(argv: readonly string[], env: NodeJS.ProcessEn
 
 /** This package's version (`serverInfo.version`), as the main bundle reads it. */
 function packageVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+    .version;
 }
 
 /**

@@ -3,7 +3,12 @@
  * is the first route; `GET /metrics` mounts beside it, in `healthPortRoutes`.
  */
 import type { App } from '../app.js';
-import { healthzRoute, startHealthPort, type HealthPortRoute, type RunningHealthPort } from '../transports/health-server.js';
+import {
+  healthzRoute,
+  startHealthPort,
+  type HealthPortRoute,
+  type RunningHealthPort,
+} from '../transports/health-server.js';
 
 /**
  * The routes of `app`'s health port: `GET /healthz` (200 `{"status":"ok","role","runner"}` once
@@ -11,7 +16,9 @@ import { healthzRoute, startHealthPort, type HealthPortRoute, type RunningHealth
  * it starts, drains or loses the store). Another route of the port (`GET /metrics`) is added here.
  */
 function healthPortRoutes(app: App): HealthPortRoute[] {
-  const routes = [healthzRoute({ identity: { role: app.role, runner: app.engine.runnerId }, problem: () => app.healthProblem() })];
+  const routes = [
+    healthzRoute({ identity: { role: app.role, runner: app.engine.runnerId }, problem: () => app.healthProblem() }),
+  ];
   // The same guard as on the MCP listener: loopback, `--metrics-token`, or `--metrics-public` (docs/metrics.md).
   const { metrics } = app;
   if (metrics) routes.push({ path: '/metrics', handle: (req, res) => metrics.handle(req, res) });

@@ -45,11 +45,19 @@ export async function openApp(config: AppConfig): Promise<App> {
  * Its PostgreSQL connections are named `mobile-builder-mcp/cli/<command>`.
  * @throws what `openApp` or `fn` throws.
  */
-export async function withApp(command: string, options: StoreOptions & { plans?: string | undefined }, fn: (app: App) => Promise<void>): Promise<void> {
+export async function withApp(
+  command: string,
+  options: StoreOptions & { plans?: string | undefined },
+  fn: (app: App) => Promise<void>,
+): Promise<void> {
   const app = await openApp({
     dataDir: resolve(options.dataDir),
     logger: createLogger('warn'),
-    ...(options.databaseUrl && { databaseUrl: options.databaseUrl, applicationName: `mobile-builder-mcp/cli/${command}`, dbPoolSize: 2 }),
+    ...(options.databaseUrl && {
+      databaseUrl: options.databaseUrl,
+      applicationName: `mobile-builder-mcp/cli/${command}`,
+      dbPoolSize: 2,
+    }),
     ...(options.plans && { plansFile: options.plans }),
   });
   try {
@@ -61,5 +69,7 @@ export async function withApp(command: string, options: StoreOptions & { plans?:
 
 /** Where the store is, as start-up lines and messages show it: the database URL without its password, or the data dir. */
 export function storeShown(options: StoreOptions): string {
-  return options.databaseUrl ? `database ${redactedDatabaseUrl(options.databaseUrl)}` : `data dir ${resolve(options.dataDir)}`;
+  return options.databaseUrl
+    ? `database ${redactedDatabaseUrl(options.databaseUrl)}`
+    : `data dir ${resolve(options.dataDir)}`;
 }

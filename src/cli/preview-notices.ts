@@ -8,7 +8,9 @@ import { isLoopbackHostname } from '../io/loopback-hosts.js';
 
 /** Where web previews are served, for the start-up line: `http://<project-id>.localhost:3334/` or the path form. */
 export function previewsShown(app: App): string {
-  return app.publicUrl.origins === 'shared' ? `${app.publicUrl.artifacts()}/previews/<id>/ (shared, opaque origins)` : `${app.publicUrl.projectOrigin('<project-id>')}/`;
+  return app.publicUrl.origins === 'shared'
+    ? `${app.publicUrl.artifacts()}/previews/<id>/ (shared, opaque origins)`
+    : `${app.publicUrl.projectOrigin('<project-id>')}/`;
 }
 
 /**

@@ -28,20 +28,43 @@ export async function serveHttp(run: ServeRun): Promise<void> {
   // preview may keep its origin (localStorage) without ever sharing one with /mcp.
   const artifacts = await startArtifactListener(app, run.listener, port === 0 ? 0 : http.port + 1);
   opened.artifacts = artifacts;
-  logger.info({ url: `${http.url}/mcp`, artifacts: app.publicUrl.artifacts(), previews: previewsShown(app), store: storeShown(options), role: app.role, builder: options.builder, ...(config.trustProxy && { trustProxy: config.trustProxy }) }, 'serving MCP over streamable HTTP');
+  logger.info(
+    {
+      url: `${http.url}/mcp`,
+      artifacts: app.publicUrl.artifacts(),
+      previews: previewsShown(app),
+      store: storeShown(options),
+      role: app.role,
+      builder: options.builder,
+      ...(config.trustProxy && { trustProxy: config.trustProxy }),
+    },
+    'serving MCP over streamable HTTP',
+  );
   warnAboutPreviewHosts(app);
   const database = options.databaseUrl ? `; database: ${redactedDatabaseUrl(options.databaseUrl)}` : '';
   const healthShown = opened.health ? `; health: ${opened.health.url}/healthz` : '';
-  process.stderr.write(`mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp, artifacts on ${artifacts.url} (web previews: ${previewsShown(app)}; data: ${config.dataDir}${database}${healthShown}); web console: ${http.url}/; ${run.builds()}\n`);
+  process.stderr.write(
+    `mobile-builder-mcp ${VERSION} listening on ${http.url}/mcp, artifacts on ${artifacts.url} (web previews: ${previewsShown(app)}; data: ${config.dataDir}${database}${healthShown}); web console: ${http.url}/; ${run.builds()}\n`,
+  );
 }
 
 /** Starts the artifact origin's listener on `port` or the next free one after it (any, for 0; at most 50 tried). */
-async function startArtifactListener(app: App, listener: ServeListenerOptions, port: number): Promise<RunningHttpServer> {
+async function startArtifactListener(
+  app: App,
+  listener: ServeListenerOptions,
+  port: number,
+): Promise<RunningHttpServer> {
   for (let candidate = port; ; candidate++) {
     try {
       return await listenHttp(app, { ...listener, port: candidate, serveMcp: false, artifactOrigin: true });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || port === 0 || candidate >= port + 50 || candidate >= 65535) throw error;
+      if (
+        (error as NodeJS.ErrnoException).code !== 'EADDRINUSE' ||
+        port === 0 ||
+        candidate >= port + 50 ||
+        candidate >= 65535
+      )
+        throw error;
     }
   }
 }

@@ -52,11 +52,20 @@ export interface ServeRun {
  * with `configOf`. Opens nothing yet.
  * @throws Error as `buildSandboxFor` (HTTP with role all, no sandbox and a builder that runs processes).
  */
-export function prepareServeRun(options: ServeOptions, logger: Logger, configOf: (sandbox: BuildSandbox | undefined) => AppConfig): ServeRun {
+export function prepareServeRun(
+  options: ServeOptions,
+  logger: Logger,
+  configOf: (sandbox: BuildSandbox | undefined) => AppConfig,
+): ServeRun {
   // An API node builds nothing; the sandbox still confines the preview screenshot's browser. Over
   // stdio it is found on first use (a build, a screenshot) or after the answer to `initialize`,
   // for the start-up line: finding it runs bubblewrap once (docs/performance.md "Start-up time").
-  const sandboxChoice = { buildSandbox: options.buildSandbox, builder: options.builder, multiUser: options.http === true && options.role === 'all', command: 'serve --http' };
+  const sandboxChoice = {
+    buildSandbox: options.buildSandbox,
+    builder: options.builder,
+    multiUser: options.http === true && options.role === 'all',
+    command: 'serve --http',
+  };
   const sandbox = options.http || !options.buildSandbox ? buildSandboxFor(sandboxChoice) : undefined;
   const sandboxNow = () => sandbox ?? buildSandboxFor(sandboxChoice);
   const opened: ServeOpened = {};
@@ -67,7 +76,11 @@ export function prepareServeRun(options: ServeOptions, logger: Logger, configOf:
     config: configOf(sandbox),
     sandbox,
     sandboxNow,
-    listener: { host: options.host, bodyLimitBytes: options.bodyLimit, ...(options.allowedHosts && { allowedHosts: options.allowedHosts }) },
+    listener: {
+      host: options.host,
+      bodyLimitBytes: options.bodyLimit,
+      ...(options.allowedHosts && { allowedHosts: options.allowedHosts }),
+    },
     opened,
     stop: async (reason) => {
       if (stopping) return;

@@ -58,7 +58,10 @@ export async function serveOverStdio(run: ServeRun, early: EarlyStdioStart | und
   }
   await run.openHealth(opened);
   const http = await listenForPreviews(run, opened, listening);
-  logger.info({ previews: http.url, store: storeShown(options), role: opened.role, builder: options.builder }, 'serving MCP over stdio');
+  logger.info(
+    { previews: http.url, store: storeShown(options), role: opened.role, builder: options.builder },
+    'serving MCP over stdio',
+  );
   // The messages that waited for the listener are handled first: finding the sandbox runs bubblewrap synchronously.
   await new Promise((resolve) => setImmediate(resolve));
   // One user over stdio: builds may run unconfined, and the operator is told so once.
@@ -83,7 +86,10 @@ async function listenForPreviews(run: ServeRun, app: App, listening: () => void)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
     opened.http = await listenHttp(app, { ...run.listener, port: 0, serveMcp: false });
-    logger.warn({ port: options.port, using: opened.http.port }, 'preview port in use; serving previews on another port');
+    logger.warn(
+      { port: options.port, using: opened.http.port },
+      'preview port in use; serving previews on another port',
+    );
   } finally {
     listening();
   }

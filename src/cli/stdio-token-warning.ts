@@ -23,12 +23,17 @@ export async function warnAboutToken(app: App, token: string | undefined, option
   }
   const state = await app.tokens.stateOf(token);
   if (state === 'active') return;
-  const check = pg ? 'the database that issued them: check --database-url / SVC_DATABASE_URL' : 'the data dir that issued them: check --data-dir / SVC_DATA_DIR';
+  const check = pg
+    ? 'the database that issued them: check --database-url / SVC_DATABASE_URL'
+    : 'the data dir that issued them: check --data-dir / SVC_DATA_DIR';
   const what = {
     malformed: 'is not an API token of this server (they start with svc_)',
     unknown: `is not known in ${where} (tokens are valid only in ${check})`,
     revoked: `was revoked in ${where}`,
     expired: `has expired in ${where}`,
   }[state];
-  app.logger.warn({ ...logged, tokenState: state }, `SVC_API_TOKEN ${what}: every tool call will answer -32001; ${fix}`);
+  app.logger.warn(
+    { ...logged, tokenState: state },
+    `SVC_API_TOKEN ${what}: every tool call will answer -32001; ${fix}`,
+  );
 }

@@ -70,7 +70,10 @@ export interface ServeOptions extends WorkerOptions {
  * against the working directory, unset options left out (so that `createApp` applies the same
  * defaults, `core/defaults.ts`).
  */
-export function appConfigOf(options: WorkerOptions & Partial<ServeOptions>, parts: { logger: Logger; sandbox: BuildSandbox | undefined; role: Role }): AppConfig {
+export function appConfigOf(
+  options: WorkerOptions & Partial<ServeOptions>,
+  parts: { logger: Logger; sandbox: BuildSandbox | undefined; role: Role },
+): AppConfig {
   return {
     dataDir: resolve(options.dataDir),
     role: parts.role,
@@ -104,6 +107,11 @@ export function appConfigOf(options: WorkerOptions & Partial<ServeOptions>, part
     ...(options.updatesSigningKey && { updatesSigningKeyFile: resolve(options.updatesSigningKey) }),
     ...(options.browser !== undefined && { browser: options.browser }),
     // Over HTTP only: a stdio server is one user's local process, with no /metrics (docs/metrics.md).
-    ...((options.http || options.healthPort !== undefined) && { metrics: { ...(options.metricsToken && { token: options.metricsToken }), ...(options.metricsPublic && { public: true }) } }),
+    ...((options.http || options.healthPort !== undefined) && {
+      metrics: {
+        ...(options.metricsToken && { token: options.metricsToken }),
+        ...(options.metricsPublic && { public: true }),
+      },
+    }),
   };
 }

@@ -22,12 +22,43 @@ import { ROLES } from '../roles.js';
 import { commaList, expoSdks, trustedProxies, wholeNumber } from './value-parsers.js';
 
 /** The commands of the command line that take settings. */
-type CommandName = 'serve' | 'worker' | 'toolchain install' | 'token create' | 'token list' | 'token revoke' | 'login-code' | 'user list' | 'user set-plan' | 'migrate';
+type CommandName =
+  | 'serve'
+  | 'worker'
+  | 'toolchain install'
+  | 'token create'
+  | 'token list'
+  | 'token revoke'
+  | 'login-code'
+  | 'user list'
+  | 'user set-plan'
+  | 'migrate';
 
-const EVERY_COMMAND: readonly CommandName[] = ['serve', 'worker', 'toolchain install', 'token create', 'token list', 'token revoke', 'login-code', 'user list', 'user set-plan', 'migrate'];
+const EVERY_COMMAND: readonly CommandName[] = [
+  'serve',
+  'worker',
+  'toolchain install',
+  'token create',
+  'token list',
+  'token revoke',
+  'login-code',
+  'user list',
+  'user set-plan',
+  'migrate',
+];
 
 /** The commands that open the store (every one but `toolchain install`). */
-const STORE_COMMANDS: readonly CommandName[] = ['serve', 'worker', 'token create', 'token list', 'token revoke', 'login-code', 'user list', 'user set-plan', 'migrate'];
+const STORE_COMMANDS: readonly CommandName[] = [
+  'serve',
+  'worker',
+  'token create',
+  'token list',
+  'token revoke',
+  'login-code',
+  'user list',
+  'user set-plan',
+  'migrate',
+];
 
 /** The commands that run the service: a server (`serve`, any role) and a build worker. */
 const NODES: readonly CommandName[] = ['serve', 'worker'];
@@ -56,7 +87,12 @@ export interface Setting {
 
 /** Every setting, in the order `--help` and docs/cli.md list them. */
 export const SETTINGS = {
-  http: { flags: '--http', env: 'SVC_HTTP', help: 'serve streamable HTTP on POST /mcp instead of stdio', commands: ['serve'] },
+  http: {
+    flags: '--http',
+    env: 'SVC_HTTP',
+    help: 'serve streamable HTTP on POST /mcp instead of stdio',
+    commands: ['serve'],
+  },
   role: {
     flags: '--role <role>',
     env: 'SVC_ROLE',
@@ -65,7 +101,13 @@ export const SETTINGS = {
     choices: ROLES,
     commands: ['serve'],
   },
-  host: { flags: '--host <host>', env: 'SVC_HOST', default: DEFAULTS.host, help: 'HTTP bind address (also of --health-port)', commands: NODES },
+  host: {
+    flags: '--host <host>',
+    env: 'SVC_HOST',
+    default: DEFAULTS.host,
+    help: 'HTTP bind address (also of --health-port)',
+    commands: NODES,
+  },
   port: {
     flags: '--port <port>',
     env: 'SVC_PORT',
@@ -81,7 +123,14 @@ export const SETTINGS = {
     parse: wholeNumber('--health-port'),
     commands: NODES,
   },
-  dataDir: { flags: '--data-dir <dir>', env: 'SVC_DATA_DIR', default: join(homedir(), '.mobile-builder-mcp'), defaultShown: '~/.mobile-builder-mcp', help: 'folder of the SQLite store, workspaces and artifacts', commands: EVERY_COMMAND },
+  dataDir: {
+    flags: '--data-dir <dir>',
+    env: 'SVC_DATA_DIR',
+    default: join(homedir(), '.mobile-builder-mcp'),
+    defaultShown: '~/.mobile-builder-mcp',
+    help: 'folder of the SQLite store, workspaces and artifacts',
+    commands: EVERY_COMMAND,
+  },
   databaseUrl: {
     flags: '--database-url <url>',
     env: 'SVC_DATABASE_URL',
@@ -114,9 +163,27 @@ export const SETTINGS = {
     choices: BUILDER_NAMES,
     commands: NODES,
   },
-  builderConfig: { flags: '--builder-config <file>', env: 'SVC_BUILDER_CONFIG', help: 'JSON config of the command builder', commands: NODES },
-  publicUrl: { flags: '--public-url <url>', env: 'SVC_PUBLIC_URL', help: 'base URL of preview links (default from host and port)', commands: ['serve'] },
-  scriptedStepMs: { flags: '--scripted-step-ms <ms>', env: 'SVC_SCRIPTED_STEP_MS', default: DEFAULTS.scriptedStepMs, unit: 'ms', help: 'pause per step of the scripted builder', parse: wholeNumber('--scripted-step-ms'), commands: NODES },
+  builderConfig: {
+    flags: '--builder-config <file>',
+    env: 'SVC_BUILDER_CONFIG',
+    help: 'JSON config of the command builder',
+    commands: NODES,
+  },
+  publicUrl: {
+    flags: '--public-url <url>',
+    env: 'SVC_PUBLIC_URL',
+    help: 'base URL of preview links (default from host and port)',
+    commands: ['serve'],
+  },
+  scriptedStepMs: {
+    flags: '--scripted-step-ms <ms>',
+    env: 'SVC_SCRIPTED_STEP_MS',
+    default: DEFAULTS.scriptedStepMs,
+    unit: 'ms',
+    help: 'pause per step of the scripted builder',
+    parse: wholeNumber('--scripted-step-ms'),
+    commands: NODES,
+  },
   maxConcurrentWorkflows: {
     flags: '--max-concurrent-workflows <n>',
     env: 'SVC_MAX_CONCURRENT_WORKFLOWS',
@@ -153,8 +220,19 @@ export const SETTINGS = {
     parse: wholeNumber('--drain-timeout-ms'),
     commands: NODES,
   },
-  plans: { flags: '--plans <file>', env: 'SVC_PLANS_FILE', help: 'JSON file of plan limits', commands: ['serve', 'worker', 'user set-plan'] },
-  allowedHosts: { flags: '--allowed-hosts <list>', env: 'SVC_ALLOWED_HOSTS', help: 'comma-separated extra host names accepted in Host/Origin', parse: commaList, commands: ['serve'] },
+  plans: {
+    flags: '--plans <file>',
+    env: 'SVC_PLANS_FILE',
+    help: 'JSON file of plan limits',
+    commands: ['serve', 'worker', 'user set-plan'],
+  },
+  allowedHosts: {
+    flags: '--allowed-hosts <list>',
+    env: 'SVC_ALLOWED_HOSTS',
+    help: 'comma-separated extra host names accepted in Host/Origin',
+    parse: commaList,
+    commands: ['serve'],
+  },
   trustProxy: {
     flags: '--trust-proxy <list>',
     env: 'SVC_TRUST_PROXY',
@@ -168,7 +246,12 @@ export const SETTINGS = {
     help: 'bearer token that lets a client off loopback read GET /metrics (pass it in the environment); without it, loopback clients only',
     commands: ['serve', 'worker'],
   },
-  metricsPublic: { flags: '--metrics-public', env: 'SVC_METRICS_PUBLIC', help: 'let every client read GET /metrics, for a private network (the metrics name no user or project)', commands: ['serve', 'worker'] },
+  metricsPublic: {
+    flags: '--metrics-public',
+    env: 'SVC_METRICS_PUBLIC',
+    help: 'let every client read GET /metrics, for a private network (the metrics name no user or project)',
+    commands: ['serve', 'worker'],
+  },
   bodyLimit: {
     flags: '--body-limit <bytes>',
     env: 'SVC_BODY_LIMIT',
@@ -178,7 +261,13 @@ export const SETTINGS = {
     parse: wholeNumber('--body-limit', 1),
     commands: ['serve'],
   },
-  logLevel: { flags: '--log-level <level>', env: 'SVC_LOG_LEVEL', default: DEFAULTS.logLevel, help: 'fatal, error, warn, info, debug or silent', commands: NODES },
+  logLevel: {
+    flags: '--log-level <level>',
+    env: 'SVC_LOG_LEVEL',
+    default: DEFAULTS.logLevel,
+    help: 'fatal, error, warn, info, debug or silent',
+    commands: NODES,
+  },
   expoSdks: {
     flags: '--expo-sdks <list>',
     env: 'SVC_EXPO_SDKS',
@@ -196,8 +285,21 @@ export const SETTINGS = {
     choices: AGENT_MODES,
     commands: NODES,
   },
-  agentCommand: { flags: '--agent-command <cmd>', env: 'SVC_AGENT_COMMAND', help: 'code agent the expo builder runs in the workspace (shell command line; implies --agent command)', commands: NODES },
-  agentTimeout: { flags: '--agent-timeout <seconds>', env: 'SVC_AGENT_TIMEOUT', default: DEFAULTS.agentTimeoutSeconds, unit: 'seconds', help: 'limit of one code agent run', parse: wholeNumber('--agent-timeout', 1), commands: NODES },
+  agentCommand: {
+    flags: '--agent-command <cmd>',
+    env: 'SVC_AGENT_COMMAND',
+    help: 'code agent the expo builder runs in the workspace (shell command line; implies --agent command)',
+    commands: NODES,
+  },
+  agentTimeout: {
+    flags: '--agent-timeout <seconds>',
+    env: 'SVC_AGENT_TIMEOUT',
+    default: DEFAULTS.agentTimeoutSeconds,
+    unit: 'seconds',
+    help: 'limit of one code agent run',
+    parse: wholeNumber('--agent-timeout', 1),
+    commands: NODES,
+  },
   artifactUrl: {
     flags: '--artifact-url <url>',
     env: 'SVC_ARTIFACT_URL',
@@ -213,7 +315,12 @@ export const SETTINGS = {
     choices: ARTIFACT_ORIGIN_MODES,
     commands: ['serve'],
   },
-  updatesSigningKey: { flags: '--updates-signing-key <file>', env: 'SVC_UPDATES_SIGNING_KEY', help: 'PEM RSA private key that signs Expo Updates manifests (keyid "main")', commands: ['serve'] },
+  updatesSigningKey: {
+    flags: '--updates-signing-key <file>',
+    env: 'SVC_UPDATES_SIGNING_KEY',
+    help: 'PEM RSA private key that signs Expo Updates manifests (keyid "main")',
+    commands: ['serve'],
+  },
   browser: {
     flags: '--browser <path>',
     env: 'SVC_BROWSER',
@@ -227,8 +334,19 @@ export const SETTINGS = {
     help: "run build processes without the bubblewrap sandbox (needed for serve --http or a worker where bubblewrap cannot work; builds then run with the server's rights)",
     commands: NODES,
   },
-  agentNetwork: { flags: '--agent-network', env: 'SVC_AGENT_NETWORK', help: 'let the code agent (--agent-command) reach the network, for a hosted model', commands: NODES },
-  agentEnv: { flags: '--agent-env <names>', env: 'SVC_AGENT_ENV', help: 'comma-separated variables of this environment handed to the code agent (its API key); none by default', parse: commaList, commands: NODES },
+  agentNetwork: {
+    flags: '--agent-network',
+    env: 'SVC_AGENT_NETWORK',
+    help: 'let the code agent (--agent-command) reach the network, for a hosted model',
+    commands: NODES,
+  },
+  agentEnv: {
+    flags: '--agent-env <names>',
+    env: 'SVC_AGENT_ENV',
+    help: 'comma-separated variables of this environment handed to the code agent (its API key); none by default',
+    parse: commaList,
+    commands: NODES,
+  },
   maxHeavySteps: {
     flags: '--max-heavy-steps <n>',
     env: 'SVC_MAX_HEAVY_STEPS',
@@ -265,7 +383,11 @@ export const SETTINGS = {
     parse: expoSdks,
     commands: ['toolchain install'],
   },
-  apiToken: { env: 'SVC_API_TOKEN', help: 'the API token of the stdio transport (every tool call answers -32001 without one)', commands: ['serve'] },
+  apiToken: {
+    env: 'SVC_API_TOKEN',
+    help: 'the API token of the stdio transport (every tool call answers -32001 without one)',
+    commands: ['serve'],
+  },
   runnerHost: {
     env: 'SVC_RUNNER_HOST',
     defaultShown: "the machine's host name",

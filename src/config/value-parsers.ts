@@ -16,7 +16,8 @@ import { SUPPORTED_EXPO_SDKS } from '../builders/expo/index.js';
 export function wholeNumber(name: string, min = 0): (value: string) => number {
   return (value: string): number => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be a whole number of at least ${min}`);
+    if (!Number.isInteger(n) || n < min)
+      throw new InvalidArgumentError(`${name} must be a whole number of at least ${min}`);
     return n;
   };
 }
@@ -43,7 +44,9 @@ export function expoSdks(value: string): number[] {
   const sdks = items.map(Number);
   const supported = SUPPORTED_EXPO_SDKS as readonly number[];
   if (sdks.length === 0 || sdks.some((n) => !supported.includes(n))) {
-    throw new InvalidArgumentError(`supported Expo SDKs: ${supported.join(', ')} (comma-separated, the first is the SDK of previews)`);
+    throw new InvalidArgumentError(
+      `supported Expo SDKs: ${supported.join(', ')} (comma-separated, the first is the SDK of previews)`,
+    );
   }
   return [...new Set(sdks)];
 }

@@ -99,7 +99,12 @@ export function consoleContext(deps: WebConsoleDeps): ConsoleContext {
     failurePage: (res, error, viewer) => {
       if (!isExpectedError(error)) deps.logger.error({ err: error }, 'web console request failed');
       const s = shown(error);
-      page(res, s.status, errorPage(s.error, viewer), s.retryAfter !== undefined ? { 'Retry-After': String(s.retryAfter) } : {});
+      page(
+        res,
+        s.status,
+        errorPage(s.error, viewer),
+        s.retryAfter !== undefined ? { 'Retry-After': String(s.retryAfter) } : {},
+      );
     },
   };
 }

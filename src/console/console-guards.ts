@@ -58,7 +58,12 @@ export function consoleGuards(ctx: ConsoleContext): ConsoleGuards {
     if (!state) throw new Error('console route mounted without its session guard');
     return state;
   };
-  return { session: sessionGuard(ctx, found), form: formGuard(ctx, signedInOf), rateLimit: rateLimitGuard(ctx, signedInOf), signedInOf };
+  return {
+    session: sessionGuard(ctx, found),
+    form: formGuard(ctx, signedInOf),
+    rateLimit: rateLimitGuard(ctx, signedInOf),
+    signedInOf,
+  };
 }
 
 /** The `session` guard: records what it found in `found`. */
@@ -71,12 +76,17 @@ function sessionGuard(ctx: ConsoleContext, found: WeakMap<IncomingMessage, Signe
     const session = await ctx.deps.sessions.authenticate(secret);
     if (!session || secret === undefined) {
       // A stale cookie is dropped; the browser goes to the sign-in page.
-      const headers = secret !== undefined ? { 'Set-Cookie': cookie(cookieName(SESSION_COOKIE), '', 0, ctx.secure()) } : undefined;
+      const headers =
+        secret !== undefined ? { 'Set-Cookie': cookie(cookieName(SESSION_COOKIE), '', 0, ctx.secure()) } : undefined;
       if (!isReading(req)) req.resume();
       redirect(res, '/signin', headers);
       return false;
     }
-    found.set(req, { secret, session, viewer: { userName: session.caller.userName, csrf: session.csrf, mcpUrl: ctx.mcpUrl() } });
+    found.set(req, {
+      secret,
+      session,
+      viewer: { userName: session.caller.userName, csrf: session.csrf, mcpUrl: ctx.mcpUrl() },
+    });
     return true;
   });
 }
@@ -96,7 +106,18 @@ function formGuard(ctx: ConsoleContext, signedInOf: (req: IncomingMessage) => Si
       }
       const state = signedInOf(req);
       if (!sameCsrf(state.session.csrf, body.get('csrf'))) {
-        ctx.page(res, 403, errorPage({ code: -32600, message: MESSAGES.invalidRequest, hint: 'The form is out of date or came from another site: reload the page and try again.' }, state.viewer));
+        ctx.page(
+          res,
+          403,
+          errorPage(
+            {
+              code: -32600,
+              message: MESSAGES.invalidRequest,
+              hint: 'The form is out of date or came from another site: reload the page and try again.',
+            },
+            state.viewer,
+          ),
+        );
         return false;
       }
       state.form = body;

@@ -8,10 +8,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * A check before a console page, of the transport's guard shape: true lets the request through;
  * false means it has answered (a redirect, an error page). It must not throw.
  */
-export type ConsoleGuard = ((req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>) & { readonly guardName: string };
+export type ConsoleGuard = ((req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>) & {
+  readonly guardName: string;
+};
 
 /** Names a console guard (the name the transport's route table shows). */
-export function consoleGuard(name: string, check: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>): ConsoleGuard {
+export function consoleGuard(
+  name: string,
+  check: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>,
+): ConsoleGuard {
   return Object.assign(check, { guardName: name });
 }
 

@@ -10,7 +10,11 @@ import { html, type SafeHtml } from './html.js';
 
 /** The lines that connect an MCP host to this server's `/mcp` (`mcpUrl`) with an API token. */
 function connectLines(mcpUrl: string): SafeHtml {
-  const config = JSON.stringify({ mcpServers: { 'mobile-builder': { type: 'http', url: mcpUrl, headers: { Authorization: 'Bearer svc_...' } } } }, null, 2);
+  const config = JSON.stringify(
+    { mcpServers: { 'mobile-builder': { type: 'http', url: mcpUrl, headers: { Authorization: 'Bearer svc_...' } } } },
+    null,
+    2,
+  );
   return html`<p>Claude Code:</p>
 <pre class="connect-lines" id="connect-claude-code"><code>claude mcp add --transport http mobile-builder ${mcpUrl} --header "Authorization: Bearer svc_..."</code></pre>
 <p>A host with a JSON file of MCP servers (Claude Desktop through <code>mcp-remote</code>, VS Code, Cursor):</p>

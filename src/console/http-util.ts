@@ -30,7 +30,8 @@ export function readCookies(req: IncomingMessage): Map<string, string> {
 /** True when the request carries the cookie `name` more than once (see `readCookies`). */
 export function cookieSentTwice(req: IncomingMessage, name: string): boolean {
   let count = 0;
-  for (const piece of (req.headers.cookie ?? '').split(';')) if (piece.slice(0, piece.indexOf('=')).trim() === name) count += 1;
+  for (const piece of (req.headers.cookie ?? '').split(';'))
+    if (piece.slice(0, piece.indexOf('=')).trim() === name) count += 1;
   return count > 1;
 }
 
@@ -81,7 +82,13 @@ const COMMON_HEADERS = {
 };
 
 /** Sends a page. */
-export function sendHtml(res: ServerResponse, status: number, page: SafeHtml, csp: string, headers: Record<string, string | string[]> = {}): void {
+export function sendHtml(
+  res: ServerResponse,
+  status: number,
+  page: SafeHtml,
+  csp: string,
+  headers: Record<string, string | string[]> = {},
+): void {
   const body = page.value;
   res.writeHead(status, {
     ...COMMON_HEADERS,

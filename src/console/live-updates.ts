@@ -100,11 +100,15 @@ export class LiveHub {
       if (ended) return;
       res.write(text);
       if (res.writableLength > this.maxBufferedBytes) {
-        this.logger.warn({ projectId: stream.projectId, buffered: res.writableLength }, 'console event stream dropped: its reader is not reading');
+        this.logger.warn(
+          { projectId: stream.projectId, buffered: res.writableLength },
+          'console event stream dropped: its reader is not reading',
+        );
         entry.end(true);
       }
     };
-    const write = (event: string, data: unknown, id?: string) => send(`${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    const write = (event: string, data: unknown, id?: string) =>
+      send(`${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     const run = async () => {
       timer = undefined;
       if (ended) return;

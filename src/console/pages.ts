@@ -105,7 +105,11 @@ export function stateBadge(state: ProjectState): SafeHtml {
   let key = 'idle';
   if (active) {
     key = active.status;
-    if (active.status === 'running') text = active.step.total > 0 ? `running: ${active.kind} step ${active.step.index}/${active.step.total}` : `running: ${active.kind}`;
+    if (active.status === 'running')
+      text =
+        active.step.total > 0
+          ? `running: ${active.kind} step ${active.step.index}/${active.step.total}`
+          : `running: ${active.kind}`;
     else text = active.status.replace(/_/g, ' ');
   } else if (queued > 0) key = 'queued';
   const queue = queued > 0 ? `${active ? ' · ' : ''}${queued} queued` : '';
@@ -131,9 +135,10 @@ export function projectsPage(viewer: Viewer, { projects, states, error, draft }:
   const list =
     projects.length > 0
       ? html`<ul id="projects" class="projects">${projects.map(
-          (p) => html`<li data-project-id="${p.id}"><a href="/projects/${p.id}">${p.name}</a> <span class="badge">${p.visibility}</span> ${stateBadge(states.get(p.id) ?? IDLE)}${
-            p.description ? html`<p class="muted">${p.description}</p>` : ''
-          }<p class="meta">Updated ${timeTag(p.updatedAt)}</p></li>`,
+          (p) =>
+            html`<li data-project-id="${p.id}"><a href="/projects/${p.id}">${p.name}</a> <span class="badge">${p.visibility}</span> ${stateBadge(states.get(p.id) ?? IDLE)}${
+              p.description ? html`<p class="muted">${p.description}</p>` : ''
+            }<p class="meta">Updated ${timeTag(p.updatedAt)}</p></li>`,
         )}</ul>`
       : html`<p id="no-projects" class="muted">No projects yet.</p>`;
   const visibility = draft?.visibility === 'public' ? 'public' : 'private';
@@ -189,7 +194,8 @@ export function projectPage(viewer: Viewer, model: ProjectPageModel): SafeHtml {
   const ctx = { projectId: project.id, csrf: viewer.csrf, mcpUrl: viewer.mcpUrl };
   const tail = !page.hasMore;
   const answerError = model.errorAt === 'answer' && session.pendingQuestion ? errorBox(model.error) : undefined;
-  const topError = (model.errorAt === 'session' || model.errorAt === 'answer') && !answerError ? errorBox(model.error) : '';
+  const topError =
+    (model.errorAt === 'session' || model.errorAt === 'answer') && !answerError ? errorBox(model.error) : '';
   // The page's stream compares panels without the error: the next push drops it only when the session changed.
   const sessionPanel = renderSession(ctx, session, answerError);
   const sessionKey = markupKey(answerError ? renderSession(ctx, session) : sessionPanel);
@@ -204,7 +210,10 @@ export function projectPage(viewer: Viewer, model: ProjectPageModel): SafeHtml {
   const newer = page.hasMore
     ? html`<nav class="pager"><a class="later" href="/projects/${project.id}?after=${page.nextAfter}&amp;limit=${model.limit}">Later messages</a> <a href="/projects/${project.id}">Latest</a></nav>`
     : '';
-  const older = earlier !== null ? html`<nav class="pager"><a class="earlier" href="/projects/${project.id}?after=${earlier}&amp;limit=${model.limit}">Earlier messages</a></nav>` : '';
+  const older =
+    earlier !== null
+      ? html`<nav class="pager"><a class="earlier" href="/projects/${project.id}?after=${earlier}&amp;limit=${model.limit}">Earlier messages</a></nav>`
+      : '';
   return layout(
     project.name,
     html`<h1 id="project-name">${project.name}</h1>
@@ -241,5 +250,9 @@ ${sendError.at === 'kind' ? sendError.box : ''}
 
 /** A page that only shows an error (unknown project, another user's private project, rate limit). */
 export function errorPage(error: ShownError, viewer?: Viewer): SafeHtml {
-  return layout(`Error ${error.code}`, html`<h1>Something went wrong</h1>${errorBox(error)}<p><a href="/projects">Back to your projects</a></p>`, viewer);
+  return layout(
+    `Error ${error.code}`,
+    html`<h1>Something went wrong</h1>${errorBox(error)}<p><a href="/projects">Back to your projects</a></p>`,
+    viewer,
+  );
 }

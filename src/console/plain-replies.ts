@@ -6,7 +6,11 @@ import type { ServerResponse } from 'node:http';
 
 /** 405 with `Allow: GET, HEAD, POST`, as text. */
 export function methodNotAllowed(res: ServerResponse): void {
-  res.writeHead(405, { Allow: 'GET, HEAD, POST', 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' });
+  res.writeHead(405, {
+    Allow: 'GET, HEAD, POST',
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Cache-Control': 'no-store',
+  });
   res.end('Method not allowed\n');
 }
 
@@ -14,6 +18,12 @@ export function methodNotAllowed(res: ServerResponse): void {
 export function badForm(res: ServerResponse, problem: 'too_large' | 'unsupported' | 'aborted'): void {
   if (problem === 'aborted') return void res.destroy();
   const status = problem === 'too_large' ? 413 : 415;
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', Connection: 'close' });
-  res.end(problem === 'too_large' ? 'The form is too large.\n' : 'Send the form as application/x-www-form-urlencoded.\n');
+  res.writeHead(status, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Cache-Control': 'no-store',
+    Connection: 'close',
+  });
+  res.end(
+    problem === 'too_large' ? 'The form is too large.\n' : 'Send the form as application/x-www-form-urlencoded.\n',
+  );
 }

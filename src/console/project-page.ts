@@ -7,7 +7,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { WebSession } from '../auth/web-sessions.js';
 import type { FormArguments, ToolArguments } from '../mcp/tool-caller.js';
 import type { TOOLS } from '../mcp/tools/index.js';
-import { MESSAGES_PAGE_DEFAULT, type MessagesPage, type Project, type SessionView } from '../services/resource-shapes.js';
+import {
+  MESSAGES_PAGE_DEFAULT,
+  type MessagesPage,
+  type Project,
+  type SessionView,
+} from '../services/resource-shapes.js';
 import type { ConsoleContext } from './console-context.js';
 import { redirect } from './http-util.js';
 import { projectPage, type ShownError } from './pages.js';
@@ -43,8 +48,14 @@ export async function renderProject(ctx: ConsoleContext, request: ProjectPageReq
     view = await ctx.tools.getSession({ projectId: project.id }, caller);
     // Without `after`, the page opens at the latest messages: one read of the newest seq gives
     // the `after` of the last page (a size the tool then checks like any other).
-    const start = after === undefined && (limit === undefined || typeof limit === 'number') ? await ctx.deps.latestPageStart(caller, project.id, typeof limit === 'number' ? limit : MESSAGES_PAGE_DEFAULT) : after;
-    messages = await ctx.tools.getMessages.fromForm({ projectId: project.id, ...(start !== undefined && { after: start }), ...(limit !== undefined && { limit }) }, caller);
+    const start =
+      after === undefined && (limit === undefined || typeof limit === 'number')
+        ? await ctx.deps.latestPageStart(caller, project.id, typeof limit === 'number' ? limit : MESSAGES_PAGE_DEFAULT)
+        : after;
+    messages = await ctx.tools.getMessages.fromForm(
+      { projectId: project.id, ...(start !== undefined && { after: start }), ...(limit !== undefined && { limit }) },
+      caller,
+    );
     // Inside the try: a QR code that cannot be made still gets an HTML error page.
     previews = await renderPreviews(view.previewUrls, ctx.sameOrigin(request.req), projectId);
   } catch (error) {
@@ -99,9 +110,19 @@ export async function projectAction(ctx: ConsoleContext, request: ProjectActionR
   } catch (error) {
     const s = shown(error);
     if (s.status === 500) ctx.deps.logger.error({ err: error }, 'web console action failed');
-    const draft = action === 'messages' ? { message: form.get('message') ?? '', kind: form.get('kind') ?? 'build' } : undefined;
-    const errorAt = action === 'messages' ? 'send' : action === 'answer' && s.error.code === -32602 ? 'answer' : 'session';
-    return renderProject(ctx, { req: request.req, res, session, projectId, query: new URLSearchParams(), status: s.status, extra: { error: s.error, errorAt, ...(draft && { draft }) } });
+    const draft =
+      action === 'messages' ? { message: form.get('message') ?? '', kind: form.get('kind') ?? 'build' } : undefined;
+    const errorAt =
+      action === 'messages' ? 'send' : action === 'answer' && s.error.code === -32602 ? 'answer' : 'session';
+    return renderProject(ctx, {
+      req: request.req,
+      res,
+      session,
+      projectId,
+      query: new URLSearchParams(),
+      status: s.status,
+      extra: { error: s.error, errorAt, ...(draft && { draft }) },
+    });
   }
   return redirect(res, `/projects/${encodeURIComponent(projectId)}`);
 }

@@ -17,7 +17,8 @@ const PROJECT_PATH = /^\/projects\/([^/]+)(?:\/(messages|answer|cancel|events|th
 
 /** `/projects` and `/projects/*`, each behind the `session`, `form` and `rateLimit` guards. */
 export function projectRoutes(ctx: ConsoleContext, guards: ConsoleGuards): ConsoleRoute[] {
-  const handler = (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams) => projectPages(ctx, { req, res, path, query, state: guards.signedInOf(req) });
+  const handler = (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams) =>
+    projectPages(ctx, { req, res, path, query, state: guards.signedInOf(req) });
   const projectGuards = [guards.session, guards.form, guards.rateLimit];
   return [
     { path: '/projects', guards: projectGuards, handler },
@@ -74,7 +75,11 @@ async function projectPages(ctx: ConsoleContext, request: ProjectRequest): Promi
 function events(ctx: ConsoleContext, { req, res, query, state }: ProjectRequest, projectId: string): void {
   const { secret, session } = state;
   if (!ctx.hub.admits(session.caller.userId)) {
-    res.writeHead(429, { 'Content-Type': 'text/plain; charset=utf-8', 'Retry-After': '5', 'Cache-Control': 'no-store' });
+    res.writeHead(429, {
+      'Content-Type': 'text/plain; charset=utf-8',
+      'Retry-After': '5',
+      'Cache-Control': 'no-store',
+    });
     res.end('Too many open live pages: close some tabs of the console.\n');
     return;
   }
@@ -87,7 +92,12 @@ function events(ctx: ConsoleContext, { req, res, query, state }: ProjectRequest,
       userId: session.caller.userId,
       projectId,
       // A page that does not show the end of the conversation gets no new messages.
-      messagesAfter: afterParam === null ? null : Number.isSafeInteger(lastEventId) && lastEventId >= 0 ? lastEventId : Math.max(0, Number(afterParam) || 0),
+      messagesAfter:
+        afterParam === null
+          ? null
+          : Number.isSafeInteger(lastEventId) && lastEventId >= 0
+            ? lastEventId
+            : Math.max(0, Number(afterParam) || 0),
       sessionKey: query.get('session') ?? '',
       previewsKey: query.get('previews') ?? '',
       sameOrigin: ctx.sameOrigin(req),
@@ -107,7 +117,11 @@ async function thumbnail(ctx: ConsoleContext, { res, state }: ProjectRequest, pr
     const image = result.content.find((c) => c.type === 'image');
     if (!image?.data) return ctx.failurePage(res, notFound({ resource: 'thumbnail', reason: 'none taken' }), viewer);
     const png = Buffer.from(image.data, 'base64');
-    res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': String(png.length), 'Cache-Control': 'private, max-age=3600' });
+    res.writeHead(200, {
+      'Content-Type': 'image/png',
+      'Content-Length': String(png.length),
+      'Cache-Control': 'private, max-age=3600',
+    });
     res.end(png);
   } catch (error) {
     ctx.failurePage(res, error, viewer);

@@ -78,7 +78,8 @@ export function projectStream(options: ProjectStreamOptions): LiveStream {
         }
         return true;
       } catch (error) {
-        if (!isExpectedError(error)) options.logger.error({ err: error, projectId: options.projectId }, 'console event stream push failed');
+        if (!isExpectedError(error))
+          options.logger.error({ err: error, projectId: options.projectId }, 'console event stream push failed');
         write('gone', shown(error).error);
         return false;
       }

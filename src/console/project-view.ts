@@ -5,7 +5,13 @@
  * first page and for every Server-Sent Event, so the page works without script.
  */
 import { createHash } from 'node:crypto';
-import type { MessageView, PendingQuestion, PreviewUrl, SessionView, WorkflowView } from '../services/resource-shapes.js';
+import type {
+  MessageView,
+  PendingQuestion,
+  PreviewUrl,
+  SessionView,
+  WorkflowView,
+} from '../services/resource-shapes.js';
 import { MAX_MESSAGE_LENGTH } from '../core/message-limits.js';
 import { isLoopbackHostname } from '../io/loopback-hosts.js';
 import { codeQuestionBox } from './host-guide.js';
@@ -38,14 +44,27 @@ function cancelForm(ctx: FormContext, workflow: WorkflowView, label: string): Sa
 <button type="submit" class="danger" data-action="cancel" aria-label="Cancel ${workflow.kind}: ${workflow.title}">${label}</button></form>`;
 }
 
-function questionForm(ctx: FormContext, question: PendingQuestion, workflow: WorkflowView | null, error: SafeHtml | undefined): SafeHtml {
+function questionForm(
+  ctx: FormContext,
+  question: PendingQuestion,
+  workflow: WorkflowView | null,
+  error: SafeHtml | undefined,
+): SafeHtml {
   const hidden = html`<input type="hidden" name="csrf" value="${ctx.csrf}"><input type="hidden" name="questionId" value="${question.questionId}">`;
   // A code question is the MCP host model's to answer: the person is told so (`host-guide.ts`).
-  if (question.kind === 'code') return codeQuestionBox({ question, workflow, mcpUrl: ctx.mcpUrl, form: html`<form method="post" action="/projects/${ctx.projectId}/answer">${hidden}`, error });
+  if (question.kind === 'code')
+    return codeQuestionBox({
+      question,
+      workflow,
+      mcpUrl: ctx.mcpUrl,
+      form: html`<form method="post" action="/projects/${ctx.projectId}/answer">${hidden}`,
+      error,
+    });
   let input: SafeHtml;
   if (question.options && question.options.length > 0) {
     input = html`<fieldset><legend>Choose one</legend>${question.options.map(
-      (option) => html`<label class="option"><input type="radio" name="message" value="${option}" required> ${option}</label>`,
+      (option) =>
+        html`<label class="option"><input type="radio" name="message" value="${option}" required> ${option}</label>`,
     )}</fieldset>`;
   } else {
     input = html`<label for="answer">Answer</label><input id="answer" name="message" type="text" required${error ? html` autofocus aria-invalid="true" aria-describedby="error"` : ''} maxlength="${MAX_MESSAGE_LENGTH}"${question.pattern ? html` pattern="${question.pattern}" title="Must match ${question.pattern}"` : ''} autocomplete="off">${
@@ -86,7 +105,8 @@ ${active.status === 'cancelling' ? '' : cancelForm(ctx, active, `Cancel this ${a
   const queue =
     session.queuedWorkflows.length > 0
       ? html`<h3>Queue</h3><ol id="queue">${session.queuedWorkflows.map(
-          (w) => html`<li data-workflow-id="${w.id}" data-status="${w.status}"><span class="kind">${w.kind}</span> ${workflowTitle(w)} ${cancelForm(ctx, w, 'Cancel')}</li>`,
+          (w) =>
+            html`<li data-workflow-id="${w.id}" data-status="${w.status}"><span class="kind">${w.kind}</span> ${workflowTitle(w)} ${cancelForm(ctx, w, 'Cancel')}</li>`,
         )}</ol>`
       : '';
   const last = session.lastWorkflow;
@@ -137,7 +157,11 @@ function deployKey(d: PreviewUrl): string {
  * @param projectId when given, the web preview also shows its phone screenshot (the picture
  *   `svc_get_session` returns with `screenshot: true`) as the project's thumbnail.
  */
-export async function renderPreviews(previewUrls: PreviewUrl[], sameOrigin: boolean, projectId?: string): Promise<SafeHtml> {
+export async function renderPreviews(
+  previewUrls: PreviewUrl[],
+  sameOrigin: boolean,
+  projectId?: string,
+): Promise<SafeHtml> {
   const safe = previewUrls.filter((p) => isHttpUrl(p.url));
   const web = safe.find((p) => p.kind === 'preview' && p.platform === 'web');
   const deployments = safe.filter((p) => p.kind === 'deployment');
@@ -161,7 +185,9 @@ ${exp ? html`<p>Expo Go: <a class="exp-link" href="${exp}">${exp}</a></p>` : ''}
   // Newest deploy first; within a deploy, web, ios, android.
   const order = ['web', 'ios', 'android'];
   const groups = new Map<string, PreviewUrl[]>();
-  for (const d of [...deployments].sort((a, b) => (b.deployNumber ?? 0) - (a.deployNumber ?? 0) || order.indexOf(a.platform) - order.indexOf(b.platform))) {
+  for (const d of [...deployments].sort(
+    (a, b) => (b.deployNumber ?? 0) - (a.deployNumber ?? 0) || order.indexOf(a.platform) - order.indexOf(b.platform),
+  )) {
     const key = deployKey(d);
     groups.set(key, [...(groups.get(key) ?? []), d]);
   }
@@ -211,7 +237,12 @@ function messageLine(m: MessageView): SafeHtml {
 
 /** The first line of `text`, for a folded entry's summary (CSS cuts it to the width). */
 function firstLine(text: string): string {
-  return text.split('\n').find((l) => l.trim() !== '')?.trim() ?? '';
+  return (
+    text
+      .split('\n')
+      .find((l) => l.trim() !== '')
+      ?.trim() ?? ''
+  );
 }
 
 /**

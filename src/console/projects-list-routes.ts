@@ -26,8 +26,17 @@ export async function projectsList(ctx: ConsoleContext, res: ServerResponse, sta
 }
 
 /** `POST /projects`: to the new project's page, or the list again with the error and the form as it was sent. */
-async function createProject(ctx: ConsoleContext, res: ServerResponse, { session, viewer }: SignedInRequest, form: URLSearchParams): Promise<void> {
-  const draft: ProjectDraft = { name: form.get('name') ?? '', description: form.get('description') ?? '', visibility: form.get('visibility') ?? 'private' };
+async function createProject(
+  ctx: ConsoleContext,
+  res: ServerResponse,
+  { session, viewer }: SignedInRequest,
+  form: URLSearchParams,
+): Promise<void> {
+  const draft: ProjectDraft = {
+    name: form.get('name') ?? '',
+    description: form.get('description') ?? '',
+    visibility: form.get('visibility') ?? 'private',
+  };
   const args: FormArguments<ToolArguments<typeof TOOLS.createProject>> = {};
   const name = form.get('name');
   if (name !== null) args.name = name;
@@ -49,6 +58,11 @@ async function createProject(ctx: ConsoleContext, res: ServerResponse, { session
     } catch {
       // The list is only shown beside the error.
     }
-    return ctx.page(res, s.status, projectsPage(viewer, { projects, states, error: s.error, draft }), s.retryAfter !== undefined ? { 'Retry-After': String(s.retryAfter) } : {});
+    return ctx.page(
+      res,
+      s.status,
+      projectsPage(viewer, { projects, states, error: s.error, draft }),
+      s.retryAfter !== undefined ? { 'Retry-After': String(s.retryAfter) } : {},
+    );
   }
 }

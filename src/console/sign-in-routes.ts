@@ -20,7 +20,11 @@ export function signInRoutes(ctx: ConsoleContext, guards: ConsoleGuards): Consol
   return [
     { path: '/', guards: [guards.session], handler: (_req, res) => redirect(res, '/projects') },
     { path: '/signin', guards: [], handler: (req, res) => signIn(ctx, req, res) },
-    { path: '/signout', guards: [guards.session, guards.form], handler: (req, res) => signOut(ctx, res, guards.signedInOf(req)) },
+    {
+      path: '/signout',
+      guards: [guards.session, guards.form],
+      handler: (req, res) => signOut(ctx, res, guards.signedInOf(req)),
+    },
   ];
 }
 
@@ -33,9 +37,15 @@ async function signIn(ctx: ConsoleContext, req: IncomingMessage, res: ServerResp
     const csrf = cookies.get(cookieName(SIGNIN_COOKIE)) || randomBytes(24).toString('base64url');
     const planted = cookieSentTwice(req, cookieName(SESSION_COOKIE)) || cookieSentTwice(req, cookieName(SIGNIN_COOKIE));
     const warning = planted
-      ? { code: -32600, message: MESSAGES.invalidRequest, hint: 'This browser sends two console cookies of the same name: a page on another port of this host has set one. Clear the cookies of this site, then sign in.' }
+      ? {
+          code: -32600,
+          message: MESSAGES.invalidRequest,
+          hint: 'This browser sends two console cookies of the same name: a page on another port of this host has set one. Clear the cookies of this site, then sign in.',
+        }
       : undefined;
-    return page(res, planted ? 400 : 200, signInPage(csrf, warning, ctx.mcpUrl()), { 'Set-Cookie': cookie(cookieName(SIGNIN_COOKIE), csrf, 3600, ctx.secure()) });
+    return page(res, planted ? 400 : 200, signInPage(csrf, warning, ctx.mcpUrl()), {
+      'Set-Cookie': cookie(cookieName(SIGNIN_COOKIE), csrf, 3600, ctx.secure()),
+    });
   }
   if (req.method !== 'POST') return methodNotAllowed(res);
   const form = await readForm(req);
@@ -43,15 +53,29 @@ async function signIn(ctx: ConsoleContext, req: IncomingMessage, res: ServerResp
   const csrf = cookies.get(cookieName(SIGNIN_COOKIE));
   if (!csrf || !sameCsrf(csrf, form.get('csrf'))) {
     const fresh = randomBytes(24).toString('base64url');
-    return page(res, 400, signInPage(fresh, { code: -32600, message: MESSAGES.invalidRequest, hint: 'The sign-in form expired: try again.' }, ctx.mcpUrl()), {
-      'Set-Cookie': cookie(cookieName(SIGNIN_COOKIE), fresh, 3600, ctx.secure()),
-    });
+    return page(
+      res,
+      400,
+      signInPage(
+        fresh,
+        { code: -32600, message: MESSAGES.invalidRequest, hint: 'The sign-in form expired: try again.' },
+        ctx.mcpUrl(),
+      ),
+      {
+        'Set-Cookie': cookie(cookieName(SIGNIN_COOKIE), fresh, 3600, ctx.secure()),
+      },
+    );
   }
   return signInWith(ctx, req, res, { csrf, credential: form.get('credential') ?? '' });
 }
 
 /** A checked sign-in form: counts the attempt against the client address (429), then tries the credential (401). */
-async function signInWith(ctx: ConsoleContext, req: IncomingMessage, res: ServerResponse, form: { csrf: string; credential: string }): Promise<void> {
+async function signInWith(
+  ctx: ConsoleContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  form: { csrf: string; credential: string },
+): Promise<void> {
   const { cookieName, deps, page } = ctx;
   try {
     await deps.gate.countSignInAttempt(deps.clientAddress?.(req) ?? req.socket.remoteAddress ?? 'unknown');
@@ -66,7 +90,10 @@ async function signInWith(ctx: ConsoleContext, req: IncomingMessage, res: Server
   }
   deps.logger.info({ user: opened.session.caller.userName }, 'console sign-in');
   return redirect(res, '/projects', {
-    'Set-Cookie': [cookie(cookieName(SESSION_COOKIE), opened.secret, Math.floor(WEB_SESSION_TTL_MS / 1000), ctx.secure()), cookie(cookieName(SIGNIN_COOKIE), '', 0, ctx.secure())],
+    'Set-Cookie': [
+      cookie(cookieName(SESSION_COOKIE), opened.secret, Math.floor(WEB_SESSION_TTL_MS / 1000), ctx.secure()),
+      cookie(cookieName(SIGNIN_COOKIE), '', 0, ctx.secure()),
+    ],
   });
 }
 

@@ -55,7 +55,12 @@ export function createWebConsole(deps: WebConsoleDeps): WebConsole {
 }
 
 /** The console's script, style sheet and icon (`static-assets.ts`); the 404 page for any other path. */
-async function serveStaticFile(ctx: ConsoleContext, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+async function serveStaticFile(
+  ctx: ConsoleContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+): Promise<void> {
   if (isReading(req) && (await serveStatic(res, path, req.method === 'HEAD'))) return;
   return ctx.failurePage(res, notFound({ resource: 'page', reason: 'unknown path' }));
 }

@@ -7,17 +7,38 @@
  */
 
 /** Every workflow status, in the order docs/workflows.md lists them. */
-export const WORKFLOW_STATUSES = ['queued', 'running', 'waiting_for_input', 'cancelling', 'completed', 'failed', 'cancelled'] as const;
+export const WORKFLOW_STATUSES = [
+  'queued',
+  'running',
+  'waiting_for_input',
+  'cancelling',
+  'completed',
+  'failed',
+  'cancelled',
+] as const;
 /** A workflow status. */
 export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
 
 /** Statuses that hold a project's single active slot (the partial unique index covers exactly these). */
-export const ACTIVE_STATUSES = ['running', 'waiting_for_input', 'cancelling'] as const satisfies readonly WorkflowStatus[];
+export const ACTIVE_STATUSES = [
+  'running',
+  'waiting_for_input',
+  'cancelling',
+] as const satisfies readonly WorkflowStatus[];
 /** Statuses that never change again. */
 export const TERMINAL_STATUSES = ['completed', 'failed', 'cancelled'] as const satisfies readonly WorkflowStatus[];
 
 /** What makes a workflow change state. */
-export const WORKFLOW_EVENTS = ['claim', 'ask', 'answer', 'complete', 'fail', 'interrupt', 'cancel', 'stopped'] as const;
+export const WORKFLOW_EVENTS = [
+  'claim',
+  'ask',
+  'answer',
+  'complete',
+  'fail',
+  'interrupt',
+  'cancel',
+  'stopped',
+] as const;
 /** An event of the state machine. */
 export type WorkflowEvent = (typeof WORKFLOW_EVENTS)[number];
 
@@ -35,7 +56,12 @@ export interface Transition {
  * here is a bug, and `nextStatus` refuses it.
  */
 export const TRANSITIONS: readonly Transition[] = [
-  { from: 'queued', event: 'claim', to: 'running', why: "an engine claims it (project idle, FIFO, a server slot free and its owner's turn)" },
+  {
+    from: 'queued',
+    event: 'claim',
+    to: 'running',
+    why: "an engine claims it (project idle, FIFO, a server slot free and its owner's turn)",
+  },
   { from: 'queued', event: 'cancel', to: 'cancelled', why: 'cancelled before it started' },
   { from: 'running', event: 'ask', to: 'waiting_for_input', why: 'the builder asks a question' },
   {
@@ -46,7 +72,12 @@ export const TRANSITIONS: readonly Transition[] = [
   },
   { from: 'running', event: 'complete', to: 'completed', why: 'the builder returned' },
   { from: 'running', event: 'fail', to: 'failed', why: 'the builder threw' },
-  { from: 'running', event: 'interrupt', to: 'failed', why: 'shutdown, or the runner lost its lease (error.code "interrupted")' },
+  {
+    from: 'running',
+    event: 'interrupt',
+    to: 'failed',
+    why: 'shutdown, or the runner lost its lease (error.code "interrupted")',
+  },
   { from: 'running', event: 'cancel', to: 'cancelling', why: 'the owner cancels it' },
   { from: 'waiting_for_input', event: 'cancel', to: 'cancelling', why: 'the owner cancels it' },
   { from: 'cancelling', event: 'stopped', to: 'cancelled', why: 'the builder stopped, or its runner lost its lease' },

@@ -39,7 +39,8 @@ export function readBoundedLines(stream: Readable, options: BoundedLinesOptions)
 
   const emit = () => {
     let buffer = parts.length === 1 ? parts[0]! : Buffer.concat(parts, kept);
-    if (dropped === 0 && buffer.length > 0 && buffer[buffer.length - 1] === 0x0d) buffer = buffer.subarray(0, buffer.length - 1);
+    if (dropped === 0 && buffer.length > 0 && buffer[buffer.length - 1] === 0x0d)
+      buffer = buffer.subarray(0, buffer.length - 1);
     // A cut can fall inside a multi-byte character: decode what is whole, drop the partial tail.
     const decoder = new StringDecoder('utf8');
     const text = decoder.write(buffer);

@@ -34,7 +34,9 @@ export function packFolder(dir: string, options: { skip?: (path: string, stats: 
       portable: true,
       maxReadSize: READ_BYTES,
       // Packing hands the filter the entry's lstat.
-      ...(skip && { filter: (path: string, stats: Stats | ReadEntry) => !skip(path.replace(/^\.\//, ''), stats as Stats) }),
+      ...(skip && {
+        filter: (path: string, stats: Stats | ReadEntry) => !skip(path.replace(/^\.\//, ''), stats as Stats),
+      }),
     },
     ['.'],
   );
@@ -51,7 +53,15 @@ export function packFolder(dir: string, options: { skip?: (path: string, stats: 
  *   (what was written stays: unpack into a temporary folder and rename it into place)
  */
 export async function unpackInto(source: Readable, dir: string, kinds: readonly EntryKind[]): Promise<void> {
-  const allowed = new Set<string>([...(kinds.includes('file') ? ['File', 'OldFile', 'ContiguousFile'] : []), ...(kinds.includes('folder') ? ['Directory'] : []), ...(kinds.includes('link') ? ['SymbolicLink'] : [])]);
+  const allowed = new Set<string>([
+    ...(kinds.includes('file') ? ['File', 'OldFile', 'ContiguousFile'] : []),
+    ...(kinds.includes('folder') ? ['Directory'] : []),
+    ...(kinds.includes('link') ? ['SymbolicLink'] : []),
+  ]);
   // Decompressed on the thread pool (node:zlib), never by tar on the event loop.
-  await pipelineAsync(source, createGunzip(), extract({ cwd: dir, strict: true, filter: (_path, entry) => 'type' in entry && allowed.has(entry.type) }));
+  await pipelineAsync(
+    source,
+    createGunzip(),
+    extract({ cwd: dir, strict: true, filter: (_path, entry) => 'type' in entry && allowed.has(entry.type) }),
+  );
 }

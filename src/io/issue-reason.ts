@@ -22,11 +22,18 @@ function bound(origin: string, value: number | bigint): string {
 }
 
 /** `must be at least 1`, `must be at most 255 characters`: numbers bound the value, strings and lists their length. */
-function sizeReason(origin: string, value: number | bigint, side: 'least' | 'most', inclusive: boolean | undefined, exact: boolean | undefined): string {
+function sizeReason(
+  origin: string,
+  value: number | bigint,
+  side: 'least' | 'most',
+  inclusive: boolean | undefined,
+  exact: boolean | undefined,
+): string {
   const sized = origin === 'string' || origin === 'array' || origin === 'set';
   if (exact) return `must be exactly ${bound(origin, value)}`;
   if (sized && side === 'least' && (value === 1 || value === 1n)) return 'must not be empty';
-  if (inclusive === false && !sized) return side === 'least' ? `must be greater than ${value}` : `must be less than ${value}`;
+  if (inclusive === false && !sized)
+    return side === 'least' ? `must be greater than ${value}` : `must be less than ${value}`;
   return `must be at ${side} ${bound(origin, value)}`;
 }
 

@@ -19,5 +19,8 @@ export function redactPaths(text: string, places: { dataDir: string; workspaceDi
   if (places.workspaceDir) named.push([resolve(places.workspaceDir), '<workspace>']);
   named.push([resolve(places.dataDir), '<data-dir>'], [homedir(), '~']);
   for (const [path, label] of named) if (path.length > 1) out = out.split(path).join(label);
-  return out.replace(ABSOLUTE_PATH, (_match, lead: string, path: string) => `${lead}…/${path.split('/').filter(Boolean).pop() ?? ''}`);
+  return out.replace(
+    ABSOLUTE_PATH,
+    (_match, lead: string, path: string) => `${lead}…/${path.split('/').filter(Boolean).pop() ?? ''}`,
+  );
 }

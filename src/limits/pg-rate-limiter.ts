@@ -34,13 +34,21 @@ const MAX_REFUSED_WINDOWS = 10_000;
  *   (default 500); the client gives up 500 ms later, and on a connect after 1 s
  * @returns a `pg.Pool` that connects lazily; the caller ends it (`pool.end()`) after the limiter's last use
  */
-export function createRateLimiterPool(url: string, options: { max?: number; statementTimeoutMs?: number } = {}): pg.Pool {
+export function createRateLimiterPool(
+  url: string,
+  options: { max?: number; statementTimeoutMs?: number } = {},
+): pg.Pool {
   const statementTimeoutMs = options.statementTimeoutMs ?? 500;
   // Every client listens for `error` (a restart never crashes the process) and every call is
   // bounded on the client too: a database that does not answer falls to the in-memory limiter
   // within about a second. A connection lost is not logged: the store's pool reports the outage.
   return createBoundedPool(
-    { connectionString: url, max: options.max ?? 4, statement_timeout: statementTimeoutMs, application_name: 'mobile-builder-mcp/rate-limits' },
+    {
+      connectionString: url,
+      max: options.max ?? 4,
+      statement_timeout: statementTimeoutMs,
+      application_name: 'mobile-builder-mcp/rate-limits',
+    },
     { connectMs: LIMITER_CONNECT_TIMEOUT_MS, queryMs: statementTimeoutMs + LIMITER_QUERY_MARGIN_MS },
     () => undefined,
   );
@@ -81,7 +89,13 @@ export class PgRequestRateLimiter implements RequestRateLimiter {
       return decision(true, limit, res, now, false);
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      return decision(false, limit, rejection, now, this.firstRefusal(`${id}:${key}`, now + rejection.msBeforeNext, now));
+      return decision(
+        false,
+        limit,
+        rejection,
+        now,
+        this.firstRefusal(`${id}:${key}`, now + rejection.msBeforeNext, now),
+      );
     }
   }
 
@@ -95,7 +109,13 @@ export class PgRequestRateLimiter implements RequestRateLimiter {
   }
 }
 
-function decision(allowed: boolean, limit: number, res: RateLimiterRes, now: number, firstRefusal: boolean): RateDecision {
+function decision(
+  allowed: boolean,
+  limit: number,
+  res: RateLimiterRes,
+  now: number,
+  firstRefusal: boolean,
+): RateDecision {
   return {
     allowed,
     limit,

@@ -50,8 +50,22 @@ export type PlanTable = Record<string, PlanLimits>;
 
 /** The spec's free tier, plus a larger `pro` plan an operator can hand out as it is. */
 export const DEFAULT_PLANS: PlanTable = {
-  free: { requestsPerMinute: 100, projectCreationsPerHour: 10, maxProjects: 100, artifactStorageMb: 1024, maxRunningWorkflows: 2, maxQueuedWorkflows: 20 },
-  pro: { requestsPerMinute: 1000, projectCreationsPerHour: 100, maxProjects: 1000, artifactStorageMb: 10240, maxRunningWorkflows: 8, maxQueuedWorkflows: 200 },
+  free: {
+    requestsPerMinute: 100,
+    projectCreationsPerHour: 10,
+    maxProjects: 100,
+    artifactStorageMb: 1024,
+    maxRunningWorkflows: 2,
+    maxQueuedWorkflows: 20,
+  },
+  pro: {
+    requestsPerMinute: 1000,
+    projectCreationsPerHour: 100,
+    maxProjects: 1000,
+    artifactStorageMb: 10240,
+    maxRunningWorkflows: 8,
+    maxQueuedWorkflows: 200,
+  },
 };
 
 const planSchema = z.strictObject({

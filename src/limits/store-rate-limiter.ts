@@ -78,7 +78,13 @@ export class StoreRequestRateLimiter implements RequestRateLimiter {
   }
 
   /** Claims the next lease of `id`'s window; undefined when the store cannot answer. */
-  private async renew(id: string, current: Lease | undefined, limit: number, windowSeconds: number, now: number): Promise<Lease | undefined> {
+  private async renew(
+    id: string,
+    current: Lease | undefined,
+    limit: number,
+    windowSeconds: number,
+    now: number,
+  ): Promise<Lease | undefined> {
     const size = Math.min(MAX_LEASE, Math.max(1, Math.floor(limit / 16)));
     if (++this.claims % SWEEP_EVERY === 0) void this.sweep(now);
     let row: { points: number; expire: number } | undefined;
@@ -130,7 +136,14 @@ function take(lease: Lease, limit: number, now: number): RateDecision {
   return decision(true, limit, Math.max(0, limit - (lease.claimed - lease.left)), lease.expire, now, false);
 }
 
-function decision(allowed: boolean, limit: number, remaining: number, expire: number, now: number, firstRefusal: boolean): RateDecision {
+function decision(
+  allowed: boolean,
+  limit: number,
+  remaining: number,
+  expire: number,
+  now: number,
+  firstRefusal: boolean,
+): RateDecision {
   return {
     allowed,
     limit,

@@ -9,7 +9,12 @@
  * what it received before (no `_meta.ui`, no `resources/*`).
  */
 import { readFileSync } from 'node:fs';
-import { EXTENSION_ID, getUiCapability, RESOURCE_MIME_TYPE, RESOURCE_URI_META_KEY } from '@modelcontextprotocol/ext-apps/server';
+import {
+  EXTENSION_ID,
+  getUiCapability,
+  RESOURCE_MIME_TYPE,
+  RESOURCE_URI_META_KEY,
+} from '@modelcontextprotocol/ext-apps/server';
 import { invalidParameter, missingParameter } from '../errors.js';
 import type { ToolDescriptor } from './define-tool.js';
 
@@ -48,7 +53,8 @@ export function withCardMeta(descriptors: readonly ToolDescriptor[]): ToolDescri
 export const CARD_RESOURCE = {
   name: 'session-card',
   title: 'Project session card',
-  description: "The project's active workflow, latest screenshot, deployments (QR codes), pending question, and build, deploy and cancel buttons.",
+  description:
+    "The project's active workflow, latest screenshot, deployments (QR codes), pending question, and build, deploy and cancel buttons.",
   mimeType: RESOURCE_MIME_TYPE,
 };
 
@@ -56,7 +62,9 @@ export const CARD_RESOURCE = {
  * The card's `_meta.ui` (extension "UI Resource"): a content security policy with no domain (the
  * card loads nothing, frames nothing and talks only to its host) and a border.
  */
-export const CARD_RESOURCE_META = { ui: { csp: { connectDomains: [], resourceDomains: [], frameDomains: [] }, prefersBorder: true } };
+export const CARD_RESOURCE_META = {
+  ui: { csp: { connectDomains: [], resourceDomains: [], frameDomains: [] }, prefersBorder: true },
+};
 
 let html: string | null | undefined;
 
@@ -86,7 +94,9 @@ export function withCardCapabilities(capabilities: Record<string, unknown>): Rec
 }
 
 /** The `resources/list` result: the card alone. */
-export function cardResourceList(): { resources: Array<typeof CARD_RESOURCE & { uri: string; _meta: typeof CARD_RESOURCE_META }> } {
+export function cardResourceList(): {
+  resources: Array<typeof CARD_RESOURCE & { uri: string; _meta: typeof CARD_RESOURCE_META }>;
+} {
   return { resources: [{ uri: CARD_URI, ...CARD_RESOURCE, _meta: CARD_RESOURCE_META }] };
 }
 
@@ -94,9 +104,13 @@ export function cardResourceList(): { resources: Array<typeof CARD_RESOURCE & { 
  * The `resources/read` result of `params.uri`.
  * @throws ServiceError -32602 when `uri` is missing, not a string, or not the card's.
  */
-export function readCardResource(params: Record<string, unknown> | undefined): { contents: Array<{ uri: string; mimeType: string; text: string; _meta: typeof CARD_RESOURCE_META }> } {
+export function readCardResource(params: Record<string, unknown> | undefined): {
+  contents: Array<{ uri: string; mimeType: string; text: string; _meta: typeof CARD_RESOURCE_META }>;
+} {
   const uri = params?.uri;
   if (uri === undefined) throw missingParameter('uri');
   if (uri !== CARD_URI) throw invalidParameter('uri', `must be ${CARD_URI}, the one resource of this server`);
-  return { contents: [{ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE, text: cardHtml() ?? '', _meta: CARD_RESOURCE_META }] };
+  return {
+    contents: [{ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE, text: cardHtml() ?? '', _meta: CARD_RESOURCE_META }],
+  };
 }

@@ -219,7 +219,12 @@ function resultOf<O extends z.ZodObject>(returned: z.input<O>): ToolResult<z.inp
   if (returned instanceof OutputWithContent) {
     const text = returned.text();
     const contentJson = () => returned.contentJson();
-    return new ToolResultWithJson<ToolResult['content'], z.input<O>>([{ type: 'text', text }, ...(returned.content as ContentItem[])], returned.output as z.input<O>, text, contentJson);
+    return new ToolResultWithJson<ToolResult['content'], z.input<O>>(
+      [{ type: 'text', text }, ...(returned.content as ContentItem[])],
+      returned.output as z.input<O>,
+      text,
+      contentJson,
+    );
   }
   const text = JSON.stringify(returned);
   return new ToolResultWithJson<ToolResult['content'], z.input<O>>([{ type: 'text', text }], returned, text);

@@ -16,7 +16,13 @@ import { describeServer } from './server-description.js';
  * `SUPPORTED_PROTOCOL_VERSIONS`, which `tests/early-initialize.test.ts` keeps equal); any other
  * requested version is answered with the first.
  */
-export const INITIALIZE_PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
+export const INITIALIZE_PROTOCOL_VERSIONS: readonly string[] = [
+  '2025-11-25',
+  '2025-06-18',
+  '2025-03-26',
+  '2024-11-05',
+  '2024-10-07',
+];
 
 /** The MCP Apps extension's id (`app-card.ts`; the extension's `EXTENSION_ID`). */
 const MCP_APPS = 'io.modelcontextprotocol/ui';
@@ -54,7 +60,9 @@ export function earlyInitializeReply(line: string, version: string): string | nu
   if (clientInfo.title !== undefined && typeof clientInfo.title !== 'string') return null;
   const server = describeServer(version);
   const result = {
-    protocolVersion: INITIALIZE_PROTOCOL_VERSIONS.includes(protocolVersion) ? protocolVersion : INITIALIZE_PROTOCOL_VERSIONS[0],
+    protocolVersion: INITIALIZE_PROTOCOL_VERSIONS.includes(protocolVersion)
+      ? protocolVersion
+      : INITIALIZE_PROTOCOL_VERSIONS[0],
     capabilities: server.capabilities,
     serverInfo: server.info,
     instructions: server.instructions,

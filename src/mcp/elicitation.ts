@@ -14,7 +14,10 @@ export interface ElicitForm {
   message: string;
   requestedSchema: {
     type: 'object';
-    properties: Record<string, { type: 'string'; title?: string; description?: string; enum?: string[]; minLength?: number; maxLength?: number }>;
+    properties: Record<
+      string,
+      { type: 'string'; title?: string; description?: string; enum?: string[]; minLength?: number; maxLength?: number }
+    >;
     required?: string[];
   };
 }
@@ -71,7 +74,8 @@ export function modernElicitation(params: Record<string, unknown> | undefined): 
   const responses = params?.inputResponses;
   return {
     ask(key, form) {
-      const response = responses && typeof responses === 'object' ? (responses as Record<string, unknown>)[key] : undefined;
+      const response =
+        responses && typeof responses === 'object' ? (responses as Record<string, unknown>)[key] : undefined;
       const answer = elicitAnswer(response);
       if (!answer) return Promise.reject(new InputRequiredSignal(key, form));
       return Promise.resolve(answer);
@@ -80,14 +84,21 @@ export function modernElicitation(params: Record<string, unknown> | undefined): 
 }
 
 /** The SDK `Server`'s way of asking (`Server.elicitInput`), as far as `legacyElicitation` needs it. */
-export type ElicitInput = (form: ElicitForm & { mode: 'form' }, options: { signal?: AbortSignal; timeout: number }) => Promise<{ action: string; content?: Record<string, unknown> }>;
+export type ElicitInput = (
+  form: ElicitForm & { mode: 'form' },
+  options: { signal?: AbortSignal; timeout: number },
+) => Promise<{ action: string; content?: Record<string, unknown> }>;
 
 /**
  * The elicitation of a 2025-11-25 request over stdio: `elicitInput` sends `elicitation/create` and
  * resolves with the client's response. A person who does not answer within `timeoutMs`, or a
  * request that ends first (`signal`), counts as `cancel`.
  */
-export function legacyElicitation(elicitInput: ElicitInput, signal: () => AbortSignal | undefined, timeoutMs: number): Elicitation {
+export function legacyElicitation(
+  elicitInput: ElicitInput,
+  signal: () => AbortSignal | undefined,
+  timeoutMs: number,
+): Elicitation {
   return {
     async ask(_key, form) {
       try {
@@ -106,6 +117,9 @@ function elicitAnswer(value: unknown): ElicitAnswer | undefined {
   const { action, content } = value as { action?: unknown; content?: unknown };
   if (action === 'decline' || action === 'cancel') return { action };
   if (action !== 'accept') return undefined;
-  return { action, content: content && typeof content === 'object' && !Array.isArray(content) ? (content as Record<string, unknown>) : {} };
+  return {
+    action,
+    content:
+      content && typeof content === 'object' && !Array.isArray(content) ? (content as Record<string, unknown>) : {},
+  };
 }
-

@@ -20,7 +20,9 @@ export const FORM_ANSWER_VALIDATOR: jsonSchemaValidator = {
     const form = schema as FlatForm;
     return (input: unknown): JsonSchemaValidatorResult<T> => {
       const problem = formProblem(form, input);
-      return problem === undefined ? { valid: true, data: input as T, errorMessage: undefined } : { valid: false, data: undefined, errorMessage: problem };
+      return problem === undefined
+        ? { valid: true, data: input as T, errorMessage: undefined }
+        : { valid: false, data: undefined, errorMessage: problem };
     };
   },
 };

@@ -33,7 +33,13 @@ const SERVER_GLYPH = '<path d="M9 8.5h5l1 1.5h-6zM12 10v5"/>';
 /** An SVG icon of `glyph` in the phone, as a `data:` URI icon. */
 function svgIcon(glyph: string): Icon[] {
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" fill="none" stroke="#1f6feb" stroke-width="1.6" stroke-linecap="round" stroke-linejoin="round">${PHONE}${glyph}</svg>`;
-  return [{ src: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`, mimeType: 'image/svg+xml', sizes: ['any'] }];
+  return [
+    {
+      src: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`,
+      mimeType: 'image/svg+xml',
+      sizes: ['any'],
+    },
+  ];
 }
 
 /** The server's icons (`serverInfo.icons`). */
@@ -44,4 +50,3 @@ export function toolIcons(name: string): Icon[] {
   const glyph = GLYPHS[name];
   return glyph ? svgIcon(glyph) : SERVER_ICONS;
 }
-

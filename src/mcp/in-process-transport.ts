@@ -5,10 +5,21 @@
  * This keeps per-request work to the request's own work (no server or transport per request).
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  JSONRPCMessage,
+  JSONRPCRequest,
+  JSONRPCResponse,
+  MessageExtraInfo,
+  RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 
 /** A JSON-RPC response or error object as the server sent it. */
-export type JsonRpcReply = { jsonrpc: '2.0'; id: RequestId | null; result?: unknown; error?: { code: number; message: string; data?: unknown } };
+export type JsonRpcReply = {
+  jsonrpc: '2.0';
+  id: RequestId | null;
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+};
 
 /** The multiplexing SDK transport described above; `dispatch` is its only way in. */
 export class InProcessTransport implements Transport {
@@ -63,7 +74,11 @@ export class InProcessTransport implements Transport {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         if (!this.pending.delete(id)) return;
-        resolve({ jsonrpc: '2.0', id: request.id, error: { code: -32603, message: 'Internal error', data: { reason: 'deadline_exceeded' } } });
+        resolve({
+          jsonrpc: '2.0',
+          id: request.id,
+          error: { code: -32603, message: 'Internal error', data: { reason: 'deadline_exceeded' } },
+        });
       }, deadlineMs);
       timer.unref();
       this.pending.set(id, {

@@ -16,7 +16,13 @@
  * `answerModern`: `tools/call` by the dispatcher as above, `server/discover` and `tools/list` by
  * the v2 SDK server.
  */
-import { InitializeRequestSchema, PingRequestSchema, type JSONRPCRequest, type JSONRPCResponse, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import {
+  InitializeRequestSchema,
+  PingRequestSchema,
+  type JSONRPCRequest,
+  type JSONRPCResponse,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Caller } from '../auth/caller.js';
 import type { Admission } from '../auth/request-gate.js';
 import { RateLimitedError } from '../auth/request-gate.js';
@@ -35,12 +41,26 @@ import {
 import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { Logger } from '../logger.js';
 import { DeadlineQueue, type Deadline } from './deadline-queue.js';
-import { declaresFormElicitation, InputRequiredSignal, legacyElicitation, modernElicitation, type ElicitInput, type Elicitation } from './elicitation.js';
+import {
+  declaresFormElicitation,
+  InputRequiredSignal,
+  legacyElicitation,
+  modernElicitation,
+  type ElicitInput,
+  type Elicitation,
+} from './elicitation.js';
 import { InProcessTransport, type JsonRpcReply } from './in-process-transport.js';
 import type { McpServers } from './mcp-server.js';
 import type { ModernEra, ModernVerdict } from './modern-era.js';
 import { parameterError } from './parameter-errors.js';
-import { cardHtml, cardResourceList, declaresApps, readCardResource, withCardCapabilities, type ConnectionState } from './app-card.js';
+import {
+  cardHtml,
+  cardResourceList,
+  declaresApps,
+  readCardResource,
+  withCardCapabilities,
+  type ConnectionState,
+} from './app-card.js';
 import { CARD_METHODS, claimsModernEra, MODERN_METHODS, type ProtocolHeaders } from './protocol-era.js';
 import type { ToolDispatcher } from './tool-dispatcher.js';
 import type { ToolRequest } from './define-tool.js';
@@ -180,7 +200,12 @@ export class JsonRpcGateway {
    *   body for a 2026-07-28 request.
    * @param channel the transport's notification path and disconnect signal for this request, if any.
    */
-  handleText(text: string, admit: AdmissionPolicy, headers?: ProtocolHeaders, channel?: RequestChannel): Promise<GatewayReply> {
+  handleText(
+    text: string,
+    admit: AdmissionPolicy,
+    headers?: ProtocolHeaders,
+    channel?: RequestChannel,
+  ): Promise<GatewayReply> {
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -203,7 +228,11 @@ export class JsonRpcGateway {
    *   counted) when it must wait; throws `RateLimitedError` (-32005) for a refusal, which is answered
    *   here as `handleText` would.
    */
-  answerNow(text: string, caller: Caller, admitNow: (method: string) => Admission | undefined): GatewayReply | undefined {
+  answerNow(
+    text: string,
+    caller: Caller,
+    admitNow: (method: string) => Admission | undefined,
+  ): GatewayReply | undefined {
     const tools = this.tools;
     if (!tools) return undefined;
     let value: unknown;
@@ -215,7 +244,14 @@ export class JsonRpcGateway {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
     const message = value as Record<string, unknown>;
     const { id, params } = message;
-    if (message.jsonrpc !== '2.0' || message.method !== 'tools/call' || !validId(id) || 'result' in message || 'error' in message) return undefined;
+    if (
+      message.jsonrpc !== '2.0' ||
+      message.method !== 'tools/call' ||
+      !validId(id) ||
+      'result' in message ||
+      'error' in message
+    )
+      return undefined;
     if (params === null || typeof params !== 'object' || Array.isArray(params) || '_meta' in params) return undefined;
     const answered = tools.callNow(params as Record<string, unknown>, caller);
     if (!answered) return undefined;
@@ -229,7 +265,11 @@ export class JsonRpcGateway {
     }
     if (!admission) return undefined;
     tools.answered(answered.tool);
-    return { body: { jsonrpc: '2.0', id: id as RequestId, result: answered.result }, status: 200, rate: admission.rate };
+    return {
+      body: { jsonrpc: '2.0', id: id as RequestId, result: answered.result },
+      status: 200,
+      rate: admission.rate,
+    };
   }
 
   /**
@@ -237,12 +277,28 @@ export class JsonRpcGateway {
    * that may take longer on the caller's request (`svc_get_session`'s `waitSeconds` and
    * `screenshot`) moves the deadline out by that time.
    */
-  handleValue(value: unknown, admit: AdmissionPolicy, headers?: ProtocolHeaders, channel?: RequestChannel): Promise<GatewayReply> {
+  handleValue(
+    value: unknown,
+    admit: AdmissionPolicy,
+    headers?: ProtocolHeaders,
+    channel?: RequestChannel,
+  ): Promise<GatewayReply> {
     return new Promise<GatewayReply>((resolve, reject) => {
       const deadline = this.deadlines.start(() => {
-        const id = value && typeof value === 'object' && validId((value as { id?: unknown }).id) ? (value as { id: RequestId }).id : null;
+        const id =
+          value && typeof value === 'object' && validId((value as { id?: unknown }).id)
+            ? (value as { id: RequestId }).id
+            : null;
         this.logger.warn({ deadlineMs: this.deadlineMs }, 'request answered with Internal error: deadline exceeded');
-        resolve(errorReply(id, new ServiceError('internal', MESSAGES.internal, { reason: 'deadline_exceeded', deadlineMs: this.deadlineMs })));
+        resolve(
+          errorReply(
+            id,
+            new ServiceError('internal', MESSAGES.internal, {
+              reason: 'deadline_exceeded',
+              deadlineMs: this.deadlineMs,
+            }),
+          ),
+        );
       });
       this.route(value, admit, headers, channel, deadline).then(
         (reply) => {
@@ -257,9 +313,18 @@ export class JsonRpcGateway {
     });
   }
 
-  private async route(value: unknown, admit: AdmissionPolicy, headers: ProtocolHeaders | undefined, channel: RequestChannel | undefined, deadline: Deadline): Promise<GatewayReply> {
+  private async route(
+    value: unknown,
+    admit: AdmissionPolicy,
+    headers: ProtocolHeaders | undefined,
+    channel: RequestChannel | undefined,
+    deadline: Deadline,
+  ): Promise<GatewayReply> {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      return errorReply(null, invalidRequest(Array.isArray(value) ? { reason: 'batch requests are not supported' } : undefined));
+      return errorReply(
+        null,
+        invalidRequest(Array.isArray(value) ? { reason: 'batch requests are not supported' } : undefined),
+      );
     }
     const message = value as Record<string, unknown>;
     const id = validId(message.id) ? (message.id as RequestId) : null;
@@ -282,21 +347,28 @@ export class JsonRpcGateway {
       return errorReply(id, invalidRequest({ reason: 'method must be a non-empty string' }));
     }
     const isNotification = !('id' in message);
-    if (!isNotification && id === null) return errorReply(null, invalidRequest({ reason: 'id must be a string or a number' }));
+    if (!isNotification && id === null)
+      return errorReply(null, invalidRequest({ reason: 'id must be a string or a number' }));
 
     let rate: RateDecision | undefined;
     try {
-      if ('params' in message && (message.params === null || typeof message.params !== 'object' || Array.isArray(message.params))) {
+      if (
+        'params' in message &&
+        (message.params === null || typeof message.params !== 'object' || Array.isArray(message.params))
+      ) {
         throw invalidParameter('params', 'must be an object');
       }
       const params = message.params as Record<string, unknown> | undefined;
       if (params && '_meta' in params) checkMeta(params._meta);
       const modern = claimsModernEra(params) ? await this.classifyModern(message, headers) : undefined;
-      if (modern?.verdict.kind === 'refused') return { body: { jsonrpc: '2.0', id, error: modern.verdict.error }, status: modern.verdict.status };
-      const admission = message.method === 'tools/call' ? await this.admitCall(admit, params) : await admit(message.method);
+      if (modern?.verdict.kind === 'refused')
+        return { body: { jsonrpc: '2.0', id, error: modern.verdict.error }, status: modern.verdict.status };
+      const admission =
+        message.method === 'tools/call' ? await this.admitCall(admit, params) : await admit(message.method);
       rate = admission?.rate;
       if (isNotification) {
-        if (message.method === 'notifications/cancelled' && params && validId(params.requestId)) channel?.cancel?.(params.requestId as RequestId);
+        if (message.method === 'notifications/cancelled' && params && validId(params.requestId))
+          channel?.cancel?.(params.requestId as RequestId);
         return { body: null, status: 202, ...(rate && { rate }) };
       }
       if (modern || message.method === 'tools/call') {
@@ -305,7 +377,16 @@ export class JsonRpcGateway {
         const elicitation = modern ? modernElicitation(params) : this.legacyElicitation(channel, request);
         if (elicitation) request.elicitation = elicitation;
         try {
-          if (modern) return await this.answerModern(modern.era, modern.verdict as Extract<ModernVerdict, { kind: 'accepted' }>, message, id as RequestId, admission, rate, request);
+          if (modern)
+            return await this.answerModern(
+              modern.era,
+              modern.verdict as Extract<ModernVerdict, { kind: 'accepted' }>,
+              message,
+              id as RequestId,
+              admission,
+              rate,
+              request,
+            );
           const result = await (this.tools ?? (await this.toolsReady())).call(params, admission?.caller, request);
           return { body: { jsonrpc: '2.0', id, result }, status: 200, ...(rate && { rate }) };
         } finally {
@@ -314,10 +395,26 @@ export class JsonRpcGateway {
       }
       const apps = channel?.connection?.apps === true;
       if (message.method === 'tools/list') {
-        return { body: { jsonrpc: '2.0', id, result: (this.tools ?? (await this.toolsReady())).listFor(admission?.caller, apps) }, status: 200, ...(rate && { rate }) };
+        return {
+          body: {
+            jsonrpc: '2.0',
+            id,
+            result: (this.tools ?? (await this.toolsReady())).listFor(admission?.caller, apps),
+          },
+          status: 200,
+          ...(rate && { rate }),
+        };
       }
       if (apps && (message.method === 'resources/list' || message.method === 'resources/read')) {
-        return { body: { jsonrpc: '2.0', id, result: message.method === 'resources/list' ? cardResourceList() : readCardResource(params) }, status: 200, ...(rate && { rate }) };
+        return {
+          body: {
+            jsonrpc: '2.0',
+            id,
+            result: message.method === 'resources/list' ? cardResourceList() : readCardResource(params),
+          },
+          status: 200,
+          ...(rate && { rate }),
+        };
       }
       // Only the methods the SDK server answers reach it; anything else is answered here, at once,
       // so that no request can depend on the SDK's handling of odd `params` to get a reply.
@@ -363,7 +460,10 @@ export class JsonRpcGateway {
   }
 
   /** Admits a `tools/call`; a refusal (-32001, -32005) is reported to the dispatcher's observer, then thrown. */
-  private async admitCall(admit: AdmissionPolicy, params: Record<string, unknown> | undefined): Promise<Admission | null> {
+  private async admitCall(
+    admit: AdmissionPolicy,
+    params: Record<string, unknown> | undefined,
+  ): Promise<Admission | null> {
     try {
       return await admit('tools/call');
     } catch (error) {
@@ -373,7 +473,10 @@ export class JsonRpcGateway {
   }
 
   /** Loads the 2026-07-28 era (first time only) and has it classify `message`. */
-  private async classifyModern(message: Record<string, unknown>, headers: ProtocolHeaders | undefined): Promise<{ era: ModernEra; verdict: ModernVerdict }> {
+  private async classifyModern(
+    message: Record<string, unknown>,
+    headers: ProtocolHeaders | undefined,
+  ): Promise<{ era: ModernEra; verdict: ModernVerdict }> {
     const era = await this.servers.modern(await this.toolsReady());
     return { era, verdict: era.classify(message, headers) };
   }
@@ -399,7 +502,9 @@ export class JsonRpcGateway {
     if (!MODERN_METHODS.has(method) || (CARD_METHODS.has(method) && card === undefined)) throw methodNotFound(method);
     if (method === 'tools/call' && verdict.supported) {
       try {
-        const result = await (await this.toolsReady()).call(message.params as Record<string, unknown> | undefined, admission?.caller, request);
+        const result = await (
+          await this.toolsReady()
+        ).call(message.params as Record<string, unknown> | undefined, admission?.caller, request);
         return { body: { jsonrpc: '2.0', id, result: era.stampCall(result) }, status: 200, ...(rate && { rate }) };
       } catch (error) {
         // A question for the person: the client asks it and retries the call with the answer.
@@ -408,7 +513,12 @@ export class JsonRpcGateway {
       }
     }
     const { reply, status } = await era.serve(message, verdict.revision, card);
-    if (!reply.error) return { body: this.ownList(method, reply, admission?.caller, card !== undefined), status: 200, ...(rate && { rate }) };
+    if (!reply.error)
+      return {
+        body: this.ownList(method, reply, admission?.caller, card !== undefined),
+        status: 200,
+        ...(rate && { rate }),
+      };
     // The era's own refusals (-32020..-32022: headers, capabilities, revision) keep the SDK's words.
     if (reply.error.code <= -32020 && reply.error.code >= -32022) return { body: reply, status, ...(rate && { rate }) };
     return this.finish(reply, rate);
@@ -422,14 +532,20 @@ export class JsonRpcGateway {
    */
   private ownList(method: string, reply: JsonRpcReply, caller: Caller | undefined, apps: boolean): JsonRpcReply {
     if (method !== 'tools/list' || !caller?.readOnly || !this.tools || !reply.result) return reply;
-    return { ...reply, result: { ...reply.result, tools: this.tools.listFor(caller, apps).tools, cacheScope: 'private' } };
+    return {
+      ...reply,
+      result: { ...reply.result, tools: this.tools.listFor(caller, apps).tools, cacheScope: 'private' },
+    };
   }
 
   /** Keeps every error the server sends inside the error table (docs/contract.md#errors) (no stack, no SDK wording). */
   private finish(reply: JsonRpcReply, rate: RateDecision | undefined): GatewayReply {
     if (!reply.error) return { body: reply, status: 200, ...(rate && { rate }) };
     let error = reply.error;
-    if (!KNOWN_CODES.has(error.code) || (error.code === ERROR_TABLE.internal.code && error.message !== MESSAGES.internal)) {
+    if (
+      !KNOWN_CODES.has(error.code) ||
+      (error.code === ERROR_TABLE.internal.code && error.message !== MESSAGES.internal)
+    ) {
       this.logger.error({ error }, 'unexpected protocol error replaced by Internal error');
       error = { code: ERROR_TABLE.internal.code, message: MESSAGES.internal };
     }
@@ -441,7 +557,11 @@ export class JsonRpcGateway {
  * Remembers whether a connection's client declared the MCP Apps extension at `initialize`, and if
  * so adds it (and `resources`) to the capabilities of the reply (`app-card.ts`).
  */
-function declareCard(connection: ConnectionState, params: Record<string, unknown> | undefined, reply: JsonRpcReply): void {
+function declareCard(
+  connection: ConnectionState,
+  params: Record<string, unknown> | undefined,
+  reply: JsonRpcReply,
+): void {
   connection.apps = declaresApps(params?.capabilities) && cardHtml() !== null;
   const result = reply.result as { capabilities?: Record<string, unknown> } | undefined;
   if (connection.apps && result?.capabilities) result.capabilities = withCardCapabilities(result.capabilities);

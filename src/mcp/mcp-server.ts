@@ -32,12 +32,17 @@ export function createMcpServer(version: string): McpServers {
   let modern: Promise<ModernEra> | undefined;
   return {
     legacy: createLegacyServer(description),
-    modern: (tools) => (modern ??= import('./modern-era.js').then(({ loadModernEra }) => loadModernEra(description, tools))),
+    modern: (tools) =>
+      (modern ??= import('./modern-era.js').then(({ loadModernEra }) => loadModernEra(description, tools))),
   };
 }
 
 function createLegacyServer(description: ServerDescription): Server {
-  const server = new Server(description.info, { capabilities: description.capabilities, instructions: description.instructions, jsonSchemaValidator: FORM_ANSWER_VALIDATOR });
+  const server = new Server(description.info, {
+    capabilities: description.capabilities,
+    instructions: description.instructions,
+    jsonSchemaValidator: FORM_ANSWER_VALIDATOR,
+  });
   // The SDK answers unknown methods with a bare "Method not found"; the contract names the method.
   server.fallbackRequestHandler = async (request) => {
     const body = toJsonRpcError(methodNotFound(request.method));

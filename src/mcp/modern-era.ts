@@ -13,7 +13,17 @@
  * and its result gets the era's two fields (`stampCall`), so both eras give the same answers.
  */
 import { EXTENSION_ID, registerAppResource, RESOURCE_MIME_TYPE } from '@modelcontextprotocol/ext-apps/server';
-import { classifyInboundRequest, createMcpHandler, inputRequired, McpServer, SERVER_INFO_META_KEY, Server, type InputRequiredResult, type ListToolsResult, type McpHttpHandler } from '@modelcontextprotocol/server';
+import {
+  classifyInboundRequest,
+  createMcpHandler,
+  inputRequired,
+  McpServer,
+  SERVER_INFO_META_KEY,
+  Server,
+  type InputRequiredResult,
+  type ListToolsResult,
+  type McpHttpHandler,
+} from '@modelcontextprotocol/server';
 import { CARD_RESOURCE, CARD_RESOURCE_META, CARD_URI } from './app-card.js';
 import type { InputRequiredSignal } from './elicitation.js';
 import type { JsonRpcReply } from './in-process-transport.js';
@@ -44,7 +54,11 @@ export interface ModernEra {
    *   the server then also declares it and `resources`, lists the card on `svc_get_session` and
    *   answers `resources/list` and `resources/read`; undefined otherwise.
    */
-  serve(message: Record<string, unknown>, revision: string, card?: string): Promise<{ reply: JsonRpcReply; status: number }>;
+  serve(
+    message: Record<string, unknown>,
+    revision: string,
+    card?: string,
+  ): Promise<{ reply: JsonRpcReply; status: number }>;
   /** A `tools/call` result of the other era with this era's `resultType` and server identity. */
   stampCall<T extends object>(result: T): T & { resultType: 'complete'; _meta: Record<string, unknown> };
   /**
@@ -57,10 +71,17 @@ export interface ModernEra {
 
 /** Builds the era around the dispatcher's tool list (called once, by `createMcpServer`'s loader). */
 export function loadModernEra(description: ServerDescription, tools: ToolDispatcher): ModernEra {
-  const cacheHints = { 'tools/list': { ttlMs: LIST_TTL_MS, cacheScope: 'public' }, 'server/discover': { ttlMs: LIST_TTL_MS, cacheScope: 'public' } } as const;
+  const cacheHints = {
+    'tools/list': { ttlMs: LIST_TTL_MS, cacheScope: 'public' },
+    'server/discover': { ttlMs: LIST_TTL_MS, cacheScope: 'public' },
+  } as const;
   const handler: McpHttpHandler = createMcpHandler(
     () => {
-      const server = new Server(description.info, { capabilities: description.capabilities, instructions: description.instructions, cacheHints });
+      const server = new Server(description.info, {
+        capabilities: description.capabilities,
+        instructions: description.instructions,
+        cacheHints,
+      });
       // The descriptors are the JSON Schema the other era lists (checked by the SDK's result schema).
       server.setRequestHandler('tools/list', () => tools.listResult as unknown as ListToolsResult);
       return server;
@@ -73,11 +94,24 @@ export function loadModernEra(description: ServerDescription, tools: ToolDispatc
     (cardHandler ??= createMcpHandler(
       () => {
         const capabilities = { ...description.capabilities, extensions: { [EXTENSION_ID]: {} } };
-        const server = new McpServer(description.info, { capabilities, instructions: description.instructions, cacheHints });
-        registerAppResource(server, CARD_RESOURCE.name, CARD_URI, { ...CARD_RESOURCE, _meta: CARD_RESOURCE_META }, () => ({
-          contents: [{ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE, text: html, _meta: CARD_RESOURCE_META }],
-        }));
-        server.server.setRequestHandler('tools/list', () => tools.listFor(undefined, true) as unknown as ListToolsResult);
+        const server = new McpServer(description.info, {
+          capabilities,
+          instructions: description.instructions,
+          cacheHints,
+        });
+        registerAppResource(
+          server,
+          CARD_RESOURCE.name,
+          CARD_URI,
+          { ...CARD_RESOURCE, _meta: CARD_RESOURCE_META },
+          () => ({
+            contents: [{ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE, text: html, _meta: CARD_RESOURCE_META }],
+          }),
+        );
+        server.server.setRequestHandler(
+          'tools/list',
+          () => tools.listFor(undefined, true) as unknown as ListToolsResult,
+        );
         return server.server;
       },
       { legacy: 'reject' },
@@ -90,7 +124,11 @@ export function loadModernEra(description: ServerDescription, tools: ToolDispatc
       // Over stdio the body is the only signal: the headers are the body's own values (`Mcp-Name`
       // is a tool's name or a resource's URI).
       const name = params?.name ?? params?.uri;
-      const own = headers ?? { protocolVersion: claimedVersion(params), method: message.method as string, ...(typeof name === 'string' && { name }) };
+      const own = headers ?? {
+        protocolVersion: claimedVersion(params),
+        method: message.method as string,
+        ...(typeof name === 'string' && { name }),
+      };
       const outcome = classifyInboundRequest({
         httpMethod: 'POST',
         ...(own.protocolVersion !== undefined && { protocolVersionHeader: own.protocolVersion }),
@@ -99,7 +137,15 @@ export function loadModernEra(description: ServerDescription, tools: ToolDispatc
         body: message,
       });
       if (outcome.kind === 'reject') {
-        return { kind: 'refused', error: { code: outcome.code, message: outcome.message, ...(outcome.data !== undefined && { data: outcome.data }) }, status: outcome.httpStatus };
+        return {
+          kind: 'refused',
+          error: {
+            code: outcome.code,
+            message: outcome.message,
+            ...(outcome.data !== undefined && { data: outcome.data }),
+          },
+          status: outcome.httpStatus,
+        };
       }
       // The standard request headers (MCP 2026-07-28 "Standard Request Headers"): the SDK's
       // classifier compares what is present; its entry layer, which this gateway does not use for
@@ -111,7 +157,10 @@ export function loadModernEra(description: ServerDescription, tools: ToolDispatc
       }
       // A claim the SDK does not read as this era (it has no envelope after all): the gateway's own
       // checks already passed, so the request is served as the other era would serve it.
-      const revision = outcome.kind === 'modern' ? outcome.classification.revision ?? claimedVersion(params) ?? '' : claimedVersion(params) ?? '';
+      const revision =
+        outcome.kind === 'modern'
+          ? (outcome.classification.revision ?? claimedVersion(params) ?? '')
+          : (claimedVersion(params) ?? '');
       return { kind: 'accepted', revision, supported: MODERN_PROTOCOL_VERSIONS.includes(revision) };
     },
 
@@ -137,7 +186,9 @@ export function loadModernEra(description: ServerDescription, tools: ToolDispatc
     },
 
     inputRequired(signal) {
-      const asked = inputRequired({ inputRequests: { [signal.key]: inputRequired.elicit({ mode: 'form', ...signal.form }) } });
+      const asked = inputRequired({
+        inputRequests: { [signal.key]: inputRequired.elicit({ mode: 'form', ...signal.form }) },
+      });
       return { ...asked, _meta: { ...asked._meta, ...identity } };
     },
 
@@ -158,18 +209,33 @@ const BASE64_SENTINEL = /^=\?base64\?((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==
  * `MCP-Protocol-Version` and `Mcp-Method` headers are required, and a `tools/call`'s `Mcp-Name`
  * (plain, or Base64 in its sentinel) must name `params.name`.
  */
-function headerMismatch(message: Record<string, unknown>, headers: ProtocolHeaders): NonNullable<JsonRpcReply['error']> | null {
-  const refuse = (header: string, body: string) => ({ code: HEADER_MISMATCH, message: `Bad Request: the request headers and body disagree: ${body}`, data: { mismatch: { header, body } } });
-  if (headers.protocolVersion === undefined) return refuse('(missing)', 'the required MCP-Protocol-Version header is absent');
-  if (headers.method === undefined) return refuse('(missing)', `the body names method ${String(message.method)} but the required Mcp-Method header is absent`);
+function headerMismatch(
+  message: Record<string, unknown>,
+  headers: ProtocolHeaders,
+): NonNullable<JsonRpcReply['error']> | null {
+  const refuse = (header: string, body: string) => ({
+    code: HEADER_MISMATCH,
+    message: `Bad Request: the request headers and body disagree: ${body}`,
+    data: { mismatch: { header, body } },
+  });
+  if (headers.protocolVersion === undefined)
+    return refuse('(missing)', 'the required MCP-Protocol-Version header is absent');
+  if (headers.method === undefined)
+    return refuse(
+      '(missing)',
+      `the body names method ${String(message.method)} but the required Mcp-Method header is absent`,
+    );
   if (message.method !== 'tools/call') return null;
   const name = (message.params as { name?: unknown } | undefined)?.name;
   if (typeof name !== 'string') return null;
-  if (headers.name === undefined) return refuse('(missing)', `the body carries params.name="${name}" but the required Mcp-Name header is absent`);
+  if (headers.name === undefined)
+    return refuse('(missing)', `the body carries params.name="${name}" but the required Mcp-Name header is absent`);
   const header = headers.name.trim();
   const sentinel = BASE64_SENTINEL.exec(header);
   const decoded = sentinel ? Buffer.from(sentinel[1]!, 'base64').toString('utf8') : header;
-  return decoded === name ? null : refuse(header, `the body carries params.name="${name}" but the Mcp-Name header names "${decoded}"`);
+  return decoded === name
+    ? null
+    : refuse(header, `the body carries params.name="${name}" but the Mcp-Name header names "${decoded}"`);
 }
 
 /** The revision an envelope claims (`params._meta["io.modelcontextprotocol/protocolVersion"]`), if a string. */

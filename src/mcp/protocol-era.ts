@@ -22,7 +22,13 @@ export const MODERN_PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28'];
  * `resources/list` and `resources/read` only for a client that declares the MCP Apps extension
  * (`app-card.ts`).
  */
-export const MODERN_METHODS: ReadonlySet<string> = new Set(['server/discover', 'tools/list', 'tools/call', 'resources/list', 'resources/read']);
+export const MODERN_METHODS: ReadonlySet<string> = new Set([
+  'server/discover',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/read',
+]);
 
 /** The methods of `MODERN_METHODS` that exist only for a client with the MCP Apps extension. */
 export const CARD_METHODS: ReadonlySet<string> = new Set(['resources/list', 'resources/read']);

@@ -57,7 +57,13 @@ export function replyJson(reply: JsonRpcReply): string {
   if (!(result instanceof ToolResultWithJson)) return JSON.stringify(reply);
   const keys = Object.keys(reply);
   // The gateway's shape, in its order: no key to escape or skip.
-  if (keys.length === 3 && keys[0] === 'jsonrpc' && keys[1] === 'id' && keys[2] === 'result' && reply.jsonrpc === '2.0') {
+  if (
+    keys.length === 3 &&
+    keys[0] === 'jsonrpc' &&
+    keys[1] === 'id' &&
+    keys[2] === 'result' &&
+    reply.jsonrpc === '2.0'
+  ) {
     const id = JSON.stringify(reply.id);
     if (id !== undefined) return `{"jsonrpc":"2.0","id":${id},"result":${result.toJsonText()}}`;
   }

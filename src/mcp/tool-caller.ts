@@ -37,11 +37,17 @@ interface ToolMethod<A, O> {
 }
 
 /** The typed caller of a record of tools: one method per tool, named by its key. */
-export type ToolCaller<T extends Record<string, Tool>> = { readonly [K in keyof T]: ToolMethod<ToolArguments<T[K]>, ToolOutput<T[K]>> };
+export type ToolCaller<T extends Record<string, Tool>> = {
+  readonly [K in keyof T]: ToolMethod<ToolArguments<T[K]>, ToolOutput<T[K]>>;
+};
 
 /** What runs one tool for a caller (`ToolDispatcher.run`). */
 export interface ToolRunner {
-  run<I extends z.ZodObject, O extends z.ZodObject>(tool: Tool<I, O>, args: unknown, caller: Caller): Promise<ToolResult<z.input<O>>>;
+  run<I extends z.ZodObject, O extends z.ZodObject>(
+    tool: Tool<I, O>,
+    args: unknown,
+    caller: Caller,
+  ): Promise<ToolResult<z.input<O>>>;
 }
 
 /** Builds the typed caller of `tools`, each call run by `runner`. */

@@ -4,7 +4,14 @@
  */
 import type { z } from 'zod';
 import type { Caller } from '../auth/caller.js';
-import { forbidden, invalidParameter, missingParameter, toolNotFound, unauthenticated, type ServiceError } from '../errors.js';
+import {
+  forbidden,
+  invalidParameter,
+  missingParameter,
+  toolNotFound,
+  unauthenticated,
+  type ServiceError,
+} from '../errors.js';
 import type { Tool, ToolDescriptor, ToolRequest, ToolResult } from './define-tool.js';
 import { withCardMeta } from './app-card.js';
 import { callCode, type ToolCallObserver } from './tool-call-observer.js';
@@ -58,7 +65,11 @@ export class ToolDispatcher {
    *   non-object `arguments`; -32601 for an unknown tool; else whatever the tool throws.
    * @param request the transport's side of the call (cancellation, progress, deadline), if any.
    */
-  call(params: Record<string, unknown> | undefined, caller: Caller | undefined, request?: ToolRequest): Promise<ToolResult> {
+  call(
+    params: Record<string, unknown> | undefined,
+    caller: Caller | undefined,
+    request?: ToolRequest,
+  ): Promise<ToolResult> {
     const called = this.dispatch(params, caller, request);
     return this.observer ? this.observed(this.labelOf(params), called) : called;
   }
@@ -68,12 +79,16 @@ export class ToolDispatcher {
    * the tool's name; else undefined, having changed and reported nothing (then use `call`). Never
    * throws: a read that fails sends the call to the full path, which meets the failure again. The caller reports the outcome once it is sent (`answered`), or falls back to `call`.
    */
-  callNow(params: Record<string, unknown> | undefined, caller: Caller): { tool: string; result: ToolResult } | undefined {
+  callNow(
+    params: Record<string, unknown> | undefined,
+    caller: Caller,
+  ): { tool: string; result: ToolResult } | undefined {
     const name = params?.name;
     if (typeof name !== 'string') return undefined;
     const tool = this.byName.get(name);
     const args = params!.arguments;
-    if (!tool || (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args)))) return undefined;
+    if (!tool || (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))))
+      return undefined;
     if (caller.readOnly && !tool.descriptor.annotations.readOnlyHint) return undefined;
     let result: ToolResult | undefined;
     try {
@@ -98,7 +113,11 @@ export class ToolDispatcher {
     this.observer?.toolCalled(this.labelOf(params), callCode(error));
   }
 
-  private async dispatch(params: Record<string, unknown> | undefined, caller: Caller | undefined, request?: ToolRequest): Promise<ToolResult> {
+  private async dispatch(
+    params: Record<string, unknown> | undefined,
+    caller: Caller | undefined,
+    request?: ToolRequest,
+  ): Promise<ToolResult> {
     if (!caller) throw unauthenticated();
     const p = params ?? {};
     if (p.name === undefined) throw missingParameter('name');
@@ -118,7 +137,11 @@ export class ToolDispatcher {
    * validation and errors as `tools/call`, with the tool's own answer type.
    * @throws ServiceError -32602 for bad arguments, else whatever the tool throws.
    */
-  run<I extends z.ZodObject, O extends z.ZodObject>(tool: Tool<I, O>, args: unknown, caller: Caller): Promise<ToolResult<z.input<O>>> {
+  run<I extends z.ZodObject, O extends z.ZodObject>(
+    tool: Tool<I, O>,
+    args: unknown,
+    caller: Caller,
+  ): Promise<ToolResult<z.input<O>>> {
     const called = tool.call(args, { caller, services: this.services });
     return this.observer ? this.observed(tool.name, called) : called;
   }

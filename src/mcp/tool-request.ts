@@ -52,7 +52,11 @@ export function toolRequest(
     let progress = 0;
     request.progress = (message) => {
       progress += 1;
-      channel.notify?.({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress, message } });
+      channel.notify?.({
+        jsonrpc: '2.0',
+        method: 'notifications/progress',
+        params: { progressToken: token, progress, message },
+      });
     };
   }
   return request;
@@ -64,11 +68,11 @@ export function toolRequest(
  * @throws ServiceError -32602 otherwise.
  */
 export function checkMeta(meta: unknown): void {
-  if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) throw invalidParameter('params._meta', 'must be an object');
+  if (meta === null || typeof meta !== 'object' || Array.isArray(meta))
+    throw invalidParameter('params._meta', 'must be an object');
   if (!('progressToken' in meta)) return;
   const token = (meta as { progressToken: unknown }).progressToken;
   if (typeof token !== 'string' && !(typeof token === 'number' && Number.isSafeInteger(token))) {
     throw invalidParameter('params._meta.progressToken', 'must be a string or an integer');
   }
 }
-

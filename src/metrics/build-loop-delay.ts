@@ -35,7 +35,8 @@ export class BuildLoopDelay {
       registers: [registry],
       collect() {
         if (histogram.count === 0) return;
-        for (const q of QUANTILES) this.set({ quantile: String(q) }, (q === 1 ? histogram.max : histogram.percentile(q * 100)) / 1e9);
+        for (const q of QUANTILES)
+          this.set({ quantile: String(q) }, (q === 1 ? histogram.max : histogram.percentile(q * 100)) / 1e9);
       },
     });
     const timer = setInterval(() => {

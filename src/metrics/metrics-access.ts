@@ -45,7 +45,10 @@ export function isLoopbackAddress(address: string): boolean {
  * that peer itself came through a proxy that is not trusted: it is not taken for a loopback
  * client, so that a reverse proxy on this machine does not open the metrics to its clients.
  */
-export function metricsAccess(options: MetricsAccessOptions, clientAddress: ClientAddressOf = (req) => req.socket.remoteAddress ?? ''): (req: IncomingMessage) => MetricsVerdict {
+export function metricsAccess(
+  options: MetricsAccessOptions,
+  clientAddress: ClientAddressOf = (req) => req.socket.remoteAddress ?? '',
+): (req: IncomingMessage) => MetricsVerdict {
   const expected = options.token ? digest(options.token) : undefined;
   return (req) => {
     if (options.public) return 'ok';
@@ -54,7 +57,9 @@ export function metricsAccess(options: MetricsAccessOptions, clientAddress: Clie
       if (presented !== undefined && timingSafeEqual(digest(presented), expected)) return 'ok';
     }
     const address = clientAddress(req);
-    const proxied = (req.headers['x-forwarded-for'] !== undefined || req.headers.forwarded !== undefined) && address === req.socket.remoteAddress;
+    const proxied =
+      (req.headers['x-forwarded-for'] !== undefined || req.headers.forwarded !== undefined) &&
+      address === req.socket.remoteAddress;
     if (isLoopbackAddress(address) && !proxied) return 'ok';
     return expected ? 'unauthenticated' : 'forbidden';
   };

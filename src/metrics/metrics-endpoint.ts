@@ -26,19 +26,32 @@ export interface MetricsEndpoint {
 }
 
 /** The endpoint of `metrics`, guarded by `access`. */
-export function metricsEndpoint(metrics: ServiceMetrics, access: (req: IncomingMessage) => MetricsVerdict): MetricsEndpoint {
+export function metricsEndpoint(
+  metrics: ServiceMetrics,
+  access: (req: IncomingMessage) => MetricsVerdict,
+): MetricsEndpoint {
   const admit = (req: IncomingMessage, res: ServerResponse): boolean => {
     const verdict = access(req);
     if (verdict === 'ok') return true;
     req.resume();
     if (verdict === 'unauthenticated') {
-      refuse(res, new ServiceError('unauthenticated', MESSAGES.unauthenticated, { reason: 'metrics_token_required' }), ['WWW-Authenticate', 'Bearer realm="metrics"']);
+      refuse(res, new ServiceError('unauthenticated', MESSAGES.unauthenticated, { reason: 'metrics_token_required' }), [
+        'WWW-Authenticate',
+        'Bearer realm="metrics"',
+      ]);
     } else refuse(res, new ServiceError('forbidden', MESSAGES.forbidden, { reason: 'metrics_loopback_only' }), []);
     return false;
   };
   const serve = async (_req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const text = await metrics.scrape();
-    res.writeHead(200, ['Content-Type', metrics.contentType, 'Content-Length', String(Buffer.byteLength(text)), 'Cache-Control', 'no-store']);
+    res.writeHead(200, [
+      'Content-Type',
+      metrics.contentType,
+      'Content-Length',
+      String(Buffer.byteLength(text)),
+      'Cache-Control',
+      'no-store',
+    ]);
     res.end(text);
   };
   return {
@@ -59,6 +72,14 @@ export function metricsEndpoint(metrics: ServiceMetrics, access: (req: IncomingM
 
 function refuse(res: ServerResponse, error: ServiceError, headers: string[]): void {
   const text = JSON.stringify({ jsonrpc: '2.0', id: null, error: toJsonRpcError(error) });
-  res.writeHead(ERROR_TABLE[error.kind].httpStatus, ['Content-Type', 'application/json', 'Content-Length', String(Buffer.byteLength(text)), 'Cache-Control', 'no-store', ...headers]);
+  res.writeHead(ERROR_TABLE[error.kind].httpStatus, [
+    'Content-Type',
+    'application/json',
+    'Content-Length',
+    String(Buffer.byteLength(text)),
+    'Cache-Control',
+    'no-store',
+    ...headers,
+  ]);
   res.end(text);
 }

@@ -53,17 +53,37 @@ export class ServiceMetrics implements RunObserver, ToolCallObserver {
 
   constructor(private readonly deps: ServiceMetricsDeps) {
     const registers = [this.registry];
-    this.queued = new Gauge({ name: 'mbm_queue_depth', help: 'Workflows queued (not started), in the whole store', registers });
-    this.running = new Gauge({ name: 'mbm_workflows_running', help: 'Workflows holding a build slot (running or cancelling), in the whole store', registers });
-    this.waiting = new Gauge({ name: 'mbm_workflows_waiting', help: 'Workflows waiting for an answer to a question, in the whole store', registers });
-    this.storeUp = new Gauge({ name: 'mbm_store_up', help: "1 when the store answered this scrape's query, 0 when it did not (the workflow gauges then keep their last values)", registers });
+    this.queued = new Gauge({
+      name: 'mbm_queue_depth',
+      help: 'Workflows queued (not started), in the whole store',
+      registers,
+    });
+    this.running = new Gauge({
+      name: 'mbm_workflows_running',
+      help: 'Workflows holding a build slot (running or cancelling), in the whole store',
+      registers,
+    });
+    this.waiting = new Gauge({
+      name: 'mbm_workflows_waiting',
+      help: 'Workflows waiting for an answer to a question, in the whole store',
+      registers,
+    });
+    this.storeUp = new Gauge({
+      name: 'mbm_store_up',
+      help: "1 when the store answered this scrape's query, 0 when it did not (the workflow gauges then keep their last values)",
+      registers,
+    });
     this.withoutWorker = new Gauge({
       name: 'mbm_workflows_without_worker',
       help: 'Workflows queued for a builder that no live build worker has (by builder): they wait until a worker with it starts',
       labelNames: ['builder'],
       registers,
     });
-    this.engineRuns = new Gauge({ name: 'mbm_engine_runs', help: "Builds this process's engine runs now (not counting ones waiting for an answer)", registers });
+    this.engineRuns = new Gauge({
+      name: 'mbm_engine_runs',
+      help: "Builds this process's engine runs now (not counting ones waiting for an answer)",
+      registers,
+    });
     this.runSeconds = new Histogram({
       name: 'mbm_workflow_run_duration_seconds',
       help: "Duration of each workflow run on this process's engine, from the builder's start to its end",
@@ -71,7 +91,11 @@ export class ServiceMetrics implements RunObserver, ToolCallObserver {
       buckets: RUN_SECONDS_BUCKETS,
       registers,
     });
-    this.takeovers = new Counter({ name: 'mbm_lease_takeovers_total', help: "Workflows this process's reaper took over after their runner's lease expired", registers });
+    this.takeovers = new Counter({
+      name: 'mbm_lease_takeovers_total',
+      help: "Workflows this process's reaper took over after their runner's lease expired",
+      registers,
+    });
     const pendingCalls = this.pendingCalls;
     new Counter({
       name: 'mbm_tool_calls_total',
@@ -85,12 +109,21 @@ export class ServiceMetrics implements RunObserver, ToolCallObserver {
         }
       },
     });
-    this.httpRefusals = new Counter({ name: 'mbm_http_refusals_total', help: 'Requests to /mcp this process answered with an HTTP error status, by status', labelNames: ['status'], registers });
+    this.httpRefusals = new Counter({
+      name: 'mbm_http_refusals_total',
+      help: 'Requests to /mcp this process answered with an HTTP error status, by status',
+      labelNames: ['status'],
+      registers,
+    });
     if (deps.store.poolStats) {
       this.pool = {
         total: new Gauge({ name: 'mbm_db_pool_total', help: 'Database connections open in the pool', registers }),
         idle: new Gauge({ name: 'mbm_db_pool_idle', help: 'Database connections open and not in use', registers }),
-        waiting: new Gauge({ name: 'mbm_db_pool_waiting', help: 'Queries waiting for a database connection', registers }),
+        waiting: new Gauge({
+          name: 'mbm_db_pool_waiting',
+          help: 'Queries waiting for a database connection',
+          registers,
+        }),
       };
     }
     collectDefaultMetrics({ register: this.registry, prefix: 'mbm_' });

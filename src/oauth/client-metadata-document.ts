@@ -11,7 +11,10 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
-import { OAuthClientInformationFullSchema, type OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
+import {
+  OAuthClientInformationFullSchema,
+  type OAuthClientInformationFull,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
 import { isLoopbackHostname } from '../io/loopback-hosts.js';
 
 /** Largest metadata document read, in bytes. */
@@ -76,9 +79,16 @@ function guardedLookup(allowLoopback: boolean): LookupFunction {
       if (error) return callback(error, '', 0);
       const list = addresses as LookupAddress[];
       if (list.length === 0 || list.some((a) => refusedAddress(a.address, allowLoopback))) {
-        return callback(Object.assign(new Error(`${hostname} resolves to an address this server does not fetch from`), { code: 'EADDRNOTALLOWED' }), '', 0);
+        return callback(
+          Object.assign(new Error(`${hostname} resolves to an address this server does not fetch from`), {
+            code: 'EADDRNOTALLOWED',
+          }),
+          '',
+          0,
+        );
       }
-      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
+      if ((options as { all?: boolean }).all)
+        return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
       callback(null, list[0]!.address, list[0]!.family);
     });
   };
@@ -89,32 +99,43 @@ function get(url: URL): Promise<{ status: number; body: string }> {
   const allowLoopback = isLoopbackHostname(url.hostname);
   // An address in the URL is connected to without a lookup: check it here.
   const literal = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  if (isIP(literal) && refusedAddress(literal, allowLoopback)) return Promise.reject(new Error(`${url.hostname} is an address this server does not fetch from`));
+  if (isIP(literal) && refusedAddress(literal, allowLoopback))
+    return Promise.reject(new Error(`${url.hostname} is an address this server does not fetch from`));
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'GET', headers: { accept: 'application/json' }, lookup: guardedLookup(allowLoopback), agent: false, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) }, (res) => {
-      const status = res.statusCode ?? 0;
-      const declared = Number(res.headers['content-length']);
-      if (status !== 200 || (Number.isFinite(declared) && declared > MAX_DOCUMENT_BYTES)) {
-        res.destroy();
-        return resolve({ status, body: status === 200 ? TOO_LARGE : '' });
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_DOCUMENT_BYTES) {
+    const req = request(
+      url,
+      {
+        method: 'GET',
+        headers: { accept: 'application/json' },
+        lookup: guardedLookup(allowLoopback),
+        agent: false,
+        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        const declared = Number(res.headers['content-length']);
+        if (status !== 200 || (Number.isFinite(declared) && declared > MAX_DOCUMENT_BYTES)) {
           res.destroy();
-          resolve({ status, body: TOO_LARGE });
-          return;
+          return resolve({ status, body: status === 200 ? TOO_LARGE : '' });
         }
-        chunks.push(chunk);
-      });
-      res.on('end', () => resolve({ status, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-      // Cut off (the time limit, the peer): whatever was not settled fails.
-      res.on('close', () => reject(new Error('the client metadata document was not received in full')));
-    });
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_DOCUMENT_BYTES) {
+            res.destroy();
+            resolve({ status, body: TOO_LARGE });
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on('end', () => resolve({ status, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+        // Cut off (the time limit, the peer): whatever was not settled fails.
+        res.on('close', () => reject(new Error('the client metadata document was not received in full')));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -132,7 +153,8 @@ const TOO_LARGE = '\u0000too large';
 export async function fetchClientMetadataDocument(clientId: string): Promise<OAuthClientInformationFull> {
   if (!isMetadataDocumentUrl(clientId)) throw new Error('client_id is not an https URL (or http on a loopback host)');
   const { status, body } = await get(new URL(clientId));
-  if (status !== 200) throw new Error(`the client metadata document answered HTTP ${status} (redirects are not followed)`);
+  if (status !== 200)
+    throw new Error(`the client metadata document answered HTTP ${status} (redirects are not followed)`);
   if (body === TOO_LARGE) throw new Error(`the client metadata document is larger than ${MAX_DOCUMENT_BYTES} bytes`);
   let json: unknown;
   try {
@@ -141,7 +163,8 @@ export async function fetchClientMetadataDocument(clientId: string): Promise<OAu
     throw new Error('the client metadata document is not JSON');
   }
   const parsed = OAuthClientInformationFullSchema.safeParse(json);
-  if (!parsed.success) throw new Error(`the client metadata document is not valid client metadata: ${parsed.error.message}`);
+  if (!parsed.success)
+    throw new Error(`the client metadata document is not valid client metadata: ${parsed.error.message}`);
   const metadata = parsed.data;
   if (metadata.client_id !== clientId) throw new Error('the client metadata document names another client_id');
   if (metadata.redirect_uris.length === 0) throw new Error('the client metadata document lists no redirect_uris');

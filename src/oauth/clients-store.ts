@@ -33,8 +33,12 @@ function redirectUriProblem(uri: string): string | null {
   }
   if (url.hash) return `redirect URI ${uri} has a fragment`;
   if (url.protocol === 'https:') return null;
-  if (url.protocol === 'http:') return isLoopbackHostname(url.hostname) ? null : `redirect URI ${uri} is http on a host other than loopback: use https`;
-  if (['file:', 'javascript:', 'data:', 'vbscript:', 'blob:', 'about:', 'ftp:', 'ws:', 'wss:'].includes(url.protocol)) return `redirect URI ${uri} has a scheme that cannot receive a code`;
+  if (url.protocol === 'http:')
+    return isLoopbackHostname(url.hostname)
+      ? null
+      : `redirect URI ${uri} is http on a host other than loopback: use https`;
+  if (['file:', 'javascript:', 'data:', 'vbscript:', 'blob:', 'about:', 'ftp:', 'ws:', 'wss:'].includes(url.protocol))
+    return `redirect URI ${uri} has a scheme that cannot receive a code`;
   // A private-use scheme (`com.example.app:/callback`, `cursor://...`) of a native app.
   return null;
 }
@@ -67,11 +71,15 @@ export class StoredClients implements OAuthRegisteredClientsStore {
     // is itself on a loopback address serves such clients. A public server would otherwise GET any
     // URL of its own loopback for whoever opens the authorization page.
     if (onLoopback(clientId) && !onLoopback(this.issuer())) {
-      this.logger.warn({ clientId }, 'client metadata document refused: a loopback client id at a server that is not on loopback');
+      this.logger.warn(
+        { clientId },
+        'client metadata document refused: a loopback client id at a server that is not on loopback',
+      );
       return undefined;
     }
     const now = this.clock();
-    if (row && row.expiresAt && Date.parse(row.expiresAt) > now.getTime()) return JSON.parse(row.metadata) as OAuthClientInformationFull;
+    if (row && row.expiresAt && Date.parse(row.expiresAt) > now.getTime())
+      return JSON.parse(row.metadata) as OAuthClientInformationFull;
     try {
       const metadata = await fetchClientMetadataDocument(clientId);
       // A document's redirect URIs follow the rules of a registered client's.
@@ -98,20 +106,31 @@ export class StoredClients implements OAuthRegisteredClientsStore {
    * one it presents at `/token` and `/revoke` before the SDK compares the two.
    * @throws InvalidClientMetadataError for a redirect URI this server will not send codes to.
    */
-  async registerClient(client: Omit<OAuthClientInformationFull, 'client_id' | 'client_id_issued_at'>): Promise<OAuthClientInformationFull> {
+  async registerClient(
+    client: Omit<OAuthClientInformationFull, 'client_id' | 'client_id_issued_at'>,
+  ): Promise<OAuthClientInformationFull> {
     const full = client as OAuthClientInformationFull;
-    if (full.redirect_uris.length === 0) throw new InvalidClientMetadataError('redirect_uris must list at least one URI');
-    if (full.redirect_uris.length > MAX_REDIRECT_URIS) throw new InvalidClientMetadataError(`redirect_uris may list at most ${MAX_REDIRECT_URIS} URIs`);
+    if (full.redirect_uris.length === 0)
+      throw new InvalidClientMetadataError('redirect_uris must list at least one URI');
+    if (full.redirect_uris.length > MAX_REDIRECT_URIS)
+      throw new InvalidClientMetadataError(`redirect_uris may list at most ${MAX_REDIRECT_URIS} URIs`);
     for (const uri of full.redirect_uris) {
       const problem = redirectUriProblem(uri);
       if (problem) throw new InvalidClientMetadataError(problem);
     }
-    if (full.client_name !== undefined && full.client_name.length > 200) throw new InvalidClientMetadataError('client_name is longer than 200 characters');
+    if (full.client_name !== undefined && full.client_name.length > 200)
+      throw new InvalidClientMetadataError('client_name is longer than 200 characters');
     if (full.grant_types?.some((g) => g !== 'authorization_code' && g !== 'refresh_token')) {
       throw new InvalidClientMetadataError('grant_types may hold only authorization_code and refresh_token');
     }
     const stored = full.client_secret === undefined ? full : { ...full, client_secret: hashToken(full.client_secret) };
-    await this.repo.saveClient({ clientId: full.client_id, kind: 'registered', metadata: JSON.stringify(stored), createdAt: this.clock().toISOString(), expiresAt: null });
+    await this.repo.saveClient({
+      clientId: full.client_id,
+      kind: 'registered',
+      metadata: JSON.stringify(stored),
+      createdAt: this.clock().toISOString(),
+      expiresAt: null,
+    });
     return full;
   }
 }

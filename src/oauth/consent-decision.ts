@@ -65,11 +65,13 @@ export function consentDecisionHandler(deps: ConsentDeps) {
     if (!request || request.decidedAt || Date.parse(request.expiresAt) <= now.getTime()) {
       return sendProblemPage(res, 400, 'This sign-in request is unknown, has expired or was already answered.');
     }
-    if (!csrf || !sameSecret(csrf, request.csrfHash)) return sendProblemPage(res, 400, 'The form could not be verified (CSRF check failed).');
+    if (!csrf || !sameSecret(csrf, request.csrfHash))
+      return sendProblemPage(res, 400, 'The form could not be verified (CSRF check failed).');
     if (decision !== 'approve' && decision !== 'deny') return sendProblemPage(res, 400, 'Choose Approve or Deny.');
 
     if (decision === 'deny') {
-      if (!(await deps.repo.decideRequest(request.id, now.toISOString()))) return sendProblemPage(res, 400, 'This sign-in request was already answered.');
+      if (!(await deps.repo.decideRequest(request.id, now.toISOString())))
+        return sendProblemPage(res, 400, 'This sign-in request was already answered.');
       return redirectWith(res, request, { error: 'access_denied', error_description: 'The user denied access' });
     }
 
@@ -85,13 +87,22 @@ export function consentDecisionHandler(deps: ConsentDeps) {
       } catch (error) {
         const retryAfter = (error as { data?: { retryAfterSeconds?: number } }).data?.retryAfterSeconds ?? 60;
         res.setHeader('Retry-After', String(retryAfter));
-        return sendProblemPage(res, 429, `Too many sign-in attempts from this address: wait ${retryAfter} s, then start the sign-in again from your MCP host.`);
+        return sendProblemPage(
+          res,
+          429,
+          `Too many sign-in attempts from this address: wait ${retryAfter} s, then start the sign-in again from your MCP host.`,
+        );
       }
     }
     // A typed credential: an API token or a one-time login code (consumed), never an OAuth token.
-    const user = sessionProven ? session : await userOfCredential(field(req.body, 'credential'), deps.tokens, (code) => deps.loginCodes.redeem(code));
+    const user = sessionProven
+      ? session
+      : await userOfCredential(field(req.body, 'credential'), deps.tokens, (code) => deps.loginCodes.redeem(code));
     if (!user) {
-      deps.logger.warn({ clientId: request.clientId, address: deps.clientAddress?.(req) ?? req.socket.remoteAddress }, 'consent refused a credential');
+      deps.logger.warn(
+        { clientId: request.clientId, address: deps.clientAddress?.(req) ?? req.socket.remoteAddress },
+        'consent refused a credential',
+      );
       const fresh = newCsrf();
       await deps.repo.setRequestCsrf(request.id, fresh.hash);
       return sendConsentPage(
@@ -102,13 +113,15 @@ export function consentDecisionHandler(deps: ConsentDeps) {
           redirectUri: request.redirectUri,
           requestId: request.id,
           csrf: fresh.csrf,
-          error: 'That API token or login code was not accepted. Check it, or get a new login code with mobile-builder-mcp login-code --user NAME.',
+          error:
+            'That API token or login code was not accepted. Check it, or get a new login code with mobile-builder-mcp login-code --user NAME.',
           signedInAs: session && { userName: session.userName, csrf: session.csrf },
         },
         401,
       );
     }
-    if (!(await deps.repo.decideRequest(request.id, now.toISOString()))) return sendProblemPage(res, 400, 'This sign-in request was already answered.');
+    if (!(await deps.repo.decideRequest(request.id, now.toISOString())))
+      return sendProblemPage(res, 400, 'This sign-in request was already answered.');
     const code = await deps.grants.approve({
       userId: user.userId,
       clientId: client.client_id,

@@ -118,7 +118,10 @@ ${credential}
 
 /** Sends a page that ends the flow without a redirect (an unknown or used request, a bad CSRF token). */
 export function sendProblemPage(res: ServerResponse, status: number, message: string): void {
-  const body = layout('Sign-in failed', `<h1>Sign-in failed</h1><p class="error" role="alert">${escapeHtml(message)}</p><p>Start the sign-in again from your MCP host.</p>`);
+  const body = layout(
+    'Sign-in failed',
+    `<h1>Sign-in failed</h1><p class="error" role="alert">${escapeHtml(message)}</p><p>Start the sign-in again from your MCP host.</p>`,
+  );
   pageHeaders(res, status, consentCsp(null), body);
   res.end(body);
 }

@@ -12,9 +12,18 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Response } from 'express';
 import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
-import { InvalidGrantError, InvalidRequestError, InvalidTargetError, InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import {
+  InvalidGrantError,
+  InvalidRequestError,
+  InvalidTargetError,
+  InvalidTokenError,
+} from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type {
+  OAuthClientInformationFull,
+  OAuthTokenRevocationRequest,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
 import { hashToken } from '../auth/api-token.js';
 import { isOAuthGrantError, type OAuthGrants } from '../auth/oauth-grants.js';
 import type { Clock } from '../clock.js';
@@ -77,7 +86,10 @@ export function clientNameOf(client: OAuthClientInformationFull): string {
 }
 
 function grantError(error: unknown): unknown {
-  if (isOAuthGrantError(error)) return error.code === 'invalid_target' ? new InvalidTargetError(error.message) : new InvalidGrantError(error.message);
+  if (isOAuthGrantError(error))
+    return error.code === 'invalid_target'
+      ? new InvalidTargetError(error.message)
+      : new InvalidGrantError(error.message);
   return error;
 }
 
@@ -97,7 +109,8 @@ export class StoredOAuthProvider implements OAuthServerProvider {
   async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
     if (!params.state) throw new InvalidRequestError('state is required');
     const resource = resourceOf(this.deps.issuer());
-    if (params.resource && !sameUrl(params.resource.href, resource)) throw new InvalidTargetError(`resource must be ${resource}`);
+    if (params.resource && !sameUrl(params.resource.href, resource))
+      throw new InvalidTargetError(`resource must be ${resource}`);
     const now = this.deps.clock();
     await this.deps.repo.deleteExpiredRequests(now.toISOString());
     const { csrf, hash } = newCsrf();
@@ -135,15 +148,31 @@ export class StoredOAuthProvider implements OAuthServerProvider {
     }
   }
 
-  async exchangeAuthorizationCode(client: OAuthClientInformationFull, authorizationCode: string, _codeVerifier?: string, redirectUri?: string, resource?: URL): Promise<OAuthTokens> {
+  async exchangeAuthorizationCode(
+    client: OAuthClientInformationFull,
+    authorizationCode: string,
+    _codeVerifier?: string,
+    redirectUri?: string,
+    resource?: URL,
+  ): Promise<OAuthTokens> {
     try {
-      return await this.deps.grants.exchangeCode(client.client_id, authorizationCode, redirectUri, this.normalisedResource(resource));
+      return await this.deps.grants.exchangeCode(
+        client.client_id,
+        authorizationCode,
+        redirectUri,
+        this.normalisedResource(resource),
+      );
     } catch (error) {
       throw grantError(error);
     }
   }
 
-  async exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string, _scopes?: string[], resource?: URL): Promise<OAuthTokens> {
+  async exchangeRefreshToken(
+    client: OAuthClientInformationFull,
+    refreshToken: string,
+    _scopes?: string[],
+    resource?: URL,
+  ): Promise<OAuthTokens> {
     try {
       return await this.deps.grants.refresh(client.client_id, refreshToken, this.normalisedResource(resource));
     } catch (error) {
@@ -155,7 +184,14 @@ export class StoredOAuthProvider implements OAuthServerProvider {
     const resource = resourceOf(this.deps.issuer());
     const access = await this.deps.grants.verifyAccess(token, resource);
     if (!access) throw new InvalidTokenError('Invalid access token');
-    return { token, clientId: access.clientId, scopes: [], expiresAt: Math.floor(Date.parse(access.expiresAt) / 1000), resource: new URL(resource), extra: { userId: access.userId } };
+    return {
+      token,
+      clientId: access.clientId,
+      scopes: [],
+      expiresAt: Math.floor(Date.parse(access.expiresAt) / 1000),
+      resource: new URL(resource),
+      extra: { userId: access.userId },
+    };
   }
 
   async revokeToken(client: OAuthClientInformationFull, request: OAuthTokenRevocationRequest): Promise<void> {

@@ -53,7 +53,9 @@ const LIMITS = {
 };
 
 /** The authorization server metadata (RFC 8414) of `issuer`. */
-function authorizationServerMetadata(issuer: string): OAuthMetadata & { client_id_metadata_document_supported: boolean } {
+function authorizationServerMetadata(
+  issuer: string,
+): OAuthMetadata & { client_id_metadata_document_supported: boolean } {
   return {
     issuer,
     authorization_endpoint: `${issuer}/authorize`,
@@ -71,7 +73,12 @@ function authorizationServerMetadata(issuer: string): OAuthMetadata & { client_i
 
 /** The protected resource metadata (RFC 9728) of this server's `/mcp`. */
 function protectedResourceMetadata(issuer: string): OAuthProtectedResourceMetadata {
-  return { resource: resourceOf(issuer), authorization_servers: [issuer], bearer_methods_supported: ['header'], resource_name: 'mobile-builder-mcp' };
+  return {
+    resource: resourceOf(issuer),
+    authorization_servers: [issuer],
+    bearer_methods_supported: ['header'],
+    resource_name: 'mobile-builder-mcp',
+  };
 }
 
 function buildApp(deps: OAuthRouteDeps, issuer: string): Express {
@@ -87,27 +94,47 @@ function buildApp(deps: OAuthRouteDeps, issuer: string): Express {
   app.use('/.well-known/oauth-protected-resource', prm);
   app.use('/.well-known/oauth-authorization-server', metadataHandler(authorizationServerMetadata(issuer)));
   // Before `/authorize`, whose handler would otherwise see this path too.
-  app.post('/authorize/consent', express.urlencoded({ extended: false, limit: '16kb' }), consentDecisionHandler({ ...deps, provider }));
+  app.post(
+    '/authorize/consent',
+    express.urlencoded({ extended: false, limit: '16kb' }),
+    consentDecisionHandler({ ...deps, provider }),
+  );
   app.use('/authorize', authorizationHandler({ provider, ...limit('authorize') }));
   // The form is parsed here so that the presented client secret can be hashed first (the SDK's
   // handlers skip a body that is already parsed).
   const form = express.urlencoded({ extended: false, limit: '16kb' });
   app.use('/token', form, hashPresentedClientSecret, tokenHandler({ provider, ...limit('token') }));
-  app.use('/register', clientRegistrationHandler({ clientsStore: provider.clientsStore, clientSecretExpirySeconds: 0, ...limit('register') }));
+  app.use(
+    '/register',
+    clientRegistrationHandler({
+      clientsStore: provider.clientsStore,
+      clientSecretExpirySeconds: 0,
+      ...limit('register'),
+    }),
+  );
   app.use('/revoke', form, hashPresentedClientSecret, revocationHandler({ provider, ...limit('revoke') }));
   // A method the routes above do not take (`GET /authorize/consent`): our page, not express's.
-  app.use((req: express.Request, res: express.Response) => sendProblemPage(res, 405, `${req.method} is not supported here: start the sign-in again from your MCP host.`));
+  app.use((req: express.Request, res: express.Response) =>
+    sendProblemPage(res, 405, `${req.method} is not supported here: start the sign-in again from your MCP host.`),
+  );
   // Express's own error page would show a stack trace.
   app.use((error: unknown, req: express.Request, res: express.Response, next: express.NextFunction) => {
     void next;
     if (res.headersSent) return void res.destroy();
     // A body the parser refused (too large, malformed) carries its 4xx status.
     const status = (error as { status?: unknown }).status;
-    if (typeof status === 'number' && status >= 400 && status < 500) return sendProblemPage(res, status, 'The request could not be read.');
+    if (typeof status === 'number' && status >= 400 && status < 500)
+      return sendProblemPage(res, status, 'The request could not be read.');
     deps.logger.error({ err: error, path: req.path }, 'OAuth request failed');
     const failure = unexpectedFailureStatus(error);
     if (failure.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(failure.retryAfterSeconds));
-    sendProblemPage(res, failure.status, failure.status === 503 ? 'The server cannot reach its database right now. Try again in a moment.' : 'Something went wrong on the server. Try again.');
+    sendProblemPage(
+      res,
+      failure.status,
+      failure.status === 503
+        ? 'The server cannot reach its database right now. Try again in a moment.'
+        : 'Something went wrong on the server. Try again.',
+    );
   });
   return app;
 }

@@ -58,7 +58,8 @@ export function answerRule(question: QuestionRow): Record<string, unknown> {
   if (question.pattern) data.pattern = question.pattern;
   if (question.kind === 'code') {
     data.kind = 'code';
-    data.hint = 'A code question is waiting: fix the answer (each problem is listed in issues) and send it again with the same questionId, or answer "skip".';
+    data.hint =
+      'A code question is waiting: fix the answer (each problem is listed in issues) and send it again with the same questionId, or answer "skip".';
   }
   return data;
 }

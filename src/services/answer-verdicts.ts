@@ -32,7 +32,11 @@ export interface AnswerCheckDeps {
  * @throws ServiceError -32602 with every problem in `data.issues`, also when the node that had to
  *   check it did not answer in time (`data.reason = "check_timed_out"`; nothing was stored).
  */
-export async function checkByKind(deps: AnswerCheckDeps, question: QuestionRow, message: string): Promise<CheckedAnswer> {
+export async function checkByKind(
+  deps: AnswerCheckDeps,
+  question: QuestionRow,
+  message: string,
+): Promise<CheckedAnswer> {
   const limit = question.maxLength ?? MAX_MESSAGE_LENGTH;
   if (longerThan(message, limit)) throw tooLong(limit, answerRule(question));
   return accepted(question, await verdictOn(deps, question, message));
@@ -48,7 +52,8 @@ export function checkMovedQuestion(workspacesDir: string, question: QuestionRow,
   if (longerThan(message, limit)) throw tooLong(limit, answerRule(question));
   const here = checkAnswerHere(question, message, workspacesDir);
   if (here && (here.ok || !here.unavailable)) return accepted(question, here);
-  const problem = 'cannot be checked now: a new question was asked while this answer was being checked; read it with svc_get_session and answer it';
+  const problem =
+    'cannot be checked now: a new question was asked while this answer was being checked; read it with svc_get_session and answer it';
   throw invalidParameter('message', problem, { issues: [{ parameter: 'message', problem }], ...answerRule(question) });
 }
 
@@ -66,14 +71,28 @@ async function verdictOn(deps: AnswerCheckDeps, question: QuestionRow, message: 
   const holder = workflow?.runnerId != null && (workflow.leaseExpiresAt ?? 0) > now ? workflow.runnerId : null;
   if (holder === null || holder === engine.runnerId) {
     const here = checkAnswerHere(question, message, workspacesDir);
-    if (holder === engine.runnerId) return here ?? { ok: false, issues: [{ parameter: 'message', problem: 'cannot be checked now: this server has no workspace for the project' }] };
+    if (holder === engine.runnerId)
+      return (
+        here ?? {
+          ok: false,
+          issues: [
+            { parameter: 'message', problem: 'cannot be checked now: this server has no workspace for the project' },
+          ],
+        }
+      );
     if (here && (here.ok || !here.unavailable)) return here;
   }
   const timeoutMs = deps.answerCheckTimeoutMs ?? REMOTE_CHECK_TIMEOUT_MS;
   const verdict = await checkElsewhere(store, { question, answer: message, now: journal.now(), timeoutMs });
   if (verdict) return verdict;
   const seconds = Math.round(timeoutMs / 100) / 10;
-  const who = holder ? 'the build worker running this workflow did not answer the check' : 'no build worker answered the check';
+  const who = holder
+    ? 'the build worker running this workflow did not answer the check'
+    : 'no build worker answered the check';
   const problem = `cannot be checked now: ${who} within ${seconds} s, and nothing was stored; send the answer again (the question is still pending)`;
-  throw invalidParameter('message', problem, { issues: [{ parameter: 'message', problem }], reason: 'check_timed_out', ...answerRule(question) });
+  throw invalidParameter('message', problem, {
+    issues: [{ parameter: 'message', problem }],
+    reason: 'check_timed_out',
+    ...answerRule(question),
+  });
 }

@@ -31,9 +31,14 @@ export class ArtifactReader {
   }
 
   /** The deployment for `platform` published by the same workflow as `artifact` (ios and android go together). */
-  async sibling(artifact: PublishedArtifactRow, platform: ArtifactRow['platform']): Promise<PublishedArtifactRow | undefined> {
+  async sibling(
+    artifact: PublishedArtifactRow,
+    platform: ArtifactRow['platform'],
+  ): Promise<PublishedArtifactRow | undefined> {
     if (!artifact.workflowId) return undefined;
-    return (await this.artifacts.listByWorkflow(artifact.workflowId)).find((a) => a.kind === artifact.kind && a.platform === platform);
+    return (await this.artifacts.listByWorkflow(artifact.workflowId)).find(
+      (a) => a.kind === artifact.kind && a.platform === platform,
+    );
   }
 
   /** The project whose "latest" update token this is, or null (a malformed token never reaches the store). */

@@ -45,7 +45,11 @@ export async function messagesPage(deps: ConversationDeps, caller: Caller, input
  * project, so that is the newest `seq` minus `limit` (at least 0). For the web console, which
  * opens a conversation at its end. @throws -32004/-32003 like `messagesPage`
  */
-export async function latestPageStart(deps: ConversationDeps, caller: Caller, input: { projectId: string; limit: number }): Promise<number> {
+export async function latestPageStart(
+  deps: ConversationDeps,
+  caller: Caller,
+  input: { projectId: string; limit: number },
+): Promise<number> {
   await deps.access.readable(caller, input.projectId);
   return Math.max(0, (await deps.repos.messages.lastSeq(input.projectId)) - input.limit);
 }

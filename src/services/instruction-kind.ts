@@ -21,19 +21,75 @@ const LEADING_VERB = /^\s*(?:please\s*[,!]?\s+)?(deploy|publish|release|ship)\b(
  * date"): the instruction then describes something to build.
  */
 const NOUN_FOLLOWERS = new Set([
-  'notes', 'note', 'build', 'builds', 'button', 'buttons', 'candidate', 'date', 'dates', 'branch', 'pipeline', 'script',
-  'scripts', 'process', 'checklist', 'key', 'keys', 'page', 'pages', 'screen', 'screens', 'settings', 'flow', 'log',
-  'logs', 'channel', 'config', 'configuration', 'target', 'targets', 'form', 'forms', 'dialog', 'modal', 'status',
-  'history', 'icon', 'step', 'steps', 'workflow', 'job', 'tab', 'menu', 'option', 'options',
-  'number', 'cycle', 'schedule', 'train', 'mode', 'info', 'details', 'section', 'is', 'was', 'should', 'will', 'fails',
-  'failed', 'broke', 'broken',
+  'notes',
+  'note',
+  'build',
+  'builds',
+  'button',
+  'buttons',
+  'candidate',
+  'date',
+  'dates',
+  'branch',
+  'pipeline',
+  'script',
+  'scripts',
+  'process',
+  'checklist',
+  'key',
+  'keys',
+  'page',
+  'pages',
+  'screen',
+  'screens',
+  'settings',
+  'flow',
+  'log',
+  'logs',
+  'channel',
+  'config',
+  'configuration',
+  'target',
+  'targets',
+  'form',
+  'forms',
+  'dialog',
+  'modal',
+  'status',
+  'history',
+  'icon',
+  'step',
+  'steps',
+  'workflow',
+  'job',
+  'tab',
+  'menu',
+  'option',
+  'options',
+  'number',
+  'cycle',
+  'schedule',
+  'train',
+  'mode',
+  'info',
+  'details',
+  'section',
+  'is',
+  'was',
+  'should',
+  'will',
+  'fails',
+  'failed',
+  'broke',
+  'broken',
 ]);
 
 /** A negation inside the first clause ("Deploy it not yet", "Ship nothing", "Release it? never"). */
 const NEGATION = /\b(?:not|never|nothing|no|don't|dont|do\s+not|without|n't)\b|n't\b/i;
 
 /** A negation of the request anywhere in the message ("Ship it? Not yet", "... but do not deploy"). */
-const WITHDRAWN = /\bnot\s+(?:yet|now)\b|\b(?:don'?t|do\s+not|never|no\s+need\s+to)\s+(?:\w+\s+)?(?:deploy|publish|release|ship)\b/i;
+const WITHDRAWN =
+  /\bnot\s+(?:yet|now)\b|\b(?:don'?t|do\s+not|never|no\s+need\s+to)\s+(?:\w+\s+)?(?:deploy|publish|release|ship)\b/i;
 
 /** Where the first clause ends. */
 const CLAUSE_END = /[.;!?\n]|,\s*(?:but|and|then)\b|\s+but\b/i;

@@ -16,11 +16,21 @@ import { earlierAnswer, finalAnswer, keepAnswer, lockAndFindAnswer, type Receipt
 import { checkByKind, type AnswerCheckDeps } from './answer-verdicts.js';
 import type { CheckedAnswer } from './answer-refusals.js';
 import { answersPending, recordSend, type SendMessageInput, type SendRecordDeps } from './send-record.js';
-import { reportSent, reportWaiting, type SendOutcome, type SendReportDeps, type UnclaimedFrom } from './send-reports.js';
+import {
+  reportSent,
+  reportWaiting,
+  type SendOutcome,
+  type SendReportDeps,
+  type UnclaimedFrom,
+} from './send-reports.js';
 import type { SendMessageResult } from './resource-shapes.js';
 
 /** What a send needs: the parts' deps together, with the store, the access rule and the engine. */
-export interface SenderDeps extends Omit<AnswerCheckDeps, 'journal' | 'engine' | 'store'>, Omit<SendRecordDeps, 'journal'>, Omit<SendReportDeps, 'journal' | 'engine'> {
+export interface SenderDeps
+  extends
+    Omit<AnswerCheckDeps, 'journal' | 'engine' | 'store'>,
+    Omit<SendRecordDeps, 'journal'>,
+    Omit<SendReportDeps, 'journal' | 'engine'> {
   store: Store;
   access: Pick<ProjectAccess, 'writable'>;
   engine: Pick<WorkflowEngine, 'claims' | 'runnerId' | 'offer' | 'awaitClaim'>;
@@ -42,20 +52,34 @@ export interface SenderDeps extends Omit<AnswerCheckDeps, 'journal' | 'engine' |
  * With `input.requestId`, a repeat of it by the same user within 24 hours answers what the first
  * send answered and records nothing (`send-receipts.ts`).
  */
-export async function sendMessage(deps: SenderDeps, caller: Caller, input: SendMessageInput): Promise<SendMessageResult> {
+export async function sendMessage(
+  deps: SenderDeps,
+  caller: Caller,
+  input: SendMessageInput,
+): Promise<SendMessageResult> {
   const { access, store } = deps;
   await access.writable(caller, input.projectId);
   // A repeat of an earlier send's `requestId` answers what it answered (send-receipts.ts).
-  const receipt = input.requestId === undefined ? undefined : { userId: caller.userId, requestId: input.requestId, now: Date.now() + store.clockOffsetMs() };
+  const receipt =
+    input.requestId === undefined
+      ? undefined
+      : { userId: caller.userId, requestId: input.requestId, now: Date.now() + store.clockOffsetMs() };
   const earlier = receipt && (await earlierAnswer(store.repos, receipt));
   if (earlier) return earlier;
   // An answer to a builder's kind of question (a code answer: syntax trees, the workspace on disk)
   // is checked before the transaction starts.
   const pending = answersPending(input) ? await pendingOf(store.repos, input.projectId) : undefined;
-  const checked = pending && questionKind(pending.kind) && (input.questionId ?? pending.id) === pending.id ? await checkByKind(deps, pending, input.message) : undefined;
+  const checked =
+    pending && questionKind(pending.kind) && (input.questionId ?? pending.id) === pending.id
+      ? await checkByKind(deps, pending, input.message)
+      : undefined;
   const outcome = await recordAndReport(deps, { caller, input, receipt, checked });
   if (!outcome.unclaimed) return outcome.result;
-  const settled = await settleUnclaimed(deps, caller, { projectId: input.projectId, result: outcome.result, from: outcome.unclaimed });
+  const settled = await settleUnclaimed(deps, caller, {
+    projectId: input.projectId,
+    result: outcome.result,
+    from: outcome.unclaimed,
+  });
   if (receipt) await finalAnswer(store.repos, receipt, { first: outcome.result, final: settled });
   return settled;
 }
@@ -112,7 +136,11 @@ async function recordAndReport(deps: SenderDeps, send: CheckedSend): Promise<Sen
  * did; else reports it as waiting for a slot, with its status message, as the claiming node
  * would have.
  */
-async function settleUnclaimed(deps: SenderDeps, caller: Caller, waiting: { projectId: string; result: SendMessageResult; from: UnclaimedFrom }): Promise<SendMessageResult> {
+async function settleUnclaimed(
+  deps: SenderDeps,
+  caller: Caller,
+  waiting: { projectId: string; result: SendMessageResult; from: UnclaimedFrom },
+): Promise<SendMessageResult> {
   const { engine, store } = deps;
   const { projectId, result, from } = waiting;
   const row = await engine.awaitClaim({ id: result.workflowId, projectId }, from);

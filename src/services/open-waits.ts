@@ -42,5 +42,4 @@ export class OpenWaits {
       if (mine.size === 0 && this.byUser.get(userId) === mine) this.byUser.delete(userId);
     };
   }
-
 }

@@ -11,7 +11,12 @@ import type { Caller } from '../auth/caller.js';
 import type { BrowserLocation } from '../builders/browser-location.js';
 import type { BuildSandbox } from '../builders/process-sandbox.js';
 import { HeavyStepSemaphore } from '../builders/heavy-steps.js';
-import { SCREENSHOT_TIMEOUT_MS, SCREENSHOT_VIEWPORT, ScreenshotFailure, takePreviewScreenshot } from '../builders/preview-screenshot.js';
+import {
+  SCREENSHOT_TIMEOUT_MS,
+  SCREENSHOT_VIEWPORT,
+  ScreenshotFailure,
+  takePreviewScreenshot,
+} from '../builders/preview-screenshot.js';
 import type { Logger } from '../logger.js';
 import type { ArtifactRepo } from '../store/repos.js';
 import type { ArtifactRow } from '../store/rows.js';
@@ -83,9 +88,12 @@ export class PreviewScreenshots {
   async latest(caller: Caller, projectId: string): Promise<ScreenshotOutcome> {
     await this.deps.access.readable(caller, projectId);
     const { artifacts } = this.deps;
-    const artifact = (await artifacts.latest(projectId, 'preview', 'web')) ?? (await artifacts.latest(projectId, 'deployment', 'web'));
-    if (!artifact) return { info: { status: 'unavailable', reason: 'the project has no web preview yet: build it first' } };
-    const previewUrl = artifact.externalUrl ?? `${this.deps.publicUrl.artifactBaseOf(artifact)}${artifactPath(artifact)}`;
+    const artifact =
+      (await artifacts.latest(projectId, 'preview', 'web')) ?? (await artifacts.latest(projectId, 'deployment', 'web'));
+    if (!artifact)
+      return { info: { status: 'unavailable', reason: 'the project has no web preview yet: build it first' } };
+    const previewUrl =
+      artifact.externalUrl ?? `${this.deps.publicUrl.artifactBaseOf(artifact)}${artifactPath(artifact)}`;
     const browser = this.deps.browser;
     const cached = await readFile(this.cacheFile(artifact)).catch(() => null);
     if (cached) return taken(cached, previewUrl);
@@ -97,13 +105,20 @@ export class PreviewScreenshots {
     const mine = this.perUser.get(caller.userId) ?? 0;
     const shared = this.taking.has(artifact.id);
     if (mine >= SCREENSHOTS_PER_USER || (!shared && this.pending >= SCREENSHOTS_RUNNING + SCREENSHOTS_WAITING)) {
-      return { info: { status: 'unavailable', reason: 'the server is busy taking other screenshots: ask again in a few seconds', previewUrl } };
+      return {
+        info: {
+          status: 'unavailable',
+          reason: 'the server is busy taking other screenshots: ask again in a few seconds',
+          previewUrl,
+        },
+      };
     }
     this.perUser.set(caller.userId, mine + 1);
     try {
       return taken(await this.take(artifact, browser.path), previewUrl);
     } catch (error) {
-      if (!(error instanceof ScreenshotFailure)) this.deps.logger?.error({ err: error, artifactId: artifact.id }, 'preview screenshot failed');
+      if (!(error instanceof ScreenshotFailure))
+        this.deps.logger?.error({ err: error, artifactId: artifact.id }, 'preview screenshot failed');
       const reason = error instanceof ScreenshotFailure ? error.message : 'the screenshot failed';
       this.remember(artifact.id, reason);
       return { info: { status: 'unavailable', reason, previewUrl } };
@@ -143,7 +158,11 @@ export class PreviewScreenshots {
       this.pending++;
       running = this.browsers
         .run(NEVER, async () => {
-          const png = await takePreviewScreenshot(browserPath, await this.deps.artifactStore.localDir(artifact.id), this.deps.sandbox);
+          const png = await takePreviewScreenshot(
+            browserPath,
+            await this.deps.artifactStore.localDir(artifact.id),
+            this.deps.sandbox,
+          );
           // Written whole, then renamed: a reader never sees half a picture.
           const file = this.cacheFile(artifact);
           await writeFile(`${file}.tmp`, png);

@@ -23,20 +23,42 @@ export interface QuestionFilesDeps {
  * @throws ServiceError -32602 when no code question is waiting, or `page` is past the last page
  *   (`data.pages`).
  */
-export async function withQuestionFiles(deps: QuestionFilesDeps, view: SessionView, page: number): Promise<SessionView> {
+export async function withQuestionFiles(
+  deps: QuestionFilesDeps,
+  view: SessionView,
+  page: number,
+): Promise<SessionView> {
   const { questions } = deps.repos;
   const question = view.pendingQuestion;
-  const row = question && questionKind(question.kind)?.filePages ? await questions.pendingOf(question.workflowId) : undefined;
+  const row =
+    question && questionKind(question.kind)?.filePages ? await questions.pendingOf(question.workflowId) : undefined;
   // Stored when the question was asked (every node serves the same pages); read from this
   // node's workspace for a question stored before pages were.
   const stored = row ? await questions.filePagesOf(row.id) : undefined;
-  const pages = stored !== undefined ? (JSON.parse(stored) as PagedFile[][]) : row?.rules ? await questionKind(row.kind)?.filePages?.(row.rules, join(deps.workspacesDir, row.projectId)) : null;
-  if (!question || !pages) throw invalidParameter('questionFilesPage', 'can be read only while a code question is waiting (see pendingQuestion)');
-  if (page > pages.length) throw invalidParameter('questionFilesPage', `must be at most ${pages.length} (the question's files fill ${pages.length} page${pages.length === 1 ? '' : 's'})`, { pages: pages.length });
+  const pages =
+    stored !== undefined
+      ? (JSON.parse(stored) as PagedFile[][])
+      : row?.rules
+        ? await questionKind(row.kind)?.filePages?.(row.rules, join(deps.workspacesDir, row.projectId))
+        : null;
+  if (!question || !pages)
+    throw invalidParameter(
+      'questionFilesPage',
+      'can be read only while a code question is waiting (see pendingQuestion)',
+    );
+  if (page > pages.length)
+    throw invalidParameter(
+      'questionFilesPage',
+      `must be at most ${pages.length} (the question's files fill ${pages.length} page${pages.length === 1 ? '' : 's'})`,
+      { pages: pages.length },
+    );
   const { format: _format, ...rest } = question;
   return {
     ...view,
-    pendingQuestion: { ...rest, prompt: '(left out while reading files: call svc_get_session without questionFilesPage for the prompt)' },
+    pendingQuestion: {
+      ...rest,
+      prompt: '(left out while reading files: call svc_get_session without questionFilesPage for the prompt)',
+    },
     questionFiles: { questionId: question.questionId, page, pages: pages.length, files: pages[page - 1]! },
   };
 }

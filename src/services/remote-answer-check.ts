@@ -34,11 +34,22 @@ export interface RemoteCheck {
  *   late verdict is dropped, and nothing was stored for the answer).
  * @throws the store's error when a write or a read fails.
  */
-export async function checkElsewhere(store: Pick<Store, 'repos' | 'events' | 'transaction'>, check: RemoteCheck): Promise<AnswerVerdict | null> {
+export async function checkElsewhere(
+  store: Pick<Store, 'repos' | 'events' | 'transaction'>,
+  check: RemoteCheck,
+): Promise<AnswerVerdict | null> {
   const { question, answer, now, timeoutMs } = check;
   const id = randomUUID();
   await store.transaction(async (tx) => {
-    await tx.answerChecks.insert({ id, questionId: question.id, workflowId: question.workflowId, answer, checkedBy: null, verdict: null, createdAt: now });
+    await tx.answerChecks.insert({
+      id,
+      questionId: question.id,
+      workflowId: question.workflowId,
+      answer,
+      checkedBy: null,
+      verdict: null,
+      createdAt: now,
+    });
     tx.publish({ kind: 'workflow', id: question.workflowId });
   });
   try {
@@ -49,7 +60,16 @@ export async function checkElsewhere(store: Pick<Store, 'repos' | 'events' | 'tr
 }
 
 /** Resolves with check `id`'s verdict once written, or null after `timeoutMs` (in ms). */
-async function waitForVerdict(store: Pick<Store, 'repos' | 'events'>, { id, projectId, timeoutMs }: { id: string; projectId: string; timeoutMs: number }): Promise<AnswerVerdict | null> {
-  const row = await waitForProjectRead(store, projectId, () => store.repos.answerChecks.findById(id), (found) => found?.verdict != null, { timeoutMs, recheckMs: RECHECK_MS });
+async function waitForVerdict(
+  store: Pick<Store, 'repos' | 'events'>,
+  { id, projectId, timeoutMs }: { id: string; projectId: string; timeoutMs: number },
+): Promise<AnswerVerdict | null> {
+  const row = await waitForProjectRead(
+    store,
+    projectId,
+    () => store.repos.answerChecks.findById(id),
+    (found) => found?.verdict != null,
+    { timeoutMs, recheckMs: RECHECK_MS },
+  );
   return row?.verdict != null ? (JSON.parse(row.verdict) as AnswerVerdict) : null;
 }

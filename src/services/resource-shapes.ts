@@ -37,7 +37,9 @@ const previewUrlSchema = z.object({
     .number()
     .int()
     .nullable()
-    .describe('Deployments: the deploy\'s number in the project (1, 2, ...), shared by every platform one deploy published ("deploy #3: web, ios, android"); null for previews'),
+    .describe(
+      'Deployments: the deploy\'s number in the project (1, 2, ...), shared by every platform one deploy published ("deploy #3: web, ios, android"); null for previews',
+    ),
   workflowId: z.string().nullable(),
   createdAt: timestamp,
 });
@@ -46,7 +48,11 @@ const previewUrlSchema = z.object({
 export const workflowSchema = z.object({
   id: z.string(),
   kind: z.enum(['build', 'deploy']),
-  title: z.string().describe(`The instruction's first line, at most ${WORKFLOW_TITLE_MAX} characters (cut with "…"): tells queued workflows apart`),
+  title: z
+    .string()
+    .describe(
+      `The instruction's first line, at most ${WORKFLOW_TITLE_MAX} characters (cut with "…"): tells queued workflows apart`,
+    ),
   status: z.enum(WORKFLOW_STATUSES),
   step: z.object({ index: z.number().int(), total: z.number().int(), name: z.string().nullable() }),
   createdAt: timestamp,
@@ -60,7 +66,11 @@ export const workflowSchema = z.object({
 const pendingQuestionSchema = z.object({
   questionId: z.string(),
   workflowId: z.string(),
-  kind: z.enum(['text', 'code']).describe('"text": ask the user and send their answer. "code": the building agent asks YOU for code: follow prompt and answer with JSON matching format'),
+  kind: z
+    .enum(['text', 'code'])
+    .describe(
+      '"text": ask the user and send their answer. "code": the building agent asks YOU for code: follow prompt and answer with JSON matching format',
+    ),
   prompt: z.string(),
   options: z.array(z.string()).optional(),
   pattern: z.string().optional(),
@@ -87,7 +97,9 @@ export const projectListSchema = z.object({ projects: z.array(projectSchema) });
 export const sendMessageResultSchema = z.object({
   messageId: z.string(),
   workflowId: z.string().describe('The new workflow, or the one whose question was answered'),
-  kind: z.enum(['build', 'deploy']).describe('The kind of the workflow started (as passed, or as guessed from the message)'),
+  kind: z
+    .enum(['build', 'deploy'])
+    .describe('The kind of the workflow started (as passed, or as guessed from the message)'),
   status: z.enum(['queued', 'running']).describe('"queued" when it waits for other workflows to finish'),
   queuePosition: z.number().int().optional().describe('1 = next to start; present when queued'),
 });
@@ -104,21 +116,34 @@ export const sessionSchema = z.object({
   waitingFor: z
     .string()
     .optional()
-    .describe('Present when the next queued workflow cannot start because no build worker has its builder: "waiting for a worker with the expo builder" (tell the user; the operator must start one)'),
+    .describe(
+      'Present when the next queued workflow cannot start because no build worker has its builder: "waiting for a worker with the expo builder" (tell the user; the operator must start one)',
+    ),
   wait: z
     .object({
-      changed: z.boolean().describe('true when the call returned because the followed workflow changed (status, step, question, end)'),
+      changed: z
+        .boolean()
+        .describe('true when the call returned because the followed workflow changed (status, step, question, end)'),
       reason: z
         .enum(['changed', 'time_up', 'nothing_active', 'question_pending', 'client_gone', 'superseded'])
-        .describe('question_pending: the followed workflow\'s question was already asked and waits for its answer (returned at once); superseded: the caller opened more waits than a user may hold, and this, the oldest, was ended'),
-      cappedAtSeconds: z.number().int().optional().describe('Present when waitSeconds was larger than a wait may run: the wait ran at most this many seconds'),
+        .describe(
+          "question_pending: the followed workflow's question was already asked and waits for its answer (returned at once); superseded: the caller opened more waits than a user may hold, and this, the oldest, was ended",
+        ),
+      cappedAtSeconds: z
+        .number()
+        .int()
+        .optional()
+        .describe('Present when waitSeconds was larger than a wait may run: the wait ran at most this many seconds'),
     })
     .optional()
     .describe('Present when waitSeconds > 0: why the wait ended'),
   screenshot: z
     .object({
       status: z.enum(['taken', 'unavailable']),
-      reason: z.string().optional().describe('Why there is no image (no web preview, no browser, the page failed to render)'),
+      reason: z
+        .string()
+        .optional()
+        .describe('Why there is no image (no web preview, no browser, the page failed to render)'),
       previewUrl: z.string().optional().describe('The web preview the image shows'),
       width: z.number().int().optional().describe('CSS pixels of the phone-sized viewport'),
       height: z.number().int().optional(),
@@ -128,21 +153,35 @@ export const sessionSchema = z.object({
   elicitation: z
     .object({
       questionId: z.string(),
-      action: z.enum(['accept', 'decline', 'cancel']).describe('What the user did with the question the server asked them (MCP elicitation)'),
-      answered: z.boolean().describe('true when their answer was sent: the workflow goes on; false: the question is still pending'),
+      action: z
+        .enum(['accept', 'decline', 'cancel'])
+        .describe('What the user did with the question the server asked them (MCP elicitation)'),
+      answered: z
+        .boolean()
+        .describe('true when their answer was sent: the workflow goes on; false: the question is still pending'),
       note: z.string(),
     })
     .optional()
-    .describe('Present when the server asked the user the pending text question itself (the client declared elicitation)'),
+    .describe(
+      'Present when the server asked the user the pending text question itself (the client declared elicitation)',
+    ),
   questionFiles: z
     .object({
       questionId: z.string(),
       page: z.number().int(),
       pages: z.number().int(),
-      files: z.array(z.object({ path: z.string(), content: z.string(), cut: z.boolean().optional().describe('true when the file is longer than a page: content is its start') })),
+      files: z.array(
+        z.object({
+          path: z.string(),
+          content: z.string(),
+          cut: z.boolean().optional().describe('true when the file is longer than a page: content is its start'),
+        }),
+      ),
     })
     .optional()
-    .describe('Present with questionFilesPage: one page of the app files of the pending code question (pendingQuestion.prompt is then left out)'),
+    .describe(
+      'Present with questionFilesPage: one page of the app files of the pending code question (pendingQuestion.prompt is then left out)',
+    ),
 });
 
 /** `svc_get_messages`'s response: pass `nextAfter` as `after` to read on. */

@@ -22,7 +22,10 @@ export interface ReceiptKey {
 }
 
 /** The answer stored for `key` within the last 24 hours (read anywhere: the store's repositories or a transaction's). */
-export async function earlierAnswer(repos: Pick<Repos, 'sendReceipts'>, key: ReceiptKey): Promise<SendMessageResult | undefined> {
+export async function earlierAnswer(
+  repos: Pick<Repos, 'sendReceipts'>,
+  key: ReceiptKey,
+): Promise<SendMessageResult | undefined> {
   const stored = await repos.sendReceipts.find(key.userId, key.requestId, key.now - RECEIPT_TTL_MS);
   return stored === undefined ? undefined : (JSON.parse(stored) as SendMessageResult);
 }
@@ -41,13 +44,21 @@ export async function lockAndFindAnswer(tx: Tx, key: ReceiptKey): Promise<SendMe
 export async function keepAnswer(tx: Tx, key: ReceiptKey, result: SendMessageResult): Promise<void> {
   const since = key.now - RECEIPT_TTL_MS;
   await tx.sendReceipts.deleteBefore(key.userId, since);
-  await tx.sendReceipts.put({ userId: key.userId, requestId: key.requestId, result: JSON.stringify(result), createdAt: key.now }, since);
+  await tx.sendReceipts.put(
+    { userId: key.userId, requestId: key.requestId, result: JSON.stringify(result), createdAt: key.now },
+    since,
+  );
 }
 
 /**
  * After the commit, when the answer changed from `answers.first` to `answers.final` (another node's
  * worker claimed the workflow meanwhile): stores the final one.
  */
-export async function finalAnswer(repos: Pick<Repos, 'sendReceipts'>, key: ReceiptKey, { first, final }: { first: SendMessageResult; final: SendMessageResult }): Promise<void> {
-  if (JSON.stringify(first) !== JSON.stringify(final)) await repos.sendReceipts.setResult(key.userId, key.requestId, JSON.stringify(final));
+export async function finalAnswer(
+  repos: Pick<Repos, 'sendReceipts'>,
+  key: ReceiptKey,
+  { first, final }: { first: SendMessageResult; final: SendMessageResult },
+): Promise<void> {
+  if (JSON.stringify(first) !== JSON.stringify(final))
+    await repos.sendReceipts.setResult(key.userId, key.requestId, JSON.stringify(final));
 }

@@ -71,7 +71,10 @@ export function answersPending(input: SendMessageInput): boolean {
 export async function recordSend(deps: SendRecordDeps, send: SendRecord): Promise<Recorded> {
   const { tx, input } = send;
   const active = await tx.workflows.findActive(input.projectId);
-  const pending = answersPending(input) && active?.status === 'waiting_for_input' ? await tx.questions.pendingOf(active.id) : undefined;
+  const pending =
+    answersPending(input) && active?.status === 'waiting_for_input'
+      ? await tx.questions.pendingOf(active.id)
+      : undefined;
   if (active && pending) return recordAnswer(deps, send, { active, pending });
   if (input.questionId !== undefined) {
     throw invalidParameter('questionId', 'does not match a pending question: no question is waiting for an answer');
@@ -80,14 +83,20 @@ export async function recordSend(deps: SendRecordDeps, send: SendRecord): Promis
 }
 
 /** Stores the answer to `pending`, the question of waiting workflow `active`. */
-async function recordAnswer(deps: SendRecordDeps, { tx, input, checked }: SendRecord, { active, pending }: { active: WorkflowRow; pending: QuestionRow }): Promise<Recorded> {
+async function recordAnswer(
+  deps: SendRecordDeps,
+  { tx, input, checked }: SendRecord,
+  { active, pending }: { active: WorkflowRow; pending: QuestionRow },
+): Promise<Recorded> {
   const { journal } = deps;
   if (input.questionId !== undefined && input.questionId !== pending.id) {
     throw invalidParameter('questionId', 'does not match the pending question', { pendingQuestionId: pending.id });
   }
   let content = input.message;
   if (questionKind(pending.kind)) {
-    content = (checked?.questionId === pending.id ? checked : checkMovedQuestion(deps.workspacesDir, pending, input.message)).content;
+    content = (
+      checked?.questionId === pending.id ? checked : checkMovedQuestion(deps.workspacesDir, pending, input.message)
+    ).content;
   } else {
     if (longerThan(input.message, MAX_MESSAGE_LENGTH)) throw tooLong(MAX_MESSAGE_LENGTH);
     const problem = checkAnswer(pending, input.message);
@@ -95,7 +104,10 @@ async function recordAnswer(deps: SendRecordDeps, { tx, input, checked }: SendRe
   }
   await tx.questions.answer(pending.id, normaliseAnswer(input.message), journal.now());
   const message = await journal.post(input.projectId, active.id, { role: 'user', type: 'answer', content }, tx);
-  return { result: { messageId: message.id, workflowId: active.id, kind: active.kind, status: 'running' }, answered: true };
+  return {
+    result: { messageId: message.id, workflowId: active.id, kind: active.kind, status: 'running' },
+    answered: true,
+  };
 }
 
 /** Stores a new workflow as `queued`, with the message as its instruction. */
@@ -135,6 +147,11 @@ async function recordInstruction(deps: SendRecordDeps, { tx, caller, input }: Se
     finishedAt: null,
   };
   await workflows.insert(row);
-  const message = await journal.post(input.projectId, row.id, { role: 'user', type: 'instruction', content: input.message }, tx);
+  const message = await journal.post(
+    input.projectId,
+    row.id,
+    { role: 'user', type: 'instruction', content: input.message },
+    tx,
+  );
   return { result: { messageId: message.id, workflowId: row.id, kind, status: 'queued' }, answered: false };
 }

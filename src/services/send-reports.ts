@@ -72,7 +72,8 @@ export async function reportSent(deps: SendReportDeps, sent: SentReport): Promis
   if (starts.started(workflowId)) return { result: { ...recorded.result, status: 'running' } };
   // Claimable by another node's engine.
   tx.publish({ kind: 'queued', id: projectId });
-  if (!engine.claims && !(await waitsForProject(tx, workflowId, projectId))) return { result: recorded.result, unclaimed: 'queued' };
+  if (!engine.claims && !(await waitsForProject(tx, workflowId, projectId)))
+    return { result: recorded.result, unclaimed: 'queued' };
   return { result: await reportQueued(deps, sent, recorded.result) };
 }
 
@@ -80,8 +81,14 @@ export async function reportSent(deps: SendReportDeps, sent: SentReport): Promis
  * The answer for a workflow still in status `from` after the wait for another node's claim
  * (`settleUnclaimed` in `message-sender.ts`): `reportQueued` or `reportAnsweredWaiting`.
  */
-export function reportWaiting(deps: SendReportDeps, at: SendTx, waiting: { result: SendMessageResult; from: UnclaimedFrom }): Promise<SendMessageResult> {
-  return waiting.from === 'queued' ? reportQueued(deps, at, waiting.result) : reportAnsweredWaiting(deps, at, waiting.result);
+export function reportWaiting(
+  deps: SendReportDeps,
+  at: SendTx,
+  waiting: { result: SendMessageResult; from: UnclaimedFrom },
+): Promise<SendMessageResult> {
+  return waiting.from === 'queued'
+    ? reportQueued(deps, at, waiting.result)
+    : reportAnsweredWaiting(deps, at, waiting.result);
 }
 
 /** Whether queued workflow `workflowId` waits for other workflows of its project (not only for a slot). */
@@ -103,13 +110,18 @@ async function reportQueued(deps: SendReportDeps, at: SendTx, result: SendMessag
   const queued = await workflows.listQueued(row.projectId);
   const position = queued.findIndex((w) => w.id === row.id) + 1;
   const waitsForProject = position > 1 || (await workflows.findActive(row.projectId)) !== undefined;
-  await journal.post(row.projectId, row.id, {
-    role: 'system',
-    type: 'status',
-    content: waitsForProject
-      ? `${kindLabel(row.kind)} queued at position ${position}: it starts when the workflows ahead of it finish.`
-      : `${kindLabel(row.kind)} queued: ${await slotShortage(deps, at, row)}; it starts when ${(await deps.nodes?.waitingFor(row, tx)) ? 'one is running' : 'one finishes'}.`,
-  }, tx);
+  await journal.post(
+    row.projectId,
+    row.id,
+    {
+      role: 'system',
+      type: 'status',
+      content: waitsForProject
+        ? `${kindLabel(row.kind)} queued at position ${position}: it starts when the workflows ahead of it finish.`
+        : `${kindLabel(row.kind)} queued: ${await slotShortage(deps, at, row)}; it starts when ${(await deps.nodes?.waitingFor(row, tx)) ? 'one is running' : 'one finishes'}.`,
+    },
+    tx,
+  );
   return { ...result, status: 'queued', queuePosition: position };
 }
 
@@ -118,15 +130,24 @@ async function reportQueued(deps: SendReportDeps, at: SendTx, result: SendMessag
  * its project's next), with a status message saying why it waits; `running` when it resumed
  * meanwhile.
  */
-async function reportAnsweredWaiting(deps: SendReportDeps, at: SendTx, result: SendMessageResult): Promise<SendMessageResult> {
+async function reportAnsweredWaiting(
+  deps: SendReportDeps,
+  at: SendTx,
+  result: SendMessageResult,
+): Promise<SendMessageResult> {
   const { tx } = at;
   const row = await tx.workflows.findById(result.workflowId);
   if (!row || row.status !== 'waiting_for_input' || (await tx.questions.pendingOf(row.id))) return result;
-  await deps.journal.post(row.projectId, row.id, {
-    role: 'system',
-    type: 'status',
-    content: `Answer received. ${capitalised(await slotShortage(deps, at, row))}: the ${kindLabel(row.kind).toLowerCase()} continues when a slot frees.`,
-  }, tx);
+  await deps.journal.post(
+    row.projectId,
+    row.id,
+    {
+      role: 'system',
+      type: 'status',
+      content: `Answer received. ${capitalised(await slotShortage(deps, at, row))}: the ${kindLabel(row.kind).toLowerCase()} continues when a slot frees.`,
+    },
+    tx,
+  );
   return { ...result, status: 'queued', queuePosition: 1 };
 }
 
@@ -140,7 +161,8 @@ async function slotShortage(deps: SendReportDeps, { tx, caller }: SendTx, row: W
   if (unserved) return unserved;
   const { maxRunning } = workflowBounds(limitsFor(deps.plans, caller.plan));
   const running = (await tx.workflows.runningByOwner()).get(caller.userId) ?? 0;
-  if (running >= maxRunning) return `your plan allows ${maxRunning} running workflow${maxRunning === 1 ? '' : 's'} at once and you have ${running}`;
+  if (running >= maxRunning)
+    return `your plan allows ${maxRunning} running workflow${maxRunning === 1 ? '' : 's'} at once and you have ${running}`;
   // A node that claims nothing (the `api` role) waits for the build workers.
   if (!deps.engine.claims) return 'every build worker is busy (or none is running)';
   return 'the server is running its maximum number of workflows';

@@ -39,7 +39,8 @@ export class SessionCache {
    */
   set(projectId: string, generation: number | null, base: string, view: SessionView): void {
     if (generation === null || generation !== this.generation || base !== this.base) return;
-    if (this.entries.size >= MAX_ENTRIES && !this.entries.has(projectId)) this.entries.delete(this.entries.keys().next().value!);
+    if (this.entries.size >= MAX_ENTRIES && !this.entries.has(projectId))
+      this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(projectId, deepFreeze(view));
   }
 }

@@ -75,7 +75,8 @@ export class SessionWaits {
     if (!followed) return { ...first, wait: { changed: false, reason: 'nothing_active' } };
     // Its question is asked already: nothing changes until it is answered, so waiting would only
     // hold the caller (who is the one to answer, or to relay it) for nothing.
-    if (first.pendingQuestion?.workflowId === followed.id) return { ...first, wait: { changed: false, reason: 'question_pending' } };
+    if (first.pendingQuestion?.workflowId === followed.id)
+      return { ...first, wait: { changed: false, reason: 'question_pending' } };
     const mark = fingerprint(first, followed.id);
     if (options.signal?.aborted) return { ...first, wait: { changed: false, reason: 'client_gone' } };
     return this.follow({ caller, projectId, first, workflowId: followed.id, mark }, options);
@@ -94,7 +95,13 @@ export class SessionWaits {
       // A step that runs long still shows the host the call is alive (`wait-heartbeat.ts`).
       const onStep = options.onStep;
       const stopBeat = onStep
-        ? startHeartbeat(() => onStep(`${describeFollowed(first, workflowId)} (this step has run ${this.steps.secondsAt(workflowId, mark)} s)`), options.heartbeatMs)
+        ? startHeartbeat(
+            () =>
+              onStep(
+                `${describeFollowed(first, workflowId)} (this step has run ${this.steps.secondsAt(workflowId, mark)} s)`,
+              ),
+            options.heartbeatMs,
+          )
         : () => undefined;
       // Ends the wait once: its slot, timers, change listener and abort listener are given back.
       const settle = () => {
@@ -148,7 +155,13 @@ export class SessionWaits {
 function fingerprint(view: SessionView, workflowId: string): string {
   const w = findWorkflow(view, workflowId);
   if (!w) return 'gone';
-  return JSON.stringify([w.status, w.step.index, w.step.total, w.step.name, view.pendingQuestion?.workflowId === workflowId ? view.pendingQuestion.questionId : null]);
+  return JSON.stringify([
+    w.status,
+    w.step.index,
+    w.step.total,
+    w.step.name,
+    view.pendingQuestion?.workflowId === workflowId ? view.pendingQuestion.questionId : null,
+  ]);
 }
 
 /** The workflow `workflowId` in the session: active, last finished or queued; undefined when gone. */

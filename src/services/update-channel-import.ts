@@ -19,7 +19,11 @@ const PROJECT_FILE = /^project-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-
  * @returns how many tokens were recorded.
  * @throws the store's error when it fails (the folder stays, so the next start tries again).
  */
-export async function importUpdateChannelFiles(dataDir: string, channels: Pick<UpdateChannelRepo, 'adopt'>, logger: Logger): Promise<number> {
+export async function importUpdateChannelFiles(
+  dataDir: string,
+  channels: Pick<UpdateChannelRepo, 'adopt'>,
+  logger: Logger,
+): Promise<number> {
   const dir = join(dataDir, 'expo-updates', 'channels');
   const names = await readdir(dir).catch(() => null);
   if (!names) return 0;
@@ -41,7 +45,8 @@ export async function importUpdateChannelFiles(dataDir: string, channels: Pick<U
     // Another process on this data dir imported them at the same time.
     if (error.code !== 'ENOENT') throw error;
   });
-  if (imported > 0) logger.info({ tokens: imported }, 'imported the Expo "latest" update tokens kept as files by an earlier version');
+  if (imported > 0)
+    logger.info({ tokens: imported }, 'imported the Expo "latest" update tokens kept as files by an earlier version');
   return imported;
 }
 

@@ -28,23 +28,39 @@ export interface CancelDeps {
  *   named (`{resource: "workflow", reason: "none active"}`); -32003 for a project the caller
  *   does not own.
  */
-export async function cancelWorkflow(deps: CancelDeps, caller: Caller, input: { projectId: string; workflowId?: string | undefined }): Promise<CancelResult> {
+export async function cancelWorkflow(
+  deps: CancelDeps,
+  caller: Caller,
+  input: { projectId: string; workflowId?: string | undefined },
+): Promise<CancelResult> {
   const { access, journal, engine } = deps;
   const { workflows } = deps.repos;
   await access.writable(caller, input.projectId);
-  const target = input.workflowId ? await workflows.findById(input.workflowId) : await workflows.findActive(input.projectId);
+  const target = input.workflowId
+    ? await workflows.findById(input.workflowId)
+    : await workflows.findActive(input.projectId);
   // Another project's workflow is "unknown id" too: its existence is not the caller's to learn.
-  if (!target || target.projectId !== input.projectId) throw notFound({ resource: 'workflow', reason: input.workflowId ? 'unknown id' : 'none active' });
+  if (!target || target.projectId !== input.projectId)
+    throw notFound({ resource: 'workflow', reason: input.workflowId ? 'unknown id' : 'none active' });
 
   if (isTerminal(target.status)) return { workflowId: target.id, status: target.status, cancelled: false };
 
   const label = kindLabel(target.kind);
-  if (await journal.transition(target, 'queued', 'cancel', { message: { role: 'system', type: 'status', content: `${label} cancelled before it started.` } })) {
+  if (
+    await journal.transition(target, 'queued', 'cancel', {
+      message: { role: 'system', type: 'status', content: `${label} cancelled before it started.` },
+    })
+  ) {
     return { workflowId: target.id, status: 'cancelled', cancelled: true };
   }
-  const cancelling = { role: 'system' as const, type: 'status' as const, content: `Cancelling the ${label.toLowerCase()}…` };
+  const cancelling = {
+    role: 'system' as const,
+    type: 'status' as const,
+    content: `Cancelling the ${label.toLowerCase()}…`,
+  };
   // The status may move between the read and the write: try each active status in turn.
-  for (const from of statusesBefore('cancel', 'cancelling')) if (await journal.transition(target, from, 'cancel', { message: cancelling })) break;
+  for (const from of statusesBefore('cancel', 'cancelling'))
+    if (await journal.transition(target, from, 'cancel', { message: cancelling })) break;
   await engine.cancel(target.id);
   const final = (await workflows.findById(target.id))!;
   return { workflowId: final.id, status: final.status, cancelled: final.status === 'cancelled' };

@@ -64,7 +64,10 @@ export class WorkflowService {
 
   constructor(private readonly deps: WorkflowServiceDeps) {
     this.reader = new SessionReader(deps);
-    this.waits = new SessionWaits({ read: (caller, projectId) => this.reader.session(caller, projectId), changes: deps.changes });
+    this.waits = new SessionWaits({
+      read: (caller, projectId) => this.reader.session(caller, projectId),
+      changes: deps.changes,
+    });
   }
 
   /**
@@ -141,6 +144,10 @@ export class WorkflowService {
    * named); -32003 for a project the caller does not own.
    */
   cancel(caller: Caller, input: { projectId: string; workflowId?: string | undefined }): Promise<CancelResult> {
-    return cancelWorkflow({ access: this.deps.access, repos: this.deps.store.repos, journal: this.deps.journal, engine: this.deps.engine }, caller, input);
+    return cancelWorkflow(
+      { access: this.deps.access, repos: this.deps.store.repos, journal: this.deps.journal, engine: this.deps.engine },
+      caller,
+      input,
+    );
   }
 }

@@ -8,7 +8,13 @@ import type { ArtifactRow, MessageRow, QuestionRow, WorkflowRow } from '../store
 import { artifactPath } from '../workflows/artifact-store.js';
 import { forOtherReaders } from '../builders/builder-registry.js';
 import { MAX_MESSAGE_LENGTH } from '../core/message-limits.js';
-import { WORKFLOW_TITLE_MAX, type MessageView, type PendingQuestion, type PreviewUrl, type WorkflowView } from './resource-shapes.js';
+import {
+  WORKFLOW_TITLE_MAX,
+  type MessageView,
+  type PendingQuestion,
+  type PreviewUrl,
+  type WorkflowView,
+} from './resource-shapes.js';
 import type { PublicUrl } from './public-url.js';
 
 /** Where preview URLs point: the public base URL of a row's artifacts (`public-url.ts`). */
@@ -18,8 +24,15 @@ export type ArtifactBase = Pick<PublicUrl, 'artifactBaseOf'>;
  * The view of workflow `row` with the preview URLs of every artifact it published (one read of
  * `artifacts`). @throws the store's error when the read fails.
  */
-export async function workflowViewOf(artifacts: Pick<Repos['artifacts'], 'listByWorkflow'>, row: WorkflowRow, base: ArtifactBase): Promise<WorkflowView> {
-  return workflowView(row, (await artifacts.listByWorkflow(row.id)).map((a) => toPreviewUrl(a, base)));
+export async function workflowViewOf(
+  artifacts: Pick<Repos['artifacts'], 'listByWorkflow'>,
+  row: WorkflowRow,
+  base: ArtifactBase,
+): Promise<WorkflowView> {
+  return workflowView(
+    row,
+    (await artifacts.listByWorkflow(row.id)).map((a) => toPreviewUrl(a, base)),
+  );
 }
 
 /** The view of a workflow with the given preview URLs (`[]` for a queued one: it has published nothing). */
@@ -43,7 +56,13 @@ export function workflowView(row: WorkflowRow, previewUrls: PreviewUrl[]): Workf
  * its answer format and its longest answer in code points (`MAX_MESSAGE_LENGTH` unless it has its own).
  */
 export function toPendingQuestion(q: QuestionRow): PendingQuestion {
-  const out: PendingQuestion = { questionId: q.id, workflowId: q.workflowId, kind: q.kind, prompt: q.prompt, askedAt: q.askedAt };
+  const out: PendingQuestion = {
+    questionId: q.id,
+    workflowId: q.workflowId,
+    kind: q.kind,
+    prompt: q.prompt,
+    askedAt: q.askedAt,
+  };
   if (q.options) out.options = JSON.parse(q.options) as string[];
   if (q.pattern) out.pattern = q.pattern;
   if (q.kind === 'code') {
@@ -85,7 +104,7 @@ export function toMessageView(row: MessageRow, owner: boolean): MessageView {
 function workflowTitle(instruction: string): string {
   // Line by line up to the first non-blank one (a trailing \r is trimmed with the blanks).
   let line = '';
-  for (let start = 0; start <= instruction.length; ) {
+  for (let start = 0; start <= instruction.length;) {
     const end = instruction.indexOf('\n', start);
     line = instruction.slice(start, end === -1 ? instruction.length : end).trim();
     if (line !== '' || end === -1) break;

@@ -80,7 +80,13 @@ export interface RateWindows {
    * starts again), never beyond `limit + size`. Unix ms throughout.
    * @returns the count after the claim and the window's end.
    */
-  claim(claim: { key: string; size: number; expire: number; now: number; limit: number }): Promise<{ points: number; expire: number } | undefined>;
+  claim(claim: {
+    key: string;
+    size: number;
+    expire: number;
+    now: number;
+    limit: number;
+  }): Promise<{ points: number; expire: number } | undefined>;
   /** Deletes windows that ended before `before` (Unix ms). */
   deleteExpired(before: number): Promise<void>;
 }
@@ -167,7 +173,9 @@ export interface PoolStats {
 /** Thrown by a transaction that was still open at the next macrotask (file, network or timer I/O inside it). */
 export class TransactionSpanError extends Error {
   constructor() {
-    super('A store transaction stayed open across file, network or timer I/O: it was rolled back (only the transaction\'s repositories may be awaited inside it)');
+    super(
+      "A store transaction stayed open across file, network or timer I/O: it was rolled back (only the transaction's repositories may be awaited inside it)",
+    );
     this.name = 'TransactionSpanError';
   }
 }
@@ -197,4 +205,3 @@ export interface StoreConfig {
   /** How often other processes' commits are looked for, in ms (default 250). */
   pollMs?: number;
 }
-

@@ -70,7 +70,10 @@ export interface ProjectRepo {
   listByOwner(ownerId: string): Promise<ProjectRow[]>;
   countByOwner(ownerId: string): Promise<number>;
   /** Projects the owner created strictly after `since` (ISO timestamp), and the oldest of them. */
-  createdSince(ownerId: string, since: string): Promise<{
+  createdSince(
+    ownerId: string,
+    since: string,
+  ): Promise<{
     n: number;
     oldest: string | null;
   }>;
@@ -104,7 +107,9 @@ export interface WorkflowRepo {
    * The queued and active workflows of every project owned by `ownerId`, in one read (the web
    * console's projects list): active first within a project is not implied, order is by `seq`.
    */
-  listUnfinishedByOwner(ownerId: string): Promise<Pick<WorkflowRow, 'projectId' | 'kind' | 'status' | 'stepIndex' | 'stepTotal' | 'stepName'>[]>;
+  listUnfinishedByOwner(
+    ownerId: string,
+  ): Promise<Pick<WorkflowRow, 'projectId' | 'kind' | 'status' | 'stepIndex' | 'stepTotal' | 'stepName'>[]>;
   /** All active workflows of the store (for crash recovery and orphan checks). */
   listActive(): Promise<WorkflowRow[]>;
   /**
@@ -135,18 +140,26 @@ export interface WorkflowRepo {
    * `owner` is given, its runner is `owner` (`null`: no runner).
    * @returns true when the row changed.
    */
-  transition(id: string, from: WorkflowStatus, patch: Partial<WorkflowRow> & {
-    status: WorkflowStatus;
-  }, owner?: string | null): Promise<boolean>;
+  transition(
+    id: string,
+    from: WorkflowStatus,
+    patch: Partial<WorkflowRow> & {
+      status: WorkflowStatus;
+    },
+    owner?: string | null,
+  ): Promise<boolean>;
   /**
    * The claim's compare-and-set: moves queued workflow `id` to `patch` (status `running`) only if it
    * is still queued, is the oldest queued workflow of its project, and the project has no active
    * workflow. Never trips the one-active index.
    * @returns true when this call claimed it.
    */
-  claimQueued(id: string, patch: Partial<WorkflowRow> & {
-    status: WorkflowStatus;
-  }): Promise<boolean>;
+  claimQueued(
+    id: string,
+    patch: Partial<WorkflowRow> & {
+      status: WorkflowStatus;
+    },
+  ): Promise<boolean>;
   /**
    * The heartbeat's compare-and-set: moves the lease of active workflow `id` to `leaseExpiresAt`
    * only while `runnerId` holds it.
@@ -226,7 +239,11 @@ export interface ArtifactRepo {
   previewsBeyond(projectId: string, platform: ArtifactRow['platform'], keep: number): Promise<ArtifactRow[]>;
   /** Deletes artifact rows by id. */
   delete(ids: string[]): Promise<void>;
-  latest(projectId: string, kind: ArtifactRow['kind'], platform: ArtifactRow['platform']): Promise<ArtifactRow | undefined>;
+  latest(
+    projectId: string,
+    kind: ArtifactRow['kind'],
+    platform: ArtifactRow['platform'],
+  ): Promise<ArtifactRow | undefined>;
   /**
    * The deploy number of a new deployment of workflow `workflowId`: the number its other
    * deployments already have (one number per deploy, shared by its platforms), else the project's
@@ -329,11 +346,16 @@ export interface WebSessionRepo {
    * with the user's name and the display prefix of the API token each was signed in with (null
    * for a login code).
    */
-  listLive(now: string, userId?: string): Promise<{
-    session: WebSessionRow;
-    userName: string;
-    tokenPrefix: string | null;
-  }[]>;
+  listLive(
+    now: string,
+    userId?: string,
+  ): Promise<
+    {
+      session: WebSessionRow;
+      userName: string;
+      tokenPrefix: string | null;
+    }[]
+  >;
   /** Deletes the session with this id; false when there is none. */
   deleteById(id: string): Promise<boolean>;
   deleteByHash(hash: string): Promise<void>;

@@ -10,7 +10,11 @@
  * columns only one of them has (both `never` when the names agree but a column's type differs),
  * which the type checker prints in its error.
  */
-export type SameRow<Schema, Port> = [Schema] extends [Port] ? ([Port] extends [Schema] ? true : RowDrift<Schema, Port>) : RowDrift<Schema, Port>;
+export type SameRow<Schema, Port> = [Schema] extends [Port]
+  ? [Port] extends [Schema]
+    ? true
+    : RowDrift<Schema, Port>
+  : RowDrift<Schema, Port>;
 
 /** What a drifted row shows in the type checker's error. */
 interface RowDrift<Schema, Port> {

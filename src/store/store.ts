@@ -24,7 +24,9 @@ export async function openStore(config: StoreConfig): Promise<Store> {
   if (config.databaseUrl) {
     const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(config.databaseUrl)?.[1]?.toLowerCase();
     if (scheme !== 'postgres' && scheme !== 'postgresql') {
-      throw new Error(`The database URL must start with postgres:// or postgresql:// (got ${scheme ? `${scheme}://…` : 'no scheme'})`);
+      throw new Error(
+        `The database URL must start with postgres:// or postgresql:// (got ${scheme ? `${scheme}://…` : 'no scheme'})`,
+      );
     }
     // Loaded on demand: a SQLite start (every stdio launch) never evaluates the PostgreSQL driver.
     const { openPgStore } = await import('./pg/open.js');

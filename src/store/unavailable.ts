@@ -17,14 +17,29 @@ export const STORE_RETRY_AFTER_SECONDS = 1;
 const UNAVAILABLE_STATES = /^(08...|57P0[1-5]|57014|53300)$/;
 
 /** Socket errors of a database that cannot be reached. */
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 
 /**
  * node-postgres's and pg-pool's own messages for a lost or unreachable server (they carry no code):
  * a connection ended under a statement, a connect or checkout past `connectionTimeoutMillis`, a
  * statement past `query_timeout`, a client whose connection failed before.
  */
-const DRIVER_MESSAGES = [/^Connection terminated/, /^timeout exceeded when trying to connect/, /^Query read timeout$/, /not queryable/, /^Client was closed and is not queryable/];
+const DRIVER_MESSAGES = [
+  /^Connection terminated/,
+  /^timeout exceeded when trying to connect/,
+  /^Query read timeout$/,
+  /not queryable/,
+  /^Client was closed and is not queryable/,
+];
 
 /**
  * The driver's own words for an outage, for one log line: the message of the innermost error that
@@ -34,8 +49,13 @@ const DRIVER_MESSAGES = [/^Connection terminated/, /^timeout exceeded when tryin
  */
 export function storeUnavailableReason(error: unknown): string | undefined {
   let reason: string | undefined;
-  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if (isStoreUnavailable({ code: (e as { code?: unknown }).code, message: (e as { message?: unknown }).message })) reason = String((e as { message?: unknown }).message);
+  for (
+    let e: unknown = error, depth = 0;
+    e && typeof e === 'object' && depth < 5;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
+    if (isStoreUnavailable({ code: (e as { code?: unknown }).code, message: (e as { message?: unknown }).message }))
+      reason = String((e as { message?: unknown }).message);
   }
   return reason;
 }
@@ -46,7 +66,11 @@ export function storeUnavailableReason(error: unknown): string | undefined {
  * @param error anything thrown by a store call
  */
 export function isStoreUnavailable(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e: unknown = error, depth = 0;
+    e && typeof e === 'object' && depth < 5;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     const { code, message } = e as { code?: unknown; message?: unknown };
     if (typeof code === 'string' && (UNAVAILABLE_STATES.test(code) || SOCKET_CODES.has(code))) return true;
     if (typeof message === 'string' && DRIVER_MESSAGES.some((pattern) => pattern.test(message))) return true;

@@ -34,7 +34,13 @@ export function artifactIdOf(path: string): string | null {
 }
 
 /** Serves one artifact file, or 404 for anything else (unknown id, wrong kind, another project's, traversal, folder without index). */
-export async function serveArtifact(artifacts: ArtifactReader, req: IncomingMessage, res: ServerResponse, path: string, serving: ArtifactServing): Promise<void> {
+export async function serveArtifact(
+  artifacts: ArtifactReader,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  serving: ArtifactServing,
+): Promise<void> {
   const { ownOrigin } = serving;
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.writeHead(405, { Allow: 'GET, HEAD' });

@@ -52,7 +52,11 @@ export function boundConnections(server: Server, bounds: ConnectionBounds): void
   // Malformed requests and slow clients (header or request timeout): answer if we still can, then drop the connection.
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     const status =
-      error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+      error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? '408 Request Timeout'
+        : error.code === 'HPE_HEADER_OVERFLOW'
+          ? '431 Request Header Fields Too Large'
+          : '400 Bad Request';
     const response = (socket as { _httpMessage?: ServerResponse })._httpMessage;
     if (socket.writable && !response?.headersSent) {
       socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => socket.destroy());

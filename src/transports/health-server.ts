@@ -41,7 +41,10 @@ export function healthzRoute(check: HealthCheck): HealthPortRoute {
     path: '/healthz',
     async handle(_req, res) {
       const problem = await check.problem().catch(() => 'store_unavailable');
-      const body = problem === null ? { status: 'ok', ...check.identity } : { status: 'unavailable', reason: problem, ...check.identity };
+      const body =
+        problem === null
+          ? { status: 'ok', ...check.identity }
+          : { status: 'unavailable', reason: problem, ...check.identity };
       sendJson(res, problem === null ? 200 : 503, body);
     },
   };
@@ -51,7 +54,11 @@ export function healthzRoute(check: HealthCheck): HealthPortRoute {
  * Starts the health port on `host`:`port` (0: any free port) with `routes`.
  * @throws the listen error (EADDRINUSE, EACCES).
  */
-export async function startHealthPort(options: { host: string; port: number; routes: readonly HealthPortRoute[] }): Promise<RunningHealthPort> {
+export async function startHealthPort(options: {
+  host: string;
+  port: number;
+  routes: readonly HealthPortRoute[];
+}): Promise<RunningHealthPort> {
   const routes = new Map(options.routes.map((route) => [route.path, route]));
   // Small bounds: a probe sends one short request; nobody holds this listener open.
   const server = createServer({ headersTimeout: 5_000, requestTimeout: 10_000 }, (req, res) => {
@@ -87,7 +94,11 @@ export async function startHealthPort(options: { host: string; port: number; rou
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store' });
+  res.writeHead(status, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-store',
+  });
   res.end(res.req.method === 'HEAD' ? undefined : text);
 }
 

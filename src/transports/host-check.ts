@@ -18,7 +18,9 @@ export type HostVerdict = 'ok' | 'host_not_allowed' | 'origin_not_allowed';
  * @param allowed host names (lower case); null disables the check (a wildcard bind without an
  *   allow-list, which the server warns about at start).
  */
-export function createHostCheck(allowed: readonly string[] | null): (host: string | undefined, origin: string | undefined) => HostVerdict {
+export function createHostCheck(
+  allowed: readonly string[] | null,
+): (host: string | undefined, origin: string | undefined) => HostVerdict {
   if (allowed === null) return () => 'ok';
   const set = new Set(allowed.map((h) => h.toLowerCase().replace(/^\[|\]$/g, '')));
   return (host, origin) => {

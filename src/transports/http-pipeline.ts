@@ -12,13 +12,23 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * A check a route passes before its handler: true lets the request through, false means the guard
  * has answered it (a refusal). May be asynchronous (reading a form); it must not throw.
  */
-export type Guard = ((req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>) & { readonly guardName: string };
+export type Guard = ((req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>) & {
+  readonly guardName: string;
+};
 
 /** The handler a route ends in: `path` without the query, `query` parsed. */
-export type RouteHandler = (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams) => Promise<void> | void;
+export type RouteHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  query: URLSearchParams,
+) => Promise<void> | void;
 
 /** Names a guard (the name the route table and docs/architecture.md show). */
-export function guard(name: string, check: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>): Guard {
+export function guard(
+  name: string,
+  check: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>,
+): Guard {
   return Object.assign(check, { guardName: name });
 }
 
@@ -70,7 +80,12 @@ export class HttpRoutes {
    * @returns the route's work (a guard or handler promise, or undefined when done at once), or
    *   false when no route matches.
    */
-  dispatch(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> | void | false {
+  dispatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    query: URLSearchParams,
+  ): Promise<void> | void | false {
     const method = req.method ?? 'GET';
     const route = firstOf(this.exact.get(path), method) ?? firstOf(this.prefixed, method, path);
     if (!route) return false;
@@ -78,7 +93,13 @@ export class HttpRoutes {
   }
 
   private mount(method: RouteDescription['method'], path: string, steps: ReadonlyArray<Guard | RouteHandler>): this {
-    const route: Mounted = { method, path, prefix: path.endsWith('*') ? path.slice(0, -1) : path, guards: steps.slice(0, -1) as Guard[], handler: steps[steps.length - 1] as RouteHandler };
+    const route: Mounted = {
+      method,
+      path,
+      prefix: path.endsWith('*') ? path.slice(0, -1) : path,
+      guards: steps.slice(0, -1) as Guard[],
+      handler: steps[steps.length - 1] as RouteHandler,
+    };
     if (path.endsWith('*')) this.prefixed.push(route);
     else {
       const list = this.exact.get(path);
@@ -105,7 +126,14 @@ function firstOf(routes: readonly Mounted[] | undefined, method: string, path?: 
 }
 
 /** Runs the guards from `i` on, then the handler; synchronous until a guard answers with a promise. */
-function run(route: Mounted, i: number, req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> | void {
+function run(
+  route: Mounted,
+  i: number,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  query: URLSearchParams,
+): Promise<void> | void {
   const { guards } = route;
   for (; i < guards.length; i++) {
     const passed = guards[i]!(req, res);

@@ -127,7 +127,6 @@ export interface RunningHttpServer {
   close(): Promise<void>;
 }
 
-
 /** The query of a URL without one, shared by every such request (not parsed per request); it cannot be changed. */
 class EmptyQuery extends URLSearchParams {
   override append(): void {
@@ -184,14 +183,26 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
   const connectionsCheckingInterval = Math.max(100, Math.min(1000, Math.floor(headersTimeout / 2)));
   // Requests to `/mcp` answered with an HTTP error status (401, 413, 429...), counted once answered.
   const refusals = options.serveMcp ? deps.metrics : undefined;
-  const server = createServer({ headersTimeout, requestTimeout, connectionsCheckingInterval }, dispatcher({ deps, routes, artifacts, refusals }));
+  const server = createServer(
+    { headersTimeout, requestTimeout, connectionsCheckingInterval },
+    dispatcher({ deps, routes, artifacts, refusals }),
+  );
   server.keepAliveTimeout = 5_000;
   server.maxHeadersCount = 100;
   server.maxConnections = options.maxConnections ?? 1024;
-  boundConnections(server, { maxPerAddress: options.maxConnectionsPerAddress ?? 128, trustedPeer: deps.trustedPeer ?? (() => false), headersTimeoutMs: headersTimeout });
+  boundConnections(server, {
+    maxPerAddress: options.maxConnectionsPerAddress ?? 128,
+    trustedPeer: deps.trustedPeer ?? (() => false),
+    headersTimeoutMs: headersTimeout,
+  });
   await listen(server, options.port, options.host);
   const address = server.address() as AddressInfo;
-  bindListenerHosts(hosts, { host: options.host, allowedHosts: options.allowedHosts, publicUrl: deps.publicUrl, logger: deps.logger });
+  bindListenerHosts(hosts, {
+    host: options.host,
+    allowedHosts: options.allowedHosts,
+    publicUrl: deps.publicUrl,
+    logger: deps.logger,
+  });
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   return {
     server,
@@ -219,7 +230,10 @@ async function loadOAuthRoutes(deps: HttpServerDeps, options: HttpServerOptions)
  * `GET /healthz`: 200 `ok`, or 503 with the reason when no authenticated request could be admitted
  * now (`slots`, on a listener that serves MCP) or the service cannot take work; 404 for other methods.
  */
-function healthRoute(deps: Pick<HttpServerDeps, 'healthProblem' | 'role'>, slots: RequestSlots | undefined): RouteHandler {
+function healthRoute(
+  deps: Pick<HttpServerDeps, 'healthProblem' | 'role'>,
+  slots: RequestSlots | undefined,
+): RouteHandler {
   return async (req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return notFound(res);
     const problem = slots?.full ? 'request_slots_full' : await deps.healthProblem();
@@ -252,18 +266,26 @@ function dispatcher({ deps, routes, artifacts, refusals }: DispatchParts): Reque
     // A project's own origin is served by whichever listener artifact links name (the artifact
     // listener, or the only one): its host name is never the console's, which refuses it.
     const projectId = deps.publicUrl.projectOfHost(req.headers.host);
-    const routed = projectId ? artifacts.ownOrigin(req, res, path, projectId) : routes.dispatch(req, res, path, q === -1 ? NO_QUERY : new URLSearchParams(url.slice(q + 1)));
+    const routed = projectId
+      ? artifacts.ownOrigin(req, res, path, projectId)
+      : routes.dispatch(req, res, path, q === -1 ? NO_QUERY : new URLSearchParams(url.slice(q + 1)));
     const work = routed === false ? notFound(res) : routed;
     if (refusals && path === '/mcp') countRefusal(refusals, res, work);
     if (work) {
       work.catch((error: unknown) => {
         const outage = storeUnavailableReason(error);
-        if (outage !== undefined) logger.warn({ reason: outage, path }, 'HTTP request failed: the database cannot answer now');
+        if (outage !== undefined)
+          logger.warn({ reason: outage, path }, 'HTTP request failed: the database cannot answer now');
         else logger.error({ err: error, path }, 'HTTP request failed');
         if (res.headersSent) return void res.destroy();
         // A store that cannot answer now (an outage): 503 and when to try again, not a bare 500.
         const { status, retryAfterSeconds } = unexpectedFailureStatus(error);
-        sendJson(res, status, { jsonrpc: '2.0', id: null, error: toJsonRpcError(error) }, retryAfterSeconds === undefined ? [] : ['Retry-After', String(retryAfterSeconds)]);
+        sendJson(
+          res,
+          status,
+          { jsonrpc: '2.0', id: null, error: toJsonRpcError(error) },
+          retryAfterSeconds === undefined ? [] : ['Retry-After', String(retryAfterSeconds)],
+        );
       });
     }
   };

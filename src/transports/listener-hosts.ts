@@ -33,22 +33,38 @@ export function openListenerHosts(): ListenerHosts {
  * for `artifactCheck`), followed as the composition root records the bound address. Warns when
  * bound to an address that is not loopback.
  */
-export function bindListenerHosts(hosts: ListenerHosts, bound: { host: string; allowedHosts?: string[] | undefined; publicUrl: Pick<PublicUrl, 'get' | 'artifacts'>; logger: Logger }): void {
+export function bindListenerHosts(
+  hosts: ListenerHosts,
+  bound: {
+    host: string;
+    allowedHosts?: string[] | undefined;
+    publicUrl: Pick<PublicUrl, 'get' | 'artifacts'>;
+    logger: Logger;
+  },
+): void {
   const { host, allowedHosts, publicUrl, logger } = bound;
   if (WILDCARD_HOSTS.has(host) && !allowedHosts?.length) {
-    logger.warn({ host }, 'HTTP bound to every interface without --allowed-hosts: Host/Origin checks are off. Put it behind a proxy or pass --allowed-hosts.');
+    logger.warn(
+      { host },
+      'HTTP bound to every interface without --allowed-hosts: Host/Origin checks are off. Put it behind a proxy or pass --allowed-hosts.',
+    );
     return;
   }
   // The public URL's host is allowed too; it is known once the composition root has recorded the
   // bound address, so the check follows it.
   const fixed = [...LOOPBACK_HOSTNAMES, host, ...(allowedHosts ?? [])].filter((h) => !WILDCARD_HOSTS.has(h));
-  hosts.check = followingCheck(fixed, () => publicUrl.get(), () => [new URL(publicUrl.get()).hostname]);
+  hosts.check = followingCheck(
+    fixed,
+    () => publicUrl.get(),
+    () => [new URL(publicUrl.get()).hostname],
+  );
   hosts.artifactCheck = followingCheck(
     fixed,
     () => `${publicUrl.get()} ${publicUrl.artifacts()}`,
     () => [new URL(publicUrl.get()).hostname, new URL(publicUrl.artifacts()).hostname],
   );
-  if (!isLoopbackHostname(host)) logger.warn({ host }, 'HTTP is bound to a non-loopback address: anyone who can reach it can try tokens.');
+  if (!isLoopbackHostname(host))
+    logger.warn({ host }, 'HTTP is bound to a non-loopback address: anyone who can reach it can try tokens.');
 }
 
 /** A host check of `fixed` and the names `extra` gives, made again whenever `base` changes. */

@@ -57,18 +57,26 @@ export function listenerRoutes(parts: ListenerRouteParts): HttpRoutes {
   routes.all('/healthz', parts.health);
   const { metrics, oauth } = parts;
   if (serveMcp && metrics) {
-    routes.get('/metrics', guards.hostAndOrigin, guard('metricsAccess', (req, res) => metrics.admit(req, res)), (req, res) => metrics.serve(req, res));
+    routes.get(
+      '/metrics',
+      guards.hostAndOrigin,
+      guard('metricsAccess', (req, res) => metrics.admit(req, res)),
+      (req, res) => metrics.serve(req, res),
+    );
   }
   if (oauth) {
     // The consent decision is the person's form: from this server's own page only.
     routes.all('/authorize/consent', guards.hostOnly, guards.formOrigin, (req, res) => oauth.handle(req, res));
-    for (const path of oauth.paths) if (path !== '/authorize/consent') routes.all(path, guards.hostOnly, (req, res) => oauth.handle(req, res));
+    for (const path of oauth.paths)
+      if (path !== '/authorize/consent') routes.all(path, guards.hostOnly, (req, res) => oauth.handle(req, res));
   }
-  for (const route of parts.builderRoutes.flatMap((mounted) => mounted.routes)) routes.all(route.path, guards.artifactHost, (req, res, path, query) => route.handle(req, res, path, query));
+  for (const route of parts.builderRoutes.flatMap((mounted) => mounted.routes))
+    routes.all(route.path, guards.artifactHost, (req, res, path, query) => route.handle(req, res, path, query));
   routes.all('/previews/*', guards.artifactHost, (req, res, path) => parts.artifacts.shared(req, res, path));
   routes.all('/deployments/*', guards.artifactHost, (req, res, path) => parts.artifacts.shared(req, res, path));
   if (serveMcp && parts.console) {
-    for (const route of parts.console.routes) routes.all(route.path, guards.hostAndOrigin, guards.formOrigin, ...route.guards, route.handler);
+    for (const route of parts.console.routes)
+      routes.all(route.path, guards.hostAndOrigin, guards.formOrigin, ...route.guards, route.handler);
   }
   return routes;
 }

@@ -5,7 +5,13 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
-import { httpStatusForCode, invalidRequest, STORE_UNAVAILABLE_DATA, toJsonRpcError, type ServiceError } from '../errors.js';
+import {
+  httpStatusForCode,
+  invalidRequest,
+  STORE_UNAVAILABLE_DATA,
+  toJsonRpcError,
+  type ServiceError,
+} from '../errors.js';
 import { STORE_RETRY_AFTER_SECONDS } from '../store/unavailable.js';
 import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { GatewayReply } from '../mcp/json-rpc-gateway.js';
@@ -64,7 +70,14 @@ export function resourceMetadataUrl(base: string): string {
 /** The `X-RateLimit-*` headers of the rate window that counted a request (none without one), as name, value pairs. */
 export function rateHeaders(rate: RateDecision | undefined): string[] {
   if (!rate) return [];
-  return ['X-RateLimit-Limit', String(rate.limit), 'X-RateLimit-Remaining', String(rate.remaining), 'X-RateLimit-Reset', String(rate.resetAt)];
+  return [
+    'X-RateLimit-Limit',
+    String(rate.limit),
+    'X-RateLimit-Remaining',
+    String(rate.remaining),
+    'X-RateLimit-Reset',
+    String(rate.resetAt),
+  ];
 }
 
 /** How a gateway reply is sent (`sendReply`). */
@@ -86,8 +99,13 @@ export function sendReply(res: ServerResponse, reply: GatewayReply, context: Rep
   // One header list and one writeHead: this runs for every request.
   const headers = rateHeaders(reply.rate);
   if (reply.status === 401) {
-    const params = context.resourceMetadata ? `resource_metadata="${context.resourceMetadata}"` : 'realm="mobile-builder-mcp"';
-    headers.push('WWW-Authenticate', context.tokenPresented ? `Bearer ${params}, error="invalid_token"` : `Bearer ${params}`);
+    const params = context.resourceMetadata
+      ? `resource_metadata="${context.resourceMetadata}"`
+      : 'realm="mobile-builder-mcp"';
+    headers.push(
+      'WWW-Authenticate',
+      context.tokenPresented ? `Bearer ${params}, error="invalid_token"` : `Bearer ${params}`,
+    );
   }
   if (reply.status === 429) {
     const data = reply.body?.error?.data as { retryAfterSeconds?: number } | undefined;
@@ -99,9 +117,14 @@ export function sendReply(res: ServerResponse, reply: GatewayReply, context: Rep
     return;
   }
   // A reply that carries a rate window answers an authenticated request (the gate counted it).
-  const inBand = context.mcp && reply.rate !== undefined && reply.body.error !== undefined && IN_BAND_CODES.has(reply.body.error.code);
+  const inBand =
+    context.mcp &&
+    reply.rate !== undefined &&
+    reply.body.error !== undefined &&
+    IN_BAND_CODES.has(reply.body.error.code);
   // The store cannot answer now (an outage): out of band, 503 with when to try again.
-  const outage = !inBand && (reply.body.error?.data as { reason?: unknown } | undefined)?.reason === STORE_UNAVAILABLE_DATA.reason;
+  const outage =
+    !inBand && (reply.body.error?.data as { reason?: unknown } | undefined)?.reason === STORE_UNAVAILABLE_DATA.reason;
   if (outage) headers.push('Retry-After', String(STORE_RETRY_AFTER_SECONDS));
   sendJsonText(res, inBand ? 200 : outage ? 503 : reply.status, replyJson(reply.body), headers);
 }
@@ -119,7 +142,15 @@ export function notFound(res: ServerResponse): void {
 /** `/mcp` answers POST only: this server opens no SSE stream. */
 export function refuseMcpMethod(res: ServerResponse): void {
   res.setHeader('Allow', 'POST');
-  sendJson(res, 405, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid request', data: { reason: 'use POST; this server does not open SSE streams' } } });
+  sendJson(res, 405, {
+    jsonrpc: '2.0',
+    id: null,
+    error: {
+      code: -32600,
+      message: 'Invalid request',
+      data: { reason: 'use POST; this server does not open SSE streams' },
+    },
+  });
 }
 
 /** 413 with the `body_too_large` error, closing the connection (the rest of the body is not read). */
@@ -140,6 +171,14 @@ export function sendJson(res: ServerResponse, status: number, value: unknown, ex
 }
 
 function sendJsonText(res: ServerResponse, status: number, text: string, extraHeaders: string[]): void {
-  res.writeHead(status, ['Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(text)), 'Cache-Control', 'no-store', ...extraHeaders]);
+  res.writeHead(status, [
+    'Content-Type',
+    JSON_TYPE,
+    'Content-Length',
+    String(Buffer.byteLength(text)),
+    'Cache-Control',
+    'no-store',
+    ...extraHeaders,
+  ]);
   res.end(text);
 }

@@ -15,7 +15,16 @@ import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { JsonRpcGateway } from '../mcp/json-rpc-gateway.js';
 import type { PublicUrl } from '../services/public-url.js';
 import type { RouteHandler } from './http-pipeline.js';
-import { bearerToken, bodyTooLarge, mcpClient, protocolHeaders, rateHeaders, resourceMetadataUrl, sendError, sendReply } from './mcp-replies.js';
+import {
+  bearerToken,
+  bodyTooLarge,
+  mcpClient,
+  protocolHeaders,
+  rateHeaders,
+  resourceMetadataUrl,
+  sendError,
+  sendReply,
+} from './mcp-replies.js';
 import { SlotReleases } from './slot-releases.js';
 import { sseReplyChannel } from './sse-reply.js';
 
@@ -64,7 +73,12 @@ export function mcpRoute(options: McpRouteOptions): RouteHandler {
     if (caller && !options.slots.full) {
       const now = options.gateway.answerNow(body, caller, (method) => options.gate.admitNow(caller, method));
       if (now) {
-        if (!res.destroyed) sendReply(res, now, { tokenPresented: true, mcp: mcpClient(req.headers['mcp-protocol-version']), resourceMetadata: null });
+        if (!res.destroyed)
+          sendReply(res, now, {
+            tokenPresented: true,
+            mcp: mcpClient(req.headers['mcp-protocol-version']),
+            resourceMetadata: null,
+          });
         return;
       }
     }
@@ -78,7 +92,9 @@ export function mcpRoute(options: McpRouteOptions): RouteHandler {
  * are taken only once a caller is known, nor lock out the users behind the same proxy. Resolves
  * undefined when the request was answered (429, 413) or aborted.
  */
-function boundedReader(options: McpRouteOptions): (req: IncomingMessage, res: ServerResponse, key: string) => Promise<string | undefined> {
+function boundedReader(
+  options: McpRouteOptions,
+): (req: IncomingMessage, res: ServerResponse, key: string) => Promise<string | undefined> {
   const unauthenticated = new Map<string, number>();
   const max = options.maxUnauthenticated;
   return async (req, res, key) => {
@@ -117,7 +133,11 @@ interface ReadMcpRequest {
  * The full path: a request slot is taken once the caller is authenticated (429 `server` when none
  * is free), and given back when the reply is sent or the client goes away, whichever comes first.
  */
-async function answerInSlot(options: McpRouteOptions, slotReleases: SlotReleases, request: ReadMcpRequest): Promise<void> {
+async function answerInSlot(
+  options: McpRouteOptions,
+  slotReleases: SlotReleases,
+  request: ReadMcpRequest,
+): Promise<void> {
   const { req, res, token } = request;
   const { slots } = options;
   let holding = false;
@@ -146,7 +166,11 @@ async function answerInSlot(options: McpRouteOptions, slotReleases: SlotReleases
     const reply = await options.gateway.handleText(request.body, admit, protocolHeaders(req), channel);
     if (channel.streaming) channel.finish(reply.body);
     else if (!res.destroyed) {
-      sendReply(res, reply, { tokenPresented: token !== undefined, mcp: mcpClient(req.headers['mcp-protocol-version']), resourceMetadata: options.oauth ? resourceMetadataUrl(options.publicUrl.get()) : null });
+      sendReply(res, reply, {
+        tokenPresented: token !== undefined,
+        mcp: mcpClient(req.headers['mcp-protocol-version']),
+        resourceMetadata: options.oauth ? resourceMetadataUrl(options.publicUrl.get()) : null,
+      });
     }
   } finally {
     slotReleases.drop(req.socket, release);

@@ -72,7 +72,15 @@ class SseReply implements SseReplyChannel {
     if (!this.sse || this.res.destroyed) return;
     if (!this.started) {
       this.started = true;
-      this.res.writeHead(200, ['Content-Type', 'text/event-stream', 'Cache-Control', 'no-store', 'X-Accel-Buffering', 'no', ...this.headers()]);
+      this.res.writeHead(200, [
+        'Content-Type',
+        'text/event-stream',
+        'Cache-Control',
+        'no-store',
+        'X-Accel-Buffering',
+        'no',
+        ...this.headers(),
+      ]);
       this.res.flushHeaders();
     }
     this.write(JSON.stringify(message));
@@ -95,6 +103,10 @@ const NO_HEADERS = (): string[] => [];
  * reply is sent (so a waiting call ends and gives its request slot back).
  * @param headers headers to send if the stream starts (such as `X-RateLimit-*`), as name, value pairs.
  */
-export function sseReplyChannel(req: IncomingMessage, res: ServerResponse, headers: () => string[] = NO_HEADERS): SseReplyChannel {
+export function sseReplyChannel(
+  req: IncomingMessage,
+  res: ServerResponse,
+  headers: () => string[] = NO_HEADERS,
+): SseReplyChannel {
   return new SseReply(req, res, headers);
 }

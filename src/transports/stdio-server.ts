@@ -85,7 +85,9 @@ export function serveStdio(app: StdioServerDeps, options: StdioServerOptions): P
         .catch((error: unknown) => app.logger.error({ err: error }, 'stdio message failed'));
     const held = later && laterMessages;
     later = true;
-    const work: Promise<void> = (held ? held.then(run, run) : run().finally(firstDone)).finally(() => inFlight.delete(work));
+    const work: Promise<void> = (held ? held.then(run, run) : run().finally(firstDone)).finally(() =>
+      inFlight.delete(work),
+    );
     inFlight.add(work);
   };
 
@@ -97,7 +99,11 @@ export function serveStdio(app: StdioServerDeps, options: StdioServerOptions): P
     const replayed = app.gateway
       .handleText(answered.line, admit, undefined, channel)
       .then((reply) => {
-        if (JSON.stringify(reply.body) !== answered.reply) app.logger.error({ early: answered.reply, server: reply.body }, 'the early answer to the first message differs from the server\'s');
+        if (JSON.stringify(reply.body) !== answered.reply)
+          app.logger.error(
+            { early: answered.reply, server: reply.body },
+            "the early answer to the first message differs from the server's",
+          );
       })
       .catch((error: unknown) => app.logger.error({ err: error }, 'stdio message failed'))
       .finally(() => inFlight.delete(replayed));
@@ -111,7 +117,11 @@ export function serveStdio(app: StdioServerDeps, options: StdioServerOptions): P
     maxLineBytes: lineLimit,
     onLine: ({ text, droppedBytes }) => {
       if (droppedBytes > 0) {
-        write({ jsonrpc: '2.0', id: null, error: toJsonRpcError(invalidRequest({ reason: 'body_too_large', limitBytes: lineLimit })) });
+        write({
+          jsonrpc: '2.0',
+          id: null,
+          error: toJsonRpcError(invalidRequest({ reason: 'body_too_large', limitBytes: lineLimit })),
+        });
         return;
       }
       handle(text);

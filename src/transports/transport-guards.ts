@@ -29,13 +29,26 @@ export interface TransportGuards {
 }
 
 /** The guards of a listener with host checks `hosts`, public URL `publicUrl` and body limit `bodyLimit` (bytes). */
-export function transportGuards(hosts: ListenerHosts, publicUrl: Pick<PublicUrl, 'get'>, bodyLimit: number): TransportGuards {
+export function transportGuards(
+  hosts: ListenerHosts,
+  publicUrl: Pick<PublicUrl, 'get'>,
+  bodyLimit: number,
+): TransportGuards {
   return {
-    hostAndOrigin: guard('hostCheck', (req, res) => refuse(req, res, hosts.check(req.headers.host, req.headers.origin))),
+    hostAndOrigin: guard('hostCheck', (req, res) =>
+      refuse(req, res, hosts.check(req.headers.host, req.headers.origin)),
+    ),
     hostOnly: guard('hostCheck(Host only)', (req, res) => refuse(req, res, hosts.check(req.headers.host, undefined))),
-    artifactHost: guard('artifactHostCheck', (req, res) => refuse(req, res, hosts.artifactCheck(req.headers.host, undefined))),
+    artifactHost: guard('artifactHostCheck', (req, res) =>
+      refuse(req, res, hosts.artifactCheck(req.headers.host, undefined)),
+    ),
     formOrigin: guard('formOrigin', (req, res) => {
-      if (req.method === 'GET' || req.method === 'HEAD' || formFromOwnOrigin(req.headers.origin, req.headers.host, publicUrl.get())) return true;
+      if (
+        req.method === 'GET' ||
+        req.method === 'HEAD' ||
+        formFromOwnOrigin(req.headers.origin, req.headers.host, publicUrl.get())
+      )
+        return true;
       return refuse(req, res, 'origin_not_allowed');
     }),
     protocolVersion: guard('protocolVersion', (req, res) => {

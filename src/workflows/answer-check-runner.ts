@@ -21,11 +21,21 @@ import type { WorkspaceSync } from './workspace-sync.js';
  * project's workspace under `workspacesDir`, with the kind's rules. Writes nothing.
  * @returns the verdict; null when this host has no workspace folder for the project (it cannot check).
  */
-export function checkAnswerHere(question: Pick<QuestionRow, 'kind' | 'rules' | 'projectId'>, answer: string, workspacesDir: string): AnswerVerdict | null {
+export function checkAnswerHere(
+  question: Pick<QuestionRow, 'kind' | 'rules' | 'projectId'>,
+  answer: string,
+  workspacesDir: string,
+): AnswerVerdict | null {
   const workspaceDir = join(workspacesDir, question.projectId);
   if (!existsSync(workspaceDir)) return null;
   const rules = questionKind(question.kind);
-  if (!rules) return { ok: false, issues: [{ parameter: 'message', problem: `cannot be checked: no builder asks questions of kind "${question.kind}"` }] };
+  if (!rules)
+    return {
+      ok: false,
+      issues: [
+        { parameter: 'message', problem: `cannot be checked: no builder asks questions of kind "${question.kind}"` },
+      ],
+    };
   return rules.checkAnswer(question.rules, answer, workspaceDir);
 }
 
@@ -99,7 +109,8 @@ export class AnswerCheckRunner {
     if (!(await store.repos.answerChecks.take(check.id, runnerId))) return;
     const verdict = await this.verdict(workflow, question, check.answer);
     await store.transaction(async (tx) => {
-      if (await tx.answerChecks.settle(check.id, runnerId, JSON.stringify(verdict))) tx.publish({ kind: 'project', id: question.projectId });
+      if (await tx.answerChecks.settle(check.id, runnerId, JSON.stringify(verdict)))
+        tx.publish({ kind: 'project', id: question.projectId });
     });
   }
 
@@ -127,7 +138,13 @@ export class AnswerCheckRunner {
       checkAnswerHere(question, answer, workspacesDir) ?? {
         ok: false,
         unavailable: true,
-        issues: [{ parameter: 'message', problem: 'cannot be checked now: the build worker has no workspace for this project (send the answer again)' }],
+        issues: [
+          {
+            parameter: 'message',
+            problem:
+              'cannot be checked now: the build worker has no workspace for this project (send the answer again)',
+          },
+        ],
       }
     );
   }

@@ -14,7 +14,13 @@ import type { ArtifactRow } from '../store/rows.js';
 import type { Store, Tx } from '../store/store.js';
 import { join } from 'node:path';
 import { folderBytes } from '../io/folder-size.js';
-import { ArtifactNotFoundError, ArtifactTooLargeError, artifactPath, type ArtifactStore, type ImportedFolder } from './artifact-store.js';
+import {
+  ArtifactNotFoundError,
+  ArtifactTooLargeError,
+  artifactPath,
+  type ArtifactStore,
+  type ImportedFolder,
+} from './artifact-store.js';
 
 /** Artifact storage of a plan that names none, in MiB. */
 const DEFAULT_ARTIFACT_STORAGE_MB = 1024;
@@ -85,7 +91,8 @@ export class ArtifactPublisher {
       try {
         imported = await artifactStore.importFolder(id, source, allowance);
       } catch (error) {
-        if (error instanceof ArtifactTooLargeError) throw quotaFailure(quota.quotaBytes, quota.artifactBytes + quota.workspaceBytes);
+        if (error instanceof ArtifactTooLargeError)
+          throw quotaFailure(quota.quotaBytes, quota.artifactBytes + quota.workspaceBytes);
         throw error;
       }
     }
@@ -112,18 +119,31 @@ export class ArtifactPublisher {
         };
         await artifacts.insert(inserted);
         if (request.kind === 'preview') {
-          expired = await artifacts.previewsBeyond(projectId, request.platform, this.deps.previewsKept ?? DEFAULT_PREVIEWS_KEPT);
+          expired = await artifacts.previewsBeyond(
+            projectId,
+            request.platform,
+            this.deps.previewsKept ?? DEFAULT_PREVIEWS_KEPT,
+          );
           await artifacts.delete(expired.map((r) => r.id));
         }
         return inserted;
       });
     } catch (error) {
       // No row names the files: they go (with their blob), so nothing is left that nobody serves.
-      if (!externalUrl) await artifactStore.remove({ id, blobId: imported.blobId }).catch((removeError: unknown) => this.deps.logger.warn({ err: removeError, artifactId: id }, 'could not remove an unrecorded artifact'));
+      if (!externalUrl)
+        await artifactStore
+          .remove({ id, blobId: imported.blobId })
+          .catch((removeError: unknown) =>
+            this.deps.logger.warn({ err: removeError, artifactId: id }, 'could not remove an unrecorded artifact'),
+          );
       throw error;
     }
     for (const old of expired) {
-      await artifactStore.remove(old).catch((error: unknown) => this.deps.logger.warn({ err: error, artifactId: old.id }, 'could not remove an expired preview'));
+      await artifactStore
+        .remove(old)
+        .catch((error: unknown) =>
+          this.deps.logger.warn({ err: error, artifactId: old.id }, 'could not remove an expired preview'),
+        );
     }
     return { published: toPublished(row), refused: imported.refused };
   }
@@ -150,9 +170,15 @@ export class ArtifactPublisher {
     let workspaceBytes = 0;
     const { workspacesDir } = this.deps;
     if (project && workspacesDir) {
-      for (const own of await repos.projects.listByOwner(project.ownerId)) workspaceBytes += await folderBytes(join(workspacesDir, own.id));
+      for (const own of await repos.projects.listByOwner(project.ownerId))
+        workspaceBytes += await folderBytes(join(workspacesDir, own.id));
     }
-    return { ownerId: project?.ownerId ?? '', quotaBytes: (limits.artifactStorageMb ?? DEFAULT_ARTIFACT_STORAGE_MB) * 1024 * 1024, artifactBytes, workspaceBytes };
+    return {
+      ownerId: project?.ownerId ?? '',
+      quotaBytes: (limits.artifactStorageMb ?? DEFAULT_ARTIFACT_STORAGE_MB) * 1024 * 1024,
+      artifactBytes,
+      workspaceBytes,
+    };
   }
 }
 

@@ -86,7 +86,11 @@ const MAX_FILES_PER_ARTIFACT = 20_000;
  * @throws Error when the source is not a folder; ArtifactTooLargeError over `maxBytes` (the caller
  *   removes `targetDir`).
  */
-export async function copyPublishedFiles(sourceDir: string, targetDir: string, maxBytes: number): Promise<{ bytes: number; refused: string[] }> {
+export async function copyPublishedFiles(
+  sourceDir: string,
+  targetDir: string,
+  maxBytes: number,
+): Promise<{ bytes: number; refused: string[] }> {
   const info = await stat(sourceDir).catch(() => null);
   if (!info?.isDirectory()) throw new Error('The folder to publish does not exist.');
   const sourceRoot = await realpath(sourceDir);
@@ -115,7 +119,8 @@ export async function copyPublishedFiles(sourceDir: string, targetDir: string, m
         result.refused.push(shown);
         continue;
       }
-      if (++files > MAX_FILES_PER_ARTIFACT) throw new Error(`A published folder may hold at most ${MAX_FILES_PER_ARTIFACT} files.`);
+      if (++files > MAX_FILES_PER_ARTIFACT)
+        throw new Error(`A published folder may hold at most ${MAX_FILES_PER_ARTIFACT} files.`);
       const size = (await lstat(file)).size;
       if (result.bytes + size > maxBytes) throw new ArtifactTooLargeError(maxBytes);
       result.bytes += size;

@@ -18,7 +18,14 @@ import { packFolder, unpackInto } from '../io/folder-archive.js';
 import { folderBytes } from '../io/folder-size.js';
 import type { BlobStore } from '../store/blob-store.js';
 import type { ArtifactRepo } from '../store/repos.js';
-import { ArtifactNotFoundError, copyPublishedFiles, resolveInside, type ArtifactStore, type ImportedFolder, type StoredArtifact } from './artifact-store.js';
+import {
+  ArtifactNotFoundError,
+  copyPublishedFiles,
+  resolveInside,
+  type ArtifactStore,
+  type ImportedFolder,
+  type StoredArtifact,
+} from './artifact-store.js';
 
 /** The cache's default limit (`--artifact-cache-mb`), in MiB. */
 const DEFAULT_ARTIFACT_CACHE_MB = 2048;
@@ -191,9 +198,11 @@ export class BlobArtifactStore implements ArtifactStore {
       for (const name of await readdir(this.cacheRoot)) {
         if (name.startsWith('.') || name.endsWith('.png')) continue;
         const info = await stat(join(this.cacheRoot, name)).catch(() => null);
-        if (info?.isDirectory()) found.push({ id: name, bytes: await folderBytes(join(this.cacheRoot, name)), mtimeMs: info.mtimeMs });
+        if (info?.isDirectory())
+          found.push({ id: name, bytes: await folderBytes(join(this.cacheRoot, name)), mtimeMs: info.mtimeMs });
       }
-      for (const { id, bytes } of found.sort((a, b) => a.mtimeMs - b.mtimeMs)) this.entries.set(id, { bytes, usedAt: this.now() });
+      for (const { id, bytes } of found.sort((a, b) => a.mtimeMs - b.mtimeMs))
+        this.entries.set(id, { bytes, usedAt: this.now() });
     })();
     return this.scanned;
   }

@@ -39,7 +39,11 @@ export class EngineBuildContext implements BuildContext {
 
   async step(index: number, total: number, name: string): Promise<void> {
     await this.held(async (tx) => {
-      await tx.workflows.updateHeld(this.workflow.id, this.deps.runner.id, { stepIndex: index, stepTotal: total, stepName: name });
+      await tx.workflows.updateHeld(this.workflow.id, this.deps.runner.id, {
+        stepIndex: index,
+        stepTotal: total,
+        stepName: name,
+      });
       await this.post(tx, { role: 'agent', type: 'progress', content: `Step ${index}/${total}: ${name}` });
     });
   }
@@ -63,7 +67,8 @@ export class EngineBuildContext implements BuildContext {
     const rules = spec.rules ? JSON.stringify(storedRules(spec.kind, spec.rules, this.deps.workspaceDir)) : null;
     // The files the question shows, read now (the workspace does not change while it waits) and
     // stored with it, so that every node serves the same pages (docs/workflows.md "Where answers are checked").
-    const filePages = earlier || !spec.kind ? null : await questionKind(spec.kind)?.filePages?.(rules, this.deps.workspaceDir);
+    const filePages =
+      earlier || !spec.kind ? null : await questionKind(spec.kind)?.filePages?.(rules, this.deps.workspaceDir);
     const question =
       earlier ??
       (await this.held(async (tx) => {
@@ -104,8 +109,14 @@ export class EngineBuildContext implements BuildContext {
     {
       const options = spec.options?.length ? ` Options: ${spec.options.join(', ')}.` : '';
       // A code question's prompt carries the app's files: the conversation shows its head only.
-      const content = spec.kind === 'code' ? shortened(spec.prompt, 1500, 'the whole task is in pendingQuestion.prompt of svc_get_session') : `${spec.prompt}${options}`;
-      const moved = await journal.transition(this.workflow, 'running', 'ask', { message: { role: 'agent', type: 'question', content }, owner: runner.id });
+      const content =
+        spec.kind === 'code'
+          ? shortened(spec.prompt, 1500, 'the whole task is in pendingQuestion.prompt of svc_get_session')
+          : `${spec.prompt}${options}`;
+      const moved = await journal.transition(this.workflow, 'running', 'ask', {
+        message: { role: 'agent', type: 'question', content },
+        owner: runner.id,
+      });
       if (!moved) {
         // Cancelled between the builder's last step and this question, answered already, or lost.
         const current = await workflows.findById(this.workflow.id);
@@ -125,7 +136,12 @@ export class EngineBuildContext implements BuildContext {
   async publish(request: PublishRequest): Promise<PublishedArtifact> {
     if (this.run.lost) throw new LeaseLostError(this.workflow.id);
     // The row is recorded only while this runner holds the workflow.
-    const { published, refused } = await this.deps.publisher.publish(this.workflow.projectId, this.workflow.id, request, (tx) => this.heldIn(tx));
+    const { published, refused } = await this.deps.publisher.publish(
+      this.workflow.projectId,
+      this.workflow.id,
+      request,
+      (tx) => this.heldIn(tx),
+    );
     if (refused.length > 0) {
       const shown = refused.slice(0, 10).join(', ');
       const more = refused.length > 10 ? ` and ${refused.length - 10} more` : '';
@@ -174,7 +190,8 @@ export class EngineBuildContext implements BuildContext {
     await this.deps.store.transaction(async (tx) => {
       await tx.lock('projects', this.workflow.projectId);
       await tx.lock('workflows', this.workflow.id);
-      if (await tx.workflows.isHeldBy(this.workflow.id, this.deps.runner.id)) await tx.processGroups.remove(this.deps.runner.host, pgid);
+      if (await tx.workflows.isHeldBy(this.workflow.id, this.deps.runner.id))
+        await tx.processGroups.remove(this.deps.runner.host, pgid);
     });
   }
 

@@ -33,7 +33,9 @@ export class BuilderRuns {
   begin(row: WorkflowRow, run: LocalRun): void {
     run.launched = true;
     run.done = this.execute(row, run)
-      .catch((error) => this.state.deps.logger.error({ err: error, workflowId: row.id }, 'workflow run failed unexpectedly'))
+      .catch((error) =>
+        this.state.deps.logger.error({ err: error, workflowId: row.id }, 'workflow run failed unexpectedly'),
+      )
       .finally(() => {
         this.state.runs.delete(row.id);
         this.onEnded();
@@ -56,7 +58,12 @@ export class BuilderRuns {
       workspaceDir,
       signal: run.controller.signal,
     };
-    const context = new EngineBuildContext(row, run, { ...this.state.deps, runner: this.state.runner, workspaceDir, onLeaseLost: (r) => this.leases.leaseLost(r) });
+    const context = new EngineBuildContext(row, run, {
+      ...this.state.deps,
+      runner: this.state.runner,
+      workspaceDir,
+      onLeaseLost: (r) => this.leases.leaseLost(r),
+    });
     logger.info({ workflowId: row.id, kind: row.kind }, 'workflow started');
 
     let failure: RunFailure | null = null;
@@ -73,7 +80,12 @@ export class BuilderRuns {
     // No process of this workflow outlives it.
     await this.groups.killRun(run);
     await recordEnd(this.state, run, failure);
-    this.state.deps.observer?.runEnded({ builder: builder.name, kind: row.kind, outcome: runOutcome(run, failure !== null), seconds: (performance.now() - startedAt) / 1000 });
+    this.state.deps.observer?.runEnded({
+      builder: builder.name,
+      kind: row.kind,
+      outcome: runOutcome(run, failure !== null),
+      seconds: (performance.now() - startedAt) / 1000,
+    });
   }
 
   /** What a builder's throw is stored as: a `BuildFailure`'s code, else `builder_error`; never a server path or SQL. */
@@ -85,7 +97,10 @@ export class BuilderRuns {
     const raw =
       error instanceof BuildFailure
         ? { code: error.code, message: error.message }
-        : { code: 'builder_error', message: lostStore ? STORE_FAILURE_MESSAGE : error instanceof Error ? error.message : String(error) };
+        : {
+            code: 'builder_error',
+            message: lostStore ? STORE_FAILURE_MESSAGE : error instanceof Error ? error.message : String(error),
+          };
     // Stored in the conversation, which other users may read on a public project: no server paths.
     return { code: raw.code, message: redactPaths(raw.message, { dataDir, workspaceDir }) };
   }

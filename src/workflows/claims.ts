@@ -67,7 +67,9 @@ export async function claimFreeSlots(tx: Tx, host: ClaimHost, shares: FairShares
 
 /** One step of `claimFreeSlots`. @returns false when no contender is left. */
 async function claimNext(tx: Tx, host: ClaimHost, shares: FairShares, state: HandOut): Promise<boolean> {
-  const contenders = (await tx.workflows.slotCandidates(host.runnerId, host.builderName)).filter((c) => !state.lost.has(c.id) && !state.passed.has(c.ownerId));
+  const contenders = (await tx.workflows.slotCandidates(host.runnerId, host.builderName)).filter(
+    (c) => !state.lost.has(c.id) && !state.passed.has(c.ownerId),
+  );
   const next = shares.pick(contenders, await tx.workflows.runningByOwner(), (plan) => host.maxRunning(plan));
   if (!next) return false;
   if (!(await tx.tryLock('users', next.ownerId))) {

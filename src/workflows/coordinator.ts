@@ -71,10 +71,13 @@ export class Coordinator {
   /** Pumps again shortly: a contender was skipped because another transaction held its project's row. */
   pumpSoon(): void {
     if (this.retryTimer || this.state.stopped) return;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      this.schedulePump();
-    }, Math.min(50, this.state.settings.pollIntervalMs));
+    this.retryTimer = setTimeout(
+      () => {
+        this.retryTimer = undefined;
+        this.schedulePump();
+      },
+      Math.min(50, this.state.settings.pollIntervalMs),
+    );
     this.retryTimer.unref();
   }
 
@@ -150,7 +153,9 @@ export class Coordinator {
       const queued = this.recheckQueued;
       this.recheckQueued = undefined;
       const runs = [...this.state.runs.values()].filter((run) => queued === 'all' || queued?.has(run.workflowId));
-      this.recheckRuns(runs).catch((error: unknown) => this.state.deps.logger.error({ err: error }, 'workflow recheck failed'));
+      this.recheckRuns(runs).catch((error: unknown) =>
+        this.state.deps.logger.error({ err: error }, 'workflow recheck failed'),
+      );
     });
   }
 

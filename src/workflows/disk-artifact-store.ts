@@ -6,7 +6,14 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ArtifactNotFoundError, copyPublishedFiles, resolveInside, type ArtifactStore, type ImportedFolder, type StoredArtifact } from './artifact-store.js';
+import {
+  ArtifactNotFoundError,
+  copyPublishedFiles,
+  resolveInside,
+  type ArtifactStore,
+  type ImportedFolder,
+  type StoredArtifact,
+} from './artifact-store.js';
 
 /** Artifact folders under `<dataDir>/artifacts/`. */
 export class DiskArtifactStore implements ArtifactStore {

@@ -26,7 +26,9 @@ export class EngineStarts {
 
   /** Whether workflow `workflowId` was claimed or resumed by this transaction. */
   started(workflowId: string): boolean {
-    return this.claimed.some((c) => c.row.id === workflowId) || this.resumed.some((r) => r.run.workflowId === workflowId);
+    return (
+      this.claimed.some((c) => c.row.id === workflowId) || this.resumed.some((r) => r.run.workflowId === workflowId)
+    );
   }
 
   /** @internal A claimed run (its slot is held through the engine's runs). */

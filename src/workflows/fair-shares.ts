@@ -30,7 +30,11 @@ export class FairShares {
    * @param maxRunning the plan's bound on a user's running workflows.
    * @returns undefined when no contender may start.
    */
-  pick<T extends Contender>(contenders: readonly T[], running: ReadonlyMap<string, number>, maxRunning: (plan: string) => number): T | undefined {
+  pick<T extends Contender>(
+    contenders: readonly T[],
+    running: ReadonlyMap<string, number>,
+    maxRunning: (plan: string) => number,
+  ): T | undefined {
     let best: T | undefined;
     let bestTurn = Number.POSITIVE_INFINITY;
     const seen = new Set<string>();

@@ -40,7 +40,8 @@ export class GroupSweeps {
         await processGroups.remove(group.host, group.pgid);
         continue;
       }
-      if (await killGroup(group.pgid, this.state.settings.killGraceMs)) await processGroups.remove(group.host, group.pgid);
+      if (await killGroup(group.pgid, this.state.settings.killGraceMs))
+        await processGroups.remove(group.host, group.pgid);
     }
   }
 
@@ -66,7 +67,11 @@ export class GroupSweeps {
         if (await killGroup(group.pgid, this.state.settings.killGraceMs)) {
           await processGroups.remove(group.host, group.pgid);
           killed++;
-        } else this.state.deps.logger.error({ pgid: group.pgid, workflowId: group.workflowId }, 'a build process group survived SIGKILL');
+        } else
+          this.state.deps.logger.error(
+            { pgid: group.pgid, workflowId: group.workflowId },
+            'a build process group survived SIGKILL',
+          );
       }
     } catch (error) {
       this.state.deps.logger.error({ err: error }, 'sweeping build process groups failed');

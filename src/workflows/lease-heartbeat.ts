@@ -55,7 +55,9 @@ export class LeaseHeartbeat {
         if (run.lost || !run.launched) continue;
         // The new end is computed once the write lock is held: a renewal that waited for another
         // process's lock never writes an end that has already passed (docs/workflows.md, "Leases").
-        const renewed = await store.transaction((tx) => tx.workflows.renewLease(run.workflowId, this.state.runner.id, this.state.now() + this.state.settings.leaseMs));
+        const renewed = await store.transaction((tx) =>
+          tx.workflows.renewLease(run.workflowId, this.state.runner.id, this.state.now() + this.state.settings.leaseMs),
+        );
         // A run recording its end (packing its snapshot, publishing) keeps its lease until the end
         // is written; a renewal that finds it written already (runner cleared) has lost nothing.
         if (!renewed && !run.finishing) this.leaseLost(run);

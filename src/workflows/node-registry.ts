@@ -42,7 +42,9 @@ export class NodeRegistry {
   /** Writes this node's row, warns when other live nodes use another builder, and keeps the row fresh. */
   async start(): Promise<void> {
     await this.write();
-    const others = (await this.live()).filter((n) => n.runnerId !== this.self.runnerId && n.builder !== this.self.builder);
+    const others = (await this.live()).filter(
+      (n) => n.runnerId !== this.self.runnerId && n.builder !== this.self.builder,
+    );
     if (others.length > 0) {
       const theirs = [...new Set(others.map((n) => n.builder))];
       this.logger.warn(
@@ -50,7 +52,13 @@ export class NodeRegistry {
         `this node's builder is "${this.self.builder}" but other nodes on this store use "${theirs.join('", "')}": a workflow runs only on a worker with the builder of the node it was sent through, so run one builder per deployment (docs/operators.md)`,
       );
     }
-    this.timer = setInterval(() => void this.write().catch((error: unknown) => this.logger.warn({ err: error }, 'could not refresh this node in the nodes table')), NODE_REFRESH_MS);
+    this.timer = setInterval(
+      () =>
+        void this.write().catch((error: unknown) =>
+          this.logger.warn({ err: error }, 'could not refresh this node in the nodes table'),
+        ),
+      NODE_REFRESH_MS,
+    );
     this.timer.unref();
   }
 
@@ -58,7 +66,9 @@ export class NodeRegistry {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    await this.store.repos.nodes.remove(this.self.runnerId).catch((error: unknown) => this.logger.warn({ err: error }, 'could not remove this node from the nodes table'));
+    await this.store.repos.nodes
+      .remove(this.self.runnerId)
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'could not remove this node from the nodes table'));
   }
 
   /**
@@ -88,7 +98,10 @@ export class NodeRegistry {
    * (`waiting for a worker with the expo builder`); undefined when one has (or it records none).
    * @param repos where to read: a transaction's repositories inside one (default: the store's).
    */
-  async waitingFor(workflow: { builder?: string | null }, repos: Pick<Repos, 'nodes'> = this.store.repos): Promise<string | undefined> {
+  async waitingFor(
+    workflow: { builder?: string | null },
+    repos: Pick<Repos, 'nodes'> = this.store.repos,
+  ): Promise<string | undefined> {
     if (!workflow.builder || (await this.serves(workflow.builder, repos))) return undefined;
     return waitingForWorker(workflow.builder);
   }

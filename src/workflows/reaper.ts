@@ -54,7 +54,8 @@ export class Reaper {
     for (const row of active) {
       if (runs.has(row.id)) continue;
       if (this.state.liveHolder(row)) {
-        if (row.leaseExpiresAt !== null && row.runnerId !== runner.id) earliestLeaseEnd = Math.min(earliestLeaseEnd, row.leaseExpiresAt);
+        if (row.leaseExpiresAt !== null && row.runnerId !== runner.id)
+          earliestLeaseEnd = Math.min(earliestLeaseEnd, row.leaseExpiresAt);
         continue;
       }
       if (!mayTakeOver) {
@@ -88,14 +89,26 @@ export class Reaper {
       await tx.lock('workflows', row.id);
       // Re-read inside the transaction: the runner may have renewed since the list was read.
       const current = await tx.workflows.findById(row.id);
-      if (!current || current.runnerId !== row.runnerId || current.leaseExpiresAt !== row.leaseExpiresAt || current.status !== row.status) return false;
+      if (
+        !current ||
+        current.runnerId !== row.runnerId ||
+        current.leaseExpiresAt !== row.leaseExpiresAt ||
+        current.status !== row.status
+      )
+        return false;
       const owner = current.runnerId;
       if (current.status === 'running') {
-        const taken = await journal.transition(current, 'running', 'interrupt', { ...interrupted(current, 'stop'), owner, tx });
-        if (taken) logger.warn({ workflowId: current.id, runnerId: owner }, 'workflow interrupted: its runner lost its lease');
+        const taken = await journal.transition(current, 'running', 'interrupt', {
+          ...interrupted(current, 'stop'),
+          owner,
+          tx,
+        });
+        if (taken)
+          logger.warn({ workflowId: current.id, runnerId: owner }, 'workflow interrupted: its runner lost its lease');
         return taken;
       }
-      if (current.status === 'cancelling') return journal.transition(current, 'cancelling', 'stopped', { ...stopped(current), owner, tx });
+      if (current.status === 'cancelling')
+        return journal.transition(current, 'cancelling', 'stopped', { ...stopped(current), owner, tx });
       if (owner === null || !(await tx.workflows.releaseWaiting(current.id, owner))) return false;
       // Waiting for input: the question stays; whoever gets the answer resumes it (an answer
       // stored already makes it claimable now, on any node).

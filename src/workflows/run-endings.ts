@@ -16,8 +16,10 @@ export interface RunFailure {
   message: string;
 }
 
-const INTERRUPTED_BY_STOP = 'The server running this workflow stopped or lost contact. Send the instruction again to retry.';
-const INTERRUPTED_AT_SHUTDOWN = 'The server shut down while this workflow was running. Send the instruction again to retry.';
+const INTERRUPTED_BY_STOP =
+  'The server running this workflow stopped or lost contact. Send the instruction again to retry.';
+const INTERRUPTED_AT_SHUTDOWN =
+  'The server shut down while this workflow was running. Send the instruction again to retry.';
 const RELEASED = { runnerId: null, leaseExpiresAt: null };
 
 /**
@@ -25,7 +27,10 @@ const RELEASED = { runnerId: null, leaseExpiresAt: null };
  * up: `stop` when the reaper takes over from a runner that stopped or lost contact, `shutdown` when
  * this server shuts down.
  */
-export function interrupted(row: Pick<WorkflowRow, 'kind'>, why: 'stop' | 'shutdown'): Pick<TransitionOptions, 'patch' | 'message'> {
+export function interrupted(
+  row: Pick<WorkflowRow, 'kind'>,
+  why: 'stop' | 'shutdown',
+): Pick<TransitionOptions, 'patch' | 'message'> {
   const reason = why === 'stop' ? INTERRUPTED_BY_STOP : INTERRUPTED_AT_SHUTDOWN;
   return {
     patch: { errorCode: 'interrupted', errorMessage: reason, ...RELEASED },
@@ -60,7 +65,8 @@ export async function recordEnd(state: EngineState, run: LocalRun, failure: RunF
   const owner = state.runner.id;
   const cause = run.cause;
   if (cause === 'shutdown') {
-    if (row.status === 'running') await journal.transition(row, 'running', 'interrupt', { ...interrupted(row, 'shutdown'), owner });
+    if (row.status === 'running')
+      await journal.transition(row, 'running', 'interrupt', { ...interrupted(row, 'shutdown'), owner });
     else if (row.status === 'waiting_for_input') await workflows.releaseWaiting(row.id, owner);
     else if (row.status === 'cancelling') await recordStopped(state, row.id, owner);
     return;
@@ -79,8 +85,14 @@ export async function recordEnd(state: EngineState, run: LocalRun, failure: RunF
     logger.info({ workflowId: row.id, code: failure.code }, 'workflow failed');
   } else {
     const complete = (hook?: CompletionHook) =>
-      journal.transition(row, 'running', 'complete', { patch: RELEASED, message: { role: 'system', type: 'status', content: `${kindLabel(row.kind)} completed.` }, owner, onCompleted: hook });
-    await (state.deps.workspaceSync?.complete(row, join(state.deps.dataDir, 'workspaces', row.projectId), complete) ?? complete());
+      journal.transition(row, 'running', 'complete', {
+        patch: RELEASED,
+        message: { role: 'system', type: 'status', content: `${kindLabel(row.kind)} completed.` },
+        owner,
+        onCompleted: hook,
+      });
+    await (state.deps.workspaceSync?.complete(row, join(state.deps.dataDir, 'workspaces', row.projectId), complete) ??
+      complete());
     logger.info({ workflowId: row.id }, 'workflow completed');
   }
 }

@@ -37,15 +37,19 @@ export class SlotClaims {
     const { state } = this;
     if (!state.accepting || !state.settings.claims) return;
     const { plans } = state.deps;
-    await claimFreeSlots(tx, {
-      runnerId: state.runner.id,
-      builderName: state.builder.name,
-      hasFreeSlot: () => state.hasFreeSlot(),
-      holdSlot: (delta) => state.holdSlot(delta),
-      maxRunning: (plan) => workflowBounds(limitsFor(plans, plan)).maxRunning,
-      startContender: (t, contender) => this.startContender(t, contender, starts),
-      pumpSoon: () => this.pumpSoon(),
-    }, this.shares);
+    await claimFreeSlots(
+      tx,
+      {
+        runnerId: state.runner.id,
+        builderName: state.builder.name,
+        hasFreeSlot: () => state.hasFreeSlot(),
+        holdSlot: (delta) => state.holdSlot(delta),
+        maxRunning: (plan) => workflowBounds(limitsFor(plans, plan)).maxRunning,
+        startContender: (t, contender) => this.startContender(t, contender, starts),
+        pumpSoon: () => this.pumpSoon(),
+      },
+      this.shares,
+    );
   }
 
   /** Starts a contender inside `tx`: the claim of a queued workflow, or the resumption of an answered one. @returns false when it could not. */
@@ -66,11 +70,16 @@ export class SlotClaims {
   private async claimQueued(tx: Tx, row: WorkflowRow, starts: EngineStarts): Promise<boolean> {
     const { state } = this;
     if (await this.groups.liveOnProject(tx, row.projectId)) return false;
-    const claimed = await state.deps.journal.claim(tx, row, { ...state.claimPatch(), startedAt: state.deps.journal.now() }, {
-      role: 'system',
-      type: 'status',
-      content: `${kindLabel(row.kind)} started (builder: ${state.builder.name}).`,
-    });
+    const claimed = await state.deps.journal.claim(
+      tx,
+      row,
+      { ...state.claimPatch(), startedAt: state.deps.journal.now() },
+      {
+        role: 'system',
+        type: 'status',
+        content: `${kindLabel(row.kind)} started (builder: ${state.builder.name}).`,
+      },
+    );
     if (claimed) starts.launching(state.reserve({ ...row, status: 'running', runnerId: state.runner.id }));
     return claimed;
   }
@@ -83,14 +92,22 @@ export class SlotClaims {
     if (row.runnerId === state.runner.id && run) {
       // The builder waits in this process's memory: take the slot and hand it the answer.
       if (!run.waiting) return false;
-      const moved = await journal.transition(row, 'waiting_for_input', 'answer', { patch: { leaseExpiresAt: state.now() + state.settings.leaseMs }, owner: state.runner.id, tx });
+      const moved = await journal.transition(row, 'waiting_for_input', 'answer', {
+        patch: { leaseExpiresAt: state.now() + state.settings.leaseMs },
+        owner: state.runner.id,
+        tx,
+      });
       if (!moved) return false;
       const answer = (await tx.questions.findById(run.waiting.questionId))?.answer;
       if (answer != null) starts.resuming(run, answer);
       return true;
     }
     // Nobody holds it (its server stopped): claim it and run its builder again.
-    const claimed = await journal.transition(row, 'waiting_for_input', 'answer', { patch: state.claimPatch(), owner: row.runnerId, tx });
+    const claimed = await journal.transition(row, 'waiting_for_input', 'answer', {
+      patch: state.claimPatch(),
+      owner: row.runnerId,
+      tx,
+    });
     if (claimed) starts.launching(state.reserve({ ...row, status: 'running', runnerId: state.runner.id }));
     return claimed;
   }

@@ -6,7 +6,8 @@
  */
 
 /** What a run that failed on a store statement records as its error message. */
-export const STORE_FAILURE_MESSAGE = 'The server lost contact with its database during this workflow. Send the instruction again to retry.';
+export const STORE_FAILURE_MESSAGE =
+  'The server lost contact with its database during this workflow. Send the instruction again to retry.';
 
 /**
  * True when `error` is a failed statement of the store: drizzle's query error (it carries the SQL
@@ -14,10 +15,15 @@ export const STORE_FAILURE_MESSAGE = 'The server lost contact with its database 
  * a `severity`), at the top or as a `cause` (at most four levels down).
  */
 export function isStoreFailure(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e: unknown = error, depth = 0;
+    e && typeof e === 'object' && depth < 4;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     const fields = e as { query?: unknown; params?: unknown; code?: unknown; severity?: unknown };
     if (typeof fields.query === 'string' && Array.isArray(fields.params)) return true;
-    if (typeof fields.code === 'string' && /^[0-9A-Z]{5}$/.test(fields.code) && typeof fields.severity === 'string') return true;
+    if (typeof fields.code === 'string' && /^[0-9A-Z]{5}$/.test(fields.code) && typeof fields.severity === 'string')
+      return true;
   }
   return false;
 }

@@ -28,7 +28,12 @@ import { AnswerCheckRunner } from './answer-check-runner.js';
 import { BuilderRuns } from './builder-runs.js';
 import { cancelWorkflow } from './cancels.js';
 import { Coordinator } from './coordinator.js';
-import { resolveSettings, type EngineSettings, type WorkflowEngineDeps, type WorkflowEngineOptions } from './engine-options.js';
+import {
+  resolveSettings,
+  type EngineSettings,
+  type WorkflowEngineDeps,
+  type WorkflowEngineOptions,
+} from './engine-options.js';
 import { EngineStarts } from './engine-starts.js';
 import { EngineState } from './engine-state.js';
 import { GroupSweeps } from './group-sweeps.js';
@@ -136,11 +141,17 @@ export class WorkflowEngine {
    * or a worker resumed it), woken by the store's notices.
    * @returns the workflow's row as last read (undefined when it is gone).
    */
-  async awaitClaim(workflow: Pick<WorkflowRow, 'id' | 'projectId'>, from: 'queued' | 'waiting_for_input'): Promise<WorkflowRow | undefined> {
+  async awaitClaim(
+    workflow: Pick<WorkflowRow, 'id' | 'projectId'>,
+    from: 'queued' | 'waiting_for_input',
+  ): Promise<WorkflowRow | undefined> {
     const { store } = this.state.deps;
     const { claimWaitMs, pollIntervalMs } = this.settings;
     if (claimWaitMs === 0) return store.repos.workflows.findById(workflow.id);
-    return waitForWorkflow(store, workflow, (row) => row?.status !== from, { timeoutMs: claimWaitMs, recheckMs: pollIntervalMs });
+    return waitForWorkflow(store, workflow, (row) => row?.status !== from, {
+      timeoutMs: claimWaitMs,
+      recheckMs: pollIntervalMs,
+    });
   }
 
   /** Asks the engine to look for queued work soon (coalesced). */
@@ -178,7 +189,10 @@ export class WorkflowEngine {
       // A build that asks a question while the drain goes on is released at the next look. A run
       // claimed by a commit still in flight has no builder yet (its `done` is settled): the timer
       // turn keeps this loop from spinning on settled promises while that commit completes.
-      await Promise.race([Promise.allSettled(runs.map((r) => r.done)), delay(Math.min(left, 250, this.settings.pollIntervalMs), undefined, { ref: false })]);
+      await Promise.race([
+        Promise.allSettled(runs.map((r) => r.done)),
+        delay(Math.min(left, 250, this.settings.pollIntervalMs), undefined, { ref: false }),
+      ]);
       await delay(0, undefined, { ref: false });
     }
   }
@@ -196,7 +210,10 @@ export class WorkflowEngine {
     this.coordinator.stop();
     const runs = [...state.runs.values()];
     for (const run of runs) run.abort('shutdown');
-    await Promise.race([Promise.allSettled(runs.map((r) => r.done)), delay(this.settings.cancelTimeoutMs, undefined, { ref: false })]);
+    await Promise.race([
+      Promise.allSettled(runs.map((r) => r.done)),
+      delay(this.settings.cancelTimeoutMs, undefined, { ref: false }),
+    ]);
     // Builders that did not stop in time: kill their processes and record the outcome ourselves.
     for (const run of [...state.runs.values()]) {
       await this.groups.killRun(run);

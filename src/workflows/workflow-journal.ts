@@ -10,7 +10,13 @@ import { MAX_MESSAGE_LENGTH } from '../core/message-limits.js';
 import type { Logger } from '../logger.js';
 import type { MessageRow, WorkflowRow } from '../store/rows.js';
 import type { Store, Tx } from '../store/store.js';
-import { IllegalTransitionError, isTerminal, nextStatus, type WorkflowEvent, type WorkflowStatus } from '../core/workflow-states.js';
+import {
+  IllegalTransitionError,
+  isTerminal,
+  nextStatus,
+  type WorkflowEvent,
+  type WorkflowStatus,
+} from '../core/workflow-states.js';
 
 /** Who speaks in a message. */
 type MessageRole = MessageRow['role'];
@@ -75,7 +81,15 @@ export class WorkflowJournal {
       });
     }
     const content = message.role === 'user' ? message.content : cutToLength(message.content, MAX_MESSAGE_LENGTH);
-    const row = await tx.messages.append({ id: randomUUID(), projectId, workflowId, role: message.role, type: message.type, content, createdAt: this.now() });
+    const row = await tx.messages.append({
+      id: randomUUID(),
+      projectId,
+      workflowId,
+      role: message.role,
+      type: message.type,
+      content,
+      createdAt: this.now(),
+    });
     this.changed(tx, projectId);
     return row;
   }
@@ -94,13 +108,19 @@ export class WorkflowJournal {
    * @returns true when the transition happened (false: the row had moved on, or another runner holds it).
    * @throws IllegalTransitionError (logged) when `event` is not allowed from `from`: nothing is written.
    */
-  async transition(workflow: Pick<WorkflowRow, 'id' | 'projectId'>, from: WorkflowStatus, event: WorkflowEvent, options: TransitionOptions = {}): Promise<boolean> {
+  async transition(
+    workflow: Pick<WorkflowRow, 'id' | 'projectId'>,
+    from: WorkflowStatus,
+    event: WorkflowEvent,
+    options: TransitionOptions = {},
+  ): Promise<boolean> {
     const { patch = {}, message, owner, tx, onCompleted } = options;
     let to: WorkflowStatus;
     try {
       to = nextStatus(from, event);
     } catch (error) {
-      if (error instanceof IllegalTransitionError) this.logger?.error({ workflowId: workflow.id, from, event }, error.message);
+      if (error instanceof IllegalTransitionError)
+        this.logger?.error({ workflowId: workflow.id, from, event }, error.message);
       throw error;
     }
     if (!tx) {
@@ -133,7 +153,12 @@ export class WorkflowJournal {
    * active one; posts `message` with it.
    * @returns true when this call claimed it.
    */
-  async claim(tx: Tx, workflow: Pick<WorkflowRow, 'id' | 'projectId'>, patch: Partial<Omit<WorkflowRow, 'status'>>, message: NewMessage): Promise<boolean> {
+  async claim(
+    tx: Tx,
+    workflow: Pick<WorkflowRow, 'id' | 'projectId'>,
+    patch: Partial<Omit<WorkflowRow, 'status'>>,
+    message: NewMessage,
+  ): Promise<boolean> {
     const to = nextStatus('queued', 'claim');
     if (!(await tx.workflows.claimQueued(workflow.id, { ...patch, status: to }))) return false;
     await this.post(workflow.projectId, workflow.id, message, tx);

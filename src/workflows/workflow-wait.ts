@@ -27,7 +27,13 @@ export function waitForWorkflow(
   done: (row: WorkflowRow | undefined) => boolean,
   options: WorkflowWaitOptions,
 ): Promise<WorkflowRow | undefined> {
-  return waitForProjectRead(store, workflow.projectId, () => store.repos.workflows.findById(workflow.id), done, options);
+  return waitForProjectRead(
+    store,
+    workflow.projectId,
+    () => store.repos.workflows.findById(workflow.id),
+    done,
+    options,
+  );
 }
 
 /**

@@ -94,10 +94,15 @@ export class WorkspaceSync {
     } catch (error) {
       await rm(tmp, { recursive: true, force: true });
       this.deps.logger.error({ err: error, projectId }, 'could not restore a workspace snapshot');
-      throw new BuildFailure('workspace_restore_failed', 'The workspace of the project\'s last completed workflow could not be fetched from the database. Send the instruction again to retry.');
+      throw new BuildFailure(
+        'workspace_restore_failed',
+        "The workspace of the project's last completed workflow could not be fetched from the database. Send the instruction again to retry.",
+      );
     }
     await rm(old, { recursive: true, force: true });
-    await say(`Restored the workspace of the project's last completed workflow (version ${snapshot.version}) on this worker.`);
+    await say(
+      `Restored the workspace of the project's last completed workflow (version ${snapshot.version}) on this worker.`,
+    );
   }
 
   /**
@@ -110,7 +115,11 @@ export class WorkspaceSync {
    * @returns what `record` returns.
    * @throws what `record` throws (a packed blob is removed first).
    */
-  async complete(workflow: Pick<WorkflowRow, 'id' | 'projectId'>, workspaceDir: string, record: (hook: CompletionHook) => Promise<boolean>): Promise<boolean> {
+  async complete(
+    workflow: Pick<WorkflowRow, 'id' | 'projectId'>,
+    workspaceDir: string,
+    record: (hook: CompletionHook) => Promise<boolean>,
+  ): Promise<boolean> {
     const { blobs, journal, logger } = this.deps;
     const size = await snapshotBytes(workspaceDir);
     let blob: StoredBlob | null = null;
@@ -126,7 +135,8 @@ export class WorkspaceSync {
         packed.destroy();
         // The run completed: it is recorded without a snapshot rather than left to its lease.
         logger.warn({ err: error, projectId: workflow.projectId }, 'could not save a workspace snapshot');
-        note = 'The workspace could not be saved to the database: a later workflow on another worker starts from the last workspace that was saved.';
+        note =
+          'The workspace could not be saved to the database: a later workflow on another worker starts from the last workspace that was saved.';
       }
     }
     let version = 0;
@@ -139,14 +149,25 @@ export class WorkspaceSync {
           if (!tx.workspaces) throw new Error('This store keeps no workspace snapshots');
           replaced = await tx.workspaces.saveSnapshot(workflow.projectId, workspaceVersion, blob.id, blob.bytes);
         }
-        if (note) await journal.post(workflow.projectId, workflow.id, { role: 'system', type: 'status', content: note }, tx);
+        if (note)
+          await journal.post(workflow.projectId, workflow.id, { role: 'system', type: 'status', content: note }, tx);
       });
     } finally {
-      if (!moved && blob) await blobs.remove(blob.id).catch((error: unknown) => logger.warn({ err: error, blobId: blob?.id }, 'could not remove an unrecorded workspace snapshot'));
+      if (!moved && blob)
+        await blobs
+          .remove(blob.id)
+          .catch((error: unknown) =>
+            logger.warn({ err: error, blobId: blob?.id }, 'could not remove an unrecorded workspace snapshot'),
+          );
     }
     if (!moved) return false;
     await writeVersion(versionFileOf(workspaceDir), version);
-    if (replaced) await blobs.remove(replaced).catch((error: unknown) => logger.warn({ err: error, blobId: replaced }, 'could not remove a replaced workspace snapshot'));
+    if (replaced)
+      await blobs
+        .remove(replaced)
+        .catch((error: unknown) =>
+          logger.warn({ err: error, blobId: replaced }, 'could not remove a replaced workspace snapshot'),
+        );
     return true;
   }
 }

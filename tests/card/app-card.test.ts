@@ -29,15 +29,29 @@ const CARD_URI = 'ui://mobile-builder/session-card.html';
 /** A 2026-07-28 client, declaring the extension when `apps`. */
 async function modernClient(server: TestServer, token: string, apps: boolean): Promise<ClientV2> {
   const capabilities = apps ? { extensions: { [EXTENSION_ID]: { mimeTypes: [RESOURCE_MIME_TYPE] } } } : {};
-  const client = new ClientV2({ name: apps ? 'apps-host' : 'plain-host', version: '1' }, { capabilities, versionNegotiation: { mode: { pin: MODERN } } });
-  await client.connect(new HttpTransportV2(new URL(server.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  const client = new ClientV2(
+    { name: apps ? 'apps-host' : 'plain-host', version: '1' },
+    { capabilities, versionNegotiation: { mode: { pin: MODERN } } },
+  );
+  await client.connect(
+    new HttpTransportV2(new URL(server.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+  );
   return client;
 }
 
-type Session = { hasActiveWorkflows: boolean; activeWorkflow: { status: string } | null; lastWorkflow: { status: string } | null; pendingQuestion: { questionId: string } | null };
+type Session = {
+  hasActiveWorkflows: boolean;
+  activeWorkflow: { status: string } | null;
+  lastWorkflow: { status: string } | null;
+  pendingQuestion: { questionId: string } | null;
+};
 
 /** Follows the project with waits until `done` holds (no sleeps: each call returns on a change). */
-async function waitFor(client: ClientV1 | ClientV2, projectId: string, done: (s: Session) => boolean): Promise<Session> {
+async function waitFor(
+  client: ClientV1 | ClientV2,
+  projectId: string,
+  done: (s: Session) => boolean,
+): Promise<Session> {
   for (let waitSeconds = 0; ; waitSeconds = 30) {
     const result = await client.callTool({ name: 'svc_get_session', arguments: { projectId, waitSeconds } });
     const session = result.structuredContent as Session;
@@ -60,12 +74,23 @@ beforeAll(async () => {
   const quick = await startTestServer({ dataDir, browser: CHROMIUM });
   token = quick.token('carol');
   const v1 = await httpClient(quick.mcpUrl, token);
-  projectId = ((await v1.callTool({ name: 'svc_create_project', arguments: { name: 'Tip Calculator' } })).structuredContent as { id: string }).id;
-  await v1.callTool({ name: 'svc_send_message', arguments: { projectId, kind: 'build', message: 'A tip calculator with a bill field and 10/15/20% buttons' } });
+  projectId = (
+    (await v1.callTool({ name: 'svc_create_project', arguments: { name: 'Tip Calculator' } })).structuredContent as {
+      id: string;
+    }
+  ).id;
+  await v1.callTool({
+    name: 'svc_send_message',
+    arguments: { projectId, kind: 'build', message: 'A tip calculator with a bill field and 10/15/20% buttons' },
+  });
   await waitFor(v1, projectId, (s) => !s.hasActiveWorkflows);
   await v1.callTool({ name: 'svc_send_message', arguments: { projectId, kind: 'deploy', message: 'Deploy it' } });
   const asked = await waitFor(v1, projectId, (s) => s.pendingQuestion !== null || !s.hasActiveWorkflows);
-  if (asked.pendingQuestion) await v1.callTool({ name: 'svc_send_message', arguments: { projectId, questionId: asked.pendingQuestion.questionId, message: 'com.example.tips' } });
+  if (asked.pendingQuestion)
+    await v1.callTool({
+      name: 'svc_send_message',
+      arguments: { projectId, questionId: asked.pendingQuestion.questionId, message: 'com.example.tips' },
+    });
   await waitFor(v1, projectId, (s) => !s.hasActiveWorkflows);
   await v1.close();
   await quick.http.close();
@@ -90,7 +115,12 @@ const CARD_CEILING_BYTES = 225_000;
  * JSON Schema dialect names the SDK compares a `$schema` to, and zod's IPv6 check, which parses
  * an address as `http://[address]` (`${...}` stands for any template expression).
  */
-const CARD_URLS = ['http://www.w3.org/2000/svg', 'http://json-schema.org/draft/2019-09/schema', 'https://json-schema.org/draft/2019-09/schema', 'http://[${}]'];
+const CARD_URLS = [
+  'http://www.w3.org/2000/svg',
+  'http://json-schema.org/draft/2019-09/schema',
+  'https://json-schema.org/draft/2019-09/schema',
+  'http://[${}]',
+];
 
 describe('the card file (dist/session-card.html, as npm run build makes it)', () => {
   it(`stays under its ceiling of ${CARD_CEILING_BYTES} bytes`, () => {
@@ -98,7 +128,7 @@ describe('the card file (dist/session-card.html, as npm run build makes it)', ()
     expect(cardBytes).toBeLessThan(CARD_CEILING_BYTES);
   });
 
-  it.todo('stays under 100 KB (102,400 bytes): not met while the App bridge brings the SDK\'s Protocol and zod');
+  it.todo("stays under 100 KB (102,400 bytes): not met while the App bridge brings the SDK's Protocol and zod");
 
   it('uses no network but the host: no network API, no loaded resource, no URL but the accepted ones', () => {
     const html = readFileSync(join(ROOT, 'dist/session-card.html'), 'utf8');
@@ -108,8 +138,14 @@ describe('the card file (dist/session-card.html, as npm run build makes it)', ()
     const markup = html.replace(/<script>[\s\S]*?<\/script>/g, '');
     expect(markup.match(/\b(src|href|srcset|action)\s*=|url\(|@import/gi) ?? []).toEqual([]);
     // The script names no network API (globals keep their names through minification).
-    expect(scripts[0]!.match(/\b(fetch|XMLHttpRequest|WebSocket|EventSource|sendBeacon|importScripts|Worker|SharedWorker)\b/g) ?? []).toEqual([]);
-    const urls = new Set((html.match(/https?:\/\/[^"'`\s<>)\\]*/g) ?? []).map((url) => url.replace(/\$\{[^}]*\}/g, '${}')));
+    expect(
+      scripts[0]!.match(
+        /\b(fetch|XMLHttpRequest|WebSocket|EventSource|sendBeacon|importScripts|Worker|SharedWorker)\b/g,
+      ) ?? [],
+    ).toEqual([]);
+    const urls = new Set(
+      (html.match(/https?:\/\/[^"'`\s<>)\\]*/g) ?? []).map((url) => url.replace(/\$\{[^}]*\}/g, '${}')),
+    );
     expect([...urls].filter((url) => !CARD_URLS.includes(url))).toEqual([]);
   });
 });
@@ -118,7 +154,11 @@ describe('the card is offered only to a host that declares the extension', () =>
   it('a host with the extension: svc_get_session names the ui:// resource, which is the card (HTML of the extension, CSP declared)', async () => {
     const client = await modernClient(server, token, true);
     try {
-      expect(client.getDiscoverResult()!.capabilities).toMatchObject({ tools: { listChanged: false }, resources: {}, extensions: { [EXTENSION_ID]: {} } });
+      expect(client.getDiscoverResult()!.capabilities).toMatchObject({
+        tools: { listChanged: false },
+        resources: {},
+        extensions: { [EXTENSION_ID]: {} },
+      });
       const { tools } = await client.listTools();
       const withMeta = tools.filter((t) => t._meta !== undefined);
       expect(withMeta.map((t) => t.name)).toEqual(['svc_get_session']);
@@ -127,7 +167,11 @@ describe('the card is offered only to a host that declares the extension', () =>
       expect(resources).toEqual([expect.objectContaining({ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE })]);
       const read = await client.readResource({ uri: CARD_URI });
       const content = read.contents[0] as { uri: string; mimeType: string; text: string; _meta: unknown };
-      expect(content).toMatchObject({ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE, _meta: { ui: { csp: { connectDomains: [], resourceDomains: [], frameDomains: [] } } } });
+      expect(content).toMatchObject({
+        uri: CARD_URI,
+        mimeType: RESOURCE_MIME_TYPE,
+        _meta: { ui: { csp: { connectDomains: [], resourceDomains: [], frameDomains: [] } } },
+      });
       expect(content.text).toMatch(/^<!doctype html>/);
       expect(Buffer.byteLength(content.text)).toBe(cardBytes);
     } finally {
@@ -148,14 +192,26 @@ describe('the card is offered only to a host that declares the extension', () =>
       expect(plain.getDiscoverResult()!.capabilities).toEqual({ tools: { listChanged: false } });
       expect(v1.getServerCapabilities()).toEqual({ tools: { listChanged: false } });
       // The SDK client does not ask a server without `resources`; asked anyway, the server refuses.
-      const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
-      const raw = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'resources/list', params: { _meta: envelope } }, token, { 'mcp-protocol-version': MODERN, 'mcp-method': 'resources/list' });
+      const envelope = {
+        'io.modelcontextprotocol/protocolVersion': MODERN,
+        'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      };
+      const raw = await post(
+        server.mcpUrl,
+        { jsonrpc: '2.0', id: 1, method: 'resources/list', params: { _meta: envelope } },
+        token,
+        { 'mcp-protocol-version': MODERN, 'mcp-method': 'resources/list' },
+      );
       expect(raw.json.error).toMatchObject({ code: -32601, message: 'Method not found: resources/list' });
       await expect(v1.listResources()).rejects.toThrow('Method not found: resources/list');
       // Tool results are the same for every host.
       const args = { name: 'svc_get_session', arguments: { projectId } };
       const [a, b] = [await v1.callTool(args), await apps.callTool(args)];
-      expect({ content: b.content, structuredContent: b.structuredContent }).toEqual({ content: a.content, structuredContent: a.structuredContent });
+      expect({ content: b.content, structuredContent: b.structuredContent }).toEqual({
+        content: a.content,
+        structuredContent: a.structuredContent,
+      });
     } finally {
       await Promise.all([v1.close(), plain.close(), apps.close()]);
     }
@@ -168,7 +224,14 @@ describe('over stdio in the 2025-11-25 era, the connection is one client: its in
     const capabilities = apps ? { extensions: { [EXTENSION_ID]: { mimeTypes: [RESOURCE_MIME_TYPE] } } } : {};
     const client = new ClientV1({ name: 'stdio-host', version: '1' }, { capabilities });
     const env = { ...(process.env as Record<string, string>), SVC_API_TOKEN: cliToken(dir, 'dave') };
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'serve', '--data-dir', dir, '--builder', 'scripted', '--port', '0'], env, stderr: 'ignore' }));
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, 'serve', '--data-dir', dir, '--builder', 'scripted', '--port', '0'],
+        env,
+        stderr: 'ignore',
+      }),
+    );
     return client;
   }
 
@@ -176,13 +239,22 @@ describe('over stdio in the 2025-11-25 era, the connection is one client: its in
     const dir = tempDir('mbm-card-stdio-');
     const [apps, plain] = [await stdioClient(dir, true), await stdioClient(dir, false)];
     try {
-      expect(apps.getServerCapabilities()).toEqual({ tools: { listChanged: false }, resources: {}, extensions: { [EXTENSION_ID]: {} } });
+      expect(apps.getServerCapabilities()).toEqual({
+        tools: { listChanged: false },
+        resources: {},
+        extensions: { [EXTENSION_ID]: {} },
+      });
       expect(plain.getServerCapabilities()).toEqual({ tools: { listChanged: false } });
       const [card, old] = [await apps.listTools(), await plain.listTools()];
-      expect(card.tools.find((t) => t.name === 'svc_get_session')!._meta).toEqual({ ui: { resourceUri: CARD_URI }, 'ui/resourceUri': CARD_URI });
+      expect(card.tools.find((t) => t.name === 'svc_get_session')!._meta).toEqual({
+        ui: { resourceUri: CARD_URI },
+        'ui/resourceUri': CARD_URI,
+      });
       expect(card.tools.map(({ _meta, ...t }) => t)).toEqual(old.tools);
       expect(old.tools.every((t) => t._meta === undefined)).toBe(true);
-      expect((await apps.listResources()).resources).toEqual([expect.objectContaining({ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE })]);
+      expect((await apps.listResources()).resources).toEqual([
+        expect.objectContaining({ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE }),
+      ]);
       const read = (await apps.readResource({ uri: CARD_URI })).contents[0] as { mimeType: string; text: string };
       expect(read.mimeType).toBe(RESOURCE_MIME_TYPE);
       expect(Buffer.byteLength(read.text)).toBe(cardBytes);
@@ -199,10 +271,23 @@ describe.runIf(existsSync(CHROMIUM))('the card in a host (the extension AppBridg
 
   beforeAll(async () => {
     browser = await launchChromium();
-    const script = (await build({ entryPoints: [join(ROOT, 'tests/card/card-host.js')], bundle: true, format: 'iife', platform: 'browser', write: false, logLevel: 'warning' })).outputFiles[0]!.text;
+    const script = (
+      await build({
+        entryPoints: [join(ROOT, 'tests/card/card-host.js')],
+        bundle: true,
+        format: 'iife',
+        platform: 'browser',
+        write: false,
+        logLevel: 'warning',
+      })
+    ).outputFiles[0]!.text;
     page = createServer((req, res) => {
       if (req.url === '/host.js') return void res.setHeader('content-type', 'text/javascript').end(script);
-      res.setHeader('content-type', 'text/html').end('<!doctype html><html><body style="margin:16px;background:#f6f8fa;font-family:system-ui"><script src="/host.js"></script></body></html>');
+      res
+        .setHeader('content-type', 'text/html')
+        .end(
+          '<!doctype html><html><body style="margin:16px;background:#f6f8fa;font-family:system-ui"><script src="/host.js"></script></body></html>',
+        );
     });
     await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
   });
@@ -215,7 +300,9 @@ describe.runIf(existsSync(CHROMIUM))('the card in a host (the extension AppBridg
   /** A harness tab whose host forwards the card's tool calls to `client`. */
   async function hostTab(client: ClientV2): Promise<Page> {
     const tab = await browser!.newPage({ viewport: { width: 460, height: 900 } });
-    await tab.exposeFunction('hostCallTool', (params: { name: string; arguments?: Record<string, unknown> }) => client.callTool(params));
+    await tab.exposeFunction('hostCallTool', (params: { name: string; arguments?: Record<string, unknown> }) =>
+      client.callTool(params),
+    );
     await tab.goto(`http://127.0.0.1:${(page.address() as AddressInfo).port}/`);
     return tab;
   }
@@ -225,7 +312,10 @@ describe.runIf(existsSync(CHROMIUM))('the card in a host (the extension AppBridg
     const html = ((await client.readResource({ uri: CARD_URI })).contents[0] as { text: string }).text;
     const input = { projectId };
     const result = await client.callTool({ name: 'svc_get_session', arguments: input });
-    await tab.evaluate(([h, i, r]) => (globalThis as unknown as { openCard(...a: unknown[]): Promise<void> }).openCard(h, i, r), [html, input, result] as const);
+    await tab.evaluate(
+      ([h, i, r]) => (globalThis as unknown as { openCard(...a: unknown[]): Promise<void> }).openCard(h, i, r),
+      [html, input, result] as const,
+    );
     return tab.frameLocator('#card');
   }
 
@@ -236,8 +326,15 @@ describe.runIf(existsSync(CHROMIUM))('the card in a host (the extension AppBridg
     const client = await modernClient(quick, own, true);
     const tab = await hostTab(client);
     try {
-      const id = ((await client.callTool({ name: 'svc_create_project', arguments: { name: 'Asked' } })).structuredContent as { id: string }).id;
-      await client.callTool({ name: 'svc_send_message', arguments: { projectId: id, kind: 'deploy', message: 'Deploy it' } });
+      const id = (
+        (await client.callTool({ name: 'svc_create_project', arguments: { name: 'Asked' } })).structuredContent as {
+          id: string;
+        }
+      ).id;
+      await client.callTool({
+        name: 'svc_send_message',
+        arguments: { projectId: id, kind: 'deploy', message: 'Deploy it' },
+      });
       await waitFor(client, id, (s) => s.pendingQuestion !== null);
       const card = await openCard(tab, client, id);
       await card.locator('#question:visible').waitFor();
@@ -264,7 +361,10 @@ describe.runIf(existsSync(CHROMIUM))('the card in a host (the extension AppBridg
     const tab = await hostTab(client);
     tab.on('request', (request) => requests.push(request.url()));
     try {
-      await client.callTool({ name: 'svc_send_message', arguments: { projectId, kind: 'build', message: 'Add a split-the-bill stepper' } });
+      await client.callTool({
+        name: 'svc_send_message',
+        arguments: { projectId, kind: 'build', message: 'Add a split-the-bill stepper' },
+      });
       await waitFor(client, projectId, (s) => s.activeWorkflow?.status === 'running');
       const card = await openCard(tab, client, projectId);
       await card.locator('#name').filter({ hasText: 'Tip Calculator' }).waitFor();
@@ -272,7 +372,8 @@ describe.runIf(existsSync(CHROMIUM))('the card in a host (the extension AppBridg
       await card.locator('#deploys figure svg').first().waitFor();
       await card.locator('#shot:visible').waitFor();
       expect(await card.locator('#shot').evaluate((img: { naturalWidth: number }) => img.naturalWidth)).toBe(390);
-      if (process.env.SVC_DOC_IMAGES === '1') await tab.locator('#card').screenshot({ path: join(ROOT, 'docs/images/app-card.png') });
+      if (process.env.SVC_DOC_IMAGES === '1')
+        await tab.locator('#card').screenshot({ path: join(ROOT, 'docs/images/app-card.png') });
       await card.locator('#cancel').click();
       const ended = await waitFor(client, projectId, (s) => !s.hasActiveWorkflows);
       expect(ended.lastWorkflow?.status).toBe('cancelled');

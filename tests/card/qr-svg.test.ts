@@ -9,8 +9,12 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers.js';
 
-type QrSvgModule = { qrPath: (data: ArrayLike<number>, size: number, margin: number) => string; qrSvg: (text: string, width: number) => string };
-const load = async (): Promise<QrSvgModule> => (await import(pathToFileURL(join(ROOT, 'assets/card/qr-svg.js')).href)) as QrSvgModule;
+type QrSvgModule = {
+  qrPath: (data: ArrayLike<number>, size: number, margin: number) => string;
+  qrSvg: (text: string, width: number) => string;
+};
+const load = async (): Promise<QrSvgModule> =>
+  (await import(pathToFileURL(join(ROOT, 'assets/card/qr-svg.js')).href)) as QrSvgModule;
 
 /** The modules a path of `M x y h n v1 h -n z` runs paints, as "x,y" (each at most once, or it throws). */
 function painted(path: string): Set<string> {

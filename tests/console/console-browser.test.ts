@@ -56,7 +56,10 @@ describe('web console in Chromium', () => {
     await page.waitForURL(`${base}/signin`);
     await screenshot(page, 'signin', { docs: true });
     await page.fill('#credential', 'svc_not-a-real-token');
-    const refused = await Promise.all([page.waitForResponse((r) => r.url() === `${base}/signin` && r.request().method() === 'POST'), page.click('#sign-in')]);
+    const refused = await Promise.all([
+      page.waitForResponse((r) => r.url() === `${base}/signin` && r.request().method() === 'POST'),
+      page.click('#sign-in'),
+    ]);
     expect(refused[0].status()).toBe(401);
     await expect(page.textContent('#error')).resolves.toContain('Authentication failed - invalid or expired API key');
 
@@ -79,9 +82,14 @@ describe('web console in Chromium', () => {
   it('creates a project with the tool rules: a blank name is refused, text is escaped', async (t) => {
     if (!browser) return t.skip();
     await page.fill('#name', '   ');
-    const blank = await Promise.all([page.waitForResponse((r) => r.url() === `${base}/projects` && r.request().method() === 'POST'), page.click('#create')]);
+    const blank = await Promise.all([
+      page.waitForResponse((r) => r.url() === `${base}/projects` && r.request().method() === 'POST'),
+      page.click('#create'),
+    ]);
     expect(blank[0].status()).toBe(400);
-    await expect(page.textContent('#error')).resolves.toContain('-32602 Invalid parameter: name must not be empty or blank');
+    await expect(page.textContent('#error')).resolves.toContain(
+      '-32602 Invalid parameter: name must not be empty or blank',
+    );
 
     await page.fill('#name', NAME);
     await page.fill('#description', 'A <script>alert(1)</script> test');
@@ -101,14 +109,22 @@ describe('web console in Chromium', () => {
     await page.evaluate(() => ((globalThis as any).marker = 'same page'));
 
     // Sent by an MCP client elsewhere: the open page learns of it only through its event stream.
-    await toolResult(server.mcpUrl, aliceToken, 'svc_send_message', { projectId, message: 'Build a shop with a cart', kind: 'build' });
+    await toolResult(server.mcpUrl, aliceToken, 'svc_send_message', {
+      projectId,
+      message: 'Build a shop with a cart',
+      kind: 'build',
+    });
     await page.waitForSelector('#last-workflow[data-status="completed"]');
     // The build is one folded entry, newest first: its instruction and latest line show; its lines open on a click.
     await page.waitForSelector('#messages > li.entry:first-child .entry-title:has-text("Build a shop with a cart")');
     // The summary shows what the build came to: its result.
-    await page.waitForSelector('#messages > li.entry:first-child .entry-latest[data-type="result"]:has-text("Web preview published at")');
+    await page.waitForSelector(
+      '#messages > li.entry:first-child .entry-latest[data-type="result"]:has-text("Web preview published at")',
+    );
     await page.click('#messages > li.entry:first-child summary');
-    await page.waitForSelector('#messages > li.entry:first-child li[data-type="instruction"]:has-text("Build a shop with a cart")');
+    await page.waitForSelector(
+      '#messages > li.entry:first-child li[data-type="instruction"]:has-text("Build a shop with a cart")',
+    );
     await page.waitForSelector('#messages > li.entry:first-child li:has-text("Build completed.")');
     // Lines that arrived live were merged into the one entry: its count is the workflow's messages.
     const { messages } = await toolResult(server.mcpUrl, aliceToken, 'svc_get_messages', { projectId, limit: 500 });
@@ -156,7 +172,10 @@ describe('web console in Chromium', () => {
     expect(await page.$eval('#answer', (el) => (el as any).validity.patternMismatch)).toBe(true);
     // ...and the server refuses it too (a browser that does not check), with the tool's error.
     await page.$eval('#question form', (form) => ((form as any).noValidate = true));
-    const bad = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/answer')), page.click('[data-action="answer"]')]);
+    const bad = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/answer')),
+      page.click('[data-action="answer"]'),
+    ]);
     expect(bad[0].status()).toBe(400);
     await expect(page.textContent('#error')).resolves.toContain('-32602 Invalid parameter: message');
     // Next to the answer box it concerns, which has the focus.
@@ -181,12 +200,15 @@ describe('web console in Chromium', () => {
     await page.check('input[name="kind"][value="deploy"]');
     await Promise.all([page.waitForURL(/\/projects\/[0-9a-f-]{36}$/), page.click('#send-button')]);
     await page.waitForSelector('#question');
-    await Promise.all([page.waitForURL(/\/projects\/[0-9a-f-]{36}$/), page.click('#active-workflow [data-action="cancel"]')]);
+    await Promise.all([
+      page.waitForURL(/\/projects\/[0-9a-f-]{36}$/),
+      page.click('#active-workflow [data-action="cancel"]'),
+    ]);
     await page.waitForSelector('#last-workflow[data-status="cancelled"]');
     await page.waitForSelector('#no-active');
   });
 
-  it('shows a second user none of the first user\'s private projects, and refuses a direct URL', async (t) => {
+  it("shows a second user none of the first user's private projects, and refuses a direct URL", async (t) => {
     if (!browser) return t.skip();
     const bob = await browser.newContext();
     try {
@@ -196,7 +218,9 @@ describe('web console in Chromium', () => {
       expect(await other.content()).not.toContain('Shop');
       const direct = await other.goto(`${base}/projects/${projectId}`);
       expect(direct!.status()).toBe(403);
-      await expect(other.textContent('#error')).resolves.toContain('-32003 Access denied - you do not have permission for this resource');
+      await expect(other.textContent('#error')).resolves.toContain(
+        '-32003 Access denied - you do not have permission for this resource',
+      );
       expect(await other.content()).not.toContain('Shop');
       const unknown = await other.goto(`${base}/projects/00000000-0000-4000-8000-000000000000`);
       expect(unknown!.status()).toBe(404);
@@ -204,7 +228,9 @@ describe('web console in Chromium', () => {
       await screenshot(other, 'refused');
       const malformed = await other.goto(`${base}/projects/not-a-uuid`);
       expect(malformed!.status()).toBe(400);
-      await expect(other.textContent('#error')).resolves.toContain('-32602 Invalid parameter: projectId must be a UUID');
+      await expect(other.textContent('#error')).resolves.toContain(
+        '-32602 Invalid parameter: projectId must be a UUID',
+      );
       // Bob's own project, with a page parameter the tool refuses.
       await other.goto(`${base}/projects`);
       await other.fill('#name', 'Bob app');

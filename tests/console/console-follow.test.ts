@@ -58,7 +58,8 @@ beforeAll(async () => {
   token = server.token('dana');
   browser = await launchChromium();
   // A browser in another time zone than the server's UTC.
-  if (browser) context = await browser.newContext({ viewport: VIEWPORT, timezoneId: 'America/New_York', locale: 'en-US' });
+  if (browser)
+    context = await browser.newContext({ viewport: VIEWPORT, timezoneId: 'America/New_York', locale: 'en-US' });
 });
 
 /** Lets the builds held at gate `name` go on. */
@@ -88,7 +89,12 @@ describe('following a build in the console', () => {
     let n = 0;
     while ((await messageCount(project.id)) < 200) {
       // Sent in a burst: they queue, and run one after the other.
-      for (let i = 0; i < 10; i++) await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: `Change ${++n}: make the header a little bigger\nand more details on a second line`, kind: 'build' });
+      for (let i = 0; i < 10; i++)
+        await toolResult(server.mcpUrl, token, 'svc_send_message', {
+          projectId: project.id,
+          message: `Change ${++n}: make the header a little bigger\nand more details on a second line`,
+          kind: 'build',
+        });
       await waitIdle(server.mcpUrl, token, project.id, 60_000);
     }
     const total = await messageCount(project.id);
@@ -98,13 +104,19 @@ describe('following a build in the console', () => {
     await p.goto(`${base}/projects/${project.id}`);
     await p.waitForSelector('#live[data-state="on"]');
     const height = await p.evaluate(() => (globalThis as any).document.documentElement.scrollHeight as number);
-    process.stderr.write(`[console-follow] project page with ${total} messages (${n} builds): ${height} px tall at ${VIEWPORT.width}x${VIEWPORT.height}\n`);
+    process.stderr.write(
+      `[console-follow] project page with ${total} messages (${n} builds): ${height} px tall at ${VIEWPORT.width}x${VIEWPORT.height}\n`,
+    );
     expect(height).toBeLessThanOrEqual(3 * VIEWPORT.height);
 
     // Newest first: the first entry is the last build, folded, its instruction's first line as its title.
     const first = p.locator('#messages > li.entry').first();
-    await expect(first.locator('.entry-title').textContent()).resolves.toBe(`Change ${n}: make the header a little bigger`);
-    await expect(first.locator('.entry-latest').textContent()).resolves.toBe(`built: Change ${n}: make the header a little bigger`);
+    await expect(first.locator('.entry-title').textContent()).resolves.toBe(
+      `Change ${n}: make the header a little bigger`,
+    );
+    await expect(first.locator('.entry-latest').textContent()).resolves.toBe(
+      `built: Change ${n}: make the header a little bigger`,
+    );
     expect(await first.locator('.lines').isVisible()).toBe(false);
     await first.locator('summary').click();
     await first.locator('.lines li[data-type="progress"]').first().waitFor();
@@ -112,7 +124,9 @@ describe('following a build in the console', () => {
     expect(entries).toBeLessThan(30);
 
     // Scrolled to the bottom, the session panel is still on screen.
-    await p.evaluate(() => (globalThis as any).window.scrollTo(0, (globalThis as any).document.documentElement.scrollHeight));
+    await p.evaluate(() =>
+      (globalThis as any).window.scrollTo(0, (globalThis as any).document.documentElement.scrollHeight),
+    );
     const session = (await p.locator('#session').boundingBox())!;
     expect(session.y).toBeGreaterThanOrEqual(0);
     expect(session.y).toBeLessThan(VIEWPORT.height / 2);
@@ -132,22 +146,41 @@ describe('following a build in the console', () => {
     await p.goto(`${base}/projects/${project.id}`);
     await p.waitForSelector('#live[data-state="on"]');
 
-    await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'Add a cart, hold queue', kind: 'build' });
-    const search = await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'Add a search bar\nwith suggestions under it', kind: 'build' });
-    const dark = await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'Dark mode for the settings screen', kind: 'build' });
+    await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'Add a cart, hold queue',
+      kind: 'build',
+    });
+    const search = await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'Add a search bar\nwith suggestions under it',
+      kind: 'build',
+    });
+    const dark = await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'Dark mode for the settings screen',
+      kind: 'build',
+    });
     expect([search.status, dark.status]).toEqual(['queued', 'queued']);
     // Live, without a reload: the active build and the two queued ones, each named.
     await p.waitForSelector('#active-workflow .title:has-text("Add a cart, hold queue")');
     await p.waitForSelector(`#queue li[data-workflow-id="${dark.workflowId}"]`);
     const rows = await p.$$eval('#queue li', (items) => items.map((li) => li.textContent!.replace(/\s+/g, ' ').trim()));
     expect(rows).toEqual(['build “Add a search bar” Cancel', 'build “Dark mode for the settings screen” Cancel']);
-    await expect(p.getAttribute(`#queue li[data-workflow-id="${search.workflowId}"] button`, 'aria-label')).resolves.toBe('Cancel build: Add a search bar');
+    await expect(
+      p.getAttribute(`#queue li[data-workflow-id="${search.workflowId}"] button`, 'aria-label'),
+    ).resolves.toBe('Cancel build: Add a search bar');
     await screenshot(p, 'queue-names', { docs: true });
 
     // The button named by the instruction cancels that one, and only that one.
-    await Promise.all([p.waitForURL(`${base}/projects/${project.id}`), p.getByRole('button', { name: 'Cancel build: Dark mode for the settings screen' }).click()]);
+    await Promise.all([
+      p.waitForURL(`${base}/projects/${project.id}`),
+      p.getByRole('button', { name: 'Cancel build: Dark mode for the settings screen' }).click(),
+    ]);
     await p.waitForSelector(`#queue li[data-workflow-id="${dark.workflowId}"]`, { state: 'detached' });
-    expect(await p.$$eval('#queue li', (items) => items.map((li) => li.getAttribute('data-workflow-id')))).toEqual([search.workflowId]);
+    expect(await p.$$eval('#queue li', (items) => items.map((li) => li.getAttribute('data-workflow-id')))).toEqual([
+      search.workflowId,
+    ]);
     open('queue');
     await waitIdle(server.mcpUrl, token, project.id, 60_000);
     await p.waitForSelector('#no-active');
@@ -164,7 +197,11 @@ describe('following a build in the console', () => {
     expect(await p.locator('#waiting-hint').count()).toBe(0);
 
     for (const number of [1, 2]) {
-      await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: `Deploy it (${number})`, kind: 'deploy' });
+      await toolResult(server.mcpUrl, token, 'svc_send_message', {
+        projectId: project.id,
+        message: `Deploy it (${number})`,
+        kind: 'deploy',
+      });
       await p.waitForSelector('#question');
       await p.waitForSelector('#waiting-hint');
       await expect(p.textContent('#waiting-hint')).resolves.toContain('The agent waits for this answer');
@@ -173,12 +210,14 @@ describe('following a build in the console', () => {
       await Promise.all([p.waitForURL(`${base}/projects/${project.id}`), p.click('[data-action="answer"]')]);
       await p.waitForSelector('#no-active');
       expect(await p.locator('#waiting-hint').count()).toBe(0);
-      await p.waitForSelector(`#deployments > li.deploy:first-child h4:has-text("Deploy #${number}: web, ios, android")`);
-      expect(await p.$$eval('#deployments > li.deploy:first-child .deployment', (items) => items.map((li) => `${li.getAttribute('data-platform')} #${li.getAttribute('data-deploy')}`))).toEqual([
-        `web #${number}`,
-        `ios #${number}`,
-        `android #${number}`,
-      ]);
+      await p.waitForSelector(
+        `#deployments > li.deploy:first-child h4:has-text("Deploy #${number}: web, ios, android")`,
+      );
+      expect(
+        await p.$$eval('#deployments > li.deploy:first-child .deployment', (items) =>
+          items.map((li) => `${li.getAttribute('data-platform')} #${li.getAttribute('data-deploy')}`),
+        ),
+      ).toEqual([`web #${number}`, `ios #${number}`, `android #${number}`]);
     }
     // The builder's message says the same number.
     await p.click('#messages > li.entry:first-child summary');
@@ -187,7 +226,7 @@ describe('following a build in the console', () => {
     await p.close();
   });
 
-  it('shows times relative, with the exact time in the browser\'s time zone on hover, and exact UTC without script; serves a favicon', async (t) => {
+  it("shows times relative, with the exact time in the browser's time zone on hover, and exact UTC without script; serves a favicon", async (t) => {
     if (!browser) return t.skip();
     const p = await signedInPage();
     await p.goto(`${base}/projects`);
@@ -195,7 +234,11 @@ describe('following a build in the console', () => {
     await expect(time.textContent()).resolves.toMatch(/^(just now|\d+ minutes? ago)$/);
     const iso = (await time.getAttribute('datetime'))!;
     // The browser is in New York: the hover text is that zone's wall time.
-    const local = new Intl.DateTimeFormat('en-US', { timeZone: 'America/New_York', dateStyle: 'medium', timeStyle: 'long' }).format(new Date(iso));
+    const local = new Intl.DateTimeFormat('en-US', {
+      timeZone: 'America/New_York',
+      dateStyle: 'medium',
+      timeStyle: 'long',
+    }).format(new Date(iso));
     expect(local).toMatch(/E[SD]T$/);
     await expect(time.getAttribute('title')).resolves.toBe(local);
     await p.close();
@@ -224,13 +267,20 @@ describe('following a build in the console', () => {
     expect(signin).toContain('<link rel="icon" href="/console/favicon.svg" type="image/svg+xml">');
   });
 
-  it('shows a refused create form\'s error next to its field and in view, however long the list; says when there is nothing to cancel', async (t) => {
+  it("shows a refused create form's error next to its field and in view, however long the list; says when there is nothing to cancel", async (t) => {
     if (!browser) return t.skip();
-    for (let i = 0; i < 25; i++) await createProject(server.mcpUrl, token, { name: `Filler ${i}`, description: 'A project that makes the list long' });
+    for (let i = 0; i < 25; i++)
+      await createProject(server.mcpUrl, token, {
+        name: `Filler ${i}`,
+        description: 'A project that makes the list long',
+      });
     const p = await signedInPage();
     await p.goto(`${base}/projects`);
     await p.fill('#name', '   ');
-    const [refused] = await Promise.all([p.waitForResponse((r) => r.url() === `${base}/projects` && r.request().method() === 'POST'), p.click('#create')]);
+    const [refused] = await Promise.all([
+      p.waitForResponse((r) => r.url() === `${base}/projects` && r.request().method() === 'POST'),
+      p.click('#create'),
+    ]);
     expect(refused.status()).toBe(400);
     const error = (await p.locator('#error').boundingBox())!;
     const field = (await p.locator('#name').boundingBox())!;

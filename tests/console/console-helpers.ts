@@ -31,7 +31,14 @@ export async function screenshot(page: Page, name: string, options: { docs?: boo
   await page.setViewportSize({ width: viewport.width, height: Math.max(viewport.height, height) });
   for (const frame of await page.$$('iframe')) {
     // Two animation frames of the frame's own document: it has painted at least once.
-    await (await frame.contentFrame())?.evaluate(() => new Promise((resolve) => (globalThis as any).requestAnimationFrame(() => (globalThis as any).requestAnimationFrame(resolve))));
+    await (
+      await frame.contentFrame()
+    )?.evaluate(
+      () =>
+        new Promise((resolve) =>
+          (globalThis as any).requestAnimationFrame(() => (globalThis as any).requestAnimationFrame(resolve)),
+        ),
+    );
   }
   await page.screenshot({ path: file });
   await page.setViewportSize(viewport);
@@ -54,7 +61,10 @@ export interface RawSession {
 /** Signs in at `/signin` like a browser with cookies would, without one. */
 export async function rawSignIn(base: string, credential: string): Promise<RawSession> {
   const form = await fetch(`${base}/signin`, { redirect: 'manual' });
-  const signinCookie = form.headers.getSetCookie().find((c) => c.startsWith('svc_signin='))!.split(';')[0]!;
+  const signinCookie = form.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('svc_signin='))!
+    .split(';')[0]!;
   const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!;
   const res = await fetch(`${base}/signin`, {
     method: 'POST',
@@ -63,7 +73,10 @@ export async function rawSignIn(base: string, credential: string): Promise<RawSe
     body: new URLSearchParams({ csrf, credential }).toString(),
   });
   expect(res.status).toBe(303);
-  const session = res.headers.getSetCookie().find((c) => c.startsWith('svc_session='))!.split(';')[0]!;
+  const session = res.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('svc_session='))!
+    .split(';')[0]!;
   const projects = await fetch(`${base}/projects`, { headers: { Cookie: session } });
   const pageCsrf = /name="csrf" value="([^"]+)"/.exec(await projects.text())![1]!;
   return { cookie: session, csrf: pageCsrf };

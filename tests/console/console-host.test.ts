@@ -39,7 +39,8 @@ afterAll(async () => {
 
 /** The text of the front page's connect lines, opened. */
 async function connectText(page: Page): Promise<string> {
-  if (!(await page.locator('#connect').evaluate((el) => (el as any).open as boolean))) await page.click('#connect summary');
+  if (!(await page.locator('#connect').evaluate((el) => (el as any).open as boolean)))
+    await page.click('#connect summary');
   return page.locator('#connect').innerText();
 }
 
@@ -52,7 +53,9 @@ describe('the front page', () => {
       const about = await page.locator('#about').innerText();
       expect(about).toMatch(/follows and steers the work an MCP host does/);
       const lines = await connectText(page);
-      expect(lines).toContain(`claude mcp add --transport http mobile-builder ${server.mcpUrl} --header "Authorization: Bearer svc_..."`);
+      expect(lines).toContain(
+        `claude mcp add --transport http mobile-builder ${server.mcpUrl} --header "Authorization: Bearer svc_..."`,
+      );
       expect(lines).toContain(`"url": "${server.mcpUrl}"`);
     } finally {
       await page.close();
@@ -72,16 +75,33 @@ describe('a code question', () => {
   it('shows as waiting for code from the MCP host: what to do, how to connect, the prompt folded, and skip explained; Skip answers it', async (ctx) => {
     if (!browser) return ctx.skip();
     const project = await createProject(server.mcpUrl, token, { name: 'Habits' });
-    const sent = await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'Add a settings screen', kind: 'build' });
+    const sent = await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'Add a settings screen',
+      kind: 'build',
+    });
     const run = await waitFor(() => builder.runOf(sent.workflowId), 15_000, 'the run to start');
     run.step('Asking the host');
     // The expo builder's code question (its answer rules, over an app of one file).
     const root = tempDir('mbm-console-code-');
     writeFileSync(join(root, 'App.tsx'), 'export default function App() { return null; }\n');
-    const rules: CodeAnswerRules = { root, packages: ['expo', 'react', 'react-native'], typescriptFrom: join(ROOT, 'node_modules'), maxFiles: 5, maxFileBytes: 100_000, maxTotalBytes: 150_000 };
-    const prompt = 'You are the code agent.\n## Task\nAdd a settings screen\n----- BEGIN App.tsx -----\nexport default function App() {}\n----- END App.tsx -----';
+    const rules: CodeAnswerRules = {
+      root,
+      packages: ['expo', 'react', 'react-native'],
+      typescriptFrom: join(ROOT, 'node_modules'),
+      maxFiles: 5,
+      maxFileBytes: 100_000,
+      maxTotalBytes: 150_000,
+    };
+    const prompt =
+      'You are the code agent.\n## Task\nAdd a settings screen\n----- BEGIN App.tsx -----\nexport default function App() {}\n----- END App.tsx -----';
     run.ask('code_1', prompt, { kind: 'code', format: codeAnswerFormat(rules), maxLength: 240_000, rules });
-    await waitFor(async () => (await toolResult(server.mcpUrl, token, 'svc_get_session', { projectId: project.id })).pendingQuestion, 15_000, 'the code question');
+    await waitFor(
+      async () =>
+        (await toolResult(server.mcpUrl, token, 'svc_get_session', { projectId: project.id })).pendingQuestion,
+      15_000,
+      'the code question',
+    );
 
     const page = await signedInPage(context, base, token);
     try {
@@ -97,7 +117,9 @@ describe('a code question', () => {
       await box.locator('.prompt-box summary').click();
       expect(await box.locator('.prompt').innerText()).toContain('You are the code agent.');
       await box.locator('.connect summary').click();
-      expect(await box.locator('.connect').innerText()).toContain(`claude mcp add --transport http mobile-builder ${server.mcpUrl}`);
+      expect(await box.locator('.connect').innerText()).toContain(
+        `claude mcp add --transport http mobile-builder ${server.mcpUrl}`,
+      );
       expect(await box.locator('#skip-hint').innerText()).toMatch(/skip.*goes on without the model's code/is);
       await box.locator('[data-action="skip"]').click();
       await waitFor(() => run.answers.length > 0, 15_000, 'the answer to reach the builder');

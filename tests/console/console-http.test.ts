@@ -6,7 +6,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { silentLogger } from '../../src/logger.js';
-import { callTool, GENEROUS_PLANS, rawHttp, startTestServer, toolResult, waitFor, waitIdle, type TestServer } from '../helpers.js';
+import {
+  callTool,
+  GENEROUS_PLANS,
+  rawHttp,
+  startTestServer,
+  toolResult,
+  waitFor,
+  waitIdle,
+  type TestServer,
+} from '../helpers.js';
 import { rawSignIn } from './console-helpers.js';
 
 let server: TestServer;
@@ -86,7 +95,11 @@ describe('web console over HTTP', () => {
     expect(rebinding.status).toBe(403);
     const crossSite = await rawHttp(`${base}/projects`, {
       method: 'POST',
-      headers: { Origin: 'https://evil.example', Cookie: session.cookie, 'Content-Type': 'application/x-www-form-urlencoded' },
+      headers: {
+        Origin: 'https://evil.example',
+        Cookie: session.cookie,
+        'Content-Type': 'application/x-www-form-urlencoded',
+      },
       body: new URLSearchParams({ csrf: session.csrf, name: 'Cross' }).toString(),
     });
     expect(crossSite.status).toBe(403);
@@ -119,7 +132,9 @@ describe('web console over HTTP', () => {
   it('ends the session when its API token is revoked', async () => {
     const { token, summary } = await server.app.tokens.create('erin');
     const session = await rawSignIn(base, token);
-    expect((await fetch(`${base}/projects`, { headers: { Cookie: session.cookie }, redirect: 'manual' })).status).toBe(200);
+    expect((await fetch(`${base}/projects`, { headers: { Cookie: session.cookie }, redirect: 'manual' })).status).toBe(
+      200,
+    );
     await server.app.tokens.revoke(summary.id);
     const after = await fetch(`${base}/projects`, { headers: { Cookie: session.cookie }, redirect: 'manual' });
     expect(after.status).toBe(303);
@@ -135,7 +150,10 @@ describe('web console over HTTP', () => {
       for (let i = 0; i < 8; i++) {
         const controller = new AbortController();
         controllers.push(controller);
-        const res = await fetch(`${base}${path}/events`, { headers: { Cookie: session.cookie, Accept: 'text/event-stream' }, signal: controller.signal });
+        const res = await fetch(`${base}${path}/events`, {
+          headers: { Cookie: session.cookie, Accept: 'text/event-stream' },
+          signal: controller.signal,
+        });
         expect(res.status).toBe(200);
         expect(res.headers.get('content-type')).toContain('text/event-stream');
       }
@@ -146,16 +164,27 @@ describe('web console over HTTP', () => {
       const otherProject = await fetch(`${base}/projects`, form(other, { csrf: other.csrf, name: 'Other' }));
       const controller = new AbortController();
       controllers.push(controller);
-      const theirs = await fetch(`${base}${otherProject.headers.get('location')!}/events`, { headers: { Cookie: other.cookie }, signal: controller.signal });
+      const theirs = await fetch(`${base}${otherProject.headers.get('location')!}/events`, {
+        headers: { Cookie: other.cookie },
+        signal: controller.signal,
+      });
       expect(theirs.status).toBe(200);
     } finally {
       for (const c of controllers) c.abort();
     }
     // Closed streams are given back.
-    await waitFor(async () => (await fetch(`${base}${path}/events`, { headers: { Cookie: session.cookie }, signal: AbortSignal.timeout(5000) }).then((r) => {
-      void r.body?.cancel();
-      return r.status === 200;
-    })), 15_000, 'a stream slot to be given back');
+    await waitFor(
+      async () =>
+        await fetch(`${base}${path}/events`, {
+          headers: { Cookie: session.cookie },
+          signal: AbortSignal.timeout(5000),
+        }).then((r) => {
+          void r.body?.cancel();
+          return r.status === 200;
+        }),
+      15_000,
+      'a stream slot to be given back',
+    );
   });
 });
 
@@ -163,7 +192,10 @@ describe('web console limits', () => {
   let limited: TestServer;
 
   beforeAll(async () => {
-    limited = await startTestServer({ builder: 'scripted', plans: { free: { requestsPerMinute: 4, projectCreationsPerHour: 1, maxProjects: 100 } } });
+    limited = await startTestServer({
+      builder: 'scripted',
+      plans: { free: { requestsPerMinute: 4, projectCreationsPerHour: 1, maxProjects: 100 } },
+    });
   });
 
   afterAll(async () => {
@@ -220,7 +252,11 @@ describe('console session on the OAuth consent page', () => {
     const registered = await fetch(`${base}/register`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ client_name: 'Console test client', redirect_uris: ['http://127.0.0.1:9/callback'], token_endpoint_auth_method: 'none' }),
+      body: JSON.stringify({
+        client_name: 'Console test client',
+        redirect_uris: ['http://127.0.0.1:9/callback'],
+        token_endpoint_auth_method: 'none',
+      }),
     });
     expect(registered.status).toBe(201);
     const { client_id } = (await registered.json()) as { client_id: string };
@@ -245,7 +281,11 @@ describe('console session on the OAuth consent page', () => {
     const registered = await fetch(`${base}/register`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ client_name: 'Someone else', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' }),
+      body: JSON.stringify({
+        client_name: 'Someone else',
+        redirect_uris: [redirectUri],
+        token_endpoint_auth_method: 'none',
+      }),
     });
     const { client_id } = (await registered.json()) as { client_id: string };
     const query = new URLSearchParams({
@@ -274,7 +314,11 @@ describe('console session on the OAuth consent page', () => {
     const own = await (await fetch(`${base}/authorize?${query}`, { headers: { Cookie: session.cookie } })).text();
     const sessionCsrf = hidden(own, 'session_csrf');
     expect(sessionCsrf).toBeDefined();
-    const approved = await decide({ request: hidden(own, 'request')!, csrf: hidden(own, 'csrf')!, session_csrf: sessionCsrf! });
+    const approved = await decide({
+      request: hidden(own, 'request')!,
+      csrf: hidden(own, 'csrf')!,
+      session_csrf: sessionCsrf!,
+    });
     expect(approved.status).toBe(302);
     const location = new URL(approved.headers.get('location')!);
     expect(location.searchParams.get('code')).toBeTruthy();
@@ -292,16 +336,22 @@ describe('conversation pages', () => {
     await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId, message: 'Build it', kind: 'build' });
     const idle = await waitIdle(server.mcpUrl, token, projectId);
     expect(idle.lastWorkflow.status).toBe('completed');
-    const all = (await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId })).messages.map((m: { seq: number }) => m.seq);
+    const all = (await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId })).messages.map(
+      (m: { seq: number }) => m.seq,
+    );
     expect(all.length).toBeGreaterThan(6);
     const seqs = (text: string) => [...text.matchAll(/data-seq="(\d+)"/g)].map((m) => Number(m[1]));
 
     const latest = await (await fetch(`${base}${path}?limit=3`, { headers: { Cookie: session.cookie } })).text();
     expect(seqs(latest)).toEqual(all.slice(-3));
-    expect(latest).toMatch(new RegExp(`data-events="${path}/events\\?session=[\\w-]+&amp;previews=[\\w-]+&amp;after=${all.at(-1)}"`));
+    expect(latest).toMatch(
+      new RegExp(`data-events="${path}/events\\?session=[\\w-]+&amp;previews=[\\w-]+&amp;after=${all.at(-1)}"`),
+    );
     expect(latest).toContain(`?after=${all.at(-4) - 3}&amp;limit=3">Earlier messages`);
 
-    const firstPage = await (await fetch(`${base}${path}?after=0&limit=3`, { headers: { Cookie: session.cookie } })).text();
+    const firstPage = await (
+      await fetch(`${base}${path}?after=0&limit=3`, { headers: { Cookie: session.cookie } })
+    ).text();
     expect(seqs(firstPage)).toEqual(all.slice(0, 3));
     expect(firstPage).toContain(`?after=${all[2]}&amp;limit=3">Later messages`);
     // Not the end of the conversation: the page's stream sends no messages.
@@ -317,13 +367,21 @@ describe('live updates from another process', () => {
     const controller = new AbortController();
     // A second service on the same data dir (as a CLI or a second `serve` would be): its own
     // connection and change notices, none shared with the first. Not started: it only writes.
-    const other = await createApp({ dataDir: quiet.dataDir, builder: 'scripted', logger: silentLogger(), plans: GENEROUS_PLANS });
+    const other = await createApp({
+      dataDir: quiet.dataDir,
+      builder: 'scripted',
+      logger: silentLogger(),
+      plans: GENEROUS_PLANS,
+    });
     try {
       const session = await rawSignIn(url, token);
       const created = await fetch(`${url}/projects`, form(session, { csrf: session.csrf, name: 'Shared store' }, url));
       const path = created.headers.get('location')!;
       const projectId = path.split('/').pop()!;
-      const stream = await fetch(`${url}${path}/events?after=0`, { headers: { Cookie: session.cookie }, signal: controller.signal });
+      const stream = await fetch(`${url}${path}/events?after=0`, {
+        headers: { Cookie: session.cookie },
+        signal: controller.signal,
+      });
       expect(stream.status).toBe(200);
       const reader = stream.body!.getReader();
       const decoder = new TextDecoder();
@@ -332,7 +390,10 @@ describe('live updates from another process', () => {
 
       // This server's engine stops, so the change below reaches it only through the store.
       await quiet.app.engine.shutdown();
-      await other.tools.call({ name: 'svc_send_message', arguments: { projectId, message: 'From elsewhere', kind: 'build' } }, await other.tokens.authenticate(token));
+      await other.tools.call(
+        { name: 'svc_send_message', arguments: { projectId, message: 'From elsewhere', kind: 'build' } },
+        await other.tokens.authenticate(token),
+      );
       while (!text.includes('From elsewhere') || !text.includes('data-status=\\"queued\\"')) {
         const { value, done } = await reader.read();
         if (done) break;
@@ -358,7 +419,10 @@ describe('console behind https', () => {
       const res = await fetch(`${proxied.http.url}/signin`, {
         method: 'POST',
         redirect: 'manual',
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: signin.headers.getSetCookie()[0]!.split(';')[0]! },
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          Cookie: signin.headers.getSetCookie()[0]!.split(';')[0]!,
+        },
         body: new URLSearchParams({ csrf, credential: proxied.token('mia') }).toString(),
       });
       expect(res.status).toBe(303);

@@ -47,7 +47,12 @@ beforeAll(async () => {
   const file = join(dir, 'builder.json');
   writeFileSync(file, JSON.stringify({ build: { command: build }, deploy: { command: deploy } }));
   // Unsandboxed: the gate is a file outside the workspace that the test creates while the build runs.
-  server = await startTestServer({ builder: 'command', builderConfigFile: file, cancelTimeoutMs: 10_000, buildSandbox: SANDBOX_TURNED_OFF });
+  server = await startTestServer({
+    builder: 'command',
+    builderConfigFile: file,
+    cancelTimeoutMs: 10_000,
+    buildSandbox: SANDBOX_TURNED_OFF,
+  });
   base = server.http.url;
   token = server.token('carol');
   browser = await launchChromium();
@@ -79,7 +84,11 @@ describe('web console in Chromium: queue and option questions', () => {
     await openLive(watcher, project.id);
 
     // Held at the gate: active and running, step 1 of 2, shown live on the watching page.
-    const held = await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'Build and hold', kind: 'build' });
+    const held = await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'Build and hold',
+      kind: 'build',
+    });
     await watcher.waitForSelector(`#active-workflow[data-workflow-id="${held.workflowId}"][data-status="running"]`);
     await watcher.waitForSelector('#active-workflow .step:has-text("Step 1/2: Waiting at the gate")');
 
@@ -92,10 +101,16 @@ describe('web console in Chromium: queue and option questions', () => {
     const queuedId = await sender.getAttribute('#queue li', 'data-workflow-id');
     await watcher.waitForSelector(`#queue li[data-workflow-id="${queuedId}"][data-status="queued"]`);
     // And one more, sent by an MCP client elsewhere.
-    const later = await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'Build after the gate', kind: 'build' });
+    const later = await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'Build after the gate',
+      kind: 'build',
+    });
     expect(later.status).toBe('queued');
     await watcher.waitForSelector(`#queue li[data-workflow-id="${later.workflowId}"]`);
-    expect(await watcher.$$eval('#queue li', (items) => items.map((li) => li.getAttribute('data-workflow-id')))).toEqual([queuedId, later.workflowId]);
+    expect(
+      await watcher.$$eval('#queue li', (items) => items.map((li) => li.getAttribute('data-workflow-id'))),
+    ).toEqual([queuedId, later.workflowId]);
     expect(await watcher.evaluate(() => (globalThis as any).marker)).toBe('not reloaded');
     await screenshot(watcher, 'queue', { docs: true });
 
@@ -110,15 +125,25 @@ describe('web console in Chromium: queue and option questions', () => {
     await list.close();
     // The one read behind the badges is by owner: another user's list learns nothing of these.
     const mine = await server.app.workflows.ownProjectStates(await server.app.tokens.authenticate(token));
-    expect(mine.get(project.id)).toEqual({ active: { kind: 'build', status: 'running', step: { index: 1, total: 2, name: 'Waiting at the gate' } }, queued: 2 });
-    expect((await server.app.workflows.ownProjectStates(await server.app.tokens.authenticate(server.token('dave')))).size).toBe(0);
+    expect(mine.get(project.id)).toEqual({
+      active: { kind: 'build', status: 'running', step: { index: 1, total: 2, name: 'Waiting at the gate' } },
+      queued: 2,
+    });
+    expect(
+      (await server.app.workflows.ownProjectStates(await server.app.tokens.authenticate(server.token('dave')))).size,
+    ).toBe(0);
 
     // Cancelling the first queued build from the console: it leaves the queue; the held build keeps running.
-    await Promise.all([watcher.waitForURL(`${base}/projects/${project.id}`), watcher.click(`#queue li[data-workflow-id="${queuedId}"] [data-action="cancel"]`)]);
+    await Promise.all([
+      watcher.waitForURL(`${base}/projects/${project.id}`),
+      watcher.click(`#queue li[data-workflow-id="${queuedId}"] [data-action="cancel"]`),
+    ]);
     await watcher.waitForSelector('#live[data-state="on"]');
     await watcher.evaluate(() => ((globalThis as any).marker = 'not reloaded'));
     await watcher.waitForSelector(`#queue li[data-workflow-id="${queuedId}"]`, { state: 'detached' });
-    expect(await watcher.$$eval('#queue li', (items) => items.map((li) => li.getAttribute('data-workflow-id')))).toEqual([later.workflowId]);
+    expect(
+      await watcher.$$eval('#queue li', (items) => items.map((li) => li.getAttribute('data-workflow-id'))),
+    ).toEqual([later.workflowId]);
     await watcher.waitForSelector(`#active-workflow[data-workflow-id="${held.workflowId}"][data-status="running"]`);
     const during = await toolResult(server.mcpUrl, token, 'svc_get_session', { projectId: project.id });
     expect(during.activeWorkflow).toMatchObject({ id: held.workflowId, status: 'running' });
@@ -131,11 +156,18 @@ describe('web console in Chromium: queue and option questions', () => {
     await watcher.waitForSelector(`#last-workflow[data-workflow-id="${later.workflowId}"][data-status="completed"]`);
     await watcher.waitForSelector('#no-active');
     // Each build is one folded entry of the conversation; its lines are in the page, shown on a click.
-    await watcher.waitForSelector('#messages li[data-type="result"]:has-text("built: Build and hold")', { state: 'attached' });
-    await watcher.waitForSelector('#messages li[data-type="result"]:has-text("built: Build after the gate")', { state: 'attached' });
+    await watcher.waitForSelector('#messages li[data-type="result"]:has-text("built: Build and hold")', {
+      state: 'attached',
+    });
+    await watcher.waitForSelector('#messages li[data-type="result"]:has-text("built: Build after the gate")', {
+      state: 'attached',
+    });
     expect(await watcher.$('#queue')).toBeNull();
     expect(await watcher.evaluate(() => (globalThis as any).marker)).toBe('not reloaded');
-    const { messages } = await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId: project.id, limit: 500 });
+    const { messages } = await toolResult(server.mcpUrl, token, 'svc_get_messages', {
+      projectId: project.id,
+      limit: 500,
+    });
     expect(messages.some((m: { content: string }) => m.content === 'built: Queued then cancelled')).toBe(false);
     await sender.close();
     await watcher.close();
@@ -156,8 +188,16 @@ describe('web console in Chromium: queue and option questions', () => {
     await expect(list.textContent(`[data-project-id="${project.id}"] .state`)).resolves.toBe('waiting for input');
     await list.close();
     // Exactly the options, in order, as required radio buttons (the option text is escaped, not markup).
-    const offered = await p.$$eval('#question input[name="message"]', (inputs) => inputs.map((i) => ({ type: i.getAttribute('type'), value: i.getAttribute('value'), required: i.hasAttribute('required') })));
-    expect(offered).toEqual(['beta', 'production', '<i>nightly</i>'].map((value) => ({ type: 'radio', value, required: true })));
+    const offered = await p.$$eval('#question input[name="message"]', (inputs) =>
+      inputs.map((i) => ({
+        type: i.getAttribute('type'),
+        value: i.getAttribute('value'),
+        required: i.hasAttribute('required'),
+      })),
+    );
+    expect(offered).toEqual(
+      ['beta', 'production', '<i>nightly</i>'].map((value) => ({ type: 'radio', value, required: true })),
+    );
     expect(await p.$$('#question i')).toHaveLength(0);
     expect(await p.$('#question input[type="text"], #question textarea')).toBeNull();
     await screenshot(p, 'options');
@@ -165,13 +205,23 @@ describe('web console in Chromium: queue and option questions', () => {
     await p.check('#question input[name="message"][value="production"]');
     await Promise.all([p.waitForURL(`${base}/projects/${project.id}`), p.click('[data-action="answer"]')]);
     await p.waitForSelector('#last-workflow[data-status="completed"]');
-    await p.waitForSelector('#messages li[data-type="result"]:has-text("deployed to production")', { state: 'attached' });
+    await p.waitForSelector('#messages li[data-type="result"]:has-text("deployed to production")', {
+      state: 'attached',
+    });
     expect(await p.$('#question')).toBeNull();
-    const done = await waitFor(async () => {
-      const s = await toolResult(server.mcpUrl, token, 'svc_get_session', { projectId: project.id });
-      return s.hasActiveWorkflows ? null : s;
-    }, 10_000, 'the deploy to finish');
-    expect(done.lastWorkflow).toMatchObject({ kind: 'deploy', status: 'completed', step: { index: 2, total: 2, name: 'Publishing' } });
+    const done = await waitFor(
+      async () => {
+        const s = await toolResult(server.mcpUrl, token, 'svc_get_session', { projectId: project.id });
+        return s.hasActiveWorkflows ? null : s;
+      },
+      10_000,
+      'the deploy to finish',
+    );
+    expect(done.lastWorkflow).toMatchObject({
+      kind: 'deploy',
+      status: 'completed',
+      step: { index: 2, total: 2, name: 'Publishing' },
+    });
     await p.close();
   });
 });

@@ -28,7 +28,9 @@ describe('console sessions in token list and token revoke', () => {
     const byCode = await rawSignIn(server.url, code);
     const byToken = await rawSignIn(server.url, token);
 
-    const listed = JSON.parse(runCli(['token', 'list', '--user', 'erin', '--json', '--data-dir', dataDir]).stdout) as Array<Record<string, string>>;
+    const listed = JSON.parse(
+      runCli(['token', 'list', '--user', 'erin', '--json', '--data-dir', dataDir]).stdout,
+    ) as Array<Record<string, string>>;
     const sessions = listed.filter((row) => row.kind === 'web_session');
     expect(sessions).toHaveLength(2);
     expect(sessions.map((s) => s.signedInWith)).toContain('login code');
@@ -42,8 +44,12 @@ describe('console sessions in token list and token revoke', () => {
     // Revoking erin's API token ends the session it opened, not the login-code one.
     const tokenId = listed.find((row) => row.kind === 'api_token')!.id!;
     expect(runCli(['token', 'revoke', tokenId, '--data-dir', dataDir]).status).toBe(0);
-    expect((await fetch(`${server.url}/projects`, { redirect: 'manual', headers: { Cookie: byToken.cookie } })).status).toBe(303);
-    expect((await fetch(`${server.url}/projects`, { redirect: 'manual', headers: { Cookie: byCode.cookie } })).status).toBe(200);
+    expect(
+      (await fetch(`${server.url}/projects`, { redirect: 'manual', headers: { Cookie: byToken.cookie } })).status,
+    ).toBe(303);
+    expect(
+      (await fetch(`${server.url}/projects`, { redirect: 'manual', headers: { Cookie: byCode.cookie } })).status,
+    ).toBe(200);
 
     const loginSession = sessions.find((s) => s.signedInWith === 'login code')!;
     const ended = runCli(['token', 'revoke', loginSession.id!, '--data-dir', dataDir]);

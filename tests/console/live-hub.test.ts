@@ -72,7 +72,11 @@ describe('LiveHub', () => {
     });
     client.on('error', () => undefined);
     client.end();
-    await waitFor(async () => hub.size === 1 && events.some((e) => e.includes('keep-alive')), 10_000, 'the stream to be open and kept alive');
+    await waitFor(
+      async () => hub.size === 1 && events.some((e) => e.includes('keep-alive')),
+      10_000,
+      'the stream to be open and kept alive',
+    );
     signedIn = false;
     await waitFor(async () => ended, 10_000, 'the stream to end');
     expect(events.join('')).toContain('event: signed-out');

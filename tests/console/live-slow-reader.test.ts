@@ -15,7 +15,12 @@ import { waitFor } from '../helpers.js';
 
 const EVENT_BYTES = 256 * 1024;
 const changes = new ProjectChanges();
-const hub = new LiveHub(changes, () => () => undefined, silentLogger(), { maxBufferedBytes: 512 * 1024, keepAliveMs: 3_600_000, coalesceMs: 1, perUser: 4 });
+const hub = new LiveHub(changes, () => () => undefined, silentLogger(), {
+  maxBufferedBytes: 512 * 1024,
+  keepAliveMs: 3_600_000,
+  coalesceMs: 1,
+  perUser: 4,
+});
 let server: Server;
 let base: string;
 

@@ -25,7 +25,12 @@ beforeAll(async () => {
   // Each build publishes the instruction itself as the preview's index.html.
   const dir = tempDir('mbm-origins-');
   const config = join(dir, 'builder.json');
-  writeFileSync(config, JSON.stringify({ build: { command: 'mkdir -p out && printf "%s" "$SVC_INSTRUCTION" > out/index.html && echo "::preview web out"' } }));
+  writeFileSync(
+    config,
+    JSON.stringify({
+      build: { command: 'mkdir -p out && printf "%s" "$SVC_INSTRUCTION" > out/index.html && echo "::preview web out"' },
+    }),
+  );
   server = await startTestServer({ builder: 'command', builderConfigFile: config });
   artifacts = await listenHttp(server.app, { host: '127.0.0.1', port: 0, serveMcp: false, artifactOrigin: true });
   base = server.http.url;
@@ -56,7 +61,7 @@ async function signIn(context: BrowserContext, credential: string): Promise<Page
 }
 
 describe('previews on their own origins', () => {
-  it('previewUrls name each project\'s own origin', async () => {
+  it("previewUrls name each project's own origin", async () => {
     const token = server.token('paula');
     const preview = await previewOf(token, 'Plain', '<h1>plain</h1>');
     expect(new URL(preview.url).origin).toBe(`http://${preview.id}.localhost:${artifacts.port}`);
@@ -78,7 +83,11 @@ describe('previews on their own origins', () => {
         `for (const attrs of ["; path=/", "; path=/projects", "; domain=localhost; path=/", "; domain=127.0.0.1; path=/"]) document.cookie = ${JSON.stringify(planted)} + attrs;`,
         'document.getElementById("state").textContent = "done";',
       ].join('\n');
-      const hostile = await previewOf(server.token('mallory'), 'Free game', `<!doctype html><p id="state">running</p><script>${script}</script>`);
+      const hostile = await previewOf(
+        server.token('mallory'),
+        'Free game',
+        `<!doctype html><p id="state">running</p><script>${script}</script>`,
+      );
 
       const page = await signIn(victim, server.token('victor'));
       await page.goto(`${base}/projects/${hostile.id}`);
@@ -99,18 +108,28 @@ describe('previews on their own origins', () => {
     }
   });
 
-  it('one project\'s localStorage is not readable by another project\'s preview', async (ctx) => {
+  it("one project's localStorage is not readable by another project's preview", async (ctx) => {
     if (!browser) return ctx.skip();
     const token = server.token('lena');
-    const writer = await previewOf(token, 'Writer', '<!doctype html><p id="state">running</p><script>localStorage.setItem("secret", "from-A"); document.getElementById("state").textContent = "done";</script>');
-    const reader = await previewOf(token, 'Reader', '<!doctype html><p id="state">running</p><script>document.getElementById("state").textContent = "read:" + localStorage.getItem("secret");</script>');
+    const writer = await previewOf(
+      token,
+      'Writer',
+      '<!doctype html><p id="state">running</p><script>localStorage.setItem("secret", "from-A"); document.getElementById("state").textContent = "done";</script>',
+    );
+    const reader = await previewOf(
+      token,
+      'Reader',
+      '<!doctype html><p id="state">running</p><script>document.getElementById("state").textContent = "read:" + localStorage.getItem("secret");</script>',
+    );
     const context = await browser.newContext();
     try {
       const page = await context.newPage();
       await page.goto(writer.url);
       await page.waitForFunction(() => (globalThis as any).document.getElementById('state')?.textContent === 'done');
       await page.goto(reader.url);
-      await page.waitForFunction(() => (globalThis as any).document.getElementById('state')?.textContent?.startsWith('read:'));
+      await page.waitForFunction(() =>
+        (globalThis as any).document.getElementById('state')?.textContent?.startsWith('read:'),
+      );
       expect(await page.textContent('#state')).toBe('read:null');
       // The writer still reads its own.
       await page.goto(writer.url.replace(/\/$/, '/index.html'));
@@ -126,7 +145,11 @@ describe('console requests from other sites', () => {
     const session = await rawSignIn(base, server.token('sid'));
     const remaining = async (site: string) => {
       const res = await rawHttp(`${base}/projects`, { headers: { Cookie: session.cookie, 'Sec-Fetch-Site': site } });
-      return { status: res.status, location: res.headers.location, remaining: Number(res.headers['x-ratelimit-remaining']) };
+      return {
+        status: res.status,
+        location: res.headers.location,
+        remaining: Number(res.headers['x-ratelimit-remaining']),
+      };
     };
     const first = await remaining('same-origin');
     expect(first.status).toBe(200);
@@ -147,17 +170,30 @@ describe('console requests from other sites', () => {
     try {
       const form = await rawHttp(`${secure.http.url}/signin`, { headers: { Host: 'console.example.com' } });
       const setCookie = ([] as string[]).concat(form.headers['set-cookie'] ?? []);
-      expect(setCookie.some((c) => /^__Host-svc_signin=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+; Secure$/.test(c))).toBe(true);
+      expect(
+        setCookie.some((c) =>
+          /^__Host-svc_signin=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+; Secure$/.test(c),
+        ),
+      ).toBe(true);
       const csrf = /name="csrf" value="([^"]+)"/.exec(form.text)![1]!;
       const signed = await rawHttp(`${secure.http.url}/signin`, {
         method: 'POST',
-        headers: { Host: 'console.example.com', Origin: 'https://console.example.com', 'Content-Type': 'application/x-www-form-urlencoded', Cookie: setCookie[0]!.split(';')[0]! },
+        headers: {
+          Host: 'console.example.com',
+          Origin: 'https://console.example.com',
+          'Content-Type': 'application/x-www-form-urlencoded',
+          Cookie: setCookie[0]!.split(';')[0]!,
+        },
         body: new URLSearchParams({ csrf, credential: secure.token('hana') }).toString(),
       });
       expect(signed.status).toBe(303);
-      const session = ([] as string[]).concat(signed.headers['set-cookie'] ?? []).find((c) => c.includes('svc_session='))!;
+      const session = ([] as string[])
+        .concat(signed.headers['set-cookie'] ?? [])
+        .find((c) => c.includes('svc_session='))!;
       expect(session).toMatch(/^__Host-svc_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+; Secure$/);
-      const projects = await rawHttp(`${secure.http.url}/projects`, { headers: { Host: 'console.example.com', Cookie: session.split(';')[0]! } });
+      const projects = await rawHttp(`${secure.http.url}/projects`, {
+        headers: { Host: 'console.example.com', Cookie: session.split(';')[0]! },
+      });
       expect(projects.status).toBe(200);
     } finally {
       await secure.close();

@@ -16,9 +16,30 @@ describe('console previews panel', () => {
     const html = (
       await renderPreviews(
         [
-          { url: `http://192.168.1.20:3334/previews/${ID}/`, platform: 'web', kind: 'preview', deployNumber: null, workflowId: null, createdAt: at },
-          { url: `http://192.168.1.20:3334/deployments/${ID}/`, platform: 'ios', kind: 'deployment', deployNumber: 1, workflowId: null, createdAt: at },
-          { url: `https://builds.example.com/deployments/${ID}/`, platform: 'android', kind: 'deployment', deployNumber: 1, workflowId: null, createdAt: at },
+          {
+            url: `http://192.168.1.20:3334/previews/${ID}/`,
+            platform: 'web',
+            kind: 'preview',
+            deployNumber: null,
+            workflowId: null,
+            createdAt: at,
+          },
+          {
+            url: `http://192.168.1.20:3334/deployments/${ID}/`,
+            platform: 'ios',
+            kind: 'deployment',
+            deployNumber: 1,
+            workflowId: null,
+            createdAt: at,
+          },
+          {
+            url: `https://builds.example.com/deployments/${ID}/`,
+            platform: 'android',
+            kind: 'deployment',
+            deployNumber: 1,
+            workflowId: null,
+            createdAt: at,
+          },
         ],
         false,
       )
@@ -26,26 +47,84 @@ describe('console previews panel', () => {
     expect(html).toContain(`href="exp://192.168.1.20:3334/updates/d/${ID}"`);
     expect(html).toContain(`href="exps://builds.example.com/updates/d/${ID}"`);
     expect(html.match(/<svg/g)).toHaveLength(2);
-    expect(html).toContain(`<iframe id="preview-frame" title="Web preview" src="http://192.168.1.20:3334/previews/${ID}/" sandbox="allow-scripts allow-forms allow-same-origin"`);
+    expect(html).toContain(
+      `<iframe id="preview-frame" title="Web preview" src="http://192.168.1.20:3334/previews/${ID}/" sandbox="allow-scripts allow-forms allow-same-origin"`,
+    );
     expect(html).not.toContain('loopback-hint');
   });
 
   it('says when native deployment links name the loopback address, which a phone cannot open', async () => {
-    const local = (await renderPreviews([{ url: `http://127.0.0.1:3334/deployments/${ID}/`, platform: 'android', kind: 'deployment', deployNumber: 1, workflowId: null, createdAt: at }], false)).value;
+    const local = (
+      await renderPreviews(
+        [
+          {
+            url: `http://127.0.0.1:3334/deployments/${ID}/`,
+            platform: 'android',
+            kind: 'deployment',
+            deployNumber: 1,
+            workflowId: null,
+            createdAt: at,
+          },
+        ],
+        false,
+      )
+    ).value;
     expect(local).toContain('id="loopback-hint"');
     expect(local).toContain('--public-url');
-    const webOnly = (await renderPreviews([{ url: `http://127.0.0.1:3334/deployments/${ID}/`, platform: 'web', kind: 'deployment', deployNumber: 1, workflowId: null, createdAt: at }], false)).value;
+    const webOnly = (
+      await renderPreviews(
+        [
+          {
+            url: `http://127.0.0.1:3334/deployments/${ID}/`,
+            platform: 'web',
+            kind: 'deployment',
+            deployNumber: 1,
+            workflowId: null,
+            createdAt: at,
+          },
+        ],
+        false,
+      )
+    ).value;
     expect(webOnly).not.toContain('loopback-hint');
   });
 
   it('keeps a same-origin preview out of the console origin, and ignores links that are not http(s)', async () => {
-    const same = (await renderPreviews([{ url: `http://127.0.0.1:3333/previews/${ID}/`, platform: 'web', kind: 'preview', deployNumber: null, workflowId: null, createdAt: at }], true)).value;
+    const same = (
+      await renderPreviews(
+        [
+          {
+            url: `http://127.0.0.1:3333/previews/${ID}/`,
+            platform: 'web',
+            kind: 'preview',
+            deployNumber: null,
+            workflowId: null,
+            createdAt: at,
+          },
+        ],
+        true,
+      )
+    ).value;
     expect(same).toContain('sandbox="allow-scripts allow-forms"');
     const hostile = (
       await renderPreviews(
         [
-          { url: 'javascript:alert(1)', platform: 'web', kind: 'preview', deployNumber: null, workflowId: null, createdAt: at },
-          { url: 'javascript:alert(2)', platform: 'web', kind: 'deployment', deployNumber: 1, workflowId: null, createdAt: at },
+          {
+            url: 'javascript:alert(1)',
+            platform: 'web',
+            kind: 'preview',
+            deployNumber: null,
+            workflowId: null,
+            createdAt: at,
+          },
+          {
+            url: 'javascript:alert(2)',
+            platform: 'web',
+            kind: 'deployment',
+            deployNumber: 1,
+            workflowId: null,
+            createdAt: at,
+          },
         ],
         false,
       )
@@ -55,20 +134,58 @@ describe('console previews panel', () => {
   });
 
   it('escapes message text', () => {
-    const html = renderMessages([{ id: ID, seq: 1, role: 'user', type: 'instruction', content: '<img src=x onerror=alert(1)> & "quotes"', workflowId: null, createdAt: at }]).value;
+    const html = renderMessages([
+      {
+        id: ID,
+        seq: 1,
+        role: 'user',
+        type: 'instruction',
+        content: '<img src=x onerror=alert(1)> & "quotes"',
+        workflowId: null,
+        createdAt: at,
+      },
+    ]).value;
     expect(html).toContain('&lt;img src=x onerror=alert(1)&gt; &amp; &quot;quotes&quot;');
     expect(html).not.toContain('<img');
   });
 });
 
 describe('console session panel', () => {
-  const workflow = { id: ID, kind: 'deploy' as const, title: 'Ship <it>', status: 'waiting_for_input' as const, step: { index: 1, total: 3, name: 'Checking <the> build' }, createdAt: at, startedAt: at, finishedAt: null, error: null, previewUrls: [] };
-  const base = { projectId: ID, hasActiveWorkflows: true, activeWorkflow: workflow, queuedWorkflows: [], previewUrls: [], lastWorkflow: null };
+  const workflow = {
+    id: ID,
+    kind: 'deploy' as const,
+    title: 'Ship <it>',
+    status: 'waiting_for_input' as const,
+    step: { index: 1, total: 3, name: 'Checking <the> build' },
+    createdAt: at,
+    startedAt: at,
+    finishedAt: null,
+    error: null,
+    previewUrls: [],
+  };
+  const base = {
+    projectId: ID,
+    hasActiveWorkflows: true,
+    activeWorkflow: workflow,
+    queuedWorkflows: [],
+    previewUrls: [],
+    lastWorkflow: null,
+  };
 
-  it('offers a question\'s options as required choices, and escapes its prompt', () => {
+  it("offers a question's options as required choices, and escapes its prompt", () => {
     const html = renderSession(
       { projectId: ID, csrf: 'c' },
-      { ...base, pendingQuestion: { questionId: ID, workflowId: ID, kind: 'text', prompt: 'Pick <one>', options: ['iOS & Android', 'web'], askedAt: at } },
+      {
+        ...base,
+        pendingQuestion: {
+          questionId: ID,
+          workflowId: ID,
+          kind: 'text',
+          prompt: 'Pick <one>',
+          options: ['iOS & Android', 'web'],
+          askedAt: at,
+        },
+      },
     ).value;
     expect(html).toContain('Pick &lt;one&gt;');
     expect(html).toContain('<input type="radio" name="message" value="iOS &amp; Android" required>');
@@ -81,7 +198,17 @@ describe('console session panel', () => {
   it('gives a pattern question an input with the pattern, and every form the CSRF token', () => {
     const html = renderSession(
       { projectId: ID, csrf: 'token-1' },
-      { ...base, pendingQuestion: { questionId: ID, workflowId: ID, kind: 'text', prompt: 'App id?', pattern: '[a-z]+(\\.[a-z]+)+', askedAt: at } },
+      {
+        ...base,
+        pendingQuestion: {
+          questionId: ID,
+          workflowId: ID,
+          kind: 'text',
+          prompt: 'App id?',
+          pattern: '[a-z]+(\\.[a-z]+)+',
+          askedAt: at,
+        },
+      },
     ).value;
     expect(html).toContain('pattern="[a-z]+(\\.[a-z]+)+"');
     expect(html.match(/name="csrf" value="token-1"/g)).toHaveLength(2);
@@ -91,11 +218,23 @@ describe('console session panel', () => {
 });
 
 describe('projects list state badge', () => {
-  const row = (projectId: string, status: 'queued' | 'running' | 'waiting_for_input' | 'cancelling', stepIndex = 0, stepTotal = 0) =>
-    ({ projectId, kind: 'build' as const, status, stepIndex, stepTotal, stepName: null });
+  const row = (
+    projectId: string,
+    status: 'queued' | 'running' | 'waiting_for_input' | 'cancelling',
+    stepIndex = 0,
+    stepTotal = 0,
+  ) => ({ projectId, kind: 'build' as const, status, stepIndex, stepTotal, stepName: null });
 
   it('says idle, the running step, waiting for input, cancelling, and how many are queued', () => {
-    const states = foldProjectStates([row('a', 'running', 2, 4), row('a', 'queued'), row('a', 'queued'), row('b', 'waiting_for_input', 1, 3), row('c', 'queued'), row('d', 'cancelling', 1, 2), row('e', 'running')]);
+    const states = foldProjectStates([
+      row('a', 'running', 2, 4),
+      row('a', 'queued'),
+      row('a', 'queued'),
+      row('b', 'waiting_for_input', 1, 3),
+      row('c', 'queued'),
+      row('d', 'cancelling', 1, 2),
+      row('e', 'running'),
+    ]);
     const text = (id: string) => /<span[^>]*>(.*)<\/span>/.exec(stateBadge(states.get(id) ?? IDLE).value)![1];
     expect(text('a')).toBe('running: build step 2/4 · 2 queued');
     expect(text('b')).toBe('waiting for input');

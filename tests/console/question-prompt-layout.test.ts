@@ -25,17 +25,45 @@ afterAll(async () => {
 });
 
 describe('a code question in the session panel', () => {
-  it('keeps the prompt\'s lines and bounds its height, so the answer box stays in view', async (ctx) => {
+  it("keeps the prompt's lines and bounds its height, so the answer box stays in view", async (ctx) => {
     if (!browser) return ctx.skip();
-    const prompt = ['You are the code agent.', '## Rules', '- Write only App.tsx', '----- BEGIN App.tsx -----', ...Array.from({ length: 400 }, (_, i) => `const line${i} = ${i};`), '----- END App.tsx -----'].join('\n');
-    const workflow = { id: ID, kind: 'build' as const, title: 'Add a settings screen', status: 'waiting_for_input' as const, step: { index: 2, total: 5, name: 'Asking the host' }, createdAt: at, startedAt: at, finishedAt: null, error: null, previewUrls: [] };
+    const prompt = [
+      'You are the code agent.',
+      '## Rules',
+      '- Write only App.tsx',
+      '----- BEGIN App.tsx -----',
+      ...Array.from({ length: 400 }, (_, i) => `const line${i} = ${i};`),
+      '----- END App.tsx -----',
+    ].join('\n');
+    const workflow = {
+      id: ID,
+      kind: 'build' as const,
+      title: 'Add a settings screen',
+      status: 'waiting_for_input' as const,
+      step: { index: 2, total: 5, name: 'Asking the host' },
+      createdAt: at,
+      startedAt: at,
+      finishedAt: null,
+      error: null,
+      previewUrls: [],
+    };
     const panel = renderSession(
       { projectId: ID, csrf: 'c' },
-      { projectId: ID, hasActiveWorkflows: true, activeWorkflow: workflow, queuedWorkflows: [], previewUrls: [], lastWorkflow: null, pendingQuestion: { questionId: ID, workflowId: ID, kind: 'code', prompt, maxLength: 240_000, askedAt: at } },
+      {
+        projectId: ID,
+        hasActiveWorkflows: true,
+        activeWorkflow: workflow,
+        queuedWorkflows: [],
+        previewUrls: [],
+        lastWorkflow: null,
+        pendingQuestion: { questionId: ID, workflowId: ID, kind: 'code', prompt, maxLength: 240_000, askedAt: at },
+      },
     ).value;
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     try {
-      await page.setContent(`<!doctype html><html><head><style>${readFileSync(join(ROOT, 'assets/console/console.css'), 'utf8')}</style></head><body><main><div id="session">${panel}</div></main></body></html>`);
+      await page.setContent(
+        `<!doctype html><html><head><style>${readFileSync(join(ROOT, 'assets/console/console.css'), 'utf8')}</style></head><body><main><div id="session">${panel}</div></main></body></html>`,
+      );
       // Folded at first: the person opens it to read what the host's model gets.
       expect(await page.locator('#question .prompt').isVisible()).toBe(false);
       await page.click('#question .prompt-box summary');

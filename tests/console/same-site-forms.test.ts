@@ -31,7 +31,16 @@ async function foreignConsentRequest() {
   const redirect = 'http://127.0.0.1:9/callback';
   const client = await registerClient(base, [redirect], 'Same-site page');
   const { challenge } = pkce();
-  const page = await openConsent(authorizeUrl(base, { response_type: 'code', client_id: client.client_id, redirect_uri: redirect, code_challenge: challenge, code_challenge_method: 'S256', state: 's' }));
+  const page = await openConsent(
+    authorizeUrl(base, {
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: redirect,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 's',
+    }),
+  );
   expect(page.status).toBe(200);
   return { request: page.request!, csrf: page.csrf! };
 }
@@ -50,12 +59,22 @@ describe('forms from another origin of the same host', () => {
     const alice = await rawSignIn(base, server.token('alice'));
     const foreign = await foreignConsentRequest();
     // Even with the session's own CSRF token (which such a page cannot read), the origin refuses it.
-    const refused = await consentPost(alice.cookie, sameSite, { ...foreign, session_csrf: alice.csrf, decision: 'approve' });
+    const refused = await consentPost(alice.cookie, sameSite, {
+      ...foreign,
+      session_csrf: alice.csrf,
+      decision: 'approve',
+    });
     expect(refused.status).toBe(403);
     expect(refused.headers.get('location')).toBeNull();
-    expect(((await refused.json()) as { error: { data: { reason: string } } }).error.data.reason).toBe('origin_not_allowed');
+    expect(((await refused.json()) as { error: { data: { reason: string } } }).error.data.reason).toBe(
+      'origin_not_allowed',
+    );
     // The same decision from the server's own page (the person clicking Approve) still works.
-    const approved = await consentPost(alice.cookie, base, { ...foreign, session_csrf: alice.csrf, decision: 'approve' });
+    const approved = await consentPost(alice.cookie, base, {
+      ...foreign,
+      session_csrf: alice.csrf,
+      decision: 'approve',
+    });
     expect(approved.status).toBe(302);
     expect(new URL(approved.headers.get('location')!).searchParams.get('code')).toBeTruthy();
   });
@@ -88,7 +107,7 @@ describe('forms from another origin of the same host', () => {
     expect(projects.map((p: { name: string }) => p.name)).toEqual(['From the console']);
   });
 
-  it('a session cookie planted beside the person\'s own (another Path, set from another port) signs nobody in, and the sign-in page says why', async () => {
+  it("a session cookie planted beside the person's own (another Path, set from another port) signs nobody in, and the sign-in page says why", async () => {
     const victim = await rawSignIn(base, server.token('victor'));
     const attacker = await rawSignIn(base, server.token('mallet'));
     // The browser sends the more specific path first: the planted cookie, then the person's own.
@@ -100,6 +119,8 @@ describe('forms from another origin of the same host', () => {
     expect(signin.status).toBe(400);
     expect(await signin.text()).toContain('a page on another port of this host has set one');
     // Each cookie alone still works: nothing was signed out.
-    expect((await fetch(`${base}/projects`, { redirect: 'manual', headers: { Cookie: victim.cookie } })).status).toBe(200);
+    expect((await fetch(`${base}/projects`, { redirect: 'manual', headers: { Cookie: victim.cookie } })).status).toBe(
+      200,
+    );
   });
 });

@@ -9,7 +9,16 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, processesWith, tempDir, toolResult, waitFor, waitIdle, waitQuestion, type TestServer } from '../helpers.js';
+import {
+  createProject,
+  processesWith,
+  tempDir,
+  toolResult,
+  waitFor,
+  waitIdle,
+  waitQuestion,
+  type TestServer,
+} from '../helpers.js';
 import { ensureToolchain, launchChromium, pageText, startExpoServer } from './expo-helpers.js';
 
 /**
@@ -133,12 +142,20 @@ describe('expo builder: command agent', () => {
     expect(page.messages.some((m: { content: string }) => m.content.startsWith('[output truncated'))).toBe(true);
   });
 
-  it('relays the agent\'s ::ask question and hands it the answer', async () => {
+  it("relays the agent's ::ask question and hands it the answer", async () => {
     const project = await createProject(server.mcpUrl, token, { name: 'Asking App' });
-    await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'ask first', kind: 'build' });
+    await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'ask first',
+      kind: 'build',
+    });
     const asking = await waitQuestion(server.mcpUrl, token, project.id, 120_000);
     expect(asking.pendingQuestion).toMatchObject({ prompt: 'Which colour do you like?', options: ['teal', 'orange'] });
-    await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'orange', questionId: asking.pendingQuestion.questionId });
+    await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'orange',
+      questionId: asking.pendingQuestion.questionId,
+    });
     const done = await waitIdle(server.mcpUrl, token, project.id, 540_000);
     expect(done.lastWorkflow.status, JSON.stringify(done.lastWorkflow.error)).toBe('completed');
     if (browser) {
@@ -152,7 +169,11 @@ describe('expo builder: command agent', () => {
     const workspace = join(server.dataDir, 'workspaces', project.id);
 
     // During the agent: its process group (a shell and its sleeping child) is killed.
-    await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'slow', kind: 'build' });
+    await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'slow',
+      kind: 'build',
+    });
     // The agent's child names the project in its command line (its pid is the sandbox's own), so
     // the check never counts another run's processes.
     const marker = `mbm-slow-${project.id}`;
@@ -162,12 +183,24 @@ describe('expo builder: command agent', () => {
     await waitFor(() => processesWith(marker).length === 0 || null, 15_000, 'the sleeper to be gone');
 
     // During the web export: the export's process group is killed.
-    await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'export please', kind: 'build' });
-    await waitFor(async () => {
-      const s = await toolResult(server.mcpUrl, token, 'svc_get_session', { projectId: project.id });
-      return s.activeWorkflow?.step?.name?.startsWith('Exporting the web app') ? s : null;
-    }, 300_000, 'the export step');
-    await waitFor(() => processesUnder(workspace).some((line) => line.includes('expo/bin/cli')) || null, 60_000, 'the export process');
+    await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'export please',
+      kind: 'build',
+    });
+    await waitFor(
+      async () => {
+        const s = await toolResult(server.mcpUrl, token, 'svc_get_session', { projectId: project.id });
+        return s.activeWorkflow?.step?.name?.startsWith('Exporting the web app') ? s : null;
+      },
+      300_000,
+      'the export step',
+    );
+    await waitFor(
+      () => processesUnder(workspace).some((line) => line.includes('expo/bin/cli')) || null,
+      60_000,
+      'the export process',
+    );
     const stopped = await toolResult(server.mcpUrl, token, 'svc_cancel_workflow', { projectId: project.id });
     expect(stopped.status).toBe('cancelled');
     await waitFor(() => processesUnder(workspace).length === 0 || null, 15_000, 'no process in the workspace');

@@ -82,10 +82,16 @@ describe('expo builder: build', () => {
       // On its own origin the preview keeps its origin: storage works as in the real app.
       const page = await browser.newPage();
       await page.goto(preview.url);
-      expect(await page.evaluate<string | null>("(localStorage.setItem('k', 'v'), localStorage.getItem('k'))")).toBe('v');
+      expect(await page.evaluate<string | null>("(localStorage.setItem('k', 'v'), localStorage.getItem('k'))")).toBe(
+        'v',
+      );
       // The same files from the MCP listener run in an opaque origin: no storage shared with /mcp.
       await page.goto(`${server.http.url}${new URL(preview.url).pathname}`);
-      expect(await page.evaluate<string>("(() => { try { localStorage.getItem('k'); return 'readable'; } catch (e) { return e.name; } })()")).toBe('SecurityError');
+      expect(
+        await page.evaluate<string>(
+          "(() => { try { localStorage.getItem('k'); return 'readable'; } catch (e) { return e.name; } })()",
+        ),
+      ).toBe('SecurityError');
       await page.close();
     }
 

@@ -21,13 +21,24 @@ describe('toolchain install (CLI)', () => {
 
     const dataDir = tempDir();
     mkdirSync(join(dataDir, 'toolchains'), { recursive: true });
-    for (const sdk of [58, 54]) symlinkSync(join(TOOLCHAINS_CACHE, `expo-sdk-${sdk}`), join(dataDir, 'toolchains', `expo-sdk-${sdk}`));
+    for (const sdk of [58, 54])
+      symlinkSync(join(TOOLCHAINS_CACHE, `expo-sdk-${sdk}`), join(dataDir, 'toolchains', `expo-sdk-${sdk}`));
     // Both default SDKs, in order, each recognised as installed.
     const installed = runCli(['toolchain', 'install', '--data-dir', dataDir]);
     expect(installed.status, installed.stderr).toBe(0);
-    expect(installed.stdout).toMatch(/The Expo SDK 58 toolchain is already installed.*\n.*The Expo SDK 54 toolchain is already installed/);
+    expect(installed.stdout).toMatch(
+      /The Expo SDK 58 toolchain is already installed.*\n.*The Expo SDK 54 toolchain is already installed/,
+    );
 
     const help = runCli(['serve', '--help']).stdout;
-    for (const flag of ['--expo-sdks', '--agent <mode>', '--agent-command', '--artifact-url', '--updates-signing-key', '--max-heavy-steps']) expect(help).toContain(flag);
+    for (const flag of [
+      '--expo-sdks',
+      '--agent <mode>',
+      '--agent-command',
+      '--artifact-url',
+      '--updates-signing-key',
+      '--max-heavy-steps',
+    ])
+      expect(help).toContain(flag);
   });
 });

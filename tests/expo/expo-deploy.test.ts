@@ -22,7 +22,9 @@ import { ensureToolchain, launchChromium, startExpoServer } from './expo-helpers
 
 const require = createRequire(import.meta.url);
 const jsQR = require('jsqr') as typeof import('jsqr').default;
-const Dicer = require('dicer') as new (options: { boundary: string }) => NodeJS.WritableStream & { on(event: string, fn: (...args: any[]) => void): void };
+const Dicer = require('dicer') as new (options: {
+  boundary: string;
+}) => NodeJS.WritableStream & { on(event: string, fn: (...args: any[]) => void): void };
 
 let server: TestServer;
 let token: string;
@@ -31,7 +33,11 @@ let publicKey: string;
 
 beforeAll(async () => {
   await ensureToolchain();
-  const keys = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+  const keys = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
   publicKey = keys.publicKey;
   const keyFile = join(tempDir(), 'updates-key.pem');
   writeFileSync(keyFile, keys.privateKey);
@@ -46,7 +52,10 @@ afterAll(async () => {
 });
 
 /** GET with raw headers; the body as bytes (not decoded). */
-function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, any>; body: Buffer }> {
+function get(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, any>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
@@ -59,7 +68,10 @@ function get(url: string, headers: Record<string, string> = {}): Promise<{ statu
 }
 
 /** Parses a multipart body with dicer (a standard streaming multipart parser). */
-function parseMultipart(contentType: string, body: Buffer): Promise<Array<{ headers: Record<string, string[]>; body: Buffer }>> {
+function parseMultipart(
+  contentType: string,
+  body: Buffer,
+): Promise<Array<{ headers: Record<string, string[]>; body: Buffer }>> {
   const boundary = /boundary=([^;]+)/.exec(contentType)![1]!;
   return new Promise((resolve, reject) => {
     const parts: Array<{ headers: Record<string, string[]>; body: Buffer }> = [];
@@ -79,16 +91,29 @@ function parseMultipart(contentType: string, body: Buffer): Promise<Array<{ head
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('base64url');
 const md5 = (bytes: Buffer) => createHash('md5').update(bytes).digest('hex');
-const EXPO_GO = { 'expo-protocol-version': '1', 'expo-platform': 'ios', 'expo-runtime-version': 'exposdk:58.0.0', accept: 'multipart/mixed,application/expo+json,application/json' };
+const EXPO_GO = {
+  'expo-protocol-version': '1',
+  'expo-platform': 'ios',
+  'expo-runtime-version': 'exposdk:58.0.0',
+  accept: 'multipart/mixed,application/expo+json,application/json',
+};
 
 describe('expo builder: deploy and Expo Updates', () => {
   it('deploys web, ios and android; serves the native ones as Expo updates', async () => {
     const project = await createProject(server.mcpUrl, token, { name: 'Habit Tracker' });
     // No build yet: the deploy builds first, then asks for the app identifier once.
-    await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'deploy it', kind: 'deploy' });
+    await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'deploy it',
+      kind: 'deploy',
+    });
     const asking = await waitQuestion(server.mcpUrl, token, project.id, 300_000);
     expect(asking.pendingQuestion.prompt).toMatch(/app identifier/);
-    await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'com.example.habits', questionId: asking.pendingQuestion.questionId });
+    await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'com.example.habits',
+      questionId: asking.pendingQuestion.questionId,
+    });
     const session = await waitIdle(server.mcpUrl, token, project.id, 540_000);
     expect(session.lastWorkflow.status, JSON.stringify(session.lastWorkflow.error)).toBe('completed');
     const deployments = session.lastWorkflow.previewUrls.filter((p: { kind: string }) => p.kind === 'deployment');
@@ -100,7 +125,10 @@ describe('expo builder: deploy and Expo Updates', () => {
     const base = server.http.url;
 
     const workspace = join(server.dataDir, 'workspaces', project.id);
-    expect(JSON.parse(readFileSync(join(workspace, 'app.json'), 'utf8')).expo).toMatchObject({ ios: { bundleIdentifier: 'com.example.habits' }, android: { package: 'com.example.habits' } });
+    expect(JSON.parse(readFileSync(join(workspace, 'app.json'), 'utf8')).expo).toMatchObject({
+      ios: { bundleIdentifier: 'com.example.habits' },
+      android: { package: 'com.example.habits' },
+    });
 
     // The manifest, multipart, parsed with a standard parser.
     const manifestRes = await get(`${base}/updates/d/${iosId}`, EXPO_GO);
@@ -113,7 +141,10 @@ describe('expo builder: deploy and Expo Updates', () => {
     const manifestPart = parts.find((p) => /name="manifest"/.test(p.headers['content-disposition']![0]!))!;
     expect(manifestPart.headers['content-type']![0]).toMatch(/^application\/json/);
     const manifest = JSON.parse(manifestPart.body.toString('utf8'));
-    expect(manifest).toMatchObject({ runtimeVersion: 'exposdk:58.0.0', extra: { expoClient: { name: 'Habit Tracker', sdkVersion: '58.0.0' } } });
+    expect(manifest).toMatchObject({
+      runtimeVersion: 'exposdk:58.0.0',
+      extra: { expoClient: { name: 'Habit Tracker', sdkVersion: '58.0.0' } },
+    });
     expect(manifest.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(manifest.extra.scopeKey).toMatch(/^@anonymous\//);
     expect(manifestPart.headers['expo-signature']).toBeUndefined();
@@ -144,21 +175,37 @@ describe('expo builder: deploy and Expo Updates', () => {
     // its launch asset is a Hermes bundle whose hash the manifest gives.
     for (const sdk of [58, 54]) {
       for (const platform of ['ios', 'android']) {
-        const res = await get(`${base}/updates/d/${iosId}`, { ...EXPO_GO, 'expo-platform': platform, 'expo-runtime-version': `exposdk:${sdk}.0.0`, accept: 'application/expo+json,application/json' });
+        const res = await get(`${base}/updates/d/${iosId}`, {
+          ...EXPO_GO,
+          'expo-platform': platform,
+          'expo-runtime-version': `exposdk:${sdk}.0.0`,
+          accept: 'application/expo+json,application/json',
+        });
         expect(res.status, `SDK ${sdk} ${platform}`).toBe(200);
         const m = JSON.parse(res.body.toString());
-        expect(m).toMatchObject({ runtimeVersion: `exposdk:${sdk}.0.0`, extra: { expoClient: { sdkVersion: `${sdk}.0.0`, name: 'Habit Tracker' } } });
+        expect(m).toMatchObject({
+          runtimeVersion: `exposdk:${sdk}.0.0`,
+          extra: { expoClient: { sdkVersion: `${sdk}.0.0`, name: 'Habit Tracker' } },
+        });
         expect(m.launchAsset.url).toContain(`/sdk-${sdk}/_expo/static/js/${platform}/`);
         const bundle = await get(m.launchAsset.url);
-        expect(bundle.body.subarray(0, 8).toString('hex'), `SDK ${sdk} ${platform} is Hermes bytecode`).toBe('c61fbc03c103191f');
+        expect(bundle.body.subarray(0, 8).toString('hex'), `SDK ${sdk} ${platform} is Hermes bytecode`).toBe(
+          'c61fbc03c103191f',
+        );
         expect(sha256(bundle.body)).toBe(m.launchAsset.hash);
       }
     }
     const served = await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId: project.id, limit: 200 });
-    expect(served.messages.map((m: { content: string }) => m.content).join('\n')).toMatch(/Deploy #1: web, ios, android\. Deployed Habit Tracker as com\.example\.habits for Expo SDK 58 and 54/);
+    expect(served.messages.map((m: { content: string }) => m.content).join('\n')).toMatch(
+      /Deploy #1: web, ios, android\. Deployed Habit Tracker as com\.example\.habits for Expo SDK 58 and 54/,
+    );
 
     // JSON by negotiation; the pinned URL of the ios deployment also serves android.
-    const json = await get(`${base}/updates/d/${iosId}`, { ...EXPO_GO, 'expo-platform': 'android', accept: 'application/expo+json' });
+    const json = await get(`${base}/updates/d/${iosId}`, {
+      ...EXPO_GO,
+      'expo-platform': 'android',
+      accept: 'application/expo+json',
+    });
     expect(json.status).toBe(200);
     expect(json.headers['content-type']).toMatch(/^application\/expo\+json/);
     expect(JSON.parse(json.body.toString()).launchAsset.url).toContain('/_expo/static/js/android/');
@@ -182,20 +229,32 @@ describe('expo builder: deploy and Expo Updates', () => {
     expect((await get(`${base}/updates/assets/${iosId}/../../mobile-builder.db`)).status).toBe(404);
 
     // Signing: keyid "main" is signed and verifies; Expo Go's "expo-root" gets an unsigned manifest.
-    const signed = await get(`${base}/updates/d/${iosId}`, { ...EXPO_GO, 'expo-expect-signature': 'sig, keyid="main", alg="rsa-v1_5-sha256"' });
-    const signedPart = (await parseMultipart(signed.headers['content-type'], signed.body)).find((p) => /name="manifest"/.test(p.headers['content-disposition']![0]!))!;
+    const signed = await get(`${base}/updates/d/${iosId}`, {
+      ...EXPO_GO,
+      'expo-expect-signature': 'sig, keyid="main", alg="rsa-v1_5-sha256"',
+    });
+    const signedPart = (await parseMultipart(signed.headers['content-type'], signed.body)).find((p) =>
+      /name="manifest"/.test(p.headers['content-disposition']![0]!),
+    )!;
     const signature = signedPart.headers['expo-signature']![0]!;
     expect(signature).toMatch(/keyid="main"/);
     const sig = /sig="([^"]+)"/.exec(signature)![1]!;
     expect(createVerify('RSA-SHA256').update(signedPart.body).verify(publicKey, sig, 'base64')).toBe(true);
-    const root = await get(`${base}/updates/d/${iosId}`, { ...EXPO_GO, 'expo-expect-signature': 'sig, keyid="expo-root", alg="rsa-v1_5-sha256"' });
+    const root = await get(`${base}/updates/d/${iosId}`, {
+      ...EXPO_GO,
+      'expo-expect-signature': 'sig, keyid="expo-root", alg="rsa-v1_5-sha256"',
+    });
     expect(root.status).toBe(200);
-    const rootPart = (await parseMultipart(root.headers['content-type'], root.body)).find((p) => /name="manifest"/.test(p.headers['content-disposition']![0]!))!;
+    const rootPart = (await parseMultipart(root.headers['content-type'], root.body)).find((p) =>
+      /name="manifest"/.test(p.headers['content-disposition']![0]!),
+    )!;
     expect(rootPart.headers['expo-signature']).toBeUndefined();
 
     // The secret "latest" URL from the result message.
     const page = await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId: project.id, limit: 200 });
-    const result = page.messages.map((m: { content: string }) => m.content).find((c: string) => c.includes('/updates/latest/'));
+    const result = page.messages
+      .map((m: { content: string }) => m.content)
+      .find((c: string) => c.includes('/updates/latest/'));
     const latestPath = /(\/updates\/latest\/[A-Za-z0-9_-]{32})/.exec(result)![1]!;
     expect(latestPath).not.toContain(project.id);
     const latest = await get(`${base}${latestPath}`, { ...EXPO_GO, accept: 'application/json' });
@@ -232,7 +291,11 @@ describe('expo builder: deploy and Expo Updates', () => {
           expect(shown).toBe(`${base.replace('http:', 'exp:')}/updates/d/${id}`);
           const qr = PNG.sync.read(await card.locator('.qr').screenshot());
           expect(jsQR(new Uint8ClampedArray(qr.data), qr.width, qr.height)?.data, `${platform} QR code`).toBe(shown);
-          const answered = await get(shown.replace(/^exp:/, 'http:'), { ...EXPO_GO, 'expo-platform': platform, accept: 'application/expo+json' });
+          const answered = await get(shown.replace(/^exp:/, 'http:'), {
+            ...EXPO_GO,
+            'expo-platform': platform,
+            accept: 'application/expo+json',
+          });
           expect(answered.status).toBe(200);
           const native = JSON.parse(answered.body.toString());
           expect(native.launchAsset.url).toContain(`/_expo/static/js/${platform}/`);
@@ -244,12 +307,20 @@ describe('expo builder: deploy and Expo Updates', () => {
     }
 
     // A second deploy is warm, asks nothing, and moves "latest" while the pinned URL stays.
-    await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'deploy again', kind: 'deploy' });
+    await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'deploy again',
+      kind: 'deploy',
+    });
     const second = await waitIdle(server.mcpUrl, token, project.id, 540_000);
     expect(second.lastWorkflow.status, JSON.stringify(second.lastWorkflow.error)).toBe('completed');
-    const moved = JSON.parse((await get(`${base}${latestPath}`, { ...EXPO_GO, accept: 'application/json' })).body.toString());
+    const moved = JSON.parse(
+      (await get(`${base}${latestPath}`, { ...EXPO_GO, accept: 'application/json' })).body.toString(),
+    );
     expect(moved.id).not.toBe(manifest.id);
-    const pinned = JSON.parse((await get(`${base}/updates/d/${iosId}`, { ...EXPO_GO, accept: 'application/json' })).body.toString());
+    const pinned = JSON.parse(
+      (await get(`${base}/updates/d/${iosId}`, { ...EXPO_GO, accept: 'application/json' })).body.toString(),
+    );
     expect(pinned.id).toBe(manifest.id);
   });
 });

@@ -35,43 +35,78 @@ export const bomb: Bomb = 0 as unknown as Bomb;
 export const other: Grow<2 | 3> = bomb;
 `;
 
-const session = (token: string, projectId: string) => toolResult(server.mcpUrl, token, 'svc_get_session', { projectId });
+const session = (token: string, projectId: string) =>
+  toolResult(server.mcpUrl, token, 'svc_get_session', { projectId });
 const messagesOf = async (token: string, projectId: string): Promise<Array<{ content: string }>> =>
   (await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId, limit: 500 })).messages;
 
-async function pending(token: string, projectId: string, notId?: string): Promise<{ questionId: string; prompt: string }> {
-  return waitFor(async () => {
-    const q = (await session(token, projectId)).pendingQuestion;
-    return q && q.questionId !== notId ? q : null;
-  }, 300_000, 'a code question');
+async function pending(
+  token: string,
+  projectId: string,
+  notId?: string,
+): Promise<{ questionId: string; prompt: string }> {
+  return waitFor(
+    async () => {
+      const q = (await session(token, projectId)).pendingQuestion;
+      return q && q.questionId !== notId ? q : null;
+    },
+    300_000,
+    'a code question',
+  );
 }
 
 describe('expo builder: heavy steps shared between users', () => {
   it("a pathological type in one user's answer is refused with its reason, and another user's build finishes", async () => {
     const a = await toolResult(server.mcpUrl, alice, 'svc_create_project', { name: 'Types Bomb' });
     const b = await toolResult(server.mcpUrl, bob, 'svc_create_project', { name: 'Plain App' });
-    await toolResult(server.mcpUrl, alice, 'svc_send_message', { projectId: a.id, kind: 'build', message: 'Add a types helper' });
-    await toolResult(server.mcpUrl, bob, 'svc_send_message', { projectId: b.id, kind: 'build', message: 'Make it green' });
+    await toolResult(server.mcpUrl, alice, 'svc_send_message', {
+      projectId: a.id,
+      kind: 'build',
+      message: 'Add a types helper',
+    });
+    await toolResult(server.mcpUrl, bob, 'svc_send_message', {
+      projectId: b.id,
+      kind: 'build',
+      message: 'Make it green',
+    });
     const aliceQuestion = await pending(alice, a.id);
     const bobQuestion = await pending(bob, b.id);
 
     const bomb = JSON.stringify({ summary: 'Adds a types helper', files: [{ path: 'src/types.ts', content: BOMB }] });
-    await toolResult(server.mcpUrl, alice, 'svc_send_message', { projectId: a.id, questionId: aliceQuestion.questionId, message: bomb });
+    await toolResult(server.mcpUrl, alice, 'svc_send_message', {
+      projectId: a.id,
+      questionId: aliceQuestion.questionId,
+      message: bomb,
+    });
     // Alice's type check holds the one slot; then Bob's build (deterministic edits) needs it.
-    await waitFor(async () => (await messagesOf(alice, a.id)).some((m) => m.content.startsWith('Staging 1 file')), 120_000, "Alice's type check to start");
-    await toolResult(server.mcpUrl, bob, 'svc_send_message', { projectId: b.id, questionId: bobQuestion.questionId, message: 'skip' });
+    await waitFor(
+      async () => (await messagesOf(alice, a.id)).some((m) => m.content.startsWith('Staging 1 file')),
+      120_000,
+      "Alice's type check to start",
+    );
+    await toolResult(server.mcpUrl, bob, 'svc_send_message', {
+      projectId: b.id,
+      questionId: bobQuestion.questionId,
+      message: 'skip',
+    });
 
-    const bobDone = await waitFor(async () => {
-      const s = await session(bob, b.id);
-      return s.hasActiveWorkflows ? null : s;
-    }, 900_000, "Bob's build to finish");
+    const bobDone = await waitFor(
+      async () => {
+        const s = await session(bob, b.id);
+        return s.hasActiveWorkflows ? null : s;
+      },
+      900_000,
+      "Bob's build to finish",
+    );
     expect(bobDone.lastWorkflow.status, JSON.stringify(bobDone.lastWorkflow.error)).toBe('completed');
     expect(bobDone.previewUrls.some((p: { platform: string }) => p.platform === 'web')).toBe(true);
     expect((await messagesOf(bob, b.id)).some((m) => m.content.startsWith('Waiting for a heavy-step slot'))).toBe(true);
 
     // Alice's answer was refused with the bound it went past, and she is asked for a repair.
     const repair = await pending(alice, a.id, aliceQuestion.questionId);
-    expect(repair.prompt).toMatch(/tsc --noEmit (ran longer than its bound of 120 s|used more than its bound of 120 s of CPU time|needed more than its memory bound)/);
+    expect(repair.prompt).toMatch(
+      /tsc --noEmit (ran longer than its bound of 120 s|used more than its bound of 120 s of CPU time|needed more than its memory bound)/,
+    );
     const failed = (await messagesOf(alice, a.id)).find((m) => m.content.startsWith('Type check failed (answer 1'));
     expect(failed?.content).toMatch(/bound/);
     const cancelled = await toolResult(server.mcpUrl, alice, 'svc_cancel_workflow', { projectId: a.id });

@@ -27,10 +27,19 @@ export async function ensureToolchain(): Promise<void> {
  * A server with the `expo` builder on the cached toolchain; its agent is `none` (deterministic
  * edits) unless `expo` names one or gives an agent command.
  */
-export function startExpoServer(expo: NonNullable<AppConfig['expo']> = {}, config: Partial<AppConfig> = {}): Promise<TestServer> {
+export function startExpoServer(
+  expo: NonNullable<AppConfig['expo']> = {},
+  config: Partial<AppConfig> = {},
+): Promise<TestServer> {
   return startTestServer({
     builder: 'expo',
-    expo: { toolchainsDir: TOOLCHAINS_CACHE, metroCacheDir: METRO_CACHE, installToolchain: false, agent: expo.agentCommand ? 'command' : 'none', ...expo },
+    expo: {
+      toolchainsDir: TOOLCHAINS_CACHE,
+      metroCacheDir: METRO_CACHE,
+      installToolchain: false,
+      agent: expo.agentCommand ? 'command' : 'none',
+      ...expo,
+    },
     ...config,
   });
 }
@@ -43,9 +52,14 @@ export async function pageText(browser: Browser, url: string, text: string): Pro
   try {
     await page.goto(url, { waitUntil: 'load' });
     try {
-      await page.waitForFunction(`document.body.innerText.includes(${JSON.stringify(text)})`, undefined, { timeout: 30_000 });
+      await page.waitForFunction(`document.body.innerText.includes(${JSON.stringify(text)})`, undefined, {
+        timeout: 30_000,
+      });
     } catch (error) {
-      throw new Error(`"${text}" never appeared at ${url}. Page errors: ${errors.join(' | ') || 'none'}. Body: ${await page.evaluate<string>('document.body.innerText')}`, { cause: error });
+      throw new Error(
+        `"${text}" never appeared at ${url}. Page errors: ${errors.join(' | ') || 'none'}. Body: ${await page.evaluate<string>('document.body.innerText')}`,
+        { cause: error },
+      );
     }
     return await page.evaluate<string>('document.body.innerText');
   } finally {

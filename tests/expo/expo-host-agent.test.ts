@@ -48,22 +48,32 @@ function caller(c: Client): Call {
 }
 
 async function waitPending(call: Call, projectId: string, notId?: string): Promise<any> {
-  return waitFor(async () => {
-    const s = await call('svc_get_session', { projectId });
-    return s.pendingQuestion && s.pendingQuestion.questionId !== notId ? s.pendingQuestion : null;
-  }, 300_000, 'a code question');
+  return waitFor(
+    async () => {
+      const s = await call('svc_get_session', { projectId });
+      return s.pendingQuestion && s.pendingQuestion.questionId !== notId ? s.pendingQuestion : null;
+    },
+    300_000,
+    'a code question',
+  );
 }
 
 async function waitDone(call: Call, projectId: string): Promise<any> {
-  return waitFor(async () => {
-    const s = await call('svc_get_session', { projectId });
-    return s.hasActiveWorkflows ? null : s;
-  }, 540_000, 'the workflow to finish');
+  return waitFor(
+    async () => {
+      const s = await call('svc_get_session', { projectId });
+      return s.hasActiveWorkflows ? null : s;
+    },
+    540_000,
+    'the workflow to finish',
+  );
 }
 
 /** The content of `path` as the prompt shows it. */
 function fileInPrompt(prompt: string, path: string): string {
-  const m = new RegExp(`----- BEGIN ${path.replace('.', '\\.')} -----\\n([\\s\\S]*?)----- END ${path.replace('.', '\\.')} -----`).exec(prompt);
+  const m = new RegExp(
+    `----- BEGIN ${path.replace('.', '\\.')} -----\\n([\\s\\S]*?)----- END ${path.replace('.', '\\.')} -----`,
+  ).exec(prompt);
   if (!m) throw new Error(`${path} is not in the prompt`);
   return m[1]!;
 }
@@ -83,8 +93,14 @@ export function SettingsScreen({ title }: { title: string }) {
 /** What a model would answer: the Settings screen, rendered from App.tsx. */
 function settingsAnswer(prompt: string, title = 'Settings screen'): string {
   const app = fileInPrompt(prompt, 'App.tsx')
-    .replace("import settings from './src/app-settings.json';", "import settings from './src/app-settings.json';\nimport { SettingsScreen } from './src/screens/SettingsScreen';")
-    .replace('<ScrollView contentContainerStyle={styles.body}>', `<ScrollView contentContainerStyle={styles.body}><SettingsScreen title=${JSON.stringify(title)} />`);
+    .replace(
+      "import settings from './src/app-settings.json';",
+      "import settings from './src/app-settings.json';\nimport { SettingsScreen } from './src/screens/SettingsScreen';",
+    )
+    .replace(
+      '<ScrollView contentContainerStyle={styles.body}>',
+      `<ScrollView contentContainerStyle={styles.body}><SettingsScreen title=${JSON.stringify(title)} />`,
+    );
   return JSON.stringify({
     summary: 'Adds a Settings screen (reminders, theme, about) at the top of the app.',
     files: [
@@ -94,13 +110,21 @@ function settingsAnswer(prompt: string, title = 'Settings screen'): string {
   });
 }
 
-const BROKEN = JSON.stringify({ summary: 'Counts things', files: [{ path: 'src/count.ts', content: 'export const count: number = "not a number";\n' }] });
+const BROKEN = JSON.stringify({
+  summary: 'Counts things',
+  files: [{ path: 'src/count.ts', content: 'export const count: number = "not a number";\n' }],
+});
 
 async function send(call: Call, projectId: string, message: string, questionId?: string) {
   return call('svc_send_message', { projectId, message, ...(questionId ? { questionId } : { kind: 'build' }) });
 }
 
-async function refusedWith(call: Call, projectId: string, questionId: string, message: string): Promise<{ code: number; message: string; data?: any }> {
+async function refusedWith(
+  call: Call,
+  projectId: string,
+  questionId: string,
+  message: string,
+): Promise<{ code: number; message: string; data?: any }> {
   try {
     await send(call, projectId, message, questionId);
   } catch (error) {
@@ -129,7 +153,9 @@ describe('expo builder: the host agent over HTTP', () => {
     expect(question.prompt).toContain('----- BEGIN App.tsx -----');
     expect(question.prompt).toMatch(/Packages you may import\n.*react-native/);
     // The code must build with every served SDK: the prompt names them with their React Native.
-    expect(question.prompt).toMatch(/Expo SDK 58 \(React Native 0\.88\.\d+\) and Expo SDK 54 \(React Native 0\.81\.\d+\)/);
+    expect(question.prompt).toMatch(
+      /Expo SDK 58 \(React Native 0\.88\.\d+\) and Expo SDK 54 \(React Native 0\.81\.\d+\)/,
+    );
     expect(question.prompt).toContain('type-checks them with tsc --noEmit against Expo SDK 58');
     const workspace = join(server.dataDir, 'workspaces', project.id);
     const head = () => execFileSync('git', ['rev-parse', 'HEAD'], { cwd: workspace, encoding: 'utf8' });
@@ -138,7 +164,8 @@ describe('expo builder: the host agent over HTTP', () => {
     // Each bad answer: -32602 with its reason in data.issues; nothing written; still pending.
     mkdirSync(join(workspace, 'src'), { recursive: true });
     symlinkSync('/tmp', join(workspace, 'src', 'planted'));
-    const one = (path: string, content = 'export const x = 1;\n') => JSON.stringify({ summary: 's', files: [{ path, content }] });
+    const one = (path: string, content = 'export const x = 1;\n') =>
+      JSON.stringify({ summary: 's', files: [{ path, content }] });
     const bad: Array<[string, RegExp]> = [
       [one('package.json', '{}'), /configuration file/],
       [one('README.md'), /outside the editable files/],
@@ -146,9 +173,15 @@ describe('expo builder: the host agent over HTTP', () => {
       [one('src/planted/evil.ts'), /symbolic link/],
       [one('src/big.ts', `export const s = "${'a'.repeat(150_000)}";\n`), /at most 100000/],
       [JSON.stringify({ files: 'App.tsx' }), /message\.(summary|files)/],
-      [one('src/net.ts', "import axios from 'axios';\nexport default axios;\n"), /axios.*which is not one of the app's packages/],
+      [
+        one('src/net.ts', "import axios from 'axios';\nexport default axios;\n"),
+        /axios.*which is not one of the app's packages/,
+      ],
       // A module SDK 58's expo ships and SDK 54's does not: the deploy's SDK 54 export would fail.
-      [one('src/cache.ts', "import 'expo/local-build-cache-provider';\nexport const x = 1;\n"), /expo\/local-build-cache-provider.*which Expo SDK 54 does not have/],
+      [
+        one('src/cache.ts', "import 'expo/local-build-cache-provider';\nexport const x = 1;\n"),
+        /expo\/local-build-cache-provider.*which Expo SDK 54 does not have/,
+      ],
     ];
     for (const [answer, reason] of bad) {
       const error = await refusedWith(call, project.id, question.questionId, answer);
@@ -166,7 +199,9 @@ describe('expo builder: the host agent over HTTP', () => {
     const done = await waitDone(call, project.id);
     expect(done.lastWorkflow.status, JSON.stringify(done.lastWorkflow.error)).toBe('completed');
     expect(head()).not.toBe(before);
-    expect(execFileSync('git', ['log', '-1', '--format=%B'], { cwd: workspace, encoding: 'utf8' })).toContain('Adds a Settings screen');
+    expect(execFileSync('git', ['log', '-1', '--format=%B'], { cwd: workspace, encoding: 'utf8' })).toContain(
+      'Adds a Settings screen',
+    );
     const { messages } = await call('svc_get_messages', { projectId: project.id, limit: 200 });
     const answer = messages.find((m: any) => m.type === 'answer');
     expect(answer.content).toContain('src/screens/SettingsScreen.tsx');
@@ -221,15 +256,25 @@ describe('expo builder: the host agent over HTTP', () => {
     const project = await call('svc_create_project', { name: 'Own App' });
     await send(call, project.id, 'Build a habit app');
     // One wait per change: the first returns when the code question is asked.
-    const asked = (await client.callTool({ name: 'svc_get_session', arguments: { projectId: project.id, waitSeconds: 60 } })).structuredContent as any;
+    const asked = (
+      await client.callTool({ name: 'svc_get_session', arguments: { projectId: project.id, waitSeconds: 60 } })
+    ).structuredContent as any;
     const question = asked.pendingQuestion ?? (await waitPending(call, project.id));
     const ownApp = `import { Text, View } from 'react-native';\n\nexport default function App() {\n  return (\n    <View style={{ flex: 1, backgroundColor: '#c81e1e', padding: 40 }}>\n      <Text style={{ color: '#ffffff', fontSize: 28 }}>My own habits</Text>\n    </View>\n  );\n}\n`;
-    await send(call, project.id, JSON.stringify({ summary: 'A red habits screen of my own', files: [{ path: 'App.tsx', content: ownApp }] }), question.questionId);
+    await send(
+      call,
+      project.id,
+      JSON.stringify({ summary: 'A red habits screen of my own', files: [{ path: 'App.tsx', content: ownApp }] }),
+      question.questionId,
+    );
     const built = await waitDone(call, project.id);
     expect(built.lastWorkflow.status, JSON.stringify(built.lastWorkflow.error)).toBe('completed');
 
     // Look: the real Expo web export, rendered by the server's own Chromium on a phone screen.
-    const look = await client.callTool({ name: 'svc_get_session', arguments: { projectId: project.id, screenshot: true } });
+    const look = await client.callTool({
+      name: 'svc_get_session',
+      arguments: { projectId: project.id, screenshot: true },
+    });
     const shot = (look.structuredContent as any).screenshot;
     if (existsSync('/usr/bin/chromium')) {
       expect(shot.status, JSON.stringify(shot)).toBe('taken');
@@ -246,7 +291,10 @@ describe('expo builder: the host agent over HTTP', () => {
     const done = await waitDone(call, project.id);
     expect(done.lastWorkflow.status, JSON.stringify(done.lastWorkflow.error)).toBe('completed');
     const { messages } = await call('svc_get_messages', { projectId: project.id, limit: 500 });
-    const text = messages.filter((m: any) => m.workflowId === done.lastWorkflow.id).map((m: any) => m.content).join('\n');
+    const text = messages
+      .filter((m: any) => m.workflowId === done.lastWorkflow.id)
+      .map((m: any) => m.content)
+      .join('\n');
     expect(text).not.toContain('Edit made');
     expect(text).toContain('Not shown in the app');
     expect(text).not.toContain('--agent host');
@@ -268,10 +316,14 @@ describe('expo builder: the host agent over HTTP', () => {
     await send(call, project.id, 'add a counter');
     const question = await waitPending(call, project.id);
     await send(call, project.id, settingsAnswer(question.prompt), question.questionId);
-    await waitFor(async () => {
-      const { messages } = await call('svc_get_messages', { projectId: project.id, limit: 500 });
-      return messages.some((m: any) => m.content.startsWith('Staging 2 files'));
-    }, 120_000, 'the answer to be staged');
+    await waitFor(
+      async () => {
+        const { messages } = await call('svc_get_messages', { projectId: project.id, limit: 500 });
+        return messages.some((m: any) => m.content.startsWith('Staging 2 files'));
+      },
+      120_000,
+      'the answer to be staged',
+    );
     const stopped = await call('svc_cancel_workflow', { projectId: project.id });
     expect(stopped.status).toBe('cancelled');
     expect(existsSync(join(workspace, '.svc', 'staging'))).toBe(false);
@@ -319,7 +371,20 @@ describe('expo builder: the host agent across a restart and over stdio', () => {
     const alice = cliToken(dataDir, 'alice');
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [BIN, 'serve', '--data-dir', dataDir, '--port', '0', '--builder', 'expo', '--agent', 'host', '--plans', plans],
+      args: [
+        BIN,
+        'serve',
+        '--data-dir',
+        dataDir,
+        '--port',
+        '0',
+        '--builder',
+        'expo',
+        '--agent',
+        'host',
+        '--plans',
+        plans,
+      ],
       env: { PATH: process.env.PATH ?? '', SVC_API_TOKEN: alice, SVC_LOG_LEVEL: 'warn' },
       stderr: 'pipe',
     });
@@ -331,7 +396,12 @@ describe('expo builder: the host agent across a restart and over stdio', () => {
       await send(call, project.id, 'add a settings screen');
       const question = await waitPending(call, project.id);
       expect(question.kind).toBe('code');
-      const error = await refusedWith(call, project.id, question.questionId, JSON.stringify({ summary: 's', files: [{ path: 'app.json', content: '{}' }] }));
+      const error = await refusedWith(
+        call,
+        project.id,
+        question.questionId,
+        JSON.stringify({ summary: 's', files: [{ path: 'app.json', content: '{}' }] }),
+      );
       expect(error.code).toBe(-32602);
       await send(call, project.id, settingsAnswer(question.prompt, 'Over stdio'), question.questionId);
       const done = await waitDone(call, project.id);

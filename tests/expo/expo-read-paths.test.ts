@@ -29,7 +29,10 @@ function agentFor(dataDir: string): string {
     context: `import { Text } from 'react-native';\nconst ctx = (require as any).context('../', true, /secret\\.ts$/);\nexport default function App() { return <Text>{ctx.keys().map((k: string) => String(ctx(k).default)).join()}</Text>; }\n`,
   };
   return Object.entries(apps)
-    .map(([name, content]) => `if [ "$SVC_INSTRUCTION" = "${name}" ]; then cat > App.tsx <<'APP_EOF'\n${content}APP_EOF\nfi`)
+    .map(
+      ([name, content]) =>
+        `if [ "$SVC_INSTRUCTION" = "${name}" ]; then cat > App.tsx <<'APP_EOF'\n${content}APP_EOF\nfi`,
+    )
     .join('\n');
 }
 
@@ -60,16 +63,26 @@ beforeAll(async () => {
   await ensureToolchain();
 });
 
-async function attack(sandboxOff: boolean, instruction: string): Promise<{ session: any; said: string; dataDir: string; workspace: string }> {
+async function attack(
+  sandboxOff: boolean,
+  instruction: string,
+): Promise<{ session: any; said: string; dataDir: string; workspace: string }> {
   const dataDir = tempDir('mbm-read-');
-  server = await startExpoServer({ agentCommand: agentFor(dataDir), agentTimeoutSeconds: 60 }, { dataDir, ...(sandboxOff && { buildSandbox: SANDBOX_TURNED_OFF }) });
+  server = await startExpoServer(
+    { agentCommand: agentFor(dataDir), agentTimeoutSeconds: 60 },
+    { dataDir, ...(sandboxOff && { buildSandbox: SANDBOX_TURNED_OFF }) },
+  );
   const token = server.token('mallory');
   const victim = await createProject(server.mcpUrl, server.token('alice'), { name: 'Victim' });
   const victimDir = join(dataDir, 'workspaces', victim.id, 'src');
   mkdirSync(victimDir, { recursive: true });
   writeFileSync(join(victimDir, 'secret.ts'), `export default '${SECRET}';\n`);
   const project = await createProject(server.mcpUrl, token, { name: 'Reader' });
-  await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: instruction, kind: 'build' });
+  await toolResult(server.mcpUrl, token, 'svc_send_message', {
+    projectId: project.id,
+    message: instruction,
+    kind: 'build',
+  });
   const session = await waitIdle(server.mcpUrl, token, project.id, 540_000);
   const page = await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId: project.id, limit: 500 });
   const said = page.messages.map((m: { content: string }) => m.content).join('\n');

@@ -24,7 +24,7 @@ beforeAll(async () => {
       "import { Text } from 'react-native';",
       '',
       'export default function App() {',
-      "  return <Text testID=\"name\">{`manifest name: ${Constants.expoConfig?.name ?? 'none'}`}</Text>;",
+      '  return <Text testID="name">{`manifest name: ${Constants.expoConfig?.name ?? \'none\'}`}</Text>;',
       '}',
       '',
     ].join('\n'),
@@ -52,7 +52,11 @@ describe('expo builder: tenants and the Metro cache', () => {
     const bundles: string[] = [];
     for (const name of names) {
       const project = await createProject(server.mcpUrl, token, { name });
-      await toolResult(server.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'show the app name', kind: 'build' });
+      await toolResult(server.mcpUrl, token, 'svc_send_message', {
+        projectId: project.id,
+        message: 'show the app name',
+        kind: 'build',
+      });
       const session = await waitIdle(server.mcpUrl, token, project.id, 540_000);
       expect(session.lastWorkflow.status, JSON.stringify(session.lastWorkflow.error)).toBe('completed');
       bundles.push(webBundle(project.id));

@@ -70,7 +70,8 @@ describe.skipIf(!postgresAvailable())('PgRequestRateLimiter', () => {
   let db: TestDatabase;
   let pool: pg.Pool;
   const counters: Counter[] = [];
-  const pointsOf = async (key: string) => (await pool.query<{ points: number }>('SELECT points FROM rate_limits WHERE key = $1', [key])).rows[0]?.points;
+  const pointsOf = async (key: string) =>
+    (await pool.query<{ points: number }>('SELECT points FROM rate_limits WHERE key = $1', [key])).rows[0]?.points;
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -84,7 +85,10 @@ describe.skipIf(!postgresAvailable())('PgRequestRateLimiter', () => {
 
   it('two processes hammering one key allow exactly the limit in total: 3/97/0 of 3/130/20', async () => {
     for (let i = 0; i < 2; i++) {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD], { env: { ...process.env, DB_URL: db.url }, stdio: 'pipe' });
+      const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD], {
+        env: { ...process.env, DB_URL: db.url },
+        stdio: 'pipe',
+      });
       counters.push(new Counter(child));
     }
     const [a, b] = counters as [Counter, Counter];
@@ -107,7 +111,15 @@ describe.skipIf(!postgresAvailable())('PgRequestRateLimiter', () => {
     for (let i = 0; i < 7; i++) decisions.push(await limiter.consume('token-1', 4, 60));
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, false, false, false]);
     expect(decisions.map((d) => d.remaining)).toEqual([3, 2, 1, 0, 0, 0, 0]);
-    expect(decisions.map((d) => d.firstRefusal)).toEqual([undefined, undefined, undefined, undefined, true, false, false]);
+    expect(decisions.map((d) => d.firstRefusal)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      true,
+      false,
+      false,
+    ]);
     const refused = decisions[4]!;
     expect(refused).toMatchObject({ limit: 4 });
     expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(1);
@@ -137,10 +149,14 @@ describe.skipIf(!postgresAvailable())('PgRequestRateLimiter', () => {
     const first = await limiter.consume('token-5', 1, 2);
     expect(first.allowed).toBe(true);
     // The next window: refusals until then are answered from memory.
-    const again = await waitFor(async () => {
-      const decision = await limiter.consume('token-5', 1, 2);
-      return decision.allowed ? decision : null;
-    }, 15_000, 'the next window');
+    const again = await waitFor(
+      async () => {
+        const decision = await limiter.consume('token-5', 1, 2);
+        return decision.allowed ? decision : null;
+      },
+      15_000,
+      'the next window',
+    );
     expect(again.resetAt).toBeGreaterThan(first.resetAt);
     expect(await pointsOf('1/2:token-5')).toBe(1);
     const refused = await limiter.consume('token-5', 1, 2);
@@ -154,7 +170,10 @@ describe.skipIf(!postgresAvailable())('PgRequestRateLimiter', () => {
     const slow = createRateLimiterPool(db.url, { statementTimeoutMs: 200 });
     try {
       await holder.query('BEGIN');
-      await holder.query('INSERT INTO rate_limits (key, points, expire) VALUES ($1, 0, $2)', ['3/60:token-7', Date.now() + 60_000]);
+      await holder.query('INSERT INTO rate_limits (key, points, expire) VALUES ($1, 0, $2)', [
+        '3/60:token-7',
+        Date.now() + 60_000,
+      ]);
       const decision = await new PgRequestRateLimiter(slow).consume('token-7', 3, 60);
       expect(decision).toMatchObject({ allowed: true, remaining: 2 });
     } finally {

@@ -47,13 +47,20 @@ interface LoadLog {
 function isOutageAnswer(res: RawResponse): boolean {
   const error = res.json?.error;
   if (res.status === 503) return res.headers.get('retry-after') !== null;
-  return res.status === 200 && error?.code === -32603 && error?.data?.reason === 'store_unavailable' && error?.data?.retryable === true;
+  return (
+    res.status === 200 &&
+    error?.code === -32603 &&
+    error?.data?.reason === 'store_unavailable' &&
+    error?.data?.retryable === true
+  );
 }
 
 /** Every node's `/healthz` status, by node name (0 when it did not answer). */
 async function healthOf(cluster: Cluster): Promise<Record<string, number>> {
   const nodes: NodeProcess[] = [...cluster.api, ...cluster.workers];
-  const statuses = await Promise.all(nodes.map(async (node) => (await node.health().catch(() => ({ status: 0 }))).status));
+  const statuses = await Promise.all(
+    nodes.map(async (node) => (await node.health().catch(() => ({ status: 0 }))).status),
+  );
   return Object.fromEntries(nodes.map((node, i) => [node.name, statuses[i]!]));
 }
 
@@ -61,14 +68,25 @@ async function healthOf(cluster: Cluster): Promise<Record<string, number>> {
  * One sender: sends a build, polls its project until the build ended, sends the next, until `done()`;
  * a send that failed is sent again with a new instruction. Every call's failure is logged.
  */
-async function sender(cluster: Cluster, token: string, projectId: string, index: number, done: () => boolean, log: LoadLog): Promise<void> {
+async function sender(
+  cluster: Cluster,
+  token: string,
+  projectId: string,
+  index: number,
+  done: () => boolean,
+  log: LoadLog,
+): Promise<void> {
   let n = 0;
   const call = async (name: string, args: unknown) => {
     const url = cluster.api[(index + n + log.calls) % cluster.api.length]!.mcpUrl;
     log.calls++;
     const res = await callTool(url, token, name, args);
     if (res.status === 200 && res.json?.result && !res.json.result.isError) return res.json.result.structuredContent;
-    log.failures.push({ status: res.status, retryAfter: res.headers.get('retry-after'), error: res.json?.error ?? res.text });
+    log.failures.push({
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      error: res.json?.error ?? res.text,
+    });
     return isOutageAnswer(res) ? null : undefined;
   };
   while (!done()) {
@@ -93,7 +111,11 @@ async function sender(cluster: Cluster, token: string, projectId: string, index:
 /** Waits until every node's `/healthz` answers `status`; returns how long that took (ms). */
 async function everyNode(cluster: Cluster, status: number, timeoutMs: number): Promise<number> {
   const start = Date.now();
-  await waitFor(async () => Object.values(await healthOf(cluster)).every((s) => s === status), timeoutMs, `every node's /healthz to answer ${status} (now ${JSON.stringify(await healthOf(cluster))})`);
+  await waitFor(
+    async () => Object.values(await healthOf(cluster)).every((s) => s === status),
+    timeoutMs,
+    `every node's /healthz to answer ${status} (now ${JSON.stringify(await healthOf(cluster))})`,
+  );
   return Date.now() - start;
 }
 
@@ -127,12 +149,17 @@ describe.skipIf(!PG_BIN)('PostgreSQL restarting under load', () => {
     const held: string[] = [];
     for (let i = 0; i < 2; i++) {
       const project = await toolResult(cluster.api[i]!.mcpUrl, token, 'svc_create_project', { name: `Held ${i}` });
-      const sent = await toolResult(cluster.api[i]!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'hold:outage', kind: 'build' });
+      const sent = await toolResult(cluster.api[i]!.mcpUrl, token, 'svc_send_message', {
+        projectId: project.id,
+        message: 'hold:outage',
+        kind: 'build',
+      });
       await cluster.buildPid(sent.workflowId);
       held.push(sent.workflowId);
     }
     const projects = [];
-    for (let i = 0; i < SENDERS; i++) projects.push(await toolResult(cluster.api[i % 2]!.mcpUrl, token, 'svc_create_project', { name: `Sends ${i}` }));
+    for (let i = 0; i < SENDERS; i++)
+      projects.push(await toolResult(cluster.api[i % 2]!.mcpUrl, token, 'svc_create_project', { name: `Sends ${i}` }));
     const log: LoadLog = { acknowledged: [], unacknowledged: [], failures: [], calls: 0 };
     let stopLoad = false;
     const load = Promise.all(projects.map((p, i) => sender(cluster, token, p.id, i, () => stopLoad, log)));
@@ -143,7 +170,11 @@ describe.skipIf(!PG_BIN)('PostgreSQL restarting under load', () => {
     await controlCluster(PG_BIN!, dir, 'restart');
     const firstBack = await everyNode(cluster, 200, HEALTHY_AGAIN_MS);
     const acknowledgedBefore = log.acknowledged.length;
-    await waitFor(() => log.acknowledged.length >= acknowledgedBefore + SENDERS, BUILD_BUDGET_MS * SENDERS, 'sends after the first restart');
+    await waitFor(
+      () => log.acknowledged.length >= acknowledgedBefore + SENDERS,
+      BUILD_BUDGET_MS * SENDERS,
+      'sends after the first restart',
+    );
 
     // 2: down for longer than two leases (every lease held ends meanwhile), then started.
     await controlCluster(PG_BIN!, dir, 'stop');
@@ -152,19 +183,31 @@ describe.skipIf(!PG_BIN)('PostgreSQL restarting under load', () => {
     await controlCluster(PG_BIN!, dir, 'start');
     const secondBack = await everyNode(cluster, 200, HEALTHY_AGAIN_MS);
     const acknowledgedBetween = log.acknowledged.length;
-    await waitFor(() => log.acknowledged.length >= acknowledgedBetween + SENDERS, BUILD_BUDGET_MS * SENDERS, 'sends after the second restart');
+    await waitFor(
+      () => log.acknowledged.length >= acknowledgedBetween + SENDERS,
+      BUILD_BUDGET_MS * SENDERS,
+      'sends after the second restart',
+    );
     stopLoad = true;
     await load;
 
     // The held builds kept their leases through both outages: released, they complete.
     cluster.release('outage');
     const workflows = log.acknowledged.length + log.unacknowledged.length + held.length;
-    const drained = await waitFor(async () => {
-      const active = await cluster.sql("select id, status from workflows where status not in ('completed', 'failed', 'cancelled')");
-      return active.length === 0 ? true : null;
-    }, BUILD_BUDGET_MS * workflows, 'every queue to drain');
+    const drained = await waitFor(
+      async () => {
+        const active = await cluster.sql(
+          "select id, status from workflows where status not in ('completed', 'failed', 'cancelled')",
+        );
+        return active.length === 0 ? true : null;
+      },
+      BUILD_BUDGET_MS * workflows,
+      'every queue to drain',
+    );
     expect(drained).toBe(true);
-    const heldRows = await cluster.sql('select id, status, error_code from workflows where id = any($1) order by id', [held]);
+    const heldRows = await cluster.sql('select id, status, error_code from workflows where id = any($1) order by id', [
+      held,
+    ]);
     expect(heldRows).toEqual([...held].sort().map((id) => ({ id, status: 'completed', error_code: null })));
 
     // Every process kept its pid, and nothing crashed.
@@ -173,17 +216,27 @@ describe.skipIf(!PG_BIN)('PostgreSQL restarting under load', () => {
     for (const node of nodes) expect(node.stderr()).not.toMatch(/Unhandled 'error' event|uncaughtException/);
     // What the reapers took over: only builds that ended on their worker during an outage (a write
     // failed, so did recording the end), never a held one (they completed above).
-    const takeovers = await Promise.all([...cluster.api.map((n) => n.url), ...cluster.workers.map((w) => w.healthUrl)].map(async (base) => Number(/^mbm_lease_takeovers_total (\d+)/m.exec(await (await fetch(`${base}/metrics`)).text())?.[1] ?? 0)));
+    const takeovers = await Promise.all(
+      [...cluster.api.map((n) => n.url), ...cluster.workers.map((w) => w.healthUrl)].map(async (base) =>
+        Number(/^mbm_lease_takeovers_total (\d+)/m.exec(await (await fetch(`${base}/metrics`)).text())?.[1] ?? 0),
+      ),
+    );
     const interrupted = await cluster.sql("select id from workflows where error_code = 'interrupted'");
     expect(interrupted.filter((row) => held.includes(row.id))).toEqual([]);
 
     // Acknowledged sends: stored once each; the others at most once (the commit may have beaten the outage).
-    const stored = await cluster.sql<{ content: string; n: number }>("select content, count(*)::int as n from messages where role = 'user' and type = 'instruction' and content like 'send %' group by content");
+    const stored = await cluster.sql<{ content: string; n: number }>(
+      "select content, count(*)::int as n from messages where role = 'user' and type = 'instruction' and content like 'send %' group by content",
+    );
     const count = new Map(stored.map((row) => [row.content, row.n]));
     expect(log.acknowledged.filter((m) => count.get(m) !== 1)).toEqual([]);
     expect(log.unacknowledged.filter((m) => (count.get(m) ?? 0) > 1)).toEqual([]);
     // Every failed call was an outage's answer, never a hang turned into something else.
-    expect(log.failures.filter((f) => !(f.status === 503 ? f.retryAfter !== null : (f.error as any)?.data?.reason === 'store_unavailable'))).toEqual([]);
+    expect(
+      log.failures.filter(
+        (f) => !(f.status === 503 ? f.retryAfter !== null : (f.error as any)?.data?.reason === 'store_unavailable'),
+      ),
+    ).toEqual([]);
     process.stderr.write(
       `[database-restart] healthy again after ${firstBack} ms and ${secondBack} ms; ${log.calls} calls, ${log.failures.length} failed during the outages; ${log.acknowledged.length} sends acknowledged, ${log.unacknowledged.length} not; ${takeovers.reduce((a, b) => a + b, 0)} takeovers, ${interrupted.length} interrupted\n`,
     );
@@ -199,7 +252,9 @@ describe.skipIf(!PG_BIN)('PostgreSQL restarting under load', () => {
       // Answered while the database is still frozen: the call cannot have waited for the thaw.
       const started = Date.now();
       const res = await callTool(api!.mcpUrl, token, 'svc_get_project', { projectId: project.id });
-      process.stderr.write(`[database-restart] a call to the frozen database answered ${res.status} after ${Date.now() - started} ms\n`);
+      process.stderr.write(
+        `[database-restart] a call to the frozen database answered ${res.status} after ${Date.now() - started} ms\n`,
+      );
       expect(isOutageAnswer(res), `${res.status} ${res.text}`).toBe(true);
       const status = (await api!.health()).status;
       expect(status).toBe(503);
@@ -207,7 +262,9 @@ describe.skipIf(!PG_BIN)('PostgreSQL restarting under load', () => {
       signalAll(postgres, 'SIGCONT');
     }
     await everyNode(cluster, 200, HEALTHY_AGAIN_MS);
-    expect(await toolResult(api!.mcpUrl, token, 'svc_get_project', { projectId: project.id })).toMatchObject({ id: project.id });
+    expect(await toolResult(api!.mcpUrl, token, 'svc_get_project', { projectId: project.id })).toMatchObject({
+      id: project.id,
+    });
     for (const node of [...cluster.api, ...cluster.workers]) expect(node.running()).toBe(true);
   }, 600_000);
 });
@@ -215,7 +272,11 @@ describe.skipIf(!PG_BIN)('PostgreSQL restarting under load', () => {
 /** The pids of the cluster's server: the postmaster (first line of `postmaster.pid`) and its children (the backends). */
 function serverProcesses(clusterDir: string): number[] {
   const postmaster = Number(readFileSync(join(clusterDir, 'pg', 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const children = readFileSync(`/proc/${postmaster}/task/${postmaster}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  const children = readFileSync(`/proc/${postmaster}/task/${postmaster}/children`, 'utf8')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number);
   return [postmaster, ...children];
 }
 

@@ -48,7 +48,14 @@ describe.skipIf(!postgresAvailable())('exact running bounds over two workers', (
   it('a burst of 24 quick builds of two users: never more than 2 of a user, nor 2 on a worker, at any sampled instant', async () => {
     const api = cluster.api[0]!;
     const tokens = [await cluster.token('burst-a', BOUNDED_PLAN), await cluster.token('burst-b', BOUNDED_PLAN)];
-    const projects = await Promise.all(tokens.flatMap((token, u) => Array.from({ length: PROJECTS }, async (_, i) => ({ token, id: (await toolResult(api.mcpUrl, token, 'svc_create_project', { name: `B${u}-${i}` })).id as string }))));
+    const projects = await Promise.all(
+      tokens.flatMap((token, u) =>
+        Array.from({ length: PROJECTS }, async (_, i) => ({
+          token,
+          id: (await toolResult(api.mcpUrl, token, 'svc_create_project', { name: `B${u}-${i}` })).id as string,
+        })),
+      ),
+    );
     let sampling = true;
     const samples: Sample[] = [];
     const sampler = (async () => {
@@ -57,16 +64,33 @@ describe.skipIf(!postgresAvailable())('exact running bounds over two workers', (
     const total = projects.length * SENDS;
     try {
       // Every send at once: the workers' engines race for the same queued rows on every notice.
-      await Promise.all(projects.flatMap((p) => Array.from({ length: SENDS }, (_, i) => toolResult(api.mcpUrl, p.token, 'svc_send_message', { projectId: p.id, message: `step ${i}`, kind: 'build' }))));
-      await waitFor(async () => {
-        const [done] = await cluster.sql<{ n: number }>("select count(*)::int as n from workflows where status = 'completed'");
-        return done!.n === total;
-      }, total * PER_BUILD_MS, `the ${total} builds to complete`);
+      await Promise.all(
+        projects.flatMap((p) =>
+          Array.from({ length: SENDS }, (_, i) =>
+            toolResult(api.mcpUrl, p.token, 'svc_send_message', {
+              projectId: p.id,
+              message: `step ${i}`,
+              kind: 'build',
+            }),
+          ),
+        ),
+      );
+      await waitFor(
+        async () => {
+          const [done] = await cluster.sql<{ n: number }>(
+            "select count(*)::int as n from workflows where status = 'completed'",
+          );
+          return done!.n === total;
+        },
+        total * PER_BUILD_MS,
+        `the ${total} builds to complete`,
+      );
     } finally {
       sampling = false;
       await sampler;
     }
-    const worst = (pick: (s: Sample) => Record<string, number>) => Math.max(0, ...samples.flatMap((s) => Object.values(pick(s))));
+    const worst = (pick: (s: Sample) => Record<string, number>) =>
+      Math.max(0, ...samples.flatMap((s) => Object.values(pick(s))));
     expect(samples.length).toBeGreaterThan(0);
     const seen = { perUser: worst((s) => s.byOwner), perWorker: worst((s) => s.byRunner) };
     expect(seen.perUser <= 2 && seen.perWorker <= 2, JSON.stringify({ seen, samples: samples.length })).toBe(true);
@@ -82,13 +106,30 @@ describe.skipIf(!postgresAvailable())('exact running bounds over two workers', (
       return toolResult(api.mcpUrl, token, 'svc_send_message', { projectId: project.id, message, kind: 'build' });
     };
     const running = async (ids: string[]) =>
-      (await cluster.sql<{ n: number }>("select count(*)::int as n from workflows where id = any($1) and status = 'running'", [ids]))[0]!.n;
+      (
+        await cluster.sql<{ n: number }>(
+          "select count(*)::int as n from workflows where id = any($1) and status = 'running'",
+          [ids],
+        )
+      )[0]!.n;
     // Three of the holder's: two run (the bound), one waits although two slots are free.
-    const mine = [await send(held, 'H1', 'hold:h one'), await send(held, 'H2', 'hold:h two'), await send(held, 'H3', 'hold:h three')];
-    await waitFor(async () => (await running(mine.map((w) => w.workflowId))) === 2, 30_000, "two of the holder's builds to run");
+    const mine = [
+      await send(held, 'H1', 'hold:h one'),
+      await send(held, 'H2', 'hold:h two'),
+      await send(held, 'H3', 'hold:h three'),
+    ];
+    await waitFor(
+      async () => (await running(mine.map((w) => w.workflowId))) === 2,
+      30_000,
+      "two of the holder's builds to run",
+    );
     // The other user's two take the two free slots at once, while the holder's third still waits.
     const theirs = [await send(other, 'O1', 'hold:o one'), await send(other, 'O2', 'hold:o two')];
-    await waitFor(async () => (await running(theirs.map((w) => w.workflowId))) === 2, 30_000, "the other user's builds to run");
+    await waitFor(
+      async () => (await running(theirs.map((w) => w.workflowId))) === 2,
+      30_000,
+      "the other user's builds to run",
+    );
     expect(await running(mine.map((w) => w.workflowId))).toBe(2);
     cluster.release('h');
     cluster.release('o');

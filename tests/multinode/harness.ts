@@ -53,9 +53,21 @@ export const BOUNDED_PLAN = 'bounded';
  * creations an hour, 100 projects).
  */
 const PLANS = {
-  [POLLING_PLAN]: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1_000_000, maxProjects: 1_000_000, maxRunningWorkflows: 1_000, maxQueuedWorkflows: 1_000 },
+  [POLLING_PLAN]: {
+    requestsPerMinute: 1_000_000,
+    projectCreationsPerHour: 1_000_000,
+    maxProjects: 1_000_000,
+    maxRunningWorkflows: 1_000,
+    maxQueuedWorkflows: 1_000,
+  },
   [CAPPED_PLAN]: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1_000_000, maxProjects: 5 },
-  [BOUNDED_PLAN]: { requestsPerMinute: 1_000_000, projectCreationsPerHour: 1_000_000, maxProjects: 1_000, maxRunningWorkflows: 2, maxQueuedWorkflows: 1_000 },
+  [BOUNDED_PLAN]: {
+    requestsPerMinute: 1_000_000,
+    projectCreationsPerHour: 1_000_000,
+    maxProjects: 1_000,
+    maxRunningWorkflows: 2,
+    maxQueuedWorkflows: 1_000,
+  },
 };
 
 /**
@@ -229,8 +241,32 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const config = join(root, `${name}.builder.json`);
     // Sourced (`.`), not run by a second shell: the build's shell is its process group's leader, so
     // the pid the probe records (`$$`) is the group the worker kills.
-    writeFileSync(config, JSON.stringify({ build: { command: `. ${probeFile}` }, deploy: { command: `. ${probeFile}` }, env: { PROBE_NODE: name, PROBE_DIR: probeDir }, killGraceMs: 300 }));
-    const args = ['--database-url', db.url, '--data-dir', dataDir, '--builder', 'command', '--builder-config', config, '--no-build-sandbox', '--plans', plansFile, '--lease-ms', leaseMs, '--log-level', 'info'];
+    writeFileSync(
+      config,
+      JSON.stringify({
+        build: { command: `. ${probeFile}` },
+        deploy: { command: `. ${probeFile}` },
+        env: { PROBE_NODE: name, PROBE_DIR: probeDir },
+        killGraceMs: 300,
+      }),
+    );
+    const args = [
+      '--database-url',
+      db.url,
+      '--data-dir',
+      dataDir,
+      '--builder',
+      'command',
+      '--builder-config',
+      config,
+      '--no-build-sandbox',
+      '--plans',
+      plansFile,
+      '--lease-ms',
+      leaseMs,
+      '--log-level',
+      'info',
+    ];
     return { dataDir, args };
   };
 
@@ -242,9 +278,36 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     async startApi(extra = {}) {
       const name = `api-${++apiCount}`;
       const { dataDir, args } = common(name);
-      const node = launch(name, 'api', dataDir, ['serve', '--http', '--role', 'api', '--host', '127.0.0.1', '--port', '0', ...args, ...(options.apiArgs ?? []), ...(extra.args ?? [])], extra.env);
+      const node = launch(
+        name,
+        'api',
+        dataDir,
+        [
+          'serve',
+          '--http',
+          '--role',
+          'api',
+          '--host',
+          '127.0.0.1',
+          '--port',
+          '0',
+          ...args,
+          ...(options.apiArgs ?? []),
+          ...(extra.args ?? []),
+        ],
+        extra.env,
+      );
       nodes.push(node);
-      const lines = await waitFor(() => node.running() ? /listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp, artifacts on (http:\/\/127\.0\.0\.1:\d+)/.exec(node.stderr()) : fail(node, 'exited before listening'), START_TIMEOUT_MS, `${name} to listen (stderr: ${node.stderr()})`);
+      const lines = await waitFor(
+        () =>
+          node.running()
+            ? /listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp, artifacts on (http:\/\/127\.0\.0\.1:\d+)/.exec(
+                node.stderr(),
+              )
+            : fail(node, 'exited before listening'),
+        START_TIMEOUT_MS,
+        `${name} to listen (stderr: ${node.stderr()})`,
+      );
       const url = lines[1]!;
       const api: ApiNode = {
         ...node,
@@ -259,7 +322,13 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
           return client;
         },
       };
-      await waitFor(async () => (await api.health().catch(() => ({ status: 0 }))).status === 200 || (!node.running() && fail(node, 'exited before /healthz answered 200')), START_TIMEOUT_MS, `${name}'s /healthz to answer 200`);
+      await waitFor(
+        async () =>
+          (await api.health().catch(() => ({ status: 0 }))).status === 200 ||
+          (!node.running() && fail(node, 'exited before /healthz answered 200')),
+        START_TIMEOUT_MS,
+        `${name}'s /healthz to answer 200`,
+      );
       cluster.api.push(api);
       return api;
     },
@@ -267,16 +336,45 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       const name = `worker-${++workerCount}`;
       const { dataDir, args } = common(name);
       const slots = String(options.workerSlots ?? 2);
-      const node = launch(name, 'worker', dataDir, ['worker', '--health-port', '0', '--max-concurrent-workflows', slots, ...args, ...(options.workerArgs ?? []), ...(extra.args ?? [])], extra.env);
+      const node = launch(
+        name,
+        'worker',
+        dataDir,
+        [
+          'worker',
+          '--health-port',
+          '0',
+          '--max-concurrent-workflows',
+          slots,
+          ...args,
+          ...(options.workerArgs ?? []),
+          ...(extra.args ?? []),
+        ],
+        extra.env,
+      );
       nodes.push(node);
-      const runnerId = await waitFor(() => node.running() ? / worker (\S+) ready/.exec(node.stderr())?.[1] : fail(node, 'exited before its ready line'), START_TIMEOUT_MS, `${name}'s ready line (stderr: ${node.stderr()})`);
+      const runnerId = await waitFor(
+        () =>
+          node.running() ? / worker (\S+) ready/.exec(node.stderr())?.[1] : fail(node, 'exited before its ready line'),
+        START_TIMEOUT_MS,
+        `${name}'s ready line (stderr: ${node.stderr()})`,
+      );
       const healthUrl = await waitFor(() => healthUrlOf(node), START_TIMEOUT_MS, `${name}'s health port`);
       const worker: WorkerNode = { ...node, role: 'worker', runnerId, healthUrl, health: () => health(healthUrl) };
-      await waitFor(async () => (await worker.health().catch(() => ({ status: 0 }))).status === 200 || (!node.running() && fail(node, 'exited before /healthz answered 200')), START_TIMEOUT_MS, `${name}'s /healthz to answer 200`);
+      await waitFor(
+        async () =>
+          (await worker.health().catch(() => ({ status: 0 }))).status === 200 ||
+          (!node.running() && fail(node, 'exited before /healthz answered 200')),
+        START_TIMEOUT_MS,
+        `${name}'s /healthz to answer 200`,
+      );
       cluster.workers.push(worker);
       return worker;
     },
-    cli: (args) => runCommand(process.execPath, [BIN, ...args, '--database-url', db.url, '--data-dir', join(root, 'cli')], { timeoutMs: 60_000 }),
+    cli: (args) =>
+      runCommand(process.execPath, [BIN, ...args, '--database-url', db.url, '--data-dir', join(root, 'cli')], {
+        timeoutMs: 60_000,
+      }),
     async createToken(user, plan = POLLING_PLAN) {
       const made = await cluster.cli(['token', 'create', '--user', user]);
       if (made.status !== 0) throw new Error(`token create failed: ${made.stderr}`);
@@ -303,18 +401,28 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
           return { node: node!, pid: Number(pid), workflowId: workflowId!, kind: kind! };
         });
     },
-    buildPid: (workflowId) => waitFor(() => {
-      const file = join(probeDir, `${workflowId}.pid`);
-      return existsSync(file) ? Number(readFileSync(file, 'utf8')) : null;
-    }, 30_000, `the probe build of ${workflowId} to hold`),
+    buildPid: (workflowId) =>
+      waitFor(
+        () => {
+          const file = join(probeDir, `${workflowId}.pid`);
+          return existsSync(file) ? Number(readFileSync(file, 'utf8')) : null;
+        },
+        30_000,
+        `the probe build of ${workflowId} to hold`,
+      ),
     release(tag) {
       writeFileSync(join(probeDir, `release-${tag}`), '');
     },
     problems: () =>
       nodes
         .map((node) => {
-          const lines = node.stderr().split('\n').filter((line) => /"level":(40|50|60)/.test(line));
-          return lines.length === 0 ? '' : `--- ${node.name}${node.running() ? '' : ' (exited)'}\n${lines.join('\n')}\n`;
+          const lines = node
+            .stderr()
+            .split('\n')
+            .filter((line) => /"level":(40|50|60)/.test(line));
+          return lines.length === 0
+            ? ''
+            : `--- ${node.name}${node.running() ? '' : ' (exited)'}\n${lines.join('\n')}\n`;
         })
         .join(''),
     async close() {
@@ -352,7 +460,13 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 }
 
 /** Spawns the bin as a detached process group with its stderr captured. */
-function launch(name: string, role: 'api' | 'worker', dataDir: string, args: string[], env: Record<string, string> = {}): NodeProcess {
+function launch(
+  name: string,
+  role: 'api' | 'worker',
+  dataDir: string,
+  args: string[],
+  env: Record<string, string> = {},
+): NodeProcess {
   const child = spawn(process.execPath, [BIN, ...args], {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],

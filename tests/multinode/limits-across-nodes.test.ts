@@ -9,7 +9,11 @@ import { postgresAvailable } from '../setup/pg-database.js';
 import { CAPPED_PLAN, startCluster, type Cluster } from './harness.js';
 
 /** `count` calls at once, alternating between the cluster's API nodes. */
-function split(cluster: Cluster, count: number, call: (mcpUrl: string, i: number) => Promise<RawResponse>): Promise<RawResponse[]> {
+function split(
+  cluster: Cluster,
+  count: number,
+  call: (mcpUrl: string, i: number) => Promise<RawResponse>,
+): Promise<RawResponse[]> {
   return Promise.all(Array.from({ length: count }, (_, i) => call(cluster.api[i % cluster.api.length]!.mcpUrl, i)));
 }
 
@@ -31,7 +35,8 @@ describe.skipIf(!postgresAvailable())('limits across two API nodes', () => {
     expect([allowed.length, refused.length]).toEqual([100, 30]);
     expect(new Set(refused.map((r) => r.json.error.code))).toEqual(new Set([-32005]));
     // Both nodes allowed some and refused some: the count is shared, not per node.
-    const byNode = (list: RawResponse[]) => cluster.api.map((_, n) => answers.filter((r, i) => i % 2 === n && list.includes(r)).length);
+    const byNode = (list: RawResponse[]) =>
+      cluster.api.map((_, n) => answers.filter((r, i) => i % 2 === n && list.includes(r)).length);
     expect(byNode(allowed).every((n) => n > 0)).toBe(true);
     // Still refused afterwards, through either node.
     for (const node of cluster.api) expect((await callTool(node.mcpUrl, token, 'svc_list_projects')).status).toBe(429);
@@ -39,21 +44,31 @@ describe.skipIf(!postgresAvailable())('limits across two API nodes', () => {
 
   it('30 concurrent creations split over two nodes: exactly 10 (10 an hour)', async () => {
     const token = await cluster.token('creator', 'free');
-    const answers = await split(cluster, 30, (mcpUrl, i) => callTool(mcpUrl, token, 'svc_create_project', { name: `P${i}` }));
+    const answers = await split(cluster, 30, (mcpUrl, i) =>
+      callTool(mcpUrl, token, 'svc_create_project', { name: `P${i}` }),
+    );
     const created = answers.filter((r) => r.status === 200);
     expect(created).toHaveLength(10);
     const refused = answers.filter((r) => r.status !== 200);
-    expect(refused.map((r) => [r.status, r.json.error.code, r.json.error.data?.scope])).toEqual(Array(20).fill([429, -32005, 'project_creation']));
-    const [owned] = await cluster.sql("select count(*)::int as n from projects p join users u on u.id = p.owner_id where u.name = 'creator'");
+    expect(refused.map((r) => [r.status, r.json.error.code, r.json.error.data?.scope])).toEqual(
+      Array(20).fill([429, -32005, 'project_creation']),
+    );
+    const [owned] = await cluster.sql(
+      "select count(*)::int as n from projects p join users u on u.id = p.owner_id where u.name = 'creator'",
+    );
     expect(owned.n).toBe(10);
   });
 
   it('20 concurrent creations against a cap of 5 projects: exactly 5', async () => {
     const token = await cluster.token('capped', CAPPED_PLAN);
-    const answers = await split(cluster, 20, (mcpUrl, i) => callTool(mcpUrl, token, 'svc_create_project', { name: `C${i}` }));
+    const answers = await split(cluster, 20, (mcpUrl, i) =>
+      callTool(mcpUrl, token, 'svc_create_project', { name: `C${i}` }),
+    );
     expect(answers.filter((r) => r.status === 200)).toHaveLength(5);
     const refused = answers.filter((r) => r.status !== 200);
-    expect(refused.map((r) => [r.status, r.json.error.code, r.json.error.data?.reason])).toEqual(Array(15).fill([403, -32003, 'project_limit_reached']));
+    expect(refused.map((r) => [r.status, r.json.error.code, r.json.error.data?.reason])).toEqual(
+      Array(15).fill([403, -32003, 'project_limit_reached']),
+    );
     const listed = await callTool(cluster.api[1]!.mcpUrl, token, 'svc_list_projects');
     expect(listed.json.result.structuredContent.projects).toHaveLength(5);
   });

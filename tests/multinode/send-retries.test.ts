@@ -49,7 +49,12 @@ describe.skipIf(!postgresAvailable())('sends with a requestId over two API nodes
     // Another user's requestId is theirs alone.
     const other = await cluster.token('other-retrier');
     const theirs = await toolResult(b!.mcpUrl, other, 'svc_create_project', { name: 'Theirs' });
-    const sent = await toolResult(b!.mcpUrl, other, 'svc_send_message', { projectId: theirs.id, message: 'build', kind: 'build', requestId: 'req-1' });
+    const sent = await toolResult(b!.mcpUrl, other, 'svc_send_message', {
+      projectId: theirs.id,
+      message: 'build',
+      kind: 'build',
+      requestId: 'req-1',
+    });
     expect(sent.workflowId).not.toBe(first.workflowId);
   }, 120_000);
 
@@ -57,12 +62,22 @@ describe.skipIf(!postgresAvailable())('sends with a requestId over two API nodes
     const token = await cluster.token('bad-retrier');
     const project = await toolResult(cluster.api[0]!.mcpUrl, token, 'svc_create_project', { name: 'Bad' });
     for (const requestId of ['', 'x'.repeat(101), 42]) {
-      const res = await callTool(cluster.api[0]!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build', kind: 'build', requestId });
+      const res = await callTool(cluster.api[0]!.mcpUrl, token, 'svc_send_message', {
+        projectId: project.id,
+        message: 'build',
+        kind: 'build',
+        requestId,
+      });
       expect(res.json.error?.code ?? res.json.result?.isError).toBe(-32602);
       expect(res.json.error.data.issues.map((i: { parameter: string }) => i.parameter)).toEqual(['requestId']);
     }
     expect(await counts(project.id)).toEqual({ messages: 0, workflows: 0 });
-    const ok = await toolResult(cluster.api[0]!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: 'build', kind: 'build', requestId: 'x'.repeat(100) });
+    const ok = await toolResult(cluster.api[0]!.mcpUrl, token, 'svc_send_message', {
+      projectId: project.id,
+      message: 'build',
+      kind: 'build',
+      requestId: 'x'.repeat(100),
+    });
     expect(ok.workflowId).toEqual(expect.any(String));
   }, 60_000);
 });

@@ -50,28 +50,44 @@ describe.skipIf(!postgresAvailable())('a worker on a busy machine', () => {
     const sent: { projectId: string; workflowId: string }[] = [];
     for (let i = 0; i < BUILDS; i++) {
       const project = await toolResult(api!.mcpUrl, token, 'svc_create_project', { name: `Busy ${i}` });
-      const workflow = await toolResult(api!.mcpUrl, token, 'svc_send_message', { projectId: project.id, message: `bulk:${BULK_MB} ask`, kind: 'build' });
+      const workflow = await toolResult(api!.mcpUrl, token, 'svc_send_message', {
+        projectId: project.id,
+        message: `bulk:${BULK_MB} ask`,
+        kind: 'build',
+      });
       sent.push({ projectId: project.id, workflowId: workflow.workflowId });
     }
     // Each question answered as it comes (two slots: the others wait in the queue meanwhile).
     const answered = new Set<string>();
-    await waitFor(async () => {
-      for (const { projectId } of sent) {
-        const session = await toolResult(api!.mcpUrl, token, 'svc_get_session', { projectId });
-        const question = session.pendingQuestion;
-        if (question && !answered.has(question.questionId)) {
-          await toolResult(api!.mcpUrl, token, 'svc_send_message', { projectId, message: 'com.example.busy', questionId: question.questionId });
-          answered.add(question.questionId);
+    await waitFor(
+      async () => {
+        for (const { projectId } of sent) {
+          const session = await toolResult(api!.mcpUrl, token, 'svc_get_session', { projectId });
+          const question = session.pendingQuestion;
+          if (question && !answered.has(question.questionId)) {
+            await toolResult(api!.mcpUrl, token, 'svc_send_message', {
+              projectId,
+              message: 'com.example.busy',
+              questionId: question.questionId,
+            });
+            answered.add(question.questionId);
+          }
         }
-      }
-      const rows = await cluster.sql("select status from workflows where status not in ('completed', 'failed', 'cancelled')");
-      return rows.length === 0;
-    }, BUILD_BUDGET_MS * BUILDS, 'every build to end');
+        const rows = await cluster.sql(
+          "select status from workflows where status not in ('completed', 'failed', 'cancelled')",
+        );
+        return rows.length === 0;
+      },
+      BUILD_BUDGET_MS * BUILDS,
+      'every build to end',
+    );
     for (const burner of burners.splice(0)) burner.kill('SIGKILL');
 
     const metrics = await (await fetch(`${worker!.healthUrl}/metrics`)).text();
     const p99 = loopDelay(metrics, '0.99');
-    process.stderr.write(`[worker-event-loop] build event-loop delay: p50 ${loopDelay(metrics, '0.5')} s, p99 ${p99} s, max ${loopDelay(metrics, '1')} s\n`);
+    process.stderr.write(
+      `[worker-event-loop] build event-loop delay: p50 ${loopDelay(metrics, '0.5')} s, p99 ${p99} s, max ${loopDelay(metrics, '1')} s\n`,
+    );
     const rows = await cluster.sql('select status, error_code from workflows');
     expect(rows).toEqual(sent.map(() => ({ status: 'completed', error_code: null })));
     expect(answered.size).toBe(BUILDS);

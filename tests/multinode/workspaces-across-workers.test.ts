@@ -25,10 +25,14 @@ describe.skipIf(!postgresAvailable())('workspaces across workers', () => {
   it("the next build runs on another worker from the last completed workflow's workspace, never from a killed build's files", async () => {
     const token = await cluster.token('wes');
     const project = await toolResult(api.mcpUrl, token, 'svc_create_project', { name: 'Moves' });
-    const send = (message: string) => toolResult(api.mcpUrl, token, 'svc_send_message', { projectId: project.id, message, kind: 'build' });
+    const send = (message: string) =>
+      toolResult(api.mcpUrl, token, 'svc_send_message', { projectId: project.id, message, kind: 'build' });
     /** What the probe build of `workflowId` found in its workspace (its `saw:` line). */
     const saw = async (workflowId: string) => {
-      const { messages } = await toolResult(api.mcpUrl, token, 'svc_get_messages', { projectId: project.id, limit: 500 });
+      const { messages } = await toolResult(api.mcpUrl, token, 'svc_get_messages', {
+        projectId: project.id,
+        limit: 500,
+      });
       const line = messages.find((m: any) => m.workflowId === workflowId && m.content.includes('saw:'));
       return /saw:[ ]?(\S*)/.exec(line?.content ?? '')?.[1];
     };

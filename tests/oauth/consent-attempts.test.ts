@@ -22,10 +22,23 @@ afterAll(async () => {
 describe('guessing credentials on the consent page', () => {
   it('is bounded per client address: the fourth attempt in a minute is 429 and issues no code', async () => {
     const client = await registerClient(issuer, [REDIRECT], 'Guessing host');
-    const page = await openConsent(authorizeUrl(issuer, { response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', state: 's' }));
+    const page = await openConsent(
+      authorizeUrl(issuer, {
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: REDIRECT,
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+        state: 's',
+      }),
+    );
     let csrf = page.csrf;
     for (let i = 0; i < 3; i++) {
-      const wrong = await submitConsent(issuer, { ...page, csrf }, { credential: `AAAAA-BBBBB-CCCCC-DDDDD-EEEE${i}`, decision: 'approve' });
+      const wrong = await submitConsent(
+        issuer,
+        { ...page, csrf },
+        { credential: `AAAAA-BBBBB-CCCCC-DDDDD-EEEE${i}`, decision: 'approve' },
+      );
       expect(wrong.status).toBe(401);
       csrf = /name="csrf" value="([^"]+)"/.exec(wrong.html)![1]!;
     }
@@ -33,7 +46,12 @@ describe('guessing credentials on the consent page', () => {
       method: 'POST',
       redirect: 'manual',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ request: page.request!, csrf: csrf!, credential: server.token('alice'), decision: 'approve' }).toString(),
+      body: new URLSearchParams({
+        request: page.request!,
+        csrf: csrf!,
+        credential: server.token('alice'),
+        decision: 'approve',
+      }).toString(),
     });
     expect(res.status).toBe(429);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);

@@ -14,7 +14,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../chromium.js';
 import { GENEROUS_PLANS, ROOT, tempDir, waitFor } from '../helpers.js';
 import { cliToken, spawnHttpServer, type SpawnedServer } from '../bin-helpers.js';
-import { connectUntilRedirect, loopbackServer, MemoryOAuthProvider, oauthClient, type LoopbackServer } from './oauth-helpers.js';
+import {
+  connectUntilRedirect,
+  loopbackServer,
+  MemoryOAuthProvider,
+  oauthClient,
+  type LoopbackServer,
+} from './oauth-helpers.js';
 
 const SCREENSHOTS = join(ROOT, 'test-output', 'screenshots');
 const DOCS_IMAGE = join(ROOT, 'docs', 'images', 'oauth-consent.png');
@@ -79,7 +85,11 @@ describe('the consent page in headless Chromium', () => {
 
     await tab.locator('input[name="credential"]').fill(apiToken);
     await tab.locator('button[name="decision"][value="approve"]').click();
-    const back = await waitFor(() => listener.requests.find((r) => r.pathname === '/callback'), 30_000, 'the browser to reach the redirect listener');
+    const back = await waitFor(
+      () => listener.requests.find((r) => r.pathname === '/callback'),
+      30_000,
+      'the browser to reach the redirect listener',
+    );
     await tab.waitForURL((u) => u.href.startsWith(redirect));
     expect(back.searchParams.get('state')).toBe(url.searchParams.get('state'));
     const code = back.searchParams.get('code');
@@ -91,7 +101,10 @@ describe('the consent page in headless Chromium', () => {
     await first.transport.finishAuth(code!);
     const next = oauthClient(server.mcpUrl, provider);
     await next.client.connect(next.transport);
-    const created = await next.client.callTool({ name: 'svc_create_project', arguments: { name: 'From Chromium consent' } });
+    const created = await next.client.callTool({
+      name: 'svc_create_project',
+      arguments: { name: 'From Chromium consent' },
+    });
     expect(created.isError).toBeFalsy();
     expect((created.structuredContent as any).name).toBe('From Chromium consent');
     await next.client.close();
@@ -107,14 +120,21 @@ describe('the consent page in headless Chromium', () => {
     const tab = await context.newPage();
     await tab.goto(url.href);
     await tab.locator('input[name="credential"]').fill('svc_this-is-not-a-token');
-    const [refused] = await Promise.all([tab.waitForNavigation(), tab.locator('button[name="decision"][value="approve"]').click()]);
+    const [refused] = await Promise.all([
+      tab.waitForNavigation(),
+      tab.locator('button[name="decision"][value="approve"]').click(),
+    ]);
     expect(refused?.status()).toBe(401);
     expect(await tab.locator('body').innerText()).toContain('No Script Host');
     await tab.screenshot({ path: join(SCREENSHOTS, 'consent-refused.png'), fullPage: true });
     expect(listener.requests.some((r) => r.pathname === '/denied')).toBe(false);
 
     await tab.locator('button[name="decision"][value="deny"]').click();
-    const back = await waitFor(() => listener.requests.find((r) => r.pathname === '/denied'), 30_000, 'the browser to reach the redirect listener');
+    const back = await waitFor(
+      () => listener.requests.find((r) => r.pathname === '/denied'),
+      30_000,
+      'the browser to reach the redirect listener',
+    );
     expect(back.searchParams.get('error')).toBe('access_denied');
     expect(back.searchParams.get('code')).toBeNull();
     expect(back.searchParams.get('state')).toBe(url.searchParams.get('state'));

@@ -47,19 +47,25 @@ beforeAll(async () => {
     metadataHost = await loopbackServer((req, res) => {
       if (req.url !== '/oauth/client.json') return void res.writeHead(404).end();
       res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify({
-        client_id: metadataUrl,
-        client_name: 'Metadata Document Host',
-        redirect_uris: [REDIRECT],
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'none',
-      }));
+      res.end(
+        JSON.stringify({
+          client_id: metadataUrl,
+          client_name: 'Metadata Document Host',
+          redirect_uris: [REDIRECT],
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+          token_endpoint_auth_method: 'none',
+        }),
+      );
     }, cert);
     metadataUrl = `${metadataHost.url}/oauth/client.json`;
   }
   // The server trusts the test's self-signed certificate, as it would trust a host's real one.
-  server = await spawnHttpServer(dataDir, ['--scripted-step-ms', '20', '--plans', join(dataDir, 'plans.json')], cert ? { NODE_EXTRA_CA_CERTS: cert.certFile } : {});
+  server = await spawnHttpServer(
+    dataDir,
+    ['--scripted-step-ms', '20', '--plans', join(dataDir, 'plans.json')],
+    cert ? { NODE_EXTRA_CA_CERTS: cert.certFile } : {},
+  );
   issuer = server.url;
 });
 afterAll(async () => {
@@ -87,13 +93,25 @@ async function authorize(provider: MemoryOAuthProvider, credential: string): Pro
 
 describe('discovery', () => {
   it('a 401 on /mcp names the protected resource metadata, which names this server as the authorization server', async () => {
-    const res = await fetch(server.mcpUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+    const res = await fetch(server.mcpUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
     expect(res.status).toBe(401);
     expect(((await res.json()) as any).error.code).toBe(-32001);
     const challenge = res.headers.get('www-authenticate')!;
     expect(challenge).toMatch(/^Bearer /);
     expect(challenge).toContain(`resource_metadata="${issuer}/.well-known/oauth-protected-resource/mcp"`);
-    const presented = await fetch(server.mcpUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: 'Bearer svc_at_not-a-token' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+    const presented = await fetch(server.mcpUrl, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        Authorization: 'Bearer svc_at_not-a-token',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
     expect(presented.status).toBe(401);
     expect(presented.headers.get('www-authenticate')).toContain('error="invalid_token"');
 
@@ -128,7 +146,12 @@ describe('the SDK client connects with only the URL', () => {
     const { client: c1, transport: t1 } = oauthClient(server.mcpUrl, provider);
     const url = await connectUntilRedirect(c1, t1, provider);
     expect(url.origin + url.pathname).toBe(`${issuer}/authorize`);
-    expect(Object.fromEntries(url.searchParams)).toMatchObject({ response_type: 'code', code_challenge_method: 'S256', redirect_uri: REDIRECT, resource: `${issuer}/mcp` });
+    expect(Object.fromEntries(url.searchParams)).toMatchObject({
+      response_type: 'code',
+      code_challenge_method: 'S256',
+      redirect_uri: REDIRECT,
+      resource: `${issuer}/mcp`,
+    });
     expect(url.searchParams.get('state')).toBe(provider.states.at(-1));
     // Dynamic registration gave the client an id the authorize request carries.
     expect(url.searchParams.get('client_id')).toBe(provider.clientInformation()!.client_id);
@@ -164,34 +187,60 @@ describe('the SDK client connects with only the URL', () => {
     const { tools } = await client.listTools();
     expect(tools).toHaveLength(7);
 
-    const project = await call(client, 'svc_create_project', { name: 'Via OAuth', description: 'Connected with only the URL' });
+    const project = await call(client, 'svc_create_project', {
+      name: 'Via OAuth',
+      description: 'Connected with only the URL',
+    });
     expect(project).toMatchObject({ name: 'Via OAuth' });
     expect(await call(client, 'svc_get_project', { projectId: project.id })).toEqual(project);
     // The same user as the API token: its projects are the OAuth client's projects.
     const listed = await call(client, 'svc_list_projects');
     expect(listed.projects.map((p: any) => p.id)).toContain(project.id);
 
-    const build = await call(client, 'svc_send_message', { projectId: project.id, message: 'Build a weather app', kind: 'build' });
+    const build = await call(client, 'svc_send_message', {
+      projectId: project.id,
+      message: 'Build a weather app',
+      kind: 'build',
+    });
     expect(build).toMatchObject({ kind: 'build' });
-    const idle = await waitFor(async () => {
-      const s = await call(client, 'svc_get_session', { projectId: project.id });
-      return s.hasActiveWorkflows ? null : s;
-    }, 30_000, 'the build to finish');
+    const idle = await waitFor(
+      async () => {
+        const s = await call(client, 'svc_get_session', { projectId: project.id });
+        return s.hasActiveWorkflows ? null : s;
+      },
+      30_000,
+      'the build to finish',
+    );
     expect(idle.lastWorkflow).toMatchObject({ id: build.workflowId, status: 'completed' });
     const messages = await call(client, 'svc_get_messages', { projectId: project.id, limit: 50 });
     expect(messages.messages.length).toBeGreaterThan(1);
 
     // A deploy waits on its app-identifier question: a workflow that is certainly still active to cancel.
-    const deploy = await call(client, 'svc_send_message', { projectId: project.id, message: 'Deploy it', kind: 'deploy' });
-    await waitFor(async () => (await call(client, 'svc_get_session', { projectId: project.id })).pendingQuestion, 30_000, 'the deploy question');
-    const cancelled = await call(client, 'svc_cancel_workflow', { projectId: project.id, workflowId: deploy.workflowId });
+    const deploy = await call(client, 'svc_send_message', {
+      projectId: project.id,
+      message: 'Deploy it',
+      kind: 'deploy',
+    });
+    await waitFor(
+      async () => (await call(client, 'svc_get_session', { projectId: project.id })).pendingQuestion,
+      30_000,
+      'the deploy question',
+    );
+    const cancelled = await call(client, 'svc_cancel_workflow', {
+      projectId: project.id,
+      workflowId: deploy.workflowId,
+    });
     expect(cancelled).toMatchObject({ workflowId: deploy.workflowId, status: 'cancelled', cancelled: true });
   });
 
   it('refresh: the token endpoint rotates the refresh token, and the new access token works', async () => {
     const before = provider.tokens()!;
     const info = provider.clientInformation() as RegisteredClient;
-    const refreshed = await tokenRequest(issuer, info, { grant_type: 'refresh_token', refresh_token: before.refresh_token!, resource: `${issuer}/mcp` });
+    const refreshed = await tokenRequest(issuer, info, {
+      grant_type: 'refresh_token',
+      refresh_token: before.refresh_token!,
+      resource: `${issuer}/mcp`,
+    });
     expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
     expect(refreshed.body.access_token).toMatch(/^svc_at_/);
     expect(refreshed.body.refresh_token).toMatch(/^svc_rt_/);
@@ -254,7 +303,9 @@ describe('the SDK client connects with only the URL', () => {
 describe('a Client ID Metadata Document instead of registration', () => {
   it('the SDK client uses its https metadata URL as client_id; the server fetches it and shows its name', async (ctx) => {
     if (!metadataHost) {
-      process.stderr.write('\n*** SKIPPING the Client ID Metadata Document flow: no openssl to make a loopback https certificate. ***\n');
+      process.stderr.write(
+        '\n*** SKIPPING the Client ID Metadata Document flow: no openssl to make a loopback https certificate. ***\n',
+      );
       return ctx.skip();
     }
     const provider = new MemoryOAuthProvider(REDIRECT, 'Metadata Document Host', metadataUrl);

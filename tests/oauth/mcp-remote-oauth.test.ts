@@ -53,7 +53,13 @@ describe('mcp-remote with only the URL', () => {
     const callbackPort = await freePort();
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [join(ROOT, 'node_modules/mcp-remote/dist/proxy.js'), server.mcpUrl, String(callbackPort), '--host', '127.0.0.1'],
+      args: [
+        join(ROOT, 'node_modules/mcp-remote/dist/proxy.js'),
+        server.mcpUrl,
+        String(callbackPort),
+        '--host',
+        '127.0.0.1',
+      ],
       // A private config dir (mcp-remote keeps tokens there); BROWSER=true: no browser is launched.
       env: { ...(process.env as Record<string, string>), MCP_REMOTE_CONFIG_DIR: configDir, BROWSER: 'true' },
       stderr: 'pipe',
@@ -63,7 +69,11 @@ describe('mcp-remote with only the URL', () => {
     const client = new Client({ name: 'mcp-remote-oauth-test', version: '1.0.0' });
     const connected = client.connect(transport);
     try {
-      const authorizeUrl = await waitFor(() => /(http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+)/.exec(stderr)?.[1], 30_000, `mcp-remote to print the authorization URL (stderr: ${stderr})`);
+      const authorizeUrl = await waitFor(
+        () => /(http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+)/.exec(stderr)?.[1],
+        30_000,
+        `mcp-remote to print the authorization URL (stderr: ${stderr})`,
+      );
       const page = await fetch(authorizeUrl);
       expect(page.status).toBe(200);
       const html = await page.text();
@@ -72,18 +82,30 @@ describe('mcp-remote with only the URL', () => {
         method: 'POST',
         redirect: 'manual',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ request: field('request'), csrf: field('csrf'), credential: apiToken, decision: 'approve' }),
+        body: new URLSearchParams({
+          request: field('request'),
+          csrf: field('csrf'),
+          credential: apiToken,
+          decision: 'approve',
+        }),
       });
       expect(decided.status).toBe(302);
       const callback = decided.headers.get('location')!;
       expect(callback.startsWith(`http://127.0.0.1:${callbackPort}/`)).toBe(true);
       // mcp-remote may print the URL before its callback listener is up: wait until it listens.
-      await waitFor(() => listening(callbackPort), 30_000, `mcp-remote's callback listener on ${callbackPort} (stderr: ${stderr})`);
+      await waitFor(
+        () => listening(callbackPort),
+        30_000,
+        `mcp-remote's callback listener on ${callbackPort} (stderr: ${stderr})`,
+      );
       expect((await fetch(callback)).status).toBe(200);
       await connected;
 
       expect((await client.listTools()).tools).toHaveLength(7);
-      const created = await client.callTool({ name: 'svc_create_project', arguments: { name: 'Signed in through mcp-remote' } });
+      const created = await client.callTool({
+        name: 'svc_create_project',
+        arguments: { name: 'Signed in through mcp-remote' },
+      });
       expect(created.structuredContent).toMatchObject({ name: 'Signed in through mcp-remote', visibility: 'private' });
       const grants = await server.app.oauthGrants.list();
       expect(grants).toHaveLength(1);

@@ -17,7 +17,9 @@ beforeAll(async () => {
   internal = await loopbackServer((req, res) => {
     const clientId = `${internal.url}${req.url}`;
     res.writeHead(200, { 'Content-Type': 'application/json' });
-    res.end(JSON.stringify({ client_id: clientId, client_name: 'Loopback client', redirect_uris: ['http://127.0.0.1:9/cb'] }));
+    res.end(
+      JSON.stringify({ client_id: clientId, client_name: 'Loopback client', redirect_uris: ['http://127.0.0.1:9/cb'] }),
+    );
   });
   publicServer = await startTestServer({ publicUrl: 'https://mcp.example.test' });
   localServer = await startTestServer();
@@ -29,7 +31,17 @@ afterAll(async () => {
 });
 
 function authorize(server: TestServer, clientId: string) {
-  return fetch(authorizeUrl(server.http.url, { response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1:9/cb', code_challenge: pkce().challenge, code_challenge_method: 'S256', state: 's' }), { redirect: 'manual' });
+  return fetch(
+    authorizeUrl(server.http.url, {
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: 'http://127.0.0.1:9/cb',
+      code_challenge: pkce().challenge,
+      code_challenge_method: 'S256',
+      state: 's',
+    }),
+    { redirect: 'manual' },
+  );
 }
 
 describe('a client id on a loopback host', () => {

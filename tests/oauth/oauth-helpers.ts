@@ -12,7 +12,11 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -88,7 +92,10 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
 }
 
 /** An SDK client and its transport, authorizing through `provider`. */
-export function oauthClient(mcpUrl: string, provider: OAuthClientProvider): { client: Client; transport: StreamableHTTPClientTransport } {
+export function oauthClient(
+  mcpUrl: string,
+  provider: OAuthClientProvider,
+): { client: Client; transport: StreamableHTTPClientTransport } {
   const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider });
   const client = new Client({ name: 'oauth-test-client', version: '1.0.0' });
   return { client, transport };
@@ -99,7 +106,11 @@ export function oauthClient(mcpUrl: string, provider: OAuthClientProvider): { cl
  * registers (or uses its metadata URL) and asks to open the authorization URL, then fails with
  * `UnauthorizedError`. Returns that URL.
  */
-export async function connectUntilRedirect(client: Client, transport: StreamableHTTPClientTransport, provider: MemoryOAuthProvider): Promise<URL> {
+export async function connectUntilRedirect(
+  client: Client,
+  transport: StreamableHTTPClientTransport,
+  provider: MemoryOAuthProvider,
+): Promise<URL> {
   const before = provider.authorizationUrls.length;
   let failure: unknown = null;
   try {
@@ -107,8 +118,10 @@ export async function connectUntilRedirect(client: Client, transport: Streamable
   } catch (error) {
     failure = error;
   }
-  if (!(failure instanceof UnauthorizedError)) throw new Error(`expected UnauthorizedError from connect, got ${String(failure)}`);
-  if (provider.authorizationUrls.length !== before + 1) throw new Error('the SDK did not ask to open an authorization URL');
+  if (!(failure instanceof UnauthorizedError))
+    throw new Error(`expected UnauthorizedError from connect, got ${String(failure)}`);
+  if (provider.authorizationUrls.length !== before + 1)
+    throw new Error('the SDK did not ask to open an authorization URL');
   return provider.lastAuthorizationUrl();
 }
 
@@ -147,7 +160,10 @@ function attribute(tag: string, name: string): string | undefined {
 }
 
 function decodeEntities(text: string): string {
-  return text.replace(/&(amp|lt|gt|quot|#39|#x27);/g, (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", '#x27': "'" })[e]!);
+  return text.replace(
+    /&(amp|lt|gt|quot|#39|#x27);/g,
+    (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", '#x27': "'" })[e]!,
+  );
 }
 
 /** The consent page as the browser got it. */
@@ -168,7 +184,15 @@ export async function openConsent(authorizationUrl: URL | string, jar = new Cook
   const res = await fetch(authorizationUrl, { redirect: 'manual', headers: jar.header() });
   jar.take(res.headers);
   const html = await res.text();
-  return { status: res.status, html, request: inputValue(html, 'request'), csrf: inputValue(html, 'csrf'), jar, headers: res.headers, location: res.headers.get('location') };
+  return {
+    status: res.status,
+    html,
+    request: inputValue(html, 'request'),
+    csrf: inputValue(html, 'csrf'),
+    jar,
+    headers: res.headers,
+    location: res.headers.get('location'),
+  };
 }
 
 /** The answer of `POST /authorize/consent`. */
@@ -204,10 +228,12 @@ export async function approveInBrowser(issuer: string, authorizationUrl: URL, cr
   const page = await openConsent(authorizationUrl);
   if (page.status !== 200) throw new Error(`consent page answered ${page.status}: ${page.html.slice(0, 500)}`);
   const answer = await submitConsent(issuer, page, { credential, decision: 'approve' });
-  if (answer.status !== 302 || !answer.location) throw new Error(`consent POST answered ${answer.status}: ${answer.html.slice(0, 500)}`);
+  if (answer.status !== 302 || !answer.location)
+    throw new Error(`consent POST answered ${answer.status}: ${answer.html.slice(0, 500)}`);
   const back = new URL(answer.location);
   const state = authorizationUrl.searchParams.get('state');
-  if (back.searchParams.get('state') !== state) throw new Error(`the redirect's state ${back.searchParams.get('state')} is not the request's ${state}`);
+  if (back.searchParams.get('state') !== state)
+    throw new Error(`the redirect's state ${back.searchParams.get('state')} is not the request's ${state}`);
   const code = back.searchParams.get('code');
   if (!code) throw new Error(`no code in the redirect: ${answer.location}`);
   return code;
@@ -228,11 +254,21 @@ export interface RegisteredClient {
 }
 
 /** Registers a public client (no secret wanted) with `POST /register`; throws unless 201. */
-export async function registerClient(issuer: string, redirectUris: string[], clientName = 'Raw test client'): Promise<RegisteredClient> {
+export async function registerClient(
+  issuer: string,
+  redirectUris: string[],
+  clientName = 'Raw test client',
+): Promise<RegisteredClient> {
   const res = await fetch(`${issuer}/register`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ client_name: clientName, redirect_uris: redirectUris, grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' }),
+    body: JSON.stringify({
+      client_name: clientName,
+      redirect_uris: redirectUris,
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    }),
   });
   const body = await res.json();
   if (res.status !== 201) throw new Error(`registration answered ${res.status}: ${JSON.stringify(body)}`);
@@ -246,9 +282,21 @@ export interface TokenAnswer {
 }
 
 /** POSTs a form to `/token` (the client's id and secret, when it has one, are added). */
-export async function tokenRequest(issuer: string, client: RegisteredClient, params: Record<string, string>): Promise<TokenAnswer> {
-  const form = new URLSearchParams({ client_id: client.client_id, ...(client.client_secret && { client_secret: client.client_secret }), ...params });
-  const res = await fetch(`${issuer}/token`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: form.toString() });
+export async function tokenRequest(
+  issuer: string,
+  client: RegisteredClient,
+  params: Record<string, string>,
+): Promise<TokenAnswer> {
+  const form = new URLSearchParams({
+    client_id: client.client_id,
+    ...(client.client_secret && { client_secret: client.client_secret }),
+    ...params,
+  });
+  const res = await fetch(`${issuer}/token`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: form.toString(),
+  });
   const text = await res.text();
   let body: any = text;
   try {
@@ -278,7 +326,12 @@ export interface RawCode {
  * Runs a raw authorization request and approves it with `credential`; returns the code, the
  * verifier and what was sent. `overrides` change the authorization parameters.
  */
-export async function rawCode(issuer: string, client: RegisteredClient, credential: string, overrides: Record<string, string | undefined> = {}): Promise<RawCode> {
+export async function rawCode(
+  issuer: string,
+  client: RegisteredClient,
+  credential: string,
+  overrides: Record<string, string | undefined> = {},
+): Promise<RawCode> {
   const { verifier, challenge } = pkce();
   const state = randomBytes(8).toString('hex');
   const redirectUri = client.redirect_uris[0]!;
@@ -297,7 +350,12 @@ export async function rawCode(issuer: string, client: RegisteredClient, credenti
 }
 
 /** Exchanges a raw code for tokens; throws unless 200. */
-export async function exchange(issuer: string, client: RegisteredClient, got: RawCode, extra: Record<string, string> = {}): Promise<OAuthTokens> {
+export async function exchange(
+  issuer: string,
+  client: RegisteredClient,
+  got: RawCode,
+  extra: Record<string, string> = {},
+): Promise<OAuthTokens> {
   const answer = await tokenRequest(issuer, client, {
     grant_type: 'authorization_code',
     code: got.code,
@@ -306,7 +364,8 @@ export async function exchange(issuer: string, client: RegisteredClient, got: Ra
     resource: `${issuer}/mcp`,
     ...extra,
   });
-  if (answer.status !== 200) throw new Error(`token endpoint answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+  if (answer.status !== 200)
+    throw new Error(`token endpoint answered ${answer.status}: ${JSON.stringify(answer.body)}`);
   return answer.body as OAuthTokens;
 }
 
@@ -314,7 +373,11 @@ export async function exchange(issuer: string, client: RegisteredClient, got: Ra
 export async function mcpStatus(mcpUrl: string, token: string): Promise<number> {
   const res = await fetch(mcpUrl, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}` },
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      Authorization: `Bearer ${token}`,
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
   });
   await res.arrayBuffer();
@@ -332,7 +395,10 @@ export interface LoopbackServer {
  * Starts a loopback HTTP server on a free port. `handle` answers; by default a small page
  * ("signed in, you can close this tab"), as a native client's redirect listener would.
  */
-export async function loopbackServer(handle?: (req: IncomingMessage, res: ServerResponse) => void, tls?: { key: string; cert: string }): Promise<LoopbackServer> {
+export async function loopbackServer(
+  handle?: (req: IncomingMessage, res: ServerResponse) => void,
+  tls?: { key: string; cert: string },
+): Promise<LoopbackServer> {
   const requests: URL[] = [];
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     requests.push(new URL(req.url ?? '/', 'http://127.0.0.1'));
@@ -362,7 +428,27 @@ export function loopbackCertificate(dir: string): { key: string; cert: string; c
   const keyFile = join(dir, 'loopback-key.pem');
   const certFile = join(dir, 'loopback-cert.pem');
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore', timeout: 60_000 });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        keyFile,
+        '-out',
+        certFile,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore', timeout: 60_000 },
+    );
   } catch {
     return null;
   }

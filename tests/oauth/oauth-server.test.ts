@@ -32,7 +32,12 @@ async function register(base: string, name = 'Test Host'): Promise<string> {
   const res = await fetch(`${base}/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: name, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] }),
+    body: JSON.stringify({
+      client_name: name,
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+    }),
   });
   expect(res.status).toBe(201);
   return ((await res.json()) as { client_id: string }).client_id;
@@ -72,7 +77,11 @@ interface TokenBody {
 }
 
 async function tokenRequest(base: string, params: Record<string, string>) {
-  const res = await fetch(`${base}/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params) });
+  const res = await fetch(`${base}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(params),
+  });
   return { status: res.status, body: (await res.json()) as TokenBody };
 }
 
@@ -85,7 +94,14 @@ async function signIn(base: string, credential: string) {
   const decided = await submitConsent(base, html, { credential, decision: 'approve' });
   expect(decided.status).toBe(302);
   const code = new URL(decided.headers.get('location')!).searchParams.get('code')!;
-  const tokens = await tokenRequest(base, { grant_type: 'authorization_code', client_id: clientId, code, code_verifier: verifier, redirect_uri: REDIRECT, resource: `${base}/mcp` });
+  const tokens = await tokenRequest(base, {
+    grant_type: 'authorization_code',
+    client_id: clientId,
+    code,
+    code_verifier: verifier,
+    redirect_uri: REDIRECT,
+    resource: `${base}/mcp`,
+  });
   expect(tokens.status).toBe(200);
   return { clientId, ...tokens.body };
 }
@@ -156,7 +172,14 @@ describe('OAuth authorization server (in process)', () => {
     const code = location.searchParams.get('code')!;
     expect(code).toBeTruthy();
 
-    const tokens = await tokenRequest(base, { grant_type: 'authorization_code', client_id: clientId, code, code_verifier: verifier, redirect_uri: REDIRECT, resource: `${base}/mcp` });
+    const tokens = await tokenRequest(base, {
+      grant_type: 'authorization_code',
+      client_id: clientId,
+      code,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT,
+      resource: `${base}/mcp`,
+    });
     expect(tokens.status).toBe(200);
     expect(tokens.body.token_type).toBe('Bearer');
     expect(tokens.body.access_token).toMatch(/^svc_at_/);
@@ -166,13 +189,29 @@ describe('OAuth authorization server (in process)', () => {
     const listed = await post(server.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, tokens.body.access_token);
     expect(listed.status).toBe(200);
     expect((listed.json as { result: { tools: unknown[] } }).result.tools).toHaveLength(7);
-    const created = await post(server.mcpUrl, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'svc_create_project', arguments: { name: 'Signed in' } } }, tokens.body.access_token);
+    const created = await post(
+      server.mcpUrl,
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'svc_create_project', arguments: { name: 'Signed in' } },
+      },
+      tokens.body.access_token,
+    );
     expect(created.status).toBe(200);
-    const project = JSON.parse((created.json as { result: { content: { text: string }[] } }).result.content[0]!.text) as { ownerId?: string };
+    const project = JSON.parse(
+      (created.json as { result: { content: { text: string }[] } }).result.content[0]!.text,
+    ) as { ownerId?: string };
     expect(project).toBeTruthy();
 
     // The code was single use.
-    const again = await tokenRequest(base, { grant_type: 'authorization_code', client_id: clientId, code, code_verifier: verifier });
+    const again = await tokenRequest(base, {
+      grant_type: 'authorization_code',
+      client_id: clientId,
+      code,
+      code_verifier: verifier,
+    });
     expect(again.status).toBe(400);
     expect(again.body.error).toBe('invalid_grant');
     // ... and its replay revoked what it had issued.
@@ -182,16 +221,32 @@ describe('OAuth authorization server (in process)', () => {
 
   it('rotates refresh tokens; a used refresh token revokes the whole grant', async () => {
     const first = await signIn(base, apiToken);
-    const second = await tokenRequest(base, { grant_type: 'refresh_token', client_id: first.clientId, refresh_token: first.refresh_token });
+    const second = await tokenRequest(base, {
+      grant_type: 'refresh_token',
+      client_id: first.clientId,
+      refresh_token: first.refresh_token,
+    });
     expect(second.status).toBe(200);
     expect(second.body.refresh_token).not.toBe(first.refresh_token);
-    expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, second.body.access_token)).status).toBe(200);
+    expect(
+      (await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, second.body.access_token)).status,
+    ).toBe(200);
 
-    const replay = await tokenRequest(base, { grant_type: 'refresh_token', client_id: first.clientId, refresh_token: first.refresh_token });
+    const replay = await tokenRequest(base, {
+      grant_type: 'refresh_token',
+      client_id: first.clientId,
+      refresh_token: first.refresh_token,
+    });
     expect(replay.status).toBe(400);
     expect(replay.body.error).toBe('invalid_grant');
-    expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, second.body.access_token)).status).toBe(401);
-    const rotated = await tokenRequest(base, { grant_type: 'refresh_token', client_id: first.clientId, refresh_token: second.body.refresh_token });
+    expect(
+      (await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, second.body.access_token)).status,
+    ).toBe(401);
+    const rotated = await tokenRequest(base, {
+      grant_type: 'refresh_token',
+      client_id: first.clientId,
+      refresh_token: second.body.refresh_token,
+    });
     expect(rotated.status).toBe(400);
   });
 
@@ -213,7 +268,12 @@ describe('OAuth authorization server (in process)', () => {
       method: 'POST',
       redirect: 'manual',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ request: hidden(again, 'request'), csrf: 'forged', credential: apiToken, decision: 'approve' }),
+      body: new URLSearchParams({
+        request: hidden(again, 'request'),
+        csrf: 'forged',
+        credential: apiToken,
+        decision: 'approve',
+      }),
     });
     expect(badCsrf.status).toBe(400);
     const denied = await submitConsent(base, again, { decision: 'deny' });
@@ -230,9 +290,14 @@ describe('OAuth authorization server (in process)', () => {
     let fetched = 0;
     const documents = createServer((req, res) => {
       fetched++;
-      if (req.url === '/big.json') return void res.end(JSON.stringify({ client_id: `${origin}/big.json`, redirect_uris: [REDIRECT], pad: 'x'.repeat(70_000) }));
+      if (req.url === '/big.json')
+        return void res.end(
+          JSON.stringify({ client_id: `${origin}/big.json`, redirect_uris: [REDIRECT], pad: 'x'.repeat(70_000) }),
+        );
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ client_id: `${origin}${req.url}`, client_name: 'Document Client', redirect_uris: [REDIRECT] }));
+      res.end(
+        JSON.stringify({ client_id: `${origin}${req.url}`, client_name: 'Document Client', redirect_uris: [REDIRECT] }),
+      );
     });
     await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
     const origin = `http://127.0.0.1:${(documents.address() as AddressInfo).port}`;
@@ -248,7 +313,11 @@ describe('OAuth authorization server (in process)', () => {
       expect(big.status).toBe(400);
       expect(((await big.json()) as { error: string }).error).toBe('invalid_client');
       // Never fetched from a private or link-local address (server-side request forgery).
-      for (const clientId of ['https://10.1.2.3/client.json', 'https://169.254.169.254/client.json', 'https://[fe80::1]/client.json']) {
+      for (const clientId of [
+        'https://10.1.2.3/client.json',
+        'https://169.254.169.254/client.json',
+        'https://[fe80::1]/client.json',
+      ]) {
         expect((await openConsent(base, clientId, challenge)).status).toBe(400);
       }
     } finally {
@@ -269,7 +338,16 @@ describe('OAuth authorization server (in process)', () => {
     const user = await server.app.tokens.ensureUser('olivia');
     for (const prefix of ['svc_at_', 'svc_rt_']) {
       const token = prefix + randomBytes(32).toString('base64url').slice(3);
-      await server.app.store.repos.tokens.insert({ id: randomUUID(), userId: user.id, tokenHash: hashToken(token), displayPrefix: displayPrefix(token), createdAt: new Date().toISOString(), expiresAt: null, revokedAt: null, readOnly: false });
+      await server.app.store.repos.tokens.insert({
+        id: randomUUID(),
+        userId: user.id,
+        tokenHash: hashToken(token),
+        displayPrefix: displayPrefix(token),
+        createdAt: new Date().toISOString(),
+        expiresAt: null,
+        revokedAt: null,
+        readOnly: false,
+      });
       const tokens = await signIn(base, token);
       expect(tokens.access_token, prefix).toMatch(/^svc_at_/);
     }
@@ -278,13 +356,20 @@ describe('OAuth authorization server (in process)', () => {
 
 describe('OAuth callers and limits', () => {
   it('counts the request rate per user: two grants of one user share one limit', async () => {
-    const server = await startTestServer({ plans: { free: { requestsPerMinute: 3, projectCreationsPerHour: 100, maxProjects: 100 } } });
+    const server = await startTestServer({
+      plans: { free: { requestsPerMinute: 3, projectCreationsPerHour: 100, maxProjects: 100 } },
+    });
     try {
       const credential = server.token('rita');
       const base = server.http.url;
       const one = await signIn(base, credential);
       const two = await signIn(base, await server.app.loginCodes.create('rita'));
-      const call = (token: string) => post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects', arguments: {} } }, token);
+      const call = (token: string) =>
+        post(
+          server.mcpUrl,
+          { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects', arguments: {} } },
+          token,
+        );
       const statuses = [];
       for (const token of [one.access_token, two.access_token, one.access_token, two.access_token]) {
         const res = await call(token);
@@ -323,13 +408,17 @@ describe('OAuth from the command line (spawned bin)', () => {
     const code = out.stdout.trim().split('\n').at(-1)!;
     expect(code).toMatch(/^[0-9A-Z]{5}(-[0-9A-Z]{5}){4}$/);
     const tokens = await signIn(server.url, code);
-    expect((await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, tokens.access_token)).status).toBe(200);
+    expect(
+      (await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, tokens.access_token)).status,
+    ).toBe(200);
   });
 
   it('token list shows grants and token revoke revokes a grant with all its tokens', async () => {
     const code = runCli(['login-code', '--user', 'carol', '--data-dir', dataDir]).stdout.trim().split('\n').at(-1)!;
     const tokens = await signIn(server.url, code);
-    const listed = JSON.parse(runCli(['token', 'list', '--user', 'carol', '--json', '--data-dir', dataDir]).stdout) as Array<Record<string, string>>;
+    const listed = JSON.parse(
+      runCli(['token', 'list', '--user', 'carol', '--json', '--data-dir', dataDir]).stdout,
+    ) as Array<Record<string, string>>;
     expect(listed[0]!.kind).toBe('api_token');
     const grants = listed.filter((row) => row.kind === 'oauth_grant');
     expect(grants.length).toBeGreaterThanOrEqual(2);
@@ -344,11 +433,18 @@ describe('OAuth from the command line (spawned bin)', () => {
     expect(revoked.status).toBe(0);
     expect(revoked.stdout).toContain('Revoked OAuth grant');
     // Another process's revocation reaches the server's token cache within its read interval.
-    const refused = async () => (await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, tokens.access_token)).status === 401;
+    const refused = async () =>
+      (await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, tokens.access_token)).status === 401;
     await expect.poll(refused, { timeout: 120_000 }).toBe(true);
-    const refresh = await tokenRequest(server.url, { grant_type: 'refresh_token', client_id: tokens.clientId, refresh_token: tokens.refresh_token });
+    const refresh = await tokenRequest(server.url, {
+      grant_type: 'refresh_token',
+      client_id: tokens.clientId,
+      refresh_token: tokens.refresh_token,
+    });
     expect(refresh.body.error).toBe('invalid_grant');
-    const after = JSON.parse(runCli(['token', 'list', '--user', 'carol', '--json', '--data-dir', dataDir]).stdout) as Array<Record<string, string>>;
+    const after = JSON.parse(
+      runCli(['token', 'list', '--user', 'carol', '--json', '--data-dir', dataDir]).stdout,
+    ) as Array<Record<string, string>>;
     expect(after.find((row) => row.id === grant.id)!.state).toBe('revoked');
     expect(runCli(['token', 'revoke', 'no-such-id', '--data-dir', dataDir]).status).toBe(1);
   });

@@ -46,7 +46,16 @@ function params(overrides: Record<string, string | undefined> = {}) {
   const { verifier, challenge } = pkce();
   return {
     verifier,
-    query: { response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', state: 'st-1', resource: `${issuer}/mcp`, ...overrides },
+    query: {
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: REDIRECT,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 'st-1',
+      resource: `${issuer}/mcp`,
+      ...overrides,
+    },
   };
 }
 
@@ -61,7 +70,12 @@ function expectRefused(answer: { status: number; body: any }, error: string | Re
 }
 
 /** Asserts the authorization endpoint issued no code: no consent form, and no redirect carrying a code. */
-function expectNoCode(page: { status: number; html: string; location: string | null; request: string | undefined }): void {
+function expectNoCode(page: {
+  status: number;
+  html: string;
+  location: string | null;
+  request: string | undefined;
+}): void {
   expect(page.request, 'a consent form was offered').toBeUndefined();
   if (page.location) expect(new URL(page.location).searchParams.get('code')).toBeNull();
 }
@@ -69,9 +83,20 @@ function expectNoCode(page: { status: number; html: string; location: string | n
 describe('the token endpoint', () => {
   it('refuses a wrong PKCE verifier, and issues nothing', async () => {
     const got = await rawCode(issuer, client, apiToken);
-    const wrong = await tokenRequest(issuer, client, { grant_type: 'authorization_code', code: got.code, code_verifier: pkce().verifier, redirect_uri: REDIRECT, resource: `${issuer}/mcp` });
+    const wrong = await tokenRequest(issuer, client, {
+      grant_type: 'authorization_code',
+      code: got.code,
+      code_verifier: pkce().verifier,
+      redirect_uri: REDIRECT,
+      resource: `${issuer}/mcp`,
+    });
     expectRefused(wrong, 'invalid_grant');
-    const none = await tokenRequest(issuer, client, { grant_type: 'authorization_code', code: got.code, redirect_uri: REDIRECT, resource: `${issuer}/mcp` });
+    const none = await tokenRequest(issuer, client, {
+      grant_type: 'authorization_code',
+      code: got.code,
+      redirect_uri: REDIRECT,
+      resource: `${issuer}/mcp`,
+    });
     expectRefused(none, /invalid_request|invalid_grant/);
   });
 
@@ -79,74 +104,140 @@ describe('the token endpoint', () => {
     const got = await rawCode(issuer, client, apiToken);
     const first = await exchange(issuer, client, got);
     expect(await mcpStatus(server.mcpUrl, first.access_token)).toBe(200);
-    const again = await tokenRequest(issuer, client, { grant_type: 'authorization_code', code: got.code, code_verifier: got.verifier, redirect_uri: REDIRECT, resource: `${issuer}/mcp` });
+    const again = await tokenRequest(issuer, client, {
+      grant_type: 'authorization_code',
+      code: got.code,
+      code_verifier: got.verifier,
+      redirect_uri: REDIRECT,
+      resource: `${issuer}/mcp`,
+    });
     expectRefused(again, 'invalid_grant');
     expect(await mcpStatus(server.mcpUrl, first.access_token)).toBe(401);
-    expectRefused(await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: first.refresh_token! }), 'invalid_grant');
+    expectRefused(
+      await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: first.refresh_token! }),
+      'invalid_grant',
+    );
   });
 
   it('refuses a reused refresh token, and revokes the whole grant: the newest access and refresh tokens stop working', async () => {
     const tokens = await exchange(issuer, client, await rawCode(issuer, client, apiToken));
-    const rotated = await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, resource: `${issuer}/mcp` });
+    const rotated = await tokenRequest(issuer, client, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      resource: `${issuer}/mcp`,
+    });
     expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
     expect(rotated.body.refresh_token).not.toBe(tokens.refresh_token);
     expect(await mcpStatus(server.mcpUrl, rotated.body.access_token)).toBe(200);
 
-    const reused = await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, resource: `${issuer}/mcp` });
+    const reused = await tokenRequest(issuer, client, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      resource: `${issuer}/mcp`,
+    });
     expectRefused(reused, 'invalid_grant');
     expect(await mcpStatus(server.mcpUrl, rotated.body.access_token)).toBe(401);
     expect(await mcpStatus(server.mcpUrl, tokens.access_token)).toBe(401);
-    expectRefused(await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token }), 'invalid_grant');
+    expectRefused(
+      await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token }),
+      'invalid_grant',
+    );
   });
 
   it('a code or a refresh token presented several times at once is honoured exactly once', async () => {
     const got = await rawCode(issuer, client, apiToken);
     const codeAnswers = await Promise.all(
-      Array.from({ length: 6 }, () => tokenRequest(issuer, client, { grant_type: 'authorization_code', code: got.code, code_verifier: got.verifier, redirect_uri: REDIRECT })),
+      Array.from({ length: 6 }, () =>
+        tokenRequest(issuer, client, {
+          grant_type: 'authorization_code',
+          code: got.code,
+          code_verifier: got.verifier,
+          redirect_uri: REDIRECT,
+        }),
+      ),
     );
     expect(codeAnswers.filter((a) => a.status === 200).length).toBe(1);
     for (const a of codeAnswers.filter((x) => x.status !== 200)) expectRefused(a, 'invalid_grant');
     // The reuse revoked the grant of whichever request won.
-    for (const a of codeAnswers.filter((x) => x.status === 200)) expect(await mcpStatus(server.mcpUrl, a.body.access_token)).toBe(401);
+    for (const a of codeAnswers.filter((x) => x.status === 200))
+      expect(await mcpStatus(server.mcpUrl, a.body.access_token)).toBe(401);
 
     const tokens = await exchange(issuer, client, await rawCode(issuer, client, apiToken));
     const refreshAnswers = await Promise.all(
-      Array.from({ length: 6 }, () => tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! })),
+      Array.from({ length: 6 }, () =>
+        tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }),
+      ),
     );
     expect(refreshAnswers.filter((a) => a.status === 200).length).toBe(1);
     for (const a of refreshAnswers.filter((x) => x.status !== 200)) expectRefused(a, 'invalid_grant');
-    for (const a of refreshAnswers.filter((x) => x.status === 200)) expect(await mcpStatus(server.mcpUrl, a.body.access_token)).toBe(401);
+    for (const a of refreshAnswers.filter((x) => x.status === 200))
+      expect(await mcpStatus(server.mcpUrl, a.body.access_token)).toBe(401);
   });
 
   it('refuses a code presented by another client or with another redirect URI', async () => {
     const other = await registerClient(issuer, [REDIRECT], 'Another Host');
     const got = await rawCode(issuer, client, apiToken);
-    expectRefused(await tokenRequest(issuer, other, { grant_type: 'authorization_code', code: got.code, code_verifier: got.verifier, redirect_uri: REDIRECT }), /invalid_grant|invalid_client/);
+    expectRefused(
+      await tokenRequest(issuer, other, {
+        grant_type: 'authorization_code',
+        code: got.code,
+        code_verifier: got.verifier,
+        redirect_uri: REDIRECT,
+      }),
+      /invalid_grant|invalid_client/,
+    );
     const got2 = await rawCode(issuer, client, apiToken);
-    expectRefused(await tokenRequest(issuer, client, { grant_type: 'authorization_code', code: got2.code, code_verifier: got2.verifier, redirect_uri: OTHER_REDIRECT }), /invalid_grant|invalid_request/);
+    expectRefused(
+      await tokenRequest(issuer, client, {
+        grant_type: 'authorization_code',
+        code: got2.code,
+        code_verifier: got2.verifier,
+        redirect_uri: OTHER_REDIRECT,
+      }),
+      /invalid_grant|invalid_request/,
+    );
   });
 
   it('refuses to exchange a code for a token of another resource', async () => {
     const got = await rawCode(issuer, client, apiToken);
-    const answer = await tokenRequest(issuer, client, { grant_type: 'authorization_code', code: got.code, code_verifier: got.verifier, redirect_uri: REDIRECT, resource: 'https://other.example.test/mcp' });
+    const answer = await tokenRequest(issuer, client, {
+      grant_type: 'authorization_code',
+      code: got.code,
+      code_verifier: got.verifier,
+      redirect_uri: REDIRECT,
+      resource: 'https://other.example.test/mcp',
+    });
     expectRefused(answer, /invalid_target|invalid_grant/);
   });
 
   it('revokes an access token and a refresh token (RFC 7009)', async () => {
     const tokens = await exchange(issuer, client, await rawCode(issuer, client, apiToken));
-    const form = (token: string) => new URLSearchParams({ client_id: client.client_id, ...(client.client_secret && { client_secret: client.client_secret }), token }).toString();
-    const revoke = (token: string) => fetch(`${issuer}/revoke`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: form(token) });
+    const form = (token: string) =>
+      new URLSearchParams({
+        client_id: client.client_id,
+        ...(client.client_secret && { client_secret: client.client_secret }),
+        token,
+      }).toString();
+    const revoke = (token: string) =>
+      fetch(`${issuer}/revoke`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: form(token),
+      });
     expect((await revoke(tokens.access_token)).status).toBe(200);
     expect(await mcpStatus(server.mcpUrl, tokens.access_token)).toBe(401);
     expect((await revoke(tokens.refresh_token!)).status).toBe(200);
-    expectRefused(await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }), 'invalid_grant');
+    expectRefused(
+      await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }),
+      'invalid_grant',
+    );
     // Unknown tokens are not an error (RFC 7009, section 2.2).
     expect((await revoke('svc_at_unknown')).status).toBe(200);
   });
 });
 
 describe('the authorization endpoint', () => {
-  it('refuses a resource other than this server\'s /mcp: no consent page, no code', async () => {
+  it("refuses a resource other than this server's /mcp: no consent page, no code", async () => {
     for (const resource of ['https://other.example.test/mcp', `${issuer}/other`]) {
       const page = await openConsent(authorizeUrl(issuer, params({ resource }).query));
       expectNoCode(page);
@@ -177,7 +268,10 @@ describe('the authorization endpoint', () => {
   });
 
   it('requires PKCE with S256', async () => {
-    for (const overrides of [{ code_challenge_method: 'plain' }, { code_challenge: undefined, code_challenge_method: undefined }]) {
+    for (const overrides of [
+      { code_challenge_method: 'plain' },
+      { code_challenge: undefined, code_challenge_method: undefined },
+    ]) {
       const page = await openConsent(authorizeUrl(issuer, params(overrides).query));
       expectNoCode(page);
       expect(new URL(page.location!).searchParams.get('error')).toBe('invalid_request');
@@ -211,7 +305,12 @@ describe('the consent page', () => {
       expect(answer.html).toMatch(/not accepted/i);
       expect(hasInput(answer.html, 'credential')).toBe(true);
       // The page that comes back carries its own CSRF token; the old one is spent.
-      const again = { ...page, html: answer.html, request: inputValue(answer.html, 'request'), csrf: inputValue(answer.html, 'csrf') };
+      const again = {
+        ...page,
+        html: answer.html,
+        request: inputValue(answer.html, 'request'),
+        csrf: inputValue(answer.html, 'csrf'),
+      };
       expect(again.request).toBe(page.request);
       expect((await submitConsent(issuer, page, { credential: apiToken, decision: 'approve' })).status).toBe(400);
       page = again;
@@ -223,7 +322,12 @@ describe('the consent page', () => {
 
   it('a missing or wrong CSRF token, or an unknown request, gets a 400 page and no code', async () => {
     const page = await openConsent(authorizeUrl(issuer, params().query));
-    for (const fields of [{ csrf: undefined }, { csrf: 'forged' }, { request: 'no-such-request' }, { request: undefined }]) {
+    for (const fields of [
+      { csrf: undefined },
+      { csrf: 'forged' },
+      { request: 'no-such-request' },
+      { request: undefined },
+    ]) {
       const answer = await submitConsent(issuer, page, { credential: apiToken, decision: 'approve', ...fields });
       expect(answer.status, JSON.stringify(fields)).toBe(400);
       expect(answer.location).toBeNull();
@@ -251,10 +355,28 @@ describe('/mcp with OAuth tokens beside API tokens', () => {
   it('a static API token still works, and an OAuth caller has the same tenancy', async () => {
     expect(await mcpStatus(server.mcpUrl, apiToken)).toBe(200);
     const bobToken = server.token('bob');
-    const bobs = await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_create_project', arguments: { name: 'Bob private' } } }, bobToken);
+    const bobs = await post(
+      server.mcpUrl,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'svc_create_project', arguments: { name: 'Bob private' } },
+      },
+      bobToken,
+    );
     const bobProject = bobs.json.result.structuredContent;
     const tokens = await exchange(issuer, client, await rawCode(issuer, client, apiToken));
-    const denied = await post(server.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'svc_get_project', arguments: { projectId: bobProject.id } } }, tokens.access_token);
+    const denied = await post(
+      server.mcpUrl,
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'svc_get_project', arguments: { projectId: bobProject.id } },
+      },
+      tokens.access_token,
+    );
     expect(denied.json.error.code).toBe(-32003);
     expect(await mcpStatus(server.mcpUrl, apiToken)).toBe(200);
   });
@@ -276,10 +398,23 @@ describe('/mcp with OAuth tokens beside API tokens', () => {
 });
 
 describe('what the consent page shows', () => {
-  it('escapes the client\'s name, and names the host the browser really goes to', async () => {
-    const sneaky = await registerClient(issuer, ['https://trusted.example.test@evil.example.test/cb'], '<img src=x onerror=alert(1)>Evil & Co');
+  it("escapes the client's name, and names the host the browser really goes to", async () => {
+    const sneaky = await registerClient(
+      issuer,
+      ['https://trusted.example.test@evil.example.test/cb'],
+      '<img src=x onerror=alert(1)>Evil & Co',
+    );
     const { challenge } = pkce();
-    const page = await openConsent(authorizeUrl(issuer, { response_type: 'code', client_id: sneaky.client_id, redirect_uri: sneaky.redirect_uris[0], code_challenge: challenge, code_challenge_method: 'S256', state: 's' }));
+    const page = await openConsent(
+      authorizeUrl(issuer, {
+        response_type: 'code',
+        client_id: sneaky.client_id,
+        redirect_uri: sneaky.redirect_uris[0],
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        state: 's',
+      }),
+    );
     expect(page.status).toBe(200);
     expect(page.html).not.toContain('<img src=x');
     expect(page.html).toContain('&lt;img src=x onerror=alert(1)&gt;Evil &amp; Co');
@@ -311,7 +446,15 @@ describe('typed credentials per address', () => {
       const good = bounded.token('carol');
       const { challenge } = pkce();
       const page = await openConsent(
-        authorizeUrl(boundedIssuer, { response_type: 'code', client_id: boundedClient.client_id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', state: 's', resource: `${boundedIssuer}/mcp` }),
+        authorizeUrl(boundedIssuer, {
+          response_type: 'code',
+          client_id: boundedClient.client_id,
+          redirect_uri: REDIRECT,
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+          state: 's',
+          resource: `${boundedIssuer}/mcp`,
+        }),
       );
       for (let i = 0; i < 2; i++) {
         const wrong = await submitConsent(boundedIssuer, page, { credential: `svc_wrong${i}`, decision: 'approve' });
@@ -332,16 +475,34 @@ describe('tokens in the wrong place', () => {
   it('a refresh token is not a Bearer token, an access token is not a refresh token, and another client cannot refresh', async () => {
     const tokens = await exchange(issuer, client, await rawCode(issuer, client, apiToken));
     expect(await mcpStatus(server.mcpUrl, tokens.refresh_token!)).toBe(401);
-    expectRefused(await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.access_token }), 'invalid_grant');
+    expectRefused(
+      await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.access_token }),
+      'invalid_grant',
+    );
     const other = await registerClient(issuer, [REDIRECT], 'Thief Host');
-    expectRefused(await tokenRequest(issuer, other, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }), /invalid_grant|invalid_client/);
-    expectRefused(await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, resource: 'https://other.example.test/mcp' }), /invalid_target|invalid_grant/);
+    expectRefused(
+      await tokenRequest(issuer, other, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }),
+      /invalid_grant|invalid_client/,
+    );
+    expectRefused(
+      await tokenRequest(issuer, client, {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token!,
+        resource: 'https://other.example.test/mcp',
+      }),
+      /invalid_target|invalid_grant/,
+    );
     expectRefused(await tokenRequest(issuer, client, { grant_type: 'client_credentials' }), 'unsupported_grant_type');
   });
 
-  it('without a resource parameter the token is still bound to this server\'s /mcp', async () => {
+  it("without a resource parameter the token is still bound to this server's /mcp", async () => {
     const got = await rawCode(issuer, client, apiToken, { resource: undefined });
-    const answer = await tokenRequest(issuer, client, { grant_type: 'authorization_code', code: got.code, code_verifier: got.verifier, redirect_uri: REDIRECT });
+    const answer = await tokenRequest(issuer, client, {
+      grant_type: 'authorization_code',
+      code: got.code,
+      code_verifier: got.verifier,
+      redirect_uri: REDIRECT,
+    });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     expect(await mcpStatus(server.mcpUrl, answer.body.access_token)).toBe(200);
   });
@@ -349,9 +510,21 @@ describe('tokens in the wrong place', () => {
   it('codes, tokens and login codes are stored as hashes only', async () => {
     const tokens = await exchange(issuer, client, await rawCode(issuer, client, apiToken));
     const loginCode = await server.app.loginCodes.create('alice');
-    const rotated = await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! });
+    const rotated = await tokenRequest(issuer, client, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+    });
     const got = await rawCode(issuer, client, apiToken);
-    const secrets = [tokens.access_token, tokens.refresh_token!, rotated.body.access_token, rotated.body.refresh_token, got.code, loginCode, loginCode.replace(/-/g, ''), apiToken];
+    const secrets = [
+      tokens.access_token,
+      tokens.refresh_token!,
+      rotated.body.access_token,
+      rotated.body.refresh_token,
+      got.code,
+      loginCode,
+      loginCode.replace(/-/g, ''),
+      apiToken,
+    ];
     const files = ['mobile-builder.db', 'mobile-builder.db-wal'].map((f) => join(server.dataDir, f)).filter(existsSync);
     expect(files.length).toBeGreaterThan(0);
     for (const file of files) {
@@ -366,7 +539,12 @@ describe('a confidential client (client_secret_post)', () => {
     const res = await fetch(`${issuer}/register`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ client_name: 'Confidential Host', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }),
+      body: JSON.stringify({
+        client_name: 'Confidential Host',
+        redirect_uris: [REDIRECT],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+      }),
     });
     expect(res.status).toBe(201);
     const confidential = (await res.json()) as RegisteredClient;
@@ -376,20 +554,32 @@ describe('a confidential client (client_secret_post)', () => {
     const got = await rawCode(issuer, confidential, apiToken);
     const withoutSecret = { ...confidential, client_secret: undefined };
     const wrongSecret = { ...confidential, client_secret: 'f'.repeat(64) };
-    const code = { grant_type: 'authorization_code', code: got.code, code_verifier: got.verifier, redirect_uri: REDIRECT };
+    const code = {
+      grant_type: 'authorization_code',
+      code: got.code,
+      code_verifier: got.verifier,
+      redirect_uri: REDIRECT,
+    };
     expectRefused(await tokenRequest(issuer, withoutSecret, code), 'invalid_client');
     expectRefused(await tokenRequest(issuer, wrongSecret, code), 'invalid_client');
     const tokens = await tokenRequest(issuer, confidential, code);
     expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
     expect(await mcpStatus(server.mcpUrl, tokens.body.access_token)).toBe(200);
-    const rotated = await tokenRequest(issuer, confidential, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token });
+    const rotated = await tokenRequest(issuer, confidential, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.body.refresh_token,
+    });
     expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
 
     const revoke = (who: RegisteredClient) =>
       fetch(`${issuer}/revoke`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ client_id: who.client_id, ...(who.client_secret && { client_secret: who.client_secret }), token: rotated.body.access_token }).toString(),
+        body: new URLSearchParams({
+          client_id: who.client_id,
+          ...(who.client_secret && { client_secret: who.client_secret }),
+          token: rotated.body.access_token,
+        }).toString(),
       });
     expect((await revoke(wrongSecret)).status).toBe(400);
     expect(await mcpStatus(server.mcpUrl, rotated.body.access_token)).toBe(200);
@@ -397,13 +587,16 @@ describe('a confidential client (client_secret_post)', () => {
     expect(await mcpStatus(server.mcpUrl, rotated.body.access_token)).toBe(401);
 
     const files = ['mobile-builder.db', 'mobile-builder.db-wal'].map((f) => join(server.dataDir, f)).filter(existsSync);
-    for (const file of files) expect(readFileSync(file).toString('latin1').includes(secret), `the client secret in ${file}`).toBe(false);
+    for (const file of files)
+      expect(readFileSync(file).toString('latin1').includes(secret), `the client secret in ${file}`).toBe(false);
   });
 });
 
 describe('rate limits per user, not per grant', () => {
-  it('two signed-in hosts of one user share the user\'s request limit', async () => {
-    const limited = await startTestServer({ plans: { free: { requestsPerMinute: 4, projectCreationsPerHour: 10, maxProjects: 100 } } });
+  it("two signed-in hosts of one user share the user's request limit", async () => {
+    const limited = await startTestServer({
+      plans: { free: { requestsPerMinute: 4, projectCreationsPerHour: 10, maxProjects: 100 } },
+    });
     try {
       const limitedIssuer = limited.http.url;
       const host = await registerClient(limitedIssuer, [REDIRECT]);
@@ -411,8 +604,19 @@ describe('rate limits per user, not per grant', () => {
       const a = await exchange(limitedIssuer, host, await rawCode(limitedIssuer, host, token));
       const b = await exchange(limitedIssuer, host, await rawCode(limitedIssuer, host, token));
       const statuses: number[] = [];
-      for (const t of [a.access_token, b.access_token, a.access_token, b.access_token, a.access_token, b.access_token]) {
-        const res = await post(limited.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects' } }, t);
+      for (const t of [
+        a.access_token,
+        b.access_token,
+        a.access_token,
+        b.access_token,
+        a.access_token,
+        b.access_token,
+      ]) {
+        const res = await post(
+          limited.mcpUrl,
+          { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_list_projects' } },
+          t,
+        );
         statuses.push(res.json?.error?.code ?? res.status);
       }
       expect(statuses.slice(0, 4)).toEqual([200, 200, 200, 200]);
@@ -430,7 +634,8 @@ describe('Client ID Metadata Documents that are refused', () => {
       const body: Record<string, unknown> = { client_id: self, client_name: 'Doc Host', redirect_uris: [REDIRECT] };
       if (req.url === '/other-id.json') body.client_id = 'https://elsewhere.example.test/client.json';
       if (req.url === '/redirect.json') return void res.writeHead(302, { Location: '/good.json' }).end();
-      if (req.url === '/not-json.json') return void res.writeHead(200, { 'Content-Type': 'application/json' }).end('<html>');
+      if (req.url === '/not-json.json')
+        return void res.writeHead(200, { 'Content-Type': 'application/json' }).end('<html>');
       if (req.url === '/other-redirect.json') body.redirect_uris = ['https://elsewhere.example.test/cb'];
       // The same rules as for a registered client: no code over plain http off loopback.
       if (req.url === '/plain-http-redirect.json') body.redirect_uris = ['http://plain.example.test/cb'];
@@ -447,7 +652,13 @@ describe('Client ID Metadata Documents that are refused', () => {
         expect(page.location, path).toBeNull();
         expectNoCode(page);
       }
-      const plain = await openConsent(authorizeUrl(issuer, { ...params().query, client_id: `${docs.url}/plain-http-redirect.json`, redirect_uri: 'http://plain.example.test/cb' }));
+      const plain = await openConsent(
+        authorizeUrl(issuer, {
+          ...params().query,
+          client_id: `${docs.url}/plain-http-redirect.json`,
+          redirect_uri: 'http://plain.example.test/cb',
+        }),
+      );
       expect(plain.status, 'a document whose redirect URI is http off loopback').toBe(400);
       expect(plain.location).toBeNull();
       expectNoCode(plain);
@@ -467,11 +678,21 @@ describe('a store shared by two servers of the same public URL', () => {
     const twin = await startTestServer({ dataDir: server.dataDir, publicUrl: issuer });
     try {
       const tokens = await exchange(issuer, client, await rawCode(issuer, client, apiToken));
-      const rotated = await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! });
+      const rotated = await tokenRequest(issuer, client, {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token!,
+      });
       expect(await mcpStatus(twin.mcpUrl, rotated.body.access_token)).toBe(200);
-      expectRefused(await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }), 'invalid_grant');
+      expectRefused(
+        await tokenRequest(issuer, client, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }),
+        'invalid_grant',
+      );
       // The twin notices the other connection's commit (its token cache is cleared), then refuses for good.
-      await waitFor(async () => (await mcpStatus(twin.mcpUrl, rotated.body.access_token)) === 401, 20_000, 'the twin to refuse the revoked token');
+      await waitFor(
+        async () => (await mcpStatus(twin.mcpUrl, rotated.body.access_token)) === 401,
+        20_000,
+        'the twin to refuse the revoked token',
+      );
       expect(await mcpStatus(twin.mcpUrl, rotated.body.access_token)).toBe(401);
     } finally {
       await twin.http.close();
@@ -485,11 +706,18 @@ describe('registration never widens a client', () => {
     const res = await fetch(`${issuer}/register`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ client_id: client.client_id, client_name: 'Hijacker', redirect_uris: ['https://evil.example.test/cb'], token_endpoint_auth_method: 'none' }),
+      body: JSON.stringify({
+        client_id: client.client_id,
+        client_name: 'Hijacker',
+        redirect_uris: ['https://evil.example.test/cb'],
+        token_endpoint_auth_method: 'none',
+      }),
     });
     expect(res.status).toBe(201);
     expect(((await res.json()) as RegisteredClient).client_id).not.toBe(client.client_id);
-    const page = await openConsent(authorizeUrl(issuer, params({ redirect_uri: 'https://evil.example.test/cb' }).query));
+    const page = await openConsent(
+      authorizeUrl(issuer, params({ redirect_uri: 'https://evil.example.test/cb' }).query),
+    );
     expect(page.status).toBe(400);
     expect(page.location).toBeNull();
     const mine = await openConsent(authorizeUrl(issuer, params().query));
@@ -499,7 +727,11 @@ describe('registration never widens a client', () => {
 
   it('refuses redirect URIs a browser must never be sent to', async () => {
     for (const uri of ['javascript:alert(1)', 'http://evil.example.test/cb', 'data:text/html,hi']) {
-      const res = await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ redirect_uris: [uri], token_endpoint_auth_method: 'none' }) });
+      const res = await fetch(`${issuer}/register`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ redirect_uris: [uri], token_endpoint_auth_method: 'none' }),
+      });
       expect(res.status, uri).toBe(400);
       expect(((await res.json()) as { error: string }).error).toBe('invalid_client_metadata');
     }
@@ -510,7 +742,10 @@ describe('registration never widens a client', () => {
       fetch(`${issuer}/register`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ redirect_uris: Array.from({ length: count }, (_, i) => `https://host.example.test/cb/${i}`), token_endpoint_auth_method: 'none' }),
+        body: JSON.stringify({
+          redirect_uris: Array.from({ length: count }, (_, i) => `https://host.example.test/cb/${i}`),
+          token_endpoint_auth_method: 'none',
+        }),
       });
     expect((await register(20)).status).toBe(201);
     const refused = await register(21);
@@ -518,7 +753,7 @@ describe('registration never widens a client', () => {
     expect(((await refused.json()) as { error: string }).error).toBe('invalid_client_metadata');
   });
 
-  it('answers a method the OAuth routes do not take with its own page, not the framework\'s', async () => {
+  it("answers a method the OAuth routes do not take with its own page, not the framework's", async () => {
     const res = await fetch(`${issuer}/authorize/consent`);
     expect(res.status).toBe(405);
     const html = await res.text();
@@ -540,7 +775,13 @@ describe('lifetimes (shortened through AppConfig.oauth)', () => {
       const shortClient = await registerClient(shortIssuer, [REDIRECT]);
       const got = await rawCode(shortIssuer, shortClient, short.token('carol'));
       pastExpiry(1);
-      const answer = await tokenRequest(shortIssuer, shortClient, { grant_type: 'authorization_code', code: got.code, code_verifier: got.verifier, redirect_uri: REDIRECT, resource: `${shortIssuer}/mcp` });
+      const answer = await tokenRequest(shortIssuer, shortClient, {
+        grant_type: 'authorization_code',
+        code: got.code,
+        code_verifier: got.verifier,
+        redirect_uri: REDIRECT,
+        resource: `${shortIssuer}/mcp`,
+      });
       expectRefused(answer, 'invalid_grant');
     } finally {
       await short.close();
@@ -552,11 +793,19 @@ describe('lifetimes (shortened through AppConfig.oauth)', () => {
     try {
       const shortIssuer = short.http.url;
       const shortClient = await registerClient(shortIssuer, [REDIRECT]);
-      const tokens = await exchange(shortIssuer, shortClient, await rawCode(shortIssuer, shortClient, short.token('carol')));
+      const tokens = await exchange(
+        shortIssuer,
+        shortClient,
+        await rawCode(shortIssuer, shortClient, short.token('carol')),
+      );
       expect(tokens.expires_in).toBe(1);
       pastExpiry(1);
       expect(await mcpStatus(short.mcpUrl, tokens.access_token)).toBe(401);
-      const refreshed = await tokenRequest(shortIssuer, shortClient, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, resource: `${shortIssuer}/mcp` });
+      const refreshed = await tokenRequest(shortIssuer, shortClient, {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token!,
+        resource: `${shortIssuer}/mcp`,
+      });
       expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
       expect(refreshed.body.access_token).toMatch(/^svc_at_/);
     } finally {
@@ -569,9 +818,19 @@ describe('lifetimes (shortened through AppConfig.oauth)', () => {
     try {
       const shortIssuer = short.http.url;
       const shortClient = await registerClient(shortIssuer, [REDIRECT]);
-      const tokens = await exchange(shortIssuer, shortClient, await rawCode(shortIssuer, shortClient, short.token('carol')));
+      const tokens = await exchange(
+        shortIssuer,
+        shortClient,
+        await rawCode(shortIssuer, shortClient, short.token('carol')),
+      );
       pastExpiry(1);
-      expectRefused(await tokenRequest(shortIssuer, shortClient, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }), 'invalid_grant');
+      expectRefused(
+        await tokenRequest(shortIssuer, shortClient, {
+          grant_type: 'refresh_token',
+          refresh_token: tokens.refresh_token!,
+        }),
+        'invalid_grant',
+      );
     } finally {
       await short.close();
     }
@@ -602,7 +861,15 @@ describe('default lifetimes, on a clock the test moves (no waiting)', () => {
     later(50);
     await exchange(movedIssuer, movedClient, early);
     later(11);
-    expectRefused(await tokenRequest(movedIssuer, movedClient, { grant_type: 'authorization_code', code: late.code, code_verifier: late.verifier, redirect_uri: REDIRECT }), 'invalid_grant');
+    expectRefused(
+      await tokenRequest(movedIssuer, movedClient, {
+        grant_type: 'authorization_code',
+        code: late.code,
+        code_verifier: late.verifier,
+        redirect_uri: REDIRECT,
+      }),
+      'invalid_grant',
+    );
   });
 
   it('an access token lives 1 h, a refresh token 30 days', async () => {
@@ -613,23 +880,57 @@ describe('default lifetimes, on a clock the test moves (no waiting)', () => {
     expect(await mcpStatus(moved.mcpUrl, tokens.access_token)).toBe(200);
     later(11);
     expect(await mcpStatus(moved.mcpUrl, tokens.access_token)).toBe(401);
-    const refreshed = await tokenRequest(movedIssuer, movedClient, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! });
+    const refreshed = await tokenRequest(movedIssuer, movedClient, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+    });
     expect(refreshed.status).toBe(200);
     later(30 * 86_400 - 3601 - 10);
-    expect((await tokenRequest(movedIssuer, movedClient, { grant_type: 'refresh_token', refresh_token: spare.refresh_token! })).status).toBe(200);
+    expect(
+      (
+        await tokenRequest(movedIssuer, movedClient, {
+          grant_type: 'refresh_token',
+          refresh_token: spare.refresh_token!,
+        })
+      ).status,
+    ).toBe(200);
     const another = await exchange(movedIssuer, movedClient, await rawCode(movedIssuer, movedClient, token));
     later(30 * 86_400 + 1);
-    expectRefused(await tokenRequest(movedIssuer, movedClient, { grant_type: 'refresh_token', refresh_token: another.refresh_token! }), 'invalid_grant');
+    expectRefused(
+      await tokenRequest(movedIssuer, movedClient, {
+        grant_type: 'refresh_token',
+        refresh_token: another.refresh_token!,
+      }),
+      'invalid_grant',
+    );
   });
 
   it('a consent page waits 10 min for its decision; a login code lives 10 min', async () => {
-    const page = await openConsent(authorizeUrl(movedIssuer, { response_type: 'code', client_id: movedClient.client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', state: 's' }));
+    const page = await openConsent(
+      authorizeUrl(movedIssuer, {
+        response_type: 'code',
+        client_id: movedClient.client_id,
+        redirect_uri: REDIRECT,
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+        state: 's',
+      }),
+    );
     const loginCode = await moved.app.loginCodes.create('frank');
     later(601);
     const answer = await submitConsent(movedIssuer, page, { credential: token, decision: 'approve' });
     expect(answer.status).toBe(400);
     expect(answer.location).toBeNull();
-    const fresh = await openConsent(authorizeUrl(movedIssuer, { response_type: 'code', client_id: movedClient.client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', state: 's' }));
+    const fresh = await openConsent(
+      authorizeUrl(movedIssuer, {
+        response_type: 'code',
+        client_id: movedClient.client_id,
+        redirect_uri: REDIRECT,
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+        state: 's',
+      }),
+    );
     const refused = await submitConsent(movedIssuer, fresh, { credential: loginCode, decision: 'approve' });
     expect(refused.status).toBe(401);
     expect(refused.location).toBeNull();
@@ -651,6 +952,13 @@ describe('default lifetimes, on a clock the test moves (no waiting)', () => {
     // A grant with a live refresh token stays.
     const kept = (await frank()).filter((g) => g.state === 'active');
     expect(kept.length).toBeGreaterThan(0);
-    expect((await tokenRequest(movedIssuer, movedClient, { grant_type: 'refresh_token', refresh_token: used.refresh_token! })).status).toBe(200);
+    expect(
+      (
+        await tokenRequest(movedIssuer, movedClient, {
+          grant_type: 'refresh_token',
+          refresh_token: used.refresh_token!,
+        })
+      ).status,
+    ).toBe(200);
   });
 });

@@ -12,7 +12,12 @@ import { fileURLToPath } from 'node:url';
 /** What `npm run build` reads: the sources, the bundler script, its tsconfig and the locked dependencies. */
 const BUILD_INPUTS = ['src', 'scripts/bundle.mjs', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
 /** What it writes and the bin (or the package's `main`) loads. */
-const BUILD_OUTPUTS = ['dist/index.js', 'dist/mobile-builder-mcp.cjs', 'dist/mobile-builder-oauth.cjs', 'dist/mobile-builder-early.cjs'];
+const BUILD_OUTPUTS = [
+  'dist/index.js',
+  'dist/mobile-builder-mcp.cjs',
+  'dist/mobile-builder-oauth.cjs',
+  'dist/mobile-builder-early.cjs',
+];
 
 /** Why `dist/` under `root` is stale, or null when it is current. */
 export interface Staleness {
@@ -45,12 +50,21 @@ export function ensureFreshDist(root: string): void {
   const why = stale.reason === 'missing_output' ? `${shown} is missing` : `${shown} is newer than dist/`;
   process.stderr.write(`[fresh-dist] ${why}: running npm run build before the tests that spawn the bin…\n`);
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const build = spawnSync(npm, ['run', 'build', '--silent'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+  const build = spawnSync(npm, ['run', 'build', '--silent'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+  });
   if (build.status !== 0) {
-    throw new Error(`dist/ is stale (${why}) and \`npm run build\` failed (${build.error?.message ?? `exit ${build.status}`}), so no test that spawns the bin can run:\n${build.stdout}${build.stderr}`);
+    throw new Error(
+      `dist/ is stale (${why}) and \`npm run build\` failed (${build.error?.message ?? `exit ${build.status}`}), so no test that spawns the bin can run:\n${build.stdout}${build.stderr}`,
+    );
   }
   const still = distStaleness(root);
-  if (still) throw new Error(`\`npm run build\` succeeded but dist/ is still stale (${still.path}): is a file under src/ dated in the future?`);
+  if (still)
+    throw new Error(
+      `\`npm run build\` succeeded but dist/ is still stale (${still.path}): is a file under src/ dated in the future?`,
+    );
 }
 
 /** Vitest `globalSetup` entry: the repository root is this file's grandparent. */

@@ -20,7 +20,9 @@ const DEBIAN_PG_LIB = '/usr/lib/postgresql';
 export function findPostgresBin(): string | null {
   const candidates: string[] = [];
   if (existsSync(DEBIAN_PG_LIB)) {
-    const majors = readdirSync(DEBIAN_PG_LIB).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
+    const majors = readdirSync(DEBIAN_PG_LIB)
+      .filter((name) => /^\d+$/.test(name))
+      .sort((a, b) => Number(b) - Number(a));
     candidates.push(...majors.map((major) => join(DEBIAN_PG_LIB, major, 'bin')));
   }
   candidates.push(...(process.env.PATH ?? '').split(delimiter).filter(Boolean));
@@ -47,7 +49,9 @@ function freeLoopbackPort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -75,7 +79,18 @@ export async function startCluster(bin: string, dir: string): Promise<string> {
     chmodSync(dir, 0o755);
     execFileSync('chown', ['postgres:', paths.home]);
   }
-  runServerCommand(bin, 'initdb', ['-D', paths.data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--no-locale', '--no-sync']);
+  runServerCommand(bin, 'initdb', [
+    '-D',
+    paths.data,
+    '-A',
+    'trust',
+    '-U',
+    'postgres',
+    '-E',
+    'UTF8',
+    '--no-locale',
+    '--no-sync',
+  ]);
   let lastError: Error | undefined;
   for (let attempt = 0; attempt < 3; attempt += 1) {
     const port = await freeLoopbackPort();
@@ -90,7 +105,19 @@ export async function startCluster(bin: string, dir: string): Promise<string> {
       '-c max_connections=300',
     ].join(' ');
     try {
-      runServerCommand(bin, 'pg_ctl', ['start', '-w', '-s', '-t', '60', '-D', paths.data, '-l', paths.log, '-o', options]);
+      runServerCommand(bin, 'pg_ctl', [
+        'start',
+        '-w',
+        '-s',
+        '-t',
+        '60',
+        '-D',
+        paths.data,
+        '-l',
+        paths.log,
+        '-o',
+        options,
+      ]);
       return `postgres://postgres@127.0.0.1:${port}/postgres`;
     } catch (error) {
       lastError = new Error(`${(error as Error).message}\nserver log:\n${readLog(paths.log)}`, { cause: error });
@@ -115,15 +142,28 @@ export function stopCluster(bin: string, dir: string): void {
  */
 export async function controlCluster(bin: string, dir: string, action: 'restart' | 'stop' | 'start'): Promise<void> {
   const { data, log } = clusterPaths(dir);
-  const args = action === 'start' ? ['start', '-w', '-s', '-t', '60', '-D', data, '-l', log, '-o', readStartOptions(data)] : [action, '-w', '-s', '-t', '60', '-m', 'fast', '-D', data, ...(action === 'restart' ? ['-l', log] : [])];
+  const args =
+    action === 'start'
+      ? ['start', '-w', '-s', '-t', '60', '-D', data, '-l', log, '-o', readStartOptions(data)]
+      : [action, '-w', '-s', '-t', '60', '-m', 'fast', '-D', data, ...(action === 'restart' ? ['-l', log] : [])];
   const asRoot = process.getuid?.() === 0;
   const pgCtl = join(bin, 'pg_ctl');
   // Asynchronous: the test's own clients keep running while the server restarts.
   await new Promise<void>((resolve, reject) => {
-    execFile(asRoot ? 'runuser' : pgCtl, asRoot ? ['-u', 'postgres', '--', pgCtl, ...args] : args, { timeout: 120_000 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`pg_ctl ${action} failed: ${error.message}\n${stdout}${stderr}\nserver log:\n${readLog(log)}`, { cause: error }));
-      else resolve();
-    });
+    execFile(
+      asRoot ? 'runuser' : pgCtl,
+      asRoot ? ['-u', 'postgres', '--', pgCtl, ...args] : args,
+      { timeout: 120_000 },
+      (error, stdout, stderr) => {
+        if (error)
+          reject(
+            new Error(`pg_ctl ${action} failed: ${error.message}\n${stdout}${stderr}\nserver log:\n${readLog(log)}`, {
+              cause: error,
+            }),
+          );
+        else resolve();
+      },
+    );
   });
 }
 

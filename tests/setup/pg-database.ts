@@ -74,7 +74,10 @@ async function dropDatabase(adminUrl: string, name: string): Promise<void> {
   await client.connect();
   try {
     for (let i = 0; i < 200; i++) {
-      const { rows } = await client.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where datname = $1', [name]);
+      const { rows } = await client.query<{ n: number }>(
+        'select count(*)::int as n from pg_stat_activity where datname = $1',
+        [name],
+      );
       if (rows[0]!.n === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

@@ -69,7 +69,8 @@ function takeLock(dir: string): boolean {
 
 /** Starts the cluster (if ours), then creates the template database and applies the migrations to it. */
 async function prepare(server: PostgresTestServer): Promise<string> {
-  const adminUrl = server.kind === 'cluster' && server.bin ? await startCluster(server.bin, server.dir) : (server.url as string);
+  const adminUrl =
+    server.kind === 'cluster' && server.bin ? await startCluster(server.bin, server.dir) : (server.url as string);
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {

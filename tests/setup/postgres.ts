@@ -29,7 +29,8 @@ declare module 'vitest' {
 }
 
 /** Where this run's PostgreSQL comes from. */
-export type PostgresSource = { kind: 'external'; url: string } | { kind: 'cluster'; bin: string } | { kind: 'none'; message: string };
+export type PostgresSource =
+  { kind: 'external'; url: string } | { kind: 'cluster'; bin: string } | { kind: 'none'; message: string };
 
 /**
  * Decides where the run's PostgreSQL comes from: `SVC_TEST_DATABASE_URL`, else a throwaway cluster
@@ -43,8 +44,12 @@ export function postgresSource(env: NodeJS.ProcessEnv, findBin: () => string | n
   if (url) return { kind: 'external', url };
   const bin = findBin();
   if (bin) return { kind: 'cluster', bin };
-  const how = "install Debian's postgresql (apt-get install postgresql; .ci/run does it when root) or set SVC_TEST_DATABASE_URL=postgres://user@host:port/db";
-  if (env.CI === 'true') throw new Error(`CI=true and no PostgreSQL for the PostgreSQL suites (no initdb under /usr/lib/postgresql/*/bin or on PATH, and SVC_TEST_DATABASE_URL is unset): ${how}.`);
+  const how =
+    "install Debian's postgresql (apt-get install postgresql; .ci/run does it when root) or set SVC_TEST_DATABASE_URL=postgres://user@host:port/db";
+  if (env.CI === 'true')
+    throw new Error(
+      `CI=true and no PostgreSQL for the PostgreSQL suites (no initdb under /usr/lib/postgresql/*/bin or on PATH, and SVC_TEST_DATABASE_URL is unset): ${how}.`,
+    );
   return { kind: 'none', message: `[postgres] no PostgreSQL here: the PostgreSQL suites skip (${how}).` };
 }
 

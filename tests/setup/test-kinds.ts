@@ -80,4 +80,14 @@ export const PROCESS_TESTS: readonly string[] = [
 ];
 
 /** What a unit test must not contain: it starts the bin, a browser, a database server or a third-party process. */
-export const PROCESS_MARKERS: readonly RegExp[] = [/bin-helpers\.js/, /\bBIN\b/, /chromium\.js/, /launchChromium/, /mcp-remote\/dist/, /'\/usr\/bin\/chromium'/, /pg-database\.js/, /drizzle-kit/, /npm_config_registry/];
+export const PROCESS_MARKERS: readonly RegExp[] = [
+  /bin-helpers\.js/,
+  /\bBIN\b/,
+  /chromium\.js/,
+  /launchChromium/,
+  /mcp-remote\/dist/,
+  /'\/usr\/bin\/chromium'/,
+  /pg-database\.js/,
+  /drizzle-kit/,
+  /npm_config_registry/,
+];

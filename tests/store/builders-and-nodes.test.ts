@@ -42,8 +42,23 @@ const KINDS: [string, () => Promise<Opened>][] = [
 
 function workflow(id: string, projectId: string, seq: number, builder: string | null): WorkflowRow {
   return {
-    id, projectId, seq, kind: 'build', status: 'queued', instruction: id, stepIndex: 0, stepTotal: 0, stepName: null, runnerId: null, leaseExpiresAt: null,
-    builder, errorCode: null, errorMessage: null, createdAt: T0, startedAt: null, finishedAt: null,
+    id,
+    projectId,
+    seq,
+    kind: 'build',
+    status: 'queued',
+    instruction: id,
+    stepIndex: 0,
+    stepTotal: 0,
+    stepName: null,
+    runnerId: null,
+    leaseExpiresAt: null,
+    builder,
+    errorCode: null,
+    errorMessage: null,
+    createdAt: T0,
+    startedAt: null,
+    finishedAt: null,
   };
 }
 
@@ -51,12 +66,23 @@ describe.each(KINDS)('builders and nodes: %s', (_kind, open) => {
   let opened: Opened | undefined;
   afterEach(() => opened?.close());
 
-  it('a workflow keeps its builder; candidates are of the engine\'s builder or none; the queue is counted per builder', async () => {
+  it("a workflow keeps its builder; candidates are of the engine's builder or none; the queue is counted per builder", async () => {
     opened = await open();
     const r = opened.store.repos;
     await r.users.insert({ id: 'u1', name: 'alice', plan: 'free', createdAt: T0 });
     for (const id of ['p1', 'p2', 'p3']) {
-      await r.projects.insert({ id, ownerId: 'u1', name: id, description: null, visibility: 'private', createdAt: T0, updatedAt: T0, messageSeq: 0, deploymentSeq: 0, workspaceVersion: 0 });
+      await r.projects.insert({
+        id,
+        ownerId: 'u1',
+        name: id,
+        description: null,
+        visibility: 'private',
+        createdAt: T0,
+        updatedAt: T0,
+        messageSeq: 0,
+        deploymentSeq: 0,
+        workspaceVersion: 0,
+      });
     }
     await r.workflows.insert(workflow('e', 'p1', await r.workflows.nextSeq(), 'expo'));
     await r.workflows.insert(workflow('s', 'p2', await r.workflows.nextSeq(), 'scripted'));
@@ -64,9 +90,17 @@ describe.each(KINDS)('builders and nodes: %s', (_kind, open) => {
     expect((await r.workflows.findById('s'))!.builder).toBe('scripted');
     expect((await r.workflows.slotCandidates('me', 'expo')).map((c) => c.id)).toEqual(['e', 'n']);
     expect((await r.workflows.slotCandidates('me', 'scripted')).map((c) => c.id)).toEqual(['s', 'n']);
-    expect(await r.workflows.countQueuedByBuilder()).toEqual(new Map<string | null, number>([['expo', 1], ['scripted', 1], [null, 1]]));
+    expect(await r.workflows.countQueuedByBuilder()).toEqual(
+      new Map<string | null, number>([
+        ['expo', 1],
+        ['scripted', 1],
+        [null, 1],
+      ]),
+    );
     expect(await r.workflows.countRunningOf('u1')).toBe(0);
-    expect(await r.workflows.claimQueued('e', { status: 'running', runnerId: 'me', leaseExpiresAt: 1, startedAt: T0 })).toBe(true);
+    expect(
+      await r.workflows.claimQueued('e', { status: 'running', runnerId: 'me', leaseExpiresAt: 1, startedAt: T0 }),
+    ).toBe(true);
     expect(await r.workflows.countRunningOf('u1')).toBe(1);
   });
 

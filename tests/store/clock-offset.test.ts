@@ -19,7 +19,13 @@ describe('ClockOffset', () => {
 
   it('keeps the sample with the shortest round trip', async () => {
     const now = vi.spyOn(Date, 'now');
-    now.mockReturnValueOnce(0).mockReturnValueOnce(10).mockReturnValueOnce(100).mockReturnValueOnce(102).mockReturnValueOnce(200).mockReturnValueOnce(250);
+    now
+      .mockReturnValueOnce(0)
+      .mockReturnValueOnce(10)
+      .mockReturnValueOnce(100)
+      .mockReturnValueOnce(102)
+      .mockReturnValueOnce(200)
+      .mockReturnValueOnce(250);
     const reads = [1_005, 1_101, 9_999];
     const clock = new ClockOffset(async () => reads.shift()!);
     for (let i = 0; i < 3; i++) await clock.sample();

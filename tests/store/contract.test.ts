@@ -39,7 +39,9 @@ async function emptyDatabase(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const tables = await client.query<{ name: string }>(`select quote_ident(tablename) as name from pg_tables where schemaname = 'public'`);
+    const tables = await client.query<{ name: string }>(
+      `select quote_ident(tablename) as name from pg_tables where schemaname = 'public'`,
+    );
     await client.query(`truncate table ${tables.rows.map((t) => t.name).join(', ')} restart identity cascade`);
   } finally {
     await client.end();
@@ -54,21 +56,56 @@ const openPostgresForTest: StoreFactory = async (options = {}) => {
   return { store, close: () => store.close() };
 };
 
-const STORES: [string, StoreFactory][] = [['sqlite', openSqliteForTest], ...(postgresAvailable() ? [['postgres', openPostgresForTest] as [string, StoreFactory]] : [])];
+const STORES: [string, StoreFactory][] = [
+  ['sqlite', openSqliteForTest],
+  ...(postgresAvailable() ? [['postgres', openPostgresForTest] as [string, StoreFactory]] : []),
+];
 
 const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T01:00:00.000Z';
 const T2 = '2026-01-01T02:00:00.000Z';
 
-function workflow(id: string, projectId: string, seq: number, status: WorkflowRow['status'] = 'queued', extra: Partial<WorkflowRow> = {}): WorkflowRow {
+function workflow(
+  id: string,
+  projectId: string,
+  seq: number,
+  status: WorkflowRow['status'] = 'queued',
+  extra: Partial<WorkflowRow> = {},
+): WorkflowRow {
   return {
-    id, projectId, seq, kind: 'build', status, instruction: `do ${id}`, stepIndex: 0, stepTotal: 0, stepName: null,
-    runnerId: null, leaseExpiresAt: null, errorCode: null, errorMessage: null, createdAt: T0, startedAt: null, finishedAt: null, ...extra,
+    id,
+    projectId,
+    seq,
+    kind: 'build',
+    status,
+    instruction: `do ${id}`,
+    stepIndex: 0,
+    stepTotal: 0,
+    stepName: null,
+    runnerId: null,
+    leaseExpiresAt: null,
+    errorCode: null,
+    errorMessage: null,
+    createdAt: T0,
+    startedAt: null,
+    finishedAt: null,
+    ...extra,
   };
 }
 
 function project(id: string, ownerId: string, createdAt = T0): ProjectRow {
-  return { id, ownerId, name: id, description: null, visibility: 'private', createdAt, updatedAt: createdAt, messageSeq: 0, deploymentSeq: 0, workspaceVersion: 0 };
+  return {
+    id,
+    ownerId,
+    name: id,
+    description: null,
+    visibility: 'private',
+    createdAt,
+    updatedAt: createdAt,
+    messageSeq: 0,
+    deploymentSeq: 0,
+    workspaceVersion: 0,
+  };
 }
 
 describe.each(STORES)('store contract: %s', (_kind, open) => {
@@ -97,8 +134,26 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
   });
 
   it('tokens: insert, find by hash (with the user) and id, revoke, list per user', async () => {
-    await r.tokens.insert({ id: 't1', userId: 'u1', tokenHash: 'h1', displayPrefix: 'svc_abcd', createdAt: T0, expiresAt: null, revokedAt: null, readOnly: false });
-    await r.tokens.insert({ id: 't2', userId: 'u2', tokenHash: 'h2', displayPrefix: 'svc_efgh', createdAt: T0, expiresAt: T2, revokedAt: null, readOnly: true });
+    await r.tokens.insert({
+      id: 't1',
+      userId: 'u1',
+      tokenHash: 'h1',
+      displayPrefix: 'svc_abcd',
+      createdAt: T0,
+      expiresAt: null,
+      revokedAt: null,
+      readOnly: false,
+    });
+    await r.tokens.insert({
+      id: 't2',
+      userId: 'u2',
+      tokenHash: 'h2',
+      displayPrefix: 'svc_efgh',
+      createdAt: T0,
+      expiresAt: T2,
+      revokedAt: null,
+      readOnly: true,
+    });
     expect(await r.tokens.findByHash('h1')).toMatchObject({ token: { id: 't1' }, user: { name: 'alice' } });
     expect(await r.tokens.findByHash('nope')).toBeUndefined();
     // The read-only flag is kept as a boolean by both stores.
@@ -135,15 +190,28 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect(await r.workflows.nextSeq()).toBeGreaterThan(s3);
     expect((await r.workflows.listQueued('p1')).map((w) => w.id)).toEqual(['a', 'b']);
     expect(await r.workflows.countQueuedByOwner('u1')).toBe(2);
-    expect((await r.workflows.slotCandidates('me', 'expo')).map((c) => [c.id, c.ownerId, c.plan])).toEqual([['a', 'u1', 'free'], ['c', 'u2', 'pro']]);
+    expect((await r.workflows.slotCandidates('me', 'expo')).map((c) => [c.id, c.ownerId, c.plan])).toEqual([
+      ['a', 'u1', 'free'],
+      ['c', 'u2', 'pro'],
+    ]);
     // Only the head of an idle project's queue can be claimed.
     expect(await r.workflows.claimQueued('b', { status: 'running', runnerId: 'me' })).toBe(false);
-    expect(await r.workflows.claimQueued('a', { status: 'running', runnerId: 'me', leaseExpiresAt: 1000, startedAt: T1 })).toBe(true);
+    expect(
+      await r.workflows.claimQueued('a', { status: 'running', runnerId: 'me', leaseExpiresAt: 1000, startedAt: T1 }),
+    ).toBe(true);
     expect(await r.workflows.claimQueued('a', { status: 'running', runnerId: 'me' })).toBe(false);
     expect((await r.workflows.findActive('p1'))!.id).toBe('a');
     expect((await r.workflows.listActive()).map((w) => w.id)).toEqual(['a']);
     expect(await r.workflows.runningByOwner()).toEqual(new Map([['u1', 1]]));
-    expect(await r.workflows.countByStatus()).toEqual({ queued: 2, running: 1, waiting_for_input: 0, cancelling: 0, completed: 0, failed: 0, cancelled: 0 });
+    expect(await r.workflows.countByStatus()).toEqual({
+      queued: 2,
+      running: 1,
+      waiting_for_input: 0,
+      cancelling: 0,
+      completed: 0,
+      failed: 0,
+      cancelled: 0,
+    });
     expect(await r.workflows.listUnfinishedByOwner('u1')).toEqual([
       { projectId: 'p1', kind: 'build', status: 'running', stepIndex: 0, stepTotal: 0, stepName: null },
       { projectId: 'p1', kind: 'build', status: 'queued', stepIndex: 0, stepTotal: 0, stepName: null },
@@ -162,7 +230,9 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect(await r.workflows.releaseWaiting('a', 'other')).toBe(false);
     expect(await r.workflows.releaseWaiting('a', 'me')).toBe(true);
     expect((await r.workflows.findById('a'))!).toMatchObject({ runnerId: null, leaseExpiresAt: null });
-    expect(await r.workflows.transition('a', 'waiting_for_input', { status: 'running', runnerId: 'me' }, null)).toBe(true);
+    expect(await r.workflows.transition('a', 'waiting_for_input', { status: 'running', runnerId: 'me' }, null)).toBe(
+      true,
+    );
     expect(await r.workflows.transition('a', 'running', { status: 'completed', finishedAt: T2 }, 'me')).toBe(true);
     expect((await r.workflows.latestFinished('p1'))!.id).toBe('a');
     expect(await r.workflows.instructionsBefore('p1', s2)).toEqual(['do a']);
@@ -170,7 +240,16 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
   });
 
   it('messages: append numbers per project from the project row, list pages after a seq', async () => {
-    const m = (projectId: string, content: string) => r.messages.append({ id: `${projectId}-${content}`, projectId, workflowId: null, role: 'user', type: 'instruction', content, createdAt: T0 });
+    const m = (projectId: string, content: string) =>
+      r.messages.append({
+        id: `${projectId}-${content}`,
+        projectId,
+        workflowId: null,
+        role: 'user',
+        type: 'instruction',
+        content,
+        createdAt: T0,
+      });
     expect((await m('p1', 'one')).seq).toBe(1);
     expect((await m('p1', 'two')).seq).toBe(2);
     expect((await m('p2', 'other')).seq).toBe(1);
@@ -183,7 +262,22 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
 
   it('questions: insert, pending, by key, latest answer of the project, answer once', async () => {
     await r.workflows.insert(workflow('a', 'p1', 1, 'waiting_for_input'));
-    const q = { id: 'q', workflowId: 'a', projectId: 'p1', key: 'colour', prompt: 'Which?', options: null, pattern: null, kind: 'text' as const, format: null, maxLength: null, rules: null, askedAt: T0, answer: null, answeredAt: null };
+    const q = {
+      id: 'q',
+      workflowId: 'a',
+      projectId: 'p1',
+      key: 'colour',
+      prompt: 'Which?',
+      options: null,
+      pattern: null,
+      kind: 'text' as const,
+      format: null,
+      maxLength: null,
+      rules: null,
+      askedAt: T0,
+      answer: null,
+      answeredAt: null,
+    };
     await r.questions.insert(q);
     expect((await r.questions.findById('q'))!.prompt).toBe('Which?');
     expect((await r.questions.pendingOf('a'))!.id).toBe('q');
@@ -197,7 +291,22 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
 
   it('questions: file pages stored with a question and replaced', async () => {
     await r.workflows.insert(workflow('a', 'p1', 1, 'waiting_for_input'));
-    await r.questions.insert({ id: 'q', workflowId: 'a', projectId: 'p1', key: 'code_1', prompt: 'Code?', options: null, pattern: null, kind: 'code', format: null, maxLength: null, rules: null, askedAt: T0, answer: null, answeredAt: null });
+    await r.questions.insert({
+      id: 'q',
+      workflowId: 'a',
+      projectId: 'p1',
+      key: 'code_1',
+      prompt: 'Code?',
+      options: null,
+      pattern: null,
+      kind: 'code',
+      format: null,
+      maxLength: null,
+      rules: null,
+      askedAt: T0,
+      answer: null,
+      answeredAt: null,
+    });
     expect(await r.questions.filePagesOf('q')).toBeUndefined();
     await r.questions.saveFilePages('q', '[[{"path":"App.tsx","content":"a"}]]');
     await r.questions.saveFilePages('q', '[[{"path":"App.tsx","content":"b"}]]');
@@ -207,10 +316,36 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
   it('answer checks: insert, list the open ones, take once, settle once by the taker, delete, delete the old ones', async () => {
     await r.workflows.insert(workflow('a', 'p1', 1, 'waiting_for_input'));
     await r.workflows.insert(workflow('b', 'p2', 2, 'waiting_for_input'));
-    for (const [id, wf] of [['qa', 'a'], ['qb', 'b']] as const) {
-      await r.questions.insert({ id, workflowId: wf, projectId: wf === 'a' ? 'p1' : 'p2', key: 'code_1', prompt: 'Code?', options: null, pattern: null, kind: 'code', format: null, maxLength: null, rules: null, askedAt: T0, answer: null, answeredAt: null });
+    for (const [id, wf] of [
+      ['qa', 'a'],
+      ['qb', 'b'],
+    ] as const) {
+      await r.questions.insert({
+        id,
+        workflowId: wf,
+        projectId: wf === 'a' ? 'p1' : 'p2',
+        key: 'code_1',
+        prompt: 'Code?',
+        options: null,
+        pattern: null,
+        kind: 'code',
+        format: null,
+        maxLength: null,
+        rules: null,
+        askedAt: T0,
+        answer: null,
+        answeredAt: null,
+      });
     }
-    const check = (id: string, questionId: string, workflowId: string, createdAt: string) => ({ id, questionId, workflowId, answer: `answer ${id}`, checkedBy: null, verdict: null, createdAt });
+    const check = (id: string, questionId: string, workflowId: string, createdAt: string) => ({
+      id,
+      questionId,
+      workflowId,
+      answer: `answer ${id}`,
+      checkedBy: null,
+      verdict: null,
+      createdAt,
+    });
     await r.answerChecks.insert(check('c1', 'qa', 'a', T0));
     await r.answerChecks.insert(check('c2', 'qb', 'b', T1));
     await r.answerChecks.insert(check('c3', 'qa', 'a', T2));
@@ -223,7 +358,11 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect(await r.answerChecks.settle('c1', 'r2', '{"ok":false}')).toBe(false);
     expect(await r.answerChecks.settle('c1', 'r1', '{"ok":true,"content":"x"}')).toBe(true);
     expect(await r.answerChecks.settle('c1', 'r1', '{"ok":false}')).toBe(false);
-    expect(await r.answerChecks.findById('c1')).toMatchObject({ checkedBy: 'r1', verdict: '{"ok":true,"content":"x"}', answer: 'answer c1' });
+    expect(await r.answerChecks.findById('c1')).toMatchObject({
+      checkedBy: 'r1',
+      verdict: '{"ok":true,"content":"x"}',
+      answer: 'answer c1',
+    });
     await r.answerChecks.delete('c1');
     expect(await r.answerChecks.findById('c1')).toBeUndefined();
     expect(await r.answerChecks.deleteBefore(T2)).toBe(1);
@@ -233,8 +372,26 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
   it('artifacts: insert, find, per workflow, latest per platform, bytes per owner, retention, deploy numbers from the project row', async () => {
     await r.workflows.insert(workflow('a', 'p1', 1, 'completed'));
     await r.workflows.insert(workflow('b', 'p1', 2, 'completed'));
-    const art = (id: string, kind: 'preview' | 'deployment', platform: 'web' | 'ios', createdAt: string, workflowId = 'a', number: number | null = null) =>
-      r.artifacts.insert({ id, projectId: 'p1', workflowId, kind, platform, number, externalUrl: null, bytes: 10, createdAt, blobId: null });
+    const art = (
+      id: string,
+      kind: 'preview' | 'deployment',
+      platform: 'web' | 'ios',
+      createdAt: string,
+      workflowId = 'a',
+      number: number | null = null,
+    ) =>
+      r.artifacts.insert({
+        id,
+        projectId: 'p1',
+        workflowId,
+        kind,
+        platform,
+        number,
+        externalUrl: null,
+        bytes: 10,
+        createdAt,
+        blobId: null,
+      });
     await art('v1', 'preview', 'web', T0);
     await art('v2', 'preview', 'web', T1);
     await art('v3', 'preview', 'ios', T2);
@@ -270,7 +427,15 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
 
   it('process groups: insert, list by project and host, remove', async () => {
     await r.workflows.insert(workflow('a', 'p1', 1, 'running', { runnerId: 'me' }));
-    await r.processGroups.insert({ host: 'h1', pgid: 42, leaderStart: null, workflowId: 'a', projectId: 'p1', runnerId: 'me', createdAt: T0 });
+    await r.processGroups.insert({
+      host: 'h1',
+      pgid: 42,
+      leaderStart: null,
+      workflowId: 'a',
+      projectId: 'p1',
+      runnerId: 'me',
+      createdAt: T0,
+    });
     expect((await r.processGroups.listByProject('p1')).map((g) => g.pgid)).toEqual([42]);
     expect((await r.processGroups.listByHost('h1')).map((g) => g.pgid)).toEqual([42]);
     expect(await r.processGroups.listByHost('h2')).toEqual([]);
@@ -282,25 +447,71 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     const o = r.oauth;
     await o.saveClient({ clientId: 'c', kind: 'registered', metadata: '{}', createdAt: T0, expiresAt: null });
     expect((await o.findClient('c'))!.kind).toBe('registered');
-    await o.insertRequest({ id: 'rq', clientId: 'c', redirectUri: 'http://x/cb', codeChallenge: 'ch', state: 's', resource: 'http://r/mcp', scope: '', csrfHash: 'x', createdAt: T0, expiresAt: T2, decidedAt: null });
+    await o.insertRequest({
+      id: 'rq',
+      clientId: 'c',
+      redirectUri: 'http://x/cb',
+      codeChallenge: 'ch',
+      state: 's',
+      resource: 'http://r/mcp',
+      scope: '',
+      csrfHash: 'x',
+      createdAt: T0,
+      expiresAt: T2,
+      decidedAt: null,
+    });
     await o.setRequestCsrf('rq', 'y');
     expect((await o.findRequest('rq'))!.csrfHash).toBe('y');
     expect(await o.decideRequest('rq', T1)).toBe(true);
     expect(await o.decideRequest('rq', T1)).toBe(false);
     await o.deleteExpiredRequests('2027-01-01T00:00:00.000Z');
     expect(await o.findRequest('rq')).toBeUndefined();
-    await o.insertGrant({ id: 'g', userId: 'u1', clientId: 'c', clientName: 'C', resource: 'http://r/mcp', scope: '', createdAt: T0, lastUsedAt: null, revokedAt: null });
+    await o.insertGrant({
+      id: 'g',
+      userId: 'u1',
+      clientId: 'c',
+      clientName: 'C',
+      resource: 'http://r/mcp',
+      scope: '',
+      createdAt: T0,
+      lastUsedAt: null,
+      revokedAt: null,
+    });
     await o.touchGrant('g', T1);
     expect((await o.findGrant('g'))!.lastUsedAt).toBe(T1);
-    await o.insertCode({ codeHash: 'ch1', grantId: 'g', clientId: 'c', redirectUri: 'http://x/cb', codeChallenge: 'ch', resource: 'http://r/mcp', createdAt: T0, expiresAt: T2, usedAt: null });
+    await o.insertCode({
+      codeHash: 'ch1',
+      grantId: 'g',
+      clientId: 'c',
+      redirectUri: 'http://x/cb',
+      codeChallenge: 'ch',
+      resource: 'http://r/mcp',
+      createdAt: T0,
+      expiresAt: T2,
+      usedAt: null,
+    });
     expect(await o.hasOpenCode('g', T1)).toBe(true);
     expect((await o.findCode('ch1'))!.grantId).toBe('g');
     expect(await o.useCode('ch1', T1)).toBe(true);
     expect(await o.useCode('ch1', T1)).toBe(false);
-    const token = (id: string, kind: 'access' | 'refresh', expiresAt: string) => ({ id, tokenHash: `h-${id}`, kind, grantId: 'g', resource: 'http://r/mcp', createdAt: T0, expiresAt, usedAt: null, revokedAt: null });
+    const token = (id: string, kind: 'access' | 'refresh', expiresAt: string) => ({
+      id,
+      tokenHash: `h-${id}`,
+      kind,
+      grantId: 'g',
+      resource: 'http://r/mcp',
+      createdAt: T0,
+      expiresAt,
+      usedAt: null,
+      revokedAt: null,
+    });
     await o.insertToken(token('at', 'access', T1));
     await o.insertToken(token('rt', 'refresh', T2));
-    expect(await o.findToken('h-at')).toMatchObject({ token: { id: 'at' }, grant: { id: 'g' }, user: { name: 'alice' } });
+    expect(await o.findToken('h-at')).toMatchObject({
+      token: { id: 'at' },
+      grant: { id: 'g' },
+      user: { name: 'alice' },
+    });
     expect(await o.lastRefreshExpiry('g')).toBe(T2);
     expect(await o.useToken('rt', T1)).toBe(true);
     expect(await o.useToken('rt', T1)).toBe(false);
@@ -318,16 +529,44 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     await r.loginCodes.insert({ codeHash: 'lc', userId: 'u1', createdAt: T0, expiresAt: T2, usedAt: null });
     expect(await r.loginCodes.consume('lc', T1)).toMatchObject({ name: 'alice' });
     expect(await r.loginCodes.consume('lc', T1)).toBeUndefined();
-    await r.webSessions.insert({ id: 's1', sessionHash: 'sh1', userId: 'u1', tokenId: null, createdAt: T0, expiresAt: T2 });
-    await r.webSessions.insert({ id: 's2', sessionHash: 'sh2', userId: 'u2', tokenId: null, createdAt: T0, expiresAt: T1 });
-    expect(await r.webSessions.findByHash('sh1')).toMatchObject({ session: { id: 's1' }, user: { name: 'alice' }, token: null });
-    expect((await r.webSessions.listLive('2026-01-01T00:30:00.000Z')).map((w) => w.session.id).sort()).toEqual(['s1', 's2']);
+    await r.webSessions.insert({
+      id: 's1',
+      sessionHash: 'sh1',
+      userId: 'u1',
+      tokenId: null,
+      createdAt: T0,
+      expiresAt: T2,
+    });
+    await r.webSessions.insert({
+      id: 's2',
+      sessionHash: 'sh2',
+      userId: 'u2',
+      tokenId: null,
+      createdAt: T0,
+      expiresAt: T1,
+    });
+    expect(await r.webSessions.findByHash('sh1')).toMatchObject({
+      session: { id: 's1' },
+      user: { name: 'alice' },
+      token: null,
+    });
+    expect((await r.webSessions.listLive('2026-01-01T00:30:00.000Z')).map((w) => w.session.id).sort()).toEqual([
+      's1',
+      's2',
+    ]);
     expect((await r.webSessions.listLive('2026-01-01T00:30:00.000Z', 'u2')).map((w) => w.userName)).toEqual(['bob']);
     await r.webSessions.deleteExpired('2026-01-01T01:30:00.000Z');
     expect(await r.webSessions.findByHash('sh2')).toBeUndefined();
     await r.webSessions.deleteByHash('sh1');
     expect(await r.webSessions.findByHash('sh1')).toBeUndefined();
-    await r.webSessions.insert({ id: 's3', sessionHash: 'sh3', userId: 'u1', tokenId: null, createdAt: T0, expiresAt: T2 });
+    await r.webSessions.insert({
+      id: 's3',
+      sessionHash: 'sh3',
+      userId: 'u1',
+      tokenId: null,
+      createdAt: T0,
+      expiresAt: T2,
+    });
     expect(await r.webSessions.deleteById('s3')).toBe(true);
     expect(await r.webSessions.deleteById('s3')).toBe(false);
   });
@@ -336,7 +575,17 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     const seq = await store.transaction(async (tx) => {
       await tx.lock('projects', 'p1');
       await tx.workflows.insert(workflow('a', 'p1', 1));
-      return (await tx.messages.append({ id: 'm', projectId: 'p1', workflowId: 'a', role: 'user', type: 'instruction', content: 'x', createdAt: T0 })).seq;
+      return (
+        await tx.messages.append({
+          id: 'm',
+          projectId: 'p1',
+          workflowId: 'a',
+          role: 'user',
+          type: 'instruction',
+          content: 'x',
+          createdAt: T0,
+        })
+      ).seq;
     });
     expect(seq).toBe(1);
     expect((await r.workflows.findById('a'))!.status).toBe('queued');
@@ -347,7 +596,15 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     await expect(
       store.transaction(async (tx) => {
         await tx.workflows.insert(workflow('a', 'p1', 1));
-        await tx.messages.append({ id: 'm', projectId: 'p1', workflowId: 'a', role: 'user', type: 'instruction', content: 'x', createdAt: T0 });
+        await tx.messages.append({
+          id: 'm',
+          projectId: 'p1',
+          workflowId: 'a',
+          role: 'user',
+          type: 'instruction',
+          content: 'x',
+          createdAt: T0,
+        });
         throw failure;
       }),
     ).rejects.toBe(failure);
@@ -425,9 +682,17 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
       store.transaction(async (tx) => {
         await tx.lock('projects', 'p1');
         order.push(`${name} begins`);
-        const seq = (await tx.workflows.nextSeq());
+        const seq = await tx.workflows.nextSeq();
         await tx.workflows.insert(workflow(name, 'p1', seq));
-        const message = await tx.messages.append({ id: `m-${name}`, projectId: 'p1', workflowId: name, role: 'user', type: 'instruction', content: name, createdAt: T0 });
+        const message = await tx.messages.append({
+          id: `m-${name}`,
+          projectId: 'p1',
+          workflowId: name,
+          role: 'user',
+          type: 'instruction',
+          content: name,
+          createdAt: T0,
+        });
         const position = (await tx.workflows.listQueued('p1')).findIndex((w) => w.id === name) + 1;
         order.push(`${name} ends`);
         return { seq, message: message.seq, position };
@@ -436,7 +701,10 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     const results = await Promise.all(names.map(send));
     // Holding the project's lock, each ran whole before the next began: in call order on SQLite
     // (one FIFO mutex), in the order the lock was granted on PostgreSQL (the seqs say which).
-    const granted = store.dialect === 'sqlite' ? names : [...names].sort((x, y) => results[names.indexOf(x)]!.seq - results[names.indexOf(y)]!.seq);
+    const granted =
+      store.dialect === 'sqlite'
+        ? names
+        : [...names].sort((x, y) => results[names.indexOf(x)]!.seq - results[names.indexOf(y)]!.seq);
     expect(order).toEqual(granted.flatMap((n) => [`${n} begins`, `${n} ends`]));
     expect(granted.map((n) => results[names.indexOf(n)])).toEqual([
       { seq: 1, message: 1, position: 1 },
@@ -485,7 +753,16 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
         store.transaction(async (tx) => {
-          for (let j = 0; j < 20; j++) await tx.messages.append({ id: `m${i}-${j}`, projectId: 'p1', workflowId: null, role: 'system', type: 'status', content: 'x', createdAt: T0 });
+          for (let j = 0; j < 20; j++)
+            await tx.messages.append({
+              id: `m${i}-${j}`,
+              projectId: 'p1',
+              workflowId: null,
+              role: 'system',
+              type: 'status',
+              content: 'x',
+              createdAt: T0,
+            });
         }),
       ),
     );
@@ -496,8 +773,12 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
 
 describe('openStore', () => {
   it('refuses a database URL that is not postgres:// or postgresql://, without echoing it', async () => {
-    await expect(openStore({ file: ':memory:', databaseUrl: 'mysql://user:secret@host/db' })).rejects.toThrow(/postgres:\/\/ or postgresql:\/\/ \(got mysql:\/\/…\)/);
-    await expect(openStore({ file: ':memory:', databaseUrl: 'mysql://user:secret@host/db' })).rejects.not.toThrow(/secret/);
+    await expect(openStore({ file: ':memory:', databaseUrl: 'mysql://user:secret@host/db' })).rejects.toThrow(
+      /postgres:\/\/ or postgresql:\/\/ \(got mysql:\/\/…\)/,
+    );
+    await expect(openStore({ file: ':memory:', databaseUrl: 'mysql://user:secret@host/db' })).rejects.not.toThrow(
+      /secret/,
+    );
   });
 });
 
@@ -509,7 +790,12 @@ describe.skipIf(!postgresAvailable())('store contract: postgres across nodes', (
 
   const openNode = async (name: string, options: Partial<StoreConfig> = {}) => {
     pgDatabase ??= createTestDatabase();
-    return (await openStore({ file: ':unused:', databaseUrl: (await pgDatabase).url, applicationName: name, ...options })) as PgStore;
+    return (await openStore({
+      file: ':unused:',
+      databaseUrl: (await pgDatabase).url,
+      applicationName: name,
+      ...options,
+    })) as PgStore;
   };
 
   beforeEach(async () => {
@@ -531,7 +817,11 @@ describe.skipIf(!postgresAvailable())('store contract: postgres across nodes', (
 
   /** True once a connection of `applicationName` waits for a row lock. */
   const waitsForLock = async (applicationName: string) =>
-    (await admin.query(`select 1 from pg_stat_activity where application_name = $1 and wait_event_type = 'Lock'`, [applicationName])).rowCount! > 0;
+    (
+      await admin.query(`select 1 from pg_stat_activity where application_name = $1 and wait_event_type = 'Lock'`, [
+        applicationName,
+      ])
+    ).rowCount! > 0;
 
   it('transactions that lock one project take turns: the second sees what the first wrote', async () => {
     // Node A holds the lock while it waits for the test (a span it is told to ignore).
@@ -545,13 +835,33 @@ describe.skipIf(!postgresAvailable())('store contract: postgres across nodes', (
         await tx.lock('projects', 'p1');
         locked();
         await released;
-        return (await tx.messages.append({ id: 'm1', projectId: 'p1', workflowId: null, role: 'user', type: 'instruction', content: 'one', createdAt: T0 })).seq;
+        return (
+          await tx.messages.append({
+            id: 'm1',
+            projectId: 'p1',
+            workflowId: null,
+            role: 'user',
+            type: 'instruction',
+            content: 'one',
+            createdAt: T0,
+          })
+        ).seq;
       });
       await hasLock;
       const second = b.transaction(async (tx) => {
         await tx.lock('projects', 'p1');
         const before = await tx.messages.lastSeq('p1');
-        const seq = (await tx.messages.append({ id: 'm2', projectId: 'p1', workflowId: null, role: 'user', type: 'instruction', content: 'two', createdAt: T0 })).seq;
+        const seq = (
+          await tx.messages.append({
+            id: 'm2',
+            projectId: 'p1',
+            workflowId: null,
+            role: 'user',
+            type: 'instruction',
+            content: 'two',
+            createdAt: T0,
+          })
+        ).seq;
         return { before, seq };
       });
       await waitFor(() => waitsForLock('node-b'), 15_000, 'node B to wait for the project lock');
@@ -605,7 +915,15 @@ describe.skipIf(!postgresAvailable())('store contract: postgres across nodes', (
         await tx.lock('projects', 'p1');
         const seq = await tx.workflows.nextSeq();
         await tx.workflows.insert(workflow(`w${i}`, 'p1', seq));
-        const message = await tx.messages.append({ id: `m${i}`, projectId: 'p1', workflowId: `w${i}`, role: 'user', type: 'instruction', content: `${i}`, createdAt: T0 });
+        const message = await tx.messages.append({
+          id: `m${i}`,
+          projectId: 'p1',
+          workflowId: `w${i}`,
+          role: 'user',
+          type: 'instruction',
+          content: `${i}`,
+          createdAt: T0,
+        });
         return { seq, message: message.seq };
       });
     const results = await Promise.all(Array.from({ length: 10 }, (_, i) => send(i % 2 === 0 ? a : b, i)));
@@ -627,7 +945,9 @@ describe.skipIf(!postgresAvailable())('store contract: postgres across nodes', (
         await tx.workflows.insert(workflow(id, projectId, seq));
         return seq;
       });
-    const seqs = await Promise.all(Array.from({ length: 10 }, (_, i) => send(i % 2 === 0 ? a : b, i % 2 === 0 ? 'p1' : 'p2', `w${i}`)));
+    const seqs = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => send(i % 2 === 0 ? a : b, i % 2 === 0 ? 'p1' : 'p2', `w${i}`)),
+    );
     expect(new Set(seqs).size).toBe(10);
   });
 
@@ -680,7 +1000,11 @@ describe.skipIf(!postgresAvailable())('store contract: postgres across nodes', (
       await a.repos.workflows.insert(workflow(`h${i}`, `r${i}`, await a.repos.workflows.nextSeq()));
     }
     const claims = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => [a, b].map((node, n) => node.repos.workflows.claimQueued(`h${i}`, { status: 'running', runnerId: `node-${n}`, startedAt: T1 }))).flat(),
+      Array.from({ length: 10 }, (_, i) =>
+        [a, b].map((node, n) =>
+          node.repos.workflows.claimQueued(`h${i}`, { status: 'running', runnerId: `node-${n}`, startedAt: T1 }),
+        ),
+      ).flat(),
     );
     for (let i = 0; i < 10; i++) expect([claims[2 * i], claims[2 * i + 1]].filter(Boolean)).toHaveLength(1);
     expect(await a.repos.workflows.listActive()).toHaveLength(10);
@@ -702,7 +1026,9 @@ describe.skipIf(!postgresAvailable())('store contract: postgres across nodes', (
   });
 
   it('isHeldBy locks the row: a takeover waits for the holder to commit, then sees its write', async () => {
-    await a.repos.workflows.insert(workflow('x', 'p1', await a.repos.workflows.nextSeq(), 'running', { runnerId: 'old', leaseExpiresAt: 1 }));
+    await a.repos.workflows.insert(
+      workflow('x', 'p1', await a.repos.workflows.nextSeq(), 'running', { runnerId: 'old', leaseExpiresAt: 1 }),
+    );
     const holder = await openNode('node-holder', { strictTransactions: false, onTransactionSpan: () => {} });
     try {
       let checked!: () => void;
@@ -716,12 +1042,17 @@ describe.skipIf(!postgresAvailable())('store contract: postgres across nodes', (
         await tx.workflows.updateHeld('x', 'old', { stepName: 'written by the holder' });
       });
       await hasChecked;
-      const takeover = b.transaction(async (tx) => tx.workflows.transition('x', 'running', { status: 'failed', errorCode: 'interrupted', runnerId: null }, 'old'));
+      const takeover = b.transaction(async (tx) =>
+        tx.workflows.transition('x', 'running', { status: 'failed', errorCode: 'interrupted', runnerId: null }, 'old'),
+      );
       await waitFor(() => waitsForLock('node-b'), 15_000, 'the takeover to wait for the row lock');
       release();
       await write;
       expect(await takeover).toBe(true);
-      expect(await a.repos.workflows.findById('x')).toMatchObject({ status: 'failed', stepName: 'written by the holder' });
+      expect(await a.repos.workflows.findById('x')).toMatchObject({
+        status: 'failed',
+        stepName: 'written by the holder',
+      });
     } finally {
       await holder.close();
     }

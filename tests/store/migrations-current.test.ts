@@ -19,7 +19,11 @@ const run = promisify(execFile);
 
 /** Runs drizzle-kit in the repository root; stdin closed, so it can never wait on a prompt. */
 async function drizzleKitOutput(args: string[]): Promise<string> {
-  const child = run(process.execPath, [drizzleKit, ...args], { cwd: root, timeout: 300_000, env: { ...process.env, NO_COLOR: '1' } });
+  const child = run(process.execPath, [drizzleKit, ...args], {
+    cwd: root,
+    timeout: 300_000,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   child.child.stdin?.end();
   const { stdout, stderr } = await child;
   return stdout + stderr;
@@ -42,7 +46,15 @@ describe.each(CONFIGS)('$config', ({ config, dialect, schema, out }) => {
     const copy = join(scratch, out);
     cpSync(join(root, out), copy, { recursive: true });
     // drizzle-kit joins --out to the working directory, so it takes a relative path.
-    const output = await drizzleKitOutput(['generate', '--dialect', dialect, '--schema', schema, '--out', relative(root, copy)]);
+    const output = await drizzleKitOutput([
+      'generate',
+      '--dialect',
+      dialect,
+      '--schema',
+      schema,
+      '--out',
+      relative(root, copy),
+    ]);
     expect(output).toMatch(/No schema changes, nothing to migrate/);
     expect(readdirSync(copy).sort()).toEqual(readdirSync(join(root, out)).sort());
   });

@@ -31,7 +31,8 @@ describe.skipIf(!postgresAvailable())('PgBlobStore', () => {
   let db: TestDatabase;
   let pool: pg.Pool;
   let blobs: PgBlobStore;
-  const count = async (table: 'blobs' | 'blob_chunks') => (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]!.n;
+  const count = async (table: 'blobs' | 'blob_chunks') =>
+    (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]!.n;
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -57,11 +58,17 @@ describe.skipIf(!postgresAvailable())('PgBlobStore', () => {
     expect(back.length).toBe(size);
     expect(sha256(back)).toBe(stored.sha256);
     expect(back.equals(data)).toBe(true);
-    const rows = await pool.query<{ n: number; len: number }>('SELECT n, length(data) AS len FROM blob_chunks WHERE blob_id = $1 ORDER BY n', [stored.id]);
+    const rows = await pool.query<{ n: number; len: number }>(
+      'SELECT n, length(data) AS len FROM blob_chunks WHERE blob_id = $1 ORDER BY n',
+      [stored.id],
+    );
     expect(rows.rows.map((row) => row.n)).toEqual(Array.from({ length: chunks }, (_, i) => i));
     expect(rows.rows.every((row) => row.len <= CHUNK)).toBe(true);
     const row = await pool.query('SELECT bytes, sha256 FROM blobs WHERE id = $1', [stored.id]);
-    expect({ bytes: Number(row.rows[0].bytes), sha256: row.rows[0].sha256 }).toEqual({ bytes: size, sha256: stored.sha256 });
+    expect({ bytes: Number(row.rows[0].bytes), sha256: row.rows[0].sha256 }).toEqual({
+      bytes: size,
+      sha256: stored.sha256,
+    });
   });
 
   it('takes strings and one-byte pieces as well as large ones', async () => {
@@ -130,7 +137,8 @@ describe.skipIf(!postgresAvailable())('PgBlobStore', () => {
     // The stream may hold one chunk read ahead; the one after it is gone.
     let received = CHUNK;
     const error = await (async () => {
-      for (let next = await reader.next(); !next.done; next = await reader.next()) received += (next.value as Buffer).length;
+      for (let next = await reader.next(); !next.done; next = await reader.next())
+        received += (next.value as Buffer).length;
     })().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BlobNotFoundError);
     expect(received).toBeLessThan(3 * CHUNK);

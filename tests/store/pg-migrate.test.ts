@@ -34,7 +34,9 @@ describe.skipIf(!postgresAvailable())('PostgreSQL migrations', () => {
     });
 
     it('apply every migration exactly once', async () => {
-      const journal = (await import('../../drizzle-pg/meta/_journal.json', { with: { type: 'json' } })).default as { entries: unknown[] };
+      const journal = (await import('../../drizzle-pg/meta/_journal.json', { with: { type: 'json' } })).default as {
+        entries: unknown[];
+      };
       const applied = await client.query('SELECT hash FROM drizzle.__drizzle_migrations');
       expect(applied.rowCount).toBe(journal.entries.length);
       expect(new Set(applied.rows.map((row: { hash: string }) => row.hash)).size).toBe(journal.entries.length);
@@ -54,7 +56,9 @@ describe.skipIf(!postgresAvailable())('PostgreSQL migrations', () => {
     it('run again as a no-op', async () => {
       await migratePostgres(databases[0]!.url);
       const applied = await client.query('SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations');
-      const journal = (await import('../../drizzle-pg/meta/_journal.json', { with: { type: 'json' } })).default as { entries: unknown[] };
+      const journal = (await import('../../drizzle-pg/meta/_journal.json', { with: { type: 'json' } })).default as {
+        entries: unknown[];
+      };
       expect(applied.rows[0].n).toBe(journal.entries.length);
     });
   });
@@ -86,7 +90,9 @@ describe.skipIf(!postgresAvailable())('PostgreSQL migrations', () => {
       await client.query('BEGIN');
       const first = await client.query<{ ms: string }>('SELECT svc_now_ms() AS ms');
       await client.query('SELECT pg_sleep(0.01)');
-      const second = await client.query<{ ms: string; now: string }>("SELECT svc_now_ms() AS ms, (extract(epoch from now()) * 1000)::bigint AS now");
+      const second = await client.query<{ ms: string; now: string }>(
+        'SELECT svc_now_ms() AS ms, (extract(epoch from now()) * 1000)::bigint AS now',
+      );
       await client.query('COMMIT');
       const [a, b] = [Number(first.rows[0]!.ms), Number(second.rows[0]!.ms)];
       expect(b).toBeGreaterThanOrEqual(a + 10);
@@ -101,7 +107,10 @@ describe.skipIf(!postgresAvailable())('PostgreSQL migrations', () => {
       const [p1, p2] = [randomUUID(), randomUUID()];
       await client.query('INSERT INTO users (id, name, created_at) VALUES ($1, $2, $3)', [userId, `u-${userId}`, now]);
       for (const id of [p1, p2]) {
-        await client.query("INSERT INTO projects (id, owner_id, name, visibility, created_at, updated_at) VALUES ($1, $2, 'p', 'private', $3, $3)", [id, userId, now]);
+        await client.query(
+          "INSERT INTO projects (id, owner_id, name, visibility, created_at, updated_at) VALUES ($1, $2, 'p', 'private', $3, $3)",
+          [id, userId, now],
+        );
       }
       const insert = (projectId: string, status: string) =>
         client.query<{ seq: string }>(
@@ -109,19 +118,38 @@ describe.skipIf(!postgresAvailable())('PostgreSQL migrations', () => {
           [randomUUID(), projectId, status, now],
         );
       const running = await insert(p1, 'running');
-      await expect(insert(p1, 'waiting_for_input')).rejects.toMatchObject({ code: '23505', constraint: 'workflows_one_active_per_project' });
+      await expect(insert(p1, 'waiting_for_input')).rejects.toMatchObject({
+        code: '23505',
+        constraint: 'workflows_one_active_per_project',
+      });
       await expect(insert(p1, 'cancelling')).rejects.toMatchObject({ code: '23505' });
       const queued = await insert(p1, 'queued');
       await insert(p1, 'queued');
       await insert(p2, 'running');
       // The identity column gives the FIFO order.
       expect(Number(queued.rows[0]!.seq)).toBeGreaterThan(Number(running.rows[0]!.seq));
-      const counters = await client.query('SELECT message_seq, deployment_seq, workspace_version, last_runner_host FROM projects WHERE id = $1', [p1]);
-      expect(counters.rows[0]).toEqual({ message_seq: 0, deployment_seq: 0, workspace_version: 0, last_runner_host: null });
+      const counters = await client.query(
+        'SELECT message_seq, deployment_seq, workspace_version, last_runner_host FROM projects WHERE id = $1',
+        [p1],
+      );
+      expect(counters.rows[0]).toEqual({
+        message_seq: 0,
+        deployment_seq: 0,
+        workspace_version: 0,
+        last_runner_host: null,
+      });
     });
 
     it('has the rate_limits layout RateLimiterPostgres reads and writes (created by the migration, not the library)', async () => {
-      const limiter = new RateLimiterPostgres({ storeClient: client, tableName: 'rate_limits', tableCreated: true, clearExpiredByTimeout: false, keyPrefix: 'test', points: 2, duration: 60 });
+      const limiter = new RateLimiterPostgres({
+        storeClient: client,
+        tableName: 'rate_limits',
+        tableCreated: true,
+        clearExpiredByTimeout: false,
+        keyPrefix: 'test',
+        points: 2,
+        duration: 60,
+      });
       await limiter.consume('token-a');
       await limiter.consume('token-a');
       await expect(limiter.consume('token-a')).rejects.toBeInstanceOf(RateLimiterRes);

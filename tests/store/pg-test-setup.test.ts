@@ -14,21 +14,31 @@ describe('where the PostgreSQL of a test run comes from', () => {
   };
 
   it('is SVC_TEST_DATABASE_URL when set', () => {
-    expect(postgresSource({ SVC_TEST_DATABASE_URL: ' postgres://u@db:5432/x ', CI: 'true' }, neverCalled)).toEqual({ kind: 'external', url: 'postgres://u@db:5432/x' });
+    expect(postgresSource({ SVC_TEST_DATABASE_URL: ' postgres://u@db:5432/x ', CI: 'true' }, neverCalled)).toEqual({
+      kind: 'external',
+      url: 'postgres://u@db:5432/x',
+    });
   });
 
   it('is a throwaway cluster of the installed binaries otherwise', () => {
-    expect(postgresSource({}, () => '/usr/lib/postgresql/15/bin')).toEqual({ kind: 'cluster', bin: '/usr/lib/postgresql/15/bin' });
+    expect(postgresSource({}, () => '/usr/lib/postgresql/15/bin')).toEqual({
+      kind: 'cluster',
+      bin: '/usr/lib/postgresql/15/bin',
+    });
   });
 
   it('fails the run with CI=true and no PostgreSQL, saying what to install', () => {
-    expect(() => postgresSource({ CI: 'true' }, noBin)).toThrow(/CI=true and no PostgreSQL.*apt-get install postgresql.*SVC_TEST_DATABASE_URL/);
+    expect(() => postgresSource({ CI: 'true' }, noBin)).toThrow(
+      /CI=true and no PostgreSQL.*apt-get install postgresql.*SVC_TEST_DATABASE_URL/,
+    );
   });
 
   it('skips the PostgreSQL suites with one line elsewhere', () => {
     const source = postgresSource({ SVC_TEST_DATABASE_URL: '' }, noBin);
     expect(source).toMatchObject({ kind: 'none' });
-    expect(source.kind === 'none' && source.message).toMatch(/^\[postgres\] no PostgreSQL here: the PostgreSQL suites skip \(.*\)\.$/);
+    expect(source.kind === 'none' && source.message).toMatch(
+      /^\[postgres\] no PostgreSQL here: the PostgreSQL suites skip \(.*\)\.$/,
+    );
     expect(source.kind === 'none' && source.message.includes('\n')).toBe(false);
   });
 });
@@ -67,7 +77,9 @@ describe.skipIf(!postgresAvailable())('a test database', () => {
     expect(tables.rows[0].n).toBe(0);
     await extra.drop();
     const [a] = clients as [pg.Client];
-    expect((await a.query('SELECT count(*)::int AS n FROM pg_database WHERE datname = $1', [extra.name])).rows[0].n).toBe(0);
+    expect(
+      (await a.query('SELECT count(*)::int AS n FROM pg_database WHERE datname = $1', [extra.name])).rows[0].n,
+    ).toBe(0);
     await client.end().catch(() => {});
   });
 });

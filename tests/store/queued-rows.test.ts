@@ -17,8 +17,22 @@ let writer: Store;
 
 function queued(id: string, seq: number): WorkflowRow {
   return {
-    id, projectId: 'p1', seq, kind: 'build', status: 'queued', instruction: `do ${id}`, stepIndex: 0, stepTotal: 0, stepName: null,
-    runnerId: null, leaseExpiresAt: null, errorCode: null, errorMessage: null, createdAt: T0, startedAt: null, finishedAt: null,
+    id,
+    projectId: 'p1',
+    seq,
+    kind: 'build',
+    status: 'queued',
+    instruction: `do ${id}`,
+    stepIndex: 0,
+    stepTotal: 0,
+    stepName: null,
+    runnerId: null,
+    leaseExpiresAt: null,
+    errorCode: null,
+    errorMessage: null,
+    createdAt: T0,
+    startedAt: null,
+    finishedAt: null,
   };
 }
 
@@ -28,8 +42,24 @@ beforeEach(async () => {
   // A second connection to the same file: another process, as far as the reader can tell.
   writer = await openStore({ file: join(dir, 'store.db') });
   await writer.repos.users.insert({ id: 'u1', name: 'alice', plan: 'free', createdAt: T0 });
-  await writer.repos.projects.insert({ id: 'p1', ownerId: 'u1', name: 'p1', description: null, visibility: 'private', createdAt: T0, updatedAt: T0, messageSeq: 0, deploymentSeq: 0, workspaceVersion: 0 });
-  for (const [id, seq] of [['a', 1], ['b', 2], ['c', 3]] as const) await writer.repos.workflows.insert(queued(id, seq));
+  await writer.repos.projects.insert({
+    id: 'p1',
+    ownerId: 'u1',
+    name: 'p1',
+    description: null,
+    visibility: 'private',
+    createdAt: T0,
+    updatedAt: T0,
+    messageSeq: 0,
+    deploymentSeq: 0,
+    workspaceVersion: 0,
+  });
+  for (const [id, seq] of [
+    ['a', 1],
+    ['b', 2],
+    ['c', 3],
+  ] as const)
+    await writer.repos.workflows.insert(queued(id, seq));
 });
 afterEach(async () => {
   await reader.close();
@@ -40,7 +70,9 @@ afterEach(async () => {
 it("a queue read again after another connection's claim, cancel and new workflows is the queue now", async () => {
   expect((await reader.repos.workflows.listQueued('p1')).map((w) => w.id)).toEqual(['a', 'b', 'c']);
 
-  expect(await writer.repos.workflows.claimQueued('a', { status: 'running', runnerId: 'other', startedAt: T0 })).toBe(true);
+  expect(await writer.repos.workflows.claimQueued('a', { status: 'running', runnerId: 'other', startedAt: T0 })).toBe(
+    true,
+  );
   expect(await writer.repos.workflows.transition('c', 'queued', { status: 'cancelled', finishedAt: T0 })).toBe(true);
   await writer.repos.workflows.insert(queued('d', 4));
 

@@ -30,7 +30,12 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const user = () => ({ id: randomUUID(), name: `user-${randomUUID()}`, plan: 'free', createdAt: new Date().toISOString() });
+const user = () => ({
+  id: randomUUID(),
+  name: `user-${randomUUID()}`,
+  plan: 'free',
+  createdAt: new Date().toISOString(),
+});
 
 /** The SQL of every statement run on `sqlite` while `call` runs. */
 async function statementsOf(sqlite: Database.Database, call: () => Promise<unknown>): Promise<string[]> {
@@ -61,7 +66,8 @@ it('every method listed as a read runs only SELECT statements (renewLease writes
       expect(sources.length, `${repo}.${method} runs a statement`).toBeGreaterThan(0);
       for (const source of sources) {
         const sql = source.trim().toLowerCase();
-        if (repo === 'workflows' && method === 'renewLease') expect(sql).toMatch(/^update "workflows" set "lease_expires_at" = \? where /);
+        if (repo === 'workflows' && method === 'renewLease')
+          expect(sql).toMatch(/^update "workflows" set "lease_expires_at" = \? where /);
         else expect(sql, `${repo}.${method}`).toMatch(/^(select|with) /);
       }
       checked++;
@@ -99,7 +105,9 @@ it("moves on another connection's commit, of any table", async () => {
   const other = new Database(file);
   try {
     other.pragma('busy_timeout = 5000');
-    other.prepare('insert into users (id, name, plan, created_at) values (?, ?, ?, ?)').run(randomUUID(), 'elsewhere', 'free', new Date().toISOString());
+    other
+      .prepare('insert into users (id, name, plan, created_at) values (?, ?, ?, ?)')
+      .run(randomUUID(), 'elsewhere', 'free', new Date().toISOString());
     const afterOther = store.rowGeneration();
     expect(afterOther).not.toBe(start);
     expect(store.rowGeneration()).toBe(afterOther);

@@ -36,24 +36,42 @@ interface ColumnShape {
 
 type Tables = Map<string, Map<string, ColumnShape>>;
 
-function tablesOf(config: (table: never) => { name: string; columns: { name: string; notNull: boolean; dataType: string; enumValues?: string[] }[] }, tables: unknown[]): Tables {
+function tablesOf(
+  config: (table: never) => {
+    name: string;
+    columns: { name: string; notNull: boolean; dataType: string; enumValues?: string[] }[];
+  },
+  tables: unknown[],
+): Tables {
   return new Map(
     tables.map((table) => {
       const { name, columns } = config(table as never);
-      return [name, new Map(columns.map((c) => [c.name, { notNull: c.notNull, dataType: c.dataType, enumValues: c.enumValues }]))];
+      return [
+        name,
+        new Map(columns.map((c) => [c.name, { notNull: c.notNull, dataType: c.dataType, enumValues: c.enumValues }])),
+      ];
     }),
   );
 }
 
-const sqlite = tablesOf(sqliteTableConfig, Object.values(sqliteSchema).filter((value) => is(value, SQLiteTable)));
-const postgres = tablesOf(pgTableConfig, Object.values(pgSchema).filter((value) => is(value, PgTable)));
+const sqlite = tablesOf(
+  sqliteTableConfig,
+  Object.values(sqliteSchema).filter((value) => is(value, SQLiteTable)),
+);
+const postgres = tablesOf(
+  pgTableConfig,
+  Object.values(pgSchema).filter((value) => is(value, PgTable)),
+);
 
 describe('SQLite and PostgreSQL schemas', () => {
   it('have the same tables, but the declared ones', () => {
     const sqliteNames = [...sqlite.keys()].filter((name) => !SQLITE_ONLY_TABLES.includes(name)).sort();
-    const postgresNames = [...postgres.keys()].filter((name) => !POSTGRES_ONLY_TABLES.includes(name) && !PENDING_IN_SQLITE.tables.includes(name)).sort();
+    const postgresNames = [...postgres.keys()]
+      .filter((name) => !POSTGRES_ONLY_TABLES.includes(name) && !PENDING_IN_SQLITE.tables.includes(name))
+      .sort();
     expect(postgresNames).toEqual(sqliteNames);
-    for (const name of POSTGRES_ONLY_TABLES) expect(postgres.has(name), `${name} is declared PostgreSQL-only`).toBe(true);
+    for (const name of POSTGRES_ONLY_TABLES)
+      expect(postgres.has(name), `${name} is declared PostgreSQL-only`).toBe(true);
   });
 
   it('have the same columns in each shared table: names, nullability, value kind, enum values', () => {
@@ -68,31 +86,62 @@ describe('SQLite and PostgreSQL schemas', () => {
   });
 
   it('still lack in SQLite only what PENDING_IN_SQLITE lists (remove the entries SQLite has now)', () => {
-    for (const table of PENDING_IN_SQLITE.tables) expect(sqlite.has(table), `SQLite has ${table} now: remove it from PENDING_IN_SQLITE`).toBe(false);
+    for (const table of PENDING_IN_SQLITE.tables)
+      expect(sqlite.has(table), `SQLite has ${table} now: remove it from PENDING_IN_SQLITE`).toBe(false);
     for (const [table, columns] of Object.entries(PENDING_IN_SQLITE.columns)) {
-      for (const column of columns) expect(sqlite.get(table)?.has(column), `SQLite has ${table}.${column} now: remove it from PENDING_IN_SQLITE`).toBe(false);
+      for (const column of columns)
+        expect(
+          sqlite.get(table)?.has(column),
+          `SQLite has ${table}.${column} now: remove it from PENDING_IN_SQLITE`,
+        ).toBe(false);
     }
   });
 
   it('give the same row types (checked by the type checker)', () => {
     expectTypeOf<typeof pgSchema.users.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.users.$inferSelect>();
     expectTypeOf<typeof pgSchema.apiTokens.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.apiTokens.$inferSelect>();
-    expectTypeOf<Omit<typeof pgSchema.projects.$inferSelect, 'lastRunnerHost'>>().toEqualTypeOf<typeof sqliteSchema.projects.$inferSelect>();
+    expectTypeOf<Omit<typeof pgSchema.projects.$inferSelect, 'lastRunnerHost'>>().toEqualTypeOf<
+      typeof sqliteSchema.projects.$inferSelect
+    >();
     expectTypeOf<typeof pgSchema.workflows.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.workflows.$inferSelect>();
     expectTypeOf<typeof pgSchema.messages.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.messages.$inferSelect>();
     expectTypeOf<typeof pgSchema.questions.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.questions.$inferSelect>();
-    expectTypeOf<typeof pgSchema.questionFilePages.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.questionFilePages.$inferSelect>();
-    expectTypeOf<typeof pgSchema.answerChecks.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.answerChecks.$inferSelect>();
+    expectTypeOf<typeof pgSchema.questionFilePages.$inferSelect>().toEqualTypeOf<
+      typeof sqliteSchema.questionFilePages.$inferSelect
+    >();
+    expectTypeOf<typeof pgSchema.answerChecks.$inferSelect>().toEqualTypeOf<
+      typeof sqliteSchema.answerChecks.$inferSelect
+    >();
     expectTypeOf<typeof pgSchema.artifacts.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.artifacts.$inferSelect>();
-    expectTypeOf<typeof pgSchema.updateChannels.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.updateChannels.$inferSelect>();
-    expectTypeOf<typeof pgSchema.processGroups.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.processGroups.$inferSelect>();
-    expectTypeOf<typeof pgSchema.loginCodes.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.loginCodes.$inferSelect>();
-    expectTypeOf<typeof pgSchema.oauthClients.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.oauthClients.$inferSelect>();
-    expectTypeOf<typeof pgSchema.oauthAuthorizationRequests.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.oauthAuthorizationRequests.$inferSelect>();
-    expectTypeOf<typeof pgSchema.oauthGrants.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.oauthGrants.$inferSelect>();
-    expectTypeOf<typeof pgSchema.oauthCodes.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.oauthCodes.$inferSelect>();
-    expectTypeOf<typeof pgSchema.oauthTokens.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.oauthTokens.$inferSelect>();
-    expectTypeOf<typeof pgSchema.webSessions.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.webSessions.$inferSelect>();
-    expectTypeOf<typeof pgSchema.rateLimits.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.rateLimits.$inferSelect>();
+    expectTypeOf<typeof pgSchema.updateChannels.$inferSelect>().toEqualTypeOf<
+      typeof sqliteSchema.updateChannels.$inferSelect
+    >();
+    expectTypeOf<typeof pgSchema.processGroups.$inferSelect>().toEqualTypeOf<
+      typeof sqliteSchema.processGroups.$inferSelect
+    >();
+    expectTypeOf<typeof pgSchema.loginCodes.$inferSelect>().toEqualTypeOf<
+      typeof sqliteSchema.loginCodes.$inferSelect
+    >();
+    expectTypeOf<typeof pgSchema.oauthClients.$inferSelect>().toEqualTypeOf<
+      typeof sqliteSchema.oauthClients.$inferSelect
+    >();
+    expectTypeOf<typeof pgSchema.oauthAuthorizationRequests.$inferSelect>().toEqualTypeOf<
+      typeof sqliteSchema.oauthAuthorizationRequests.$inferSelect
+    >();
+    expectTypeOf<typeof pgSchema.oauthGrants.$inferSelect>().toEqualTypeOf<
+      typeof sqliteSchema.oauthGrants.$inferSelect
+    >();
+    expectTypeOf<typeof pgSchema.oauthCodes.$inferSelect>().toEqualTypeOf<
+      typeof sqliteSchema.oauthCodes.$inferSelect
+    >();
+    expectTypeOf<typeof pgSchema.oauthTokens.$inferSelect>().toEqualTypeOf<
+      typeof sqliteSchema.oauthTokens.$inferSelect
+    >();
+    expectTypeOf<typeof pgSchema.webSessions.$inferSelect>().toEqualTypeOf<
+      typeof sqliteSchema.webSessions.$inferSelect
+    >();
+    expectTypeOf<typeof pgSchema.rateLimits.$inferSelect>().toEqualTypeOf<
+      typeof sqliteSchema.rateLimits.$inferSelect
+    >();
   });
 });

@@ -34,7 +34,19 @@ async function sqliteBackend(): Promise<Backend> {
   await store.repos.users.insert({ id: 'u1', name: 'alice', plan: 'free', createdAt: T0 });
   return {
     channels: store.repos.updateChannels,
-    addProject: (id) => store.repos.projects.insert({ id, ownerId: 'u1', name: id, description: null, visibility: 'private', createdAt: T0, updatedAt: T0, messageSeq: 0, deploymentSeq: 0, workspaceVersion: 0 }),
+    addProject: (id) =>
+      store.repos.projects.insert({
+        id,
+        ownerId: 'u1',
+        name: id,
+        description: null,
+        visibility: 'private',
+        createdAt: T0,
+        updatedAt: T0,
+        messageSeq: 0,
+        deploymentSeq: 0,
+        workspaceVersion: 0,
+      }),
     async close() {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
@@ -45,11 +57,19 @@ async function sqliteBackend(): Promise<Backend> {
 async function postgresBackend(): Promise<Backend> {
   const db: TestDatabase = await createTestDatabase();
   const pool = new pg.Pool({ connectionString: db.url, max: 4 });
-  await pool.query('INSERT INTO users (id, name, plan, created_at) VALUES ($1, $2, $3, $4)', ['u1', 'alice', 'free', T0]);
+  await pool.query('INSERT INTO users (id, name, plan, created_at) VALUES ($1, $2, $3, $4)', [
+    'u1',
+    'alice',
+    'free',
+    T0,
+  ]);
   return {
     channels: new PgUpdateChannelRepo(drizzle(pool, { schema: pgSchema })),
     addProject: async (id) => {
-      await pool.query("INSERT INTO projects (id, owner_id, name, visibility, created_at, updated_at) VALUES ($1, 'u1', $1, 'private', $2, $2)", [id, T0]);
+      await pool.query(
+        "INSERT INTO projects (id, owner_id, name, visibility, created_at, updated_at) VALUES ($1, 'u1', $1, 'private', $2, $2)",
+        [id, T0],
+      );
     },
     async close() {
       await pool.end();
@@ -70,19 +90,22 @@ describe.each(BACKENDS)('update channels on %s', (_name, open, available) => {
   });
   afterAll(() => backend?.close());
 
-  it.runIf(available)('a token per project: created on first use, stable, unique, resolved back to its project', async () => {
-    const [a, b] = [randomUUID(), randomUUID()];
-    await backend.addProject(a);
-    await backend.addProject(b);
-    expect(await backend.channels.projectOf('A'.repeat(32))).toBeNull();
-    const tokenA = await backend.channels.tokenOf(a);
-    expect(tokenA).toMatch(/^[A-Za-z0-9_-]{32}$/);
-    expect(await backend.channels.tokenOf(a)).toBe(tokenA);
-    const tokenB = await backend.channels.tokenOf(b);
-    expect(tokenB).not.toBe(tokenA);
-    expect(await backend.channels.projectOf(tokenA)).toBe(a);
-    expect(await backend.channels.projectOf(tokenB)).toBe(b);
-  });
+  it.runIf(available)(
+    'a token per project: created on first use, stable, unique, resolved back to its project',
+    async () => {
+      const [a, b] = [randomUUID(), randomUUID()];
+      await backend.addProject(a);
+      await backend.addProject(b);
+      expect(await backend.channels.projectOf('A'.repeat(32))).toBeNull();
+      const tokenA = await backend.channels.tokenOf(a);
+      expect(tokenA).toMatch(/^[A-Za-z0-9_-]{32}$/);
+      expect(await backend.channels.tokenOf(a)).toBe(tokenA);
+      const tokenB = await backend.channels.tokenOf(b);
+      expect(tokenB).not.toBe(tokenA);
+      expect(await backend.channels.projectOf(tokenA)).toBe(a);
+      expect(await backend.channels.projectOf(tokenB)).toBe(b);
+    },
+  );
 
   it.runIf(available)('callers racing for a new project all get the one token stored', async () => {
     const id = randomUUID();
@@ -92,34 +115,37 @@ describe.each(BACKENDS)('update channels on %s', (_name, open, available) => {
     expect(await backend.channels.projectOf(tokens[0]!)).toBe(id);
   });
 
-  it.runIf(available)("an earlier version's token files are imported once: the same URL resolves, later starts read nothing", async () => {
-    const dataDir = tempDir('mbm-channel-files-');
-    const [kept, gone, taken] = [randomUUID(), randomUUID(), randomUUID()];
-    await backend.addProject(kept);
-    await backend.addProject(taken);
-    const takenToken = await backend.channels.tokenOf(taken);
-    const channelsDir = join(dataDir, 'expo-updates', 'channels');
-    mkdirSync(channelsDir, { recursive: true });
-    const file = (name: string, content: string) => writeFileSync(join(channelsDir, name), content);
-    const keptToken = 'k'.repeat(31) + '1';
-    file(`project-${kept}`, keptToken);
-    file(`token-${keptToken}`, kept);
-    // A project deleted since, and one that has a token in the store already: both skipped.
-    file(`project-${gone}`, 'g'.repeat(32));
-    file(`project-${taken}`, 't'.repeat(32));
-    file('project-not-a-uuid', 'x'.repeat(32));
+  it.runIf(available)(
+    "an earlier version's token files are imported once: the same URL resolves, later starts read nothing",
+    async () => {
+      const dataDir = tempDir('mbm-channel-files-');
+      const [kept, gone, taken] = [randomUUID(), randomUUID(), randomUUID()];
+      await backend.addProject(kept);
+      await backend.addProject(taken);
+      const takenToken = await backend.channels.tokenOf(taken);
+      const channelsDir = join(dataDir, 'expo-updates', 'channels');
+      mkdirSync(channelsDir, { recursive: true });
+      const file = (name: string, content: string) => writeFileSync(join(channelsDir, name), content);
+      const keptToken = 'k'.repeat(31) + '1';
+      file(`project-${kept}`, keptToken);
+      file(`token-${keptToken}`, kept);
+      // A project deleted since, and one that has a token in the store already: both skipped.
+      file(`project-${gone}`, 'g'.repeat(32));
+      file(`project-${taken}`, 't'.repeat(32));
+      file('project-not-a-uuid', 'x'.repeat(32));
 
-    expect(await importUpdateChannelFiles(dataDir, backend.channels, silentLogger())).toBe(1);
-    expect(await backend.channels.projectOf(keptToken)).toBe(kept);
-    expect(await backend.channels.tokenOf(kept)).toBe(keptToken);
-    expect(await backend.channels.tokenOf(taken)).toBe(takenToken);
-    expect(await backend.channels.projectOf('g'.repeat(32))).toBeNull();
-    expect(existsSync(channelsDir)).toBe(false);
-    expect(existsSync(`${channelsDir}.imported`)).toBe(true);
-    // Once: a file written after the import is never read.
-    mkdirSync(channelsDir, { recursive: true });
-    rmSync(channelsDir, { recursive: true });
-    expect(await importUpdateChannelFiles(dataDir, backend.channels, silentLogger())).toBe(0);
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+      expect(await importUpdateChannelFiles(dataDir, backend.channels, silentLogger())).toBe(1);
+      expect(await backend.channels.projectOf(keptToken)).toBe(kept);
+      expect(await backend.channels.tokenOf(kept)).toBe(keptToken);
+      expect(await backend.channels.tokenOf(taken)).toBe(takenToken);
+      expect(await backend.channels.projectOf('g'.repeat(32))).toBeNull();
+      expect(existsSync(channelsDir)).toBe(false);
+      expect(existsSync(`${channelsDir}.imported`)).toBe(true);
+      // Once: a file written after the import is never read.
+      mkdirSync(channelsDir, { recursive: true });
+      rmSync(channelsDir, { recursive: true });
+      expect(await importUpdateChannelFiles(dataDir, backend.channels, silentLogger())).toBe(0);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  );
 });

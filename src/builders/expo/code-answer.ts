@@ -56,7 +56,8 @@ interface CodeAnswerIssue {
 }
 
 /** The outcome of `checkCodeAnswer`. */
-export type CodeAnswerCheck = { ok: true; answer: CodeAnswer | 'skip' } | { ok: false; issues: CodeAnswerIssue[]; unavailable?: true };
+export type CodeAnswerCheck =
+  { ok: true; answer: CodeAnswer | 'skip' } | { ok: false; issues: CodeAnswerIssue[]; unavailable?: true };
 
 /** The answer that builds with deterministic edits only. */
 const SKIP_ANSWER = 'skip';
@@ -82,7 +83,11 @@ export function codeAnswerFormat(rules: Pick<CodeAnswerRules, 'maxFiles' | 'maxF
           additionalProperties: false,
           required: ['path', 'content'],
           properties: {
-            path: { type: 'string', pattern: '^(App\\.tsx|src/([A-Za-z0-9_@-][A-Za-z0-9_.@-]*/)*[A-Za-z0-9_@-][A-Za-z0-9_.@-]*\\.(ts|tsx|json))$' },
+            path: {
+              type: 'string',
+              pattern:
+                '^(App\\.tsx|src/([A-Za-z0-9_@-][A-Za-z0-9_.@-]*/)*[A-Za-z0-9_@-][A-Za-z0-9_.@-]*\\.(ts|tsx|json))$',
+            },
             content: { type: 'string', description: `The whole file, UTF-8, at most ${rules.maxFileBytes} bytes` },
           },
         },
@@ -99,7 +104,8 @@ const answerSchema = z.strictObject({
 });
 
 /** Names the service itself manages or the bundler reads as configuration; never written by an answer. */
-const CONFIG_NAME = /^(package(-lock)?\.json|app\.json|app\.config\.[cm]?[jt]s|tsconfig(\..*)?\.json|jsconfig\.json|babel\.config\.[cm]?js|\.babelrc.*|metro\.config\.[cm]?js|eas\.json|\.env.*)$/i;
+const CONFIG_NAME =
+  /^(package(-lock)?\.json|app\.json|app\.config\.[cm]?[jt]s|tsconfig(\..*)?\.json|jsconfig\.json|babel\.config\.[cm]?js|\.babelrc.*|metro\.config\.[cm]?js|eas\.json|\.env.*)$/i;
 const SEGMENT = /^[A-Za-z0-9_@-][A-Za-z0-9_.@-]*$/;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -117,15 +123,19 @@ export function pathProblem(path: string): string | null {
   if (path.length > 200) return 'is longer than 200 characters';
   if (CONTROL.test(path)) return 'contains control characters';
   if (path.includes('\\')) return 'contains a backslash (use / between folders)';
-  if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) return 'is absolute (give a path relative to the app, such as src/screens/Home.tsx)';
+  if (path.startsWith('/') || /^[A-Za-z]:/.test(path))
+    return 'is absolute (give a path relative to the app, such as src/screens/Home.tsx)';
   const segments = path.split('/');
   if (segments.some((s) => s === '..')) return 'contains ".." (paths stay inside the app)';
   if (segments.some((s) => s === '.' || s === '')) return 'contains an empty or "." segment';
   const name = segments[segments.length - 1]!;
   if (name.toLowerCase().endsWith('.d.ts')) return 'is a declaration file (.d.ts); declarations are not editable';
-  if (CONFIG_NAME.test(name)) return `is a configuration file, which answers may not change (editable: ${EDITABLE_FILES})`;
-  if (segments.some((s) => !SEGMENT.test(s))) return 'may contain only letters, digits and _ - . @ in each segment, and no segment may start with "."';
-  const allowed = path === 'App.tsx' || (segments[0] === 'src' && segments.length >= 2 && /\.(ts|tsx|json)$/.test(name));
+  if (CONFIG_NAME.test(name))
+    return `is a configuration file, which answers may not change (editable: ${EDITABLE_FILES})`;
+  if (segments.some((s) => !SEGMENT.test(s)))
+    return 'may contain only letters, digits and _ - . @ in each segment, and no segment may start with "."';
+  const allowed =
+    path === 'App.tsx' || (segments[0] === 'src' && segments.length >= 2 && /\.(ts|tsx|json)$/.test(name));
   if (!allowed) return `is outside the editable files (${EDITABLE_FILES})`;
   return null;
 }
@@ -145,7 +155,8 @@ export function linkOnPath(root: string, path: string): string | null {
     } catch {
       return null; // Absent from here on: created as plain folders and files.
     }
-    if (info.isSymbolicLink()) return `goes through a symbolic link in the workspace (${rel}); links are never followed`;
+    if (info.isSymbolicLink())
+      return `goes through a symbolic link in the workspace (${rel}); links are never followed`;
     const last = i === segments.length - 1;
     if (!last && !info.isDirectory()) return `needs ${rel} to be a folder, but it is a file`;
     if (last && !info.isFile()) return 'names something in the workspace that is not a regular file';
@@ -196,15 +207,24 @@ function importsOf(ts: TypeScript, path: string, content: string): ImportScan {
   }
   const found: Array<string | null> = [];
   const requireUses: string[] = [];
-  const literal = (node: import('typescript').Node | undefined) => (node && ts.isStringLiteralLike(node) ? node.text : null);
+  const literal = (node: import('typescript').Node | undefined) =>
+    node && ts.isStringLiteralLike(node) ? node.text : null;
   const visit = (node: import('typescript').Node, depth: number): void => {
     if (depth > MAX_SYNTAX_DEPTH) throw new TooDeepError();
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier) found.push(literal(node.moduleSpecifier));
-    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) found.push(literal(node.moduleReference.expression));
-    else if (ts.isCallExpression(node) && (node.expression.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(node.expression) && node.expression.text === 'require'))) {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier)
+      found.push(literal(node.moduleSpecifier));
+    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference))
+      found.push(literal(node.moduleReference.expression));
+    else if (
+      ts.isCallExpression(node) &&
+      (node.expression.kind === ts.SyntaxKind.ImportKeyword ||
+        (ts.isIdentifier(node.expression) && node.expression.text === 'require'))
+    ) {
       found.push(literal(node.arguments[0]));
-    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) found.push(literal(node.argument.literal));
-    else if (ts.isIdentifier(node) && node.text === 'require' && !requireNameAllowed(ts, node)) requireUses.push(node.parent.getText(file).slice(0, 60));
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument))
+      found.push(literal(node.argument.literal));
+    else if (ts.isIdentifier(node) && node.text === 'require' && !requireNameAllowed(ts, node))
+      requireUses.push(node.parent.getText(file).slice(0, 60));
     ts.forEachChild(node, (child) => visit(child, depth + 1));
   };
   try {
@@ -228,7 +248,8 @@ function requireNameAllowed(ts: TypeScript, node: import('typescript').Identifie
   if (ts.isPropertyAccessExpression(parent)) return parent.name === node;
   if (ts.isQualifiedName(parent)) return parent.right === node;
   if (ts.isTypeQueryNode(parent) || ts.isTypeReferenceNode(parent)) return true;
-  if (ts.isBindingElement(parent) || ts.isImportSpecifier(parent) || ts.isExportSpecifier(parent)) return parent.propertyName === node || parent.name === node;
+  if (ts.isBindingElement(parent) || ts.isImportSpecifier(parent) || ts.isExportSpecifier(parent))
+    return parent.propertyName === node || parent.name === node;
   const named =
     ts.isVariableDeclaration(parent) ||
     ts.isParameter(parent) ||
@@ -246,15 +267,22 @@ function requireNameAllowed(ts: TypeScript, node: import('typescript').Identifie
 }
 
 /** Why `specifier`, imported by the file at `path`, is not allowed, or null when it is. */
-function importProblem(path: string, specifier: string | null, packages: ReadonlySet<string>, sdkModules: readonly SdkModules[] = []): string | null {
+function importProblem(
+  path: string,
+  specifier: string | null,
+  packages: ReadonlySet<string>,
+  sdkModules: readonly SdkModules[] = [],
+): string | null {
   if (specifier === null) return 'imports a module whose name is computed; import modules by a literal name';
   if (specifier.startsWith('./') || specifier.startsWith('../')) {
     const target = posix.normalize(posix.join(posix.dirname(path), specifier));
     if (target.startsWith('../') || target === '..') return `imports "${specifier}", which is outside the app`;
-    if (target.split('/').includes('node_modules')) return `imports "${specifier}" through node_modules; import the package by name`;
+    if (target.split('/').includes('node_modules'))
+      return `imports "${specifier}" through node_modules; import the package by name`;
     return null;
   }
-  if (specifier.startsWith('/') || /^[A-Za-z]:/.test(specifier)) return `imports "${specifier}", an absolute path; import the app's files by a relative path and packages by name`;
+  if (specifier.startsWith('/') || /^[A-Za-z]:/.test(specifier))
+    return `imports "${specifier}", an absolute path; import the app's files by a relative path and packages by name`;
   const segments = specifier.split('/');
   if (segments.some((s) => s === '.' || s === '..' || s === '')) {
     return `imports "${specifier}": a package path may not hold "." or ".." segments or an empty one (it would leave the package)`;
@@ -283,25 +311,41 @@ export function checkCodeAnswer(rules: CodeAnswerRules, message: string): CodeAn
   try {
     json = JSON.parse(text);
   } catch (error) {
-    return { ok: false, issues: [{ parameter: 'message', problem: `is not JSON (${(error as Error).message}); send {"summary": ..., "files": [{"path": ..., "content": ...}], "delete": [...]}, or "skip"` }] };
+    return {
+      ok: false,
+      issues: [
+        {
+          parameter: 'message',
+          problem: `is not JSON (${(error as Error).message}); send {"summary": ..., "files": [{"path": ..., "content": ...}], "delete": [...]}, or "skip"`,
+        },
+      ],
+    };
   }
   const parsed = answerSchema.safeParse(json);
   if (!parsed.success) {
     return {
       ok: false,
       issues: parsed.error.issues.map((issue) => ({
-        parameter: ['message', ...issue.path].map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join(''),
+        parameter: ['message', ...issue.path]
+          .map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
+          .join(''),
         problem: issue.code === 'unrecognized_keys' ? `has unknown keys ${issue.keys.join(', ')}` : issueReason(issue),
       })),
     };
   }
-  const answer: CodeAnswer = { summary: parsed.data.summary, files: parsed.data.files, delete: parsed.data.delete ?? [] };
+  const answer: CodeAnswer = {
+    summary: parsed.data.summary,
+    files: parsed.data.files,
+    delete: parsed.data.delete ?? [],
+  };
   const issues: CodeAnswerIssue[] = [];
   // The toolchain's TypeScript could not be loaded here: another host may have it.
   let unavailable = false;
   const packages = new Set(rules.packages);
-  if (answer.files.length === 0 && answer.delete.length === 0) issues.push({ parameter: 'message.files', problem: 'is empty; change at least one file, or answer "skip"' });
-  if (answer.files.length > rules.maxFiles) issues.push({ parameter: 'message.files', problem: `has ${answer.files.length} files; at most ${rules.maxFiles}` });
+  if (answer.files.length === 0 && answer.delete.length === 0)
+    issues.push({ parameter: 'message.files', problem: 'is empty; change at least one file, or answer "skip"' });
+  if (answer.files.length > rules.maxFiles)
+    issues.push({ parameter: 'message.files', problem: `has ${answer.files.length} files; at most ${rules.maxFiles}` });
   const seen = new Map<string, string>();
   const checkPath = (path: string, where: string, mustExist: boolean): boolean => {
     const problem = pathProblem(path);
@@ -312,7 +356,10 @@ export function checkCodeAnswer(rules: CodeAnswerRules, message: string): CodeAn
     const folded = path.toLowerCase();
     const other = seen.get(folded);
     if (other !== undefined) {
-      issues.push({ parameter: where, problem: `"${path}" ${other === path ? 'appears twice' : `differs from "${other}" only in case`}` });
+      issues.push({
+        parameter: where,
+        problem: `"${path}" ${other === path ? 'appears twice' : `differs from "${other}" only in case`}`,
+      });
       return false;
     }
     seen.set(folded, path);
@@ -331,11 +378,20 @@ export function checkCodeAnswer(rules: CodeAnswerRules, message: string): CodeAn
   answer.files.forEach((file, i) => {
     const where = `message.files[${i}]`;
     if (!checkPath(file.path, `${where}.path`, false)) return;
-    if (!file.content.isWellFormed()) return issues.push({ parameter: `${where}.content`, problem: 'is not valid Unicode text (lone surrogate)' });
-    if (CONTENT_CONTROL.test(file.content)) return issues.push({ parameter: `${where}.content`, problem: 'contains control characters other than tab and line breaks' });
+    if (!file.content.isWellFormed())
+      return issues.push({ parameter: `${where}.content`, problem: 'is not valid Unicode text (lone surrogate)' });
+    if (CONTENT_CONTROL.test(file.content))
+      return issues.push({
+        parameter: `${where}.content`,
+        problem: 'contains control characters other than tab and line breaks',
+      });
     const bytes = byteLength(file.content);
     total += bytes;
-    if (bytes > rules.maxFileBytes) return issues.push({ parameter: `${where}.content`, problem: `is ${bytes} bytes; a file may have at most ${rules.maxFileBytes}` });
+    if (bytes > rules.maxFileBytes)
+      return issues.push({
+        parameter: `${where}.content`,
+        problem: `is ${bytes} bytes; a file may have at most ${rules.maxFileBytes}`,
+      });
     if (file.path.endsWith('.json')) {
       try {
         JSON.parse(file.content);
@@ -351,24 +407,34 @@ export function checkCodeAnswer(rules: CodeAnswerRules, message: string): CodeAn
       // The toolchain went away (reinstalled elsewhere), or this host builds nothing: refuse
       // rather than let imports through.
       unavailable = true;
-      return issues.push({ parameter: `${where}.content`, problem: 'cannot be checked now: the Expo toolchain is not installed on the server (build again once it is)' });
+      return issues.push({
+        parameter: `${where}.content`,
+        problem: 'cannot be checked now: the Expo toolchain is not installed on the server (build again once it is)',
+      });
     }
     let scan: ImportScan;
     try {
       scan = importsOf(ts, file.path, file.content);
     } catch (error) {
       if (!(error instanceof TooDeepError)) throw error;
-      return issues.push({ parameter: `${where}.content`, problem: `${file.path} is nested too deeply to check (more than ${MAX_SYNTAX_DEPTH} levels of expressions, blocks or elements); flatten it` });
+      return issues.push({
+        parameter: `${where}.content`,
+        problem: `${file.path} is nested too deeply to check (more than ${MAX_SYNTAX_DEPTH} levels of expressions, blocks or elements); flatten it`,
+      });
     }
     for (const specifier of scan.specifiers) {
       const problem = importProblem(file.path, specifier, packages, rules.sdkModules);
       if (problem) issues.push({ parameter: `${where}.content`, problem: `${file.path} ${problem}` });
     }
     for (const use of scan.requireUses) {
-      issues.push({ parameter: `${where}.content`, problem: `${file.path} uses require other than as require("package") (${JSON.stringify(use)}); require.context, require.resolve and aliases of require are not allowed` });
+      issues.push({
+        parameter: `${where}.content`,
+        problem: `${file.path} uses require other than as require("package") (${JSON.stringify(use)}); require.context, require.resolve and aliases of require are not allowed`,
+      });
     }
   });
-  if (total > rules.maxTotalBytes) issues.push({ parameter: 'message.files', problem: `hold ${total} bytes in all; at most ${rules.maxTotalBytes}` });
+  if (total > rules.maxTotalBytes)
+    issues.push({ parameter: 'message.files', problem: `hold ${total} bytes in all; at most ${rules.maxTotalBytes}` });
   answer.delete.forEach((path, i) => checkPath(path, `message.delete[${i}]`, true));
   if (issues.length === 0) return { ok: true, answer };
   const refused = issues.slice(0, 50);

@@ -15,7 +15,6 @@ import { linkOnPath, pathProblem, type FilePaging } from './code-answer.js';
 /** Default paging: with the prompt's own text, a session result stays under 50,000 characters. */
 export const DEFAULT_FILE_PAGING: FilePaging = { first: 12_000, page: 18_000 };
 
-
 /** Most files listed from a workspace. */
 const MAX_FILES = 1000;
 
@@ -35,7 +34,9 @@ async function editableFiles(root: string): Promise<string[]> {
     }
   };
   if (pathProblem('App.tsx') === null && linkOnPath(root, 'App.tsx') === null) {
-    const app = await readFile(join(root, 'App.tsx'), 'utf8').then(() => true).catch(() => false);
+    const app = await readFile(join(root, 'App.tsx'), 'utf8')
+      .then(() => true)
+      .catch(() => false);
     if (app) found.push('App.tsx');
   }
   await walk('src');

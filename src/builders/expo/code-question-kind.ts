@@ -17,7 +17,13 @@ import { MAX_MESSAGE_LENGTH } from '../../core/message-limits.js';
  */
 function checkCodeQuestionAnswer(rules: string | null, answer: string, workspaceDir: string): AnswerVerdict {
   const parsed = storedRulesOf(rules, workspaceDir);
-  if (!parsed) return { ok: false, issues: [{ parameter: 'message', problem: 'cannot be checked: the question has no rules (ask again with a new build)' }] };
+  if (!parsed)
+    return {
+      ok: false,
+      issues: [
+        { parameter: 'message', problem: 'cannot be checked: the question has no rules (ask again with a new build)' },
+      ],
+    };
   const checked = checkCodeAnswer(parsed, answer);
   if (!checked.ok) return checked;
   if (checked.answer === 'skip') return { ok: true, content: 'skip (build with deterministic edits only)' };

@@ -56,7 +56,10 @@ export class CommandAgent implements AgentStep {
     const { job, context, workspace, sdk, toolchains } = input;
     const historyFile = join(workspace.dir, OUTPUT_DIR, 'history.json');
     await mkdir(join(workspace.dir, OUTPUT_DIR), { recursive: true });
-    await writeFile(historyFile, `${JSON.stringify({ instructions: job.history, instruction: job.instruction }, null, 2)}\n`);
+    await writeFile(
+      historyFile,
+      `${JSON.stringify({ instructions: job.history, instruction: job.instruction }, null, 2)}\n`,
+    );
 
     // Built from nothing: the server's environment (its SVC_* settings, SVC_API_TOKEN) never passes.
     const env: Record<string, string> = { ...this.options.env };
@@ -74,7 +77,9 @@ export class CommandAgent implements AgentStep {
     });
 
     const redact = pathRedactor(job.workspaceDir);
-    const batcher = new OutputBatcher((text) => reportInBackground(context.say(redact(text))), { maxLines: this.options.maxOutputLines ?? 2000 });
+    const batcher = new OutputBatcher((text) => reportInBackground(context.say(redact(text))), {
+      maxLines: this.options.maxOutputLines ?? 2000,
+    });
     let writeStdin: (text: string) => void = () => undefined;
     let chain: Promise<void> = Promise.resolve();
     let directiveError: Error | null = null;
@@ -97,7 +102,10 @@ export class CommandAgent implements AgentStep {
         args: ['-c', this.options.command],
         cwd: workspace.dir,
         env,
-        binds: { rw: [workspace.dir], ro: [input.toolchain.dir, ...pathsNamedIn(this.options.command), ...(this.options.readOnlyPaths ?? [])] },
+        binds: {
+          rw: [workspace.dir],
+          ro: [input.toolchain.dir, ...pathsNamedIn(this.options.command), ...(this.options.readOnlyPaths ?? [])],
+        },
         network: this.options.network === true,
         ...(this.options.sandbox && { sandbox: this.options.sandbox }),
         signal: controller.signal,
@@ -122,11 +130,22 @@ export class CommandAgent implements AgentStep {
       batcher.flush();
       await chain;
       if (job.signal.aborted) throw job.signal.reason;
-      if (directiveError) throw new BuildFailure('agent_failed', `The code agent's directive failed: ${(directiveError as Error).message}`);
-      if (result.timedOut) throw new BuildFailure('timeout', `The code agent took longer than ${Math.round(timeoutMs / 1000)} s and was stopped.`);
+      if (directiveError)
+        throw new BuildFailure(
+          'agent_failed',
+          `The code agent's directive failed: ${(directiveError as Error).message}`,
+        );
+      if (result.timedOut)
+        throw new BuildFailure(
+          'timeout',
+          `The code agent took longer than ${Math.round(timeoutMs / 1000)} s and was stopped.`,
+        );
       if (result.code !== 0) {
         const how = result.code === null ? `was killed by ${result.signal}` : `exited with code ${result.code}`;
-        throw new BuildFailure('agent_failed', `The code agent ${how}. Its last output:\n${result.tail.slice(-10).join('\n')}`);
+        throw new BuildFailure(
+          'agent_failed',
+          `The code agent ${how}. Its last output:\n${result.tail.slice(-10).join('\n')}`,
+        );
       }
       return { summary: lastResult || 'changes by the code agent' };
     } finally {

@@ -72,7 +72,10 @@ export function parseEdits(instruction: string): RequestedEdits {
     const word = new RegExp(`\\b(${words})\\b`, 'i').exec(instruction);
     if (word) edits.accentColor = { value: COLOUR_WORDS[word[1]!.toLowerCase()]!, from: word[1]!.toLowerCase() };
   }
-  if (/\b(no|without|disable|turn off|remove)\s+(the\s+)?dark\s+(mode|theme)\b/i.test(instruction) || /\blight\s+(mode|theme)\b/i.test(instruction)) {
+  if (
+    /\b(no|without|disable|turn off|remove)\s+(the\s+)?dark\s+(mode|theme)\b/i.test(instruction) ||
+    /\blight\s+(mode|theme)\b/i.test(instruction)
+  ) {
     edits.darkMode = false;
   } else if (/\bdark\s+(mode|theme)\b/i.test(instruction) || /\bmake it dark\b/i.test(instruction)) {
     edits.darkMode = true;
@@ -101,7 +104,11 @@ export async function settingsShown(workspaceDir: string): Promise<Set<SettingsF
   const shown = new Set<SettingsField>();
   for (const file of files) {
     const text = await readFile(join(workspaceDir, file), 'utf8').catch(() => '');
-    if (text.length > MAX_SOURCE_BYTES || !/(?:from\s*|require\(\s*|import\(\s*)['"][^'"]*app-settings(?:\.json)?['"]/.test(text)) continue;
+    if (
+      text.length > MAX_SOURCE_BYTES ||
+      !/(?:from\s*|require\(\s*|import\(\s*)['"][^'"]*app-settings(?:\.json)?['"]/.test(text)
+    )
+      continue;
     for (const field of SETTINGS_FIELDS) if (new RegExp(`\\b${field}\\b`).test(text)) shown.add(field);
   }
   return shown;
@@ -113,7 +120,8 @@ async function sourceFiles(root: string, dir: string, found: string[] = []): Pro
   for (const entry of entries) {
     if (found.length >= 500) break;
     const path = `${dir}/${entry.name}`;
-    if (entry.isDirectory() && entry.name !== 'node_modules' && !entry.name.startsWith('.')) await sourceFiles(root, path, found);
+    if (entry.isDirectory() && entry.name !== 'node_modules' && !entry.name.startsWith('.'))
+      await sourceFiles(root, path, found);
     else if (entry.isFile() && /\.tsx?$/.test(entry.name)) found.push(path);
   }
   return found;
@@ -129,7 +137,8 @@ interface DeterministicReason {
 
 const NO_AGENT: DeterministicReason = {
   why: 'No code agent is configured on this server, so only deterministic edits were made',
-  instead: "An operator can plug in a code agent with --agent-command, or let the MCP host's model write the code with --agent host (see docs/builders.md).",
+  instead:
+    "An operator can plug in a code agent with --agent-command, or let the MCP host's model write the code with --agent host (see docs/builders.md).",
 };
 
 /** The `none` agent (see the file comment). */
@@ -155,7 +164,10 @@ export class DeterministicEdits implements AgentStep {
     const edits = parseEdits(job.instruction);
     if (edits.accentColor && edits.accentColor.value !== settings.accentColor) {
       settings.accentColor = edits.accentColor.value;
-      done.push({ field: 'accentColor', text: `accent colour ${edits.accentColor.value}${edits.accentColor.from.startsWith('#') ? '' : ` (from "${edits.accentColor.from}")`}` });
+      done.push({
+        field: 'accentColor',
+        text: `accent colour ${edits.accentColor.value}${edits.accentColor.from.startsWith('#') ? '' : ` (from "${edits.accentColor.from}")`}`,
+      });
     }
     if (edits.darkMode !== undefined && edits.darkMode !== settings.darkMode) {
       settings.darkMode = edits.darkMode;
@@ -166,10 +178,16 @@ export class DeterministicEdits implements AgentStep {
       done.push({ field: 'subtitle', text: `subtitle "${edits.subtitle}"` });
     }
     if (job.kind === 'build' && job.instruction.trim()) {
-      const instructions = [...job.history, job.instruction].map((i) => i.trim()).filter(Boolean).slice(-50);
+      const instructions = [...job.history, job.instruction]
+        .map((i) => i.trim())
+        .filter(Boolean)
+        .slice(-50);
       if (JSON.stringify(instructions) !== JSON.stringify(settings.instructions)) {
         settings.instructions = instructions;
-        done.push({ field: 'instructions', text: `the instruction list shown in the app (${instructions.length} item${instructions.length === 1 ? '' : 's'})` });
+        done.push({
+          field: 'instructions',
+          text: `the instruction list shown in the app (${instructions.length} item${instructions.length === 1 ? '' : 's'})`,
+        });
       }
     }
     await writeFile(file, `${JSON.stringify(settings, null, 2)}\n`);

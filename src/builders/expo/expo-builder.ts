@@ -73,7 +73,9 @@ export class ExpoBuilder implements Builder {
   async run(job: BuildJob, context: BuildContext): Promise<void> {
     const workspace = new ExpoWorkspace(job.workspaceDir, this.toolchain, this.options.sandbox);
     const redact = pathRedactor(job.workspaceDir);
-    const output = new OutputBatcher((text) => reportInBackground(context.say(redact(text))), { maxLines: this.options.maxOutputLines ?? 400 });
+    const output = new OutputBatcher((text) => reportInBackground(context.say(redact(text))), {
+      maxLines: this.options.maxOutputLines ?? 400,
+    });
     try {
       if (job.kind === 'build') await this.build(job, context, workspace, output, 0, 5);
       else await this.deploy(job, context, workspace, output);
@@ -82,7 +84,10 @@ export class ExpoBuilder implements Builder {
       // A broken edit never poisons the next build: back to the last good commit.
       await workspace.reset().catch(() => undefined);
       if ((error as NodeJS.ErrnoException).code === 'ENOSPC') {
-        throw new BuildFailure('disk_full', 'The disk of the server is full; the workspace was reset. Free some space (old artifacts, the Metro cache under the data dir) and build again.');
+        throw new BuildFailure(
+          'disk_full',
+          'The disk of the server is full; the workspace was reset. Free some space (old artifacts, the Metro cache under the data dir) and build again.',
+        );
       }
       throw error;
     } finally {
@@ -113,14 +118,25 @@ export class ExpoBuilder implements Builder {
       });
     }
     if (job.signal.aborted) throw job.signal.reason;
-    const { created } = await workspace.ensure({ name: job.project.name, identifier: await context.recall('app_identifier') });
-    if (created) await context.say(`Created the app's workspace from the Expo SDK ${toolchain.sdk} blank TypeScript template.`);
+    const { created } = await workspace.ensure({
+      name: job.project.name,
+      identifier: await context.recall('app_identifier'),
+    });
+    if (created)
+      await context.say(`Created the app's workspace from the Expo SDK ${toolchain.sdk} blank TypeScript template.`);
     // A previous run may have been killed mid-way (server crash): start from the last good commit.
     await workspace.reset();
     await workspace.syncAppConfig({ name: job.project.name, identifier: await context.recall('app_identifier') });
   }
 
-  private async build(job: BuildJob, context: BuildContext, workspace: ExpoWorkspace, output: OutputBatcher, offset: number, total: number): Promise<void> {
+  private async build(
+    job: BuildJob,
+    context: BuildContext,
+    workspace: ExpoWorkspace,
+    output: OutputBatcher,
+    offset: number,
+    total: number,
+  ): Promise<void> {
     const { agent } = this.options;
     await context.step(offset + 1, total, `Preparing the workspace (Expo SDK ${this.toolchain.sdk})`);
     await this.prepare(job, context, workspace);
@@ -137,7 +153,11 @@ export class ExpoBuilder implements Builder {
     });
     if (job.signal.aborted) throw job.signal.reason;
     const links = await workspace.linksLeaving();
-    if (links.length) throw new BuildFailure('agent_failed', `The agent step left symbolic links that point outside the workspace (${links.join(', ')}); nothing was built and the workspace was reset.`);
+    if (links.length)
+      throw new BuildFailure(
+        'agent_failed',
+        `The agent step left symbolic links that point outside the workspace (${links.join(', ')}); nothing was built and the workspace was reset.`,
+      );
     // The agent may not touch the identity: put it back.
     await workspace.syncAppConfig({ name: job.project.name, identifier: await context.recall('app_identifier') });
 
@@ -154,10 +174,18 @@ export class ExpoBuilder implements Builder {
     const firstLine = job.instruction.split('\n')[0]!.slice(0, 72);
     await workspace.commit(`${firstLine || 'Build'}\n\n${outcome.summary}\nWorkflow ${job.workflowId}`);
     await workspace.pruneHistory();
-    await context.say(`Web preview of ${job.project.name} published at ${preview.path} (a real Expo web export; open it from previewUrls of svc_get_session).`, 'result');
+    await context.say(
+      `Web preview of ${job.project.name} published at ${preview.path} (a real Expo web export; open it from previewUrls of svc_get_session).`,
+      'result',
+    );
   }
 
-  private async deploy(job: BuildJob, context: BuildContext, workspace: ExpoWorkspace, output: OutputBatcher): Promise<void> {
+  private async deploy(
+    job: BuildJob,
+    context: BuildContext,
+    workspace: ExpoWorkspace,
+    output: OutputBatcher,
+  ): Promise<void> {
     const needsBuild = (await context.latestPreview('web')) === null;
     // With no good build yet, the build's own web export is the one deployed.
     const base = needsBuild ? 5 : 1;
@@ -176,7 +204,11 @@ export class ExpoBuilder implements Builder {
     await workspace.syncAppConfig({ name: job.project.name, identifier: appId });
     await workspace.commit(`Set the app identifier ${appId}`);
 
-    await context.step(++step, total, `Exporting native bundles for iOS and Android (Hermes bytecode, Expo SDK ${this.sdkList})`);
+    await context.step(
+      ++step,
+      total,
+      `Exporting native bundles for iOS and Android (Hermes bytecode, Expo SDK ${this.sdkList})`,
+    );
     const { exports, failed } = await this.exportNative(job, context, workspace, output);
 
     const webDir = join(workspace.dir, OUTPUT_DIR, 'web');
@@ -193,7 +225,9 @@ export class ExpoBuilder implements Builder {
       const dir = join(workspace.dir, OUTPUT_DIR, 'updates', platform);
       const updates = await prepareDeploymentFolder(exports, failed, platform, dir, appConfig);
       const deployment = await context.publish({ kind: 'deployment', platform, sourceDir: dir });
-      published.push(`${platform} (${updates.updates.map((u) => `SDK ${u.sdk}: Expo update ${u.id}`).join(', ')}) at ${deployment.path}`);
+      published.push(
+        `${platform} (${updates.updates.map((u) => `SDK ${u.sdk}: Expo update ${u.id}`).join(', ')}) at ${deployment.path}`,
+      );
     }
     const served = exports.map((e) => e.sdk).join(' and ');
     const latest = latestUpdatePath(await context.updateChannelToken());
@@ -201,7 +235,7 @@ export class ExpoBuilder implements Builder {
     await context.say(
       `Deploy #${web.number}: web, ios, android. Deployed ${job.project.name} as ${appId} for Expo SDK ${served}: ${published.join('; ')}.${failures} ` +
         `The ios and android links open a page with an exp:// QR code: Expo Go gets the update of the SDK it runs (${served}; ` +
-        'Google Play\'s Expo Go runs the newest SDK, the App Store\'s runs SDK 54), a development build the first.' +
+        "Google Play's Expo Go runs the newest SDK, the App Store's runs SDK 54), a development build the first." +
         ` The project's "latest" update URL path (follows every new deploy; keep it private): ${latest}`,
       'result',
     );
@@ -213,7 +247,12 @@ export class ExpoBuilder implements Builder {
    * left out.
    * @throws BuildFailure of the first SDK when every SDK failed; the abort reason on cancel.
    */
-  private async exportNative(job: BuildJob, context: BuildContext, workspace: ExpoWorkspace, output: OutputBatcher): Promise<{ exports: SdkExport[]; failed: FailedSdk[] }> {
+  private async exportNative(
+    job: BuildJob,
+    context: BuildContext,
+    workspace: ExpoWorkspace,
+    output: OutputBatcher,
+  ): Promise<{ exports: SdkExport[]; failed: FailedSdk[] }> {
     const exports: SdkExport[] = [];
     const failed: FailedSdk[] = [];
     let firstFailure: unknown;
@@ -228,7 +267,9 @@ export class ExpoBuilder implements Builder {
         firstFailure ??= error;
         const reason = error.message.split('\n').slice(0, 3).join(' ').slice(0, 400);
         failed.push({ sdk: toolchain.sdk, reason });
-        await context.say(`The Expo SDK ${toolchain.sdk} export failed; the deploy goes on without SDK ${toolchain.sdk}: ${reason}`);
+        await context.say(
+          `The Expo SDK ${toolchain.sdk} export failed; the deploy goes on without SDK ${toolchain.sdk}: ${reason}`,
+        );
       }
     }
     if (exports.length === 0) throw firstFailure;
@@ -255,10 +296,18 @@ export class ExpoBuilder implements Builder {
     return this.options.heavy.runFor(job.project.ownerId, job.signal, fn, () => reportInBackground(context.say(wait)));
   }
 
-  private async typeCheck(job: BuildJob, context: BuildContext, workspace: ExpoWorkspace, output: OutputBatcher): Promise<void> {
+  private async typeCheck(
+    job: BuildJob,
+    context: BuildContext,
+    workspace: ExpoWorkspace,
+    output: OutputBatcher,
+  ): Promise<void> {
     const { ok, diagnostics } = await this.checkTypes(job, context, workspace.dir, output);
     if (!ok) {
-      throw new BuildFailure('type_check_failed', `The app does not type-check (tsc --noEmit); the workspace was reset to its last good version:\n${diagnostics.slice(0, 10).join('\n')}`);
+      throw new BuildFailure(
+        'type_check_failed',
+        `The app does not type-check (tsc --noEmit); the workspace was reset to its last good version:\n${diagnostics.slice(0, 10).join('\n')}`,
+      );
     }
   }
 
@@ -267,7 +316,12 @@ export class ExpoBuilder implements Builder {
    * A check stopped at a bound fails (`ok: false`) with the reason as its only diagnostic.
    * @throws the abort reason on cancel.
    */
-  private async checkTypes(job: BuildJob, context: BuildContext, dir: string, output: OutputBatcher): Promise<{ ok: boolean; diagnostics: string[] }> {
+  private async checkTypes(
+    job: BuildJob,
+    context: BuildContext,
+    dir: string,
+    output: OutputBatcher,
+  ): Promise<{ ok: boolean; diagnostics: string[] }> {
     const bounds = withTimeout(TYPE_CHECK_BOUNDS, this.options.stepTimeoutMs);
     const diagnostics: string[] = [];
     const result = await this.heavy(job, context, () =>
@@ -293,7 +347,12 @@ export class ExpoBuilder implements Builder {
     if (result.aborted || job.signal.aborted) throw job.signal.reason;
     const passed = boundPassed(result, bounds, 'tsc --noEmit');
     if (passed) {
-      return { ok: false, diagnostics: [`${passed}: the app's types are far heavier than a normal app's (a deep recursive or exponentially large type?); simplify them.`] };
+      return {
+        ok: false,
+        diagnostics: [
+          `${passed}: the app's types are far heavier than a normal app's (a deep recursive or exponentially large type?); simplify them.`,
+        ],
+      };
     }
     if (result.code === 0) return { ok: true, diagnostics: [] };
     return { ok: false, diagnostics: diagnostics.length ? diagnostics : result.tail.slice(-10) };
@@ -317,7 +376,13 @@ export class ExpoBuilder implements Builder {
     await rm(outDir, { recursive: true, force: true });
     await mkdir(join(outDir, '..'), { recursive: true });
     await mkdir(this.options.metroCacheDir, { recursive: true });
-    const args = [toolchain.bin('expo/bin/cli'), 'export', ...platforms.flatMap((p) => ['--platform', p]), '--output-dir', outDir];
+    const args = [
+      toolchain.bin('expo/bin/cli'),
+      'export',
+      ...platforms.flatMap((p) => ['--platform', p]),
+      '--output-dir',
+      outDir,
+    ];
     const result = await this.heavy(job, context, () =>
       runProcess({
         command: process.execPath,
@@ -337,10 +402,14 @@ export class ExpoBuilder implements Builder {
     output.flush();
     if (result.aborted || job.signal.aborted) throw job.signal.reason;
     const passed = boundPassed(result, bounds, `The ${platforms.join('+')} export (Expo SDK ${toolchain.sdk})`);
-    if (passed) throw new BuildFailure(result.timedOut ? 'timeout' : 'export_failed', `${passed}; the workspace was reset.`);
+    if (passed)
+      throw new BuildFailure(result.timedOut ? 'timeout' : 'export_failed', `${passed}; the workspace was reset.`);
     if (result.code !== 0) {
       const how = result.code === null ? `was killed by ${result.signal}` : `exited with code ${result.code}`;
-      throw new BuildFailure('export_failed', `expo export --platform ${platforms.join(' --platform ')} (Expo SDK ${toolchain.sdk}) ${how}:\n${result.tail.slice(-12).join('\n')}`);
+      throw new BuildFailure(
+        'export_failed',
+        `expo export --platform ${platforms.join(' --platform ')} (Expo SDK ${toolchain.sdk}) ${how}:\n${result.tail.slice(-12).join('\n')}`,
+      );
     }
     if (Date.now() - this.lastCachePrune >= PRUNE_EVERY_MS) {
       this.lastCachePrune = Date.now();

@@ -21,11 +21,17 @@ export interface ExpoModuleSettings {
 export const expoBuilderModule = defineBuilder<'expo', ExpoModuleSettings>({
   name: 'expo',
   runsProcesses: true,
-  create: (settings) => createExpoBuilder({ ...settings.expo, dataDir: settings.dataDir, ...(settings.buildSandbox && { sandbox: settings.buildSandbox }) }),
+  create: (settings) =>
+    createExpoBuilder({
+      ...settings.expo,
+      dataDir: settings.dataDir,
+      ...(settings.buildSandbox && { sandbox: settings.buildSandbox }),
+    }),
   checkSettings: (settings) => {
     if (settings.updatesSigningKeyFile) loadUpdatesSigningKey(settings.updatesSigningKeyFile);
   },
-  routes: (sources, settings) => createExpoUpdateRoutes({ ...sources, updatesSigningKeyFile: settings.updatesSigningKeyFile }),
+  routes: (sources, settings) =>
+    createExpoUpdateRoutes({ ...sources, updatesSigningKeyFile: settings.updatesSigningKeyFile }),
   questionKinds: { code: CODE_QUESTION_KIND },
   messageRules: CODE_ANSWER_MESSAGE_RULES,
   forOtherReaders: hideLatestUpdatePaths,

@@ -57,7 +57,9 @@ export interface ExpoBuilderSettings {
  * The toolchains a server with these settings uses, the workspace's first.
  * @throws Error for an empty list or an SDK this package does not ship.
  */
-export function toolchainsFor(settings: Pick<ExpoBuilderSettings, 'dataDir' | 'toolchainsDir' | 'sdks'>): [ExpoToolchain, ...ExpoToolchain[]] {
+export function toolchainsFor(
+  settings: Pick<ExpoBuilderSettings, 'dataDir' | 'toolchainsDir' | 'sdks'>,
+): [ExpoToolchain, ...ExpoToolchain[]] {
   const dir = settings.toolchainsDir ?? join(settings.dataDir, 'toolchains');
   const sdks = [...new Set(settings.sdks ?? DEFAULT_EXPO_SDKS)];
   if (sdks.length === 0) throw new Error('The expo builder needs at least one Expo SDK (--expo-sdks)');

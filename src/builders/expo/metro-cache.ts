@@ -15,7 +15,10 @@ export const PRUNE_EVERY_MS = 10 * 60_000;
  * Deletes the oldest written files of `dir` while it holds more than `maxBytes`, down to 75 % of it.
  * @returns the bytes before and after.
  */
-export async function pruneMetroCache(dir: string, maxBytes: number = METRO_CACHE_MAX_BYTES): Promise<{ before: number; after: number }> {
+export async function pruneMetroCache(
+  dir: string,
+  maxBytes: number = METRO_CACHE_MAX_BYTES,
+): Promise<{ before: number; after: number }> {
   const files: Array<{ path: string; bytes: number; mtimeMs: number }> = [];
   const walk = async (folder: string): Promise<void> => {
     const names = await readdir(folder).catch(() => [] as string[]);

@@ -8,7 +8,10 @@ import type { BuildContext } from '../builder.js';
 import { startProcess, type ProcessRunOptions } from '../process-runner.js';
 
 /** What to run and how. */
-export interface ProcessSpec extends Pick<ProcessRunOptions, 'env' | 'inheritEnv' | 'binds' | 'network' | 'limits' | 'sandbox'> {
+export interface ProcessSpec extends Pick<
+  ProcessRunOptions,
+  'env' | 'inheritEnv' | 'binds' | 'network' | 'limits' | 'sandbox'
+> {
   /** Executable (absolute path or a name on PATH). */
   command: string;
   args: string[];
@@ -81,7 +84,13 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   });
   spec.onStart?.((text) => running.writeLine(text));
   const result = await running.result;
-  return { code: result.code, signal: result.signal, timedOut: result.stopCause === 'timeout', aborted: result.stopCause === 'abort', tail };
+  return {
+    code: result.code,
+    signal: result.signal,
+    timedOut: result.stopCause === 'timeout',
+    aborted: result.stopCause === 'abort',
+    tail,
+  };
 }
 
 /** Hooks that record a child's process group with the workflow (so a restart can end an orphan). */

@@ -15,7 +15,27 @@ export interface SdkModules {
 }
 
 /** File endings Metro resolves for a React Native app (platform files first, as Metro tries them). */
-const ENDINGS = ['', '.ts', '.tsx', '.js', '.jsx', '.json', '.native.js', '.ios.js', '.android.js', '.web.js', '.native.ts', '.ios.ts', '.android.ts', '.web.ts', '.native.tsx', '.ios.tsx', '.android.tsx', '.web.tsx', '.d.ts'];
+const ENDINGS = [
+  '',
+  '.ts',
+  '.tsx',
+  '.js',
+  '.jsx',
+  '.json',
+  '.native.js',
+  '.ios.js',
+  '.android.js',
+  '.web.js',
+  '.native.ts',
+  '.ios.ts',
+  '.android.ts',
+  '.web.ts',
+  '.native.tsx',
+  '.ios.tsx',
+  '.android.tsx',
+  '.web.tsx',
+  '.d.ts',
+];
 
 /**
  * True when the package specifier (`expo-status-bar`, `react-native/Libraries/x`) resolves in the
@@ -43,7 +63,9 @@ function isDirectoryWithEntry(dir: string): boolean {
   } catch {
     return false;
   }
-  return existsSync(join(dir, 'package.json')) || ENDINGS.slice(1).some((ending) => existsSync(join(dir, `index${ending}`)));
+  return (
+    existsSync(join(dir, 'package.json')) || ENDINGS.slice(1).some((ending) => existsSync(join(dir, `index${ending}`)))
+  );
 }
 
 /**

@@ -25,7 +25,12 @@ const MiB = 1024 ** 2;
  * `tsc --noEmit`: the template checks in 3-4 s of CPU with a heap under 200 MiB, and the largest
  * answer allowed (40 files, 200,000 bytes) adds little to that: the React Native types dominate.
  */
-export const TYPE_CHECK_BOUNDS: StepBounds = { timeoutMs: 120_000, cpuSeconds: 120, heapMb: 1024, memoryBytes: 2048 * MiB };
+export const TYPE_CHECK_BOUNDS: StepBounds = {
+  timeoutMs: 120_000,
+  cpuSeconds: 120,
+  heapMb: 1024,
+  memoryBytes: 2048 * MiB,
+};
 
 /**
  * `expo export`: a cold native (Hermes) export takes about 80 s and its largest process about
@@ -40,7 +45,8 @@ export function heapFlag(bounds: StepBounds): string {
 
 /** SIGXCPU (24 on Linux): the CPU bound; bwrap reports a child it lost to a signal as 128 + the signal. */
 const SIGXCPU = 24;
-const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|Fatal process out of memory|Cannot allocate|ENOMEM|std::bad_alloc/i;
+const OUT_OF_MEMORY =
+  /heap out of memory|Reached heap limit|Fatal process out of memory|Cannot allocate|ENOMEM|std::bad_alloc/i;
 
 /**
  * Which bound, if any, a step's process went past, said for the user: `null` when it ended on its
@@ -48,7 +54,8 @@ const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|Fatal process out o
  * @param step what ran, as the sentence's subject (`tsc --noEmit`, `The web export`).
  */
 export function boundPassed(result: ProcessResult, bounds: StepBounds, step: string): string | null {
-  if (result.timedOut) return `${step} ran longer than its bound of ${Math.round(bounds.timeoutMs / 1000)} s and was stopped`;
+  if (result.timedOut)
+    return `${step} ran longer than its bound of ${Math.round(bounds.timeoutMs / 1000)} s and was stopped`;
   if (result.code === 0) return null;
   if (result.signal === 'SIGXCPU' || result.code === 128 + SIGXCPU) {
     return `${step} used more than its bound of ${bounds.cpuSeconds} s of CPU time and was stopped`;

@@ -76,7 +76,9 @@ export class ExpoToolchain {
   ) {
     this.shippedDir = join(SHIPPED_TOOLCHAINS_DIR, `expo-sdk-${sdk}`);
     if (!existsSync(join(this.shippedDir, 'package-lock.json'))) {
-      throw new Error(`Expo SDK ${sdk} is not supported by this version of mobile-builder-mcp (supported: ${SUPPORTED_EXPO_SDKS.join(', ')})`);
+      throw new Error(
+        `Expo SDK ${sdk} is not supported by this version of mobile-builder-mcp (supported: ${SUPPORTED_EXPO_SDKS.join(', ')})`,
+      );
     }
     this.dir = join(toolchainsDir, `expo-sdk-${sdk}`);
   }
@@ -93,7 +95,9 @@ export class ExpoToolchain {
 
   /** The React Native version this SDK's lockfile pins (`0.88.1`), for code questions. */
   get reactNativeVersion(): string {
-    const lock = JSON.parse(readFileSync(join(this.shippedDir, 'package-lock.json'), 'utf8')) as { packages?: Record<string, { version?: string }> };
+    const lock = JSON.parse(readFileSync(join(this.shippedDir, 'package-lock.json'), 'utf8')) as {
+      packages?: Record<string, { version?: string }>;
+    };
     return lock.packages?.['node_modules/react-native']?.version ?? 'unknown';
   }
 
@@ -127,7 +131,8 @@ export class ExpoToolchain {
     for (let attempt = 1; ; attempt++) {
       if (this.isInstalled()) return;
       if (options.signal?.aborted) throw options.signal.reason;
-      if (this.installing) options.onProgress?.(`Waiting for the Expo SDK ${this.sdk} toolchain install that another build started…`);
+      if (this.installing)
+        options.onProgress?.(`Waiting for the Expo SDK ${this.sdk} toolchain install that another build started…`);
       this.installing ??= this.install(options).finally(() => {
         this.installing = null;
       });
@@ -142,7 +147,9 @@ export class ExpoToolchain {
   }
 
   private lockHash(): string {
-    return createHash('sha256').update(readFileSync(join(this.shippedDir, 'package-lock.json'))).digest('hex');
+    return createHash('sha256')
+      .update(readFileSync(join(this.shippedDir, 'package-lock.json')))
+      .digest('hex');
   }
 
   private async install(options: ToolchainInstallOptions): Promise<void> {
@@ -153,7 +160,11 @@ export class ExpoToolchain {
     await mkdir(tmp);
     const started = Date.now();
     say(`Installing the Expo SDK ${this.sdk} toolchain (once per server, about 1-2 min)…`);
-    const ticker = setInterval(() => say(`Still installing the Expo SDK ${this.sdk} toolchain (${Math.round((Date.now() - started) / 1000)} s)…`), 20_000);
+    const ticker = setInterval(
+      () =>
+        say(`Still installing the Expo SDK ${this.sdk} toolchain (${Math.round((Date.now() - started) / 1000)} s)…`),
+      20_000,
+    );
     ticker.unref();
     try {
       await copyFile(join(this.shippedDir, 'package.json'), join(tmp, 'package.json'));
@@ -194,7 +205,10 @@ export class ExpoToolchain {
         );
       }
       if (result.code !== 0) throw installFailure(this.sdk, result.tail);
-      await writeFile(join(tmp, MARKER), `${JSON.stringify({ sdk: this.sdk, lockSha256: this.lockHash(), installedAt: new Date().toISOString() })}\n`);
+      await writeFile(
+        join(tmp, MARKER),
+        `${JSON.stringify({ sdk: this.sdk, lockSha256: this.lockHash(), installedAt: new Date().toISOString() })}\n`,
+      );
       // Replace an older install (another lockfile) only now that the new one works.
       if (existsSync(this.dir)) {
         const old = join(root, `.old-expo-sdk-${this.sdk}-${randomUUID()}`);
@@ -222,7 +236,8 @@ const INSTALL_ENV = ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'NODE_EXTRA_CA_CER
 function npmConfigOfServer(): Record<string, string> {
   const found: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) {
-    if (/^npm_config_/i.test(name) && value !== undefined && !/_(auth|authtoken|_auth|password|token)$/i.test(name)) found[name] = value;
+    if (/^npm_config_/i.test(name) && value !== undefined && !/_(auth|authtoken|_auth|password|token)$/i.test(name))
+      found[name] = value;
   }
   return found;
 }
@@ -233,7 +248,8 @@ function npmCache(): string[] {
   return existsSync(dir) ? [dir] : [];
 }
 
-const NETWORK_ERRORS = /\b(ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH|ERR_SOCKET_TIMEOUT|network|request to \S+ failed)\b/i;
+const NETWORK_ERRORS =
+  /\b(ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH|ERR_SOCKET_TIMEOUT|network|request to \S+ failed)\b/i;
 
 function installFailure(sdk: number, tail: string[]): BuildFailure {
   const errors = tail.filter((line) => /npm (error|ERR!)/.test(line)).slice(0, 8);
@@ -245,5 +261,8 @@ function installFailure(sdk: number, tail: string[]): BuildFailure {
       `Could not install the Expo SDK ${sdk} toolchain: the npm registry could not be reached from this machine. Check the network, proxy and registry settings (npm config get registry), then ${retry}.\n${detail}`,
     );
   }
-  return new BuildFailure('toolchain_install_failed', `Could not install the Expo SDK ${sdk} toolchain (npm install failed). Fix the cause below, then ${retry}.\n${detail}`);
+  return new BuildFailure(
+    'toolchain_install_failed',
+    `Could not install the Expo SDK ${sdk} toolchain (npm install failed). Fix the cause below, then ${retry}.\n${detail}`,
+  );
 }

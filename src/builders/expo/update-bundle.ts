@@ -87,7 +87,8 @@ export async function prepareDeploymentFolder(
   await rm(outDir, { recursive: true, force: true });
   await mkdir(outDir, { recursive: true });
   const updates: UpdateDescription[] = [];
-  for (const { sdk, exportDir } of exports) updates.push(await copySdkUpdate(exportDir, platform, outDir, `sdk-${sdk}`, appConfig, sdk));
+  for (const { sdk, exportDir } of exports)
+    updates.push(await copySdkUpdate(exportDir, platform, outDir, `sdk-${sdk}`, appConfig, sdk));
   const description: DeploymentUpdates = { format: 'expo-updates-v1-by-sdk', platform, updates, failed: [...failed] };
   await writeFile(join(outDir, UPDATE_FILE), `${JSON.stringify(description, null, 2)}\n`);
   return description;
@@ -108,7 +109,8 @@ async function copySdkUpdate(
 
   const copy = async (path: string, contentType: string, fileExtension?: string): Promise<UpdateAsset> => {
     const clean = normalize(path);
-    if (clean.startsWith('..') || clean.startsWith('/')) throw new Error(`Export path leaves the export folder: ${path}`);
+    if (clean.startsWith('..') || clean.startsWith('/'))
+      throw new Error(`Export path leaves the export folder: ${path}`);
     const bytes = await readFile(join(exportDir, clean));
     const target = join(outDir, prefix, clean);
     await mkdir(dirname(target), { recursive: true });
@@ -128,7 +130,9 @@ async function copySdkUpdate(
   for (const asset of files.assets) {
     if (seen.has(asset.path)) continue;
     seen.add(asset.path);
-    assets.push(await copy(asset.path, (await mimeTypes()).lookup(asset.ext) || 'application/octet-stream', `.${asset.ext}`));
+    assets.push(
+      await copy(asset.path, (await mimeTypes()).lookup(asset.ext) || 'application/octet-stream', `.${asset.ext}`),
+    );
   }
   const appVersion = typeof appConfig.version === 'string' ? appConfig.version : '1.0.0';
   return {
@@ -152,7 +156,12 @@ async function copySdkUpdate(
 export function parseDeploymentUpdates(text: string): DeploymentUpdates | null {
   const parsed = JSON.parse(text) as Partial<DeploymentUpdates> | UpdateDescription;
   if (parsed.format === 'expo-updates-v1-by-sdk' && Array.isArray(parsed.updates)) {
-    return { format: parsed.format, platform: parsed.platform!, updates: parsed.updates, failed: Array.isArray(parsed.failed) ? parsed.failed : [] };
+    return {
+      format: parsed.format,
+      platform: parsed.platform!,
+      updates: parsed.updates,
+      failed: Array.isArray(parsed.failed) ? parsed.failed : [],
+    };
   }
   if (parsed.format === 'expo-updates-v1') {
     const single = parsed as UpdateDescription;

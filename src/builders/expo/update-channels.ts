@@ -12,7 +12,7 @@ export function latestUpdatePath(token: string): string {
 }
 
 /** What a reader other than the project's owner sees in place of a latest-update URL path. */
-export const HIDDEN_LATEST_UPDATE_PATH = '/updates/latest/<private: shown to the project\'s owner>';
+export const HIDDEN_LATEST_UPDATE_PATH = "/updates/latest/<private: shown to the project's owner>";
 
 /**
  * `text` with every latest-update URL path (`/updates/latest/<token>`) replaced by
@@ -20,5 +20,7 @@ export const HIDDEN_LATEST_UPDATE_PATH = '/updates/latest/<private: shown to the
  * knows it, so only the owner reads it (a public project's conversation is readable by anyone).
  */
 export function hideLatestUpdatePaths(text: string): string {
-  return text.includes('/updates/latest/') ? text.replace(/\/updates\/latest\/[A-Za-z0-9_-]{32}/g, HIDDEN_LATEST_UPDATE_PATH) : text;
+  return text.includes('/updates/latest/')
+    ? text.replace(/\/updates\/latest\/[A-Za-z0-9_-]{32}/g, HIDDEN_LATEST_UPDATE_PATH)
+    : text;
 }

@@ -16,7 +16,12 @@ const STYLE =
  * Answers `GET /deployments/<id>/` of an ios/android update deployment.
  * @returns false when `path` is not such a page (the artifact routes answer it instead).
  */
-export async function serveUpdateLanding(app: BuilderRouteSources, req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
+export async function serveUpdateLanding(
+  app: BuilderRouteSources,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+): Promise<boolean> {
   const match = /^\/deployments\/([0-9a-f-]{36})\/(index\.html)?$/.exec(path);
   if (!match || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
   const row = await app.artifacts.find(match[1]!);
@@ -34,7 +39,9 @@ export async function serveUpdateLanding(app: BuilderRouteSources, req: Incoming
   const platform = row.platform === 'ios' ? 'ios' : 'android';
   const sdks = servedSdks(updates);
   const sdkList = escapeHtml(sdks.join(' and '));
-  const failed = updates.failed.map((f) => `<li>SDK ${escapeHtml(String(f.sdk))}: not served (its export failed: ${escapeHtml(f.reason)})</li>`).join('');
+  const failed = updates.failed
+    .map((f) => `<li>SDK ${escapeHtml(String(f.sdk))}: not served (its export failed: ${escapeHtml(f.reason)})</li>`)
+    .join('');
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(name)} · deploy #${row.number} · ${row.platform}</title>

@@ -76,14 +76,28 @@ export function loadUpdatesSigningKey(file: string): KeyObject {
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store', ...headers });
+  res.writeHead(status, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-store',
+    ...headers,
+  });
   res.end(text);
 }
 
-const PROTOCOL_HEADERS = { 'expo-protocol-version': '1', 'expo-sfv-version': '0', 'cache-control': 'private, max-age=0' };
+const PROTOCOL_HEADERS = {
+  'expo-protocol-version': '1',
+  'expo-sfv-version': '0',
+  'cache-control': 'private, max-age=0',
+};
 
-
-async function serveExpoUpdates(state: UpdatesState, req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> {
+async function serveExpoUpdates(
+  state: UpdatesState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  query: URLSearchParams,
+): Promise<void> {
   const { app } = state;
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.writeHead(405, { Allow: 'GET, HEAD' });
@@ -115,7 +129,8 @@ async function serveExpoUpdates(state: UpdatesState, req: IncomingMessage, res: 
     }
   }
   const updates = row ? await readDeploymentUpdates(app, row) : null;
-  if (!row || !updates || updates.updates.length === 0) return sendJson(res, 404, { error: `No ${platform} update here` }, PROTOCOL_HEADERS);
+  if (!row || !updates || updates.updates.length === 0)
+    return sendJson(res, 404, { error: `No ${platform} update here` }, PROTOCOL_HEADERS);
   const update = updateForRuntime(updates, runtimeVersion);
   if (!update) return sendJson(res, 404, runtimeMismatch(updates, runtimeVersion, platform), PROTOCOL_HEADERS);
 
@@ -129,9 +144,20 @@ async function serveExpoUpdates(state: UpdatesState, req: IncomingMessage, res: 
   if (type === 'multipart/mixed') {
     const boundary = `expo-${randomBytes(12).toString('hex')}`;
     const part = (name: string, body: string, extra: string[] = []) =>
-      [`--${boundary}`, 'Content-Type: application/json; charset=utf-8', `Content-Disposition: inline; name="${name}"`, ...extra, '', body].join('\r\n');
+      [
+        `--${boundary}`,
+        'Content-Type: application/json; charset=utf-8',
+        `Content-Disposition: inline; name="${name}"`,
+        ...extra,
+        '',
+        body,
+      ].join('\r\n');
     const body = `${[part('manifest', manifestText, signature ? [`expo-signature: ${signature}`] : []), part('extensions', JSON.stringify({ assetRequestHeaders: {} }))].join('\r\n')}\r\n--${boundary}--\r\n`;
-    res.writeHead(200, { ...PROTOCOL_HEADERS, 'Content-Type': `multipart/mixed; boundary=${boundary}`, 'Content-Length': Buffer.byteLength(body) });
+    res.writeHead(200, {
+      ...PROTOCOL_HEADERS,
+      'Content-Type': `multipart/mixed; boundary=${boundary}`,
+      'Content-Length': Buffer.byteLength(body),
+    });
     res.end(req.method === 'HEAD' ? undefined : body);
     return;
   }
@@ -160,22 +186,42 @@ export function negotiate(accept: string | null): (typeof MANIFEST_TYPES)[number
   let best: { type: (typeof MANIFEST_TYPES)[number]; q: number } | null = null;
   for (const type of MANIFEST_TYPES) {
     const [major] = type.split('/');
-    const exact = ranges.find((r) => r.range === type) ?? ranges.find((r) => r.range === `${major}/*`) ?? ranges.find((r) => r.range === '*/*');
+    const exact =
+      ranges.find((r) => r.range === type) ??
+      ranges.find((r) => r.range === `${major}/*`) ??
+      ranges.find((r) => r.range === '*/*');
     if (exact && exact.q > 0 && (!best || exact.q > best.q)) best = { type, q: exact.q };
   }
   return best?.type ?? null;
 }
 
-function buildManifest(app: ExpoUpdateSources, row: PublishedArtifactInfo, update: UpdateDescription, runtimeVersion: string): Record<string, unknown> {
+function buildManifest(
+  app: ExpoUpdateSources,
+  row: PublishedArtifactInfo,
+  update: UpdateDescription,
+  runtimeVersion: string,
+): Record<string, unknown> {
   const base = app.artifactBaseUrl();
-  const url = (asset: UpdateAsset) => `${base}/updates/assets/${row.id}/${asset.path.split('/').map(encodeURIComponent).join('/')}`;
+  const url = (asset: UpdateAsset) =>
+    `${base}/updates/assets/${row.id}/${asset.path.split('/').map(encodeURIComponent).join('/')}`;
   const slug = typeof update.expoClient.slug === 'string' ? update.expoClient.slug : 'app';
   return {
     id: update.id,
     createdAt: update.createdAt,
     runtimeVersion,
-    launchAsset: { hash: update.launchAsset.hash, key: update.launchAsset.key, contentType: update.launchAsset.contentType, url: url(update.launchAsset) },
-    assets: update.assets.map((asset) => ({ hash: asset.hash, key: asset.key, contentType: asset.contentType, fileExtension: asset.fileExtension, url: url(asset) })),
+    launchAsset: {
+      hash: update.launchAsset.hash,
+      key: update.launchAsset.key,
+      contentType: update.launchAsset.contentType,
+      url: url(update.launchAsset),
+    },
+    assets: update.assets.map((asset) => ({
+      hash: asset.hash,
+      key: asset.key,
+      contentType: asset.contentType,
+      fileExtension: asset.fileExtension,
+      url: url(asset),
+    })),
     metadata: {},
     extra: {
       expoClient: update.expoClient,
@@ -196,7 +242,13 @@ function signatureFor(req: IncomingMessage, key: KeyObject | null, manifestText:
   return `sig="${sig}", keyid="${SIGNING_KEY_ID}", alg="rsa-v1_5-sha256"`;
 }
 
-async function serveAsset(app: ExpoUpdateSources, req: IncomingMessage, res: ServerResponse, id: string, rest: string[]): Promise<void> {
+async function serveAsset(
+  app: ExpoUpdateSources,
+  req: IncomingMessage,
+  res: ServerResponse,
+  id: string,
+  rest: string[],
+): Promise<void> {
   const row = await app.artifacts.find(id);
   const updates = row ? await readDeploymentUpdates(app, row) : null;
   let wanted: string;
@@ -207,7 +259,9 @@ async function serveAsset(app: ExpoUpdateSources, req: IncomingMessage, res: Ser
   }
   // Only files the manifest names are served, and only from inside the deployment's folder (real
   // paths): the manifest description is written by the build, so its paths are never trusted.
-  const asset = updates?.updates.flatMap((update) => [update.launchAsset, ...update.assets]).find((a) => a.path === wanted);
+  const asset = updates?.updates
+    .flatMap((update) => [update.launchAsset, ...update.assets])
+    .find((a) => a.path === wanted);
   const file = asset ? await app.artifacts.resolveFile(id, asset.path) : null;
   if (!asset || !file) return sendJson(res, 404, { error: 'Not found' });
   const accepted = header(req, 'accept-encoding') ?? '';
@@ -223,7 +277,8 @@ async function serveAsset(app: ExpoUpdateSources, req: IncomingMessage, res: Ser
   });
   if (req.method === 'HEAD') return void res.end();
   const source = createReadStream(file);
-  if (encoding === 'br') await pipeline(source, createBrotliCompress({ params: { [zlib.BROTLI_PARAM_QUALITY]: 5 } }), res);
+  if (encoding === 'br')
+    await pipeline(source, createBrotliCompress({ params: { [zlib.BROTLI_PARAM_QUALITY]: 5 } }), res);
   else if (encoding === 'gzip') await pipeline(source, createGzip({ level: 6 }), res);
   else await pipeline(source, res);
 }

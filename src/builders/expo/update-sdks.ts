@@ -6,12 +6,17 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { BuilderRouteSources, PublishedArtifactInfo } from '../builder-module.js';
-import { parseDeploymentUpdates, UPDATE_FILE, type DeploymentUpdates, type UpdateDescription } from './update-bundle.js';
+import {
+  parseDeploymentUpdates,
+  UPDATE_FILE,
+  type DeploymentUpdates,
+  type UpdateDescription,
+} from './update-bundle.js';
 
 /** How a phone gets an Expo Go (or another client) for an SDK, per platform (one sentence each). */
 export const GET_EXPO_GO = {
   android:
-    'Android: Expo Go from Google Play runs the newest SDK; for an older SDK, install that SDK\'s Expo Go build (expo.dev/go lists them) or use a development build.',
+    "Android: Expo Go from Google Play runs the newest SDK; for an older SDK, install that SDK's Expo Go build (expo.dev/go lists them) or use a development build.",
   ios: 'iPhone: Expo Go from the App Store runs SDK 54; for a newer SDK use a development build, `eas go` (Expo Go through TestFlight) or sign.expo.dev.',
 } as const;
 
@@ -38,11 +43,16 @@ export function servedSdks(updates: DeploymentUpdates): number[] {
  * The body of the answer to a client whose runtime version the deployment was not built for:
  * `{ error, runtimeVersion, sdks, failedSdks, howToGetExpoGo }`.
  */
-export function runtimeMismatch(updates: DeploymentUpdates, runtimeVersion: string, platform: 'ios' | 'android'): Record<string, unknown> {
+export function runtimeMismatch(
+  updates: DeploymentUpdates,
+  runtimeVersion: string,
+  platform: 'ios' | 'android',
+): Record<string, unknown> {
   const sdks = servedSdks(updates);
   const asked = sdkOfRuntime(runtimeVersion);
   const failed = updates.failed.find((f) => f.sdk === asked);
-  const what = asked === null ? `runtime version ${runtimeVersion}` : `Expo SDK ${asked} (runtime version ${runtimeVersion})`;
+  const what =
+    asked === null ? `runtime version ${runtimeVersion}` : `Expo SDK ${asked} (runtime version ${runtimeVersion})`;
   const why = failed ? ` Its SDK ${failed.sdk} export failed: ${failed.reason}` : '';
   return {
     error: `This deployment was not built for ${what}. It serves Expo SDK ${sdks.join(' and ')}: open it with an Expo Go for one of them.${why} ${GET_EXPO_GO[platform]}`,
@@ -57,8 +67,12 @@ export function runtimeMismatch(updates: DeploymentUpdates, runtimeVersion: stri
  * The updates of an ios/android deployment (its `expo-update.json`), or null for any other
  * artifact or an unreadable description.
  */
-export async function readDeploymentUpdates(app: BuilderRouteSources, row: PublishedArtifactInfo): Promise<DeploymentUpdates | null> {
-  if (row.kind !== 'deployment' || (row.platform !== 'ios' && row.platform !== 'android') || row.externalUrl) return null;
+export async function readDeploymentUpdates(
+  app: BuilderRouteSources,
+  row: PublishedArtifactInfo,
+): Promise<DeploymentUpdates | null> {
+  if (row.kind !== 'deployment' || (row.platform !== 'ios' && row.platform !== 'android') || row.externalUrl)
+    return null;
   try {
     // Written by the build: read only from inside the deployment's folder, like any file served.
     const file = await app.artifacts.resolveFile(row.id, UPDATE_FILE);

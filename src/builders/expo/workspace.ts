@@ -31,7 +31,14 @@ const NOT_COPIED = new Set(['node_modules', '.git', '.expo', OUTPUT_DIR]);
 /** Commits of history a workspace keeps: older ones are folded into one root commit. */
 const HISTORY_KEPT = 20;
 
-const GIT_IDENTITY = ['-c', 'user.name=mobile-builder-mcp', '-c', 'user.email=builder@mobile-builder-mcp.invalid', '-c', 'commit.gpgsign=false'];
+const GIT_IDENTITY = [
+  '-c',
+  'user.name=mobile-builder-mcp',
+  '-c',
+  'user.email=builder@mobile-builder-mcp.invalid',
+  '-c',
+  'commit.gpgsign=false',
+];
 
 /** One project's workspace (see the file comment). */
 export class ExpoWorkspace {
@@ -186,7 +193,14 @@ export class ExpoWorkspace {
     const kept = await this.git(['rev-list', '--reverse', `--max-count=${keep}`, 'HEAD']);
     const oldest = kept[0]!;
     const folded = count - keep;
-    let parent = (await this.git(['commit-tree', `${oldest}^{tree}`, '-m', `Earlier history (${folded + 1} commits) folded to keep the workspace small`]))[0]!;
+    let parent = (
+      await this.git([
+        'commit-tree',
+        `${oldest}^{tree}`,
+        '-m',
+        `Earlier history (${folded + 1} commits) folded to keep the workspace small`,
+      ])
+    )[0]!;
     for (const commit of kept.slice(1)) {
       const message = (await this.git(['log', '-1', '--format=%B', commit])).join('\n');
       parent = (await this.git(['commit-tree', `${commit}^{tree}`, '-p', parent, '-m', message]))[0]!;
@@ -246,7 +260,11 @@ export class ExpoWorkspace {
       onStdout: (line) => lines.push(line),
       timeoutMs: 60_000,
     });
-    if (result.code !== 0) throw new BuildFailure('workspace_failed', `git ${args[0]} failed in the workspace:\n${result.tail.slice(-5).join('\n')}`);
+    if (result.code !== 0)
+      throw new BuildFailure(
+        'workspace_failed',
+        `git ${args[0]} failed in the workspace:\n${result.tail.slice(-5).join('\n')}`,
+      );
     return lines;
   }
 }

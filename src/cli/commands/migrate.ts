@@ -12,12 +12,18 @@ import { withApp, type StoreOptions } from '../open-app.js';
 export function addMigrateCommand(program: Command): void {
   program
     .command('migrate')
-    .description('Apply the database migrations (serve and worker also do this at start): drizzle-pg/ to --database-url under an advisory lock, else drizzle/ to the SQLite file of --data-dir.')
+    .description(
+      'Apply the database migrations (serve and worker also do this at start): drizzle-pg/ to --database-url under an advisory lock, else drizzle/ to the SQLite file of --data-dir.',
+    )
     .action(async (options: StoreOptions) => {
       if (options.databaseUrl) {
         const applied = await migratePostgresDatabase(options.databaseUrl);
         const where = redactedDatabaseUrl(options.databaseUrl);
-        process.stdout.write(applied === 0 ? `Database is up to date: ${where} (no migration to apply)\n` : `Applied ${applied} migration${applied === 1 ? '' : 's'}; database is up to date: ${where}\n`);
+        process.stdout.write(
+          applied === 0
+            ? `Database is up to date: ${where} (no migration to apply)\n`
+            : `Applied ${applied} migration${applied === 1 ? '' : 's'}; database is up to date: ${where}\n`,
+        );
         return;
       }
       const file = join(resolve(options.dataDir), 'mobile-builder.db');

@@ -40,7 +40,9 @@ async function serve(options: ServeOptions, early: EarlyStdioStart | undefined):
     return runWorker(options);
   }
   const logger = createLogger(options.logLevel);
-  const run = prepareServeRun(options, logger, (sandbox) => appConfigOf(options, { logger, sandbox, role: options.role }));
+  const run = prepareServeRun(options, logger, (sandbox) =>
+    appConfigOf(options, { logger, sandbox, role: options.role }),
+  );
   // The builders' start-up checks: a bad signing key fails at start, not on a phone's first request.
   checkBuilderSettings(run.config);
   process.once('SIGTERM', () => void run.stop('SIGTERM'));

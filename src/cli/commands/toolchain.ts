@@ -10,9 +10,11 @@ import { toolchainsFor } from '../../builders/expo/index.js';
 export function addToolchainCommand(program: Command): void {
   program
     .command('toolchain')
-    .description('Manage the expo builder\'s toolchain.')
+    .description("Manage the expo builder's toolchain.")
     .command('install')
-    .description('Install the Expo SDK toolchains ahead of their first use (npm install from the lockfiles shipped in this package; about 1-2 min each).')
+    .description(
+      'Install the Expo SDK toolchains ahead of their first use (npm install from the lockfiles shipped in this package; about 1-2 min each).',
+    )
     .action(async (options: { sdk: number[]; dataDir: string }) => {
       for (const installed of toolchainsFor({ dataDir: resolve(options.dataDir), sdks: options.sdk })) {
         if (installed.isInstalled()) {

@@ -17,7 +17,10 @@ export function addUserCommand(program: Command): void {
       await withApp('user list', options, async (app) => {
         const rows = await app.users.list();
         if (rows.length === 0) return void process.stdout.write('No users.\n');
-        printTable(['USER', 'PLAN', 'CREATED'], rows.map((r) => [r.name, r.plan, r.createdAt]));
+        printTable(
+          ['USER', 'PLAN', 'CREATED'],
+          rows.map((r) => [r.name, r.plan, r.createdAt]),
+        );
       });
     });
   user
@@ -26,14 +29,18 @@ export function addUserCommand(program: Command): void {
     .argument('<name>', 'user name')
     .argument('<plan>', 'plan name')
     .action(async (name: string, plan: string, options: StoreOptions & { plans?: string }) => {
-      await withApp('user set-plan', { ...options, ...(options.plans && { plans: resolve(options.plans) }) }, async (app) => {
-        if (!app.plans[plan]) {
-          process.stderr.write(`Unknown plan "${plan}". Plans: ${Object.keys(app.plans).join(', ')}.\n`);
-          process.exitCode = 1;
-          return;
-        }
-        await app.tokens.setPlan(name, plan);
-        process.stdout.write(`User "${name}" is on plan "${plan}".\n`);
-      });
+      await withApp(
+        'user set-plan',
+        { ...options, ...(options.plans && { plans: resolve(options.plans) }) },
+        async (app) => {
+          if (!app.plans[plan]) {
+            process.stderr.write(`Unknown plan "${plan}". Plans: ${Object.keys(app.plans).join(', ')}.\n`);
+            process.exitCode = 1;
+            return;
+          }
+          await app.tokens.setPlan(name, plan);
+          process.stdout.write(`User "${name}" is on plan "${plan}".\n`);
+        },
+      );
     });
 }

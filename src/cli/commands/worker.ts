@@ -36,7 +36,12 @@ export function addWorkerCommand(program: Command): void {
  */
 export async function runWorker(options: WorkerOptions): Promise<void> {
   const logger = createLogger(options.logLevel);
-  const sandbox = buildSandboxFor({ buildSandbox: options.buildSandbox, builder: options.builder, multiUser: true, command: 'a worker' });
+  const sandbox = buildSandboxFor({
+    buildSandbox: options.buildSandbox,
+    builder: options.builder,
+    multiUser: true,
+    command: 'a worker',
+  });
   const config = appConfigOf(options, { logger, sandbox, role: 'worker' });
   checkBuilderSettings(config);
   const app = await openApp(config);
@@ -67,7 +72,10 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       void finish();
       return;
     }
-    logger.info({ signal, drainTimeoutMs: options.drainTimeoutMs }, 'draining: claiming nothing more, letting running builds finish');
+    logger.info(
+      { signal, drainTimeoutMs: options.drainTimeoutMs },
+      'draining: claiming nothing more, letting running builds finish',
+    );
     // A signal during start-up drains once the engine has started (it has claimed nothing yet).
     void started
       .catch(() => undefined)
@@ -87,7 +95,16 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   }
   if (signals > 0) return;
   const where = storeShown(options);
-  logger.info({ runner: app.engine.runnerId, builder: options.builder, slots: options.maxConcurrentWorkflows, store: where, ...(health && { health: `${health.url}/healthz` }) }, 'worker ready');
+  logger.info(
+    {
+      runner: app.engine.runnerId,
+      builder: options.builder,
+      slots: options.maxConcurrentWorkflows,
+      store: where,
+      ...(health && { health: `${health.url}/healthz` }),
+    },
+    'worker ready',
+  );
   const healthShown = health ? `; health ${health.url}/healthz` : '';
   process.stderr.write(
     `mobile-builder-mcp ${VERSION} worker ${app.engine.runnerId} ready (builder ${options.builder}, ${options.maxConcurrentWorkflows} at once; ${where}${healthShown}; ${sandboxLine(sandbox)})\n`,

@@ -28,31 +28,58 @@ const FIELD = 'answer';
  * question, a caller who may not answer).
  * @throws ServiceError as `svc_send_message` does, except a refused answer (-32602), which is reported.
  */
-export async function askPerson(session: SessionView, elicitation: Elicitation, caller: Caller, services: ToolServices): Promise<SessionView> {
+export async function askPerson(
+  session: SessionView,
+  elicitation: Elicitation,
+  caller: Caller,
+  services: ToolServices,
+): Promise<SessionView> {
   const question = session.pendingQuestion;
   if (question?.kind !== 'text' || !(await services.projects.mayAnswer(caller, session.projectId))) return session;
   const answer = await elicitation.ask(`question-${question.questionId}`, questionForm(question));
-  const report = (action: ElicitationReport['action'], answered: boolean, note: string): SessionView & { elicitation: ElicitationReport } => ({
+  const report = (
+    action: ElicitationReport['action'],
+    answered: boolean,
+    note: string,
+  ): SessionView & { elicitation: ElicitationReport } => ({
     ...session,
     elicitation: { questionId: question.questionId, action, answered, note },
   });
   if (answer.action !== 'accept') {
     const who = answer.action === 'decline' ? 'declined to answer' : 'dismissed the question';
-    return report(answer.action, false, `The user ${who}: the question is still pending. Answer it with svc_send_message (questionId) when the user gives an answer.`);
+    return report(
+      answer.action,
+      false,
+      `The user ${who}: the question is still pending. Answer it with svc_send_message (questionId) when the user gives an answer.`,
+    );
   }
   const text = answer.content[FIELD];
-  if (typeof text !== 'string' || text.trim().length === 0) return report('accept', false, 'The user accepted the form without an answer: the question is still pending.');
+  if (typeof text !== 'string' || text.trim().length === 0)
+    return report('accept', false, 'The user accepted the form without an answer: the question is still pending.');
   try {
-    await services.workflows.send(caller, { projectId: session.projectId, message: text, questionId: question.questionId });
+    await services.workflows.send(caller, {
+      projectId: session.projectId,
+      message: text,
+      questionId: question.questionId,
+    });
   } catch (error) {
     if (!(error instanceof ServiceError) || error.kind !== 'invalid_params') throw error;
-    return report('accept', false, `The user's answer was refused (${refusalReason(error)}): the question is still pending.`);
+    return report(
+      'accept',
+      false,
+      `The user's answer was refused (${refusalReason(error)}): the question is still pending.`,
+    );
   }
   const after = await services.workflows.session(caller, session.projectId);
   return {
     ...after,
     ...(session.wait && { wait: session.wait }),
-    elicitation: { questionId: question.questionId, action: 'accept', answered: true, note: `The user answered: ${JSON.stringify(text)}. The workflow goes on.` },
+    elicitation: {
+      questionId: question.questionId,
+      action: 'accept',
+      answered: true,
+      note: `The user answered: ${JSON.stringify(text)}. The workflow goes on.`,
+    },
   };
 }
 
@@ -64,7 +91,12 @@ function questionForm(question: PendingQuestion): ElicitForm {
     requestedSchema: {
       type: 'object',
       properties: {
-        [FIELD]: { type: 'string', title: 'Answer', ...(question.pattern && { description: `Must match the pattern ${question.pattern}` }), ...rule },
+        [FIELD]: {
+          type: 'string',
+          title: 'Answer',
+          ...(question.pattern && { description: `Must match the pattern ${question.pattern}` }),
+          ...rule,
+        },
       },
       required: [FIELD],
     },

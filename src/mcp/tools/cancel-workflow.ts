@@ -16,7 +16,7 @@ export const cancelWorkflowTool = defineTool({
     errorGuide([
       '-32602: projectId or workflowId is not a UUID.',
       '-32004: error.data says what was not found: resource "project" (no project has this id), resource "workflow" with reason "unknown id" (no workflow of this project has workflowId) or reason "none active" (without workflowId: nothing is active, so there is nothing to cancel; queued workflows are cancelled by id: take it from svc_get_session\'s queuedWorkflows).',
-      "-32003: the project belongs to another user; only its owner may cancel. Do not retry.",
+      '-32003: the project belongs to another user; only its owner may cancel. Do not retry.',
     ]),
   ].join('\n'),
   input: z.strictObject({
@@ -28,7 +28,11 @@ export const cancelWorkflowTool = defineTool({
   handle: async (args, { caller, services }) => {
     const result = await services.workflows.cancel(caller, args);
     // Operators see who stopped what (docs/contract.md#tokens-and-security: never a token).
-    if (result.cancelled) services.logger?.info({ user: caller.userName, projectId: args.projectId, workflowId: result.workflowId }, 'workflow cancelled by its owner');
+    if (result.cancelled)
+      services.logger?.info(
+        { user: caller.userName, projectId: args.projectId, workflowId: result.workflowId },
+        'workflow cancelled by its owner',
+      );
     return result;
   },
 });

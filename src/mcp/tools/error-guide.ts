@@ -18,5 +18,8 @@ const INTERNAL_ERROR = '-32603: a fault in the server. Try once more a little la
 
 /** An errors section: one line per code, specific codes first, then the ones every tool shares. */
 export function errorGuide(specific: string[]): string {
-  return ['Errors (error.code: meaning and what to do):', ...[...specific, AUTH_ERROR, RATE_ERROR, INTERNAL_ERROR].map((line) => `- ${line}`)].join('\n');
+  return [
+    'Errors (error.code: meaning and what to do):',
+    ...[...specific, AUTH_ERROR, RATE_ERROR, INTERNAL_ERROR].map((line) => `- ${line}`),
+  ].join('\n');
 }

@@ -22,7 +22,13 @@ export const getMessagesTool = defineTool({
   input: z.strictObject({
     projectId: uuidParameter('UUID of the project'),
     after: z.number().int().min(0).optional().describe('Return messages with seq greater than this (default 0)'),
-    limit: z.number().int().min(1).max(MESSAGES_PAGE_MAX).optional().describe(`Page size, 1 to ${MESSAGES_PAGE_MAX} (default ${MESSAGES_PAGE_DEFAULT})`),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(MESSAGES_PAGE_MAX)
+      .optional()
+      .describe(`Page size, 1 to ${MESSAGES_PAGE_MAX} (default ${MESSAGES_PAGE_DEFAULT})`),
   }),
   output: messagesPageSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -13,7 +13,7 @@ export const getProjectTool = defineTool({
     "Reads one project by its id: name, description, visibility and timestamps. Works for the caller's own projects and for other users' public projects.",
     'Use it to check a project before sending work to it. For build progress and preview URLs use svc_get_session instead.',
     errorGuide([
-      '-32602: projectId is missing or not a UUID. Take ids from svc_list_projects or from svc_create_project\'s response; do not make one up.',
+      "-32602: projectId is missing or not a UUID. Take ids from svc_list_projects or from svc_create_project's response; do not make one up.",
       '-32004 (error.data.resource "project", reason "unknown id"): no project has this id. Check the id with svc_list_projects.',
       "-32003: the project is another user's private project. You cannot read it; do not retry.",
     ]),

@@ -35,14 +35,23 @@ export const getSessionTool = defineTool({
       .min(0)
       .max(MAX_WAIT_SECONDS)
       .default(0)
-      .describe(`Wait up to this many seconds (0..${MAX_WAIT_SECONDS}, default 0; 30 to ${WAIT_CAP_SECONDS} is best, a wait never runs past ${WAIT_CAP_SECONDS}) for the active workflow to change status or step, ask a question or end; returns at once with nothing active or a question waiting`),
-    screenshot: z.boolean().default(false).describe('Also return an image/png of the latest web preview on a phone-sized screen (ask after a build completes)'),
+      .describe(
+        `Wait up to this many seconds (0..${MAX_WAIT_SECONDS}, default 0; 30 to ${WAIT_CAP_SECONDS} is best, a wait never runs past ${WAIT_CAP_SECONDS}) for the active workflow to change status or step, ask a question or end; returns at once with nothing active or a question waiting`,
+      ),
+    screenshot: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Also return an image/png of the latest web preview on a phone-sized screen (ask after a build completes)',
+      ),
     questionFilesPage: z
       .number()
       .int()
       .min(1)
       .optional()
-      .describe("A page of the app's files for the pending code question (its prompt says how many pages there are); the answer's questionFiles holds them"),
+      .describe(
+        "A page of the app's files for the pending code question (its prompt says how many pages there are); the answer's questionFiles holds them",
+      ),
   }),
   output: sessionSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -63,9 +72,11 @@ export const getSessionTool = defineTool({
       waitMs: waited * 1000,
       ...(waitSeconds > 0 && { signal: request?.signal, onStep: request?.progress }),
     });
-    const capped = waited < waitSeconds && seen.wait ? { ...seen, wait: { ...seen.wait, cappedAtSeconds: WAIT_CAP_SECONDS } } : seen;
+    const capped =
+      waited < waitSeconds && seen.wait ? { ...seen, wait: { ...seen.wait, cappedAtSeconds: WAIT_CAP_SECONDS } } : seen;
     // A wait that finds a text question asks the person, when the client can (docs/contract.md#elicitation).
-    const session = waitSeconds > 0 && request?.elicitation ? await askPerson(capped, request.elicitation, caller, services) : capped;
+    const session =
+      waitSeconds > 0 && request?.elicitation ? await askPerson(capped, request.elicitation, caller, services) : capped;
     if (!screenshot) return replyOf(session);
     const shot = await services.screenshots.latest(caller, projectId);
     const content = previewLinks(session);
@@ -86,7 +97,10 @@ function replyOf(session: SessionView): SessionView {
   let reply = replies.get(session);
   if (!reply) {
     // Shared by every call while the view is cached: frozen like the view.
-    reply = withContent(session, previewLinks(session).map((link) => Object.freeze(link)));
+    reply = withContent(
+      session,
+      previewLinks(session).map((link) => Object.freeze(link)),
+    );
     replies.set(session, reply);
   }
   return reply;

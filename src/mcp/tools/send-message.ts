@@ -13,7 +13,7 @@ export const sendMessageTool = defineTool({
   title: 'Send a build or deploy instruction, or answer the agent',
   description: [
     "Sends a message to the project's building agent. Only the project's owner may send.",
-    '- To answer the session\'s pendingQuestion (see svc_get_session), pass questionId = pendingQuestion.questionId (a message with neither questionId nor kind is also taken as the answer while a question waits). An answer that breaks the question\'s rule (options or pattern) is refused with -32602 and the question stays pending.',
+    "- To answer the session's pendingQuestion (see svc_get_session), pass questionId = pendingQuestion.questionId (a message with neither questionId nor kind is also taken as the answer while a question waits). An answer that breaks the question's rule (options or pattern) is refused with -32602 and the question stays pending.",
     // How to answer the builders' own kinds of question (the expo builder's code questions).
     ...BUILDER_MESSAGE_RULES,
     '- A message with kind and no questionId is always a new instruction, even while a question waits (that question stays pending and its workflow keeps its place; the new one is queued behind it). Always pass kind: "build" (change the app and publish a preview) or "deploy" (publish a release). Without kind (and with no question waiting) the server guesses: "deploy" only when the message begins with deploy, publish, release or ship as a command ("Deploy it", "Please publish to the stores"), else "build". The response\'s kind says which kind was started.',
@@ -22,7 +22,7 @@ export const sendMessageTool = defineTool({
     errorGuide([
       '-32602: a parameter is missing or invalid (error.data.issues lists each one); or the message answers a pending question and breaks its rule (the question stays pending: ask the user for an answer that fits its options or pattern, then send it; for a code question fix the files named in error.data.issues and resend); or questionId is not the pending question (read svc_get_session again). To send a new instruction while a question waits, pass kind without questionId.',
       '-32004 (error.data.resource "project", reason "unknown id"): no project has this id. Check the id with svc_list_projects.',
-      "-32003: the project belongs to another user. Anyone may read a public project, but only its owner may send to it. Do not retry.",
+      '-32003: the project belongs to another user. Anyone may read a public project, but only its owner may send to it. Do not retry.',
       '-32005 with error.data.scope "queued_workflows": the user already has as many queued workflows (over all projects) as the plan allows (error.data.limit). Nothing was stored. Wait until some start (svc_get_session with waitSeconds), or cancel some with svc_cancel_workflow, then send again.',
     ]),
   ].join('\n'),
@@ -33,14 +33,21 @@ export const sendMessageTool = defineTool({
       `The instruction (what to build or deploy; at most ${MAX_MESSAGE_LENGTH} characters) or the answer to the pending question (at most ${MAX_MESSAGE_LENGTH} characters, or pendingQuestion.maxLength for a code question)`,
       { nonBlank: true },
     ),
-    kind: z.enum(['build', 'deploy']).optional().describe('Workflow kind; pass it. When absent: "deploy" only for a message that begins with deploy, publish, release or ship as a command, else "build"'),
+    kind: z
+      .enum(['build', 'deploy'])
+      .optional()
+      .describe(
+        'Workflow kind; pass it. When absent: "deploy" only for a message that begins with deploy, publish, release or ship as a command, else "build"',
+      ),
     questionId: uuidParameter('The pendingQuestion.questionId this message answers').optional(),
     requestId: z
       .string()
       .min(1)
       .max(100)
       .optional()
-      .describe('Your id for this send (1..100 characters), to retry it safely: a repeat with the same requestId within 24 hours answers what the first send answered and records nothing new'),
+      .describe(
+        'Your id for this send (1..100 characters), to retry it safely: a repeat with the same requestId within 24 hours answers what the first send answered and records nothing new',
+      ),
   }),
   output: sendMessageResultSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

@@ -28,12 +28,18 @@ export class PgAnswerCheckRepo implements AnswerCheckRepo {
   }
 
   async take(id: string, runnerId: string): Promise<boolean> {
-    const result = await this.db.update(answerChecks).set({ checkedBy: runnerId }).where(and(eq(answerChecks.id, id), isNull(answerChecks.checkedBy)));
+    const result = await this.db
+      .update(answerChecks)
+      .set({ checkedBy: runnerId })
+      .where(and(eq(answerChecks.id, id), isNull(answerChecks.checkedBy)));
     return (result.rowCount ?? 0) > 0;
   }
 
   async settle(id: string, runnerId: string, verdict: string): Promise<boolean> {
-    const result = await this.db.update(answerChecks).set({ verdict }).where(and(eq(answerChecks.id, id), eq(answerChecks.checkedBy, runnerId), isNull(answerChecks.verdict)));
+    const result = await this.db
+      .update(answerChecks)
+      .set({ verdict })
+      .where(and(eq(answerChecks.id, id), eq(answerChecks.checkedBy, runnerId), isNull(answerChecks.verdict)));
     return (result.rowCount ?? 0) > 0;
   }
 

@@ -20,7 +20,12 @@ export class PgArtifactRepo implements ArtifactRepo {
 
   /** The workflow's artifacts, oldest first, at most `limit` of them. */
   async listByWorkflow(workflowId: string, limit = 50): Promise<ArtifactRow[]> {
-    return this.db.select().from(artifacts).where(eq(artifacts.workflowId, workflowId)).orderBy(asc(artifacts.createdAt)).limit(limit);
+    return this.db
+      .select()
+      .from(artifacts)
+      .where(eq(artifacts.workflowId, workflowId))
+      .orderBy(asc(artifacts.createdAt))
+      .limit(limit);
   }
 
   /** The newest artifact of each (kind, platform) of the project: at most six rows, one indexed read each. */
@@ -62,7 +67,11 @@ export class PgArtifactRepo implements ArtifactRepo {
     await this.db.delete(artifacts).where(inArray(artifacts.id, ids));
   }
 
-  async latest(projectId: string, kind: ArtifactRow['kind'], platform: ArtifactRow['platform']): Promise<ArtifactRow | undefined> {
+  async latest(
+    projectId: string,
+    kind: ArtifactRow['kind'],
+    platform: ArtifactRow['platform'],
+  ): Promise<ArtifactRow | undefined> {
     const rows = await this.db
       .select()
       .from(artifacts)

@@ -47,8 +47,13 @@ export class PgBlobStore implements BlobStore {
     try {
       await client.query('BEGIN');
       // The row first (the chunks reference it); its length and hash are set at the end, before COMMIT.
-      await client.query('INSERT INTO blobs (id, bytes, sha256, created_at) VALUES ($1, 0, $2, $3)', [id, '', new Date().toISOString()]);
-      const insertChunk = (data: Buffer) => client.query('INSERT INTO blob_chunks (blob_id, n, data) VALUES ($1, $2, $3)', [id, n++, data]);
+      await client.query('INSERT INTO blobs (id, bytes, sha256, created_at) VALUES ($1, 0, $2, $3)', [
+        id,
+        '',
+        new Date().toISOString(),
+      ]);
+      const insertChunk = (data: Buffer) =>
+        client.query('INSERT INTO blob_chunks (blob_id, n, data) VALUES ($1, $2, $3)', [id, n++, data]);
       let pending: Buffer[] = [];
       let pendingBytes = 0;
       for await (const piece of source) {
@@ -91,7 +96,10 @@ export class PgBlobStore implements BlobStore {
     async function* chunks(): AsyncGenerator<Buffer> {
       let sent = 0;
       for (let n = 0; sent < total; n++) {
-        const row = await pool.query<{ data: Buffer }>('SELECT data FROM blob_chunks WHERE blob_id = $1 AND n = $2', [id, n]);
+        const row = await pool.query<{ data: Buffer }>('SELECT data FROM blob_chunks WHERE blob_id = $1 AND n = $2', [
+          id,
+          n,
+        ]);
         // Removed while being read: the stream ends with an error, never short.
         if (row.rowCount === 0) throw new BlobNotFoundError(id);
         const data = row.rows[0]!.data;

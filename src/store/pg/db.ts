@@ -5,4 +5,6 @@ import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import type * as schema from './schema.js';
 
 /** The drizzle handle with our schema: the pool's (auto-commit statements) or a transaction's. */
-export type PgDb = NodePgDatabase<typeof schema> | PgTransaction<NodePgQueryResultHKT, typeof schema, ExtractTablesWithRelations<typeof schema>>;
+export type PgDb =
+  | NodePgDatabase<typeof schema>
+  | PgTransaction<NodePgQueryResultHKT, typeof schema, ExtractTablesWithRelations<typeof schema>>;

@@ -30,7 +30,14 @@ export class PgMessageRepo implements MessageRepo {
 
   /** The project's newest `seq`, 0 for an empty conversation (one index read). */
   async lastSeq(projectId: string): Promise<number> {
-    return (await this.db.select({ m: max(messages.seq) }).from(messages).where(eq(messages.projectId, projectId)))[0]?.m ?? 0;
+    return (
+      (
+        await this.db
+          .select({ m: max(messages.seq) })
+          .from(messages)
+          .where(eq(messages.projectId, projectId))
+      )[0]?.m ?? 0
+    );
   }
 
   /** Up to `limit` messages with `seq > after`, oldest first. */

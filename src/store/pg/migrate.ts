@@ -36,7 +36,12 @@ const MIGRATE_QUERY_TIMEOUT_MS = 120_000;
 export async function migratePostgres(url: string): Promise<number> {
   // Bounded on the client: a database that does not answer fails the start-up instead of hanging
   // it. The bound on a statement leaves room to wait for another node's migrations (the lock).
-  const client = new pg.Client({ connectionString: url, application_name: 'mobile-builder-mcp/migrate', connectionTimeoutMillis: MIGRATE_CONNECT_TIMEOUT_MS, query_timeout: MIGRATE_QUERY_TIMEOUT_MS });
+  const client = new pg.Client({
+    connectionString: url,
+    application_name: 'mobile-builder-mcp/migrate',
+    connectionTimeoutMillis: MIGRATE_CONNECT_TIMEOUT_MS,
+    query_timeout: MIGRATE_QUERY_TIMEOUT_MS,
+  });
   // A connection lost between queries is reported as an 'error' event; the pending query rejects
   // anyway, so the event must not crash the process.
   client.on('error', () => {});
@@ -53,7 +58,9 @@ export async function migratePostgres(url: string): Promise<number> {
 
 /** Rows of drizzle's migrations journal (`drizzle.__drizzle_migrations`), 0 before the first migration. */
 async function appliedCount(client: pg.Client): Promise<number> {
-  const table = await client.query<{ name: string | null }>("SELECT to_regclass('drizzle.__drizzle_migrations')::text AS name");
+  const table = await client.query<{ name: string | null }>(
+    "SELECT to_regclass('drizzle.__drizzle_migrations')::text AS name",
+  );
   if (!table.rows[0]?.name) return 0;
   return (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations')).rows[0]!.n;
 }

@@ -7,7 +7,13 @@
 import { and, asc, eq, isNull, lt, sql } from 'drizzle-orm';
 import type { PgDb } from './db.js';
 import type { OAuthRepo, OAuthTokenWithGrant, OAuthGrantWithUser } from '../repos.js';
-import type { OAuthAuthorizationRequestRow, OAuthClientRow, OAuthCodeRow, OAuthGrantRow, OAuthTokenRow } from '../rows.js';
+import type {
+  OAuthAuthorizationRequestRow,
+  OAuthClientRow,
+  OAuthCodeRow,
+  OAuthGrantRow,
+  OAuthTokenRow,
+} from '../rows.js';
 import { oauthAuthorizationRequests, oauthClients, oauthCodes, oauthGrants, oauthTokens, users } from './schema.js';
 
 /** Reads and writes the OAuth tables. */
@@ -26,7 +32,10 @@ export class PgOAuthRepo implements OAuthRepo {
     await this.db
       .insert(oauthClients)
       .values(row)
-      .onConflictDoUpdate({ target: oauthClients.clientId, set: { kind: row.kind, metadata: row.metadata, expiresAt: row.expiresAt } });
+      .onConflictDoUpdate({
+        target: oauthClients.clientId,
+        set: { kind: row.kind, metadata: row.metadata, expiresAt: row.expiresAt },
+      });
   }
 
   // Authorization requests
@@ -68,14 +77,23 @@ export class PgOAuthRepo implements OAuthRepo {
   }
 
   async listGrants(userId?: string): Promise<OAuthGrantWithUser[]> {
-    const q = this.db.select({ grant: oauthGrants, user: users }).from(oauthGrants).innerJoin(users, eq(users.id, oauthGrants.userId));
+    const q = this.db
+      .select({ grant: oauthGrants, user: users })
+      .from(oauthGrants)
+      .innerJoin(users, eq(users.id, oauthGrants.userId));
     return (userId ? q.where(eq(oauthGrants.userId, userId)) : q).orderBy(asc(users.name), asc(oauthGrants.createdAt));
   }
 
   /** Revokes the grant and every token of it (two statements: run it in a transaction to make them one). */
   async revokeGrant(id: string, at: string): Promise<void> {
-    await this.db.update(oauthGrants).set({ revokedAt: at }).where(and(eq(oauthGrants.id, id), isNull(oauthGrants.revokedAt)));
-    await this.db.update(oauthTokens).set({ revokedAt: at }).where(and(eq(oauthTokens.grantId, id), isNull(oauthTokens.revokedAt)));
+    await this.db
+      .update(oauthGrants)
+      .set({ revokedAt: at })
+      .where(and(eq(oauthGrants.id, id), isNull(oauthGrants.revokedAt)));
+    await this.db
+      .update(oauthTokens)
+      .set({ revokedAt: at })
+      .where(and(eq(oauthTokens.grantId, id), isNull(oauthTokens.revokedAt)));
   }
 
   async touchGrant(id: string, at: string): Promise<void> {
@@ -92,7 +110,14 @@ export class PgOAuthRepo implements OAuthRepo {
 
   /** Marks the code used; false when it already was (a replay). */
   async useCode(hash: string, at: string): Promise<boolean> {
-    return (await this.db.update(oauthCodes).set({ usedAt: at }).where(and(eq(oauthCodes.codeHash, hash), isNull(oauthCodes.usedAt)))).rowCount === 1;
+    return (
+      (
+        await this.db
+          .update(oauthCodes)
+          .set({ usedAt: at })
+          .where(and(eq(oauthCodes.codeHash, hash), isNull(oauthCodes.usedAt)))
+      ).rowCount === 1
+    );
   }
 
   /**
@@ -142,7 +167,14 @@ export class PgOAuthRepo implements OAuthRepo {
 
   /** Marks a refresh token used; false when it already was (a replay). */
   async useToken(id: string, at: string): Promise<boolean> {
-    return (await this.db.update(oauthTokens).set({ usedAt: at }).where(and(eq(oauthTokens.id, id), isNull(oauthTokens.usedAt)))).rowCount === 1;
+    return (
+      (
+        await this.db
+          .update(oauthTokens)
+          .set({ usedAt: at })
+          .where(and(eq(oauthTokens.id, id), isNull(oauthTokens.usedAt)))
+      ).rowCount === 1
+    );
   }
 
   /** Expiry of the grant's newest refresh token (ISO), or null when it has none. */
@@ -155,6 +187,9 @@ export class PgOAuthRepo implements OAuthRepo {
   }
 
   async revokeToken(id: string, at: string): Promise<void> {
-    await this.db.update(oauthTokens).set({ revokedAt: at }).where(and(eq(oauthTokens.id, id), isNull(oauthTokens.revokedAt)));
+    await this.db
+      .update(oauthTokens)
+      .set({ revokedAt: at })
+      .where(and(eq(oauthTokens.id, id), isNull(oauthTokens.revokedAt)));
   }
 }

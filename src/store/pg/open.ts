@@ -21,7 +21,15 @@ import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import type { Repos } from '../repos.js';
 import type { ProjectRow } from '../rows.js';
-import { TransactionSpanError, type LockTable, type PoolStats, type Store, type StoreConfig, type StoreEvent, type Tx } from '../port.js';
+import {
+  TransactionSpanError,
+  type LockTable,
+  type PoolStats,
+  type Store,
+  type StoreConfig,
+  type StoreEvent,
+  type Tx,
+} from '../port.js';
 import { ChangeWatch, ReadCache } from '../read-cache.js';
 import { PgBlobStore } from './blob-store.js';
 import { ClockOffset } from './clock-offset.js';
@@ -67,7 +75,24 @@ const PING_TIMEOUT_MS = 500;
 /** How often the clock offset is measured again (ms). */
 const CLOCK_SAMPLE_MS = 10_000;
 
-const REPO_NAMES = ['users', 'tokens', 'projects', 'workflows', 'messages', 'questions', 'answerChecks', 'artifacts', 'processGroups', 'oauth', 'loginCodes', 'webSessions', 'updateChannels', 'nodes', 'sendReceipts', 'workspaces'] as const;
+const REPO_NAMES = [
+  'users',
+  'tokens',
+  'projects',
+  'workflows',
+  'messages',
+  'questions',
+  'answerChecks',
+  'artifacts',
+  'processGroups',
+  'oauth',
+  'loginCodes',
+  'webSessions',
+  'updateChannels',
+  'nodes',
+  'sendReceipts',
+  'workspaces',
+] as const;
 const LOCK_TABLES: Record<LockTable, string> = { users: 'users', projects: 'projects', workflows: 'workflows' };
 
 /** The state of one transaction. */
@@ -133,7 +158,12 @@ export class PgStore implements Store {
     this.db = drizzle(this.pool, { schema });
     this.strict = config.strictTransactions ?? process.env.SVC_STRICT_TRANSACTIONS === '1';
     this.onSpan = config.onTransactionSpan ?? ((error) => process.stderr.write(`${error.stack ?? error.message}\n`));
-    this.events = new PgEvents(config.listenUrl ?? config.databaseUrl, applicationName, (pid) => this.ownBackends.has(pid), (line) => process.stderr.write(`${line}\n`));
+    this.events = new PgEvents(
+      config.listenUrl ?? config.databaseUrl,
+      applicationName,
+      (pid) => this.ownBackends.has(pid),
+      (line) => process.stderr.write(`${line}\n`),
+    );
     // Project rows are read on every request: cached, cleared by `cache` notices and reconnects.
     this.projectCache = new ReadCache<ProjectRow>(new ChangeWatch(this.events));
     this.events.onReset(() => this.projectCache.clear());
@@ -224,7 +254,10 @@ export class PgStore implements Store {
   async ping(): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the database did not answer within ${PING_TIMEOUT_MS} ms`)), PING_TIMEOUT_MS);
+      timer = setTimeout(
+        () => reject(new Error(`the database did not answer within ${PING_TIMEOUT_MS} ms`)),
+        PING_TIMEOUT_MS,
+      );
     });
     try {
       await Promise.race([this.pool.query('SELECT 1'), late]);
@@ -289,7 +322,10 @@ export class PgStore implements Store {
 
   private txOf(state: TxState, dtx: PgDb): Tx {
     const inside = <R>(call: () => Promise<R>): Promise<R> => {
-      if (!state.open) return Promise.reject(state.spanned ?? new Error('The transaction has ended: its repositories cannot be used any more'));
+      if (!state.open)
+        return Promise.reject(
+          state.spanned ?? new Error('The transaction has ended: its repositories cannot be used any more'),
+        );
       state.inFlight++;
       return call().finally(() => {
         if (--state.inFlight === 0) this.watch(state);
@@ -304,7 +340,9 @@ export class PgStore implements Store {
       // A row this transaction locked already is returned (a transaction never waits for itself).
       tryLock: (table: LockTable, id: string) =>
         inside(async () => {
-          const found = await dtx.execute(sql`select 1 from ${sql.identifier(LOCK_TABLES[table])} where id = ${id} for update skip locked`);
+          const found = await dtx.execute(
+            sql`select 1 from ${sql.identifier(LOCK_TABLES[table])} where id = ${id} for update skip locked`,
+          );
           return found.rows.length > 0;
         }),
       publish: (event: StoreEvent) => {
@@ -334,7 +372,8 @@ function guarded<R extends object>(repo: R, around: (call: () => Promise<unknown
       wrapped[name] = () => undefined;
       continue;
     }
-    wrapped[name] = (...args: unknown[]) => around(() => (method as (...a: unknown[]) => Promise<unknown>).apply(repo, args));
+    wrapped[name] = (...args: unknown[]) =>
+      around(() => (method as (...a: unknown[]) => Promise<unknown>).apply(repo, args));
   }
   return wrapped as R;
 }
@@ -359,4 +398,3 @@ export async function openPgStore(config: StoreConfig & { databaseUrl: string })
   }
   return store;
 }
-

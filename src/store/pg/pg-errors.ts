@@ -2,7 +2,11 @@
 
 /** The SQLSTATE of `error` or of the error it wraps; undefined when it has none. */
 function sqlState(error: unknown): string | undefined {
-  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e: unknown = error, depth = 0;
+    e && typeof e === 'object' && depth < 4;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
   }
@@ -13,7 +17,11 @@ function sqlState(error: unknown): string | undefined {
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
   if (sqlState(error) !== '23505') return false;
   if (constraint === undefined) return true;
-  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e: unknown = error, depth = 0;
+    e && typeof e === 'object' && depth < 4;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     if ((e as { constraint?: unknown }).constraint === constraint) return true;
   }
   return false;

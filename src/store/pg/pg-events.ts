@@ -109,7 +109,12 @@ export class PgEvents implements StoreEvents {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, application_name: `${this.applicationName}/listen`, connectionTimeoutMillis: 5000, query_timeout: 5000 });
+    const client = new pg.Client({
+      connectionString: this.url,
+      application_name: `${this.applicationName}/listen`,
+      connectionTimeoutMillis: 5000,
+      query_timeout: 5000,
+    });
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client));
     client.on('notification', (message) => {
@@ -148,7 +153,10 @@ export class PgEvents implements StoreEvents {
     client.end().catch(() => undefined);
     if (this.closed) return;
     this.connectionLost();
-    if (wasConnected) this.log(`store: the change-notice connection was lost (${error?.message ?? 'closed by the server'}); reconnecting`);
+    if (wasConnected)
+      this.log(
+        `store: the change-notice connection was lost (${error?.message ?? 'closed by the server'}); reconnecting`,
+      );
     this.schedule();
   }
 

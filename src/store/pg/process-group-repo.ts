@@ -12,7 +12,10 @@ export class PgProcessGroupRepo implements ProcessGroupRepo {
 
   /** Records a group (replacing a stale row of the same host and pgid: pgids are reused). */
   async insert(row: ProcessGroupRow): Promise<void> {
-    await this.db.insert(processGroups).values(row).onConflictDoUpdate({ target: [processGroups.host, processGroups.pgid], set: row });
+    await this.db
+      .insert(processGroups)
+      .values(row)
+      .onConflictDoUpdate({ target: [processGroups.host, processGroups.pgid], set: row });
   }
 
   /** Forgets one group. */

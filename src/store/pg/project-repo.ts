@@ -38,7 +38,11 @@ export class PgProjectRepo implements ProjectRepo {
    * to the id, descending.
    */
   async listByOwner(ownerId: string): Promise<ProjectRow[]> {
-    return this.db.select().from(projects).where(eq(projects.ownerId, ownerId)).orderBy(desc(projects.createdAt), desc(projects.id));
+    return this.db
+      .select()
+      .from(projects)
+      .where(eq(projects.ownerId, ownerId))
+      .orderBy(desc(projects.createdAt), desc(projects.id));
   }
 
   async countByOwner(ownerId: string): Promise<number> {

@@ -61,10 +61,18 @@ export class PgQuestionRepo implements QuestionRepo {
   }
 
   async saveFilePages(questionId: string, pages: string): Promise<void> {
-    await this.db.insert(questionFilePages).values({ questionId, pages }).onConflictDoUpdate({ target: questionFilePages.questionId, set: { pages } });
+    await this.db
+      .insert(questionFilePages)
+      .values({ questionId, pages })
+      .onConflictDoUpdate({ target: questionFilePages.questionId, set: { pages } });
   }
 
   async filePagesOf(questionId: string): Promise<string | undefined> {
-    return (await this.db.select({ pages: questionFilePages.pages }).from(questionFilePages).where(eq(questionFilePages.questionId, questionId)))[0]?.pages;
+    return (
+      await this.db
+        .select({ pages: questionFilePages.pages })
+        .from(questionFilePages)
+        .where(eq(questionFilePages.questionId, questionId))
+    )[0]?.pages;
   }
 }

@@ -17,7 +17,18 @@
  *   and is UNLOGGED (migration `0001`, with the function `svc_now_ms()`, the database's clock).
  */
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, customType, index, integer, pgTable, primaryKey, text, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  customType,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+  varchar,
+} from 'drizzle-orm/pg-core';
 import { ACTIVE_STATUSES, WORKFLOW_STATUSES } from '../../core/workflow-states.js';
 import type { RowsMatch, SameRow } from '../row-check.js';
 import type {
@@ -183,7 +194,9 @@ export const questions = pgTable(
     /** A regular expression (source) the whole answer must match, or null. */
     pattern: text('pattern'),
     /** `text`: a person's answer; `code`: files for the app as JSON (docs/builders.md "Code questions"). */
-    kind: text('kind', { enum: ['text', 'code'] }).notNull().default('text'),
+    kind: text('kind', { enum: ['text', 'code'] })
+      .notNull()
+      .default('text'),
     /** JSON Schema (as JSON) of a code answer, shown to the client; null for text questions. */
     format: text('format'),
     /** Longest answer in code points; null: the instruction limit. */
@@ -194,10 +207,7 @@ export const questions = pgTable(
     answer: text('answer'),
     answeredAt: text('answered_at'),
   },
-  (t) => [
-    index('questions_workflow_idx').on(t.workflowId),
-    index('questions_project_key_idx').on(t.projectId, t.key),
-  ],
+  (t) => [index('questions_workflow_idx').on(t.workflowId), index('questions_project_key_idx').on(t.projectId, t.key)],
 );
 
 /**

@@ -14,7 +14,9 @@ export class PgSendReceiptRepo implements SendReceiptRepo {
     const rows = await this.db
       .select({ result: sendReceipts.result })
       .from(sendReceipts)
-      .where(and(eq(sendReceipts.userId, userId), eq(sendReceipts.requestId, requestId), gte(sendReceipts.createdAt, since)));
+      .where(
+        and(eq(sendReceipts.userId, userId), eq(sendReceipts.requestId, requestId), gte(sendReceipts.createdAt, since)),
+      );
     return rows[0]?.result;
   }
 
@@ -22,11 +24,18 @@ export class PgSendReceiptRepo implements SendReceiptRepo {
     await this.db
       .insert(sendReceipts)
       .values(row)
-      .onConflictDoUpdate({ target: [sendReceipts.userId, sendReceipts.requestId], set: { result: row.result, createdAt: row.createdAt }, setWhere: lt(sendReceipts.createdAt, since) });
+      .onConflictDoUpdate({
+        target: [sendReceipts.userId, sendReceipts.requestId],
+        set: { result: row.result, createdAt: row.createdAt },
+        setWhere: lt(sendReceipts.createdAt, since),
+      });
   }
 
   async setResult(userId: string, requestId: string, result: string): Promise<void> {
-    await this.db.update(sendReceipts).set({ result }).where(and(eq(sendReceipts.userId, userId), eq(sendReceipts.requestId, requestId)));
+    await this.db
+      .update(sendReceipts)
+      .set({ result })
+      .where(and(eq(sendReceipts.userId, userId), eq(sendReceipts.requestId, requestId)));
   }
 
   async deleteBefore(userId: string, before: number): Promise<void> {

@@ -33,7 +33,10 @@ export class PgTokenRepo implements TokenRepo {
   }
 
   async list(userId?: string): Promise<TokenWithUser[]> {
-    const q = this.db.select({ token: apiTokens, user: users }).from(apiTokens).innerJoin(users, eq(users.id, apiTokens.userId));
+    const q = this.db
+      .select({ token: apiTokens, user: users })
+      .from(apiTokens)
+      .innerJoin(users, eq(users.id, apiTokens.userId));
     return (userId ? q.where(eq(apiTokens.userId, userId)) : q).orderBy(asc(users.name), asc(apiTokens.createdAt));
   }
 }

@@ -17,7 +17,13 @@ export class PgWebSessionRepo implements WebSessionRepo {
   async findByHash(hash: string): Promise<WebSessionWithUser | undefined> {
     const row = (
       await this.db
-        .select({ session: webSessions, user: users, tokenRevokedAt: apiTokens.revokedAt, tokenExpiresAt: apiTokens.expiresAt, tokenId: apiTokens.id })
+        .select({
+          session: webSessions,
+          user: users,
+          tokenRevokedAt: apiTokens.revokedAt,
+          tokenExpiresAt: apiTokens.expiresAt,
+          tokenId: apiTokens.id,
+        })
         .from(webSessions)
         .innerJoin(users, eq(users.id, webSessions.userId))
         .leftJoin(apiTokens, eq(apiTokens.id, webSessions.tokenId))
@@ -27,7 +33,10 @@ export class PgWebSessionRepo implements WebSessionRepo {
     return {
       session: row.session,
       user: row.user,
-      token: row.session.tokenId === null ? null : { revokedAt: row.tokenId === null ? 'deleted' : row.tokenRevokedAt, expiresAt: row.tokenExpiresAt },
+      token:
+        row.session.tokenId === null
+          ? null
+          : { revokedAt: row.tokenId === null ? 'deleted' : row.tokenRevokedAt, expiresAt: row.tokenExpiresAt },
     };
   }
 
@@ -36,7 +45,10 @@ export class PgWebSessionRepo implements WebSessionRepo {
    * with the user's name and the display prefix of the API token each was signed in with (null
    * for a login code).
    */
-  async listLive(now: string, userId?: string): Promise<{ session: WebSessionRow; userName: string; tokenPrefix: string | null }[]> {
+  async listLive(
+    now: string,
+    userId?: string,
+  ): Promise<{ session: WebSessionRow; userName: string; tokenPrefix: string | null }[]> {
     return this.db
       .select({ session: webSessions, userName: users.name, tokenPrefix: apiTokens.displayPrefix })
       .from(webSessions)
@@ -57,8 +69,13 @@ export class PgWebSessionRepo implements WebSessionRepo {
 
   /** Removes sessions that expired before `now` (ISO 8601), and those of revoked tokens. @returns how many. */
   async deleteExpired(now: string): Promise<number> {
-    const revoked = this.db.select({ id: apiTokens.id }).from(apiTokens).where(sql`${apiTokens.revokedAt} is not null`);
-    const result = await this.db.delete(webSessions).where(or(lt(webSessions.expiresAt, now), sql`${webSessions.tokenId} in ${revoked}`));
+    const revoked = this.db
+      .select({ id: apiTokens.id })
+      .from(apiTokens)
+      .where(sql`${apiTokens.revokedAt} is not null`);
+    const result = await this.db
+      .delete(webSessions)
+      .where(or(lt(webSessions.expiresAt, now), sql`${webSessions.tokenId} in ${revoked}`));
     return result.rowCount ?? 0;
   }
 }

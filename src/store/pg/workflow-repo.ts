@@ -21,7 +21,12 @@ import type { PgDb } from './db.js';
 import type * as schema from './schema.js';
 import type { WorkflowRepo, SlotCandidate } from '../repos.js';
 import type { WorkflowRow } from '../rows.js';
-import { ACTIVE_STATUSES as ACTIVE, TERMINAL_STATUSES as TERMINAL, WORKFLOW_STATUSES, type WorkflowStatus } from '../../core/workflow-states.js';
+import {
+  ACTIVE_STATUSES as ACTIVE,
+  TERMINAL_STATUSES as TERMINAL,
+  WORKFLOW_STATUSES,
+  type WorkflowStatus,
+} from '../../core/workflow-states.js';
 import { projects, users, workflows } from './schema.js';
 import { isUniqueViolation } from './pg-errors.js';
 
@@ -37,7 +42,9 @@ export class PgWorkflowRepo implements WorkflowRepo {
 
   /** A fresh number from the `seq` identity's sequence: increasing, never repeated, across every node. */
   async nextSeq(): Promise<number> {
-    const result = await this.db.execute<{ n: string }>(sql`select nextval(pg_get_serial_sequence('workflows', 'seq')) as n`);
+    const result = await this.db.execute<{ n: string }>(
+      sql`select nextval(pg_get_serial_sequence('workflows', 'seq')) as n`,
+    );
     return Number(result.rows[0]!.n);
   }
 
@@ -92,9 +99,18 @@ export class PgWorkflowRepo implements WorkflowRepo {
    * The queued and active workflows of every project owned by `ownerId`, in one read (the web
    * console's projects list): active first within a project is not implied, order is by `seq`.
    */
-  async listUnfinishedByOwner(ownerId: string): Promise<Pick<WorkflowRow, 'projectId' | 'kind' | 'status' | 'stepIndex' | 'stepTotal' | 'stepName'>[]> {
+  async listUnfinishedByOwner(
+    ownerId: string,
+  ): Promise<Pick<WorkflowRow, 'projectId' | 'kind' | 'status' | 'stepIndex' | 'stepTotal' | 'stepName'>[]> {
     return this.db
-      .select({ projectId: workflows.projectId, kind: workflows.kind, status: workflows.status, stepIndex: workflows.stepIndex, stepTotal: workflows.stepTotal, stepName: workflows.stepName })
+      .select({
+        projectId: workflows.projectId,
+        kind: workflows.kind,
+        status: workflows.status,
+        stepIndex: workflows.stepIndex,
+        stepTotal: workflows.stepTotal,
+        stepName: workflows.stepName,
+      })
       .from(workflows)
       .innerJoin(projects, eq(projects.id, workflows.projectId))
       .where(and(eq(projects.ownerId, ownerId), inArray(workflows.status, ['queued', ...ACTIVE_STATUSES])))
@@ -103,7 +119,11 @@ export class PgWorkflowRepo implements WorkflowRepo {
 
   /** All active workflows of the store (for crash recovery and orphan checks), in `seq` order. */
   async listActive(): Promise<WorkflowRow[]> {
-    return this.db.select().from(workflows).where(inArray(workflows.status, ACTIVE_STATUSES)).orderBy(asc(workflows.seq));
+    return this.db
+      .select()
+      .from(workflows)
+      .where(inArray(workflows.status, ACTIVE_STATUSES))
+      .orderBy(asc(workflows.seq));
   }
 
   /**
@@ -158,13 +178,21 @@ export class PgWorkflowRepo implements WorkflowRepo {
   /** How many workflows of the store are in each status (every status present, 0 when none): one grouped read. */
   async countByStatus(): Promise<Record<WorkflowStatus, number>> {
     const counts = Object.fromEntries(WORKFLOW_STATUSES.map((s) => [s, 0])) as Record<WorkflowStatus, number>;
-    for (const row of await this.db.select({ status: workflows.status, n: count() }).from(workflows).groupBy(workflows.status)) counts[row.status] = row.n;
+    for (const row of await this.db
+      .select({ status: workflows.status, n: count() })
+      .from(workflows)
+      .groupBy(workflows.status))
+      counts[row.status] = row.n;
     return counts;
   }
 
   /** Queued workflows store-wide per recorded builder (`null`: recorded before builders were). */
   async countQueuedByBuilder(): Promise<Map<string | null, number>> {
-    const rows = await this.db.select({ builder: workflows.builder, n: count() }).from(workflows).where(eq(workflows.status, 'queued')).groupBy(workflows.builder);
+    const rows = await this.db
+      .select({ builder: workflows.builder, n: count() })
+      .from(workflows)
+      .where(eq(workflows.status, 'queued'))
+      .groupBy(workflows.builder);
     return new Map(rows.map((r) => [r.builder, r.n]));
   }
 
@@ -184,9 +212,21 @@ export class PgWorkflowRepo implements WorkflowRepo {
    * @returns true when the row changed; false too when the change would make a second active
    *   workflow of the project (another node won the race).
    */
-  async transition(id: string, from: WorkflowStatus, patch: Partial<WorkflowRow> & { status: WorkflowStatus }, owner?: string | null): Promise<boolean> {
-    const mayTrip = !ACTIVE_STATUSES.includes(from as (typeof ACTIVE_STATUSES)[number]) && ACTIVE_STATUSES.includes(patch.status as (typeof ACTIVE_STATUSES)[number]);
-    return this.changed(mayTrip, (db) => db.update(workflows).set(patch).where(and(eq(workflows.id, id), eq(workflows.status, from), ownerIs(owner))));
+  async transition(
+    id: string,
+    from: WorkflowStatus,
+    patch: Partial<WorkflowRow> & { status: WorkflowStatus },
+    owner?: string | null,
+  ): Promise<boolean> {
+    const mayTrip =
+      !ACTIVE_STATUSES.includes(from as (typeof ACTIVE_STATUSES)[number]) &&
+      ACTIVE_STATUSES.includes(patch.status as (typeof ACTIVE_STATUSES)[number]);
+    return this.changed(mayTrip, (db) =>
+      db
+        .update(workflows)
+        .set(patch)
+        .where(and(eq(workflows.id, id), eq(workflows.status, from), ownerIs(owner))),
+    );
   }
 
   /**
@@ -262,10 +302,15 @@ export class PgWorkflowRepo implements WorkflowRepo {
    * Runs an UPDATE and says whether it changed a row. When it may trip the one-active index inside
    * a transaction, it runs under a savepoint, so that losing the race leaves the transaction usable.
    */
-  private async changed(mayTrip: boolean, update: (db: PgDb) => PromiseLike<{ rowCount: number | null }>): Promise<boolean> {
+  private async changed(
+    mayTrip: boolean,
+    update: (db: PgDb) => PromiseLike<{ rowCount: number | null }>,
+  ): Promise<boolean> {
     try {
       if (mayTrip && is(this.db as object, PgTransaction)) {
-        return await (this.db as NodePgDatabase<typeof schema>).transaction(async (savepoint) => ((await update(savepoint)).rowCount ?? 0) > 0);
+        return await (this.db as NodePgDatabase<typeof schema>).transaction(
+          async (savepoint) => ((await update(savepoint)).rowCount ?? 0) > 0,
+        );
       }
       return ((await update(this.db)).rowCount ?? 0) > 0;
     } catch (error) {

@@ -28,7 +28,13 @@ export class SqliteAnswerCheckRepo implements AnswerCheckRepo {
   }
 
   async take(id: string, runnerId: string): Promise<boolean> {
-    return this.db.update(answerChecks).set({ checkedBy: runnerId }).where(and(eq(answerChecks.id, id), isNull(answerChecks.checkedBy))).run().changes > 0;
+    return (
+      this.db
+        .update(answerChecks)
+        .set({ checkedBy: runnerId })
+        .where(and(eq(answerChecks.id, id), isNull(answerChecks.checkedBy)))
+        .run().changes > 0
+    );
   }
 
   async settle(id: string, runnerId: string, verdict: string): Promise<boolean> {

@@ -62,10 +62,17 @@ export class SqliteArtifactRepo implements ArtifactRepo {
   /** Deletes artifact rows by id. */
   async delete(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
-    this.db.delete(artifacts).where(sql`${artifacts.id} in ${ids}`).run();
+    this.db
+      .delete(artifacts)
+      .where(sql`${artifacts.id} in ${ids}`)
+      .run();
   }
 
-  async latest(projectId: string, kind: ArtifactRow['kind'], platform: ArtifactRow['platform']): Promise<ArtifactRow | undefined> {
+  async latest(
+    projectId: string,
+    kind: ArtifactRow['kind'],
+    platform: ArtifactRow['platform'],
+  ): Promise<ArtifactRow | undefined> {
     return this.q().latest.get({ projectId, kind, platform });
   }
 
@@ -99,7 +106,9 @@ export class SqliteArtifactRepo implements ArtifactRepo {
 }
 
 /** Every (kind, platform) pair, in the order `latestPerPlatform` lists equally new rows. */
-const PAIRS = (['preview', 'deployment'] as const).flatMap((kind) => (['web', 'ios', 'android'] as const).map((platform) => [kind, platform] as const));
+const PAIRS = (['preview', 'deployment'] as const).flatMap((kind) =>
+  (['web', 'ios', 'android'] as const).map((platform) => [kind, platform] as const),
+);
 const PAIRS_SQL = sql.raw(PAIRS.map(([kind, platform]) => `('${kind}', '${platform}')`).join(', '));
 
 /** The place of a row's (kind, platform) in `PAIRS`. */
@@ -119,7 +128,11 @@ function prepareStatements(db: Db) {
               order by b.created_at desc limit 1) from (values ${PAIRS_SQL}) pair)`,
       )
       .prepare(),
-    byId: db.select().from(artifacts).where(eq(artifacts.id, sql.placeholder('id'))).prepare(),
+    byId: db
+      .select()
+      .from(artifacts)
+      .where(eq(artifacts.id, sql.placeholder('id')))
+      .prepare(),
     byWorkflow: db
       .select()
       .from(artifacts)
@@ -129,7 +142,13 @@ function prepareStatements(db: Db) {
     latest: db
       .select()
       .from(artifacts)
-      .where(and(eq(artifacts.projectId, sql.placeholder('projectId')), eq(artifacts.kind, sql.placeholder('kind')), eq(artifacts.platform, sql.placeholder('platform'))))
+      .where(
+        and(
+          eq(artifacts.projectId, sql.placeholder('projectId')),
+          eq(artifacts.kind, sql.placeholder('kind')),
+          eq(artifacts.platform, sql.placeholder('platform')),
+        ),
+      )
       .orderBy(desc(artifacts.createdAt))
       .prepare(),
     bytesByOwner: db

@@ -8,7 +8,9 @@
 /** The methods of a repository object (its prototype's functions). */
 function methodNames(repo: object): string[] {
   const proto = Object.getPrototypeOf(repo) as object;
-  return Object.getOwnPropertyNames(proto).filter((name) => name !== 'constructor' && typeof (proto as Record<string, unknown>)[name] === 'function');
+  return Object.getOwnPropertyNames(proto).filter(
+    (name) => name !== 'constructor' && typeof (proto as Record<string, unknown>)[name] === 'function',
+  );
 }
 
 /**
@@ -18,11 +20,17 @@ function methodNames(repo: object): string[] {
  * @param around runs the call (now, or later) and returns its promise.
  * @param peek runs the call now, or returns undefined without running it.
  */
-export function guardRepo<R extends object>(repo: R, around: (call: () => Promise<unknown>) => Promise<unknown>, peek: (call: () => unknown) => unknown): R {
+export function guardRepo<R extends object>(
+  repo: R,
+  around: (call: () => Promise<unknown>) => Promise<unknown>,
+  peek: (call: () => unknown) => unknown,
+): R {
   const guarded: Record<string, unknown> = {};
   for (const name of methodNames(repo)) {
     const method = (repo as Record<string, (...args: unknown[]) => Promise<unknown>>)[name]!;
-    guarded[name] = name.startsWith('peek') ? (...args: unknown[]) => peek(() => method.apply(repo, args)) : (...args: unknown[]) => around(() => method.apply(repo, args));
+    guarded[name] = name.startsWith('peek')
+      ? (...args: unknown[]) => peek(() => method.apply(repo, args))
+      : (...args: unknown[]) => around(() => method.apply(repo, args));
   }
   return guarded as R;
 }

@@ -19,7 +19,16 @@ export class SqliteMessageRepo implements MessageRepo {
     const counter = q.nextSeq.get({ projectId: row.projectId });
     const seq = counter?.seq ?? (await this.lastSeq(row.projectId)) + 1;
     const full = { ...row, seq };
-    q.insert.run({ id: full.id, projectId: full.projectId, seq, role: full.role, type: full.type, content: full.content, workflowId: full.workflowId ?? null, createdAt: full.createdAt });
+    q.insert.run({
+      id: full.id,
+      projectId: full.projectId,
+      seq,
+      role: full.role,
+      type: full.type,
+      content: full.content,
+      workflowId: full.workflowId ?? null,
+      createdAt: full.createdAt,
+    });
     return full;
   }
 
@@ -57,7 +66,11 @@ function prepareStatements(db: Db) {
         createdAt: sql.placeholder('createdAt'),
       })
       .prepare(),
-    lastSeq: db.select({ m: max(messages.seq) }).from(messages).where(eq(messages.projectId, projectId)).prepare(),
+    lastSeq: db
+      .select({ m: max(messages.seq) })
+      .from(messages)
+      .where(eq(messages.projectId, projectId))
+      .prepare(),
     page: db
       .select()
       .from(messages)

@@ -11,7 +11,12 @@ export class SqliteNodeRepo implements NodeRepo {
   private readonly seenSince;
 
   constructor(private readonly db: Db) {
-    this.seenSince = db.select().from(nodes).where(gte(nodes.seenAt, sql.placeholder('since'))).orderBy(asc(nodes.seenAt)).prepare();
+    this.seenSince = db
+      .select()
+      .from(nodes)
+      .where(gte(nodes.seenAt, sql.placeholder('since')))
+      .orderBy(asc(nodes.seenAt))
+      .prepare();
   }
 
   async upsert(row: NodeRow): Promise<void> {

@@ -7,7 +7,13 @@ import { and, asc, eq, isNull, lt, sql } from 'drizzle-orm';
 import type { Db } from './db.js';
 import type { OAuthRepo, OAuthTokenWithGrant, OAuthGrantWithUser } from '../repos.js';
 import { oauthAuthorizationRequests, oauthClients, oauthCodes, oauthGrants, oauthTokens, users } from './schema.js';
-import type { OAuthAuthorizationRequestRow, OAuthClientRow, OAuthCodeRow, OAuthGrantRow, OAuthTokenRow } from '../rows.js';
+import type {
+  OAuthAuthorizationRequestRow,
+  OAuthClientRow,
+  OAuthCodeRow,
+  OAuthGrantRow,
+  OAuthTokenRow,
+} from '../rows.js';
 
 /** Reads and writes the OAuth tables. */
 export class SqliteOAuthRepo implements OAuthRepo {
@@ -35,7 +41,10 @@ export class SqliteOAuthRepo implements OAuthRepo {
     this.db
       .insert(oauthClients)
       .values(row)
-      .onConflictDoUpdate({ target: oauthClients.clientId, set: { kind: row.kind, metadata: row.metadata, expiresAt: row.expiresAt } })
+      .onConflictDoUpdate({
+        target: oauthClients.clientId,
+        set: { kind: row.kind, metadata: row.metadata, expiresAt: row.expiresAt },
+      })
       .run();
   }
 
@@ -79,14 +88,27 @@ export class SqliteOAuthRepo implements OAuthRepo {
   }
 
   async listGrants(userId?: string): Promise<OAuthGrantWithUser[]> {
-    const q = this.db.select({ grant: oauthGrants, user: users }).from(oauthGrants).innerJoin(users, eq(users.id, oauthGrants.userId));
-    return (userId ? q.where(eq(oauthGrants.userId, userId)) : q).orderBy(asc(users.name), asc(oauthGrants.createdAt)).all();
+    const q = this.db
+      .select({ grant: oauthGrants, user: users })
+      .from(oauthGrants)
+      .innerJoin(users, eq(users.id, oauthGrants.userId));
+    return (userId ? q.where(eq(oauthGrants.userId, userId)) : q)
+      .orderBy(asc(users.name), asc(oauthGrants.createdAt))
+      .all();
   }
 
   /** Revokes the grant and every token of it. */
   async revokeGrant(id: string, at: string): Promise<void> {
-    this.db.update(oauthGrants).set({ revokedAt: at }).where(and(eq(oauthGrants.id, id), isNull(oauthGrants.revokedAt))).run();
-    this.db.update(oauthTokens).set({ revokedAt: at }).where(and(eq(oauthTokens.grantId, id), isNull(oauthTokens.revokedAt))).run();
+    this.db
+      .update(oauthGrants)
+      .set({ revokedAt: at })
+      .where(and(eq(oauthGrants.id, id), isNull(oauthGrants.revokedAt)))
+      .run();
+    this.db
+      .update(oauthTokens)
+      .set({ revokedAt: at })
+      .where(and(eq(oauthTokens.grantId, id), isNull(oauthTokens.revokedAt)))
+      .run();
   }
 
   async touchGrant(id: string, at: string): Promise<void> {
@@ -103,7 +125,13 @@ export class SqliteOAuthRepo implements OAuthRepo {
 
   /** Marks the code used; false when it already was (a replay). */
   async useCode(hash: string, at: string): Promise<boolean> {
-    return this.db.update(oauthCodes).set({ usedAt: at }).where(and(eq(oauthCodes.codeHash, hash), isNull(oauthCodes.usedAt))).run().changes === 1;
+    return (
+      this.db
+        .update(oauthCodes)
+        .set({ usedAt: at })
+        .where(and(eq(oauthCodes.codeHash, hash), isNull(oauthCodes.usedAt)))
+        .run().changes === 1
+    );
   }
 
   /**
@@ -150,7 +178,13 @@ export class SqliteOAuthRepo implements OAuthRepo {
 
   /** Marks a refresh token used; false when it already was (a replay). */
   async useToken(id: string, at: string): Promise<boolean> {
-    return this.db.update(oauthTokens).set({ usedAt: at }).where(and(eq(oauthTokens.id, id), isNull(oauthTokens.usedAt))).run().changes === 1;
+    return (
+      this.db
+        .update(oauthTokens)
+        .set({ usedAt: at })
+        .where(and(eq(oauthTokens.id, id), isNull(oauthTokens.usedAt)))
+        .run().changes === 1
+    );
   }
 
   /** Expiry of the grant's newest refresh token (ISO), or null when it has none. */
@@ -164,6 +198,10 @@ export class SqliteOAuthRepo implements OAuthRepo {
   }
 
   async revokeToken(id: string, at: string): Promise<void> {
-    this.db.update(oauthTokens).set({ revokedAt: at }).where(and(eq(oauthTokens.id, id), isNull(oauthTokens.revokedAt))).run();
+    this.db
+      .update(oauthTokens)
+      .set({ revokedAt: at })
+      .where(and(eq(oauthTokens.id, id), isNull(oauthTokens.revokedAt)))
+      .run();
   }
 }

@@ -19,7 +19,15 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import type { Repos } from '../repos.js';
 import type { ProjectRow } from '../rows.js';
-import { TransactionSpanError, type LockTable, type RateWindows, type Store, type StoreConfig, type StoreEvent, type Tx } from '../port.js';
+import {
+  TransactionSpanError,
+  type LockTable,
+  type RateWindows,
+  type Store,
+  type StoreConfig,
+  type StoreEvent,
+  type Tx,
+} from '../port.js';
 import { ChangeWatch, ReadCache } from '../read-cache.js';
 import { FifoMutex } from './fifo-mutex.js';
 import { guardRepo } from './guarded-repos.js';
@@ -43,11 +51,26 @@ import { SqliteWorkflowRepo } from './workflow-repo.js';
 import { SqliteRateWindows } from './rate-windows.js';
 import type { Db } from './db.js';
 
-
 /** Folder of the shipped migrations: `<package>/drizzle`, both from `src/` and from `dist/`. */
 const MIGRATIONS_FOLDER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'drizzle');
 
-const REPO_NAMES = ['users', 'tokens', 'projects', 'workflows', 'messages', 'questions', 'answerChecks', 'artifacts', 'processGroups', 'oauth', 'loginCodes', 'webSessions', 'updateChannels', 'nodes', 'sendReceipts'] as const;
+const REPO_NAMES = [
+  'users',
+  'tokens',
+  'projects',
+  'workflows',
+  'messages',
+  'questions',
+  'answerChecks',
+  'artifacts',
+  'processGroups',
+  'oauth',
+  'loginCodes',
+  'webSessions',
+  'updateChannels',
+  'nodes',
+  'sendReceipts',
+] as const;
 
 /** The state of one transaction. */
 interface TxState {
@@ -119,7 +142,9 @@ export class SqliteStore implements Store {
     // A read without a wait is not at hand while this process has a transaction open (it would
     // join it and could read its uncommitted rows).
     const peekOutside = (call: () => unknown) => (this.mutex.locked ? undefined : call());
-    this.repos = Object.fromEntries(REPO_NAMES.map((name) => [name, this.generation.counted(name, guardRepo(this.raw[name], outside, peekOutside))])) as unknown as Repos;
+    this.repos = Object.fromEntries(
+      REPO_NAMES.map((name) => [name, this.generation.counted(name, guardRepo(this.raw[name], outside, peekOutside))]),
+    ) as unknown as Repos;
     this.rateWindows = this.inMemory ? null : new SqliteRateWindows(sqlite, outside);
   }
 
@@ -202,7 +227,10 @@ export class SqliteStore implements Store {
 
   private txOf(state: TxState): Tx {
     const inside = (call: () => Promise<unknown>) => {
-      if (!state.open) return Promise.reject(state.spanned ?? new Error('The transaction has ended: its repositories cannot be used any more'));
+      if (!state.open)
+        return Promise.reject(
+          state.spanned ?? new Error('The transaction has ended: its repositories cannot be used any more'),
+        );
       return call();
     };
     const peekInside = (call: () => unknown) => (state.open ? call() : undefined);
@@ -221,7 +249,10 @@ export class SqliteStore implements Store {
     };
     for (const name of REPO_NAMES) {
       let repo: unknown;
-      Object.defineProperty(tx, name, { get: () => (repo ??= this.generation.counted(name, guardRepo(this.raw[name], inside, peekInside))), enumerable: true });
+      Object.defineProperty(tx, name, {
+        get: () => (repo ??= this.generation.counted(name, guardRepo(this.raw[name], inside, peekInside))),
+        enumerable: true,
+      });
     }
     return tx as unknown as Tx;
   }

@@ -11,12 +11,19 @@ export class SqliteProcessGroupRepo implements ProcessGroupRepo {
 
   /** Records a group (replacing a stale row of the same host and pgid: pgids are reused). */
   async insert(row: ProcessGroupRow): Promise<void> {
-    this.db.insert(processGroups).values(row).onConflictDoUpdate({ target: [processGroups.host, processGroups.pgid], set: row }).run();
+    this.db
+      .insert(processGroups)
+      .values(row)
+      .onConflictDoUpdate({ target: [processGroups.host, processGroups.pgid], set: row })
+      .run();
   }
 
   /** Forgets one group. */
   async remove(host: string, pgid: number): Promise<void> {
-    this.db.delete(processGroups).where(and(eq(processGroups.host, host), eq(processGroups.pgid, pgid))).run();
+    this.db
+      .delete(processGroups)
+      .where(and(eq(processGroups.host, host), eq(processGroups.pgid, pgid)))
+      .run();
   }
 
   /** Groups recorded for a project. */

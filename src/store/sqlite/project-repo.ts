@@ -16,7 +16,11 @@ export class SqliteProjectRepo implements ProjectRepo {
     private readonly db: Db,
     private readonly cache?: ReadCache<ProjectRow>,
   ) {
-    this.byId = db.select().from(projects).where(eq(projects.id, sql.placeholder('id'))).prepare();
+    this.byId = db
+      .select()
+      .from(projects)
+      .where(eq(projects.id, sql.placeholder('id')))
+      .prepare();
     this.byOwner = db
       .select()
       .from(projects)

@@ -42,11 +42,19 @@ export class SqliteQuestionRepo implements QuestionRepo {
   }
 
   async saveFilePages(questionId: string, pages: string): Promise<void> {
-    this.db.insert(questionFilePages).values({ questionId, pages }).onConflictDoUpdate({ target: questionFilePages.questionId, set: { pages } }).run();
+    this.db
+      .insert(questionFilePages)
+      .values({ questionId, pages })
+      .onConflictDoUpdate({ target: questionFilePages.questionId, set: { pages } })
+      .run();
   }
 
   async filePagesOf(questionId: string): Promise<string | undefined> {
-    return this.db.select({ pages: questionFilePages.pages }).from(questionFilePages).where(eq(questionFilePages.questionId, questionId)).get()?.pages;
+    return this.db
+      .select({ pages: questionFilePages.pages })
+      .from(questionFilePages)
+      .where(eq(questionFilePages.questionId, questionId))
+      .get()?.pages;
   }
 }
 
@@ -55,7 +63,11 @@ function prepareStatements(db: Db) {
   const workflowId = sql.placeholder('workflowId');
   const key = sql.placeholder('key');
   return {
-    byId: db.select().from(questions).where(eq(questions.id, sql.placeholder('id'))).prepare(),
+    byId: db
+      .select()
+      .from(questions)
+      .where(eq(questions.id, sql.placeholder('id')))
+      .prepare(),
     pending: db
       .select()
       .from(questions)
@@ -71,7 +83,13 @@ function prepareStatements(db: Db) {
     latestAnswer: db
       .select({ answer: questions.answer })
       .from(questions)
-      .where(and(eq(questions.projectId, sql.placeholder('projectId')), eq(questions.key, key), isNotNull(questions.answeredAt)))
+      .where(
+        and(
+          eq(questions.projectId, sql.placeholder('projectId')),
+          eq(questions.key, key),
+          isNotNull(questions.answeredAt),
+        ),
+      )
       .orderBy(desc(questions.answeredAt))
       .prepare(),
     answer: db

@@ -33,7 +33,9 @@ export class SqliteRateWindows implements RateWindows {
   }
 
   claim(claim: Claim): Promise<{ points: number; expire: number } | undefined> {
-    return this.outside(async () => this.claimStatement.get(claim)) as Promise<{ points: number; expire: number } | undefined>;
+    return this.outside(async () => this.claimStatement.get(claim)) as Promise<
+      { points: number; expire: number } | undefined
+    >;
   }
 
   async deleteExpired(before: number): Promise<void> {

@@ -42,7 +42,14 @@ export const READ_METHODS: Record<CountedRepo, ReadonlySet<string>> = {
     'renewLease',
   ]),
   questions: new Set(['findById', 'pendingOf', 'findByKey', 'latestAnswer', 'filePagesOf']),
-  artifacts: new Set(['findById', 'listByWorkflow', 'latestPerPlatform', 'bytesUsedByOwner', 'previewsBeyond', 'latest']),
+  artifacts: new Set([
+    'findById',
+    'listByWorkflow',
+    'latestPerPlatform',
+    'bytesUsedByOwner',
+    'previewsBeyond',
+    'latest',
+  ]),
   projects: new Set(['findById', 'peekById', 'listByOwner', 'countByOwner', 'createdSince']),
   users: new Set(['findByName', 'findById', 'list']),
 };

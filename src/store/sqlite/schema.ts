@@ -83,7 +83,6 @@ export const projects = sqliteTable(
   (t) => [index('projects_owner_created_idx').on(t.ownerId, t.createdAt)],
 );
 
-
 /**
  * Workflows (docs/workflows.md). At most one active workflow per project is enforced by the
  * partial unique index `workflows_one_active_per_project`.
@@ -170,7 +169,9 @@ export const questions = sqliteTable(
     /** A regular expression (source) the whole answer must match, or null. */
     pattern: text('pattern'),
     /** `text`: a person's answer; `code`: files for the app as JSON (docs/builders.md "Code questions"). */
-    kind: text('kind', { enum: ['text', 'code'] }).notNull().default('text'),
+    kind: text('kind', { enum: ['text', 'code'] })
+      .notNull()
+      .default('text'),
     /** JSON Schema (as JSON) of a code answer, shown to the client; null for text questions. */
     format: text('format'),
     /** Longest answer in code points; null: the instruction limit. */
@@ -181,10 +182,7 @@ export const questions = sqliteTable(
     answer: text('answer'),
     answeredAt: text('answered_at'),
   },
-  (t) => [
-    index('questions_workflow_idx').on(t.workflowId),
-    index('questions_project_key_idx').on(t.projectId, t.key),
-  ],
+  (t) => [index('questions_workflow_idx').on(t.workflowId), index('questions_project_key_idx').on(t.projectId, t.key)],
 );
 
 /**

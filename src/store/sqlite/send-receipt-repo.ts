@@ -13,7 +13,9 @@ export class SqliteSendReceiptRepo implements SendReceiptRepo {
     const rows = await this.db
       .select({ result: sendReceipts.result })
       .from(sendReceipts)
-      .where(and(eq(sendReceipts.userId, userId), eq(sendReceipts.requestId, requestId), gte(sendReceipts.createdAt, since)));
+      .where(
+        and(eq(sendReceipts.userId, userId), eq(sendReceipts.requestId, requestId), gte(sendReceipts.createdAt, since)),
+      );
     return rows[0]?.result;
   }
 
@@ -21,11 +23,18 @@ export class SqliteSendReceiptRepo implements SendReceiptRepo {
     await this.db
       .insert(sendReceipts)
       .values(row)
-      .onConflictDoUpdate({ target: [sendReceipts.userId, sendReceipts.requestId], set: { result: row.result, createdAt: row.createdAt }, setWhere: lt(sendReceipts.createdAt, since) });
+      .onConflictDoUpdate({
+        target: [sendReceipts.userId, sendReceipts.requestId],
+        set: { result: row.result, createdAt: row.createdAt },
+        setWhere: lt(sendReceipts.createdAt, since),
+      });
   }
 
   async setResult(userId: string, requestId: string, result: string): Promise<void> {
-    await this.db.update(sendReceipts).set({ result }).where(and(eq(sendReceipts.userId, userId), eq(sendReceipts.requestId, requestId)));
+    await this.db
+      .update(sendReceipts)
+      .set({ result })
+      .where(and(eq(sendReceipts.userId, userId), eq(sendReceipts.requestId, requestId)));
   }
 
   async deleteBefore(userId: string, before: number): Promise<void> {

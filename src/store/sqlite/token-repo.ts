@@ -36,7 +36,12 @@ export class SqliteTokenRepo implements TokenRepo {
   }
 
   async list(userId?: string): Promise<TokenWithUser[]> {
-    const q = this.db.select({ token: apiTokens, user: users }).from(apiTokens).innerJoin(users, eq(users.id, apiTokens.userId));
-    return (userId ? q.where(eq(apiTokens.userId, userId)) : q).orderBy(asc(users.name), asc(apiTokens.createdAt)).all();
+    const q = this.db
+      .select({ token: apiTokens, user: users })
+      .from(apiTokens)
+      .innerJoin(users, eq(users.id, apiTokens.userId));
+    return (userId ? q.where(eq(apiTokens.userId, userId)) : q)
+      .orderBy(asc(users.name), asc(apiTokens.createdAt))
+      .all();
   }
 }

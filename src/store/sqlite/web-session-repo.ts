@@ -15,7 +15,13 @@ export class SqliteWebSessionRepo implements WebSessionRepo {
 
   async findByHash(hash: string): Promise<WebSessionWithUser | undefined> {
     const row = this.db
-      .select({ session: webSessions, user: users, tokenRevokedAt: apiTokens.revokedAt, tokenExpiresAt: apiTokens.expiresAt, tokenId: apiTokens.id })
+      .select({
+        session: webSessions,
+        user: users,
+        tokenRevokedAt: apiTokens.revokedAt,
+        tokenExpiresAt: apiTokens.expiresAt,
+        tokenId: apiTokens.id,
+      })
       .from(webSessions)
       .innerJoin(users, eq(users.id, webSessions.userId))
       .leftJoin(apiTokens, eq(apiTokens.id, webSessions.tokenId))
@@ -25,7 +31,10 @@ export class SqliteWebSessionRepo implements WebSessionRepo {
     return {
       session: row.session,
       user: row.user,
-      token: row.session.tokenId === null ? null : { revokedAt: row.tokenId === null ? 'deleted' : row.tokenRevokedAt, expiresAt: row.tokenExpiresAt },
+      token:
+        row.session.tokenId === null
+          ? null
+          : { revokedAt: row.tokenId === null ? 'deleted' : row.tokenRevokedAt, expiresAt: row.tokenExpiresAt },
     };
   }
 
@@ -34,7 +43,10 @@ export class SqliteWebSessionRepo implements WebSessionRepo {
    * with the user's name and the display prefix of the API token each was signed in with (null
    * for a login code).
    */
-  async listLive(now: string, userId?: string): Promise<{ session: WebSessionRow; userName: string; tokenPrefix: string | null }[]> {
+  async listLive(
+    now: string,
+    userId?: string,
+  ): Promise<{ session: WebSessionRow; userName: string; tokenPrefix: string | null }[]> {
     return this.db
       .select({ session: webSessions, userName: users.name, tokenPrefix: apiTokens.displayPrefix })
       .from(webSessions)
@@ -56,7 +68,10 @@ export class SqliteWebSessionRepo implements WebSessionRepo {
 
   /** Removes sessions that expired before `now` (ISO 8601), and those of revoked tokens. */
   async deleteExpired(now: string): Promise<number> {
-    const revoked = this.db.select({ id: apiTokens.id }).from(apiTokens).where(sql`${apiTokens.revokedAt} is not null`);
+    const revoked = this.db
+      .select({ id: apiTokens.id })
+      .from(apiTokens)
+      .where(sql`${apiTokens.revokedAt} is not null`);
     return this.db
       .delete(webSessions)
       .where(or(lt(webSessions.expiresAt, now), sql`${webSessions.tokenId} in ${revoked}`))

@@ -6,7 +6,12 @@ import { and, asc, count, desc, eq, inArray, isNull, max, sql } from 'drizzle-or
 import type { Db } from './db.js';
 import { preparedOnce } from './prepared-once.js';
 import type { WorkflowRepo, SlotCandidate } from '../repos.js';
-import { ACTIVE_STATUSES as ACTIVE, TERMINAL_STATUSES as TERMINAL, WORKFLOW_STATUSES, type WorkflowStatus } from '../../core/workflow-states.js';
+import {
+  ACTIVE_STATUSES as ACTIVE,
+  TERMINAL_STATUSES as TERMINAL,
+  WORKFLOW_STATUSES,
+  type WorkflowStatus,
+} from '../../core/workflow-states.js';
 import { projects, users, workflows } from './schema.js';
 import type { WorkflowRow } from '../rows.js';
 
@@ -84,7 +89,9 @@ export class SqliteWorkflowRepo implements WorkflowRepo {
    * The queued and active workflows of every project owned by `ownerId`, in one read (the web
    * console's projects list): active first within a project is not implied, order is by `seq`.
    */
-  async listUnfinishedByOwner(ownerId: string): Promise<Pick<WorkflowRow, 'projectId' | 'kind' | 'status' | 'stepIndex' | 'stepTotal' | 'stepName'>[]> {
+  async listUnfinishedByOwner(
+    ownerId: string,
+  ): Promise<Pick<WorkflowRow, 'projectId' | 'kind' | 'status' | 'stepIndex' | 'stepTotal' | 'stepName'>[]> {
     return this.q().unfinishedByOwner.all({ ownerId });
   }
 
@@ -115,7 +122,12 @@ export class SqliteWorkflowRepo implements WorkflowRepo {
 
   /** Queued workflows store-wide per recorded builder (`null`: recorded before builders were). */
   async countQueuedByBuilder(): Promise<Map<string | null, number>> {
-    const rows = this.db.select({ builder: workflows.builder, n: count() }).from(workflows).where(eq(workflows.status, 'queued')).groupBy(workflows.builder).all();
+    const rows = this.db
+      .select({ builder: workflows.builder, n: count() })
+      .from(workflows)
+      .where(eq(workflows.status, 'queued'))
+      .groupBy(workflows.builder)
+      .all();
     return new Map(rows.map((r) => [r.builder, r.n]));
   }
 
@@ -132,7 +144,12 @@ export class SqliteWorkflowRepo implements WorkflowRepo {
   /** Workflows in each status, store-wide: one `GROUP BY` over the `(status, seq)` index. */
   async countByStatus(): Promise<Record<WorkflowStatus, number>> {
     const counts = Object.fromEntries(WORKFLOW_STATUSES.map((s) => [s, 0])) as Record<WorkflowStatus, number>;
-    for (const row of this.db.select({ status: workflows.status, n: count() }).from(workflows).groupBy(workflows.status).all()) counts[row.status] = row.n;
+    for (const row of this.db
+      .select({ status: workflows.status, n: count() })
+      .from(workflows)
+      .groupBy(workflows.status)
+      .all())
+      counts[row.status] = row.n;
     return counts;
   }
 
@@ -141,7 +158,12 @@ export class SqliteWorkflowRepo implements WorkflowRepo {
    * `owner` is given, its runner is `owner` (`null`: no runner).
    * @returns true when the row changed.
    */
-  async transition(id: string, from: WorkflowStatus, patch: Partial<WorkflowRow> & { status: WorkflowStatus }, owner?: string | null): Promise<boolean> {
+  async transition(
+    id: string,
+    from: WorkflowStatus,
+    patch: Partial<WorkflowRow> & { status: WorkflowStatus },
+    owner?: string | null,
+  ): Promise<boolean> {
     const result = this.db
       .update(workflows)
       .set(patch)
@@ -218,9 +240,16 @@ function prepareStatements(db: Db) {
   const projectId = sql.placeholder('projectId');
   const ownerId = sql.placeholder('ownerId');
   const runnerId = sql.placeholder('runnerId');
-  const heldBy = and(eq(workflows.id, id), eq(workflows.runnerId, runnerId), inArray(workflows.status, ACTIVE_STATUSES));
+  const heldBy = and(
+    eq(workflows.id, id),
+    eq(workflows.runnerId, runnerId),
+    inArray(workflows.status, ACTIVE_STATUSES),
+  );
   return {
-    nextSeq: db.select({ m: max(workflows.seq) }).from(workflows).prepare(),
+    nextSeq: db
+      .select({ m: max(workflows.seq) })
+      .from(workflows)
+      .prepare(),
     byId: db.select().from(workflows).where(eq(workflows.id, id)).prepare(),
     active: db
       .select()
@@ -228,7 +257,9 @@ function prepareStatements(db: Db) {
       .where(and(eq(workflows.projectId, projectId), inArray(workflows.status, ACTIVE_STATUSES)))
       .prepare(),
     // The ids alone, as plain strings (better-sqlite3's `pluck`): no row objects to build.
-    queuedIds: db.$client.prepare("select id from workflows where project_id = ? and status = 'queued' order by seq").pluck(),
+    queuedIds: db.$client
+      .prepare("select id from workflows where project_id = ? and status = 'queued' order by seq")
+      .pluck(),
     queued: db
       .select()
       .from(workflows)
@@ -244,11 +275,24 @@ function prepareStatements(db: Db) {
     instructionsBefore: db
       .select({ instruction: workflows.instruction })
       .from(workflows)
-      .where(and(eq(workflows.projectId, projectId), sql`${workflows.seq} < ${sql.placeholder('seq')}`, eq(workflows.status, 'completed')))
+      .where(
+        and(
+          eq(workflows.projectId, projectId),
+          sql`${workflows.seq} < ${sql.placeholder('seq')}`,
+          eq(workflows.status, 'completed'),
+        ),
+      )
       .orderBy(asc(workflows.seq))
       .prepare(),
     unfinishedByOwner: db
-      .select({ projectId: workflows.projectId, kind: workflows.kind, status: workflows.status, stepIndex: workflows.stepIndex, stepTotal: workflows.stepTotal, stepName: workflows.stepName })
+      .select({
+        projectId: workflows.projectId,
+        kind: workflows.kind,
+        status: workflows.status,
+        stepIndex: workflows.stepIndex,
+        stepTotal: workflows.stepTotal,
+        stepName: workflows.stepName,
+      })
       .from(workflows)
       .innerJoin(projects, eq(projects.id, workflows.projectId))
       .where(and(eq(projects.ownerId, ownerId), inArray(workflows.status, ['queued', ...ACTIVE_STATUSES])))
@@ -291,7 +335,11 @@ function prepareStatements(db: Db) {
       .innerJoin(projects, eq(projects.id, workflows.projectId))
       .where(and(eq(projects.ownerId, ownerId), eq(workflows.status, 'queued')))
       .prepare(),
-    renewLease: db.update(workflows).set({ leaseExpiresAt: sql<number>`${sql.placeholder('leaseExpiresAt')}` }).where(heldBy).prepare(),
+    renewLease: db
+      .update(workflows)
+      .set({ leaseExpiresAt: sql<number>`${sql.placeholder('leaseExpiresAt')}` })
+      .where(heldBy)
+      .prepare(),
     heldBy: db.select({ id: workflows.id }).from(workflows).where(heldBy).prepare(),
   };
 }
