@@ -30,27 +30,6 @@ import {
   varchar,
 } from 'drizzle-orm/pg-core';
 import { ACTIVE_STATUSES, WORKFLOW_STATUSES } from '../../core/workflow-states.js';
-import type { RowsMatch, SameRow } from '../row-check.js';
-import type {
-  AnswerCheckRow,
-  ApiTokenRow,
-  ArtifactRow,
-  LoginCodeRow,
-  MessageRow,
-  NodeRow,
-  OAuthAuthorizationRequestRow,
-  OAuthClientRow,
-  OAuthCodeRow,
-  OAuthGrantRow,
-  OAuthTokenRow,
-  ProcessGroupRow,
-  ProjectRow,
-  QuestionRow,
-  SendReceiptRow,
-  UserRow,
-  WebSessionRow,
-  WorkflowRow,
-} from '../rows.js';
 
 /** `bytea` as a Node `Buffer` (node-postgres reads and writes `bytea` as `Buffer`). */
 const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
@@ -509,34 +488,3 @@ export const sendReceipts = pgTable(
   },
   (t) => [primaryKey({ columns: [t.userId, t.requestId] })],
 );
-
-/**
- * This schema's rows are the port's (`store/rows.ts`, docs/architecture.md "The store port"): a
- * column that drifts from the port's row type fails `npm run typecheck` here. (`WorkflowRow` lets
- * a new row leave `builder` out, so its `Required` form is compared.) `projects` has one
- * column of its own, `last_runner_host`, which the port's row does not carry yet
- * (docs/postgresql.md#schema). A compile-time check that no code reads (knip counts it used:
- * `open.ts` hands drizzle the whole schema).
- */
-export type RowsOfThisSchema = RowsMatch<
-  [
-    SameRow<typeof users.$inferSelect, UserRow>,
-    SameRow<typeof apiTokens.$inferSelect, ApiTokenRow>,
-    SameRow<Omit<typeof projects.$inferSelect, 'lastRunnerHost'>, ProjectRow>,
-    SameRow<typeof workflows.$inferSelect, Required<WorkflowRow>>,
-    SameRow<typeof messages.$inferSelect, MessageRow>,
-    SameRow<typeof questions.$inferSelect, QuestionRow>,
-    SameRow<typeof answerChecks.$inferSelect, AnswerCheckRow>,
-    SameRow<typeof artifacts.$inferSelect, ArtifactRow>,
-    SameRow<typeof processGroups.$inferSelect, ProcessGroupRow>,
-    SameRow<typeof loginCodes.$inferSelect, LoginCodeRow>,
-    SameRow<typeof oauthClients.$inferSelect, OAuthClientRow>,
-    SameRow<typeof oauthAuthorizationRequests.$inferSelect, OAuthAuthorizationRequestRow>,
-    SameRow<typeof oauthGrants.$inferSelect, OAuthGrantRow>,
-    SameRow<typeof oauthCodes.$inferSelect, OAuthCodeRow>,
-    SameRow<typeof oauthTokens.$inferSelect, OAuthTokenRow>,
-    SameRow<typeof webSessions.$inferSelect, WebSessionRow>,
-    SameRow<typeof nodes.$inferSelect, NodeRow>,
-    SameRow<typeof sendReceipts.$inferSelect, SendReceiptRow>,
-  ]
->;

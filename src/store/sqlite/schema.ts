@@ -7,27 +7,6 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { ACTIVE_STATUSES, WORKFLOW_STATUSES } from '../../core/workflow-states.js';
-import type { RowsMatch, SameRow } from '../row-check.js';
-import type {
-  AnswerCheckRow,
-  ApiTokenRow,
-  ArtifactRow,
-  LoginCodeRow,
-  MessageRow,
-  NodeRow,
-  OAuthAuthorizationRequestRow,
-  OAuthClientRow,
-  OAuthCodeRow,
-  OAuthGrantRow,
-  OAuthTokenRow,
-  ProcessGroupRow,
-  ProjectRow,
-  QuestionRow,
-  SendReceiptRow,
-  UserRow,
-  WebSessionRow,
-  WorkflowRow,
-} from '../rows.js';
 
 /** A person or agent account. `plan` names a plan of the operator's plan table (docs/contract.md#limits-and-plans). */
 export const users = sqliteTable('users', {
@@ -472,36 +451,6 @@ export const nodes = sqliteTable('nodes', {
   /** When it last wrote its row, in ms since the Unix epoch on the database's clock. */
   seenAt: integer('seen_at').notNull(),
 });
-
-/**
- * This schema's rows are the port's (`store/rows.ts`, docs/architecture.md "The store port"): a
- * column that drifts from the port's row type fails `npm run typecheck` here. (`WorkflowRow` lets
- * a new row leave `builder` out, so its `Required` form is compared.) A compile-time
- * check that no code reads (`@typecheck` keeps knip from reporting it).
- * @typecheck
- */
-export type RowsOfThisSchema = RowsMatch<
-  [
-    SameRow<typeof users.$inferSelect, UserRow>,
-    SameRow<typeof apiTokens.$inferSelect, ApiTokenRow>,
-    SameRow<typeof projects.$inferSelect, ProjectRow>,
-    SameRow<typeof workflows.$inferSelect, Required<WorkflowRow>>,
-    SameRow<typeof messages.$inferSelect, MessageRow>,
-    SameRow<typeof questions.$inferSelect, QuestionRow>,
-    SameRow<typeof answerChecks.$inferSelect, AnswerCheckRow>,
-    SameRow<typeof artifacts.$inferSelect, ArtifactRow>,
-    SameRow<typeof processGroups.$inferSelect, ProcessGroupRow>,
-    SameRow<typeof loginCodes.$inferSelect, LoginCodeRow>,
-    SameRow<typeof oauthClients.$inferSelect, OAuthClientRow>,
-    SameRow<typeof oauthAuthorizationRequests.$inferSelect, OAuthAuthorizationRequestRow>,
-    SameRow<typeof oauthGrants.$inferSelect, OAuthGrantRow>,
-    SameRow<typeof oauthCodes.$inferSelect, OAuthCodeRow>,
-    SameRow<typeof oauthTokens.$inferSelect, OAuthTokenRow>,
-    SameRow<typeof webSessions.$inferSelect, WebSessionRow>,
-    SameRow<typeof nodes.$inferSelect, NodeRow>,
-    SameRow<typeof sendReceipts.$inferSelect, SendReceiptRow>,
-  ]
->;
 
 /**
  * Request-rate counters shared by every process that serves this data dir (docs/contract.md "Limits and
