@@ -236,15 +236,14 @@ function ownerIs(owner: string | null | undefined) {
 
 /** The repository's fixed statements, their parameters as placeholders of the same names. */
 function prepareStatements(db: Db) {
+  return { ...prepareProjectReads(db), ...prepareSchedulerStatements(db) };
+}
+
+/** The reads of one project's workflows (and the next sequence number). */
+function prepareProjectReads(db: Db) {
   const id = sql.placeholder('id');
   const projectId = sql.placeholder('projectId');
   const ownerId = sql.placeholder('ownerId');
-  const runnerId = sql.placeholder('runnerId');
-  const heldBy = and(
-    eq(workflows.id, id),
-    eq(workflows.runnerId, runnerId),
-    inArray(workflows.status, ACTIVE_STATUSES),
-  );
   return {
     nextSeq: db
       .select({ m: max(workflows.seq) })
@@ -298,6 +297,19 @@ function prepareStatements(db: Db) {
       .where(and(eq(projects.ownerId, ownerId), inArray(workflows.status, ['queued', ...ACTIVE_STATUSES])))
       .orderBy(asc(workflows.seq))
       .prepare(),
+  };
+}
+
+/** What the engine's scheduler reads and writes: every active workflow, slot candidates, counts per owner, leases. */
+function prepareSchedulerStatements(db: Db) {
+  const ownerId = sql.placeholder('ownerId');
+  const runnerId = sql.placeholder('runnerId');
+  const heldBy = and(
+    eq(workflows.id, sql.placeholder('id')),
+    eq(workflows.runnerId, runnerId),
+    inArray(workflows.status, ACTIVE_STATUSES),
+  );
+  return {
     allActive: db.select().from(workflows).where(inArray(workflows.status, ACTIVE_STATUSES)).prepare(),
     slotCandidates: db
       .select({ workflow: workflows, ownerId: projects.ownerId, plan: users.plan })
