@@ -42,7 +42,7 @@ export default tseslint.config(
     },
   },
   {
-    // One concept per file, functions a reader takes in at once (docs/development.md "Checks").
+    // One concept per file, functions a reader takes in at once (docs/development.md "Running the tests").
     files: ['src/**/*.ts'],
     rules: {
       'max-lines': ['error', { max: 500 }],
