@@ -86,18 +86,7 @@ export class CommandBuilder implements Builder {
     if (!spec) throw new BuildFailure('not_configured', `This server has no ${job.kind} command configured.`);
     if (job.signal.aborted) throw job.signal.reason;
 
-    // Built from nothing: the config's env and the job's SVC_* variables. The server's own
-    // environment (its SVC_* settings, SVC_API_TOKEN) never reaches the command.
-    const env: Record<string, string> = { ...this.config.env };
-    Object.assign(env, {
-      SVC_WORKFLOW_ID: job.workflowId,
-      SVC_WORKFLOW_KIND: job.kind,
-      SVC_INSTRUCTION: job.instruction,
-      SVC_PROJECT_ID: job.project.id,
-      SVC_PROJECT_NAME: job.project.name,
-      SVC_PROJECT_DESCRIPTION: job.project.description ?? '',
-      SVC_WORKSPACE: job.workspaceDir,
-    });
+    const env = commandEnv(this.config.env, job);
 
     const redact = pathRedactor(job.workspaceDir);
     const say = (text: string) => reportInBackground(context.say(redact(text)));
@@ -159,15 +148,8 @@ export class CommandBuilder implements Builder {
     // Assigned in callbacks, which the compiler cannot follow.
     const failure = directiveError as Error | null;
     if (failure) throw failure instanceof BuildFailure ? failure : new BuildFailure('protocol_error', failure.message);
-    if (exit.stopCause === 'timeout')
-      throw new BuildFailure(
-        'timeout',
-        `The ${job.kind} command took longer than ${spec.timeoutSeconds} s and was stopped.`,
-      );
-    if (exit.code !== 0) {
-      const how = exit.code === null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
-      throw new BuildFailure('command_failed', `The ${job.kind} command ${how}.`);
-    }
+    const exitProblem = exitFailure(job.kind, spec.timeoutSeconds, exit);
+    if (exitProblem) throw exitProblem;
   }
 
   private async apply(
@@ -215,6 +197,44 @@ export class CommandBuilder implements Builder {
       }
     }
   }
+}
+
+/**
+ * The command's whole environment (docs/security.md "The build sandbox"), built from nothing: the
+ * config's `env`, then the job's SVC_* variables (workflow, instruction, project, workspace path).
+ * The server's own environment (its SVC_* settings, SVC_API_TOKEN) never reaches the command.
+ */
+function commandEnv(configEnv: Record<string, string> | undefined, job: BuildJob): Record<string, string> {
+  const env: Record<string, string> = { ...configEnv };
+  Object.assign(env, {
+    SVC_WORKFLOW_ID: job.workflowId,
+    SVC_WORKFLOW_KIND: job.kind,
+    SVC_INSTRUCTION: job.instruction,
+    SVC_PROJECT_ID: job.project.id,
+    SVC_PROJECT_NAME: job.project.name,
+    SVC_PROJECT_DESCRIPTION: job.project.description ?? '',
+    SVC_WORKSPACE: job.workspaceDir,
+  });
+  return env;
+}
+
+/**
+ * How the exit of the workflow's command fails the workflow (docs/builders.md#builders), or null
+ * for exit status 0.
+ * @param timeoutSeconds the command's configured limit, named in the `timeout` message.
+ * @returns BuildFailure `timeout` when the limit stopped it, `command_failed` for a non-zero exit
+ *   code or a killing signal.
+ */
+function exitFailure(
+  kind: BuildJob['kind'],
+  timeoutSeconds: number | undefined,
+  exit: { code: number | null; signal: NodeJS.Signals | null; stopCause: 'abort' | 'timeout' | null },
+): BuildFailure | null {
+  if (exit.stopCause === 'timeout')
+    return new BuildFailure('timeout', `The ${kind} command took longer than ${timeoutSeconds} s and was stopped.`);
+  if (exit.code === 0) return null;
+  const how = exit.code === null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+  return new BuildFailure('command_failed', `The ${kind} command ${how}.`);
 }
 
 /**

@@ -76,11 +76,7 @@ export function startProcess(options: ProcessRunOptions): RunningProcess {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const sandbox = options.sandbox ?? detectBuildSandbox();
   const launch = sandboxLaunch(options, sandbox);
-  // In the sandbox the group's leader is bwrap: SIGTERM would end it, and with it (as the PID
-  // namespace's parent) everything inside at once. So SIGTERM goes to the other members only, and
-  // the command gets its grace period; SIGKILL takes the whole group.
-  const term = (pgid: number | undefined) =>
-    sandbox.kind === 'bubblewrap' ? signalMembers(pgid, 'SIGTERM') : signalGroup(pgid, 'SIGTERM');
+  const term = termFor(sandbox);
   const child = spawn(launch.file, launch.args, {
     cwd: options.cwd,
     env: launch.env,
@@ -97,17 +93,7 @@ export function startProcess(options: ProcessRunOptions): RunningProcess {
   }
   child.stdin!.on('error', () => undefined);
 
-  let droppedBytes = 0;
-  const reading = [
-    readBoundedLines(child.stdout!, {
-      maxLineBytes,
-      onLine: (line) => ((droppedBytes += line.droppedBytes), options.onStdoutLine?.(line)),
-    }),
-    readBoundedLines(child.stderr!, {
-      maxLineBytes,
-      onLine: (line) => ((droppedBytes += line.droppedBytes), options.onStderrLine?.(line)),
-    }),
-  ];
+  const output = readOutput(child, { ...options, maxLineBytes });
 
   let stopCause: 'abort' | 'timeout' | null = null;
   let killTimer: NodeJS.Timeout | undefined;
@@ -125,29 +111,21 @@ export function startProcess(options: ProcessRunOptions): RunningProcess {
   const result = new Promise<ProcessResult>((resolve, reject) => {
     child.once('error', (error) => {
       cleanup();
-      void groupEnded().then(() => reject(error));
+      void groupEnded(pgid, options.onGroupEnded).then(() => reject(error));
     });
     child.once('exit', (code, signal) => {
       // The leader is gone; whatever it left in its group goes too, by force after the grace period.
       void endGroup(pgid, graceMs, term)
-        .then(() => Promise.all(reading))
+        .then(() => output.read)
         .then(() => {
           cleanup();
-          return groupEnded();
+          return groupEnded(pgid, options.onGroupEnded);
         })
-        .then(() => (trackError ? reject(trackError) : resolve({ code, signal, stopCause, droppedBytes })));
+        .then(() =>
+          trackError ? reject(trackError) : resolve({ code, signal, stopCause, droppedBytes: output.droppedBytes() }),
+        );
     });
   });
-
-  /** Tells the caller the group is gone; its failure does not change the outcome. */
-  async function groupEnded(): Promise<void> {
-    if (pgid === undefined) return;
-    try {
-      await options.onGroupEnded?.(pgid);
-    } catch {
-      // The caller's bookkeeping (a lost lease writes nothing): the process is gone all the same.
-    }
-  }
 
   function cleanup() {
     if (timeout) clearTimeout(timeout);
@@ -163,6 +141,57 @@ export function startProcess(options: ProcessRunOptions): RunningProcess {
     stop,
     result,
   };
+}
+
+/**
+ * How the group of a process run in `sandbox` gets SIGTERM (docs/security.md "The build sandbox").
+ * In the sandbox the group's leader is bwrap: SIGTERM would end it, and with it (as the PID
+ * namespace's parent) everything inside at once. So SIGTERM goes to the other members only, and
+ * the command gets its grace period; SIGKILL takes the whole group.
+ */
+function termFor(sandbox: BuildSandbox): (pgid: number | undefined) => void {
+  return (pgid) => {
+    if (sandbox.kind === 'bubblewrap') signalMembers(pgid, 'SIGTERM');
+    else signalGroup(pgid, 'SIGTERM');
+  };
+}
+
+/**
+ * Reads the child's stdout and stderr with the bounded line reader, each line to its callback.
+ * @param options.maxLineBytes bytes of one line kept; the rest of the line is dropped and counted.
+ * @returns `read`, settled once both streams are read to their end, and `droppedBytes()`, the bytes
+ *   dropped so far from over-long lines of both streams.
+ */
+function readOutput(
+  child: ChildProcess,
+  options: Pick<ProcessRunOptions, 'onStdoutLine' | 'onStderrLine'> & { maxLineBytes: number },
+): { read: Promise<unknown>; droppedBytes(): number } {
+  let droppedBytes = 0;
+  const { maxLineBytes } = options;
+  const read = Promise.all([
+    readBoundedLines(child.stdout!, {
+      maxLineBytes,
+      onLine: (line) => ((droppedBytes += line.droppedBytes), options.onStdoutLine?.(line)),
+    }),
+    readBoundedLines(child.stderr!, {
+      maxLineBytes,
+      onLine: (line) => ((droppedBytes += line.droppedBytes), options.onStderrLine?.(line)),
+    }),
+  ]);
+  return { read, droppedBytes: () => droppedBytes };
+}
+
+/**
+ * Tells the caller (`onGroupEnded`) that group `pgid` is gone; its failure does not change the
+ * outcome. Nothing to tell when the process never started (`pgid` undefined).
+ */
+async function groupEnded(pgid: number | undefined, onGroupEnded: ProcessRunOptions['onGroupEnded']): Promise<void> {
+  if (pgid === undefined) return;
+  try {
+    await onGroupEnded?.(pgid);
+  } catch {
+    // The caller's bookkeeping (a lost lease writes nothing): the process is gone all the same.
+  }
 }
 
 /** Sends `signal` to every process of group `pgid`; false when the group no longer exists. */

@@ -74,28 +74,7 @@ export class ArtifactPublisher {
   ): Promise<{ published: PublishedArtifact; refused: string[] }> {
     const { artifactStore, store } = this.deps;
     const id = randomUUID();
-    let externalUrl: string | null = null;
-    let imported: ImportedFolder = { bytes: 0, refused: [], blobId: null };
-    let quota: Quota | undefined;
-    if ('externalUrl' in request) externalUrl = request.externalUrl;
-    else {
-      const source =
-        'sourceDir' in request
-          ? request.sourceDir
-          : await artifactStore.localDir(request.fromArtifactId).catch((error: unknown) => {
-              throw error instanceof ArtifactNotFoundError ? new Error('The folder to publish does not exist.') : error;
-            });
-      quota = await this.quota(projectId);
-      const allowance = quota.quotaBytes - quota.artifactBytes - quota.workspaceBytes;
-      if (allowance <= 0) throw quotaFailure(quota.quotaBytes, quota.artifactBytes + quota.workspaceBytes);
-      try {
-        imported = await artifactStore.importFolder(id, source, allowance);
-      } catch (error) {
-        if (error instanceof ArtifactTooLargeError)
-          throw quotaFailure(quota.quotaBytes, quota.artifactBytes + quota.workspaceBytes);
-        throw error;
-      }
-    }
+    const { externalUrl, imported, quota } = await this.importFiles(id, projectId, request);
     let expired: ArtifactRow[] = [];
     let row: ArtifactRow;
     try {
@@ -146,6 +125,42 @@ export class ArtifactPublisher {
         );
     }
     return { published: toPublished(row), refused: imported.refused };
+  }
+
+  /**
+   * Before the publish transaction: copies the request's folder (`sourceDir`, or the files of the
+   * published artifact `fromArtifactId`) into the artifact store as artifact `id`, within what the
+   * owner's quota leaves (docs/builders.md "Previews and deployments"). An `externalUrl` request
+   * copies nothing.
+   * @returns the URL (or null), what was imported (`bytes`, `refused` entries, `blobId`; 0 bytes
+   *   for a URL), and the quota as read before the copy (undefined for a URL: nothing to count).
+   * @throws BuildFailure `artifact_quota_exceeded` when the files do not fit; Error when the
+   *   artifact to copy from does not exist.
+   */
+  private async importFiles(
+    id: string,
+    projectId: string,
+    request: PublishRequest,
+  ): Promise<{ externalUrl: string | null; imported: ImportedFolder; quota: Quota | undefined }> {
+    const empty: ImportedFolder = { bytes: 0, refused: [], blobId: null };
+    if ('externalUrl' in request) return { externalUrl: request.externalUrl, imported: empty, quota: undefined };
+    const { artifactStore } = this.deps;
+    const source =
+      'sourceDir' in request
+        ? request.sourceDir
+        : await artifactStore.localDir(request.fromArtifactId).catch((error: unknown) => {
+            throw error instanceof ArtifactNotFoundError ? new Error('The folder to publish does not exist.') : error;
+          });
+    const quota = await this.quota(projectId);
+    const allowance = quota.quotaBytes - quota.artifactBytes - quota.workspaceBytes;
+    if (allowance <= 0) throw quotaFailure(quota.quotaBytes, quota.artifactBytes + quota.workspaceBytes);
+    try {
+      return { externalUrl: null, imported: await artifactStore.importFolder(id, source, allowance), quota };
+    } catch (error) {
+      if (error instanceof ArtifactTooLargeError)
+        throw quotaFailure(quota.quotaBytes, quota.artifactBytes + quota.workspaceBytes);
+      throw error;
+    }
   }
 
   /**

@@ -10,11 +10,11 @@
  * the same answer again before it writes a byte.
  */
 import { lstatSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { join, posix } from 'node:path';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { issueReason } from '../../io/issue-reason.js';
-import { sdksMissing, type SdkModules } from './sdk-modules.js';
+import { contentIssues, type CodeAnswerIssue, type ContentRules } from './code-answer-checks.js';
+import type { SdkModules } from './sdk-modules.js';
 
 /** Characters of file contents on a code question's prompt (page 1) and on each further page (`code-question-files.ts`). */
 export interface FilePaging {
@@ -47,12 +47,6 @@ export interface CodeAnswer {
   summary: string;
   files: Array<{ path: string; content: string }>;
   delete: string[];
-}
-
-/** One reason an answer was refused: `parameter` is where (`message.files[1].path`), `problem` why. */
-interface CodeAnswerIssue {
-  parameter: string;
-  problem: string;
 }
 
 /** The outcome of `checkCodeAnswer`. */
@@ -109,10 +103,6 @@ const CONFIG_NAME =
 const SEGMENT = /^[A-Za-z0-9_@-][A-Za-z0-9_.@-]*$/;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
-// Source text may hold tabs and line breaks, nothing else below U+0020 (it keeps the answer's
-// JSON escaping at most 4 bytes per character: see docs/builders.md "Code questions").
-// eslint-disable-next-line no-control-regex
-const CONTENT_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
 /**
  * Why `path` may not be written or deleted by an answer, or null when it may. Pure: links on
@@ -164,149 +154,53 @@ export function linkOnPath(root: string, path: string): string | null {
   return null;
 }
 
-type TypeScript = typeof import('typescript');
-const typescripts = new Map<string, TypeScript>();
-
-/** The toolchain's own `typescript` (not a dependency of this server), loaded once per folder. */
-function loadTypeScript(nodeModules: string): TypeScript {
-  let ts = typescripts.get(nodeModules);
-  if (!ts) {
-    ts = createRequire(join(nodeModules, 'noop.js'))('typescript') as TypeScript;
-    typescripts.set(nodeModules, ts);
-  }
-  return ts;
-}
-
-/** Deepest syntax tree an answer's file may have (nested expressions, blocks, JSX elements). */
-const MAX_SYNTAX_DEPTH = 400;
-
-/** A file nested deeper than `MAX_SYNTAX_DEPTH` (or than the parser can follow). */
-class TooDeepError extends Error {}
-
-/** What `importsOf` found: the specifiers, and the uses of `require` other than `require("x")`. */
-interface ImportScan {
-  specifiers: Array<string | null>;
-  /** Source text of each other use of `require` (`require.context`, `(require as any).resolve`, `const r = require`). */
-  requireUses: string[];
-}
-
-/**
- * Module specifiers a TypeScript file imports (import and export declarations, `import x =
- * require()`, `require()`, `import()` and `import("x")` types), read from the syntax tree.
- * A `require` or `import()` whose argument is not a string literal yields null.
- * @throws TooDeepError when the file nests deeper than `MAX_SYNTAX_DEPTH`.
- */
-function importsOf(ts: TypeScript, path: string, content: string): ImportScan {
-  const kind = path.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
-  let file: import('typescript').SourceFile;
-  try {
-    file = ts.createSourceFile(path, content, ts.ScriptTarget.Latest, true, kind);
-  } catch (error) {
-    if (error instanceof RangeError) throw new TooDeepError();
-    throw error;
-  }
-  const found: Array<string | null> = [];
-  const requireUses: string[] = [];
-  const literal = (node: import('typescript').Node | undefined) =>
-    node && ts.isStringLiteralLike(node) ? node.text : null;
-  const visit = (node: import('typescript').Node, depth: number): void => {
-    if (depth > MAX_SYNTAX_DEPTH) throw new TooDeepError();
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier)
-      found.push(literal(node.moduleSpecifier));
-    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference))
-      found.push(literal(node.moduleReference.expression));
-    else if (
-      ts.isCallExpression(node) &&
-      (node.expression.kind === ts.SyntaxKind.ImportKeyword ||
-        (ts.isIdentifier(node.expression) && node.expression.text === 'require'))
-    ) {
-      found.push(literal(node.arguments[0]));
-    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument))
-      found.push(literal(node.argument.literal));
-    else if (ts.isIdentifier(node) && node.text === 'require' && !requireNameAllowed(ts, node))
-      requireUses.push(node.parent.getText(file).slice(0, 60));
-    ts.forEachChild(node, (child) => visit(child, depth + 1));
-  };
-  try {
-    visit(file, 0);
-  } catch (error) {
-    if (error instanceof RangeError) throw new TooDeepError();
-    throw error;
-  }
-  return { specifiers: found, requireUses };
-}
-
-/**
- * True where the identifier `require` is harmless: the callee of `require(...)` itself (its
- * argument is checked as an import), a member or declaration name (`x.require`, `{ require: 1 }`),
- * or a type query. Anything else (`require.context`, `(require as any).resolve`, `const r =
- * require`, `(require)("x")`) lets the bundler read files the import check never sees.
- */
-function requireNameAllowed(ts: TypeScript, node: import('typescript').Identifier): boolean {
-  const parent = node.parent;
-  if (ts.isCallExpression(parent)) return parent.expression === node;
-  if (ts.isPropertyAccessExpression(parent)) return parent.name === node;
-  if (ts.isQualifiedName(parent)) return parent.right === node;
-  if (ts.isTypeQueryNode(parent) || ts.isTypeReferenceNode(parent)) return true;
-  if (ts.isBindingElement(parent) || ts.isImportSpecifier(parent) || ts.isExportSpecifier(parent))
-    return parent.propertyName === node || parent.name === node;
-  const named =
-    ts.isVariableDeclaration(parent) ||
-    ts.isParameter(parent) ||
-    ts.isFunctionDeclaration(parent) ||
-    ts.isPropertyAssignment(parent) ||
-    ts.isPropertyDeclaration(parent) ||
-    ts.isPropertySignature(parent) ||
-    ts.isMethodDeclaration(parent) ||
-    ts.isMethodSignature(parent) ||
-    ts.isEnumMember(parent) ||
-    ts.isGetAccessorDeclaration(parent) ||
-    ts.isSetAccessorDeclaration(parent) ||
-    ts.isJsxAttribute(parent);
-  return named && (parent as { name?: unknown }).name === node;
-}
-
-/** Why `specifier`, imported by the file at `path`, is not allowed, or null when it is. */
-function importProblem(
-  path: string,
-  specifier: string | null,
-  packages: ReadonlySet<string>,
-  sdkModules: readonly SdkModules[] = [],
-): string | null {
-  if (specifier === null) return 'imports a module whose name is computed; import modules by a literal name';
-  if (specifier.startsWith('./') || specifier.startsWith('../')) {
-    const target = posix.normalize(posix.join(posix.dirname(path), specifier));
-    if (target.startsWith('../') || target === '..') return `imports "${specifier}", which is outside the app`;
-    if (target.split('/').includes('node_modules'))
-      return `imports "${specifier}" through node_modules; import the package by name`;
-    return null;
-  }
-  if (specifier.startsWith('/') || /^[A-Za-z]:/.test(specifier))
-    return `imports "${specifier}", an absolute path; import the app's files by a relative path and packages by name`;
-  const segments = specifier.split('/');
-  if (segments.some((s) => s === '.' || s === '..' || s === '')) {
-    return `imports "${specifier}": a package path may not hold "." or ".." segments or an empty one (it would leave the package)`;
-  }
-  const name = specifier.startsWith('@') ? segments.slice(0, 2).join('/') : segments[0]!;
-  if (packages.has(name)) {
-    const missing = sdksMissing(sdkModules, specifier);
-    if (missing.length === 0) return null;
-    const served = sdkModules.map((s) => s.sdk).join(' and ');
-    return `imports "${specifier}", which Expo SDK ${missing.join(' and ')} does not have (the app is built for Expo SDK ${served}: use only modules every one of them ships)`;
-  }
-  return `imports "${specifier}", which is not one of the app's packages (${[...packages].join(', ')}); no package can be installed`;
-}
-
-const byteLength = (text: string) => Buffer.byteLength(text, 'utf8');
-
 /**
  * Checks a code answer against `rules` and the workspace on disk. Reads no file contents and
- * writes nothing.
+ * writes nothing. The stages run in order: the skip word, the JSON and its shape (`parseAnswer`,
+ * which alone stops at its first failure), the file count (`countIssues`), each written file's
+ * path (`pathChecker`) and content (`contentIssues`), the total size, each deleted path.
  * @returns the parsed answer, or every problem found (each with where and why).
  */
 export function checkCodeAnswer(rules: CodeAnswerRules, message: string): CodeAnswerCheck {
   const text = message.trim();
   if (text.toLowerCase() === SKIP_ANSWER) return { ok: true, answer: SKIP_ANSWER };
+  const parsed = parseAnswer(text);
+  if (!parsed.ok) return parsed;
+  const { answer } = parsed;
+  const issues = countIssues(answer, rules.maxFiles);
+  // The toolchain's TypeScript could not be loaded here: another host may have it.
+  let unavailable = false;
+  const contentRules: ContentRules = {
+    maxFileBytes: rules.maxFileBytes,
+    typescriptFrom: rules.typescriptFrom,
+    packages: new Set(rules.packages),
+    ...(rules.sdkModules && { sdkModules: rules.sdkModules }),
+  };
+  const checkPath = pathChecker(rules.root, issues);
+  let total = 0;
+  answer.files.forEach((file, i) => {
+    const where = `message.files[${i}]`;
+    if (!checkPath(file.path, `${where}.path`, false)) return;
+    const content = contentIssues({ ...file, where: `${where}.content`, rules: contentRules });
+    issues.push(...content.issues);
+    total += content.bytes;
+    if (content.unavailable) unavailable = true;
+  });
+  if (total > rules.maxTotalBytes)
+    issues.push({ parameter: 'message.files', problem: `hold ${total} bytes in all; at most ${rules.maxTotalBytes}` });
+  answer.delete.forEach((path, i) => checkPath(path, `message.delete[${i}]`, true));
+  if (issues.length === 0) return { ok: true, answer };
+  const refused = issues.slice(0, 50);
+  return unavailable ? { ok: false, issues: refused, unavailable: true } : { ok: false, issues: refused };
+}
+
+/**
+ * The first stage of `checkCodeAnswer`: `text` (the trimmed message) parsed as JSON and checked
+ * against the answer's shape (`answerSchema`), with `delete` defaulting to none.
+ * @returns the answer, or the refusal: one issue when the text is not JSON, else one per shape
+ *   problem, each `parameter` a path such as `message.files[0].path`.
+ */
+function parseAnswer(text: string): { ok: true; answer: CodeAnswer } | { ok: false; issues: CodeAnswerIssue[] } {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -333,21 +227,35 @@ export function checkCodeAnswer(rules: CodeAnswerRules, message: string): CodeAn
       })),
     };
   }
-  const answer: CodeAnswer = {
-    summary: parsed.data.summary,
-    files: parsed.data.files,
-    delete: parsed.data.delete ?? [],
+  return {
+    ok: true,
+    answer: { summary: parsed.data.summary, files: parsed.data.files, delete: parsed.data.delete ?? [] },
   };
+}
+
+/** The issues of an answer's file count: nothing changed at all, or more than `maxFiles` files written. */
+function countIssues(answer: CodeAnswer, maxFiles: number): CodeAnswerIssue[] {
   const issues: CodeAnswerIssue[] = [];
-  // The toolchain's TypeScript could not be loaded here: another host may have it.
-  let unavailable = false;
-  const packages = new Set(rules.packages);
   if (answer.files.length === 0 && answer.delete.length === 0)
     issues.push({ parameter: 'message.files', problem: 'is empty; change at least one file, or answer "skip"' });
-  if (answer.files.length > rules.maxFiles)
-    issues.push({ parameter: 'message.files', problem: `has ${answer.files.length} files; at most ${rules.maxFiles}` });
+  if (answer.files.length > maxFiles)
+    issues.push({ parameter: 'message.files', problem: `has ${answer.files.length} files; at most ${maxFiles}` });
+  return issues;
+}
+
+/**
+ * The path stage of `checkCodeAnswer`: a checker that pushes onto `issues` (at `where`) the first
+ * problem of a written or deleted path: `pathProblem`, a path met before in the answer (compared
+ * without case, written and deleted alike), a link on the way (`linkOnPath` under `root`), or, when
+ * `mustExist`, its absence from the app.
+ * @returns the checker, true when the path passed.
+ */
+function pathChecker(
+  root: string,
+  issues: CodeAnswerIssue[],
+): (path: string, where: string, mustExist: boolean) => boolean {
   const seen = new Map<string, string>();
-  const checkPath = (path: string, where: string, mustExist: boolean): boolean => {
+  return (path, where, mustExist) => {
     const problem = pathProblem(path);
     if (problem) {
       issues.push({ parameter: where, problem: `${JSON.stringify(path.slice(0, 200))} ${problem}` });
@@ -363,82 +271,17 @@ export function checkCodeAnswer(rules: CodeAnswerRules, message: string): CodeAn
       return false;
     }
     seen.set(folded, path);
-    const link = linkOnPath(rules.root, path);
+    const link = linkOnPath(root, path);
     if (link) {
       issues.push({ parameter: where, problem: `"${path}" ${link}` });
       return false;
     }
-    if (mustExist && !exists(join(rules.root, path))) {
+    if (mustExist && !exists(join(root, path))) {
       issues.push({ parameter: where, problem: `"${path}" does not exist in the app` });
       return false;
     }
     return true;
   };
-  let total = 0;
-  answer.files.forEach((file, i) => {
-    const where = `message.files[${i}]`;
-    if (!checkPath(file.path, `${where}.path`, false)) return;
-    if (!file.content.isWellFormed())
-      return issues.push({ parameter: `${where}.content`, problem: 'is not valid Unicode text (lone surrogate)' });
-    if (CONTENT_CONTROL.test(file.content))
-      return issues.push({
-        parameter: `${where}.content`,
-        problem: 'contains control characters other than tab and line breaks',
-      });
-    const bytes = byteLength(file.content);
-    total += bytes;
-    if (bytes > rules.maxFileBytes)
-      return issues.push({
-        parameter: `${where}.content`,
-        problem: `is ${bytes} bytes; a file may have at most ${rules.maxFileBytes}`,
-      });
-    if (file.path.endsWith('.json')) {
-      try {
-        JSON.parse(file.content);
-      } catch (error) {
-        issues.push({ parameter: `${where}.content`, problem: `is not valid JSON (${(error as Error).message})` });
-      }
-      return;
-    }
-    let ts: TypeScript;
-    try {
-      ts = loadTypeScript(rules.typescriptFrom);
-    } catch {
-      // The toolchain went away (reinstalled elsewhere), or this host builds nothing: refuse
-      // rather than let imports through.
-      unavailable = true;
-      return issues.push({
-        parameter: `${where}.content`,
-        problem: 'cannot be checked now: the Expo toolchain is not installed on the server (build again once it is)',
-      });
-    }
-    let scan: ImportScan;
-    try {
-      scan = importsOf(ts, file.path, file.content);
-    } catch (error) {
-      if (!(error instanceof TooDeepError)) throw error;
-      return issues.push({
-        parameter: `${where}.content`,
-        problem: `${file.path} is nested too deeply to check (more than ${MAX_SYNTAX_DEPTH} levels of expressions, blocks or elements); flatten it`,
-      });
-    }
-    for (const specifier of scan.specifiers) {
-      const problem = importProblem(file.path, specifier, packages, rules.sdkModules);
-      if (problem) issues.push({ parameter: `${where}.content`, problem: `${file.path} ${problem}` });
-    }
-    for (const use of scan.requireUses) {
-      issues.push({
-        parameter: `${where}.content`,
-        problem: `${file.path} uses require other than as require("package") (${JSON.stringify(use)}); require.context, require.resolve and aliases of require are not allowed`,
-      });
-    }
-  });
-  if (total > rules.maxTotalBytes)
-    issues.push({ parameter: 'message.files', problem: `hold ${total} bytes in all; at most ${rules.maxTotalBytes}` });
-  answer.delete.forEach((path, i) => checkPath(path, `message.delete[${i}]`, true));
-  if (issues.length === 0) return { ok: true, answer };
-  const refused = issues.slice(0, 50);
-  return unavailable ? { ok: false, issues: refused, unavailable: true } : { ok: false, issues: refused };
 }
 
 function exists(path: string): boolean {

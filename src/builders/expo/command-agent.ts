@@ -18,13 +18,13 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BuildFailure, reportInBackground, type BuildContext } from '../builder.js';
+import { BuildFailure, reportInBackground, type BuildContext, type BuildJob } from '../builder.js';
 import { parseDirective, type Directive } from '../command-protocol.js';
 import { OutputBatcher } from '../output-batcher.js';
 import type { AgentInput, AgentOutcome, AgentStep } from './agent-step.js';
 import { pathRedactor } from '../output-redaction.js';
 import { pathsNamedIn, type BuildSandbox } from '../process-sandbox.js';
-import { groupHooks, runProcess } from './run-process.js';
+import { groupHooks, runProcess, type ProcessResult } from './run-process.js';
 import { OUTPUT_DIR } from './workspace.js';
 
 /** Settings of the `command` agent. */
@@ -54,27 +54,8 @@ export class CommandAgent implements AgentStep {
 
   async run(input: AgentInput): Promise<AgentOutcome> {
     const { job, context, workspace, sdk, toolchains } = input;
-    const historyFile = join(workspace.dir, OUTPUT_DIR, 'history.json');
-    await mkdir(join(workspace.dir, OUTPUT_DIR), { recursive: true });
-    await writeFile(
-      historyFile,
-      `${JSON.stringify({ instructions: job.history, instruction: job.instruction }, null, 2)}\n`,
-    );
-
-    // Built from nothing: the server's environment (its SVC_* settings, SVC_API_TOKEN) never passes.
-    const env: Record<string, string> = { ...this.options.env };
-    Object.assign(env, {
-      SVC_WORKFLOW_ID: job.workflowId,
-      SVC_INSTRUCTION: job.instruction,
-      SVC_PROJECT_ID: job.project.id,
-      SVC_PROJECT_NAME: job.project.name,
-      SVC_PROJECT_DESCRIPTION: job.project.description ?? '',
-      SVC_HISTORY_FILE: historyFile,
-      SVC_WORKSPACE: workspace.dir,
-      SVC_EXPO_SDK: String(sdk),
-      SVC_EXPO_SDKS: toolchains.map((t) => t.sdk).join(','),
-      EXPO_NO_TELEMETRY: '1',
-    });
+    const historyFile = await writeHistoryFile(workspace.dir, job);
+    const env = agentEnv({ extra: this.options.env, job, workspaceDir: workspace.dir, historyFile, sdk, toolchains });
 
     const redact = pathRedactor(job.workspaceDir);
     const batcher = new OutputBatcher((text) => reportInBackground(context.say(redact(text))), {
@@ -130,27 +111,88 @@ export class CommandAgent implements AgentStep {
       batcher.flush();
       await chain;
       if (job.signal.aborted) throw job.signal.reason;
-      if (directiveError)
-        throw new BuildFailure(
-          'agent_failed',
-          `The code agent's directive failed: ${(directiveError as Error).message}`,
-        );
-      if (result.timedOut)
-        throw new BuildFailure(
-          'timeout',
-          `The code agent took longer than ${Math.round(timeoutMs / 1000)} s and was stopped.`,
-        );
-      if (result.code !== 0) {
-        const how = result.code === null ? `was killed by ${result.signal}` : `exited with code ${result.code}`;
-        throw new BuildFailure(
-          'agent_failed',
-          `The code agent ${how}. Its last output:\n${result.tail.slice(-10).join('\n')}`,
-        );
-      }
+      const failure = agentFailure({ directiveError: directiveError as Error | null, result, timeoutMs });
+      if (failure) throw failure;
       return { summary: lastResult || 'changes by the code agent' };
     } finally {
       job.signal.removeEventListener('abort', onAbort);
       batcher.flush();
     }
   }
+}
+
+/**
+ * Writes the agent's history file, `<workspace>/<OUTPUT_DIR>/history.json`: `{"instructions":
+ * [earlier instructions, oldest first], "instruction": this build's}` (see the file comment).
+ * @returns the file's absolute path (the agent's `SVC_HISTORY_FILE`).
+ */
+async function writeHistoryFile(workspaceDir: string, job: BuildJob): Promise<string> {
+  const historyFile = join(workspaceDir, OUTPUT_DIR, 'history.json');
+  await mkdir(join(workspaceDir, OUTPUT_DIR), { recursive: true });
+  await writeFile(
+    historyFile,
+    `${JSON.stringify({ instructions: job.history, instruction: job.instruction }, null, 2)}\n`,
+  );
+  return historyFile;
+}
+
+/**
+ * The agent's whole environment (docs/security.md "The build sandbox"), built from nothing: the
+ * operator's `extra` variables, then the SVC_* variables of the file comment and EXPO_NO_TELEMETRY.
+ * The server's environment (its SVC_* settings, SVC_API_TOKEN) never passes.
+ */
+function agentEnv(options: {
+  extra: Record<string, string> | undefined;
+  job: BuildJob;
+  /** The workspace (absolute), also the agent's working directory. */
+  workspaceDir: string;
+  /** Absolute path written by `writeHistoryFile`. */
+  historyFile: string;
+  /** The workspace's Expo SDK (`58`). */
+  sdk: number;
+  /** Every served SDK's toolchain, the workspace's first. */
+  toolchains: AgentInput['toolchains'];
+}): Record<string, string> {
+  const { job } = options;
+  const env: Record<string, string> = { ...options.extra };
+  Object.assign(env, {
+    SVC_WORKFLOW_ID: job.workflowId,
+    SVC_INSTRUCTION: job.instruction,
+    SVC_PROJECT_ID: job.project.id,
+    SVC_PROJECT_NAME: job.project.name,
+    SVC_PROJECT_DESCRIPTION: job.project.description ?? '',
+    SVC_HISTORY_FILE: options.historyFile,
+    SVC_WORKSPACE: options.workspaceDir,
+    SVC_EXPO_SDK: String(options.sdk),
+    SVC_EXPO_SDKS: options.toolchains.map((t) => t.sdk).join(','),
+    EXPO_NO_TELEMETRY: '1',
+  });
+  return env;
+}
+
+/**
+ * How a finished agent run fails the build (docs/builders.md), or null when it succeeded, checked
+ * in this order: a directive that failed, the timeout (`timeoutMs`, named in whole seconds), then a
+ * non-zero exit or a killing signal (with the last 10 lines of its output).
+ * @returns BuildFailure `agent_failed` or `timeout`.
+ */
+function agentFailure(options: {
+  directiveError: Error | null;
+  result: ProcessResult;
+  timeoutMs: number;
+}): BuildFailure | null {
+  const { directiveError, result } = options;
+  if (directiveError)
+    return new BuildFailure('agent_failed', `The code agent's directive failed: ${directiveError.message}`);
+  if (result.timedOut)
+    return new BuildFailure(
+      'timeout',
+      `The code agent took longer than ${Math.round(options.timeoutMs / 1000)} s and was stopped.`,
+    );
+  if (result.code === 0) return null;
+  const how = result.code === null ? `was killed by ${result.signal}` : `exited with code ${result.code}`;
+  return new BuildFailure(
+    'agent_failed',
+    `The code agent ${how}. Its last output:\n${result.tail.slice(-10).join('\n')}`,
+  );
 }
