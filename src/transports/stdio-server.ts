@@ -9,7 +9,8 @@
 import type { Readable, Writable } from 'node:stream';
 import type { RequestGate } from '../auth/request-gate.js';
 import type { Logger } from '../logger.js';
-import type { JsonRpcGateway, RequestChannel } from '../mcp/json-rpc-gateway.js';
+import type { JsonRpcGateway } from '../mcp/json-rpc-gateway.js';
+import type { RequestChannel } from '../mcp/request-channel.js';
 import { DEFAULTS } from '../core/defaults.js';
 import { invalidRequest, toJsonRpcError } from '../errors.js';
 import { readBoundedLines } from '../io/bounded-lines.js';
