@@ -13,10 +13,12 @@
  * Order of checks: parse (-32700, id null) -> envelope (-32600) -> params shape (-32602) ->
  * admission (-32001, -32005) -> method and tool rules.
  *
- * `tools/list` and `tools/call` go straight to the tool dispatcher; every other method goes to
- * the SDK's MCP server through an in-process transport. The SDK's per-message dispatch (three
- * schema checks to classify the message, an AbortController, several promise hops) cost more
- * than a whole `svc_get_project` call, and those two methods are entirely our adapter's code.
+ * `tools/list` and `tools/call` go straight to the tool dispatcher (and `resources/list` and
+ * `resources/read` to the MCP Apps card, for a client that declared it); only `initialize` and
+ * `ping` go to the SDK's MCP server, through an in-process transport; any other method is -32601
+ * here. The SDK's per-message dispatch (three schema checks to classify the message, an
+ * AbortController, several promise hops) cost more than a whole `svc_get_project` call, and the
+ * two tool methods are entirely our adapter's code.
  *
  * A request that carries the 2026-07-28 `_meta` envelope (docs/contract.md#protocol-versions) is
  * checked by that era's SDK after the `params` checks and before admission, and answered by
