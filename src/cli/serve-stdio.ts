@@ -10,7 +10,7 @@
 import { createGateway, listenHttp, type App } from '../app.js';
 import type { RequestOrigin } from '../auth/request-gate.js';
 import { SETTINGS } from '../config/settings.js';
-import type { AdmissionPolicy } from '../mcp/json-rpc-gateway.js';
+import type { AdmissionPolicy } from '../mcp/request-channel.js';
 import type { RunningHttpServer } from '../transports/http-server.js';
 import { serveStdio } from '../transports/stdio-server.js';
 import { sandboxLine } from './build-sandbox-choice.js';

@@ -1,15 +1,24 @@
 /**
- * The one path every JSON-RPC message takes, whatever the transport (docs/contract.md#errors): parse,
- * envelope check, admission (authentication and rate limit, per the transport's policy), then the
- * MCP server. Replies come back with the HTTP status of the error table (docs/contract.md#errors).
+ * The full path of a JSON-RPC message from either transport (docs/architecture.md "One message, end
+ * to end"): parse, envelope check, admission (authentication and rate limit, per the transport's
+ * policy), then the answer, with the HTTP status of the error table (docs/contract.md#errors).
+ * Every HTTP body and stdio line is answered here but for two paths that give the same bytes:
+ * over HTTP, a plain `tools/call` whose answer and admission are at hand (the polled reads) is
+ * answered by `answerNow`, which the transport tries first (docs/architecture.md "The fast path");
+ * over stdio, a plainly valid first `initialize` is answered by the early start
+ * (`cli/early-stdio-start.ts`, docs/performance.md "Start-up time"), and the line is then passed
+ * here too (so the SDK server learns of the client) with its reply left unwritten. The SDK servers
+ * (`mcp-server.ts`, `modern-era.ts`) read no transport: they answer what this gateway hands them.
  *
  * Order of checks: parse (-32700, id null) -> envelope (-32600) -> params shape (-32602) ->
  * admission (-32001, -32005) -> method and tool rules.
  *
- * `tools/list` and `tools/call` go straight to the tool dispatcher; every other method goes to
- * the SDK's MCP server through an in-process transport. The SDK's per-message dispatch (three
- * schema checks to classify the message, an AbortController, several promise hops) cost more
- * than a whole `svc_get_project` call, and those two methods are entirely our adapter's code.
+ * `tools/list` and `tools/call` go straight to the tool dispatcher (and `resources/list` and
+ * `resources/read` to the MCP Apps card, for a client that declared it); only `initialize` and
+ * `ping` go to the SDK's MCP server, through an in-process transport; any other method is -32601
+ * here. The SDK's per-message dispatch (three schema checks to classify the message, an
+ * AbortController, several promise hops) cost more than a whole `svc_get_project` call, and the
+ * two tool methods are entirely our adapter's code.
  *
  * A request that carries the 2026-07-28 `_meta` envelope (docs/contract.md#protocol-versions) is
  * checked by that era's SDK after the `params` checks and before admission, and answered by
@@ -26,21 +35,22 @@ import {
 import type { Caller } from '../auth/caller.js';
 import type { Admission } from '../auth/request-gate.js';
 import { RateLimitedError } from '../auth/request-gate.js';
-import {
-  ERROR_TABLE,
-  httpStatusForCode,
-  invalidParameter,
-  invalidRequest,
-  isExpectedError,
-  methodNotFound,
-  MESSAGES,
-  parseError,
-  ServiceError,
-  toJsonRpcError,
-} from '../errors.js';
+import { methodNotFound, parseError } from '../errors.js';
 import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { Logger } from '../logger.js';
 import { DeadlineQueue, type Deadline } from './deadline-queue.js';
+import {
+  boundedReply,
+  checkedParams,
+  deadlineReply,
+  envelopeRefusal,
+  errorReply,
+  failureReply,
+  notified,
+  resultReply,
+  validId,
+  type GatewayReply,
+} from './gateway-envelope.js';
 import {
   declaresFormElicitation,
   InputRequiredSignal,
@@ -65,54 +75,8 @@ import { CARD_METHODS, claimsModernEra, MODERN_METHODS, type ProtocolHeaders } f
 import type { ToolDispatcher } from './tool-dispatcher.js';
 import type { ToolRequest } from './define-tool.js';
 import { checkMeta, toolRequest } from './tool-request.js';
-import { storeUnavailableReason } from '../store/unavailable.js';
+import type { AdmissionPolicy, RequestChannel } from './request-channel.js';
 import { startHeartbeat } from '../services/wait-heartbeat.js';
-
-/**
- * Decides who may send `method`: returns the admission (caller and rate window), null when the
- * method needs no caller, or throws a ServiceError (-32001, -32005).
- */
-export type AdmissionPolicy = (method: string) => Promise<Admission | null>;
-
-/** What to send back: the body (null for a notification or a client response) and its HTTP status. */
-export interface GatewayReply {
-  body: JsonRpcReply | null;
-  status: number;
-  /** The rate window the request was counted in, when it was (for `X-RateLimit-*` headers). */
-  rate?: RateDecision;
-}
-
-/**
- * What a transport offers a request besides its reply: a way to send notifications for it before
- * the reply (stdio writes a line; HTTP turns the response into an SSE stream), and a signal that
- * aborts when the client has gone.
- */
-export interface RequestChannel {
-  /** Sends one JSON-RPC notification tied to the request. */
-  notify?(message: JsonRpcNotification): void;
-  signal?: AbortSignal;
-  /**
-   * A channel that carries many requests (stdio): the signal of request `id`, which also aborts
-   * when the client cancels it (`cancel`); `release` forgets it once the request is answered.
-   */
-  requestSignal?(id: RequestId): { readonly signal: AbortSignal; release(): void };
-  /** The client sent `notifications/cancelled` for request `id` (MCP 2025-11-25 "Cancellation"). */
-  cancel?(id: RequestId): void;
-  /** A channel of one client (stdio): what its `initialize` declared (the MCP Apps card, `app-card.ts`). */
-  connection?: ConnectionState;
-  /**
-   * A connection that is the session (stdio): sends the client a request of the server's (an
-   * `elicitation/create`); the client's response comes back as a message of its own.
-   */
-  request?(message: JSONRPCRequest): void;
-}
-
-/** A JSON-RPC notification the server sends (here: `notifications/progress`). */
-export interface JsonRpcNotification {
-  jsonrpc: '2.0';
-  method: string;
-  params: Record<string, unknown>;
-}
 
 /** Methods the SDK server answers itself, with the SDK's schema for their parameters. */
 const SDK_METHOD_SCHEMAS = new Map<string, typeof PingRequestSchema | typeof InitializeRequestSchema>([
@@ -125,8 +89,6 @@ const ELICIT_TIMEOUT_MS = 10 * 60_000;
 
 /** Default of the per-message deadline, in ms. */
 const DEFAULT_DEADLINE_MS = 30_000;
-
-const KNOWN_CODES = new Set(Object.values(ERROR_TABLE).map((e) => e.code));
 
 /** Handles one JSON-RPC message (text or parsed) end to end; never throws (failures become error replies). */
 export class JsonRpcGateway {
@@ -285,20 +247,8 @@ export class JsonRpcGateway {
   ): Promise<GatewayReply> {
     return new Promise<GatewayReply>((resolve, reject) => {
       const deadline = this.deadlines.start(() => {
-        const id =
-          value && typeof value === 'object' && validId((value as { id?: unknown }).id)
-            ? (value as { id: RequestId }).id
-            : null;
         this.logger.warn({ deadlineMs: this.deadlineMs }, 'request answered with Internal error: deadline exceeded');
-        resolve(
-          errorReply(
-            id,
-            new ServiceError('internal', MESSAGES.internal, {
-              reason: 'deadline_exceeded',
-              deadlineMs: this.deadlineMs,
-            }),
-          ),
-        );
+        resolve(deadlineReply(value, this.deadlineMs));
       });
       this.route(value, admit, headers, channel, deadline).then(
         (reply) => {
@@ -313,6 +263,13 @@ export class JsonRpcGateway {
     });
   }
 
+  /**
+   * Routes one parsed message (docs/architecture.md "One message, end to end"): the envelope, a
+   * client response, then `params`, the 2026-07-28 era's verdict, admission, and the answer of a
+   * notification, a tool call or another method. Never rejects for a failure of the handling: it
+   * becomes an error reply (`failureReply`).
+   * @param deadline the message's deadline, which a tool that waits on the caller's request moves out.
+   */
   private async route(
     value: unknown,
     admit: AdmissionPolicy,
@@ -320,58 +277,23 @@ export class JsonRpcGateway {
     channel: RequestChannel | undefined,
     deadline: Deadline,
   ): Promise<GatewayReply> {
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      return errorReply(
-        null,
-        invalidRequest(Array.isArray(value) ? { reason: 'batch requests are not supported' } : undefined),
-      );
-    }
+    const refusal = envelopeRefusal(value);
+    if (refusal) return refusal;
     const message = value as Record<string, unknown>;
     const id = validId(message.id) ? (message.id as RequestId) : null;
-    if (message.jsonrpc !== '2.0') return errorReply(id, invalidRequest({ reason: 'jsonrpc must be "2.0"' }));
-
-    if ('method' in message && ('result' in message || 'error' in message)) {
-      // Neither a request nor a response: answer it rather than guess (JSON-RPC 2.0 section 4).
-      return errorReply(id, invalidRequest({ reason: 'a message cannot carry both method and result or error' }));
-    }
-    if (!('method' in message)) {
-      // A response from the client: on a connection that carries the server's requests (stdio),
-      // to one of them (an elicitation), matched by the SDK by its id; elsewhere (HTTP) dropped.
-      if ('id' in message && ('result' in message || 'error' in message)) {
-        if (channel?.request) this.transport.receive(message as unknown as JSONRPCResponse);
-        return { body: null, status: 202 };
-      }
-      return errorReply(id, invalidRequest({ reason: 'method is required' }));
-    }
-    if (typeof message.method !== 'string' || message.method.length === 0) {
-      return errorReply(id, invalidRequest({ reason: 'method must be a non-empty string' }));
-    }
-    const isNotification = !('id' in message);
-    if (!isNotification && id === null)
-      return errorReply(null, invalidRequest({ reason: 'id must be a string or a number' }));
-
+    if (!('method' in message)) return this.received(message, channel);
+    const method = message.method as string;
     let rate: RateDecision | undefined;
     try {
-      if (
-        'params' in message &&
-        (message.params === null || typeof message.params !== 'object' || Array.isArray(message.params))
-      ) {
-        throw invalidParameter('params', 'must be an object');
-      }
-      const params = message.params as Record<string, unknown> | undefined;
+      const params = checkedParams(message);
       if (params && '_meta' in params) checkMeta(params._meta);
       const modern = claimsModernEra(params) ? await this.classifyModern(message, headers) : undefined;
       if (modern?.verdict.kind === 'refused')
         return { body: { jsonrpc: '2.0', id, error: modern.verdict.error }, status: modern.verdict.status };
-      const admission =
-        message.method === 'tools/call' ? await this.admitCall(admit, params) : await admit(message.method);
+      const admission = method === 'tools/call' ? await this.admitCall(admit, params) : await admit(method);
       rate = admission?.rate;
-      if (isNotification) {
-        if (message.method === 'notifications/cancelled' && params && validId(params.requestId))
-          channel?.cancel?.(params.requestId as RequestId);
-        return { body: null, status: 202, ...(rate && { rate }) };
-      }
-      if (modern || message.method === 'tools/call') {
+      if (!('id' in message)) return notified(method, params, channel, rate);
+      if (modern || method === 'tools/call') {
         const scoped = channel?.requestSignal?.(id as RequestId);
         const request = toolRequest(params, channel, deadline, this.deadlineMs, scoped);
         const elicitation = modern ? modernElicitation(params) : this.legacyElicitation(channel, request);
@@ -388,52 +310,57 @@ export class JsonRpcGateway {
               request,
             );
           const result = await (this.tools ?? (await this.toolsReady())).call(params, admission?.caller, request);
-          return { body: { jsonrpc: '2.0', id, result }, status: 200, ...(rate && { rate }) };
+          return resultReply(id, result, rate);
         } finally {
           scoped?.release();
         }
       }
-      const apps = channel?.connection?.apps === true;
-      if (message.method === 'tools/list') {
-        return {
-          body: {
-            jsonrpc: '2.0',
-            id,
-            result: (this.tools ?? (await this.toolsReady())).listFor(admission?.caller, apps),
-          },
-          status: 200,
-          ...(rate && { rate }),
-        };
-      }
-      if (apps && (message.method === 'resources/list' || message.method === 'resources/read')) {
-        return {
-          body: {
-            jsonrpc: '2.0',
-            id,
-            result: message.method === 'resources/list' ? cardResourceList() : readCardResource(params),
-          },
-          status: 200,
-          ...(rate && { rate }),
-        };
-      }
-      // Only the methods the SDK server answers reach it; anything else is answered here, at once,
-      // so that no request can depend on the SDK's handling of odd `params` to get a reply.
-      const sdkSchema = SDK_METHOD_SCHEMAS.get(message.method);
-      if (!sdkSchema) throw methodNotFound(message.method);
-      const checked = sdkSchema.safeParse({ method: message.method, params: params ?? {} });
-      if (!checked.success) throw parameterError(checked.error.issues, { params: params ?? {} });
-      const reply = await this.transport.dispatch(message as unknown as JSONRPCRequest, this.deadlineMs);
-      if (message.method === 'initialize' && channel?.connection) declareCard(channel.connection, params, reply);
-      return this.finish(reply, rate);
+      return await this.answerOther(message, id, params, admission, rate, channel);
     } catch (error) {
       if (error instanceof RateLimitedError) rate = error.rate;
-      // An outage fails every request: one short line each, without the SQL and its parameters.
-      const outage = storeUnavailableReason(error);
-      if (outage !== undefined) this.logger.warn({ reason: outage }, 'request failed: the database cannot answer now');
-      else if (!isExpectedError(error)) this.logger.error({ err: error }, 'message handling failed');
-      const body = toJsonRpcError(error);
-      return { body: { jsonrpc: '2.0', id, error: body }, status: httpStatusForCode(body.code), ...(rate && { rate }) };
+      return failureReply(id, error, rate, this.logger);
     }
+  }
+
+  /**
+   * A response from the client (a message with an `id` and a `result` or `error`, no `method`): on
+   * a connection that carries the server's requests (stdio), to one of them (an elicitation),
+   * matched by the SDK by its id; elsewhere (HTTP) dropped. Either way nothing is sent back (202).
+   */
+  private received(message: Record<string, unknown>, channel: RequestChannel | undefined): GatewayReply {
+    if (channel?.request) this.transport.receive(message as unknown as JSONRPCResponse);
+    return { body: null, status: 202 };
+  }
+
+  /**
+   * Answers an admitted 2025-11-25 request other than `tools/call`: `tools/list` by the dispatcher;
+   * `resources/list` and `resources/read` by the MCP Apps card when the connection's client declared
+   * it (docs/contract.md#app-card); `initialize` and `ping` by the SDK server, after the SDK's own
+   * check of their `params`. Only those reach the SDK server; anything else is answered here, at
+   * once, so that no request can depend on the SDK's handling of odd `params` to get a reply.
+   * @throws ServiceError -32601 for any other method, -32602 for `params` the SDK's schema refuses.
+   */
+  private async answerOther(
+    message: Record<string, unknown>,
+    id: RequestId | null,
+    params: Record<string, unknown> | undefined,
+    admission: Admission | null,
+    rate: RateDecision | undefined,
+    channel: RequestChannel | undefined,
+  ): Promise<GatewayReply> {
+    const method = message.method as string;
+    const apps = channel?.connection?.apps === true;
+    if (method === 'tools/list')
+      return resultReply(id, (this.tools ?? (await this.toolsReady())).listFor(admission?.caller, apps), rate);
+    if (apps && (method === 'resources/list' || method === 'resources/read'))
+      return resultReply(id, method === 'resources/list' ? cardResourceList() : readCardResource(params), rate);
+    const sdkSchema = SDK_METHOD_SCHEMAS.get(method);
+    if (!sdkSchema) throw methodNotFound(method);
+    const checked = sdkSchema.safeParse({ method, params: params ?? {} });
+    if (!checked.success) throw parameterError(checked.error.issues, { params: params ?? {} });
+    const reply = await this.transport.dispatch(message as unknown as JSONRPCRequest, this.deadlineMs);
+    if (method === 'initialize' && channel?.connection) declareCard(channel.connection, params, reply);
+    return boundedReply(reply, rate, this.logger);
   }
 
   /**
@@ -505,11 +432,11 @@ export class JsonRpcGateway {
         const result = await (
           await this.toolsReady()
         ).call(message.params as Record<string, unknown> | undefined, admission?.caller, request);
-        return { body: { jsonrpc: '2.0', id, result: era.stampCall(result) }, status: 200, ...(rate && { rate }) };
+        return resultReply(id, era.stampCall(result), rate);
       } catch (error) {
         // A question for the person: the client asks it and retries the call with the answer.
         if (!(error instanceof InputRequiredSignal)) throw error;
-        return { body: { jsonrpc: '2.0', id, result: era.inputRequired(error) }, status: 200, ...(rate && { rate }) };
+        return resultReply(id, era.inputRequired(error), rate);
       }
     }
     const { reply, status } = await era.serve(message, verdict.revision, card);
@@ -521,7 +448,7 @@ export class JsonRpcGateway {
       };
     // The era's own refusals (-32020..-32022: headers, capabilities, revision) keep the SDK's words.
     if (reply.error.code <= -32020 && reply.error.code >= -32022) return { body: reply, status, ...(rate && { rate }) };
-    return this.finish(reply, rate);
+    return boundedReply(reply, rate, this.logger);
   }
 
   /**
@@ -536,20 +463,6 @@ export class JsonRpcGateway {
       ...reply,
       result: { ...reply.result, tools: this.tools.listFor(caller, apps).tools, cacheScope: 'private' },
     };
-  }
-
-  /** Keeps every error the server sends inside the error table (docs/contract.md#errors) (no stack, no SDK wording). */
-  private finish(reply: JsonRpcReply, rate: RateDecision | undefined): GatewayReply {
-    if (!reply.error) return { body: reply, status: 200, ...(rate && { rate }) };
-    let error = reply.error;
-    if (
-      !KNOWN_CODES.has(error.code) ||
-      (error.code === ERROR_TABLE.internal.code && error.message !== MESSAGES.internal)
-    ) {
-      this.logger.error({ error }, 'unexpected protocol error replaced by Internal error');
-      error = { code: ERROR_TABLE.internal.code, message: MESSAGES.internal };
-    }
-    return { body: { ...reply, error }, status: httpStatusForCode(error.code), ...(rate && { rate }) };
   }
 }
 
@@ -576,14 +489,4 @@ function cardFor(message: Record<string, unknown>): string | undefined {
   const meta = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta;
   if (!declaresApps(meta?.['io.modelcontextprotocol/clientCapabilities'])) return undefined;
   return cardHtml() ?? undefined;
-}
-
-function validId(id: unknown): boolean {
-  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
-}
-
-/** The reply that answers `id` with `error`, and the rate window that counted it, if one did. */
-function errorReply(id: RequestId | null, error: ServiceError, rate?: RateDecision): GatewayReply {
-  const body = toJsonRpcError(error);
-  return { body: { jsonrpc: '2.0', id, error: body }, status: httpStatusForCode(body.code), ...(rate && { rate }) };
 }

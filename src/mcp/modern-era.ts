@@ -69,120 +69,28 @@ export interface ModernEra {
   inputRequired(signal: InputRequiredSignal): InputRequiredResult;
 }
 
+/** The SDK's cache hints of the two lists (the era's `ttlMs` and `cacheScope` on their results). */
+const LIST_CACHE_HINTS = {
+  'tools/list': { ttlMs: LIST_TTL_MS, cacheScope: 'public' },
+  'server/discover': { ttlMs: LIST_TTL_MS, cacheScope: 'public' },
+} as const;
+
 /** Builds the era around the dispatcher's tool list (called once, by `createMcpServer`'s loader). */
 export function loadModernEra(description: ServerDescription, tools: ToolDispatcher): ModernEra {
-  const cacheHints = {
-    'tools/list': { ttlMs: LIST_TTL_MS, cacheScope: 'public' },
-    'server/discover': { ttlMs: LIST_TTL_MS, cacheScope: 'public' },
-  } as const;
-  const handler: McpHttpHandler = createMcpHandler(
-    () => {
-      const server = new Server(description.info, {
-        capabilities: description.capabilities,
-        instructions: description.instructions,
-        cacheHints,
-      });
-      // The descriptors are the JSON Schema the other era lists (checked by the SDK's result schema).
-      server.setRequestHandler('tools/list', () => tools.listResult as unknown as ListToolsResult);
-      return server;
-    },
-    { legacy: 'reject' },
-  );
+  const handler = plainHandler(description, tools);
   let cardHandler: McpHttpHandler | undefined;
-  /** The server of a client with the MCP Apps extension: the same, plus the card (made on first use). */
-  const withCard = (html: string): McpHttpHandler =>
-    (cardHandler ??= createMcpHandler(
-      () => {
-        const capabilities = { ...description.capabilities, extensions: { [EXTENSION_ID]: {} } };
-        const server = new McpServer(description.info, {
-          capabilities,
-          instructions: description.instructions,
-          cacheHints,
-        });
-        registerAppResource(
-          server,
-          CARD_RESOURCE.name,
-          CARD_URI,
-          { ...CARD_RESOURCE, _meta: CARD_RESOURCE_META },
-          () => ({
-            contents: [{ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE, text: html, _meta: CARD_RESOURCE_META }],
-          }),
-        );
-        server.server.setRequestHandler(
-          'tools/list',
-          () => tools.listFor(undefined, true) as unknown as ListToolsResult,
-        );
-        return server.server;
-      },
-      { legacy: 'reject' },
-    ));
   const identity = { [SERVER_INFO_META_KEY]: description.info };
 
   return {
-    classify(message, headers) {
-      const params = message.params as { name?: unknown; uri?: unknown } | undefined;
-      // Over stdio the body is the only signal: the headers are the body's own values (`Mcp-Name`
-      // is a tool's name or a resource's URI).
-      const name = params?.name ?? params?.uri;
-      const own = headers ?? {
-        protocolVersion: claimedVersion(params),
-        method: message.method as string,
-        ...(typeof name === 'string' && { name }),
-      };
-      const outcome = classifyInboundRequest({
-        httpMethod: 'POST',
-        ...(own.protocolVersion !== undefined && { protocolVersionHeader: own.protocolVersion }),
-        ...(own.method !== undefined && { mcpMethodHeader: own.method }),
-        ...(own.name !== undefined && { mcpNameHeader: own.name }),
-        body: message,
-      });
-      if (outcome.kind === 'reject') {
-        return {
-          kind: 'refused',
-          error: {
-            code: outcome.code,
-            message: outcome.message,
-            ...(outcome.data !== undefined && { data: outcome.data }),
-          },
-          status: outcome.httpStatus,
-        };
-      }
-      // The standard request headers (MCP 2026-07-28 "Standard Request Headers"): the SDK's
-      // classifier compares what is present; its entry layer, which this gateway does not use for
-      // `tools/call`, also requires them. Over HTTP a request of the era carries all three, so a
-      // proxy that routes or authorizes on them sees what the server will run.
-      if (headers && outcome.kind === 'modern' && 'id' in message) {
-        const missing = headerMismatch(message, headers);
-        if (missing) return { kind: 'refused', error: missing, status: 400 };
-      }
-      // A claim the SDK does not read as this era (it has no envelope after all): the gateway's own
-      // checks already passed, so the request is served as the other era would serve it.
-      const revision =
-        outcome.kind === 'modern'
-          ? (outcome.classification.revision ?? claimedVersion(params) ?? '')
-          : (claimedVersion(params) ?? '');
-      return { kind: 'accepted', revision, supported: MODERN_PROTOCOL_VERSIONS.includes(revision) };
-    },
+    classify: classifyRequest,
 
-    async serve(message, revision, card) {
-      // `Mcp-Name` names the tool of a `tools/call`, the resource of a `resources/read`.
-      const params = message.params as { name?: unknown; uri?: unknown } | undefined;
-      const name = params?.name ?? params?.uri;
-      const response = await (card === undefined ? handler : withCard(card)).fetch(
-        new Request('http://in-process/mcp', {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            'mcp-protocol-version': revision,
-            'mcp-method': String(message.method),
-            ...(typeof name === 'string' && { 'mcp-name': name }),
-          },
-          body: JSON.stringify(message),
-        }),
+    serve(message, revision, card) {
+      // The server of a client with the MCP Apps extension is made on first use.
+      return serveWith(
+        card === undefined ? handler : (cardHandler ??= cardServerHandler(description, tools, card)),
+        message,
+        revision,
       );
-      const reply = JSON.parse(await response.text()) as JsonRpcReply;
-      return { reply: { ...reply, id: (message.id as JsonRpcReply['id']) ?? null }, status: response.status };
     },
 
     inputRequired(signal) {
@@ -197,6 +105,141 @@ export function loadModernEra(description: ServerDescription, tools: ToolDispatc
       return { ...result, resultType: 'complete', _meta: { ...own, ...identity } };
     },
   };
+}
+
+/**
+ * The v2 SDK handler of a client without the MCP Apps extension: a `Server` per request, with the
+ * description's capabilities and instructions, answering `tools/list` with the dispatcher's list
+ * (the JSON Schema descriptors the other era lists, checked by the SDK's result schema).
+ * Requests without the era's envelope are refused (`legacy: 'reject'`).
+ */
+function plainHandler(description: ServerDescription, tools: ToolDispatcher): McpHttpHandler {
+  return createMcpHandler(
+    () => {
+      const server = new Server(description.info, {
+        capabilities: description.capabilities,
+        instructions: description.instructions,
+        cacheHints: LIST_CACHE_HINTS,
+      });
+      server.setRequestHandler('tools/list', () => tools.listResult as unknown as ListToolsResult);
+      return server;
+    },
+    { legacy: 'reject' },
+  );
+}
+
+/**
+ * The v2 SDK handler of a client with the MCP Apps extension (docs/contract.md#app-card): the same
+ * server as `plainHandler`'s, which also declares the extension, registers the card as an app
+ * resource (`resources/list`, `resources/read`) and lists the tools as they are listed to such a
+ * client (`ToolDispatcher.listFor`).
+ * @param html the card's HTML, served as the resource's text.
+ */
+function cardServerHandler(description: ServerDescription, tools: ToolDispatcher, html: string): McpHttpHandler {
+  return createMcpHandler(
+    () => {
+      const capabilities = { ...description.capabilities, extensions: { [EXTENSION_ID]: {} } };
+      const server = new McpServer(description.info, {
+        capabilities,
+        instructions: description.instructions,
+        cacheHints: LIST_CACHE_HINTS,
+      });
+      registerAppResource(
+        server,
+        CARD_RESOURCE.name,
+        CARD_URI,
+        { ...CARD_RESOURCE, _meta: CARD_RESOURCE_META },
+        () => ({
+          contents: [{ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE, text: html, _meta: CARD_RESOURCE_META }],
+        }),
+      );
+      server.server.setRequestHandler('tools/list', () => tools.listFor(undefined, true) as unknown as ListToolsResult);
+      return server.server;
+    },
+    { legacy: 'reject' },
+  );
+}
+
+/**
+ * `ModernEra.classify`: the SDK's verdict on one message that carries the envelope
+ * (`classifyInboundRequest`), checked against the HTTP request's protocol headers, or over stdio
+ * (`headers` undefined) against the body's own values. Refused: the SDK's code, message, data and
+ * HTTP status, or -32020 with status 400 for a standard header missing or naming another tool
+ * (`headerMismatch`). Accepted: the revision claimed and whether this server serves it. Never throws.
+ */
+function classifyRequest(message: Record<string, unknown>, headers: ProtocolHeaders | undefined): ModernVerdict {
+  const params = message.params as { name?: unknown; uri?: unknown } | undefined;
+  // Over stdio the body is the only signal: the headers are the body's own values (`Mcp-Name`
+  // is a tool's name or a resource's URI).
+  const name = params?.name ?? params?.uri;
+  const own = headers ?? {
+    protocolVersion: claimedVersion(params),
+    method: message.method as string,
+    ...(typeof name === 'string' && { name }),
+  };
+  const outcome = classifyInboundRequest({
+    httpMethod: 'POST',
+    ...(own.protocolVersion !== undefined && { protocolVersionHeader: own.protocolVersion }),
+    ...(own.method !== undefined && { mcpMethodHeader: own.method }),
+    ...(own.name !== undefined && { mcpNameHeader: own.name }),
+    body: message,
+  });
+  if (outcome.kind === 'reject') {
+    return {
+      kind: 'refused',
+      error: {
+        code: outcome.code,
+        message: outcome.message,
+        ...(outcome.data !== undefined && { data: outcome.data }),
+      },
+      status: outcome.httpStatus,
+    };
+  }
+  // The standard request headers (MCP 2026-07-28 "Standard Request Headers"): the SDK's
+  // classifier compares what is present; its entry layer, which this gateway does not use for
+  // `tools/call`, also requires them. Over HTTP a request of the era carries all three, so a
+  // proxy that routes or authorizes on them sees what the server will run.
+  if (headers && outcome.kind === 'modern' && 'id' in message) {
+    const missing = headerMismatch(message, headers);
+    if (missing) return { kind: 'refused', error: missing, status: 400 };
+  }
+  // A claim the SDK does not read as this era (it has no envelope after all): the gateway's own
+  // checks already passed, so the request is served as the other era would serve it.
+  const revision =
+    outcome.kind === 'modern'
+      ? (outcome.classification.revision ?? claimedVersion(params) ?? '')
+      : (claimedVersion(params) ?? '');
+  return { kind: 'accepted', revision, supported: MODERN_PROTOCOL_VERSIONS.includes(revision) };
+}
+
+/**
+ * Has `handler` answer `message` as the HTTP POST of that revision would be answered (the standard
+ * request headers set from the body), in process.
+ * @returns the reply, with the request's own id (null for none), and the handler's HTTP status.
+ */
+async function serveWith(
+  handler: McpHttpHandler,
+  message: Record<string, unknown>,
+  revision: string,
+): Promise<{ reply: JsonRpcReply; status: number }> {
+  // `Mcp-Name` names the tool of a `tools/call`, the resource of a `resources/read`.
+  const params = message.params as { name?: unknown; uri?: unknown } | undefined;
+  const name = params?.name ?? params?.uri;
+  const response = await handler.fetch(
+    new Request('http://in-process/mcp', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': revision,
+        'mcp-method': String(message.method),
+        ...(typeof name === 'string' && { 'mcp-name': name }),
+      },
+      body: JSON.stringify(message),
+    }),
+  );
+  const reply = JSON.parse(await response.text()) as JsonRpcReply;
+  return { reply: { ...reply, id: (message.id as JsonRpcReply['id']) ?? null }, status: response.status };
 }
 
 /** JSON-RPC code of a request whose headers and body disagree (the SDK's `HEADER_MISMATCH_ERROR_CODE`). */

@@ -14,7 +14,7 @@ import {
 } from '../errors.js';
 import { STORE_RETRY_AFTER_SECONDS } from '../store/unavailable.js';
 import type { RateDecision } from '../limits/request-rate-limiter.js';
-import type { GatewayReply } from '../mcp/json-rpc-gateway.js';
+import type { GatewayReply } from '../mcp/gateway-envelope.js';
 import { MODERN_PROTOCOL_VERSIONS, type ProtocolHeaders } from '../mcp/protocol-era.js';
 import { replyJson } from '../mcp/reply-json.js';
 

@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JsonRpcReply } from '../mcp/in-process-transport.js';
-import type { JsonRpcNotification, RequestChannel } from '../mcp/json-rpc-gateway.js';
+import type { JsonRpcNotification, RequestChannel } from '../mcp/request-channel.js';
 import { replyJson } from '../mcp/reply-json.js';
 
 /** The channel of one POST, and how to end its stream when it became one. */

@@ -9,7 +9,8 @@
 import type { Readable, Writable } from 'node:stream';
 import type { RequestGate } from '../auth/request-gate.js';
 import type { Logger } from '../logger.js';
-import type { JsonRpcGateway, RequestChannel } from '../mcp/json-rpc-gateway.js';
+import type { JsonRpcGateway } from '../mcp/json-rpc-gateway.js';
+import type { AdmissionPolicy, RequestChannel } from '../mcp/request-channel.js';
 import { DEFAULTS } from '../core/defaults.js';
 import { invalidRequest, toJsonRpcError } from '../errors.js';
 import { readBoundedLines } from '../io/bounded-lines.js';
@@ -96,17 +97,9 @@ export function serveStdio(app: StdioServerDeps, options: StdioServerOptions): P
   if (answered) {
     // The server learns of the client from it (capabilities, version), and later messages wait for it.
     later = true;
-    const replayed = app.gateway
-      .handleText(answered.line, admit, undefined, channel)
-      .then((reply) => {
-        if (JSON.stringify(reply.body) !== answered.reply)
-          app.logger.error(
-            { early: answered.reply, server: reply.body },
-            "the early answer to the first message differs from the server's",
-          );
-      })
-      .catch((error: unknown) => app.logger.error({ err: error }, 'stdio message failed'))
-      .finally(() => inFlight.delete(replayed));
+    const replayed: Promise<void> = replayAnswered(app, admit, channel, answered).finally(() =>
+      inFlight.delete(replayed),
+    );
     inFlight.add(replayed);
     laterMessages = Promise.all([replayed, laterMessages]);
     firstDone();
@@ -117,11 +110,7 @@ export function serveStdio(app: StdioServerDeps, options: StdioServerOptions): P
     maxLineBytes: lineLimit,
     onLine: ({ text, droppedBytes }) => {
       if (droppedBytes > 0) {
-        write({
-          jsonrpc: '2.0',
-          id: null,
-          error: toJsonRpcError(invalidRequest({ reason: 'body_too_large', limitBytes: lineLimit })),
-        });
+        write(lineTooLong(lineLimit));
         return;
       }
       handle(text);
@@ -131,6 +120,43 @@ export function serveStdio(app: StdioServerDeps, options: StdioServerOptions): P
     channel.end();
     return Promise.allSettled([...inFlight]).then(() => undefined);
   });
+}
+
+/**
+ * Handles the first line, already answered by the early start (docs/performance.md "Start-up
+ * time"), as every line is, so that the server learns of the client (capabilities, version); its
+ * reply is not written again, but logged as an error when it is not `answered.reply`, byte for byte.
+ * @returns a promise that settles once the line is handled; it never rejects (a failure is logged).
+ */
+function replayAnswered(
+  app: StdioServerDeps,
+  admit: AdmissionPolicy,
+  channel: RequestChannel,
+  answered: { line: string; reply: string },
+): Promise<void> {
+  return app.gateway
+    .handleText(answered.line, admit, undefined, channel)
+    .then((reply) => {
+      if (JSON.stringify(reply.body) !== answered.reply)
+        app.logger.error(
+          { early: answered.reply, server: reply.body },
+          "the early answer to the first message differs from the server's",
+        );
+    })
+    .catch((error: unknown) => app.logger.error({ err: error }, 'stdio message failed'));
+}
+
+/**
+ * The reply to a line longer than the limit, which is refused unread: -32600 `Invalid Request`
+ * with `data.reason = "body_too_large"` and `data.limitBytes`, id null.
+ * @param lineLimit the longest accepted line, in bytes of UTF-8.
+ */
+function lineTooLong(lineLimit: number): unknown {
+  return {
+    jsonrpc: '2.0',
+    id: null,
+    error: toJsonRpcError(invalidRequest({ reason: 'body_too_large', limitBytes: lineLimit })),
+  };
 }
 
 /**
