@@ -8,7 +8,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { guard, HttpRoutes } from '../src/transports/http-pipeline.js';
+import { HttpRoutes } from '../src/transports/http-pipeline.js';
+import { guard } from '../src/io/route-guard.js';
 import { rawHttp, ROOT, startTestServer } from './helpers.js';
 
 /** A guard that records its name in the `X-Trace` response header, and refuses with 403 when the request names it in `X-Refuse`. */

@@ -8,7 +8,8 @@ import { sameCsrf, type WebSession } from '../auth/web-sessions.js';
 import { MESSAGES } from '../errors.js';
 import type { ConsoleContext, Viewer } from './console-context.js';
 import { SESSION_COOKIE } from './console-context.js';
-import { consoleGuard, isReading, type ConsoleGuard } from './console-route.js';
+import { guard, type Guard } from '../io/route-guard.js';
+import { isReading } from './console-route.js';
 import { cookie, readCookies, readForm, redirect } from './http-util.js';
 import { errorPage } from './pages.js';
 import { badForm, methodNotAllowed } from './plain-replies.js';
@@ -26,11 +27,11 @@ export interface SignedInRequest {
 /** The console's guards and what they found. */
 export interface ConsoleGuards {
   /** A valid session cookie, sent from the console's own pages (`fromOwnPages`): else 303 to the sign-in page. */
-  session: ConsoleGuard;
+  session: Guard;
   /** A change is a POST of a form of at most 256 KiB (`readForm`) carrying the session's CSRF token: else 405, 413, 415 or 403. */
-  form: ConsoleGuard;
+  form: Guard;
   /** Every page, form and event stream counts as one request against the user's rate limit, like a tool call. */
-  rateLimit: ConsoleGuard;
+  rateLimit: Guard;
   /**
    * What the guards found about `req`.
    * @throws Error when the route was mounted without the `session` guard (a programming error).
@@ -67,9 +68,9 @@ export function consoleGuards(ctx: ConsoleContext): ConsoleGuards {
 }
 
 /** The `session` guard: records what it found in `found`. */
-function sessionGuard(ctx: ConsoleContext, found: WeakMap<IncomingMessage, SignedInRequest>): ConsoleGuard {
+function sessionGuard(ctx: ConsoleContext, found: WeakMap<IncomingMessage, SignedInRequest>): Guard {
   const { cookieName } = ctx;
-  return consoleGuard('session', async (req, res) => {
+  return guard('session', async (req, res) => {
     const cookies = readCookies(req);
     // A request another site or another host started never acts with the session (fromOwnPages).
     const secret = fromOwnPages(req) ? cookies.get(cookieName(SESSION_COOKIE)) : undefined;
@@ -92,8 +93,8 @@ function sessionGuard(ctx: ConsoleContext, found: WeakMap<IncomingMessage, Signe
 }
 
 /** The `form` guard: keeps the form it read in the request's `SignedInRequest`. */
-function formGuard(ctx: ConsoleContext, signedInOf: (req: IncomingMessage) => SignedInRequest): ConsoleGuard {
-  return consoleGuard('form', (req, res) => {
+function formGuard(ctx: ConsoleContext, signedInOf: (req: IncomingMessage) => SignedInRequest): Guard {
+  return guard('form', (req, res) => {
     if (isReading(req)) return true;
     if (req.method !== 'POST') {
       methodNotAllowed(res);
@@ -127,8 +128,8 @@ function formGuard(ctx: ConsoleContext, signedInOf: (req: IncomingMessage) => Si
 }
 
 /** The `rateLimit` guard: sets the `X-RateLimit-*` headers, or answers the 429 page. */
-function rateLimitGuard(ctx: ConsoleContext, signedInOf: (req: IncomingMessage) => SignedInRequest): ConsoleGuard {
-  return consoleGuard('rateLimit', async (req, res) => {
+function rateLimitGuard(ctx: ConsoleContext, signedInOf: (req: IncomingMessage) => SignedInRequest): Guard {
+  return guard('rateLimit', async (req, res) => {
     const { session, viewer } = signedInOf(req);
     try {
       const { rate } = await ctx.deps.gate.admitCaller(session.caller);

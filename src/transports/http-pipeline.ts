@@ -7,30 +7,7 @@
  * loop), so the MCP POST path stays as cheap as a hand-written `if`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-
-/**
- * A check a route passes before its handler: true lets the request through, false means the guard
- * has answered it (a refusal). May be asynchronous (reading a form); it must not throw.
- */
-export type Guard = ((req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>) & {
-  readonly guardName: string;
-};
-
-/** The handler a route ends in: `path` without the query, `query` parsed. */
-export type RouteHandler = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  path: string,
-  query: URLSearchParams,
-) => Promise<void> | void;
-
-/** Names a guard (the name the route table and docs/architecture.md show). */
-export function guard(
-  name: string,
-  check: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>,
-): Guard {
-  return Object.assign(check, { guardName: name });
-}
+import type { Guard, RouteHandler } from '../io/route-guard.js';
 
 /** A mounted route as the docs show it: `GET` also takes `HEAD`, `*` takes every method. */
 export interface RouteDescription {

@@ -7,7 +7,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BuilderRoutes } from '../builders/builder-module.js';
 import type { OAuthRoutes } from '../oauth/oauth-routes.js';
 import type { ArtifactHandlers } from './artifact-handlers.js';
-import { guard, HttpRoutes, type Guard, type RouteHandler } from './http-pipeline.js';
+import { guard, type Guard, type RouteHandler } from '../io/route-guard.js';
+import { HttpRoutes } from './http-pipeline.js';
 import { refuseMcpMethod } from './mcp-replies.js';
 import type { TransportGuards } from './transport-guards.js';
 

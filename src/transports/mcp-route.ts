@@ -14,7 +14,7 @@ import { BODY_ABORTED, BODY_TOO_LARGE, readBody } from '../io/request-body.js';
 import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { JsonRpcGateway } from '../mcp/json-rpc-gateway.js';
 import type { PublicUrl } from '../services/public-url.js';
-import type { RouteHandler } from './http-pipeline.js';
+import type { RouteHandler } from '../io/route-guard.js';
 import {
   bearerToken,
   bodyTooLarge,

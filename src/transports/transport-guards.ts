@@ -8,7 +8,7 @@ import { forbidden, invalidRequest } from '../errors.js';
 import type { PublicUrl } from '../services/public-url.js';
 import { formFromOwnOrigin } from './form-origin.js';
 import type { HostVerdict } from './host-check.js';
-import { guard, type Guard } from './http-pipeline.js';
+import { guard, type Guard } from '../io/route-guard.js';
 import type { ListenerHosts } from './listener-hosts.js';
 import { bodyTooLarge, PROTOCOL_VERSIONS, sendError } from './mcp-replies.js';
 
