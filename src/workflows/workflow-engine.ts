@@ -44,8 +44,6 @@ import { newRunnerIdentity, type RunnerIdentity } from './runner-identity.js';
 import { SlotClaims } from './slot-claims.js';
 import { waitForWorkflow } from './workflow-wait.js';
 
-export type { EngineStarts } from './engine-starts.js';
-
 /** Runs workflows: claims, runs under leases, resumes, cancels and reaps them (docs/workflows.md). */
 export class WorkflowEngine {
   readonly runner: RunnerIdentity;
