@@ -901,7 +901,10 @@ describe.skipIf(!postgresAvailable())('store contract: postgres across nodes', (
       await waitFor(() => waitsForLock('node-b'), 15_000, 'node B to wait for p1');
       release();
       await Promise.all([first, second]);
-      expect(runs).toBe(3);
+      // Which transaction the deadlock detector aborts, and whether the retry meets the other again,
+      // is PostgreSQL's timing: at least one retry ran, and at most one per transaction (four runs).
+      expect(runs).toBeGreaterThanOrEqual(3);
+      expect(runs).toBeLessThanOrEqual(4);
       expect((await a.repos.projects.findById('p1'))!.updatedAt).toBe(T1);
       expect((await a.repos.projects.findById('p2'))!.updatedAt).toBe(T2);
     } finally {
