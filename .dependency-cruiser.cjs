@@ -112,9 +112,33 @@ module.exports = {
       comment:
         "Only store/store.ts (which opens the store) imports the PostgreSQL adapter; the PostgreSQL rate limiter (the driver's other user) takes its fault-proof pools from pg-pool.ts.",
       severity: 'error',
-      from: { path: '^src/(?!store/)|^src/store/(?!pg/)(?!store\\.ts$)', pathNot: '^src/limits/pg-rate-limiter\\.ts$' },
+      from: {
+        path: '^src/(?!store/)|^src/store/(?!pg/)(?!store\\.ts$)',
+        pathNot: '^src/limits/pg-rate-limiter\\.ts$|^src/store/sql/dialect\\.ts$',
+      },
       to: { path: '^src/store/pg/' },
     },
+    {
+      name: 'seam-types-from-the-pg-schema-only',
+      comment:
+        "The dialect seam (src/store/sql/dialect.ts) reads only the PostgreSQL schema's types (the repositories' table types); it runs nothing of the adapter.",
+      severity: 'error',
+      from: { path: '^src/store/sql/dialect\\.ts$' },
+      to: { path: '^src/store/pg/', pathNot: '^src/store/pg/schema\\.ts$' },
+    },
+    {
+      name: 'seam-imports-the-pg-schema-as-types',
+      comment: 'The dialect seam imports the PostgreSQL schema with `import type` only.',
+      severity: 'error',
+      from: { path: '^src/store/sql/dialect\\.ts$' },
+      to: { path: '^src/store/pg/schema\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    forbid(
+      'one-set-of-repositories',
+      '^src/store/sql/',
+      '^src/store/(sqlite|pg)/(?!schema\\.ts$)',
+      'The repositories of src/store/sql/ are written once over the dialect seam: they import no adapter (each adapter hands them its dialect).',
+    ),
     forbid(
       'pg-pools-for-the-pg-limiter-only',
       '^src/limits/pg-rate-limiter\\.ts$',

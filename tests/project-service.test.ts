@@ -5,7 +5,8 @@ import { ServiceError } from '../src/errors.js';
 import { silentLogger } from '../src/logger.js';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { SqliteProjectRepo } from '../src/store/sqlite/project-repo.js';
+import { SqlProjectRepo } from '../src/store/sql/project-repo.js';
+import { sqliteDialect } from '../src/store/sqlite/dialect.js';
 import { ChangeWatch, ReadCache } from '../src/store/read-cache.js';
 import { tempDir, waitFor } from './helpers.js';
 import { sqliteOf, dbOf } from './store-access.js';
@@ -120,7 +121,10 @@ describe('read caches', () => {
     const fileApp = await createApp({ dataDir: dir, builder: 'scripted', logger: silentLogger() });
     const alice = await fileApp.tokens.authenticate((await fileApp.tokens.create('alice')).token);
     const p = await fileApp.projects.create(alice, { name: 'cached' });
-    const repo = new SqliteProjectRepo(dbOf(fileApp.store), new ReadCache(new ChangeWatch(fileApp.store.events)));
+    const repo = new SqlProjectRepo(
+      sqliteDialect(dbOf(fileApp.store)),
+      new ReadCache(new ChangeWatch(fileApp.store.events)),
+    );
     expect((await repo.findById(p.id))!.updatedAt).toBe(p.updatedAt);
     await repo.touch(p.id, '2026-11-22T10:00:00.000Z');
     expect((await repo.findById(p.id))!.updatedAt).toBe('2026-11-22T10:00:00.000Z');

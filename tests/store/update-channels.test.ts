@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.js';
 import { importUpdateChannelFiles } from '../../src/services/update-channel-import.js';
 import * as pgSchema from '../../src/store/pg/schema.js';
-import { PgUpdateChannelRepo } from '../../src/store/pg/update-channel-repo.js';
+import { SqlUpdateChannelRepo } from '../../src/store/sql/update-channel-repo.js';
+import { pgDialect } from '../../src/store/pg/dialect.js';
 import type { UpdateChannelRepo } from '../../src/store/repos.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { tempDir } from '../helpers.js';
@@ -64,7 +65,7 @@ async function postgresBackend(): Promise<Backend> {
     T0,
   ]);
   return {
-    channels: new PgUpdateChannelRepo(drizzle(pool, { schema: pgSchema })),
+    channels: new SqlUpdateChannelRepo(pgDialect(drizzle(pool, { schema: pgSchema }))),
     addProject: async (id) => {
       await pool.query(
         "INSERT INTO projects (id, owner_id, name, visibility, created_at, updated_at) VALUES ($1, 'u1', $1, 'private', $2, $2)",

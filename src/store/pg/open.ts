@@ -15,7 +15,6 @@
  *   reported, and in strict mode rolled back, as on SQLite: it is seen when a macrotask passes
  *   while none of its statements is in flight.
  */
-import { PgAnswerCheckRepo } from './answer-check-repo.js';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
@@ -40,20 +39,11 @@ import { createBoundedPool } from './pg-pool.js';
 import { EVENTS_CHANNEL, PgEvents } from './pg-events.js';
 import * as schema from './schema.js';
 import { PgArtifactRepo } from './artifact-repo.js';
-import { PgLoginCodeRepo } from './login-code-repo.js';
-import { PgNodeRepo } from './node-repo.js';
-import { PgSendReceiptRepo } from './send-receipt-repo.js';
-import { PgMessageRepo } from './message-repo.js';
 import { PgOAuthRepo } from './oauth-repo.js';
-import { PgProcessGroupRepo } from './process-group-repo.js';
-import { PgProjectRepo } from './project-repo.js';
-import { PgQuestionRepo } from './question-repo.js';
-import { PgTokenRepo } from './token-repo.js';
-import { PgUserRepo } from './user-repo.js';
-import { PgWebSessionRepo } from './web-session-repo.js';
-import { PgUpdateChannelRepo } from './update-channel-repo.js';
 import { PgWorkspaceRepo } from './workspace-repo.js';
 import { PgWorkflowRepo } from './workflow-repo.js';
+import { pgDialect } from './dialect.js';
+import { sqlRepos } from '../sql/all-repos.js';
 
 const DEFAULT_POOL_SIZE = 10;
 const DEFAULT_APPLICATION_NAME = 'mobile-builder-mcp';
@@ -278,21 +268,10 @@ export class PgStore implements Store {
   /** The repositories on a drizzle handle: the pool's, or a transaction's. */
   private reposOn(db: PgDb): Repos {
     return {
-      users: new PgUserRepo(db),
-      tokens: new PgTokenRepo(db),
-      projects: new PgProjectRepo(db, this.projectCache),
+      ...sqlRepos(pgDialect(db), this.projectCache),
       workflows: new PgWorkflowRepo(db),
-      messages: new PgMessageRepo(db),
-      questions: new PgQuestionRepo(db),
-      answerChecks: new PgAnswerCheckRepo(db),
       artifacts: new PgArtifactRepo(db),
-      processGroups: new PgProcessGroupRepo(db),
       oauth: new PgOAuthRepo(db),
-      loginCodes: new PgLoginCodeRepo(db),
-      webSessions: new PgWebSessionRepo(db),
-      updateChannels: new PgUpdateChannelRepo(db),
-      nodes: new PgNodeRepo(db),
-      sendReceipts: new PgSendReceiptRepo(db),
       workspaces: new PgWorkspaceRepo(db),
     };
   }

@@ -11,7 +11,6 @@
  *   never joins (nor reads) another flow's open transaction.
  * - `events`: this process's committed notices plus the `data_version` poll (`sqlite-events.ts`).
  */
-import { SqliteAnswerCheckRepo } from './answer-check-repo.js';
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
@@ -35,20 +34,11 @@ import * as schema from './schema.js';
 import { SqliteEvents } from './sqlite-events.js';
 import { RowGeneration } from './row-generation.js';
 import { SqliteArtifactRepo } from './artifact-repo.js';
-import { SqliteLoginCodeRepo } from './login-code-repo.js';
-import { SqliteNodeRepo } from './node-repo.js';
-import { SqliteSendReceiptRepo } from './send-receipt-repo.js';
-import { SqliteMessageRepo } from './message-repo.js';
 import { SqliteOAuthRepo } from './oauth-repo.js';
-import { SqliteProcessGroupRepo } from './process-group-repo.js';
-import { SqliteProjectRepo } from './project-repo.js';
-import { SqliteQuestionRepo } from './question-repo.js';
-import { SqliteTokenRepo } from './token-repo.js';
-import { SqliteUserRepo } from './user-repo.js';
-import { SqliteUpdateChannelRepo } from './update-channel-repo.js';
-import { SqliteWebSessionRepo } from './web-session-repo.js';
 import { SqliteWorkflowRepo } from './workflow-repo.js';
 import { SqliteRateWindows } from './rate-windows.js';
+import { sqliteDialect } from './dialect.js';
+import { sqlRepos } from '../sql/all-repos.js';
 import type { Db } from './db.js';
 
 /** Folder of the shipped migrations: `<package>/drizzle`, both from `src/` and from `dist/`. */
@@ -122,21 +112,10 @@ export class SqliteStore implements Store {
     // Project rows are read on every request: cached, cleared by other processes' commits.
     const projectCache = new ReadCache<ProjectRow>(new ChangeWatch(this.events));
     this.raw = {
-      users: new SqliteUserRepo(this.db),
-      tokens: new SqliteTokenRepo(this.db),
-      projects: new SqliteProjectRepo(this.db, projectCache),
+      ...sqlRepos(sqliteDialect(this.db), projectCache),
       workflows: new SqliteWorkflowRepo(this.db),
-      messages: new SqliteMessageRepo(this.db),
-      questions: new SqliteQuestionRepo(this.db),
-      answerChecks: new SqliteAnswerCheckRepo(this.db),
       artifacts: new SqliteArtifactRepo(this.db),
-      processGroups: new SqliteProcessGroupRepo(this.db),
       oauth: new SqliteOAuthRepo(this.db),
-      loginCodes: new SqliteLoginCodeRepo(this.db),
-      webSessions: new SqliteWebSessionRepo(this.db),
-      updateChannels: new SqliteUpdateChannelRepo(this.db),
-      nodes: new SqliteNodeRepo(this.db),
-      sendReceipts: new SqliteSendReceiptRepo(this.db),
     };
     const outside = (call: () => Promise<unknown>) => this.outside(call);
     // A read without a wait is not at hand while this process has a transaction open (it would

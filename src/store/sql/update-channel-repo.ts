@@ -1,37 +1,35 @@
-/** SQL for the Expo "latest" update tokens on PostgreSQL (docs/postgresql.md#update-channels). */
+/** SQL for the Expo "latest" update tokens (docs/postgresql.md#update-channels). */
 import { eq } from 'drizzle-orm';
 import type { UpdateChannelRepo } from '../repos.js';
 import { newUpdateChannelToken } from '../update-channel-token.js';
-import type { PgDb } from './db.js';
-import { updateChannels } from './schema.js';
+import type { Dialect } from './dialect.js';
 
-/** One token per project, created on first use; shared by every node of the database. */
-export class PgUpdateChannelRepo implements UpdateChannelRepo {
-  /** @param db the pool's drizzle handle, or a transaction's */
-  constructor(private readonly db: PgDb) {}
+/** One token per project, created on first use; shared by every process and node of the database. */
+export class SqlUpdateChannelRepo implements UpdateChannelRepo {
+  constructor(private readonly d: Dialect) {}
 
   async tokenOf(projectId: string): Promise<string> {
-    // One statement when the row exists; a racing node's insert wins and both read its token.
-    const found = await this.db
-      .select({ token: updateChannels.token })
-      .from(updateChannels)
-      .where(eq(updateChannels.projectId, projectId));
+    const { updateChannels } = this.d.t;
+    const read = () =>
+      this.d.db
+        .select({ token: updateChannels.token })
+        .from(updateChannels)
+        .where(eq(updateChannels.projectId, projectId));
+    // One statement when the row exists; a racing process's insert wins and both read its token.
+    const found = await read();
     if (found[0]) return found[0].token;
-    const inserted = await this.db
+    const inserted = await this.d.db
       .insert(updateChannels)
       .values({ projectId, token: newUpdateChannelToken(), createdAt: new Date().toISOString() })
       .onConflictDoNothing({ target: updateChannels.projectId })
       .returning({ token: updateChannels.token });
     if (inserted[0]) return inserted[0].token;
-    const raced = await this.db
-      .select({ token: updateChannels.token })
-      .from(updateChannels)
-      .where(eq(updateChannels.projectId, projectId));
-    return raced[0]!.token;
+    return (await read())[0]!.token;
   }
 
   async projectOf(token: string): Promise<string | null> {
-    const rows = await this.db
+    const { updateChannels } = this.d.t;
+    const rows = await this.d.db
       .select({ projectId: updateChannels.projectId })
       .from(updateChannels)
       .where(eq(updateChannels.token, token));
@@ -39,7 +37,8 @@ export class PgUpdateChannelRepo implements UpdateChannelRepo {
   }
 
   async adopt(projectId: string, token: string, at: string): Promise<boolean> {
-    const rows = await this.db
+    const { updateChannels } = this.d.t;
+    const rows = await this.d.db
       .insert(updateChannels)
       .values({ projectId, token, createdAt: at })
       .onConflictDoNothing()

@@ -1,17 +1,16 @@
-/** SQL for the answers of sends with a `requestId` (docs/contract.md#tools), on PostgreSQL. */
+/** SQL for the answers of sends with a `requestId` (docs/contract.md#tools). */
 import { and, eq, gte, lt } from 'drizzle-orm';
-import type { PgDb } from './db.js';
 import type { SendReceiptRepo } from '../repos.js';
 import type { SendReceiptRow } from '../rows.js';
-import { sendReceipts } from './schema.js';
+import type { Dialect } from './dialect.js';
 
 /** Reads and writes the stored answers. */
-export class PgSendReceiptRepo implements SendReceiptRepo {
-  /** @param db the pool's handle (auto-commit statements) or a transaction's. */
-  constructor(private readonly db: PgDb) {}
+export class SqlSendReceiptRepo implements SendReceiptRepo {
+  constructor(private readonly d: Dialect) {}
 
   async find(userId: string, requestId: string, since: number): Promise<string | undefined> {
-    const rows = await this.db
+    const { sendReceipts } = this.d.t;
+    const rows = await this.d.db
       .select({ result: sendReceipts.result })
       .from(sendReceipts)
       .where(
@@ -21,7 +20,8 @@ export class PgSendReceiptRepo implements SendReceiptRepo {
   }
 
   async put(row: SendReceiptRow, since: number): Promise<void> {
-    await this.db
+    const { sendReceipts } = this.d.t;
+    await this.d.db
       .insert(sendReceipts)
       .values(row)
       .onConflictDoUpdate({
@@ -32,13 +32,17 @@ export class PgSendReceiptRepo implements SendReceiptRepo {
   }
 
   async setResult(userId: string, requestId: string, result: string): Promise<void> {
-    await this.db
+    const { sendReceipts } = this.d.t;
+    await this.d.db
       .update(sendReceipts)
       .set({ result })
       .where(and(eq(sendReceipts.userId, userId), eq(sendReceipts.requestId, requestId)));
   }
 
   async deleteBefore(userId: string, before: number): Promise<void> {
-    await this.db.delete(sendReceipts).where(and(eq(sendReceipts.userId, userId), lt(sendReceipts.createdAt, before)));
+    const { sendReceipts } = this.d.t;
+    await this.d.db
+      .delete(sendReceipts)
+      .where(and(eq(sendReceipts.userId, userId), lt(sendReceipts.createdAt, before)));
   }
 }

@@ -1,32 +1,37 @@
 /** SQL for web console sessions (stored as SHA-256 only). */
 import { and, asc, eq, gt, lt, or, sql } from 'drizzle-orm';
-import type { Db } from './db.js';
 import type { WebSessionRepo, WebSessionWithUser } from '../repos.js';
-import { apiTokens, users, webSessions } from './schema.js';
 import type { WebSessionRow } from '../rows.js';
+import type { Dialect } from './dialect.js';
 
 /** Reads and writes web console sessions (hashes only). */
-export class SqliteWebSessionRepo implements WebSessionRepo {
-  constructor(private readonly db: Db) {}
+export class SqlWebSessionRepo implements WebSessionRepo {
+  /** Read by every console request: built once. */
+  private readonly byHash;
+
+  constructor(private readonly d: Dialect) {
+    this.byHash = d.statement((db, { apiTokens, users, webSessions }) =>
+      db
+        .select({
+          session: webSessions,
+          user: users,
+          tokenRevokedAt: apiTokens.revokedAt,
+          tokenExpiresAt: apiTokens.expiresAt,
+          tokenId: apiTokens.id,
+        })
+        .from(webSessions)
+        .innerJoin(users, eq(users.id, webSessions.userId))
+        .leftJoin(apiTokens, eq(apiTokens.id, webSessions.tokenId))
+        .where(eq(webSessions.sessionHash, sql.placeholder('hash'))),
+    );
+  }
 
   async insert(row: WebSessionRow): Promise<void> {
-    this.db.insert(webSessions).values(row).run();
+    await this.d.db.insert(this.d.t.webSessions).values(row);
   }
 
   async findByHash(hash: string): Promise<WebSessionWithUser | undefined> {
-    const row = this.db
-      .select({
-        session: webSessions,
-        user: users,
-        tokenRevokedAt: apiTokens.revokedAt,
-        tokenExpiresAt: apiTokens.expiresAt,
-        tokenId: apiTokens.id,
-      })
-      .from(webSessions)
-      .innerJoin(users, eq(users.id, webSessions.userId))
-      .leftJoin(apiTokens, eq(apiTokens.id, webSessions.tokenId))
-      .where(eq(webSessions.sessionHash, hash))
-      .get();
+    const row = await this.byHash.get({ hash });
     if (!row) return undefined;
     return {
       session: row.session,
@@ -47,34 +52,37 @@ export class SqliteWebSessionRepo implements WebSessionRepo {
     now: string,
     userId?: string,
   ): Promise<{ session: WebSessionRow; userName: string; tokenPrefix: string | null }[]> {
-    return this.db
+    const { apiTokens, users, webSessions } = this.d.t;
+    return this.d.db
       .select({ session: webSessions, userName: users.name, tokenPrefix: apiTokens.displayPrefix })
       .from(webSessions)
       .innerJoin(users, eq(users.id, webSessions.userId))
       .leftJoin(apiTokens, eq(apiTokens.id, webSessions.tokenId))
       .where(and(gt(webSessions.expiresAt, now), userId === undefined ? undefined : eq(webSessions.userId, userId)))
-      .orderBy(asc(webSessions.createdAt))
-      .all();
+      .orderBy(asc(webSessions.createdAt));
   }
 
   /** Deletes the session with this id; false when there is none. */
   async deleteById(id: string): Promise<boolean> {
-    return this.db.delete(webSessions).where(eq(webSessions.id, id)).run().changes === 1;
+    const { webSessions } = this.d.t;
+    return this.d.changes(await this.d.db.delete(webSessions).where(eq(webSessions.id, id))) === 1;
   }
 
   async deleteByHash(hash: string): Promise<void> {
-    this.db.delete(webSessions).where(eq(webSessions.sessionHash, hash)).run();
+    const { webSessions } = this.d.t;
+    await this.d.db.delete(webSessions).where(eq(webSessions.sessionHash, hash));
   }
 
-  /** Removes sessions that expired before `now` (ISO 8601), and those of revoked tokens. */
+  /** Removes sessions that expired before `now` (ISO 8601), and those of revoked tokens. @returns how many. */
   async deleteExpired(now: string): Promise<number> {
-    const revoked = this.db
+    const { apiTokens, webSessions } = this.d.t;
+    const revoked = this.d.db
       .select({ id: apiTokens.id })
       .from(apiTokens)
       .where(sql`${apiTokens.revokedAt} is not null`);
-    return this.db
+    const result = await this.d.db
       .delete(webSessions)
-      .where(or(lt(webSessions.expiresAt, now), sql`${webSessions.tokenId} in ${revoked}`))
-      .run().changes;
+      .where(or(lt(webSessions.expiresAt, now), sql`${webSessions.tokenId} in ${revoked}`));
+    return this.d.changes(result);
   }
 }

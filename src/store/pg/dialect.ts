@@ -1,0 +1,47 @@
+/**
+ * The PostgreSQL side of the dialect seam (`sql/dialect.ts`): node-postgres under drizzle, several
+ * nodes on one database, READ COMMITTED transactions with row locks.
+ */
+import { is, sql, type SQL } from 'drizzle-orm';
+import { PgTransaction } from 'drizzle-orm/pg-core';
+import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
+import type { Db, Dialect, Executable, Statement, Tables } from '../sql/dialect.js';
+import type { PgDb } from './db.js';
+import { isUniqueViolation } from './pg-errors.js';
+import * as schema from './schema.js';
+
+/** The PostgreSQL dialect over `db`: the pool's handle (auto-commit statements) or a transaction's. */
+export function pgDialect(db: PgDb): Dialect {
+  const handle = db as unknown as Db;
+  const dialect: Dialect = {
+    name: 'postgres',
+    db: handle,
+    t: schema,
+    changes: (result) => (result as { rowCount: number | null }).rowCount ?? 0,
+    forUpdate: (query) => (query as unknown as { for(strength: 'update'): unknown }).for('update') as typeof query,
+    statement<R>(build: (db: Db, t: Tables) => Executable<R[]>): Statement<R> {
+      let query: Executable<R[]> | undefined;
+      const q = () => (query ??= build(handle, schema));
+      return {
+        all: (params) => q().execute(params),
+        get: async (params) => (await q().execute(params))[0],
+        run: async (params) => dialect.changes(await (q() as unknown as Executable<unknown>).execute(params)),
+      };
+    },
+    rows: async <T>(query: SQL) => (await db.execute(query)).rows as T[],
+    async nextWorkflowSeq() {
+      const rows = await dialect.rows<{ n: string }>(
+        sql`select nextval(pg_get_serial_sequence('workflows', 'seq')) as n`,
+      );
+      return Number(rows[0]!.n);
+    },
+    isUniqueViolation,
+    async savepoint(fn) {
+      if (!is(db as object, PgTransaction)) return fn(dialect);
+      // drizzle runs a transaction opened inside a transaction as a SAVEPOINT.
+      return (db as NodePgDatabase<typeof schema>).transaction((inner) => fn(pgDialect(inner)));
+    },
+    laterFirst: (id) => sql`${id} desc`,
+  };
+  return dialect;
+}

@@ -1,0 +1,44 @@
+/**
+ * The repositories written once over the dialect seam (`dialect.ts`), for one drizzle handle: the
+ * store's, or a transaction's (docs/architecture.md "The store port").
+ */
+import type { ReadCache } from '../read-cache.js';
+import type { Repos } from '../repos.js';
+import type { ProjectRow } from '../rows.js';
+import { SqlAnswerCheckRepo } from './answer-check-repo.js';
+import type { Dialect } from './dialect.js';
+import { SqlLoginCodeRepo } from './login-code-repo.js';
+import { SqlMessageRepo } from './message-repo.js';
+import { SqlNodeRepo } from './node-repo.js';
+import { SqlProcessGroupRepo } from './process-group-repo.js';
+import { SqlProjectRepo } from './project-repo.js';
+import { SqlQuestionRepo } from './question-repo.js';
+import { SqlSendReceiptRepo } from './send-receipt-repo.js';
+import { SqlTokenRepo } from './token-repo.js';
+import { SqlUpdateChannelRepo } from './update-channel-repo.js';
+import { SqlUserRepo } from './user-repo.js';
+import { SqlWebSessionRepo } from './web-session-repo.js';
+
+/** The repositories on the seam; the adapter adds what is still its own. */
+export type SharedRepos = Omit<Repos, 'workflows' | 'artifacts' | 'oauth' | 'workspaces'>;
+
+/**
+ * Every repository on the seam, over `d`.
+ * @param projectCache the read cache of project rows by id, shared by every handle of one store.
+ */
+export function sqlRepos(d: Dialect, projectCache?: ReadCache<ProjectRow>): SharedRepos {
+  return {
+    users: new SqlUserRepo(d),
+    tokens: new SqlTokenRepo(d),
+    projects: new SqlProjectRepo(d, projectCache),
+    messages: new SqlMessageRepo(d),
+    questions: new SqlQuestionRepo(d),
+    answerChecks: new SqlAnswerCheckRepo(d),
+    processGroups: new SqlProcessGroupRepo(d),
+    loginCodes: new SqlLoginCodeRepo(d),
+    webSessions: new SqlWebSessionRepo(d),
+    updateChannels: new SqlUpdateChannelRepo(d),
+    nodes: new SqlNodeRepo(d),
+    sendReceipts: new SqlSendReceiptRepo(d),
+  };
+}
