@@ -41,6 +41,7 @@ export function pgDialect(db: PgDb): Dialect {
       // drizzle runs a transaction opened inside a transaction as a SAVEPOINT.
       return (db as NodePgDatabase<typeof schema>).transaction((inner) => fn(pgDialect(inner)));
     },
+    skipLocked: sql`for update skip locked`,
     laterFirst: (id) => sql`${id} desc`,
   };
   return dialect;

@@ -41,7 +41,6 @@ import * as schema from './schema.js';
 import { PgArtifactRepo } from './artifact-repo.js';
 import { PgOAuthRepo } from './oauth-repo.js';
 import { PgWorkspaceRepo } from './workspace-repo.js';
-import { PgWorkflowRepo } from './workflow-repo.js';
 import { pgDialect } from './dialect.js';
 import { sqlRepos } from '../sql/all-repos.js';
 
@@ -269,7 +268,6 @@ export class PgStore implements Store {
   private reposOn(db: PgDb): Repos {
     return {
       ...sqlRepos(pgDialect(db), this.projectCache),
-      workflows: new PgWorkflowRepo(db),
       artifacts: new PgArtifactRepo(db),
       oauth: new PgOAuthRepo(db),
       workspaces: new PgWorkspaceRepo(db),

@@ -18,9 +18,10 @@ import { SqlTokenRepo } from './token-repo.js';
 import { SqlUpdateChannelRepo } from './update-channel-repo.js';
 import { SqlUserRepo } from './user-repo.js';
 import { SqlWebSessionRepo } from './web-session-repo.js';
+import { SqlWorkflowRepo } from './workflow-repo.js';
 
 /** The repositories on the seam; the adapter adds what is still its own. */
-export type SharedRepos = Omit<Repos, 'workflows' | 'artifacts' | 'oauth' | 'workspaces'>;
+export type SharedRepos = Omit<Repos, 'artifacts' | 'oauth' | 'workspaces'>;
 
 /**
  * Every repository on the seam, over `d`.
@@ -31,6 +32,7 @@ export function sqlRepos(d: Dialect, projectCache?: ReadCache<ProjectRow>): Shar
     users: new SqlUserRepo(d),
     tokens: new SqlTokenRepo(d),
     projects: new SqlProjectRepo(d, projectCache),
+    workflows: new SqlWorkflowRepo(d),
     messages: new SqlMessageRepo(d),
     questions: new SqlQuestionRepo(d),
     answerChecks: new SqlAnswerCheckRepo(d),

@@ -75,6 +75,11 @@ export interface Dialect {
    */
   savepoint<T>(fn: (d: Dialect) => Promise<T>): Promise<T>;
   /**
+   * The end of a subquery that locks the rows it selects, skipping rows another transaction holds
+   * (PostgreSQL `FOR UPDATE SKIP LOCKED`); empty on SQLite (one writer at a time).
+   */
+  readonly skipLocked: SQL;
+  /**
    * An ORDER BY term for "inserted later first" among rows that tie: SQLite's `rowid`; PostgreSQL
    * keeps no insertion order, so the table's `id` column, descending.
    */

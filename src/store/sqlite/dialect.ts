@@ -46,6 +46,7 @@ export function sqliteDialect(db: Db): Dialect {
       return index === undefined || String(e.message).includes(index);
     },
     savepoint: (fn) => fn(dialect),
+    skipLocked: sql``,
     laterFirst: () => sql`rowid desc`,
   };
   return dialect;

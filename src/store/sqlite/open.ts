@@ -35,7 +35,6 @@ import { SqliteEvents } from './sqlite-events.js';
 import { RowGeneration } from './row-generation.js';
 import { SqliteArtifactRepo } from './artifact-repo.js';
 import { SqliteOAuthRepo } from './oauth-repo.js';
-import { SqliteWorkflowRepo } from './workflow-repo.js';
 import { SqliteRateWindows } from './rate-windows.js';
 import { sqliteDialect } from './dialect.js';
 import { sqlRepos } from '../sql/all-repos.js';
@@ -113,7 +112,6 @@ export class SqliteStore implements Store {
     const projectCache = new ReadCache<ProjectRow>(new ChangeWatch(this.events));
     this.raw = {
       ...sqlRepos(sqliteDialect(this.db), projectCache),
-      workflows: new SqliteWorkflowRepo(this.db),
       artifacts: new SqliteArtifactRepo(this.db),
       oauth: new SqliteOAuthRepo(this.db),
     };

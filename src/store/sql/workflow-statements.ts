@@ -1,0 +1,144 @@
+/** The fixed statements of the workflow repository (`workflow-repo.ts`), their parameters as placeholders of the same names. */
+import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import { ACTIVE_STATUSES as ACTIVE, TERMINAL_STATUSES as TERMINAL } from '../../core/workflow-states.js';
+import type { Dialect } from './dialect.js';
+
+/** The active statuses, as an array drizzle's `inArray` takes. */
+export const ACTIVE_STATUSES = [...ACTIVE];
+const TERMINAL_STATUSES = [...TERMINAL];
+/** The active statuses as an SQL list, for `status in (…)` inside raw SQL. */
+export const ACTIVE_SQL = sql.raw(ACTIVE_STATUSES.map((s) => `'${s}'`).join(', '));
+
+/** The reads of one project's workflows. */
+export function projectReads(d: Dialect) {
+  const id = sql.placeholder('id');
+  const projectId = sql.placeholder('projectId');
+  const ownerId = sql.placeholder('ownerId');
+  return {
+    byId: d.statement((db, { workflows }) => db.select().from(workflows).where(eq(workflows.id, id))),
+    active: d.statement((db, { workflows }) =>
+      db
+        .select()
+        .from(workflows)
+        .where(and(eq(workflows.projectId, projectId), inArray(workflows.status, ACTIVE_STATUSES)))
+        .limit(1),
+    ),
+    // The ids alone: a read of the queue whose rows are kept already builds no rows.
+    queuedIds: d.statement((db, { workflows }) =>
+      db
+        .select({ id: workflows.id })
+        .from(workflows)
+        .where(and(eq(workflows.projectId, projectId), eq(workflows.status, 'queued')))
+        .orderBy(asc(workflows.seq)),
+    ),
+    queued: d.statement((db, { workflows }) =>
+      db
+        .select()
+        .from(workflows)
+        .where(and(eq(workflows.projectId, projectId), eq(workflows.status, 'queued')))
+        .orderBy(asc(workflows.seq)),
+    ),
+    // NULL last in descending order, as SQLite sorts by default: the same on PostgreSQL.
+    latestFinished: d.statement((db, { workflows }) =>
+      db
+        .select()
+        .from(workflows)
+        .where(and(eq(workflows.projectId, projectId), inArray(workflows.status, TERMINAL_STATUSES)))
+        .orderBy(sql`${workflows.finishedAt} desc nulls last`, desc(workflows.seq))
+        .limit(1),
+    ),
+    instructionsBefore: d.statement((db, { workflows }) =>
+      db
+        .select({ instruction: workflows.instruction })
+        .from(workflows)
+        .where(
+          and(
+            eq(workflows.projectId, projectId),
+            sql`${workflows.seq} < ${sql.placeholder('seq')}`,
+            eq(workflows.status, 'completed'),
+          ),
+        )
+        .orderBy(asc(workflows.seq)),
+    ),
+    unfinishedByOwner: d.statement((db, { projects, workflows }) =>
+      db
+        .select({
+          projectId: workflows.projectId,
+          kind: workflows.kind,
+          status: workflows.status,
+          stepIndex: workflows.stepIndex,
+          stepTotal: workflows.stepTotal,
+          stepName: workflows.stepName,
+        })
+        .from(workflows)
+        .innerJoin(projects, eq(projects.id, workflows.projectId))
+        .where(and(eq(projects.ownerId, ownerId), inArray(workflows.status, ['queued', ...ACTIVE_STATUSES])))
+        .orderBy(asc(workflows.seq)),
+    ),
+  };
+}
+
+/** What the engine's scheduler reads and writes: every active workflow, slot candidates, counts per owner, leases. */
+export function schedulerStatements(d: Dialect) {
+  const ownerId = sql.placeholder('ownerId');
+  const runnerId = sql.placeholder('runnerId');
+  const { workflows } = d.t;
+  const heldBy = and(
+    eq(workflows.id, sql.placeholder('id')),
+    eq(workflows.runnerId, runnerId),
+    inArray(workflows.status, ACTIVE_STATUSES),
+  );
+  return {
+    allActive: d.statement((db) =>
+      db.select().from(workflows).where(inArray(workflows.status, ACTIVE_STATUSES)).orderBy(asc(workflows.seq)),
+    ),
+    slotCandidates: d.statement((db, { projects, users }) =>
+      db
+        .select({ workflow: workflows, ownerId: projects.ownerId, plan: users.plan })
+        .from(workflows)
+        .innerJoin(projects, eq(projects.id, workflows.projectId))
+        .innerJoin(users, eq(users.id, projects.ownerId))
+        .where(
+          sql`(${workflows.builder} is null or ${workflows.builder} = ${sql.placeholder('builder')})
+          and ((${workflows.status} = 'queued'
+            and not exists (select 1 from workflows a where a.project_id = ${workflows.projectId}
+                            and a.status in (${ACTIVE_SQL}))
+            and ${workflows.seq} = (select min(q.seq) from workflows q where q.project_id = ${workflows.projectId} and q.status = 'queued'))
+          or (${workflows.status} = 'waiting_for_input'
+            and (${workflows.runnerId} is null or ${workflows.runnerId} = ${runnerId})
+            and not exists (select 1 from questions q where q.workflow_id = ${workflows.id} and q.answer is null)))`,
+        )
+        .orderBy(asc(workflows.seq)),
+    ),
+    runningByOwner: d.statement((db, { projects }) =>
+      db
+        .select({ ownerId: projects.ownerId, n: count() })
+        .from(workflows)
+        .innerJoin(projects, eq(projects.id, workflows.projectId))
+        .where(inArray(workflows.status, ['running', 'cancelling']))
+        .groupBy(projects.ownerId),
+    ),
+    runningOf: d.statement((db, { projects }) =>
+      db
+        .select({ n: count() })
+        .from(workflows)
+        .innerJoin(projects, eq(projects.id, workflows.projectId))
+        .where(and(eq(projects.ownerId, ownerId), inArray(workflows.status, ['running', 'cancelling']))),
+    ),
+    queuedByOwner: d.statement((db, { projects }) =>
+      db
+        .select({ n: count() })
+        .from(workflows)
+        .innerJoin(projects, eq(projects.id, workflows.projectId))
+        .where(and(eq(projects.ownerId, ownerId), eq(workflows.status, 'queued'))),
+    ),
+    renewLease: d.statement(
+      (db) =>
+        db
+          .update(workflows)
+          .set({ leaseExpiresAt: sql<number>`${sql.placeholder('leaseExpiresAt')}` })
+          .where(heldBy) as unknown as { execute(): Promise<unknown[]> },
+    ),
+    heldBy: d.statement((db) => d.forUpdate(db.select({ id: workflows.id }).from(workflows).where(heldBy))),
+  };
+}
