@@ -38,8 +38,6 @@ import { isRetryable } from './pg-errors.js';
 import { createBoundedPool } from './pg-pool.js';
 import { EVENTS_CHANNEL, PgEvents } from './pg-events.js';
 import * as schema from './schema.js';
-import { PgArtifactRepo } from './artifact-repo.js';
-import { PgOAuthRepo } from './oauth-repo.js';
 import { PgWorkspaceRepo } from './workspace-repo.js';
 import { pgDialect } from './dialect.js';
 import { sqlRepos } from '../sql/all-repos.js';
@@ -268,8 +266,6 @@ export class PgStore implements Store {
   private reposOn(db: PgDb): Repos {
     return {
       ...sqlRepos(pgDialect(db), this.projectCache),
-      artifacts: new PgArtifactRepo(db),
-      oauth: new PgOAuthRepo(db),
       workspaces: new PgWorkspaceRepo(db),
     };
   }

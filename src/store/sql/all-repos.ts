@@ -6,10 +6,12 @@ import type { ReadCache } from '../read-cache.js';
 import type { Repos } from '../repos.js';
 import type { ProjectRow } from '../rows.js';
 import { SqlAnswerCheckRepo } from './answer-check-repo.js';
+import { SqlArtifactRepo } from './artifact-repo.js';
 import type { Dialect } from './dialect.js';
 import { SqlLoginCodeRepo } from './login-code-repo.js';
 import { SqlMessageRepo } from './message-repo.js';
 import { SqlNodeRepo } from './node-repo.js';
+import { SqlOAuthRepo } from './oauth-repo.js';
 import { SqlProcessGroupRepo } from './process-group-repo.js';
 import { SqlProjectRepo } from './project-repo.js';
 import { SqlQuestionRepo } from './question-repo.js';
@@ -20,8 +22,8 @@ import { SqlUserRepo } from './user-repo.js';
 import { SqlWebSessionRepo } from './web-session-repo.js';
 import { SqlWorkflowRepo } from './workflow-repo.js';
 
-/** The repositories on the seam; the adapter adds what is still its own. */
-export type SharedRepos = Omit<Repos, 'artifacts' | 'oauth' | 'workspaces'>;
+/** Every repository of both backends (PostgreSQL adds its own `workspaces`). */
+export type SharedRepos = Omit<Repos, 'workspaces'>;
 
 /**
  * Every repository on the seam, over `d`.
@@ -36,11 +38,13 @@ export function sqlRepos(d: Dialect, projectCache?: ReadCache<ProjectRow>): Shar
     messages: new SqlMessageRepo(d),
     questions: new SqlQuestionRepo(d),
     answerChecks: new SqlAnswerCheckRepo(d),
+    artifacts: new SqlArtifactRepo(d),
     processGroups: new SqlProcessGroupRepo(d),
     loginCodes: new SqlLoginCodeRepo(d),
     webSessions: new SqlWebSessionRepo(d),
     updateChannels: new SqlUpdateChannelRepo(d),
     nodes: new SqlNodeRepo(d),
+    oauth: new SqlOAuthRepo(d),
     sendReceipts: new SqlSendReceiptRepo(d),
   };
 }

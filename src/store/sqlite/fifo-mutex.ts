@@ -12,6 +12,13 @@ export class FifoMutex {
     return this.held;
   }
 
+  /** Takes the mutex when nobody holds it. @returns true when the caller now holds it (and must `release` it once). */
+  tryAcquire(): boolean {
+    if (this.held) return false;
+    this.held = true;
+    return true;
+  }
+
   /** Resolves once the caller holds the mutex; it must call `release` exactly once afterwards. */
   acquire(): Promise<void> {
     if (!this.held) {

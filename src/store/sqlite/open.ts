@@ -7,8 +7,9 @@
  *   wait on the file's lock, as before). Awaiting a repository of `tx` resolves in microtasks, so a
  *   transaction that is still open when the event loop reaches its next macrotask awaited something
  *   else (a file, the network, a timer): that is reported, and rolled back in strict mode.
- * - `repos`: each call runs at once when no transaction is open, else waits for the mutex, so it
- *   never joins (nor reads) another flow's open transaction.
+ * - `repos`: each call holds the mutex while it runs (at once when it is free, else after the
+ *   calls and transactions queued before it), so it never joins (nor reads) another flow's open
+ *   transaction, and no transaction begins between the statements of one call.
  * - `events`: this process's committed notices plus the `data_version` poll (`sqlite-events.ts`).
  */
 import Database from 'better-sqlite3';
@@ -33,8 +34,6 @@ import { guardRepo } from './guarded-repos.js';
 import * as schema from './schema.js';
 import { SqliteEvents } from './sqlite-events.js';
 import { RowGeneration } from './row-generation.js';
-import { SqliteArtifactRepo } from './artifact-repo.js';
-import { SqliteOAuthRepo } from './oauth-repo.js';
 import { SqliteRateWindows } from './rate-windows.js';
 import { sqliteDialect } from './dialect.js';
 import { sqlRepos } from '../sql/all-repos.js';
@@ -110,11 +109,7 @@ export class SqliteStore implements Store {
     this.generation = new RowGeneration(() => dataVersion.get() as number);
     // Project rows are read on every request: cached, cleared by other processes' commits.
     const projectCache = new ReadCache<ProjectRow>(new ChangeWatch(this.events));
-    this.raw = {
-      ...sqlRepos(sqliteDialect(this.db), projectCache),
-      artifacts: new SqliteArtifactRepo(this.db),
-      oauth: new SqliteOAuthRepo(this.db),
-    };
+    this.raw = sqlRepos(sqliteDialect(this.db), projectCache);
     const outside = (call: () => Promise<unknown>) => this.outside(call);
     // A read without a wait is not at hand while this process has a transaction open (it would
     // join it and could read its uncommitted rows).
@@ -174,15 +169,16 @@ export class SqliteStore implements Store {
     if (this.sqlite.open) this.sqlite.close();
   }
 
-  /** A call outside any transaction: at once when none is open, else after the ones queued before it. */
+  /**
+   * A call outside any transaction, holding the mutex until it settles: at once when nobody holds
+   * it, else after the calls and transactions queued before it. A repository method may await
+   * between its statements (`sql/`), so a transaction must not BEGIN on the one connection until
+   * the method is done (its later statements would join the transaction).
+   */
   private outside(call: () => Promise<unknown>): Promise<unknown> {
-    if (!this.mutex.locked) return call();
-    return this.mutex.acquire().then(
-      () => call().finally(() => this.mutex.release()),
-      (error: unknown) => {
-        throw error;
-      },
-    );
+    const release = () => this.mutex.release();
+    if (this.mutex.tryAcquire()) return call().finally(release);
+    return this.mutex.acquire().then(() => call().finally(release));
   }
 
   /**

@@ -1,11 +1,9 @@
 /**
- * SQL for the OAuth authorization server (docs/contract.md, "Sign in with OAuth"), on PostgreSQL
- * (the twin of `sqlite/oauth-repo.ts`): clients, pending authorization requests, codes, grants
- * and tokens. Codes and tokens are stored as SHA-256 only; the checks that decide what a row
- * allows live in `auth/oauth-grants.ts`.
+ * SQL for the OAuth authorization server (docs/contract.md, "Sign in with OAuth"): clients,
+ * pending authorization requests, codes, grants and tokens. Codes and tokens are stored as
+ * SHA-256 only; the checks that decide what a row allows live in `auth/oauth-grants.ts`.
  */
 import { and, asc, eq, isNull, lt, sql } from 'drizzle-orm';
-import type { PgDb } from './db.js';
 import type { OAuthRepo, OAuthTokenWithGrant, OAuthGrantWithUser } from '../repos.js';
 import type {
   OAuthAuthorizationRequestRow,
@@ -14,22 +12,35 @@ import type {
   OAuthGrantRow,
   OAuthTokenRow,
 } from '../rows.js';
-import { oauthAuthorizationRequests, oauthClients, oauthCodes, oauthGrants, oauthTokens, users } from './schema.js';
+import type { Dialect } from './dialect.js';
 
 /** Reads and writes the OAuth tables. */
-export class PgOAuthRepo implements OAuthRepo {
-  /** @param db the pool's handle (auto-commit statements) or a transaction's. */
-  constructor(private readonly db: PgDb) {}
+export class SqlOAuthRepo implements OAuthRepo {
+  /** The hot path of every request with an OAuth access token: one indexed join, built once. */
+  private readonly tokenByHash;
+
+  constructor(private readonly d: Dialect) {
+    this.tokenByHash = d.statement((db, { oauthGrants, oauthTokens, users }) =>
+      db
+        .select({ token: oauthTokens, grant: oauthGrants, user: users })
+        .from(oauthTokens)
+        .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
+        .innerJoin(users, eq(users.id, oauthGrants.userId))
+        .where(eq(oauthTokens.tokenHash, sql.placeholder('hash'))),
+    );
+  }
 
   // Clients
 
   async findClient(clientId: string): Promise<OAuthClientRow | undefined> {
-    return (await this.db.select().from(oauthClients).where(eq(oauthClients.clientId, clientId)))[0];
+    const { oauthClients } = this.d.t;
+    return (await this.d.db.select().from(oauthClients).where(eq(oauthClients.clientId, clientId)))[0];
   }
 
   /** Inserts or replaces the client with the row's id (a refreshed metadata document replaces its copy). */
   async saveClient(row: OAuthClientRow): Promise<void> {
-    await this.db
+    const { oauthClients } = this.d.t;
+    await this.d.db
       .insert(oauthClients)
       .values(row)
       .onConflictDoUpdate({
@@ -41,43 +52,51 @@ export class PgOAuthRepo implements OAuthRepo {
   // Authorization requests
 
   async insertRequest(row: OAuthAuthorizationRequestRow): Promise<void> {
-    await this.db.insert(oauthAuthorizationRequests).values(row);
+    const { oauthAuthorizationRequests } = this.d.t;
+    await this.d.db.insert(oauthAuthorizationRequests).values(row);
   }
 
   async findRequest(id: string): Promise<OAuthAuthorizationRequestRow | undefined> {
-    return (await this.db.select().from(oauthAuthorizationRequests).where(eq(oauthAuthorizationRequests.id, id)))[0];
+    const { oauthAuthorizationRequests } = this.d.t;
+    return (await this.d.db.select().from(oauthAuthorizationRequests).where(eq(oauthAuthorizationRequests.id, id)))[0];
   }
 
   async setRequestCsrf(id: string, csrfHash: string): Promise<void> {
-    await this.db.update(oauthAuthorizationRequests).set({ csrfHash }).where(eq(oauthAuthorizationRequests.id, id));
+    const { oauthAuthorizationRequests } = this.d.t;
+    await this.d.db.update(oauthAuthorizationRequests).set({ csrfHash }).where(eq(oauthAuthorizationRequests.id, id));
   }
 
   /** Marks the request decided; false when it already was (a second submission of the page). */
   async decideRequest(id: string, at: string): Promise<boolean> {
-    const done = await this.db
+    const { oauthAuthorizationRequests } = this.d.t;
+    const done = await this.d.db
       .update(oauthAuthorizationRequests)
       .set({ decidedAt: at })
       .where(and(eq(oauthAuthorizationRequests.id, id), isNull(oauthAuthorizationRequests.decidedAt)));
-    return done.rowCount === 1;
+    return this.d.changes(done) === 1;
   }
 
   /** Deletes requests that expired before `now` (they can never be decided). */
   async deleteExpiredRequests(now: string): Promise<void> {
-    await this.db.delete(oauthAuthorizationRequests).where(lt(oauthAuthorizationRequests.expiresAt, now));
+    const { oauthAuthorizationRequests } = this.d.t;
+    await this.d.db.delete(oauthAuthorizationRequests).where(lt(oauthAuthorizationRequests.expiresAt, now));
   }
 
   // Grants and codes
 
   async insertGrant(row: OAuthGrantRow): Promise<void> {
-    await this.db.insert(oauthGrants).values(row);
+    const { oauthGrants } = this.d.t;
+    await this.d.db.insert(oauthGrants).values(row);
   }
 
   async findGrant(id: string): Promise<OAuthGrantRow | undefined> {
-    return (await this.db.select().from(oauthGrants).where(eq(oauthGrants.id, id)))[0];
+    const { oauthGrants } = this.d.t;
+    return (await this.d.db.select().from(oauthGrants).where(eq(oauthGrants.id, id)))[0];
   }
 
   async listGrants(userId?: string): Promise<OAuthGrantWithUser[]> {
-    const q = this.db
+    const { oauthGrants, users } = this.d.t;
+    const q = this.d.db
       .select({ grant: oauthGrants, user: users })
       .from(oauthGrants)
       .innerJoin(users, eq(users.id, oauthGrants.userId));
@@ -86,37 +105,42 @@ export class PgOAuthRepo implements OAuthRepo {
 
   /** Revokes the grant and every token of it (two statements: run it in a transaction to make them one). */
   async revokeGrant(id: string, at: string): Promise<void> {
-    await this.db
+    const { oauthGrants, oauthTokens } = this.d.t;
+    await this.d.db
       .update(oauthGrants)
       .set({ revokedAt: at })
       .where(and(eq(oauthGrants.id, id), isNull(oauthGrants.revokedAt)));
-    await this.db
+    await this.d.db
       .update(oauthTokens)
       .set({ revokedAt: at })
       .where(and(eq(oauthTokens.grantId, id), isNull(oauthTokens.revokedAt)));
   }
 
   async touchGrant(id: string, at: string): Promise<void> {
-    await this.db.update(oauthGrants).set({ lastUsedAt: at }).where(eq(oauthGrants.id, id));
+    const { oauthGrants } = this.d.t;
+    await this.d.db.update(oauthGrants).set({ lastUsedAt: at }).where(eq(oauthGrants.id, id));
   }
 
   async insertCode(row: OAuthCodeRow): Promise<void> {
-    await this.db.insert(oauthCodes).values(row);
+    const { oauthCodes } = this.d.t;
+    await this.d.db.insert(oauthCodes).values(row);
   }
 
   async findCode(hash: string): Promise<OAuthCodeRow | undefined> {
-    return (await this.db.select().from(oauthCodes).where(eq(oauthCodes.codeHash, hash)))[0];
+    const { oauthCodes } = this.d.t;
+    return (await this.d.db.select().from(oauthCodes).where(eq(oauthCodes.codeHash, hash)))[0];
   }
 
   /** Marks the code used; false when it already was (a replay). */
   async useCode(hash: string, at: string): Promise<boolean> {
+    const { oauthCodes } = this.d.t;
     return (
-      (
-        await this.db
+      this.d.changes(
+        await this.d.db
           .update(oauthCodes)
           .set({ usedAt: at })
-          .where(and(eq(oauthCodes.codeHash, hash), isNull(oauthCodes.usedAt)))
-      ).rowCount === 1
+          .where(and(eq(oauthCodes.codeHash, hash), isNull(oauthCodes.usedAt))),
+      ) === 1
     );
   }
 
@@ -124,23 +148,28 @@ export class PgOAuthRepo implements OAuthRepo {
    * Deletes codes that expired before `codesBefore` and tokens that expired before `tokensBefore`
    * (an expired token is refused whatever its row says), then the grants left with neither: an
    * approval whose code was never exchanged, or a grant whose every token has expired. Grants with
-   * a live token stay, revoked or not, for `token list`. One statement (data-modifying CTEs): the
-   * grants are judged on the rows left after both deletes.
+   * a live token stay, revoked or not, for `token list`. The grants are judged by the bounds, not
+   * by what the other two deletes left, so the three statements may run in any order, each its own
+   * auto-commit (a sweep cut short leaves rows the next one deletes).
    */
   async deleteExpired(codesBefore: string, tokensBefore: string): Promise<void> {
-    // The outer DELETE sees the rows as they were before the CTEs' deletes: the codes and tokens
-    // that survive are exactly those that have not expired by the bounds.
-    await this.db.execute(sql`
-      with dc as (delete from oauth_codes where expires_at < ${codesBefore}),
-           dt as (delete from oauth_tokens where expires_at < ${tokensBefore})
-      delete from oauth_grants g
-       where not exists (select 1 from oauth_codes c where c.grant_id = g.id and c.expires_at >= ${codesBefore})
-         and not exists (select 1 from oauth_tokens t where t.grant_id = g.id and t.expires_at >= ${tokensBefore})`);
+    const { oauthCodes, oauthGrants, oauthTokens } = this.d.t;
+    await this.d.db
+      .delete(oauthGrants)
+      .where(
+        and(
+          sql`not exists (select 1 from ${oauthCodes} where ${oauthCodes.grantId} = ${oauthGrants.id} and ${oauthCodes.expiresAt} >= ${codesBefore})`,
+          sql`not exists (select 1 from ${oauthTokens} where ${oauthTokens.grantId} = ${oauthGrants.id} and ${oauthTokens.expiresAt} >= ${tokensBefore})`,
+        ),
+      );
+    await this.d.db.delete(oauthCodes).where(lt(oauthCodes.expiresAt, codesBefore));
+    await this.d.db.delete(oauthTokens).where(lt(oauthTokens.expiresAt, tokensBefore));
   }
 
   /** True while the grant's authorization code waits to be exchanged (unused and not expired at `now`). */
   async hasOpenCode(grantId: string, now: string): Promise<boolean> {
-    const rows = await this.db
+    const { oauthCodes } = this.d.t;
+    const rows = await this.d.db
       .select({ id: oauthCodes.grantId })
       .from(oauthCodes)
       .where(and(eq(oauthCodes.grantId, grantId), isNull(oauthCodes.usedAt), sql`${oauthCodes.expiresAt} > ${now}`))
@@ -151,35 +180,31 @@ export class PgOAuthRepo implements OAuthRepo {
   // Tokens
 
   async insertToken(row: OAuthTokenRow): Promise<void> {
-    await this.db.insert(oauthTokens).values(row);
+    const { oauthTokens } = this.d.t;
+    await this.d.db.insert(oauthTokens).values(row);
   }
 
-  /** The hot path of every request with an OAuth access token: one indexed join. */
   async findToken(hash: string): Promise<OAuthTokenWithGrant | undefined> {
-    const rows = await this.db
-      .select({ token: oauthTokens, grant: oauthGrants, user: users })
-      .from(oauthTokens)
-      .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
-      .innerJoin(users, eq(users.id, oauthGrants.userId))
-      .where(eq(oauthTokens.tokenHash, hash));
-    return rows[0];
+    return this.tokenByHash.get({ hash });
   }
 
   /** Marks a refresh token used; false when it already was (a replay). */
   async useToken(id: string, at: string): Promise<boolean> {
+    const { oauthTokens } = this.d.t;
     return (
-      (
-        await this.db
+      this.d.changes(
+        await this.d.db
           .update(oauthTokens)
           .set({ usedAt: at })
-          .where(and(eq(oauthTokens.id, id), isNull(oauthTokens.usedAt)))
-      ).rowCount === 1
+          .where(and(eq(oauthTokens.id, id), isNull(oauthTokens.usedAt))),
+      ) === 1
     );
   }
 
   /** Expiry of the grant's newest refresh token (ISO), or null when it has none. */
   async lastRefreshExpiry(grantId: string): Promise<string | null> {
-    const rows = await this.db
+    const { oauthTokens } = this.d.t;
+    const rows = await this.d.db
       .select({ expiresAt: sql<string | null>`max(${oauthTokens.expiresAt})` })
       .from(oauthTokens)
       .where(and(eq(oauthTokens.grantId, grantId), eq(oauthTokens.kind, 'refresh')));
@@ -187,7 +212,8 @@ export class PgOAuthRepo implements OAuthRepo {
   }
 
   async revokeToken(id: string, at: string): Promise<void> {
-    await this.db
+    const { oauthTokens } = this.d.t;
+    await this.d.db
       .update(oauthTokens)
       .set({ revokedAt: at })
       .where(and(eq(oauthTokens.id, id), isNull(oauthTokens.revokedAt)));
