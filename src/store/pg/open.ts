@@ -40,7 +40,7 @@ import { EVENTS_CHANNEL, PgEvents } from './pg-events.js';
 import * as schema from './schema.js';
 import { PgWorkspaceRepo } from './workspace-repo.js';
 import { pgDialect } from './dialect.js';
-import { sqlRepos } from '../sql/all-repos.js';
+import { REPO_NAMES as SHARED_REPO_NAMES, sqlRepos } from '../sql/all-repos.js';
 
 const DEFAULT_POOL_SIZE = 10;
 const DEFAULT_APPLICATION_NAME = 'mobile-builder-mcp';
@@ -62,24 +62,8 @@ const PING_TIMEOUT_MS = 500;
 /** How often the clock offset is measured again (ms). */
 const CLOCK_SAMPLE_MS = 10_000;
 
-const REPO_NAMES = [
-  'users',
-  'tokens',
-  'projects',
-  'workflows',
-  'messages',
-  'questions',
-  'answerChecks',
-  'artifacts',
-  'processGroups',
-  'oauth',
-  'loginCodes',
-  'webSessions',
-  'updateChannels',
-  'nodes',
-  'sendReceipts',
-  'workspaces',
-] as const;
+/** The repositories of a transaction: both backends' and PostgreSQL's own `workspaces`. */
+const REPO_NAMES = [...SHARED_REPO_NAMES, 'workspaces'] as const;
 const LOCK_TABLES: Record<LockTable, string> = { users: 'users', projects: 'projects', workflows: 'workflows' };
 
 /** The state of one transaction. */

@@ -22,6 +22,25 @@ import { SqlUserRepo } from './user-repo.js';
 import { SqlWebSessionRepo } from './web-session-repo.js';
 import { SqlWorkflowRepo } from './workflow-repo.js';
 
+/** The names of the repositories in `sqlRepos`, in the order of `Repos`. */
+export const REPO_NAMES = [
+  'users',
+  'tokens',
+  'projects',
+  'workflows',
+  'messages',
+  'questions',
+  'answerChecks',
+  'artifacts',
+  'processGroups',
+  'oauth',
+  'loginCodes',
+  'webSessions',
+  'updateChannels',
+  'nodes',
+  'sendReceipts',
+] as const;
+
 /** Every repository of both backends (PostgreSQL adds its own `workspaces`). */
 export type SharedRepos = Omit<Repos, 'workspaces'>;
 

@@ -36,29 +36,11 @@ import { SqliteEvents } from './sqlite-events.js';
 import { RowGeneration } from './row-generation.js';
 import { SqliteRateWindows } from './rate-windows.js';
 import { sqliteDialect } from './dialect.js';
-import { sqlRepos } from '../sql/all-repos.js';
+import { REPO_NAMES, sqlRepos } from '../sql/all-repos.js';
 import type { Db } from './db.js';
 
 /** Folder of the shipped migrations: `<package>/drizzle`, both from `src/` and from `dist/`. */
 const MIGRATIONS_FOLDER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'drizzle');
-
-const REPO_NAMES = [
-  'users',
-  'tokens',
-  'projects',
-  'workflows',
-  'messages',
-  'questions',
-  'answerChecks',
-  'artifacts',
-  'processGroups',
-  'oauth',
-  'loginCodes',
-  'webSessions',
-  'updateChannels',
-  'nodes',
-  'sendReceipts',
-] as const;
 
 /** The state of one transaction. */
 interface TxState {
