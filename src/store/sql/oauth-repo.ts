@@ -68,12 +68,13 @@ export class SqlOAuthRepo implements OAuthRepo {
 
   /** Marks the request decided; false when it already was (a second submission of the page). */
   async decideRequest(id: string, at: string): Promise<boolean> {
-    const { oauthAuthorizationRequests } = this.d.t;
-    const done = await this.d.db
-      .update(oauthAuthorizationRequests)
-      .set({ decidedAt: at })
-      .where(and(eq(oauthAuthorizationRequests.id, id), isNull(oauthAuthorizationRequests.decidedAt)));
-    return this.d.changes(done) === 1;
+    const requests = this.d.t.oauthAuthorizationRequests;
+    return this.once(
+      this.d.db
+        .update(requests)
+        .set({ decidedAt: at })
+        .where(and(eq(requests.id, id), isNull(requests.decidedAt))),
+    );
   }
 
   /** Deletes requests that expired before `now` (they can never be decided). */
@@ -96,11 +97,12 @@ export class SqlOAuthRepo implements OAuthRepo {
 
   async listGrants(userId?: string): Promise<OAuthGrantWithUser[]> {
     const { oauthGrants, users } = this.d.t;
-    const q = this.d.db
+    return this.d.db
       .select({ grant: oauthGrants, user: users })
       .from(oauthGrants)
-      .innerJoin(users, eq(users.id, oauthGrants.userId));
-    return (userId ? q.where(eq(oauthGrants.userId, userId)) : q).orderBy(asc(users.name), asc(oauthGrants.createdAt));
+      .innerJoin(users, eq(users.id, oauthGrants.userId))
+      .where(userId === undefined ? undefined : eq(oauthGrants.userId, userId))
+      .orderBy(asc(users.name), asc(oauthGrants.createdAt));
   }
 
   /** Revokes the grant and every token of it (two statements: run it in a transaction to make them one). */
@@ -133,14 +135,12 @@ export class SqlOAuthRepo implements OAuthRepo {
 
   /** Marks the code used; false when it already was (a replay). */
   async useCode(hash: string, at: string): Promise<boolean> {
-    const { oauthCodes } = this.d.t;
-    return (
-      this.d.changes(
-        await this.d.db
-          .update(oauthCodes)
-          .set({ usedAt: at })
-          .where(and(eq(oauthCodes.codeHash, hash), isNull(oauthCodes.usedAt))),
-      ) === 1
+    const codes = this.d.t.oauthCodes;
+    return this.once(
+      this.d.db
+        .update(codes)
+        .set({ usedAt: at })
+        .where(and(eq(codes.codeHash, hash), isNull(codes.usedAt))),
     );
   }
 
@@ -190,14 +190,12 @@ export class SqlOAuthRepo implements OAuthRepo {
 
   /** Marks a refresh token used; false when it already was (a replay). */
   async useToken(id: string, at: string): Promise<boolean> {
-    const { oauthTokens } = this.d.t;
-    return (
-      this.d.changes(
-        await this.d.db
-          .update(oauthTokens)
-          .set({ usedAt: at })
-          .where(and(eq(oauthTokens.id, id), isNull(oauthTokens.usedAt))),
-      ) === 1
+    const tokens = this.d.t.oauthTokens;
+    return this.once(
+      this.d.db
+        .update(tokens)
+        .set({ usedAt: at })
+        .where(and(eq(tokens.id, id), isNull(tokens.usedAt))),
     );
   }
 
@@ -217,5 +215,10 @@ export class SqlOAuthRepo implements OAuthRepo {
       .update(oauthTokens)
       .set({ revokedAt: at })
       .where(and(eq(oauthTokens.id, id), isNull(oauthTokens.revokedAt)));
+  }
+
+  /** Runs a compare-and-set UPDATE. @returns true when it changed the row: the first use, not a replay. */
+  private async once(update: PromiseLike<unknown>): Promise<boolean> {
+    return this.d.changes(await update) === 1;
   }
 }
