@@ -19,12 +19,14 @@ export function pgDialect(db: PgDb): Dialect {
     t: schema,
     changes: (result) => (result as { rowCount: number | null }).rowCount ?? 0,
     forUpdate: (query) => (query as unknown as { for(strength: 'update'): unknown }).for('update') as typeof query,
+    first: (query) => (query as unknown as { limit(n: number): unknown }).limit(1) as typeof query,
     statement<R>(build: (db: Db, t: Tables) => Executable<R[]>): Statement<R> {
       let query: Executable<R[]> | undefined;
       const q = () => (query ??= build(handle, schema));
       return {
         all: (params) => q().execute(params),
         get: async (params) => (await q().execute(params))[0],
+        pluck: async (params) => (await q().execute(params)).map((row) => Object.values(row as object)[0]),
         run: async (params) => dialect.changes(await (q() as unknown as Executable<unknown>).execute(params)),
       };
     },

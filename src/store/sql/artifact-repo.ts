@@ -144,18 +144,19 @@ function statements(d: Dialect) {
         .orderBy(asc(artifacts.createdAt)),
     ),
     latest: d.statement((db, { artifacts }) =>
-      db
-        .select()
-        .from(artifacts)
-        .where(
-          and(
-            eq(artifacts.projectId, sql.placeholder('projectId')),
-            eq(artifacts.kind, sql.placeholder('kind')),
-            eq(artifacts.platform, sql.placeholder('platform')),
-          ),
-        )
-        .orderBy(desc(artifacts.createdAt))
-        .limit(1),
+      d.first(
+        db
+          .select()
+          .from(artifacts)
+          .where(
+            and(
+              eq(artifacts.projectId, sql.placeholder('projectId')),
+              eq(artifacts.kind, sql.placeholder('kind')),
+              eq(artifacts.platform, sql.placeholder('platform')),
+            ),
+          )
+          .orderBy(desc(artifacts.createdAt)),
+      ),
     ),
     bytesByOwner: d.statement((db, { artifacts, projects }) =>
       db

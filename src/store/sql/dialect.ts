@@ -36,6 +36,8 @@ export interface Statement<R> {
   all(params?: Params): Promise<R[]>;
   /** The first row, undefined when there is none. */
   get(params?: Params): Promise<R | undefined>;
+  /** The first column of every row (SQLite builds no row objects for it). */
+  pluck(params?: Params): Promise<unknown[]>;
   /** Runs a write. @returns how many rows it changed. */
   run(params?: Params): Promise<number>;
   /** `get` without a promise, where the driver answers at once (SQLite); absent elsewhere. */
@@ -59,6 +61,12 @@ export interface Dialect {
   forUpdate<Q>(query: Q): Q;
   /** A statement built once from `build` (see `Statement`). */
   statement<R>(build: (db: Db, t: Tables) => Executable<R[]>): Statement<R>;
+  /**
+   * A statement's query cut to its first row, for `Statement.get`: PostgreSQL `LIMIT 1` (it would
+   * send every row); SQLite the query itself (`get` steps only the first row, and a bound `LIMIT ?`
+   * under an ORDER BY costs it several times the read).
+   */
+  first<Q>(query: Q): Q;
   /** Runs raw SQL and returns its rows, column names as written in the SQL. */
   rows<T>(query: SQL): Promise<T[]>;
   /**

@@ -72,34 +72,37 @@ function statements(d: Dialect) {
         .where(eq(questions.id, sql.placeholder('id'))),
     ),
     pending: d.statement((db, { questions }) =>
-      db
-        .select()
-        .from(questions)
-        .where(and(eq(questions.workflowId, workflowId), isNull(questions.answeredAt)))
-        .orderBy(desc(questions.askedAt))
-        .limit(1),
+      d.first(
+        db
+          .select()
+          .from(questions)
+          .where(and(eq(questions.workflowId, workflowId), isNull(questions.answeredAt)))
+          .orderBy(desc(questions.askedAt)),
+      ),
     ),
     byKey: d.statement((db, { questions }) =>
-      db
-        .select()
-        .from(questions)
-        .where(and(eq(questions.workflowId, workflowId), eq(questions.key, key)))
-        .orderBy(desc(questions.askedAt))
-        .limit(1),
+      d.first(
+        db
+          .select()
+          .from(questions)
+          .where(and(eq(questions.workflowId, workflowId), eq(questions.key, key)))
+          .orderBy(desc(questions.askedAt)),
+      ),
     ),
     latestAnswer: d.statement((db, { questions }) =>
-      db
-        .select({ answer: questions.answer })
-        .from(questions)
-        .where(
-          and(
-            eq(questions.projectId, sql.placeholder('projectId')),
-            eq(questions.key, key),
-            isNotNull(questions.answeredAt),
-          ),
-        )
-        .orderBy(desc(questions.answeredAt))
-        .limit(1),
+      d.first(
+        db
+          .select({ answer: questions.answer })
+          .from(questions)
+          .where(
+            and(
+              eq(questions.projectId, sql.placeholder('projectId')),
+              eq(questions.key, key),
+              isNotNull(questions.answeredAt),
+            ),
+          )
+          .orderBy(desc(questions.answeredAt)),
+      ),
     ),
     answer: d.statement(
       (db, { questions }) =>

@@ -64,8 +64,8 @@ export class SqlWorkflowRepo implements WorkflowRepo {
    */
   async listQueued(projectId: string): Promise<WorkflowRow[]> {
     const kept: WorkflowRow[] = [];
-    for (const { id } of await this.q.queuedIds.all({ projectId })) {
-      const row = this.queuedRows.get(id);
+    for (const id of await this.q.queuedIds.pluck({ projectId })) {
+      const row = this.queuedRows.get(id as string);
       if (!row) return this.readQueue(projectId);
       kept.push(row);
     }

@@ -17,13 +17,14 @@ export function projectReads(d: Dialect) {
   return {
     byId: d.statement((db, { workflows }) => db.select().from(workflows).where(eq(workflows.id, id))),
     active: d.statement((db, { workflows }) =>
-      db
-        .select()
-        .from(workflows)
-        .where(and(eq(workflows.projectId, projectId), inArray(workflows.status, ACTIVE_STATUSES)))
-        .limit(1),
+      d.first(
+        db
+          .select()
+          .from(workflows)
+          .where(and(eq(workflows.projectId, projectId), inArray(workflows.status, ACTIVE_STATUSES))),
+      ),
     ),
-    // The ids alone: a read of the queue whose rows are kept already builds no rows.
+    // The ids alone (`Statement.pluck`): a read of the queue whose rows are kept already builds no rows.
     queuedIds: d.statement((db, { workflows }) =>
       db
         .select({ id: workflows.id })
@@ -40,12 +41,13 @@ export function projectReads(d: Dialect) {
     ),
     // NULL last in descending order, as SQLite sorts by default: the same on PostgreSQL.
     latestFinished: d.statement((db, { workflows }) =>
-      db
-        .select()
-        .from(workflows)
-        .where(and(eq(workflows.projectId, projectId), inArray(workflows.status, TERMINAL_STATUSES)))
-        .orderBy(sql`${workflows.finishedAt} desc nulls last`, desc(workflows.seq))
-        .limit(1),
+      d.first(
+        db
+          .select()
+          .from(workflows)
+          .where(and(eq(workflows.projectId, projectId), inArray(workflows.status, TERMINAL_STATUSES)))
+          .orderBy(sql`${workflows.finishedAt} desc nulls last`, desc(workflows.seq)),
+      ),
     ),
     instructionsBefore: d.statement((db, { workflows }) =>
       db

@@ -2,7 +2,7 @@
  * The SQLite side of the dialect seam (`sql/dialect.ts`): better-sqlite3 under drizzle, one
  * connection, one writer at a time (`BEGIN IMMEDIATE`), statements that answer synchronously.
  */
-import { sql, type SQL } from 'drizzle-orm';
+import { fillPlaceholders, sql, type SQL } from 'drizzle-orm';
 import type Database from 'better-sqlite3';
 import type { Db as SqlDb, Dialect, Executable, Params, Statement, Tables } from '../sql/dialect.js';
 import type { Db } from './db.js';
@@ -25,13 +25,25 @@ export function sqliteDialect(db: Db): Dialect {
     t: schema as unknown as Tables,
     changes: (result) => (result as Database.RunResult).changes,
     forUpdate: (query) => query,
+    first: (query) => query,
     statement<R>(build: (db: SqlDb, t: Tables) => Executable<R[]>): Statement<R> {
       let prepared: Prepared<R> | undefined;
+      let plucked: { statement: Database.Statement; params: unknown[] } | undefined;
       const p = () => (prepared ??= (build(handle, dialect.t) as unknown as { prepare(): Prepared<R> }).prepare());
+      // The first column as plain values (better-sqlite3's `pluck`): no row objects, no arrays.
+      const plucking = () => {
+        if (plucked) return plucked;
+        const query = (build(handle, dialect.t) as unknown as { toSQL(): { sql: string; params: unknown[] } }).toSQL();
+        return (plucked = { statement: db.$client.prepare(query.sql).pluck(), params: query.params });
+      };
       return {
         all: async (params) => p().all(params),
         get: async (params) => p().get(params),
         run: async (params) => p().run(params).changes,
+        pluck: async (params) => {
+          const { statement, params: bound } = plucking();
+          return statement.all(...fillPlaceholders(bound, params ?? {}));
+        },
         getNow: (params) => p().get(params),
       };
     },
