@@ -749,14 +749,18 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     const reported: TransactionSpanError[] = [];
     ({ store, close } = await open({ strictTransactions: true, onTransactionSpan: (error) => reported.push(error) }));
     await store.repos.users.insert({ id: 'u1', name: 'alice', plan: 'free', createdAt: T0 });
-    await store.repos.projects.insert(project('p1', 'u1'));
+    // Eight transactions at once, each on a project of its own: fewer than the pool's connections and
+    // no shared row lock, so none waits (waiting for a connection is bounded on PostgreSQL). What
+    // varies is the number of awaits inside each transaction.
+    const projects = Array.from({ length: 8 }, (_, i) => `p${i + 1}`);
+    for (const id of projects) await store.repos.projects.insert(project(id, 'u1'));
     await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
+      projects.map((projectId, i) =>
         store.transaction(async (tx) => {
-          for (let j = 0; j < 20; j++)
+          for (let j = 0; j < 50; j++)
             await tx.messages.append({
               id: `m${i}-${j}`,
-              projectId: 'p1',
+              projectId,
               workflowId: null,
               role: 'system',
               type: 'status',
@@ -767,7 +771,7 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
       ),
     );
     expect(reported).toEqual([]);
-    expect(await store.repos.messages.lastSeq('p1')).toBe(400);
+    for (const id of projects) expect(await store.repos.messages.lastSeq(id)).toBe(50);
   });
 });
 
