@@ -354,6 +354,31 @@ describe.runIf(existsSync(CHROMIUM))('the card in a host (the extension AppBridg
     }
   });
 
+  it("checks what the host answers with the SDK's schemas: a malformed tools/call result is refused, not shown", async (ctx) => {
+    if (!browser) return ctx.skip();
+    const client = await modernClient(server, token, true);
+    const tab = await browser.newPage({ viewport: { width: 460, height: 900 } });
+    const logged: string[] = [];
+    tab.on('console', (message) => logged.push(message.text()));
+    // A host that answers the card's svc_get_project with a result whose content is not a list.
+    await tab.exposeFunction('hostCallTool', (params: { name: string; arguments?: Record<string, unknown> }) =>
+      params.name === 'svc_get_project'
+        ? { content: 'Tip Calculator', structuredContent: { name: 'Not checked' } }
+        : client.callTool(params),
+    );
+    await tab.goto(`http://127.0.0.1:${(page.address() as AddressInfo).port}/`);
+    try {
+      const card = await openCard(tab, client, projectId);
+      await card.locator('#error').filter({ hasText: 'Invalid result for tools/call' }).waitFor();
+      expect(await card.locator('#name').textContent()).toBe('Project');
+      // The card ran on the 2025-11-25 codec alone: nothing asked for the schemas it leaves out.
+      expect(logged.filter((line) => line.includes('not bundled'))).toEqual([]);
+    } finally {
+      await tab.close();
+      await client.close();
+    }
+  });
+
   it('renders the project, its running workflow, the screenshot and a QR code, and Cancel cancels the workflow', async (ctx) => {
     if (!browser) return ctx.skip();
     const client = await modernClient(server, token, true);
