@@ -1,7 +1,7 @@
 // Builds the MCP Apps session card (src/mcp/app-card.ts) into one self-contained HTML file,
-// dist/session-card.html: assets/card/card.js and what it imports (the extension's App bridge,
-// qrcode's QR encoder) bundled by esbuild and inlined into assets/card/card.html. No network, no
-// other file.
+// dist/session-card.html: assets/card/card.js and what it imports (the extension's App bridge)
+// bundled by esbuild and inlined into assets/card/card.html. No network, no other file. (Its QR
+// codes come drawn from the server, src/mcp/card-qr.ts: the card bundles no QR encoder.)
 //
 //   node scripts/build-card.mjs             builds it and prints its size in bytes (stderr)
 //   node scripts/build-card.mjs --analyze   also prints what each module adds (esbuild's
