@@ -428,8 +428,10 @@ describe.runIf(existsSync(CHROMIUM))('the card in a host (the extension AppBridg
     if (!browser) return ctx.skip();
     const client = await modernClient(server, token, true);
     const requests: string[] = [];
+    const logged: string[] = [];
     const tab = await hostTab(client);
     tab.on('request', (request) => requests.push(request.url()));
+    tab.on('console', (message) => logged.push(message.text()));
     try {
       await client.callTool({
         name: 'svc_send_message',
@@ -450,6 +452,8 @@ describe.runIf(existsSync(CHROMIUM))('the card in a host (the extension AppBridg
       await card.locator('#status').filter({ hasText: 'cancelled' }).waitFor();
       // The card fetched nothing itself: once the harness page and its script are in, no request at all.
       expect(requests).toEqual([]);
+      // Nothing it did asked for what scripts/build-card.mjs leaves out (the 2026-07-28 wire schemas).
+      expect(logged.filter((line) => line.includes('not bundled'))).toEqual([]);
     } finally {
       await tab.close();
       await client.close();
