@@ -15,6 +15,7 @@ import { LeaseLostError, type LocalRun } from './local-run.js';
 import { killGroupNow, processStart } from './process-groups.js';
 import type { RunnerIdentity } from './runner-identity.js';
 import type { NewMessage, WorkflowJournal } from './workflow-journal.js';
+import { ReleasePublication } from './release-recorder.js';
 
 /** What a build context writes through. */
 export interface BuildContextDeps {
@@ -135,13 +136,20 @@ export class EngineBuildContext implements BuildContext {
 
   async publish(request: PublishRequest): Promise<PublishedArtifact> {
     if (this.run.lost) throw new LeaseLostError(this.workflow.id);
+    // A deployment is part of the workflow's release (docs/releases.md).
+    const release =
+      request.kind === 'deployment'
+        ? await ReleasePublication.prepare(this.deps.store.repos, this.workflow, this.deps.workspaceDir, request)
+        : null;
     // The row is recorded only while this runner holds the workflow.
     const { published, refused } = await this.deps.publisher.publish(
       this.workflow.projectId,
       this.workflow.id,
       request,
       (tx) => this.heldIn(tx),
+      release ? (tx, row) => release.record(tx, row) : undefined,
     );
+    if (release?.announces) await this.say(release.note(await this.updateChannelToken()), 'result');
     if (refused.length > 0) {
       const shown = refused.slice(0, 10).join(', ');
       const more = refused.length > 10 ? ` and ${refused.length - 10} more` : '';

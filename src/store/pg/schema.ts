@@ -29,6 +29,7 @@ import {
   uniqueIndex,
   varchar,
 } from 'drizzle-orm/pg-core';
+import { WORKFLOW_KINDS } from '../../core/releases.js';
 import { ACTIVE_STATUSES, WORKFLOW_STATUSES } from '../../core/workflow-states.js';
 
 /** `bytea` as a Node `Buffer` (node-postgres reads and writes `bytea` as `Buffer`). */
@@ -103,7 +104,7 @@ export const workflows = pgTable(
       .references(() => projects.id, { onDelete: 'cascade' }),
     /** Monotonic order of creation across the whole store: FIFO order of the queue (an identity column). */
     seq: bigint('seq', { mode: 'number' }).notNull().unique().generatedByDefaultAsIdentity(),
-    kind: text('kind', { enum: ['build', 'deploy'] }).notNull(),
+    kind: text('kind', { enum: WORKFLOW_KINDS }).notNull(),
     status: text('status', { enum: WORKFLOW_STATUSES }).notNull(),
     instruction: text('instruction').notNull(),
     stepIndex: integer('step_index').notNull().default(0),
@@ -299,6 +300,43 @@ export const updateChannels = pgTable('update_channels', {
   token: text('token').notNull().unique(),
   createdAt: text('created_at').notNull(),
 });
+
+/**
+ * The release of each deploy and rollback workflow (docs/releases.md): its channel and rollout,
+ * written when the workflow is sent; its deploy number, the channel's previous deploy, platforms,
+ * SDKs, source snapshot and changes, written when it publishes its first deployment.
+ */
+export const releases = pgTable(
+  'releases',
+  {
+    workflowId: text('workflow_id')
+      .primaryKey()
+      .references(() => workflows.id, { onDelete: 'cascade' }),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    channel: text('channel').notNull(),
+    rolloutPercent: integer('rollout_percent').notNull(),
+    /** The deploy number a rollback publishes again; null for a deploy. */
+    rollbackOf: integer('rollback_of'),
+    /** The deploy number, null until the workflow publishes its first deployment. */
+    number: integer('number'),
+    /** The channel's deploy before this one (what the changes are counted from), or null. */
+    previousNumber: integer('previous_number'),
+    /** JSON arrays of the platforms published and of the Expo SDKs served. */
+    platforms: text('platforms').notNull().default('[]'),
+    sdks: text('sdks').notNull().default('[]'),
+    /** JSON of the files changed since `previous_number` (`[{path, added, removed}]`), or null. */
+    changes: text('changes'),
+    /** The app's source files when it was published, gzipped JSON (`{path: text}`), or null. */
+    source: bytea('source'),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('releases_project_number_idx').on(t.projectId, t.number),
+    index('releases_project_channel_idx').on(t.projectId, t.channel, t.number),
+  ],
+);
 
 /**
  * Process groups of running builds (docs/workflows.md, "Build processes"): recorded while a
