@@ -6,7 +6,7 @@
  */
 import type { DeploymentRelease } from '../builders/builder-module.js';
 import { channelHeads, inRollout } from '../core/releases.js';
-import { sourceChanges, sourcePatch, unpackSourceFiles, type FileChange } from '../io/source-snapshot.js';
+import { sourcePatch, unpackSourceFiles, type FileChange } from '../io/source-snapshot.js';
 import type { ArtifactRepo, ReleaseRepo, UpdateChannelRepo } from '../store/repos.js';
 
 /**
@@ -90,8 +90,8 @@ export class ArtifactReader {
       channel: release.channel,
       rolloutPercent: release.rolloutPercent,
       previousNumber: release.previousNumber,
-      changes: release.changes ? (JSON.parse(release.changes) as FileChange[]) : sourceChanges(from, to),
-      patch: before ? sourcePatch(from, to) : '',
+      changes: release.changes ? (JSON.parse(release.changes) as FileChange[]) : [],
+      patch: release.changes && before?.source ? sourcePatch(from, to) : '',
     };
   }
 

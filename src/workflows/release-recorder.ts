@@ -66,7 +66,8 @@ export class ReleasePublication {
     publication.first = {
       source: packSourceFiles(files),
       previousNumber: previous?.number ?? null,
-      changes: before ? sourceChanges(unpackSourceFiles(before.source), files) : null,
+      // A deploy made before releases existed has no source to compare with.
+      changes: before?.source ? sourceChanges(unpackSourceFiles(before.source), files) : null,
     };
     return publication;
   }
@@ -117,9 +118,11 @@ export class ReleasePublication {
     const changed =
       previousNumber === null
         ? ` The first deploy of channel "${channel}": nothing to compare with.`
-        : changes && changes.length > 0
-          ? ` Changed since deploy #${previousNumber}: ${describeChanges(changes)}.`
-          : ` No source file changed since deploy #${previousNumber}.`;
+        : changes === null
+          ? ` Deploy #${previousNumber} has no record of its files (it was made by an earlier version): no changes to name.`
+          : changes.length > 0
+            ? ` Changed since deploy #${previousNumber}: ${describeChanges(changes)}.`
+            : ` No source file changed since deploy #${previousNumber}.`;
     return `${what}${changed} The channel's "latest" update URL path (keep it private): ${latestUpdatePathOf(token, channel)}`;
   }
 }

@@ -27,6 +27,7 @@ import type {
   ProjectRow,
   QuestionRow,
   SendReceiptRow,
+  ReleaseRow,
   UserRow,
   WebSessionRow,
   WorkflowRow,
@@ -53,6 +54,7 @@ type SqliteRows = RowsMatch<
     SameRow<typeof sqlite.webSessions.$inferSelect, WebSessionRow>,
     SameRow<typeof sqlite.nodes.$inferSelect, NodeRow>,
     SameRow<typeof sqlite.sendReceipts.$inferSelect, SendReceiptRow>,
+    SameRow<typeof sqlite.releases.$inferSelect, ReleaseRow>,
   ]
 >;
 
@@ -76,6 +78,7 @@ type PgRows = RowsMatch<
     SameRow<typeof pg.webSessions.$inferSelect, WebSessionRow>,
     SameRow<typeof pg.nodes.$inferSelect, NodeRow>,
     SameRow<typeof pg.sendReceipts.$inferSelect, SendReceiptRow>,
+    SameRow<typeof pg.releases.$inferSelect, ReleaseRow>,
   ]
 >;
 

@@ -116,6 +116,7 @@ describe('SQLite and PostgreSQL schemas', () => {
     expectTypeOf<typeof pgSchema.updateChannels.$inferSelect>().toEqualTypeOf<
       typeof sqliteSchema.updateChannels.$inferSelect
     >();
+    expectTypeOf<typeof pgSchema.releases.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.releases.$inferSelect>();
     expectTypeOf<typeof pgSchema.processGroups.$inferSelect>().toEqualTypeOf<
       typeof sqliteSchema.processGroups.$inferSelect
     >();
