@@ -98,9 +98,9 @@ describe('channels, staged rollouts and rollback', () => {
   it('deploy #1 on production: every phone of the channel gets it', async () => {
     const first = await release({ message: 'v1', kind: 'deploy' });
     updateOf.set(1, first.workflowId);
-    expect(first.results[0]).toContain('Deploy #1 on channel "production", to every phone of the channel.');
-    expect(first.results[0]).toContain('The first deploy of channel "production"');
-    latest = /(\/updates\/latest\/[A-Za-z0-9_-]{32})$/.exec(first.results[0]!)![1]!;
+    expect(first.results.at(-1)).toContain('Deploy #1 on channel "production", to every phone of the channel.');
+    expect(first.results.at(-1)).toContain('The first deploy of channel "production"');
+    latest = /(\/updates\/latest\/[A-Za-z0-9_-]{32})$/.exec(first.results.at(-1)!)![1]!;
     expect(first.session.deployments).toEqual([
       expect.objectContaining({
         number: 1,
@@ -119,8 +119,8 @@ describe('channels, staged rollouts and rollback', () => {
   it("deploy #2 on preview: its own URL, and neither channel gets the other one's update", async () => {
     const second = await release({ message: 'v2', kind: 'deploy', channel: 'preview' });
     updateOf.set(2, second.workflowId);
-    expect(second.results[0]).toContain('Deploy #2 on channel "preview"');
-    expect(second.results[0]).toContain(`${latest}/preview`);
+    expect(second.results.at(-1)).toContain('Deploy #2 on channel "preview"');
+    expect(second.results.at(-1)).toContain(`${latest}/preview`);
     expect(await manifestId(`${latest}/preview`, 'phone-a')).toBe(second.workflowId);
     expect(await manifestId(latest, 'phone-a')).toBe(updateOf.get(1));
     // An unknown channel serves nothing; a malformed one is not a channel.
@@ -138,8 +138,8 @@ describe('channels, staged rollouts and rollback', () => {
   it('deploy #3 at 30 %: the phones in the rollout get it, the others and phones without an id keep #1', async () => {
     const third = await release({ message: 'v3', kind: 'deploy', rolloutPercent: 30 });
     updateOf.set(3, third.workflowId);
-    expect(third.results[0]).toContain('Deploy #3 on channel "production", rolling out to 30 %');
-    expect(third.results[0]).toContain('Changed since deploy #1: App.tsx (+1 −1).');
+    expect(third.results.at(-1)).toContain('Deploy #3 on channel "production", rolling out to 30 %');
+    expect(third.results.at(-1)).toContain('Changed since deploy #1: App.tsx (+1 −1).');
     expect(states(third.session)).toEqual({
       1: 'production:100:serving',
       2: 'preview:100:serving',
@@ -208,8 +208,8 @@ describe('channels, staged rollouts and rollback', () => {
   it('rollback to #1: a new deploy #4 with its bundles ends the rollout; every production phone gets #1', async () => {
     const rollback = await release({ message: '#1', kind: 'rollback' });
     expect(rollback.session.lastWorkflow.kind).toBe('rollback');
-    expect(rollback.results[0]).toContain('Deploy #4: the rollback of channel "production" to deploy #1');
-    expect(rollback.results[0]).toContain('Changed since deploy #3: App.tsx (+1 −1).');
+    expect(rollback.results.at(-1)).toContain('Deploy #4: the rollback of channel "production" to deploy #1');
+    expect(rollback.results.at(-1)).toContain('Changed since deploy #3: App.tsx (+1 −1).');
     expect(states(rollback.session)).toEqual({
       1: 'production:100:superseded',
       2: 'preview:100:serving',

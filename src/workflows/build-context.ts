@@ -32,6 +32,9 @@ export interface BuildContextDeps {
 
 /** The context one run of a builder reports through. */
 export class EngineBuildContext implements BuildContext {
+  /** The release the run's first deployment fixed, announced when the run ends well. */
+  private release: ReleasePublication | null = null;
+
   constructor(
     private readonly workflow: WorkflowRow,
     private readonly run: LocalRun,
@@ -149,13 +152,22 @@ export class EngineBuildContext implements BuildContext {
       (tx) => this.heldIn(tx),
       release ? (tx, row) => release.record(tx, row) : undefined,
     );
-    if (release?.announces) await this.say(release.note(await this.updateChannelToken()), 'result');
+    if (release?.announces) this.release = release;
     if (refused.length > 0) {
       const shown = refused.slice(0, 10).join(', ');
       const more = refused.length > 10 ? ` and ${refused.length - 10} more` : '';
       await this.say(`Not published (links that leave the published folder, or not regular files): ${shown}${more}.`);
     }
     return published;
+  }
+
+  /**
+   * Posts the release's result message (`ReleasePublication.note`: number, channel, rollout,
+   * changes, the channel's latest URL), when the run published a deployment; call it after the
+   * builder returned, so it closes the conversation of the deploy.
+   */
+  async announceRelease(): Promise<void> {
+    if (this.release) await this.say(this.release.note(await this.updateChannelToken()), 'result');
   }
 
   async latestPreview(platform: Platform): Promise<PublishedArtifact | null> {

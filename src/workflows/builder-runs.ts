@@ -76,6 +76,7 @@ export class BuilderRuns {
       // A rollback publishes earlier deployments again: no builder (docs/releases.md "Rollback").
       if (row.kind === 'rollback') await runRollback(store.repos, row, context);
       else await builder.run(job, context);
+      await context.announceRelease();
     } catch (error) {
       failure = this.failureOf(error, row, workspaceDir);
       if (error instanceof LeaseLostError) this.leases.leaseLost(run);

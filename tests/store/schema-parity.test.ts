@@ -39,7 +39,7 @@ type Tables = Map<string, Map<string, ColumnShape>>;
 function tablesOf(
   config: (table: never) => {
     name: string;
-    columns: { name: string; notNull: boolean; dataType: string; enumValues?: string[] }[];
+    columns: { name: string; notNull: boolean; dataType: string; enumValues?: string[]; getSQLType(): string }[];
   },
   tables: unknown[],
 ): Tables {
@@ -48,7 +48,17 @@ function tablesOf(
       const { name, columns } = config(table as never);
       return [
         name,
-        new Map(columns.map((c) => [c.name, { notNull: c.notNull, dataType: c.dataType, enumValues: c.enumValues }])),
+        new Map(
+          columns.map((c) => [
+            c.name,
+            // PostgreSQL's `bytea` is a custom type of the schema: the same value kind as SQLite's buffer blob.
+            {
+              notNull: c.notNull,
+              dataType: c.dataType === 'custom' && c.getSQLType() === 'bytea' ? 'buffer' : c.dataType,
+              enumValues: c.enumValues,
+            },
+          ]),
+        ),
       ];
     }),
   );
