@@ -87,7 +87,7 @@ export async function recordRelease(tx: Tx, row: WorkflowRow, input: ReleaseInpu
 }
 
 /** A new workflow row of project `projectId` (queued unless `status` says otherwise). */
-export function newWorkflowRow(
+function newWorkflowRow(
   fields: Pick<WorkflowRow, 'projectId' | 'seq' | 'kind' | 'instruction' | 'createdAt' | 'builder'> &
     Partial<Pick<WorkflowRow, 'status' | 'finishedAt'>>,
 ): WorkflowRow {

@@ -33,6 +33,8 @@ import type {
   WorkflowRow,
 } from '../../src/store/rows.js';
 import * as sqlite from '../../src/store/sqlite/schema.js';
+import type * as sqliteReleases from '../../src/store/sqlite/release-schema.js';
+import type * as pgReleases from '../../src/store/pg/release-schema.js';
 
 type SqliteRows = RowsMatch<
   [
@@ -54,7 +56,7 @@ type SqliteRows = RowsMatch<
     SameRow<typeof sqlite.webSessions.$inferSelect, WebSessionRow>,
     SameRow<typeof sqlite.nodes.$inferSelect, NodeRow>,
     SameRow<typeof sqlite.sendReceipts.$inferSelect, SendReceiptRow>,
-    SameRow<typeof sqlite.releases.$inferSelect, ReleaseRow>,
+    SameRow<typeof sqliteReleases.releases.$inferSelect, ReleaseRow>,
   ]
 >;
 
@@ -78,7 +80,7 @@ type PgRows = RowsMatch<
     SameRow<typeof pg.webSessions.$inferSelect, WebSessionRow>,
     SameRow<typeof pg.nodes.$inferSelect, NodeRow>,
     SameRow<typeof pg.sendReceipts.$inferSelect, SendReceiptRow>,
-    SameRow<typeof pg.releases.$inferSelect, ReleaseRow>,
+    SameRow<typeof pgReleases.releases.$inferSelect, ReleaseRow>,
   ]
 >;
 

@@ -7,8 +7,14 @@ import { getTableConfig as pgTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import { getTableConfig as sqliteTableConfig, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { is } from 'drizzle-orm';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import * as pgSchema from '../../src/store/pg/schema.js';
-import * as sqliteSchema from '../../src/store/sqlite/schema.js';
+import * as pgTables from '../../src/store/pg/schema.js';
+import * as pgReleaseTables from '../../src/store/pg/release-schema.js';
+import * as sqliteTables from '../../src/store/sqlite/schema.js';
+import * as sqliteReleaseTables from '../../src/store/sqlite/release-schema.js';
+
+/** Each store's tables: `schema.ts` and `release-schema.ts` (drizzle-kit reads both). */
+const pgSchema = { ...pgTables, ...pgReleaseTables };
+const sqliteSchema = { ...sqliteTables, ...sqliteReleaseTables };
 
 /** Tables only PostgreSQL has: with SQLite, artifact and workspace bytes stay on the local disk. */
 const POSTGRES_ONLY_TABLES = ['blob_chunks', 'blobs', 'workspace_snapshots'];

@@ -126,23 +126,10 @@ async function serveExpoUpdates(
   const runtimeVersion = header(req, 'expo-runtime-version') ?? query.get('runtime-version');
   if (!runtimeVersion) return sendJson(res, 400, { error: 'expo-runtime-version is required' }, PROTOCOL_HEADERS);
 
-  let row: PublishedArtifactInfo | undefined;
-  if (section === 'latest') {
-    const projectId = await app.artifacts.projectOfUpdateChannel(id);
-    // The path's channel, else the one a development build names (EAS Update's `expo-channel-name`).
-    const named = header(req, 'expo-channel-name');
-    const channel = pathChannel ?? (named && CHANNEL_PATTERN.test(named) ? named : DEFAULT_CHANNEL);
-    row = projectId
-      ? await app.artifacts.channelDeployment(projectId, channel, platform, header(req, 'eas-client-id'))
-      : undefined;
-  } else if (UUID.test(id)) {
-    const pinned = await app.artifacts.find(id);
-    if (pinned?.kind === 'deployment') {
-      // A deploy publishes ios and android together: a pinned URL serves the pair.
-      if (pinned.platform === platform) row = pinned;
-      else row = await app.artifacts.sibling(pinned, platform);
-    }
-  }
+  const row =
+    section === 'latest'
+      ? await channelDeployment(app, req, { token: id, pathChannel, platform })
+      : await pinnedDeployment(app, id, platform);
   const updates = row ? await readDeploymentUpdates(app, row) : null;
   if (!row || !updates || updates.updates.length === 0)
     return sendJson(res, 404, { error: `No ${platform} update here` }, PROTOCOL_HEADERS);
@@ -183,6 +170,34 @@ async function serveExpoUpdates(
     ...(signature && { 'expo-signature': signature }),
   });
   res.end(req.method === 'HEAD' ? undefined : manifestText);
+}
+
+/**
+ * The deployment a phone gets from a channel's latest URL: the path's channel, else the one a
+ * development build names (EAS Update's `expo-channel-name`), else production; by its
+ * `eas-client-id` in a staged rollout (docs/releases.md "What a phone gets").
+ */
+async function channelDeployment(
+  app: ExpoUpdateSources,
+  req: IncomingMessage,
+  { token, pathChannel, platform }: { token: string; pathChannel: string | null; platform: 'ios' | 'android' },
+): Promise<PublishedArtifactInfo | undefined> {
+  const projectId = await app.artifacts.projectOfUpdateChannel(token);
+  if (!projectId) return undefined;
+  const named = header(req, 'expo-channel-name');
+  const channel = pathChannel ?? (named && CHANNEL_PATTERN.test(named) ? named : DEFAULT_CHANNEL);
+  return app.artifacts.channelDeployment(projectId, channel, platform, header(req, 'eas-client-id'));
+}
+
+/** The deployment of a pinned URL (`/updates/d/<id>`): a deploy publishes ios and android together, so it serves the pair. */
+async function pinnedDeployment(
+  app: ExpoUpdateSources,
+  id: string,
+  platform: 'ios' | 'android',
+): Promise<PublishedArtifactInfo | undefined> {
+  const pinned = UUID.test(id) ? await app.artifacts.find(id) : undefined;
+  if (pinned?.kind !== 'deployment') return undefined;
+  return pinned.platform === platform ? pinned : app.artifacts.sibling(pinned, platform);
 }
 
 function header(req: IncomingMessage, name: string): string | null {

@@ -33,7 +33,7 @@ import { WORKFLOW_KINDS } from '../../core/releases.js';
 import { ACTIVE_STATUSES, WORKFLOW_STATUSES } from '../../core/workflow-states.js';
 
 /** `bytea` as a Node `Buffer` (node-postgres reads and writes `bytea` as `Buffer`). */
-const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
+export const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
 
 /** A person or agent account. `plan` names a plan of the operator's plan table (docs/contract.md#limits-and-plans). */
 export const users = pgTable('users', {
@@ -300,43 +300,6 @@ export const updateChannels = pgTable('update_channels', {
   token: text('token').notNull().unique(),
   createdAt: text('created_at').notNull(),
 });
-
-/**
- * The release of each deploy and rollback workflow (docs/releases.md): its channel and rollout,
- * written when the workflow is sent; its deploy number, the channel's previous deploy, platforms,
- * SDKs, source snapshot and changes, written when it publishes its first deployment.
- */
-export const releases = pgTable(
-  'releases',
-  {
-    workflowId: text('workflow_id')
-      .primaryKey()
-      .references(() => workflows.id, { onDelete: 'cascade' }),
-    projectId: text('project_id')
-      .notNull()
-      .references(() => projects.id, { onDelete: 'cascade' }),
-    channel: text('channel').notNull(),
-    rolloutPercent: integer('rollout_percent').notNull(),
-    /** The deploy number a rollback publishes again; null for a deploy. */
-    rollbackOf: integer('rollback_of'),
-    /** The deploy number, null until the workflow publishes its first deployment. */
-    number: integer('number'),
-    /** The channel's deploy before this one (what the changes are counted from), or null. */
-    previousNumber: integer('previous_number'),
-    /** JSON arrays of the platforms published and of the Expo SDKs served. */
-    platforms: text('platforms').notNull().default('[]'),
-    sdks: text('sdks').notNull().default('[]'),
-    /** JSON of the files changed since `previous_number` (`[{path, added, removed}]`), or null. */
-    changes: text('changes'),
-    /** The app's source files when it was published, gzipped JSON (`{path: text}`), or null. */
-    source: bytea('source'),
-    createdAt: text('created_at').notNull(),
-  },
-  (t) => [
-    uniqueIndex('releases_project_number_idx').on(t.projectId, t.number),
-    index('releases_project_channel_idx').on(t.projectId, t.channel, t.number),
-  ],
-);
 
 /**
  * Process groups of running builds (docs/workflows.md, "Build processes"): recorded while a

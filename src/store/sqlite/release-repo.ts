@@ -3,7 +3,7 @@ import { and, asc, desc, eq, isNotNull } from 'drizzle-orm';
 import type { Db } from './db.js';
 import type { ReleaseRepo } from '../repos.js';
 import type { PublishedRelease, ReleaseRow } from '../rows.js';
-import { releases } from './schema.js';
+import { releases } from './release-schema.js';
 
 /** Every column but the source snapshot (what lists read). */
 const LISTED = {
