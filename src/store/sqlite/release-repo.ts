@@ -1,5 +1,6 @@
 /** SQL for the releases of deploy and rollback workflows (docs/releases.md). */
-import { and, asc, desc, eq, isNotNull } from 'drizzle-orm';
+import { and, asc, desc, eq, isNotNull, sql } from 'drizzle-orm';
+import { preparedOnce } from './prepared-once.js';
 import type { Db } from './db.js';
 import type { ReleaseRepo } from '../repos.js';
 import type { PublishedRelease, ReleaseRow } from '../rows.js';
@@ -22,6 +23,9 @@ const LISTED = {
 
 /** Reads and writes release rows. */
 export class SqliteReleaseRepo implements ReleaseRepo {
+  /** The reads of every session and of every phone's update request, prepared on first use (`prepared-once.ts`). */
+  private readonly q = preparedOnce(() => prepareStatements(this.db));
+
   constructor(private readonly db: Db) {}
 
   async insert(row: ReleaseRow): Promise<void> {
@@ -41,23 +45,11 @@ export class SqliteReleaseRepo implements ReleaseRepo {
   }
 
   async recent(projectId: string, limit: number): Promise<PublishedRelease[]> {
-    return this.db
-      .select(LISTED)
-      .from(releases)
-      .where(and(eq(releases.projectId, projectId), isNotNull(releases.number)))
-      .orderBy(desc(releases.number))
-      .limit(limit)
-      .all() as PublishedRelease[];
+    return this.q().recent.all({ projectId, limit }) as PublishedRelease[];
   }
 
   async onChannel(projectId: string, channel: string, limit: number): Promise<PublishedRelease[]> {
-    return this.db
-      .select(LISTED)
-      .from(releases)
-      .where(and(eq(releases.projectId, projectId), eq(releases.channel, channel), isNotNull(releases.number)))
-      .orderBy(desc(releases.number))
-      .limit(limit)
-      .all() as PublishedRelease[];
+    return this.q().onChannel.all({ projectId, channel, limit }) as PublishedRelease[];
   }
 
   async numbers(projectId: string): Promise<number[]> {
@@ -73,4 +65,31 @@ export class SqliteReleaseRepo implements ReleaseRepo {
   async update(workflowId: string, patch: Parameters<ReleaseRepo['update']>[1]): Promise<void> {
     this.db.update(releases).set(patch).where(eq(releases.workflowId, workflowId)).run();
   }
+}
+
+/** The repository's fixed statements, their parameters as placeholders of the same names. */
+function prepareStatements(db: Db) {
+  const projectId = sql.placeholder('projectId');
+  return {
+    recent: db
+      .select(LISTED)
+      .from(releases)
+      .where(and(eq(releases.projectId, projectId), isNotNull(releases.number)))
+      .orderBy(desc(releases.number))
+      .limit(sql.placeholder('limit'))
+      .prepare(),
+    onChannel: db
+      .select(LISTED)
+      .from(releases)
+      .where(
+        and(
+          eq(releases.projectId, projectId),
+          eq(releases.channel, sql.placeholder('channel')),
+          isNotNull(releases.number),
+        ),
+      )
+      .orderBy(desc(releases.number))
+      .limit(sql.placeholder('limit'))
+      .prepare(),
+  };
 }
