@@ -52,6 +52,7 @@ import { PgTokenRepo } from './token-repo.js';
 import { PgUserRepo } from './user-repo.js';
 import { PgWebSessionRepo } from './web-session-repo.js';
 import { PgUpdateChannelRepo } from './update-channel-repo.js';
+import { PgReleaseRepo } from './release-repo.js';
 import { PgWorkspaceRepo } from './workspace-repo.js';
 import { PgWorkflowRepo } from './workflow-repo.js';
 
@@ -89,6 +90,7 @@ const REPO_NAMES = [
   'loginCodes',
   'webSessions',
   'updateChannels',
+  'releases',
   'nodes',
   'sendReceipts',
   'workspaces',
@@ -291,6 +293,7 @@ export class PgStore implements Store {
       loginCodes: new PgLoginCodeRepo(db),
       webSessions: new PgWebSessionRepo(db),
       updateChannels: new PgUpdateChannelRepo(db),
+      releases: new PgReleaseRepo(db),
       nodes: new PgNodeRepo(db),
       sendReceipts: new PgSendReceiptRepo(db),
       workspaces: new PgWorkspaceRepo(db),

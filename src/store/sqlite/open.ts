@@ -46,6 +46,7 @@ import { SqliteQuestionRepo } from './question-repo.js';
 import { SqliteTokenRepo } from './token-repo.js';
 import { SqliteUserRepo } from './user-repo.js';
 import { SqliteUpdateChannelRepo } from './update-channel-repo.js';
+import { SqliteReleaseRepo } from './release-repo.js';
 import { SqliteWebSessionRepo } from './web-session-repo.js';
 import { SqliteWorkflowRepo } from './workflow-repo.js';
 import { SqliteRateWindows } from './rate-windows.js';
@@ -68,6 +69,7 @@ const REPO_NAMES = [
   'loginCodes',
   'webSessions',
   'updateChannels',
+  'releases',
   'nodes',
   'sendReceipts',
 ] as const;
@@ -135,6 +137,7 @@ export class SqliteStore implements Store {
       loginCodes: new SqliteLoginCodeRepo(this.db),
       webSessions: new SqliteWebSessionRepo(this.db),
       updateChannels: new SqliteUpdateChannelRepo(this.db),
+      releases: new SqliteReleaseRepo(this.db),
       nodes: new SqliteNodeRepo(this.db),
       sendReceipts: new SqliteSendReceiptRepo(this.db),
     };
