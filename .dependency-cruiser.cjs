@@ -121,22 +121,22 @@ module.exports = {
     {
       name: 'seam-types-from-the-pg-schema-only',
       comment:
-        "The dialect seam (src/store/sql/dialect.ts) reads only the PostgreSQL schema's types (the repositories' table types); it runs nothing of the adapter.",
+        "The dialect seam (src/store/sql/dialect.ts) reads only the PostgreSQL schemas' types (the repositories' table types); it runs nothing of the adapter.",
       severity: 'error',
       from: { path: '^src/store/sql/dialect\\.ts$' },
-      to: { path: '^src/store/pg/', pathNot: '^src/store/pg/schema\\.ts$' },
+      to: { path: '^src/store/pg/', pathNot: '^src/store/pg/(release-)?schema\\.ts$' },
     },
     {
       name: 'seam-imports-the-pg-schema-as-types',
       comment: 'The dialect seam imports the PostgreSQL schema with `import type` only.',
       severity: 'error',
       from: { path: '^src/store/sql/dialect\\.ts$' },
-      to: { path: '^src/store/pg/schema\\.ts$', dependencyTypesNot: ['type-only'] },
+      to: { path: '^src/store/pg/(release-)?schema\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     forbid(
       'one-set-of-repositories',
       '^src/store/sql/',
-      '^src/store/(sqlite|pg)/(?!schema\\.ts$)',
+      '^src/store/(sqlite|pg)/(?!(release-)?schema\\.ts$)',
       'The repositories of src/store/sql/ are written once over the dialect seam: they import no adapter (each adapter hands them its dialect).',
     ),
     forbid(

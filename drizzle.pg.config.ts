@@ -7,6 +7,6 @@ import { defineConfig } from 'drizzle-kit';
  */
 export default defineConfig({
   dialect: 'postgresql',
-  schema: './src/store/pg/schema.ts',
+  schema: ['./src/store/pg/schema.ts', './src/store/pg/release-schema.ts'],
   out: './drizzle-pg',
 });

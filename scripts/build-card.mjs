@@ -1,7 +1,7 @@
 // Builds the MCP Apps session card (src/mcp/app-card.ts) into one self-contained HTML file,
-// dist/session-card.html: assets/card/card.js and what it imports (the extension's App bridge,
-// qrcode's QR encoder) bundled by esbuild and inlined into assets/card/card.html. No network, no
-// other file.
+// dist/session-card.html: assets/card/card.js and what it imports (the extension's App bridge)
+// bundled by esbuild and inlined into assets/card/card.html. No network, no other file. (Its QR
+// codes come drawn from the server, src/mcp/card-qr.ts: the card bundles no QR encoder.)
 //
 //   node scripts/build-card.mjs             builds it and prints its size in bytes (stderr)
 //   node scripts/build-card.mjs --analyze   also prints what each module adds (esbuild's
@@ -12,8 +12,11 @@
 // below trims what the card cannot reach, without changing what the bridge says or checks:
 // - appBridgeTrims: esbuild keeps only the zod the bridge uses (the whole namespace was kept),
 //   and the bridge's schema descriptions (read only by JSON Schema conversion) are left out;
-// - lazySdkValues: values the SDK computes at load (its spec schema registry, its server's
-//   input helper) are kept only if read;
+// - sdkClientTrims: values the SDK computes at load (its spec schema registry) are kept only if
+//   read, and the 2026-07-28 wire schemas, which the App bridge never speaks, are left out;
+// - pureModuleValues (through the two above and for the SDK's schema module): every module-level
+//   value of the SDK and the bridge (message schemas, error classes, tables) is kept only if read;
+// - zodUtilTreeShaken: only the helpers of zod's util module that zod calls are kept;
 // - noZodJsonSchema: zod's JSON Schema conversion (the card converts no schema) is left out;
 // - englishOnly: zod's error messages in English alone;
 // - pureSdk: the SDK's modules the bridge does not import are left out;
@@ -22,6 +25,7 @@ import { analyzeMetafile, build } from 'esbuild';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import ts from 'typescript';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -71,8 +75,11 @@ const pureSdk = {
   },
 };
 
-/** Reads `path` and applies `[from, to]` replacements, failing the build when one no longer matches. */
-async function patched(path, replacements, why) {
+/**
+ * Reads `path` and applies `[from, to]` replacements, failing the build when one no longer matches;
+ * with `pure`, then makes its module-level values removable (pureModuleValues).
+ */
+async function patched(path, replacements, why, { pure = false } = {}) {
   let text = await readFile(path, 'utf8');
   for (const [from, to] of replacements) {
     if (!(typeof from === 'string' ? text.includes(from) : text.search(from) !== -1))
@@ -81,8 +88,54 @@ async function patched(path, replacements, why) {
       );
     text = text.replace(from, to);
   }
-  return { contents: text, loader: 'js' };
+  return { contents: pure ? pureModuleValues(text, path) : text, loader: 'js' };
 }
+
+/**
+ * The SDK's modules (and the App bridge's) define their message schemas, error classes and tables
+ * as module-level values built by calls (`z.object(...)`, `Schema.extend(...)`, a class with a
+ * static block): esbuild keeps such a value even when nothing reads it, as it cannot know the call
+ * is free of side effects, and with it every schema and zod class it reaches. Each module-level
+ * `const`/`let`/`var` initializer that is more than a function or a literal is wrapped in an
+ * arrow called at once and annotated pure (`/* @__PURE__ *\/ (() => (value))()`): it still runs
+ * where and when it ran, if kept; nothing reads it, esbuild drops it. Statements (a loop, a call)
+ * are left as they are, and so is an initializer that awaits. `text` is parsed by TypeScript.
+ */
+function pureModuleValues(text, path) {
+  const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS);
+  const plain = (e) =>
+    ts.isArrowFunction(e) ||
+    ts.isFunctionExpression(e) ||
+    ts.isIdentifier(e) ||
+    ts.isLiteralExpression(e) ||
+    [ts.SyntaxKind.TrueKeyword, ts.SyntaxKind.FalseKeyword, ts.SyntaxKind.NullKeyword].includes(e.kind);
+  const awaits = (node) =>
+    !ts.isFunctionLike(node) &&
+    !ts.isClassStaticBlockDeclaration(node) &&
+    (ts.isAwaitExpression(node) || ts.isYieldExpression(node) || ts.forEachChild(node, awaits) === true);
+  const edits = [];
+  for (const statement of source.statements) {
+    if (!ts.isVariableStatement(statement)) continue;
+    for (const { initializer } of statement.declarationList.declarations) {
+      if (!initializer || plain(initializer) || awaits(initializer)) continue;
+      edits.push([initializer.getStart(source), '/* @__PURE__ */ (() => ('], [initializer.end, '))()']);
+    }
+  }
+  let out = text;
+  for (const [at, insert] of edits.sort((a, b) => b[0] - a[0])) out = out.slice(0, at) + insert + out.slice(at);
+  return out;
+}
+
+/** The SDK's message schemas module (@modelcontextprotocol/core), its values kept only if read. */
+const pureSdkSchemas = {
+  name: 'pure-sdk-schemas',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]@modelcontextprotocol[\\/]core[\\/]dist[\\/]schemas-[\w-]+\.mjs$/ }, async (args) => ({
+      contents: pureModuleValues(await readFile(args.path, 'utf8'), args.path),
+      loader: 'js',
+    }));
+  },
+};
 
 /**
  * Two trims of the App bridge's own module (ext-apps' dist/src/app.js):
@@ -93,6 +146,7 @@ async function patched(path, replacements, why) {
  * - its message schemas carry their documentation as `.describe("...")` (about 9 KB): zod keeps a
  *   description only for JSON Schema conversion, which is not bundled (noZodJsonSchema below), and
  *   validation never reads it. The calls on a plain string literal are removed.
+ * Then its schemas are kept only if read (pureModuleValues).
  */
 const appBridgeTrims = {
   name: 'app-bridge-trims',
@@ -106,23 +160,29 @@ const appBridgeTrims = {
           [literal, ''],
         ],
         'the App bridge imports zod as `{ z }` and describes its schemas',
+        { pure: true },
       ),
     );
   },
 };
 
 /**
- * The SDK's client computes, when its module loads, values the App bridge never reads, and
- * esbuild keeps a value computed by a call, with all it reaches:
- * - a registry of every spec and OAuth schema (`specTypeSchemas`, `isSpecType`: public helpers
- *   for validating a spec type), which keeps all of them and the OAuth module. The same code
- *   runs instead on the registry's first read, through an annotated-pure call: unread, dropped;
- * - `inputRequired` (a server's helper to ask its client for input) and two elicitation
- *   constants read from schemas, which keep the elicitation schema checks and zod's JSON Schema
- *   conversion: their calls are annotated pure, so they stay only if read.
+ * Two trims of the SDK client's module (the Protocol the App bridge extends), then its
+ * module-level values kept only if read (pureModuleValues):
+ * - it builds, when it loads, a registry of every spec and OAuth schema (`specTypeSchemas`,
+ *   `isSpecType`: public helpers for validating a spec type), which keeps all of them and the
+ *   OAuth module. The same code runs instead on the registry's first read: unread, dropped;
+ * - the Protocol validates each message with the schemas of its connection's wire era, chosen by
+ *   the protocol version that connection negotiated. Only the SDK's `Client.connect` and server
+ *   initialize record one, and the card bundles neither: the App bridge's handshake is its own
+ *   `ui/initialize`, so its version stays unset and every message it sends or receives is
+ *   checked by the 2025-11-25 codec, whose schemas stay whole. The 2026-07-28 schema set (about
+ *   15 KB) is reachable only through an unset version's `server/discover`, which the bridge never
+ *   sends: its builder throws instead, so a path that reached it would fail loudly, never pass
+ *   unchecked.
  */
-const lazySdkValues = {
-  name: 'lazy-sdk-values',
+const sdkClientTrims = {
+  name: 'sdk-client-trims',
   setup(b) {
     const loops =
       'for (const key of SPEC_SCHEMA_KEYS) register(key, schemas_exports[key]);\nfor (const [key, schema] of Object.entries(authSchemas)) register(key, schema);\n';
@@ -136,17 +196,41 @@ const lazySdkValues = {
           ],
           [
             'const specTypeSchemas = Object.freeze(_specTypeSchemas);',
-            'const specTypeSchemas = /* @__PURE__ */ (() => (registerAll(), Object.freeze(_specTypeSchemas)))();',
+            'const specTypeSchemas = (registerAll(), Object.freeze(_specTypeSchemas));',
           ],
           [
             'const isSpecType = Object.freeze(_isSpecType);',
-            'const isSpecType = /* @__PURE__ */ (() => (registerAll(), Object.freeze(_isSpecType)))();',
+            'const isSpecType = (registerAll(), Object.freeze(_isSpecType));',
           ],
-          ['const ROOT_KEYS = new Set(', 'const ROOT_KEYS = /* @__PURE__ */ new Set('],
-          ['const SUPPORTED_STRING_FORMATS = new Set(', 'const SUPPORTED_STRING_FORMATS = /* @__PURE__ */ new Set('],
-          ['const inputRequired = Object.assign(', 'const inputRequired = /* @__PURE__ */ Object.assign('],
+          [
+            /function buildSchemas2026\(\) \{\s*return memo \?\?= build\(\);\s*\}/,
+            'function buildSchemas2026() {\n\tthrow new Error("The 2026-07-28 wire schemas are not bundled in the session card (scripts/build-card.mjs): its App bridge speaks the 2025-11-25 codec");\n}',
+          ],
         ],
-        "the SDK client's module-level values",
+        "the SDK client's module-level values and its wire eras",
+        { pure: true },
+      ),
+    );
+  },
+};
+
+/**
+ * zod's classic schemas import zod's util module as a named re-export of zod's core
+ * (`import { util } from "../core/index.js"`), a namespace object used as a value, so esbuild
+ * keeps all of util.js. Imported as `import * as util from "../core/util.js"` (the same module
+ * namespace), its calls are property reads esbuild tree-shakes to what is called.
+ */
+const zodUtilTreeShaken = {
+  name: 'zod-util-tree-shaken',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]classic[\\/]schemas\.js$/ }, (args) =>
+      patched(
+        args.path,
+        [
+          ['import { util } from "../core/index.js";', 'import * as util from "../core/util.js";'],
+          [/\bcore\.util\./g, 'util.'],
+        ],
+        "zod's classic schemas import util from zod's core",
       ),
     );
   },
@@ -202,7 +286,7 @@ export async function buildCard() {
     write: false,
     metafile: true,
     logLevel: 'warning',
-    plugins: [englishOnly, pureSdk, appBridgeTrims, lazySdkValues, noZodJsonSchema],
+    plugins: [englishOnly, pureSdk, pureSdkSchemas, appBridgeTrims, sdkClientTrims, zodUtilTreeShaken, noZodJsonSchema],
   });
   const script = bundle.outputFiles[0].text.replaceAll('</script', '<\\/script');
   const template = await readFile(join(root, 'assets/card/card.html'), 'utf8');

@@ -61,7 +61,12 @@ export interface HttpApp {
  * The narrow view of the service the HTTP transport works with (docs/architecture.md).
  */
 export function httpDepsOf(app: HttpApp): HttpServerDeps {
-  const artifacts = new ArtifactReader(app.artifacts, app.artifactStore, app.store.repos.updateChannels);
+  const artifacts = new ArtifactReader(
+    app.artifacts,
+    app.artifactStore,
+    app.store.repos.updateChannels,
+    app.store.repos.releases,
+  );
   const clientAddress = clientAddressReader(app.config.trustProxy);
   const web = createWebConsole({
     tools: app.tools,

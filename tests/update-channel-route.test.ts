@@ -6,6 +6,7 @@
  */
 import { mkdirSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createProject,
@@ -109,6 +110,10 @@ describe('the latest update URL through the store', () => {
     await waitIdle(first.mcpUrl, owner, project.id);
     await first.http.close();
     await first.app.close();
+    // A store an earlier version wrote: it kept the project's token in a file, not in the store.
+    const db = new Database(join(dataDir, 'mobile-builder.db'));
+    db.prepare('delete from update_channels').run();
+    db.close();
 
     // What an earlier version wrote for this project.
     const legacy = 'L'.repeat(16) + '-_' + 'e'.repeat(14);

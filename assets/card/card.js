@@ -4,12 +4,20 @@
 // every read and action is a tool call the host forwards to this server. Bundled into one HTML
 // file by scripts/build-card.mjs.
 import { App } from '@modelcontextprotocol/ext-apps';
-import { qrSvg } from './qr-svg.js';
+
+/** The `_meta` key of the deployments' QR codes (SVG by URL) in the server's svc_get_session results (src/mcp/card-qr.ts). */
+const QR_META_KEY = 'io.github.mobile-builder-mcp/deploymentQrCodes';
 
 const app = new App({ name: 'mobile-builder-card', version: '1.0.0' }, {});
 const $ = (id) => document.getElementById(id);
-/** The session shown, the web preview its screenshot shows, and whether a wait is open. */
-const state = { session: null, shotOf: null, following: false, named: null };
+/** The session shown, its deployments' QR codes, the web preview its screenshot shows, and whether a wait is open. */
+const state = { session: null, qr: {}, shotOf: null, following: false, named: null };
+
+/** Takes `result`'s session (a svc_get_session result) and the QR codes that came with it. */
+function take(result) {
+  state.session = result.structuredContent;
+  state.qr = (result._meta && result._meta[QR_META_KEY]) || {};
+}
 
 /** Calls a tool through the host; a refusal shows in the card and resolves to null. */
 async function call(name, args) {
@@ -27,7 +35,7 @@ async function call(name, args) {
 function show(result) {
   const session = result && result.structuredContent;
   if (!session || typeof session.projectId !== 'string') return;
-  state.session = session;
+  take(result);
   render(session);
   const image = (result.content || []).find((c) => c.type === 'image');
   if (image) {
@@ -74,7 +82,7 @@ async function follow() {
     while (state.session && state.session.hasActiveWorkflows && !state.session.pendingQuestion) {
       const result = await call('svc_get_session', { projectId: state.session.projectId, waitSeconds: 30 });
       if (!result) break;
-      state.session = result.structuredContent;
+      take(result);
       render(state.session);
     }
   } finally {
@@ -102,11 +110,8 @@ function renderDeployments(session) {
   list.replaceChildren();
   for (const p of session.previewUrls.filter((u) => u.kind === 'deployment')) {
     const item = document.createElement('figure');
-    try {
-      item.insertAdjacentHTML('afterbegin', qrSvg(p.url, 120));
-    } catch {
-      // A URL too long for a QR code: the link below still opens it.
-    }
+    // The server's drawing (none for a URL too long for a QR code: the link below still opens it).
+    if (state.qr[p.url]) item.insertAdjacentHTML('afterbegin', state.qr[p.url]);
     const caption = document.createElement('figcaption');
     const link = document.createElement('a');
     link.href = p.url;

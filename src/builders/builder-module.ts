@@ -25,14 +25,38 @@ export interface PublishedArtifactInfo {
 interface PublishedArtifacts {
   /** The artifact with id `id`, or undefined. */
   find(id: string): Promise<PublishedArtifactInfo | undefined>;
-  /** The project's newest deployment for `platform`, or undefined. */
-  latestDeployment(projectId: string, platform: Platform): Promise<PublishedArtifactInfo | undefined>;
+  /**
+   * The deployment for `platform` a phone of `channel` gets: the channel's staged rollout when the
+   * phone's `eas-client-id` (`clientId`, null when it sent none) falls in it, else the channel's
+   * serving deploy (docs/releases.md "What a phone gets"); undefined when there is none.
+   */
+  channelDeployment(
+    projectId: string,
+    channel: string,
+    platform: Platform,
+    clientId: string | null,
+  ): Promise<PublishedArtifactInfo | undefined>;
   /** The artifact of the same kind for `platform` published by the same workflow, or undefined. */
   sibling(artifact: PublishedArtifactInfo, platform: Platform): Promise<PublishedArtifactInfo | undefined>;
   /** The file for `subPath` inside artifact `id`, or null when it leaves the artifact's folder or names nothing. */
   resolveFile(id: string, subPath: string): Promise<string | null>;
+  /** The release of deployment `artifact`, with its changes and their unified diff, or undefined (docs/releases.md "Changes"). */
+  releaseOf(artifact: PublishedArtifactInfo): Promise<DeploymentRelease | undefined>;
   /** The project whose "latest" update token (`/updates/latest/<token>`) this is, or null. */
   projectOfUpdateChannel(token: string): Promise<string | null>;
+}
+
+/** A deployment's release as its page shows it. */
+export interface DeploymentRelease {
+  number: number;
+  channel: string;
+  rolloutPercent: number;
+  /** The channel's deploy before it, or null for the channel's first. */
+  previousNumber: number | null;
+  /** The files changed since `previousNumber`, with their added and removed lines. */
+  changes: { path: string; added: number; removed: number }[];
+  /** The unified diff of those changes (cut when long). */
+  patch: string;
 }
 
 /** What a builder's routes read at each request. */

@@ -10,6 +10,8 @@ export type Platform = 'web' | 'ios' | 'android';
 export interface BuildJob {
   workflowId: string;
   kind: 'build' | 'deploy';
+  /** A deploy's channel (docs/releases.md): its latest update URL is the channel's. Absent: production. */
+  channel?: string;
   /** The user's instruction for this workflow. */
   instruction: string;
   /** The project; `ownerId` is its owner's user id (heavy steps take turns between owners). */

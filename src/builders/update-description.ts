@@ -85,3 +85,20 @@ async function readIfFile(file: string): Promise<string | null> {
   if (!info?.isFile()) return null;
   return readFile(file, 'utf8');
 }
+
+/**
+ * The Expo SDKs the update description in folder `folder` serves (`[58, 54]`): the `sdk` of a
+ * single description (`expo-updates-v1`) or of each update of one by SDK (`expo-updates-v1-by-sdk`);
+ * `[]` when the folder holds none or it cannot be read.
+ */
+export async function updateSdksIn(folder: string): Promise<number[]> {
+  const text = await readIfFile(join(folder, UPDATE_FILE)).catch(() => null);
+  if (text === null) return [];
+  try {
+    const parsed = JSON.parse(text) as { sdk?: unknown; updates?: { sdk?: unknown }[] };
+    const sdks = Array.isArray(parsed.updates) ? parsed.updates.map((u) => u.sdk) : [parsed.sdk];
+    return sdks.filter((sdk): sdk is number => typeof sdk === 'number');
+  } catch {
+    return [];
+  }
+}

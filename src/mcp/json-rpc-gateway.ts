@@ -71,6 +71,7 @@ import {
   withCardCapabilities,
   type ConnectionState,
 } from './app-card.js';
+import { withCardQrCodes } from './card-qr.js';
 import { CARD_METHODS, claimsModernEra, MODERN_METHODS, type ProtocolHeaders } from './protocol-era.js';
 import type { ToolDispatcher } from './tool-dispatcher.js';
 import type { ToolRequest } from './define-tool.js';
@@ -310,7 +311,7 @@ export class JsonRpcGateway {
               request,
             );
           const result = await (this.tools ?? (await this.toolsReady())).call(params, admission?.caller, request);
-          return resultReply(id, result, rate);
+          return resultReply(id, channel?.connection?.apps ? await withCardQrCodes(params, result) : result, rate);
         } finally {
           scoped?.release();
         }
@@ -432,7 +433,7 @@ export class JsonRpcGateway {
         const result = await (
           await this.toolsReady()
         ).call(message.params as Record<string, unknown> | undefined, admission?.caller, request);
-        return resultReply(id, era.stampCall(result), rate);
+        return resultReply(id, era.stampCall(card ? await withCardQrCodes(message.params, result) : result), rate);
       } catch (error) {
         // A question for the person: the client asks it and retries the call with the answer.
         if (!(error instanceof InputRequiredSignal)) throw error;

@@ -25,6 +25,7 @@ import {
   type UnclaimedFrom,
 } from './send-reports.js';
 import type { SendMessageResult } from './resource-shapes.js';
+import { checkReleaseParameters } from './release-sends.js';
 
 /** What a send needs: the parts' deps together, with the store, the access rule and the engine. */
 export interface SenderDeps
@@ -59,6 +60,7 @@ export async function sendMessage(
   input: SendMessageInput,
 ): Promise<SendMessageResult> {
   const { access, store } = deps;
+  checkReleaseParameters(input);
   await access.writable(caller, input.projectId);
   // A repeat of an earlier send's `requestId` answers what it answered (send-receipts.ts).
   const receipt =

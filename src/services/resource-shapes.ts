@@ -4,6 +4,7 @@
  * are inferred from them, so a shape cannot drift between the two.
  */
 import { z } from 'zod';
+import { DEPLOYMENT_STATES, WORKFLOW_KINDS } from '../core/releases.js';
 import { WORKFLOW_STATUSES } from '../core/workflow-states.js';
 
 /** Longest project name, in code points. */
@@ -47,7 +48,7 @@ const previewUrlSchema = z.object({
 /** A workflow as clients see it; `step.index` is 1-based (0 before the first step). */
 export const workflowSchema = z.object({
   id: z.string(),
-  kind: z.enum(['build', 'deploy']),
+  kind: z.enum(WORKFLOW_KINDS),
   title: z
     .string()
     .describe(
@@ -90,6 +91,25 @@ const messageSchema = z.object({
   createdAt: timestamp,
 });
 
+/** One deploy of the project's history (docs/releases.md). */
+const deploymentSchema = z.object({
+  number: z.number().int().describe('The deploy number (deployNumber of its preview URLs)'),
+  channel: z.string().describe('The channel it was published on ("production" unless the deploy named one)'),
+  rolloutPercent: z.number().int().describe("1..100: the share of the channel's phones that get it"),
+  createdAt: timestamp,
+  platforms: z.array(z.enum(['web', 'ios', 'android'])),
+  sdks: z.array(z.number().int()).describe('The Expo SDKs its native updates serve'),
+  workflowId: z.string(),
+  state: z
+    .enum(DEPLOYMENT_STATES)
+    .describe(
+      "serving: what the channel's phones get (outside a rollout: all of them); rolling_out: a staged rollout under way; superseded: a later deploy replaced it; rolled_back: a rollback to an earlier deploy replaced it",
+    ),
+  rollbackOf: z.number().int().optional().describe('Present on a rollback: the deploy number it published again'),
+});
+/** One deploy of `svc_get_session`'s `deployments`. */
+export type DeploymentView = z.infer<typeof deploymentSchema>;
+
 /** `svc_list_projects`'s response. */
 export const projectListSchema = z.object({ projects: z.array(projectSchema) });
 
@@ -97,10 +117,12 @@ export const projectListSchema = z.object({ projects: z.array(projectSchema) });
 export const sendMessageResultSchema = z.object({
   messageId: z.string(),
   workflowId: z.string().describe('The new workflow, or the one whose question was answered'),
-  kind: z
-    .enum(['build', 'deploy'])
-    .describe('The kind of the workflow started (as passed, or as guessed from the message)'),
-  status: z.enum(['queued', 'running']).describe('"queued" when it waits for other workflows to finish'),
+  kind: z.enum(WORKFLOW_KINDS).describe('The kind of the workflow started (as passed, or as guessed from the message)'),
+  status: z
+    .enum(['queued', 'running', 'cancelled'])
+    .describe(
+      '"queued" when it waits for other workflows to finish; "cancelled" when the user declined to confirm a rollback (nothing was rolled back)',
+    ),
   queuePosition: z.number().int().optional().describe('1 = next to start; present when queued'),
 });
 
@@ -113,6 +135,9 @@ export const sessionSchema = z.object({
   pendingQuestion: pendingQuestionSchema.nullable(),
   previewUrls: z.array(previewUrlSchema).describe('Latest preview and deployment of each platform'),
   lastWorkflow: workflowSchema.nullable(),
+  deployments: z
+    .array(deploymentSchema)
+    .describe("The project's last 20 deploys (rollbacks included), newest first, each with its channel and state"),
   waitingFor: z
     .string()
     .optional()

@@ -14,15 +14,21 @@ import { questionKind } from '../builders/builder-registry.js';
 import type { WorkflowJournal } from '../workflows/workflow-journal.js';
 import { MAX_MESSAGE_LENGTH } from '../core/message-limits.js';
 import { inferKind } from './instruction-kind.js';
+import { recordRelease } from './release-sends.js';
 import { checkMovedQuestion } from './answer-verdicts.js';
 import { answerRule, longerThan, tooLong, type CheckedAnswer } from './answer-refusals.js';
 import type { SendMessageResult } from './resource-shapes.js';
+import type { WorkflowKind } from '../core/releases.js';
 
 /** Validated `svc_send_message` arguments. */
 export interface SendMessageInput {
   projectId: string;
   message: string;
-  kind?: 'build' | 'deploy' | undefined;
+  kind?: WorkflowKind | undefined;
+  /** A deploy's channel (docs/releases.md; default production). */
+  channel?: string | undefined;
+  /** A deploy's staged rollout, 1..100 (default 100). */
+  rolloutPercent?: number | undefined;
   questionId?: string | undefined;
   /** The client's id of this send: a repeat within 24 hours answers what the first answered (`send-receipts.ts`). */
   requestId?: string | undefined;
@@ -147,6 +153,7 @@ async function recordInstruction(deps: SendRecordDeps, { tx, caller, input }: Se
     finishedAt: null,
   };
   await workflows.insert(row);
+  await recordRelease(tx, row, input);
   const message = await journal.post(
     input.projectId,
     row.id,

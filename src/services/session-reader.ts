@@ -11,6 +11,7 @@ import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
 import type { SessionView } from './resource-shapes.js';
 import { SessionCache } from './session-cache.js';
+import { deploymentsOf } from './release-history.js';
 import { toPendingQuestion, toPreviewUrl, workflowView, workflowViewOf } from './workflow-views.js';
 
 /** What the reader needs: the store, the read access rule, the public URLs and the nodes. */
@@ -79,6 +80,7 @@ export class SessionReader {
       pendingQuestion: pending ? toPendingQuestion(pending) : null,
       previewUrls: (await artifacts.latestPerPlatform(projectId)).map((a) => toPreviewUrl(a, base)),
       lastWorkflow: last ? await workflowViewOf(artifacts, last, base) : null,
+      deployments: await deploymentsOf(this.deps.store.repos.releases, projectId),
       ...(await this.waitingFor(queued[0])),
     };
   }

@@ -18,6 +18,7 @@ import type { CancelResult, MessagesPage, SendMessageResult, SessionView } from 
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
 import { sendMessage } from './message-sender.js';
+import { declineRollback, rollbackTarget } from './release-sends.js';
 import type { SendMessageInput } from './send-record.js';
 import { SessionReader } from './session-reader.js';
 import { SessionWaits, type SessionWaitOptions } from './session-wait.js';
@@ -79,6 +80,24 @@ export class WorkflowService {
    */
   send(caller: Caller, input: SendMessageInput): Promise<SendMessageResult> {
     return sendMessage(this.deps, caller, input);
+  }
+
+  /**
+   * Checks a rollback's message before the user is asked to confirm it (`rollbackTarget` in
+   * `release-sends.ts`). @throws ServiceError -32004/-32003 (owner only); -32602 naming the
+   * project's deploy numbers.
+   */
+  async checkRollback(caller: Caller, input: { projectId: string; message: string }): Promise<void> {
+    await this.deps.access.writable(caller, input.projectId);
+    await rollbackTarget(this.deps.store.repos.releases, input.projectId, input.message);
+  }
+
+  /**
+   * Records a rollback the user declined to confirm, as cancelled at once (`declineRollback` in
+   * `release-sends.ts`). @throws as `checkRollback`
+   */
+  declineRollback(caller: Caller, input: { projectId: string; message: string }): Promise<SendMessageResult> {
+    return declineRollback(this.deps, caller, input);
   }
 
   /**

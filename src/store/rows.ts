@@ -5,6 +5,7 @@
  * schema is checked against them at compile time (`RowsOfThisSchema` in `sqlite/schema.ts` and
  * `pg/schema.ts`), so a column that drifts fails `npm run typecheck`.
  */
+import type { WorkflowKind } from '../core/releases.js';
 import type { WorkflowStatus } from '../core/workflow-states.js';
 
 /** A person or agent account. `plan` names a plan of the operator's plan table (docs/contract.md#limits-and-plans). */
@@ -49,7 +50,7 @@ export interface WorkflowRow {
   projectId: string;
   /** Order of creation across the whole store: FIFO order of the queue. */
   seq: number;
-  kind: 'build' | 'deploy';
+  kind: WorkflowKind;
   status: WorkflowStatus;
   instruction: string;
   stepIndex: number;
@@ -257,3 +258,33 @@ export interface SendReceiptRow {
   /** When the first send was recorded, in ms since the Unix epoch on the database's clock. */
   createdAt: number;
 }
+
+/**
+ * The release of a deploy or rollback workflow (docs/releases.md): its channel and rollout, set
+ * when it is sent; the rest set when it publishes its first deployment.
+ */
+export interface ReleaseRow {
+  workflowId: string;
+  projectId: string;
+  channel: string;
+  /** 1..100: the share of the channel's phones (by `eas-client-id` bucket) that get it. */
+  rolloutPercent: number;
+  /** The deploy number a rollback publishes again; null for a deploy. */
+  rollbackOf: number | null;
+  /** The deploy number; null until the workflow publishes its first deployment. */
+  number: number | null;
+  /** The channel's deploy before this one, which `changes` counts from; null for the first. */
+  previousNumber: number | null;
+  /** JSON array of the platforms published (`["web","ios","android"]`). */
+  platforms: string;
+  /** JSON array of the Expo SDKs its updates serve (`[58, 54]`; `[]` without updates). */
+  sdks: string;
+  /** JSON of the files changed since `previousNumber` (`[{path, added, removed}]`), or null. */
+  changes: string | null;
+  /** The app's source files when it was published, gzipped JSON (`{path: text}`), or null. */
+  source: Buffer | null;
+  createdAt: string;
+}
+
+/** A published release without its source snapshot (what lists read). */
+export type PublishedRelease = Omit<ReleaseRow, 'source'> & { number: number };

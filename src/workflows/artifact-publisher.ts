@@ -63,6 +63,8 @@ export class ArtifactPublisher {
    *   not regular files), as paths relative to the folder.
    * @param beforeInsert runs inside the transaction that records the row, first; what it throws
    *   rolls the row back (the workflow engine checks there that its runner still holds the workflow).
+   * @param afterInsert runs inside that transaction after the row is inserted (a deployment's
+   *   release, `release-recorder.ts`); what it throws rolls the row back too.
    * @throws BuildFailure `artifact_quota_exceeded` when the owner's storage is full;
    *   Error when the folder to publish does not exist; whatever `beforeInsert` throws.
    */
@@ -71,6 +73,7 @@ export class ArtifactPublisher {
     workflowId: string,
     request: PublishRequest,
     beforeInsert?: (tx: Tx) => Promise<void>,
+    afterInsert?: (tx: Tx, row: ArtifactRow) => Promise<void>,
   ): Promise<{ published: PublishedArtifact; refused: string[] }> {
     const { artifactStore, store } = this.deps;
     const id = randomUUID();
@@ -97,6 +100,7 @@ export class ArtifactPublisher {
           blobId: imported.blobId,
         };
         await artifacts.insert(inserted);
+        await afterInsert?.(tx, inserted);
         if (request.kind === 'preview') {
           expired = await artifacts.previewsBeyond(
             projectId,

@@ -15,6 +15,7 @@ import { LeaseLostError, type LocalRun } from './local-run.js';
 import { killGroupNow, processStart } from './process-groups.js';
 import type { RunnerIdentity } from './runner-identity.js';
 import type { NewMessage, WorkflowJournal } from './workflow-journal.js';
+import { ReleasePublication } from './release-recorder.js';
 
 /** What a build context writes through. */
 export interface BuildContextDeps {
@@ -31,6 +32,9 @@ export interface BuildContextDeps {
 
 /** The context one run of a builder reports through. */
 export class EngineBuildContext implements BuildContext {
+  /** The release the run's first deployment fixed, announced when the run ends well. */
+  private release: ReleasePublication | null = null;
+
   constructor(
     private readonly workflow: WorkflowRow,
     private readonly run: LocalRun,
@@ -135,19 +139,35 @@ export class EngineBuildContext implements BuildContext {
 
   async publish(request: PublishRequest): Promise<PublishedArtifact> {
     if (this.run.lost) throw new LeaseLostError(this.workflow.id);
+    // A deployment is part of the workflow's release (docs/releases.md).
+    const release =
+      request.kind === 'deployment'
+        ? await ReleasePublication.prepare(this.deps.store.repos, this.workflow, this.deps.workspaceDir, request)
+        : null;
     // The row is recorded only while this runner holds the workflow.
     const { published, refused } = await this.deps.publisher.publish(
       this.workflow.projectId,
       this.workflow.id,
       request,
       (tx) => this.heldIn(tx),
+      release ? (tx, row) => release.record(tx, row) : undefined,
     );
+    if (release?.announces) this.release = release;
     if (refused.length > 0) {
       const shown = refused.slice(0, 10).join(', ');
       const more = refused.length > 10 ? ` and ${refused.length - 10} more` : '';
       await this.say(`Not published (links that leave the published folder, or not regular files): ${shown}${more}.`);
     }
     return published;
+  }
+
+  /**
+   * Posts the release's result message (`ReleasePublication.note`: number, channel, rollout,
+   * changes, the channel's latest URL), when the run published a deployment; call it after the
+   * builder returned, so it closes the conversation of the deploy.
+   */
+  async announceRelease(): Promise<void> {
+    if (this.release) await this.say(this.release.note(await this.updateChannelToken()), 'result');
   }
 
   async latestPreview(platform: Platform): Promise<PublishedArtifact | null> {

@@ -17,6 +17,7 @@ import type { LeaseHeartbeat } from './lease-heartbeat.js';
 import { LeaseLostError, type LocalRun } from './local-run.js';
 import { recordEnd, type RunFailure } from './run-endings.js';
 import { runOutcome } from './run-observer.js';
+import { runRollback } from './rollback-run.js';
 import { isStoreFailure, STORE_FAILURE_MESSAGE } from './store-failure.js';
 
 /** Starts the builders of claimed runs and sees each one to its recorded end. */
@@ -49,9 +50,11 @@ export class BuilderRuns {
     if (!project) return;
     const workspaceDir = join(dataDir, 'workspaces', row.projectId);
     await mkdir(workspaceDir, { recursive: true });
+    const release = await store.repos.releases.byWorkflow(row.id);
     const job: BuildJob = {
       workflowId: row.id,
-      kind: row.kind,
+      kind: row.kind === 'build' ? 'build' : 'deploy',
+      ...(release && { channel: release.channel }),
       instruction: row.instruction,
       project: { id: project.id, name: project.name, description: project.description, ownerId: project.ownerId },
       history: await store.repos.workflows.instructionsBefore(row.projectId, row.seq),
@@ -70,7 +73,10 @@ export class BuilderRuns {
     const startedAt = performance.now();
     try {
       await this.state.deps.workspaceSync?.restore(row.projectId, workspaceDir, (text) => context.say(text));
-      await builder.run(job, context);
+      // A rollback publishes earlier deployments again: no builder (docs/releases.md "Rollback").
+      if (row.kind === 'rollback') await runRollback(store.repos, row, context);
+      else await builder.run(job, context);
+      await context.announceRelease();
     } catch (error) {
       failure = this.failureOf(error, row, workspaceDir);
       if (error instanceof LeaseLostError) this.leases.leaseLost(run);

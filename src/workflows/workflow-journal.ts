@@ -181,7 +181,7 @@ function cutToLength(text: string, max: number): string {
   return text;
 }
 
-/** `Build` / `Deploy`: the kind as a message starts it. */
+/** `Build` / `Deploy` / `Rollback`: the kind as a message starts it. */
 export function kindLabel(kind: WorkflowRow['kind']): string {
-  return kind === 'build' ? 'Build' : 'Deploy';
+  return kind === 'build' ? 'Build' : kind === 'deploy' ? 'Deploy' : 'Rollback';
 }

@@ -18,6 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, FrameLocator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CARD_QR_META_KEY, qrSvg } from '../../src/mcp/card-qr.js';
 import { launchChromium } from '../chromium.js';
 import { cliToken } from '../bin-helpers.js';
 import { BIN, httpClient, post, ROOT, startTestServer, tempDir, type TestServer } from '../helpers.js';
@@ -105,18 +106,18 @@ afterAll(async () => {
 
 /**
  * The card's bytes (README "The app card (MCP Apps)"): the goal is under 100 KB; the extension's App bridge,
- * the SDK's Protocol and zod under it, trimmed by scripts/build-card.mjs, come to 218,205 bytes.
+ * the SDK's Protocol and zod under it, trimmed by scripts/build-card.mjs, come to 157,716 bytes, of
+ * which zod and the Protocol with its 2025-11-25 wire schemas are about 131,000.
  * The ceiling holds what the trims won: a dependency or a card change that grows it fails here.
  */
-const CARD_CEILING_BYTES = 225_000;
+const CARD_CEILING_BYTES = 160_000;
 
 /**
- * The URLs written in the card, none of them fetched: the SVG namespace of its QR codes, the
- * JSON Schema dialect names the SDK compares a `$schema` to, and zod's IPv6 check, which parses
- * an address as `http://[address]` (`${...}` stands for any template expression).
+ * The URLs written in the card, none of them fetched: the JSON Schema dialect names the SDK
+ * compares a `$schema` to, and zod's IPv6 check, which parses an address as `http://[address]`
+ * (`${...}` stands for any template expression). Its QR codes come drawn by the server.
  */
 const CARD_URLS = [
-  'http://www.w3.org/2000/svg',
   'http://json-schema.org/draft/2019-09/schema',
   'https://json-schema.org/draft/2019-09/schema',
   'http://[${}]',
@@ -128,7 +129,9 @@ describe('the card file (dist/session-card.html, as npm run build makes it)', ()
     expect(cardBytes).toBeLessThan(CARD_CEILING_BYTES);
   });
 
-  it.todo("stays under 100 KB (102,400 bytes): not met while the App bridge brings the SDK's Protocol and zod");
+  it.todo(
+    "stays under 100,000 bytes: not met while the App bridge brings the SDK's Protocol and zod (about 131,000 bytes by themselves)",
+  );
 
   it('uses no network but the host: no network API, no loaded resource, no URL but the accepted ones', () => {
     const html = readFileSync(join(ROOT, 'dist/session-card.html'), 'utf8');
@@ -205,13 +208,27 @@ describe('the card is offered only to a host that declares the extension', () =>
       );
       expect(raw.json.error).toMatchObject({ code: -32601, message: 'Method not found: resources/list' });
       await expect(v1.listResources()).rejects.toThrow('Method not found: resources/list');
-      // Tool results are the same for every host.
+      // Tool results are the same for every host, but for the deployments' QR codes a host with the
+      // extension gets in `_meta` for the card (src/mcp/card-qr.ts).
       const args = { name: 'svc_get_session', arguments: { projectId } };
-      const [a, b] = [await v1.callTool(args), await apps.callTool(args)];
+      const [a, b, c] = [await v1.callTool(args), await apps.callTool(args), await plain.callTool(args)];
       expect({ content: b.content, structuredContent: b.structuredContent }).toEqual({
         content: a.content,
         structuredContent: a.structuredContent,
       });
+      expect({ content: c.content, structuredContent: c.structuredContent }).toEqual({
+        content: a.content,
+        structuredContent: a.structuredContent,
+      });
+      expect(a).not.toHaveProperty('_meta');
+      expect(Object.keys(c._meta ?? {})).not.toContain(CARD_QR_META_KEY);
+      const deployments = (a.structuredContent as { previewUrls: Array<{ kind: string; url: string }> }).previewUrls
+        .filter((p) => p.kind === 'deployment')
+        .map((p) => p.url);
+      expect(deployments.length).toBeGreaterThan(0);
+      const codes = b._meta?.[CARD_QR_META_KEY] as Record<string, string>;
+      expect(Object.keys(codes).sort()).toEqual([...deployments].sort());
+      for (const url of deployments) expect(codes[url]).toBe(await qrSvg(url, 120));
     } finally {
       await Promise.all([v1.close(), plain.close(), apps.close()]);
     }
@@ -227,7 +244,7 @@ describe('over stdio in the 2025-11-25 era, the connection is one client: its in
     await client.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: [BIN, 'serve', '--data-dir', dir, '--builder', 'scripted', '--port', '0'],
+        args: [BIN, 'serve', '--data-dir', dir, '--builder', 'scripted', '--scripted-step-ms', '20', '--port', '0'],
         env,
         stderr: 'ignore',
       }),
@@ -259,6 +276,27 @@ describe('over stdio in the 2025-11-25 era, the connection is one client: its in
       expect(read.mimeType).toBe(RESOURCE_MIME_TYPE);
       expect(Buffer.byteLength(read.text)).toBe(cardBytes);
       await expect(plain.listResources()).rejects.toThrow('Method not found: resources/list');
+      // A deployment's QR code comes in the result's _meta for the host with the extension alone.
+      const created = await apps.callTool({ name: 'svc_create_project', arguments: { name: 'Over stdio' } });
+      const id = (created.structuredContent as { id: string }).id;
+      await apps.callTool({
+        name: 'svc_send_message',
+        arguments: { projectId: id, kind: 'deploy', message: 'Deploy' },
+      });
+      const asked = await waitFor(apps, id, (s) => s.pendingQuestion !== null || !s.hasActiveWorkflows);
+      if (asked.pendingQuestion)
+        await apps.callTool({
+          name: 'svc_send_message',
+          arguments: { projectId: id, questionId: asked.pendingQuestion.questionId, message: 'com.example.stdio' },
+        });
+      await waitFor(apps, id, (s) => !s.hasActiveWorkflows);
+      const args = { name: 'svc_get_session', arguments: { projectId: id } };
+      const [withCodes, without] = [await apps.callTool(args), await plain.callTool(args)];
+      // (Each process serves its previews on its own port: the URLs differ, not the shape.)
+      expect(without).not.toHaveProperty('_meta');
+      const { previewUrls } = withCodes.structuredContent as { previewUrls: Array<{ kind: string; url: string }> };
+      const deployment = previewUrls.find((p) => p.kind === 'deployment')!.url;
+      expect(withCodes._meta).toEqual({ [CARD_QR_META_KEY]: { [deployment]: await qrSvg(deployment, 120) } });
     } finally {
       await Promise.all([apps.close(), plain.close()]);
     }
@@ -354,12 +392,46 @@ describe.runIf(existsSync(CHROMIUM))('the card in a host (the extension AppBridg
     }
   });
 
+  it("checks what the host answers with the SDK's schemas: a malformed tools/call result is refused, not shown", async (ctx) => {
+    if (!browser) return ctx.skip();
+    const client = await modernClient(server, token, true);
+    const tab = await browser.newPage({ viewport: { width: 460, height: 900 } });
+    const logged: string[] = [];
+    tab.on('console', (message) => logged.push(message.text()));
+    // A host that answers the card's svc_get_project with a result whose content is not a list.
+    await tab.exposeFunction('hostCallTool', (params: { name: string; arguments?: Record<string, unknown> }) =>
+      params.name === 'svc_get_project'
+        ? { content: 'Tip Calculator', structuredContent: { name: 'Not checked' } }
+        : client.callTool(params),
+    );
+    await tab.goto(`http://127.0.0.1:${(page.address() as AddressInfo).port}/`);
+    try {
+      // A project of its own without a preview: its card asks for no screenshot (one a user at a time),
+      // which would keep the next test's card from its own.
+      const fresh = (
+        (await client.callTool({ name: 'svc_create_project', arguments: { name: 'Checked' } })).structuredContent as {
+          id: string;
+        }
+      ).id;
+      const card = await openCard(tab, client, fresh);
+      await card.locator('#error').filter({ hasText: 'Invalid result for tools/call' }).waitFor();
+      expect(await card.locator('#name').textContent()).toBe('Project');
+      // The card ran on the 2025-11-25 codec alone: nothing asked for the schemas it leaves out.
+      expect(logged.filter((line) => line.includes('not bundled'))).toEqual([]);
+    } finally {
+      await tab.close();
+      await client.close();
+    }
+  });
+
   it('renders the project, its running workflow, the screenshot and a QR code, and Cancel cancels the workflow', async (ctx) => {
     if (!browser) return ctx.skip();
     const client = await modernClient(server, token, true);
     const requests: string[] = [];
+    const logged: string[] = [];
     const tab = await hostTab(client);
     tab.on('request', (request) => requests.push(request.url()));
+    tab.on('console', (message) => logged.push(message.text()));
     try {
       await client.callTool({
         name: 'svc_send_message',
@@ -380,6 +452,8 @@ describe.runIf(existsSync(CHROMIUM))('the card in a host (the extension AppBridg
       await card.locator('#status').filter({ hasText: 'cancelled' }).waitFor();
       // The card fetched nothing itself: once the harness page and its script are in, no request at all.
       expect(requests).toEqual([]);
+      // Nothing it did asked for what scripts/build-card.mjs leaves out (the 2026-07-28 wire schemas).
+      expect(logged.filter((line) => line.includes('not bundled'))).toEqual([]);
     } finally {
       await tab.close();
       await client.close();

@@ -1,20 +1,14 @@
 /**
- * The session card's QR codes (assets/card/qr-svg.js): the card bundles only qrcode's encoder and
- * draws its module matrix itself. The drawing must show exactly the matrix qrcode's own `create`
- * makes for the URL (error correction M, its default), each dark module once, in a quiet zone.
+ * The session card's QR codes (src/mcp/card-qr.ts): the server draws qrcode's module matrix as SVG
+ * for the card, which bundles no encoder. The drawing must show exactly the matrix qrcode's own
+ * `create` makes for the URL (error correction M, its default), each dark module once, in a quiet
+ * zone; a card client's svc_get_session result carries one per deployment URL, and only such a
+ * result is changed.
  */
 import QRCode from 'qrcode';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers.js';
-
-type QrSvgModule = {
-  qrPath: (data: ArrayLike<number>, size: number, margin: number) => string;
-  qrSvg: (text: string, width: number) => string;
-};
-const load = async (): Promise<QrSvgModule> =>
-  (await import(pathToFileURL(join(ROOT, 'assets/card/qr-svg.js')).href)) as QrSvgModule;
+import { CARD_QR_META_KEY, qrPath, qrSvg, withCardQrCodes } from '../../src/mcp/card-qr.js';
+import type { ToolResult } from '../../src/mcp/define-tool.js';
 
 /** The modules a path of `M x y h n v1 h -n z` runs paints, as "x,y" (each at most once, or it throws). */
 function painted(path: string): Set<string> {
@@ -34,12 +28,11 @@ function painted(path: string): Set<string> {
 
 describe('the card QR code', () => {
   it("paints exactly qrcode's matrix for a deployment URL, shifted into a one-module quiet zone", async () => {
-    const { qrSvg } = await load();
     const url = 'https://example-app--deploy-7.expo.app/';
     const { size, data } = QRCode.create(url, {}).modules;
     const expected = new Set<string>();
     for (let i = 0; i < size * size; i++) if (data[i]) expected.add(`${(i % size) + 1},${Math.floor(i / size) + 1}`);
-    const svg = qrSvg(url, 120);
+    const svg = await qrSvg(url, 120);
     expect(svg).toContain(`viewBox="0 0 ${size + 2} ${size + 2}"`);
     expect(svg).toContain('width="120" height="120"');
     const dark = svg.match(/<path fill="#000" d="([^"]*)"/)?.[1] ?? '';
@@ -47,8 +40,28 @@ describe('the card QR code', () => {
   });
 
   it('paints runs that reach the edge of a row, and nothing for a blank row', async () => {
-    const { qrPath } = await load();
     // 3×3: a full row, a blank row, then a module alone at the right edge.
     expect(qrPath([1, 1, 1, 0, 0, 0, 0, 0, 1], 3, 0)).toBe('M0 0h3v1h-3zM2 2h1v1h-1z');
+  });
+
+  it('adds the codes to a svc_get_session result with deployments, and changes no other result', async () => {
+    const deployment = 'https://tips--deploy-1.example.test/';
+    const session = {
+      projectId: 'p1',
+      previewUrls: [
+        { platform: 'web', kind: 'preview', url: 'https://tips.example.test/' },
+        { platform: 'web', kind: 'deployment', url: deployment, deployNumber: 1 },
+      ],
+    };
+    const result: ToolResult = {
+      content: [{ type: 'text', text: JSON.stringify(session) }],
+      structuredContent: session,
+    };
+    const card = await withCardQrCodes({ name: 'svc_get_session' }, result);
+    expect(card).toEqual({ ...result, _meta: { [CARD_QR_META_KEY]: { [deployment]: await qrSvg(deployment, 120) } } });
+    expect(result).not.toHaveProperty('_meta');
+    expect(await withCardQrCodes({ name: 'svc_get_project' }, result)).toBe(result);
+    const none = { ...result, structuredContent: { ...session, previewUrls: [session.previewUrls[0]] } };
+    expect(await withCardQrCodes({ name: 'svc_get_session' }, none)).toBe(none);
   });
 });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Repos } from '../../src/store/repos.js';
-import type { ProjectRow, WorkflowRow } from '../../src/store/rows.js';
+import type { ProjectRow, ReleaseRow, WorkflowRow } from '../../src/store/rows.js';
 import { openStore, TransactionSpanError, type Store, type StoreConfig } from '../../src/store/store.js';
 import type { PgStore } from '../../src/store/pg/open.js';
 import { tempDir, waitFor } from '../helpers.js';
@@ -425,6 +425,55 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect(await r.updateChannels.tokenOf('q1')).toBe('y'.repeat(32));
   });
 
+  it('releases: recorded at send, fixed at publish, listed newest first per project and channel', async () => {
+    const release = (workflowId: string, channel: string, extra: Partial<ReleaseRow> = {}): ReleaseRow => ({
+      workflowId,
+      projectId: 'p1',
+      channel,
+      rolloutPercent: 100,
+      rollbackOf: null,
+      number: null,
+      previousNumber: null,
+      platforms: '[]',
+      sdks: '[]',
+      changes: null,
+      source: null,
+      createdAt: T0,
+      ...extra,
+    });
+    for (const [id, seq] of [
+      ['ra', 1],
+      ['rb', 2],
+      ['rc', 3],
+    ] as const)
+      await r.workflows.insert(workflow(id, 'p1', seq, 'completed'));
+    await r.releases.insert(release('ra', 'production'));
+    await r.releases.insert(release('rb', 'preview', { rolloutPercent: 40 }));
+    await r.releases.insert(release('rc', 'production', { rollbackOf: 1 }));
+    // Unpublished releases are in no list.
+    expect(await r.releases.recent('p1', 20)).toEqual([]);
+    const source = Buffer.from([0, 1, 2, 255]);
+    await store.transaction((tx) =>
+      tx.releases.update('ra', { number: 1, platforms: '["ios"]', sdks: '[58]', source, createdAt: T1 }),
+    );
+    await r.releases.update('rb', { number: 2, previousNumber: null, changes: '[]' });
+    await r.releases.update('rc', { number: 3, previousNumber: 1, rolloutPercent: 100 });
+    expect((await r.releases.recent('p1', 20)).map((x) => x.number)).toEqual([3, 2, 1]);
+    expect((await r.releases.recent('p1', 2)).map((x) => x.number)).toEqual([3, 2]);
+    expect((await r.releases.onChannel('p1', 'production', 5)).map((x) => [x.number, x.rollbackOf])).toEqual([
+      [3, 1],
+      [1, null],
+    ]);
+    expect(await r.releases.numbers('p1')).toEqual([1, 2, 3]);
+    expect(await r.releases.numbers('p2')).toEqual([]);
+    const first = (await r.releases.byNumber('p1', 1))!;
+    expect(first).toMatchObject({ workflowId: 'ra', platforms: '["ios"]', sdks: '[58]', createdAt: T1 });
+    expect(Buffer.from(first.source!).equals(source)).toBe(true);
+    expect((await r.releases.byWorkflow('rb'))!.rolloutPercent).toBe(40);
+    expect('source' in (await r.releases.recent('p1', 1))[0]!).toBe(false);
+    expect(await r.releases.byNumber('p1', 9)).toBeUndefined();
+  });
+
   it('process groups: insert, list by project and host, remove', async () => {
     await r.workflows.insert(workflow('a', 'p1', 1, 'running', { runnerId: 'me' }));
     await r.processGroups.insert({
@@ -749,14 +798,18 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     const reported: TransactionSpanError[] = [];
     ({ store, close } = await open({ strictTransactions: true, onTransactionSpan: (error) => reported.push(error) }));
     await store.repos.users.insert({ id: 'u1', name: 'alice', plan: 'free', createdAt: T0 });
-    await store.repos.projects.insert(project('p1', 'u1'));
+    // Eight transactions at once, each on a project of its own: fewer than the pool's connections and
+    // no shared row lock, so none waits (waiting for a connection is bounded on PostgreSQL). What
+    // varies is the number of awaits inside each transaction.
+    const projects = Array.from({ length: 8 }, (_, i) => `p${i + 1}`);
+    for (const id of projects) await store.repos.projects.insert(project(id, 'u1'));
     await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
+      projects.map((projectId, i) =>
         store.transaction(async (tx) => {
-          for (let j = 0; j < 20; j++)
+          for (let j = 0; j < 50; j++)
             await tx.messages.append({
               id: `m${i}-${j}`,
-              projectId: 'p1',
+              projectId,
               workflowId: null,
               role: 'system',
               type: 'status',
@@ -767,7 +820,7 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
       ),
     );
     expect(reported).toEqual([]);
-    expect(await store.repos.messages.lastSeq('p1')).toBe(400);
+    for (const id of projects) expect(await store.repos.messages.lastSeq(id)).toBe(50);
   });
 });
 

@@ -30,8 +30,9 @@ async function drizzleKitOutput(args: string[]): Promise<string> {
 }
 
 const CONFIGS = [
-  { config: 'drizzle.config.ts', dialect: 'sqlite', schema: './src/store/sqlite/schema.ts', out: 'drizzle' },
-  { config: 'drizzle.pg.config.ts', dialect: 'postgresql', schema: './src/store/pg/schema.ts', out: 'drizzle-pg' },
+  // Each store's schema files (`schema.ts`, `release-schema.ts`), as a glob.
+  { config: 'drizzle.config.ts', dialect: 'sqlite', schema: './src/store/sqlite/*schema.ts', out: 'drizzle' },
+  { config: 'drizzle.pg.config.ts', dialect: 'postgresql', schema: './src/store/pg/*schema.ts', out: 'drizzle-pg' },
 ] as const;
 
 describe.each(CONFIGS)('$config', ({ config, dialect, schema, out }) => {

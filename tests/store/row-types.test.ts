@@ -27,11 +27,14 @@ import type {
   ProjectRow,
   QuestionRow,
   SendReceiptRow,
+  ReleaseRow,
   UserRow,
   WebSessionRow,
   WorkflowRow,
 } from '../../src/store/rows.js';
 import * as sqlite from '../../src/store/sqlite/schema.js';
+import type * as sqliteReleases from '../../src/store/sqlite/release-schema.js';
+import type * as pgReleases from '../../src/store/pg/release-schema.js';
 
 type SqliteRows = RowsMatch<
   [
@@ -53,6 +56,7 @@ type SqliteRows = RowsMatch<
     SameRow<typeof sqlite.webSessions.$inferSelect, WebSessionRow>,
     SameRow<typeof sqlite.nodes.$inferSelect, NodeRow>,
     SameRow<typeof sqlite.sendReceipts.$inferSelect, SendReceiptRow>,
+    SameRow<typeof sqliteReleases.releases.$inferSelect, ReleaseRow>,
   ]
 >;
 
@@ -76,6 +80,7 @@ type PgRows = RowsMatch<
     SameRow<typeof pg.webSessions.$inferSelect, WebSessionRow>,
     SameRow<typeof pg.nodes.$inferSelect, NodeRow>,
     SameRow<typeof pg.sendReceipts.$inferSelect, SendReceiptRow>,
+    SameRow<typeof pgReleases.releases.$inferSelect, ReleaseRow>,
   ]
 >;
 

@@ -7,8 +7,14 @@ import { getTableConfig as pgTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import { getTableConfig as sqliteTableConfig, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { is } from 'drizzle-orm';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import * as pgSchema from '../../src/store/pg/schema.js';
-import * as sqliteSchema from '../../src/store/sqlite/schema.js';
+import * as pgTables from '../../src/store/pg/schema.js';
+import * as pgReleaseTables from '../../src/store/pg/release-schema.js';
+import * as sqliteTables from '../../src/store/sqlite/schema.js';
+import * as sqliteReleaseTables from '../../src/store/sqlite/release-schema.js';
+
+/** Each store's tables: `schema.ts` and `release-schema.ts` (drizzle-kit reads both). */
+const pgSchema = { ...pgTables, ...pgReleaseTables };
+const sqliteSchema = { ...sqliteTables, ...sqliteReleaseTables };
 
 /** Tables only PostgreSQL has: with SQLite, artifact and workspace bytes stay on the local disk. */
 const POSTGRES_ONLY_TABLES = ['blob_chunks', 'blobs', 'workspace_snapshots'];
@@ -39,7 +45,7 @@ type Tables = Map<string, Map<string, ColumnShape>>;
 function tablesOf(
   config: (table: never) => {
     name: string;
-    columns: { name: string; notNull: boolean; dataType: string; enumValues?: string[] }[];
+    columns: { name: string; notNull: boolean; dataType: string; enumValues?: string[]; getSQLType(): string }[];
   },
   tables: unknown[],
 ): Tables {
@@ -48,7 +54,17 @@ function tablesOf(
       const { name, columns } = config(table as never);
       return [
         name,
-        new Map(columns.map((c) => [c.name, { notNull: c.notNull, dataType: c.dataType, enumValues: c.enumValues }])),
+        new Map(
+          columns.map((c) => [
+            c.name,
+            // PostgreSQL's `bytea` is a custom type of the schema: the same value kind as SQLite's buffer blob.
+            {
+              notNull: c.notNull,
+              dataType: c.dataType === 'custom' && c.getSQLType() === 'bytea' ? 'buffer' : c.dataType,
+              enumValues: c.enumValues,
+            },
+          ]),
+        ),
       ];
     }),
   );
@@ -116,6 +132,7 @@ describe('SQLite and PostgreSQL schemas', () => {
     expectTypeOf<typeof pgSchema.updateChannels.$inferSelect>().toEqualTypeOf<
       typeof sqliteSchema.updateChannels.$inferSelect
     >();
+    expectTypeOf<typeof pgSchema.releases.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.releases.$inferSelect>();
     expectTypeOf<typeof pgSchema.processGroups.$inferSelect>().toEqualTypeOf<
       typeof sqliteSchema.processGroups.$inferSelect
     >();

@@ -29,7 +29,7 @@ import { groupHooks, runProcess } from './run-process.js';
 import { EXPO_ENV, ExpoToolchain } from './toolchain.js';
 import { boundPassed, EXPORT_BOUNDS, heapFlag, TYPE_CHECK_BOUNDS, withTimeout } from './step-bounds.js';
 import { prepareDeploymentFolder, type FailedSdk, type SdkExport } from './update-bundle.js';
-import { latestUpdatePath } from './update-channels.js';
+import { DEFAULT_CHANNEL, latestUpdatePathOf } from '../../core/releases.js';
 import { ExpoWorkspace, OUTPUT_DIR } from './workspace.js';
 
 /** Settings of the `expo` builder. */
@@ -230,13 +230,13 @@ export class ExpoBuilder implements Builder {
       );
     }
     const served = exports.map((e) => e.sdk).join(' and ');
-    const latest = latestUpdatePath(await context.updateChannelToken());
+    const latest = latestUpdatePathOf(await context.updateChannelToken(), job.channel ?? DEFAULT_CHANNEL);
     const failures = failed.map((f) => ` Expo SDK ${f.sdk} is not served: its export failed (${f.reason}).`).join('');
     await context.say(
       `Deploy #${web.number}: web, ios, android. Deployed ${job.project.name} as ${appId} for Expo SDK ${served}: ${published.join('; ')}.${failures} ` +
         `The ios and android links open a page with an exp:// QR code: Expo Go gets the update of the SDK it runs (${served}; ` +
         "Google Play's Expo Go runs the newest SDK, the App Store's runs SDK 54), a development build the first." +
-        ` The project's "latest" update URL path (follows every new deploy; keep it private): ${latest}`,
+        ` The channel's "latest" update URL path (follows every new deploy of channel ${job.channel ?? DEFAULT_CHANNEL}; keep it private): ${latest}`,
       'result',
     );
   }

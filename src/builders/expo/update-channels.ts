@@ -1,15 +1,10 @@
 /**
- * The secret "latest" update URL of each project: `/updates/latest/<token>` always serves the
- * project's newest native deployment. The token is random (not the project id), so the URL can be
+ * The secret "latest" update URL of each project: `/updates/latest/<token>[/<channel>]` serves
+ * what the channel serves (`latestUpdatePathOf` in core/releases.ts, docs/releases.md). The token is random (not the project id), so the URL can be
  * put into an installed app without revealing or granting anything else. The store keeps the
  * tokens (docs/postgresql.md#update-channels); the builder gets its project's token through its
  * build context, the routes resolve one through the artifact reader.
  */
-
-/** The service-relative path of a project's latest-update URL. */
-export function latestUpdatePath(token: string): string {
-  return `/updates/latest/${token}`;
-}
 
 /** What a reader other than the project's owner sees in place of a latest-update URL path. */
 export const HIDDEN_LATEST_UPDATE_PATH = "/updates/latest/<private: shown to the project's owner>";

@@ -1,12 +1,15 @@
 /**
  * The landing page of an ios/android Expo update deployment at `/deployments/<id>/`: the app, the
  * Expo SDKs the deployment serves (one update each), an `exp://` QR code that any of those Expo
- * Gos opens (Expo Go names its SDK in each request), and how to get a matching Expo Go.
+ * Gos opens (Expo Go names its SDK in each request), how to get a matching Expo Go, and the
+ * deploy's channel and changes since the channel's previous deploy, with their diff
+ * (docs/releases.md "Changes"). And the page of a channel's latest update URL, with its QR code.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { escapeHtml } from '../../io/html-escape.js';
 import { isLoopbackHostname } from '../../io/loopback-hosts.js';
-import type { BuilderRouteSources } from '../builder-module.js';
+import { latestUpdatePathOf } from '../../core/releases.js';
+import type { BuilderRouteSources, PublishedArtifactInfo } from '../builder-module.js';
 import { GET_EXPO_GO, readDeploymentUpdates, servedSdks } from './update-sdks.js';
 
 const STYLE =
@@ -55,8 +58,14 @@ ${failed ? `<ul id="failed-sdks">${failed}</ul>` : ''}
 <p>Scan with the camera (Expo Go for SDK ${sdkList} installed) or open <code id="exp-url">${escapeHtml(expUrl)}</code>.</p>
 ${isLoopbackHostname(base.hostname) ? '<p class="warn">This server\'s public URL is a loopback address, which a phone cannot reach. Start the server with <code>--public-url http://&lt;LAN address or domain&gt;:&lt;port&gt;</code>.</p>' : ''}
 <p id="get-expo-go">${escapeHtml(GET_EXPO_GO.android)}<br>${escapeHtml(GET_EXPO_GO.ios)}</p>
+${await changesSection(app, row)}
 <p>Manifest of this deployment (Expo Updates protocol v1): <code>${escapeHtml(manifestUrl)}</code>. A development build loads it when its <code>updates.url</code> is set to it; the project's owner finds the private URL that follows every deploy in the deploy's result message.</p>
 </body></html>`;
+  sendPage(req, res, html);
+  return true;
+}
+
+function sendPage(req: IncomingMessage, res: ServerResponse, html: string): void {
   res.writeHead(200, {
     'Content-Type': 'text/html; charset=utf-8',
     'Content-Length': Buffer.byteLength(html),
@@ -65,5 +74,52 @@ ${isLoopbackHostname(base.hostname) ? '<p class="warn">This server\'s public URL
     'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
   });
   res.end(req.method === 'HEAD' ? undefined : html);
+}
+
+/** The page's "Changes" section: the deploy's channel and the diff since the channel's previous deploy. */
+async function changesSection(app: BuilderRouteSources, row: PublishedArtifactInfo): Promise<string> {
+  const release = await app.artifacts.releaseOf(row);
+  if (!release) return '';
+  const head = `<p id="channel">Channel <strong>${escapeHtml(release.channel)}</strong>, rolled out to ${release.rolloutPercent} % of its phones.</p>`;
+  if (release.previousNumber === null)
+    return `${head}<p id="changes">The first deploy of this channel: nothing to compare with.</p>`;
+  const list = release.changes
+    .map((c) => `<li><code>${escapeHtml(c.path)}</code> +${c.added} −${c.removed}</li>`)
+    .join('');
+  return `${head}<h2>Changes since deploy #${release.previousNumber}</h2>
+<ul id="changes">${list || '<li>No source file changed.</li>'}</ul>
+${release.patch ? `<pre id="diff">${escapeHtml(release.patch)}</pre>` : ''}`;
+}
+
+/**
+ * Answers a browser's `GET /updates/latest/<token>[/<channel>]`: the channel's page, with the
+ * `exp://` QR code of its latest update URL (docs/releases.md "Channels").
+ * @returns false for an unknown token (the route answers 404).
+ */
+export async function serveChannelLanding(
+  app: BuilderRouteSources,
+  req: IncomingMessage,
+  res: ServerResponse,
+  { token, channel }: { token: string; channel: string },
+): Promise<boolean> {
+  if (!(await app.artifacts.projectOfUpdateChannel(token))) return false;
+  const base = new URL(app.artifactBaseUrl());
+  const root = `${base.origin}${base.pathname.replace(/\/$/, '')}`;
+  const url = `${root}${latestUpdatePathOf(token, channel)}`;
+  const expUrl = url.replace(/^http:/, 'exp:').replace(/^https:/, 'exps:');
+  const { default: QRCode } = await import('qrcode');
+  const svg = await QRCode.toString(expUrl, { type: 'svg', margin: 2, width: 280, errorCorrectionLevel: 'M' });
+  const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer"><title>Channel ${escapeHtml(channel)}</title>
+<style>${STYLE}</style>
+</head><body>
+<h1>Channel ${escapeHtml(channel)}</h1>
+<p>This private URL follows every deploy of channel <strong>${escapeHtml(channel)}</strong>: a phone that opens it gets what the channel serves (a staged rollout by its eas-client-id), from its next check for updates on.</p>
+<div class="qr" id="qr" role="img" aria-label="QR code of the channel's latest update URL">${svg}</div>
+<p>Scan with the camera (Expo Go) or open <code id="exp-url">${escapeHtml(expUrl)}</code>.</p>
+<p id="get-expo-go">${escapeHtml(GET_EXPO_GO.android)}<br>${escapeHtml(GET_EXPO_GO.ios)}</p>
+</body></html>`;
+  sendPage(req, res, html);
   return true;
 }

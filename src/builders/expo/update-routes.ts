@@ -4,7 +4,7 @@
  *
  * | route | answers |
  * |---|---|
- * | `GET /updates/latest/<token>` | the manifest of the project's newest deployment for `expo-platform` (token: secret, per project) |
+ * | `GET /updates/latest/<token>[/<channel>]` | the manifest of what the channel (default production; `expo-channel-name` names one on the bare URL) serves for `expo-platform` and the phone's `eas-client-id` (docs/releases.md); a browser gets the channel's page with its QR code (token: secret, per project) |
  * | `GET /updates/d/<deploymentId>` | the manifest of that deployment (or of its sibling for the other platform) |
  * | `GET /updates/assets/<deploymentId>/<path>` | an asset or the launch bundle; immutable, gzip/br when accepted |
  * | `GET /deployments/<id>/` (ios, android) | a landing page with an `exp://` QR code for Expo Go / a development build (update-landing.ts) |
@@ -27,7 +27,8 @@ import { pipeline } from 'node:stream/promises';
 import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib';
 import type { BuilderRoutes, BuilderRouteSources, PublishedArtifactInfo } from '../builder-module.js';
 import type { UpdateAsset, UpdateDescription } from './update-bundle.js';
-import { serveUpdateLanding } from './update-landing.js';
+import { CHANNEL_PATTERN, DEFAULT_CHANNEL } from '../../core/releases.js';
+import { serveChannelLanding, serveUpdateLanding } from './update-landing.js';
 import { readDeploymentUpdates, runtimeMismatch, updateForRuntime } from './update-sdks.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -107,27 +108,28 @@ async function serveExpoUpdates(
   const [, , section, id, ...rest] = path.split('/');
   if (section === 'assets' && id && UUID.test(id)) return serveAsset(app, req, res, id, rest);
   if (section !== 'latest' && section !== 'd') return sendJson(res, 404, { error: 'Not found' });
-  if (!id || rest.some((segment) => segment !== '')) return sendJson(res, 404, { error: 'Not found' });
+  const extra = rest.filter((segment) => segment !== '');
+  // `/updates/latest/<token>/<channel>`: a channel's own URL (docs/releases.md "Channels").
+  const pathChannel = section === 'latest' && extra.length === 1 ? extra[0]! : null;
+  if (!id || (extra.length > 0 && (pathChannel === null || !CHANNEL_PATTERN.test(pathChannel))))
+    return sendJson(res, 404, { error: 'Not found' });
 
   const platform = header(req, 'expo-platform') ?? query.get('platform');
+  if (!platform && section === 'latest' && /\btext\/html\b/.test(header(req, 'accept') ?? '')) {
+    // A browser: the channel's page with its QR code.
+    if (await serveChannelLanding(app, req, res, { token: id, channel: pathChannel ?? DEFAULT_CHANNEL })) return;
+    return sendJson(res, 404, { error: 'Not found' });
+  }
   if (platform !== 'ios' && platform !== 'android') {
     return sendJson(res, 400, { error: 'expo-platform must be "ios" or "android"' }, PROTOCOL_HEADERS);
   }
   const runtimeVersion = header(req, 'expo-runtime-version') ?? query.get('runtime-version');
   if (!runtimeVersion) return sendJson(res, 400, { error: 'expo-runtime-version is required' }, PROTOCOL_HEADERS);
 
-  let row: PublishedArtifactInfo | undefined;
-  if (section === 'latest') {
-    const projectId = await app.artifacts.projectOfUpdateChannel(id);
-    row = projectId ? await app.artifacts.latestDeployment(projectId, platform) : undefined;
-  } else if (UUID.test(id)) {
-    const pinned = await app.artifacts.find(id);
-    if (pinned?.kind === 'deployment') {
-      // A deploy publishes ios and android together: a pinned URL serves the pair.
-      if (pinned.platform === platform) row = pinned;
-      else row = await app.artifacts.sibling(pinned, platform);
-    }
-  }
+  const row =
+    section === 'latest'
+      ? await channelDeployment(app, req, { token: id, pathChannel, platform })
+      : await pinnedDeployment(app, id, platform);
   const updates = row ? await readDeploymentUpdates(app, row) : null;
   if (!row || !updates || updates.updates.length === 0)
     return sendJson(res, 404, { error: `No ${platform} update here` }, PROTOCOL_HEADERS);
@@ -168,6 +170,34 @@ async function serveExpoUpdates(
     ...(signature && { 'expo-signature': signature }),
   });
   res.end(req.method === 'HEAD' ? undefined : manifestText);
+}
+
+/**
+ * The deployment a phone gets from a channel's latest URL: the path's channel, else the one a
+ * development build names (EAS Update's `expo-channel-name`), else production; by its
+ * `eas-client-id` in a staged rollout (docs/releases.md "What a phone gets").
+ */
+async function channelDeployment(
+  app: ExpoUpdateSources,
+  req: IncomingMessage,
+  { token, pathChannel, platform }: { token: string; pathChannel: string | null; platform: 'ios' | 'android' },
+): Promise<PublishedArtifactInfo | undefined> {
+  const projectId = await app.artifacts.projectOfUpdateChannel(token);
+  if (!projectId) return undefined;
+  const named = header(req, 'expo-channel-name');
+  const channel = pathChannel ?? (named && CHANNEL_PATTERN.test(named) ? named : DEFAULT_CHANNEL);
+  return app.artifacts.channelDeployment(projectId, channel, platform, header(req, 'eas-client-id'));
+}
+
+/** The deployment of a pinned URL (`/updates/d/<id>`): a deploy publishes ios and android together, so it serves the pair. */
+async function pinnedDeployment(
+  app: ExpoUpdateSources,
+  id: string,
+  platform: 'ios' | 'android',
+): Promise<PublishedArtifactInfo | undefined> {
+  const pinned = UUID.test(id) ? await app.artifacts.find(id) : undefined;
+  if (pinned?.kind !== 'deployment') return undefined;
+  return pinned.platform === platform ? pinned : app.artifacts.sibling(pinned, platform);
 }
 
 function header(req: IncomingMessage, name: string): string | null {

@@ -6,6 +6,8 @@ import { errorGuide } from './error-guide.js';
 import { boundedText, uuidParameter } from '../parameters.js';
 import { MAX_CODE_ANSWER_LENGTH, MAX_MESSAGE_LENGTH } from '../../core/message-limits.js';
 import { BUILDER_MESSAGE_RULES } from '../../builders/builder-registry.js';
+import { CHANNEL_PATTERN, DEFAULT_CHANNEL, ROLLOUT_MAX, ROLLOUT_MIN, WORKFLOW_KINDS } from '../../core/releases.js';
+import { confirmRollback } from './confirm-rollback.js';
 
 /** Starts or queues a workflow, or answers the pending question; owner only. */
 export const sendMessageTool = defineTool({
@@ -17,6 +19,7 @@ export const sendMessageTool = defineTool({
     // How to answer the builders' own kinds of question (the expo builder's code questions).
     ...BUILDER_MESSAGE_RULES,
     '- A message with kind and no questionId is always a new instruction, even while a question waits (that question stays pending and its workflow keeps its place; the new one is queued behind it). Always pass kind: "build" (change the app and publish a preview) or "deploy" (publish a release). Without kind (and with no question waiting) the server guesses: "deploy" only when the message begins with deploy, publish, release or ship as a command ("Deploy it", "Please publish to the stores"), else "build". The response\'s kind says which kind was started.',
+    '- Releases (the latest update URL of each channel follows its deploys): kind "deploy" takes channel (default "production") and rolloutPercent (1..100, default 100: a staged rollout sends the deploy to that share of the channel\'s phones, the others keep the previous update; a later deploy at 100 or a rollback ends it). kind "rollback" with message = a deploy number ("3" or "#3", from deployments of svc_get_session) publishes that deploy\'s bundles again as a new deploy on its channel, to every phone of it. Confirm a rollback with the user before sending it; a client that declared elicitation is asked by the server itself, and a declined rollback answers status "cancelled". An unknown number is -32602 with error.data.numbers.',
     '- Retrying: when a send got no answer (the connection broke), send it again with the same requestId; pass a new requestId (such as a UUID) with every new message.',
     'Only one workflow runs per project at a time: when another is queued or active the new one is stored with status "queued" and a queuePosition, and starts by itself in order. Follow it with svc_get_session and waitSeconds (it returns when the workflow changes step, asks or ends) rather than polling, and read the conversation with svc_get_messages.',
     errorGuide([
@@ -34,10 +37,26 @@ export const sendMessageTool = defineTool({
       { nonBlank: true },
     ),
     kind: z
-      .enum(['build', 'deploy'])
+      .enum(WORKFLOW_KINDS)
       .optional()
       .describe(
-        'Workflow kind; pass it. When absent: "deploy" only for a message that begins with deploy, publish, release or ship as a command, else "build"',
+        'Workflow kind; pass it. "rollback": message is a deploy number ("3" or "#3"). When absent: "deploy" only for a message that begins with deploy, publish, release or ship as a command, else "build"',
+      ),
+    channel: z
+      .string()
+      .regex(CHANNEL_PATTERN, 'must be a lowercase letter then up to 31 lowercase letters, digits or hyphens')
+      .optional()
+      .describe(
+        `kind "deploy" only: the channel to publish on (default "${DEFAULT_CHANNEL}"); each channel has its own latest update URL`,
+      ),
+    rolloutPercent: z
+      .number()
+      .int()
+      .min(ROLLOUT_MIN)
+      .max(ROLLOUT_MAX)
+      .optional()
+      .describe(
+        'kind "deploy" only: the share of the channel\'s phones that get it, 1..100 (default 100); the others keep the channel\'s previous update',
       ),
     questionId: uuidParameter('The pendingQuestion.questionId this message answers').optional(),
     requestId: z
@@ -51,5 +70,9 @@ export const sendMessageTool = defineTool({
   }),
   output: sendMessageResultSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  handle: (args, { caller, services }) => services.workflows.send(caller, args),
+  handle: (args, { caller, services, request }) =>
+    // A rollback is confirmed by the person first, when the client can ask (docs/releases.md "Confirmation").
+    args.kind === 'rollback' && args.questionId === undefined && request?.elicitation
+      ? confirmRollback(args, request.elicitation, caller, services)
+      : services.workflows.send(caller, args),
 });

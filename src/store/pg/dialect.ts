@@ -8,7 +8,11 @@ import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type { Db, Dialect, Executable, Statement, Tables } from '../sql/dialect.js';
 import type { PgDb } from './db.js';
 import { isUniqueViolation } from './pg-errors.js';
+import * as releaseSchema from './release-schema.js';
 import * as schema from './schema.js';
+
+/** Both schema modules' tables. */
+const tables: Tables = { ...schema, ...releaseSchema };
 
 /** The PostgreSQL dialect over `db`: the pool's handle (auto-commit statements) or a transaction's. */
 export function pgDialect(db: PgDb): Dialect {
@@ -16,13 +20,13 @@ export function pgDialect(db: PgDb): Dialect {
   const dialect: Dialect = {
     name: 'postgres',
     db: handle,
-    t: schema,
+    t: tables,
     changes: (result) => (result as { rowCount: number | null }).rowCount ?? 0,
     forUpdate: (query) => (query as unknown as { for(strength: 'update'): unknown }).for('update') as typeof query,
     first: (query) => (query as unknown as { limit(n: number): unknown }).limit(1) as typeof query,
     statement<R>(build: (db: Db, t: Tables) => Executable<R[]>): Statement<R> {
       let query: Executable<R[]> | undefined;
-      const q = () => (query ??= build(handle, schema));
+      const q = () => (query ??= build(handle, tables));
       return {
         all: (params) => q().execute(params),
         get: async (params) => (await q().execute(params))[0],

@@ -29,10 +29,11 @@ import {
   uniqueIndex,
   varchar,
 } from 'drizzle-orm/pg-core';
+import { WORKFLOW_KINDS } from '../../core/releases.js';
 import { ACTIVE_STATUSES, WORKFLOW_STATUSES } from '../../core/workflow-states.js';
 
 /** `bytea` as a Node `Buffer` (node-postgres reads and writes `bytea` as `Buffer`). */
-const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
+export const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
 
 /** A person or agent account. `plan` names a plan of the operator's plan table (docs/contract.md#limits-and-plans). */
 export const users = pgTable('users', {
@@ -103,7 +104,7 @@ export const workflows = pgTable(
       .references(() => projects.id, { onDelete: 'cascade' }),
     /** Monotonic order of creation across the whole store: FIFO order of the queue (an identity column). */
     seq: bigint('seq', { mode: 'number' }).notNull().unique().generatedByDefaultAsIdentity(),
-    kind: text('kind', { enum: ['build', 'deploy'] }).notNull(),
+    kind: text('kind', { enum: WORKFLOW_KINDS }).notNull(),
     status: text('status', { enum: WORKFLOW_STATUSES }).notNull(),
     instruction: text('instruction').notNull(),
     stepIndex: integer('step_index').notNull().default(0),

@@ -15,6 +15,7 @@ import { SqlOAuthRepo } from './oauth-repo.js';
 import { SqlProcessGroupRepo } from './process-group-repo.js';
 import { SqlProjectRepo } from './project-repo.js';
 import { SqlQuestionRepo } from './question-repo.js';
+import { SqlReleaseRepo } from './release-repo.js';
 import { SqlSendReceiptRepo } from './send-receipt-repo.js';
 import { SqlTokenRepo } from './token-repo.js';
 import { SqlUpdateChannelRepo } from './update-channel-repo.js';
@@ -39,6 +40,7 @@ export const REPO_NAMES = [
   'updateChannels',
   'nodes',
   'sendReceipts',
+  'releases',
 ] as const;
 
 /** Every repository of both backends (PostgreSQL adds its own `workspaces`). */
@@ -65,5 +67,6 @@ export function sqlRepos(d: Dialect, projectCache?: ReadCache<ProjectRow>): Shar
     nodes: new SqlNodeRepo(d),
     oauth: new SqlOAuthRepo(d),
     sendReceipts: new SqlSendReceiptRepo(d),
+    releases: new SqlReleaseRepo(d),
   };
 }

@@ -10,10 +10,11 @@
  */
 import type { SQL } from 'drizzle-orm';
 import type { AnyPgColumn, PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import type * as releaseSchema from '../pg/release-schema.js';
 import type * as schema from '../pg/schema.js';
 
-/** The tables of the store, one drizzle table object per table (the adapter's own schema module). */
-export type Tables = typeof schema;
+/** The tables of the store, one drizzle table object per table (the adapter's own schema modules). */
+export type Tables = typeof schema & typeof releaseSchema;
 
 /** The drizzle handle the repositories build their statements on: the adapter's, or one transaction's. */
 export type Db = PgDatabase<PgQueryResultHKT, Tables>;

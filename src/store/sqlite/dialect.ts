@@ -6,7 +6,11 @@ import { fillPlaceholders, sql, type SQL } from 'drizzle-orm';
 import type Database from 'better-sqlite3';
 import type { Db as SqlDb, Dialect, Executable, Params, Statement, Tables } from '../sql/dialect.js';
 import type { Db } from './db.js';
+import * as releaseSchema from './release-schema.js';
 import * as schema from './schema.js';
+
+/** Both schema modules' tables. */
+const tables = { ...schema, ...releaseSchema };
 
 /** A drizzle SQLite prepared query, as `statement` uses it. */
 interface Prepared<R> {
@@ -22,7 +26,7 @@ export function sqliteDialect(db: Db): Dialect {
     name: 'sqlite',
     db: handle,
     // The same property names and row types as the PostgreSQL tables (`sql/dialect.ts`).
-    t: schema as unknown as Tables,
+    t: tables as unknown as Tables,
     changes: (result) => (result as Database.RunResult).changes,
     forUpdate: (query) => query,
     first: (query) => query,

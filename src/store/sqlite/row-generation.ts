@@ -16,7 +16,7 @@
 import type { Repos } from '../repos.js';
 
 /** The repositories whose writes move the generation. */
-type CountedRepo = 'workflows' | 'questions' | 'artifacts' | 'projects' | 'users';
+type CountedRepo = 'workflows' | 'questions' | 'artifacts' | 'projects' | 'users' | 'releases';
 
 /**
  * The methods of each counted repository that only read (or, for `renewLease`, write only what no
@@ -52,6 +52,7 @@ export const READ_METHODS: Record<CountedRepo, ReadonlySet<string>> = {
   ]),
   projects: new Set(['findById', 'peekById', 'listByOwner', 'countByOwner', 'createdSince']),
   users: new Set(['findByName', 'findById', 'list']),
+  releases: new Set(['byWorkflow', 'byNumber', 'recent', 'onChannel', 'numbers']),
 };
 
 /** Whether repository `name`'s writes move the generation. */

@@ -6,6 +6,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { WORKFLOW_KINDS } from '../../core/releases.js';
 import { ACTIVE_STATUSES, WORKFLOW_STATUSES } from '../../core/workflow-states.js';
 
 /** A person or agent account. `plan` names a plan of the operator's plan table (docs/contract.md#limits-and-plans). */
@@ -75,7 +76,7 @@ export const workflows = sqliteTable(
       .references(() => projects.id, { onDelete: 'cascade' }),
     /** Monotonic order of creation across the whole store: FIFO order of the queue. */
     seq: integer('seq').notNull().unique(),
-    kind: text('kind', { enum: ['build', 'deploy'] }).notNull(),
+    kind: text('kind', { enum: WORKFLOW_KINDS }).notNull(),
     status: text('status', { enum: WORKFLOW_STATUSES }).notNull(),
     instruction: text('instruction').notNull(),
     stepIndex: integer('step_index').notNull().default(0),
