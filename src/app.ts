@@ -30,7 +30,9 @@ import type { ToolDispatcher } from './mcp/tool-dispatcher.js';
 import type { Role } from './roles.js';
 import type { PreviewScreenshots } from './services/preview-screenshots.js';
 import type { ProjectService } from './services/project-service.js';
+import { ProjectEnvService } from './services/project-env.js';
 import { PublicUrl } from './services/public-url.js';
+import { SecretBox } from './io/secret-box.js';
 import type { WorkflowService } from './services/workflow-service.js';
 import type { ArtifactRepo, OAuthRepo, UserRepo } from './store/repos.js';
 import { openStore, type Store } from './store/store.js';
@@ -82,6 +84,8 @@ export interface App extends AppLifecycle {
   screenshots: PreviewScreenshots;
   /** Web console sessions (docs/contract.md "Web console"). */
   webSessions: WebSessionService;
+  /** Projects' environment variables and secrets (docs/security.md "Project environment"). */
+  env: ProjectEnvService;
   /** Notices of project changes, pushed to the web console's live pages. */
   changes: ProjectChanges;
   /**
@@ -143,6 +147,11 @@ export async function createApp(config: AppConfig): Promise<App> {
     heldRuns: () => built.engine?.engine.held ?? 0,
   };
   const metrics = config.metrics ? await openMetrics(store, reads, config.metrics, config.trustProxy) : undefined;
+  const env = new ProjectEnvService({
+    repos: store.repos,
+    box: new SecretBox(config.secretsKeyFile ?? join(config.dataDir, 'secrets.key')),
+    clock,
+  });
   const engineParts = composeEngine({
     store,
     config,
@@ -151,6 +160,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     plans,
     clock,
     logger,
+    environment: (projectId) => env.forBuild(projectId),
     ...(metrics && { observer: metrics.service }),
   });
   built.engine = engineParts;
@@ -187,6 +197,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     users: store.repos.users,
     plans,
     webSessions,
+    env,
     ...(metrics && { metrics: metrics.endpoint }),
     ...appLifecycle({
       dataDir: config.dataDir,

@@ -20,6 +20,19 @@ export interface BuildJob {
   workspaceDir: string;
   /** Aborted on cancel, on shutdown, and when this server loses the workflow's lease. */
   signal: AbortSignal;
+  /**
+   * The project's environment (docs/security.md "Project environment"): for the build's own
+   * processes only. `EXPO_PUBLIC_*` plain values may reach the app; secrets never leave the
+   * processes' environment (the engine redacts them from every report and refuses to publish files
+   * that hold one). Absent: none.
+   */
+  env?: BuildEnvironment;
+}
+
+/** A project's environment for one build: plain values and secrets, by name. */
+export interface BuildEnvironment {
+  plain: Record<string, string>;
+  secrets: Record<string, string>;
 }
 
 /** A question for the user; the answer must equal one of `options`, or match all of `pattern`. */

@@ -113,6 +113,11 @@ export const sessionSchema = z.object({
   pendingQuestion: pendingQuestionSchema.nullable(),
   previewUrls: z.array(previewUrlSchema).describe('Latest preview and deployment of each platform'),
   lastWorkflow: workflowSchema.nullable(),
+  environment: z
+    .array(z.object({ name: z.string(), secret: z.boolean() }))
+    .describe(
+      "The project's environment variables, by name (set by the operator's `env set` or in the web console, never through the chat): EXPO_PUBLIC_* ones reach the app; secrets reach only the build's own processes. Values are never shown",
+    ),
   waitingFor: z
     .string()
     .optional()

@@ -18,6 +18,7 @@ import type {
   OAuthGrantRow,
   OAuthTokenRow,
   ProcessGroupRow,
+  ProjectEnvRow,
   ProjectRow,
   QuestionRow,
   SendReceiptRow,
@@ -384,6 +385,19 @@ export interface UpdateChannelRepo {
   adopt(projectId: string, token: string, at: string): Promise<boolean>;
 }
 
+/**
+ * The variables of each project's environment (docs/security.md "Project environment"); values
+ * are stored as `ProjectEnvRow.value` says (secrets sealed by the caller).
+ */
+export interface ProjectEnvRepo {
+  /** The project's variables, by name. */
+  list(projectId: string): Promise<ProjectEnvRow[]>;
+  /** Creates or replaces the variable `row.name` of `row.projectId`. */
+  put(row: ProjectEnvRow): Promise<void>;
+  /** Removes a variable. @returns false when the project had no variable of that name. */
+  remove(projectId: string, name: string): Promise<boolean>;
+}
+
 /** A project's last workspace snapshot: the version it holds and its blob. */
 export interface WorkspaceSnapshotRef {
   /** The project's `workspaceVersion` when the snapshot was taken. */
@@ -446,6 +460,7 @@ export interface Repos {
   readonly updateChannels: UpdateChannelRepo;
   readonly nodes: NodeRepo;
   readonly sendReceipts: SendReceiptRepo;
+  readonly projectEnv: ProjectEnvRepo;
   /** Present only on a store with blobs (PostgreSQL); absent on SQLite (see `WorkspaceRepo`). */
   readonly workspaces?: WorkspaceRepo;
 }

@@ -136,6 +136,20 @@ export interface ArtifactRow {
   blobId: string | null;
 }
 
+/**
+ * One variable of a project's environment (docs/security.md "Project environment"): a plain value
+ * as given, or a secret's value sealed with the server's secrets key (`services/secret-box.ts`).
+ */
+export interface ProjectEnvRow {
+  projectId: string;
+  /** The variable's name (`EXPO_PUBLIC_API_URL`, `SENTRY_AUTH_TOKEN`). */
+  name: string;
+  /** The plain value, or the sealed secret (`v1:<iv>:<tag>:<ciphertext>`, base64url). */
+  value: string;
+  secret: boolean;
+  updatedAt: string;
+}
+
 /** A process group of a running build (docs/workflows.md, "Build processes"). */
 export interface ProcessGroupRow {
   host: string;

@@ -6,7 +6,8 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BuildJob } from '../builders/builder.js';
+import type { BuildEnvironment, BuildJob } from '../builders/builder.js';
+import { secretRedactor } from '../builders/output-redaction.js';
 import { BuildFailure } from '../builders/builder.js';
 import { redactPaths } from '../io/path-redaction.js';
 import type { WorkflowRow } from '../store/rows.js';
@@ -49,6 +50,7 @@ export class BuilderRuns {
     if (!project) return;
     const workspaceDir = join(dataDir, 'workspaces', row.projectId);
     await mkdir(workspaceDir, { recursive: true });
+    const environment = await this.environmentOf(row);
     const job: BuildJob = {
       workflowId: row.id,
       kind: row.kind,
@@ -57,11 +59,15 @@ export class BuilderRuns {
       history: await store.repos.workflows.instructionsBefore(row.projectId, row.seq),
       workspaceDir,
       signal: run.controller.signal,
+      ...(environment.env && { env: environment.env }),
     };
+    // A project's secrets never leave the build's processes: out of every report, never published.
+    const redactSecrets = secretRedactor(environment.env?.secrets ?? {});
     const context = new EngineBuildContext(row, run, {
       ...this.state.deps,
       runner: this.state.runner,
       workspaceDir,
+      secrets: environment.env?.secrets ?? {},
       onLeaseLost: (r) => this.leases.leaseLost(r),
     });
     logger.info({ workflowId: row.id, kind: row.kind }, 'workflow started');
@@ -69,10 +75,12 @@ export class BuilderRuns {
     let failure: RunFailure | null = null;
     const startedAt = performance.now();
     try {
+      if (environment.failure) throw environment.failure;
       await this.state.deps.workspaceSync?.restore(row.projectId, workspaceDir, (text) => context.say(text));
       await builder.run(job, context);
     } catch (error) {
       failure = this.failureOf(error, row, workspaceDir);
+      failure = { code: failure.code, message: redactSecrets(failure.message) };
       if (error instanceof LeaseLostError) this.leases.leaseLost(run);
     }
     // Its own end is recorded below: a re-read of its row meanwhile must not take it for lost.
@@ -86,6 +94,22 @@ export class BuilderRuns {
       outcome: runOutcome(run, failure !== null),
       seconds: (performance.now() - startedAt) / 1000,
     });
+  }
+
+  /**
+   * The project's environment for this run, or the failure that ends the run before its builder
+   * starts (a secret that does not open with this node's key). Never throws.
+   */
+  private async environmentOf(row: WorkflowRow): Promise<{ env?: BuildEnvironment; failure?: BuildFailure }> {
+    const read = this.state.deps.environment;
+    if (!read) return {};
+    try {
+      return { env: await read(row.projectId) };
+    } catch (error) {
+      this.state.deps.logger.error({ err: error, workflowId: row.id }, "could not read the project's environment");
+      const reason = error instanceof Error && error.name === 'SecretKeyError' ? error.message : 'the store failed';
+      return { failure: new BuildFailure('environment_unreadable', `The project's environment could not be read: ${reason}`) };
+    }
   }
 
   /** What a builder's throw is stored as: a `BuildFailure`'s code, else `builder_error`; never a server path or SQL. */

@@ -170,6 +170,7 @@ describe('console session panel', () => {
     queuedWorkflows: [],
     previewUrls: [],
     lastWorkflow: null,
+    environment: [],
   };
 
   it("offers a question's options as required choices, and escapes its prompt", () => {

@@ -56,6 +56,7 @@ describe('a code question in the session panel', () => {
         queuedWorkflows: [],
         previewUrls: [],
         lastWorkflow: null,
+        environment: [],
         pendingQuestion: { questionId: ID, workflowId: ID, kind: 'code', prompt, maxLength: 240_000, askedAt: at },
       },
     ).value;

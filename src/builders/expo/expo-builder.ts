@@ -388,7 +388,8 @@ export class ExpoBuilder implements Builder {
         command: process.execPath,
         args,
         cwd: appDir,
-        env: this.childEnv(heapFlag(bounds)),
+        // The project's plain EXPO_PUBLIC_* variables, which Expo inlines into the app; never a secret.
+        env: { ...expoPublicOf(job), ...this.childEnv(heapFlag(bounds)) },
         binds: this.binds(job.workspaceDir, true, toolchain),
         ...(this.options.sandbox && { sandbox: this.options.sandbox }),
         limits: { memoryBytes: bounds.memoryBytes, cpuSeconds: bounds.cpuSeconds },
@@ -416,6 +417,11 @@ export class ExpoBuilder implements Builder {
       await pruneMetroCache(this.options.metroCacheDir);
     }
   }
+}
+
+/** The project's plain `EXPO_PUBLIC_*` variables (docs/security.md "Project environment"). */
+function expoPublicOf(job: BuildJob): Record<string, string> {
+  return Object.fromEntries(Object.entries(job.env?.plain ?? {}).filter(([name]) => name.startsWith('EXPO_PUBLIC_')));
 }
 
 /** Posts non-blank output lines (Metro pads its report with empty ones). */

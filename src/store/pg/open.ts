@@ -52,6 +52,7 @@ import { PgTokenRepo } from './token-repo.js';
 import { PgUserRepo } from './user-repo.js';
 import { PgWebSessionRepo } from './web-session-repo.js';
 import { PgUpdateChannelRepo } from './update-channel-repo.js';
+import { PgProjectEnvRepo } from './project-env-repo.js';
 import { PgWorkspaceRepo } from './workspace-repo.js';
 import { PgWorkflowRepo } from './workflow-repo.js';
 
@@ -91,6 +92,7 @@ const REPO_NAMES = [
   'updateChannels',
   'nodes',
   'sendReceipts',
+  'projectEnv',
   'workspaces',
 ] as const;
 const LOCK_TABLES: Record<LockTable, string> = { users: 'users', projects: 'projects', workflows: 'workflows' };
@@ -293,6 +295,7 @@ export class PgStore implements Store {
       updateChannels: new PgUpdateChannelRepo(db),
       nodes: new PgNodeRepo(db),
       sendReceipts: new PgSendReceiptRepo(db),
+      projectEnv: new PgProjectEnvRepo(db),
       workspaces: new PgWorkspaceRepo(db),
     };
   }

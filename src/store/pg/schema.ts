@@ -488,3 +488,22 @@ export const sendReceipts = pgTable(
   },
   (t) => [primaryKey({ columns: [t.userId, t.requestId] })],
 );
+
+/**
+ * Each project's environment variables (docs/security.md "Project environment"): plain values as
+ * given, secrets sealed with the server's secrets key. Set by `env set` and the console, never
+ * through a tool; read by the build that runs the project's workflow.
+ */
+export const projectEnv = pgTable(
+  'project_env',
+  {
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    value: text('value').notNull(),
+    secret: boolean('secret').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.name] })],
+);

@@ -46,6 +46,7 @@ import { SqliteQuestionRepo } from './question-repo.js';
 import { SqliteTokenRepo } from './token-repo.js';
 import { SqliteUserRepo } from './user-repo.js';
 import { SqliteUpdateChannelRepo } from './update-channel-repo.js';
+import { SqliteProjectEnvRepo } from './project-env-repo.js';
 import { SqliteWebSessionRepo } from './web-session-repo.js';
 import { SqliteWorkflowRepo } from './workflow-repo.js';
 import { SqliteRateWindows } from './rate-windows.js';
@@ -70,6 +71,7 @@ const REPO_NAMES = [
   'updateChannels',
   'nodes',
   'sendReceipts',
+  'projectEnv',
 ] as const;
 
 /** The state of one transaction. */
@@ -137,6 +139,7 @@ export class SqliteStore implements Store {
       updateChannels: new SqliteUpdateChannelRepo(this.db),
       nodes: new SqliteNodeRepo(this.db),
       sendReceipts: new SqliteSendReceiptRepo(this.db),
+      projectEnv: new SqliteProjectEnvRepo(this.db),
     };
     const outside = (call: () => Promise<unknown>) => this.outside(call);
     // A read without a wait is not at hand while this process has a transaction open (it would

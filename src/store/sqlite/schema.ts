@@ -463,3 +463,22 @@ export const rateLimits = sqliteTable('rate_limits', {
   points: integer('points').notNull().default(0),
   expire: integer('expire'),
 });
+
+/**
+ * Each project's environment variables (docs/security.md "Project environment"): plain values as
+ * given, secrets sealed with the server's secrets key. Set by `env set` and the console, never
+ * through a tool; read by the build that runs the project's workflow.
+ */
+export const projectEnv = sqliteTable(
+  'project_env',
+  {
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    value: text('value').notNull(),
+    secret: integer('secret', { mode: 'boolean' }).notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.name] })],
+);
