@@ -54,7 +54,8 @@ export class ProjectEnvService {
    */
   async set(projectId: string, name: string, value: string, secret: boolean): Promise<boolean> {
     const { repos, box } = this.deps;
-    if (!(await repos.projects.findById(projectId))) throw invalidParameter('project', 'names no project', { projectId });
+    if (!(await repos.projects.findById(projectId)))
+      throw invalidParameter('project', 'names no project', { projectId });
     checkVariable(name, value, secret);
     const existing = await repos.projectEnv.list(projectId);
     const replaced = existing.some((row) => row.name === name);

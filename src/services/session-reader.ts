@@ -79,7 +79,10 @@ export class SessionReader {
       pendingQuestion: pending ? toPendingQuestion(pending) : null,
       previewUrls: (await artifacts.latestPerPlatform(projectId)).map((a) => toPreviewUrl(a, base)),
       lastWorkflow: last ? await workflowViewOf(artifacts, last, base) : null,
-      environment: (await this.deps.store.repos.projectEnv.list(projectId)).map((v) => ({ name: v.name, secret: v.secret })),
+      environment: (await this.deps.store.repos.projectEnv.list(projectId)).map((v) => ({
+        name: v.name,
+        secret: v.secret,
+      })),
       ...(await this.waitingFor(queued[0])),
     };
   }

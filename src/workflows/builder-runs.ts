@@ -108,7 +108,9 @@ export class BuilderRuns {
     } catch (error) {
       this.state.deps.logger.error({ err: error, workflowId: row.id }, "could not read the project's environment");
       const reason = error instanceof Error && error.name === 'SecretKeyError' ? error.message : 'the store failed';
-      return { failure: new BuildFailure('environment_unreadable', `The project's environment could not be read: ${reason}`) };
+      return {
+        failure: new BuildFailure('environment_unreadable', `The project's environment could not be read: ${reason}`),
+      };
     }
   }
 

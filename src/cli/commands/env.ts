@@ -32,7 +32,7 @@ function addSet(env: Command): void {
     )
     .argument('<assignment>', 'NAME=VALUE, or NAME')
     .requiredOption('--project <id>', 'the project')
-    .option('--secret', 'a secret: stored sealed, given only to the build\'s own processes, never shown again')
+    .option('--secret', "a secret: stored sealed, given only to the build's own processes, never shown again")
     .action(async (assignment: string, options: ProjectOption & { secret?: boolean }) => {
       const at = assignment.indexOf('=');
       const name = at === -1 ? assignment : assignment.slice(0, at);

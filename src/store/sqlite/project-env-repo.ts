@@ -10,7 +10,12 @@ export class SqliteProjectEnvRepo implements ProjectEnvRepo {
   constructor(private readonly db: Db) {}
 
   async list(projectId: string): Promise<ProjectEnvRow[]> {
-    return this.db.select().from(projectEnv).where(eq(projectEnv.projectId, projectId)).orderBy(asc(projectEnv.name)).all();
+    return this.db
+      .select()
+      .from(projectEnv)
+      .where(eq(projectEnv.projectId, projectId))
+      .orderBy(asc(projectEnv.name))
+      .all();
   }
 
   async put(row: ProjectEnvRow): Promise<void> {
