@@ -15,6 +15,8 @@ export const MESSAGES_PAGE_MAX = 500;
 export const MESSAGES_PAGE_DEFAULT = 100;
 /** Longest workflow `title` (the instruction's first line), in code points. */
 export const WORKFLOW_TITLE_MAX = 120;
+/** Checkpoints a session lists (`checkpoints`, newest first). */
+export const CHECKPOINTS_SHOWN = 20;
 
 const timestamp = z.string().describe('ISO 8601 UTC timestamp with milliseconds');
 
@@ -47,7 +49,7 @@ const previewUrlSchema = z.object({
 /** A workflow as clients see it; `step.index` is 1-based (0 before the first step). */
 export const workflowSchema = z.object({
   id: z.string(),
-  kind: z.enum(['build', 'deploy']),
+  kind: z.enum(['build', 'deploy', 'restore']),
   title: z
     .string()
     .describe(
@@ -60,6 +62,20 @@ export const workflowSchema = z.object({
   finishedAt: timestamp.nullable(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   previewUrls: z.array(previewUrlSchema),
+  export: z
+    .string()
+    .nullable()
+    .describe(
+      "A completed workflow's checkpoint: absolute URL of a .zip of the app's source as it completed (runs with npm install && npx expo start); null when none",
+    ),
+});
+
+/** A checkpoint: the app's files as a completed workflow left them (docs/builders.md "Checkpoints"). */
+const checkpointSchema = z.object({
+  workflowId: z.string().describe('Pass it as the message of kind "restore" to make the app these files again'),
+  deployNumber: z.number().int().nullable().describe('The deploy this checkpoint was deployed as; null for a build'),
+  createdAt: timestamp,
+  export: z.string().describe("Absolute URL of a .zip of the app's source (runs with npm install && npx expo start)"),
 });
 
 /** The unanswered question of a waiting workflow. */
@@ -98,7 +114,7 @@ export const sendMessageResultSchema = z.object({
   messageId: z.string(),
   workflowId: z.string().describe('The new workflow, or the one whose question was answered'),
   kind: z
-    .enum(['build', 'deploy'])
+    .enum(['build', 'deploy', 'restore'])
     .describe('The kind of the workflow started (as passed, or as guessed from the message)'),
   status: z.enum(['queued', 'running']).describe('"queued" when it waits for other workflows to finish'),
   queuePosition: z.number().int().optional().describe('1 = next to start; present when queued'),
@@ -113,6 +129,11 @@ export const sessionSchema = z.object({
   pendingQuestion: pendingQuestionSchema.nullable(),
   previewUrls: z.array(previewUrlSchema).describe('Latest preview and deployment of each platform'),
   lastWorkflow: workflowSchema.nullable(),
+  checkpoints: z
+    .array(checkpointSchema)
+    .describe(
+      `The project's newest ${CHECKPOINTS_SHOWN} checkpoints, newest first: every completed workflow of a builder that keeps them (the expo builder)`,
+    ),
   environment: z
     .array(z.object({ name: z.string(), secret: z.boolean() }))
     .describe(
@@ -206,6 +227,7 @@ export const cancelResultSchema = z.object({
 export type Project = z.infer<typeof projectSchema>;
 export type PreviewUrl = z.infer<typeof previewUrlSchema>;
 export type WorkflowView = z.infer<typeof workflowSchema>;
+export type CheckpointView = z.infer<typeof checkpointSchema>;
 export type PendingQuestion = z.infer<typeof pendingQuestionSchema>;
 export type MessageView = z.infer<typeof messageSchema>;
 export type SendMessageResult = z.infer<typeof sendMessageResultSchema>;

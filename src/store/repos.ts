@@ -236,6 +236,8 @@ export interface ArtifactRepo {
   latestPerPlatform(projectId: string): Promise<ArtifactRow[]>;
   /** Bytes of published files held by the projects of user `ownerId`. */
   bytesUsedByOwner(ownerId: string): Promise<number>;
+  /** The project's newest `limit` artifacts of `kind`, newest first (checkpoints: its exports). */
+  listByKind(projectId: string, kind: ArtifactRow['kind'], limit: number): Promise<ArtifactRow[]>;
   /** The project's previews of `platform` beyond the newest `keep`, oldest first (for retention). */
   previewsBeyond(projectId: string, platform: ArtifactRow['platform'], keep: number): Promise<ArtifactRow[]>;
   /** Deletes artifact rows by id. */

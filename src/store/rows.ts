@@ -49,7 +49,8 @@ export interface WorkflowRow {
   projectId: string;
   /** Order of creation across the whole store: FIFO order of the queue. */
   seq: number;
-  kind: 'build' | 'deploy';
+  /** `restore`: a build that makes the workspace a checkpoint's files (docs/builders.md "Checkpoints"). */
+  kind: 'build' | 'deploy' | 'restore';
   status: WorkflowStatus;
   instruction: string;
   stepIndex: number;
@@ -118,12 +119,12 @@ export interface AnswerCheckRow {
   createdAt: string;
 }
 
-/** A published preview or deployment. */
+/** A published preview, deployment, or export (a checkpoint's source zip, docs/builders.md "Checkpoints"). */
 export interface ArtifactRow {
   id: string;
   projectId: string;
   workflowId: string | null;
-  kind: 'preview' | 'deployment';
+  kind: 'preview' | 'deployment' | 'export';
   platform: 'web' | 'ios' | 'android';
   /** Deploy number within the project, shared by the platforms of one deploy; null for previews. */
   number: number | null;

@@ -6,7 +6,8 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BuildEnvironment, BuildJob } from '../builders/builder.js';
+import { EXPORT_ARCHIVE, type BuildEnvironment, type BuildJob } from '../builders/builder.js';
+import { resolveCheckpoint, restoredWorkflowOf } from './checkpoints.js';
 import { secretRedactor } from '../builders/output-redaction.js';
 import { BuildFailure } from '../builders/builder.js';
 import { redactPaths } from '../io/path-redaction.js';
@@ -51,15 +52,18 @@ export class BuilderRuns {
     const workspaceDir = join(dataDir, 'workspaces', row.projectId);
     await mkdir(workspaceDir, { recursive: true });
     const environment = await this.environmentOf(row);
+    const restoring = row.kind === 'restore' ? await this.restoreOf(row) : {};
     const job: BuildJob = {
       workflowId: row.id,
-      kind: row.kind,
+      // A restore is a build whose files come from a checkpoint (docs/builders.md "Checkpoints").
+      kind: row.kind === 'deploy' ? 'deploy' : 'build',
       instruction: row.instruction,
       project: { id: project.id, name: project.name, description: project.description, ownerId: project.ownerId },
       history: await store.repos.workflows.instructionsBefore(row.projectId, row.seq),
       workspaceDir,
       signal: run.controller.signal,
       ...(environment.env && { env: environment.env }),
+      ...(restoring.restore && { restore: restoring.restore }),
     };
     // A project's secrets never leave the build's processes: out of every report, never published.
     const redactSecrets = secretRedactor(environment.env?.secrets ?? {});
@@ -76,6 +80,7 @@ export class BuilderRuns {
     const startedAt = performance.now();
     try {
       if (environment.failure) throw environment.failure;
+      if (restoring.failure) throw restoring.failure;
       await this.state.deps.workspaceSync?.restore(row.projectId, workspaceDir, (text) => context.say(text));
       await builder.run(job, context);
     } catch (error) {
@@ -110,6 +115,44 @@ export class BuilderRuns {
       const reason = error instanceof Error && error.name === 'SecretKeyError' ? error.message : 'the store failed';
       return {
         failure: new BuildFailure('environment_unreadable', `The project's environment could not be read: ${reason}`),
+      };
+    }
+  }
+
+  /**
+   * What a restore hands its builder: the checkpoint its instruction names, with the local path of
+   * the checkpoint's zip; or the failure that ends the run before its builder starts (a builder that
+   * keeps no checkpoints, a checkpoint gone since the send). Never throws.
+   */
+  private async restoreOf(
+    row: WorkflowRow,
+  ): Promise<{ restore?: NonNullable<BuildJob['restore']>; failure?: BuildFailure }> {
+    const { store, artifactStore, logger } = this.state.deps;
+    if (!this.state.builder.restores)
+      return {
+        failure: new BuildFailure(
+          'restore_unsupported',
+          `The ${this.state.builder.name} builder keeps no checkpoints of the app's files: nothing to restore.`,
+        ),
+      };
+    try {
+      const name = restoredWorkflowOf(row.instruction) ?? row.instruction;
+      const checkpoint = await resolveCheckpoint(store.repos.artifacts, row.projectId, name);
+      const dir = await artifactStore.localDir(checkpoint.artifact.id);
+      return {
+        restore: {
+          workflowId: checkpoint.workflowId,
+          deployNumber: checkpoint.deployNumber,
+          archive: join(dir, EXPORT_ARCHIVE),
+        },
+      };
+    } catch (error) {
+      logger.warn({ err: error, workflowId: row.id }, 'could not read the checkpoint of a restore');
+      return {
+        failure: new BuildFailure(
+          'checkpoint_missing',
+          'The checkpoint to restore could not be read: nothing changed.',
+        ),
       };
     }
   }

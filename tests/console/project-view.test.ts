@@ -162,6 +162,7 @@ describe('console session panel', () => {
     finishedAt: null,
     error: null,
     previewUrls: [],
+    export: null,
   };
   const base = {
     projectId: ID,
@@ -170,6 +171,7 @@ describe('console session panel', () => {
     queuedWorkflows: [],
     previewUrls: [],
     lastWorkflow: null,
+    checkpoints: [],
     environment: [],
   };
 

@@ -46,6 +46,7 @@ describe('a code question in the session panel', () => {
       finishedAt: null,
       error: null,
       previewUrls: [],
+      export: null,
     };
     const panel = renderSession(
       { projectId: ID, csrf: 'c' },
@@ -56,6 +57,7 @@ describe('a code question in the session panel', () => {
         queuedWorkflows: [],
         previewUrls: [],
         lastWorkflow: null,
+        checkpoints: [],
         environment: [],
         pendingQuestion: { questionId: ID, workflowId: ID, kind: 'code', prompt, maxLength: 240_000, askedAt: at },
       },

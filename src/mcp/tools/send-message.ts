@@ -17,10 +17,11 @@ export const sendMessageTool = defineTool({
     // How to answer the builders' own kinds of question (the expo builder's code questions).
     ...BUILDER_MESSAGE_RULES,
     '- A message with kind and no questionId is always a new instruction, even while a question waits (that question stays pending and its workflow keeps its place; the new one is queued behind it). Always pass kind: "build" (change the app and publish a preview) or "deploy" (publish a release). Without kind (and with no question waiting) the server guesses: "deploy" only when the message begins with deploy, publish, release or ship as a command ("Deploy it", "Please publish to the stores"), else "build". The response\'s kind says which kind was started.',
+    '- Going back: kind "restore" with message = a checkpoint\'s workflowId (svc_get_session checkpoints) or a deploy number ("3" or "#3") makes the app that checkpoint\'s files again, as a new build; every later checkpoint stays restorable. Each checkpoint has an export URL: a .zip of the app\'s source the user can run with npm install && npx expo start.',
     '- Retrying: when a send got no answer (the connection broke), send it again with the same requestId; pass a new requestId (such as a UUID) with every new message.',
     'Only one workflow runs per project at a time: when another is queued or active the new one is stored with status "queued" and a queuePosition, and starts by itself in order. Follow it with svc_get_session and waitSeconds (it returns when the workflow changes step, asks or ends) rather than polling, and read the conversation with svc_get_messages.',
     errorGuide([
-      '-32602: a parameter is missing or invalid (error.data.issues lists each one); or the message answers a pending question and breaks its rule (the question stays pending: ask the user for an answer that fits its options or pattern, then send it; for a code question fix the files named in error.data.issues and resend); or questionId is not the pending question (read svc_get_session again). To send a new instruction while a question waits, pass kind without questionId.',
+      '-32602: a parameter is missing or invalid (error.data.issues lists each one); or a restore names no checkpoint of the project (error.data.checkpoints and error.data.deployNumbers list those that exist); or the message answers a pending question and breaks its rule (the question stays pending: ask the user for an answer that fits its options or pattern, then send it; for a code question fix the files named in error.data.issues and resend); or questionId is not the pending question (read svc_get_session again). To send a new instruction while a question waits, pass kind without questionId.',
       '-32004 (error.data.resource "project", reason "unknown id"): no project has this id. Check the id with svc_list_projects.',
       '-32003: the project belongs to another user. Anyone may read a public project, but only its owner may send to it. Do not retry.',
       '-32005 with error.data.scope "queued_workflows": the user already has as many queued workflows (over all projects) as the plan allows (error.data.limit). Nothing was stored. Wait until some start (svc_get_session with waitSeconds), or cancel some with svc_cancel_workflow, then send again.',
@@ -34,10 +35,10 @@ export const sendMessageTool = defineTool({
       { nonBlank: true },
     ),
     kind: z
-      .enum(['build', 'deploy'])
+      .enum(['build', 'deploy', 'restore'])
       .optional()
       .describe(
-        'Workflow kind; pass it. When absent: "deploy" only for a message that begins with deploy, publish, release or ship as a command, else "build"',
+        'Workflow kind; pass it. "restore": the message names a checkpoint (a workflowId of svc_get_session checkpoints, or a deploy number such as "3" or "#3") and the app becomes its files again, as a new build. When absent: "deploy" only for a message that begins with deploy, publish, release or ship as a command, else "build"',
       ),
     questionId: uuidParameter('The pendingQuestion.questionId this message answers').optional(),
     requestId: z

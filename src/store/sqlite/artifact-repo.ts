@@ -59,6 +59,17 @@ export class SqliteArtifactRepo implements ArtifactRepo {
       .reverse();
   }
 
+  /** The project's newest `limit` artifacts of `kind`, newest first (the index by project, kind and time). */
+  async listByKind(projectId: string, kind: ArtifactRow['kind'], limit: number): Promise<ArtifactRow[]> {
+    return this.db
+      .select()
+      .from(artifacts)
+      .where(and(eq(artifacts.projectId, projectId), eq(artifacts.kind, kind)))
+      .orderBy(desc(artifacts.createdAt))
+      .limit(limit)
+      .all();
+  }
+
   /** Deletes artifact rows by id. */
   async delete(ids: string[]): Promise<void> {
     if (ids.length === 0) return;

@@ -45,6 +45,7 @@ export const READ_METHODS: Record<CountedRepo, ReadonlySet<string>> = {
   artifacts: new Set([
     'findById',
     'listByWorkflow',
+    'listByKind',
     'latestPerPlatform',
     'bytesUsedByOwner',
     'previewsBeyond',

@@ -75,7 +75,7 @@ export const workflows = sqliteTable(
       .references(() => projects.id, { onDelete: 'cascade' }),
     /** Monotonic order of creation across the whole store: FIFO order of the queue. */
     seq: integer('seq').notNull().unique(),
-    kind: text('kind', { enum: ['build', 'deploy'] }).notNull(),
+    kind: text('kind', { enum: ['build', 'deploy', 'restore'] }).notNull(),
     status: text('status', { enum: WORKFLOW_STATUSES }).notNull(),
     instruction: text('instruction').notNull(),
     stepIndex: integer('step_index').notNull().default(0),
@@ -211,7 +211,7 @@ export const artifacts = sqliteTable(
       .notNull()
       .references(() => projects.id, { onDelete: 'cascade' }),
     workflowId: text('workflow_id').references(() => workflows.id, { onDelete: 'set null' }),
-    kind: text('kind', { enum: ['preview', 'deployment'] }).notNull(),
+    kind: text('kind', { enum: ['preview', 'deployment', 'export'] }).notNull(),
     platform: text('platform', { enum: ['web', 'ios', 'android'] }).notNull(),
     /**
      * Deploy number within the project (1, 2, ...), shared by every platform one deploy workflow
