@@ -119,6 +119,12 @@ export async function createGateway(config: Pick<AppConfig, 'logger' | 'requestD
   return gateway;
 }
 
+/** Projects' environment variables, their secrets sealed with the key of `--secrets-key-file` (default in the data dir). */
+function projectEnvOf(config: AppConfig, store: Store, clock: Clock): ProjectEnvService {
+  const box = new SecretBox(config.secretsKeyFile ?? join(config.dataDir, 'secrets.key'));
+  return new ProjectEnvService({ repos: store.repos, box, clock });
+}
+
 /**
  * Builds the service, step by step (docs/architecture.md): the store, auth and limits
  * (`app-auth.ts`), the metrics, the builder and engine (`app-engine.ts`), the services and the
@@ -147,11 +153,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     heldRuns: () => built.engine?.engine.held ?? 0,
   };
   const metrics = config.metrics ? await openMetrics(store, reads, config.metrics, config.trustProxy) : undefined;
-  const env = new ProjectEnvService({
-    repos: store.repos,
-    box: new SecretBox(config.secretsKeyFile ?? join(config.dataDir, 'secrets.key')),
-    clock,
-  });
+  const env = projectEnvOf(config, store, clock);
   const engineParts = composeEngine({
     store,
     config,

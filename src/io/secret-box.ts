@@ -17,7 +17,7 @@ const KEY_BYTES = 32;
 const IV_BYTES = 12;
 
 /** Thrown when the key file is unreadable or malformed, or a sealed value does not open with it. */
-export class SecretKeyError extends Error {
+class SecretKeyError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'SecretKeyError';

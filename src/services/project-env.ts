@@ -17,7 +17,7 @@ import type { SecretBox } from '../io/secret-box.js';
 import type { Repos } from '../store/repos.js';
 
 /** Shortest secret value, in characters. */
-export const SECRET_MIN_LENGTH = 8;
+const SECRET_MIN_LENGTH = 8;
 /** Longest value, in characters. */
 const VALUE_MAX_LENGTH = 32_768;
 /** Variables one project may hold. */

@@ -66,7 +66,7 @@ export function workflowView(
 }
 
 /** The absolute URL of an export's zip (docs/builders.md "Checkpoints"), on its project's origin like a web preview. */
-export function exportUrl(row: ArtifactRow, base: ArtifactBase): string {
+function exportUrl(row: ArtifactRow, base: ArtifactBase): string {
   return `${base.artifactBaseOf(row)}${artifactPath(row)}${EXPORT_ARCHIVE}`;
 }
 

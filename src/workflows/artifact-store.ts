@@ -159,7 +159,7 @@ async function describeLink(path: string): Promise<string> {
 }
 
 /** The URL section of each kind of artifact. */
-export const ARTIFACT_SECTIONS = { preview: 'previews', deployment: 'deployments', export: 'exports' } as const;
+const ARTIFACT_SECTIONS = { preview: 'previews', deployment: 'deployments', export: 'exports' } as const;
 
 /** The service-relative path of a served artifact: `/previews/<id>/`, `/deployments/<id>/` or `/exports/<id>/`. */
 export function artifactPath(row: Pick<ArtifactRow, 'id' | 'kind'>): string {

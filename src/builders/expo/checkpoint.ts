@@ -75,7 +75,7 @@ function withoutServiceConfig(bytes: Buffer): Uint8Array {
  * @returns how many files were written
  * @throws BuildFailure `checkpoint_unreadable` for a zip that is not one of ours
  */
-export async function restoreCheckpoint(workspace: ExpoWorkspace, archive: string): Promise<number> {
+async function restoreCheckpoint(workspace: ExpoWorkspace, archive: string): Promise<number> {
   let entries: Record<string, Uint8Array>;
   try {
     entries = unzipSync(new Uint8Array(await readFile(archive)));

@@ -1,20 +1,16 @@
 /**
- * The PostgreSQL schema (drizzle `pg-core`), table by table and column by column the SQLite schema
- * of `src/store/schema.ts` (docs/postgresql.md#schema), so both stores have one row shape: timestamps stay
- * ISO 8601 UTC text (they sort as text), ids stay UUID text, integers stay JavaScript numbers
- * (`bigint` columns in `number` mode where a value may pass 2^31: ms since the epoch, bytes).
- * drizzle-kit generates the migrations in `drizzle-pg/` from this file (`npm run db:generate`).
- *
- * Differences, all deliberate:
- * - `workflows.seq` is an identity column (PostgreSQL assigns the FIFO order; SQLite uses max + 1
- *   under its single writer);
- * - `projects` carries the per-project counters (`message_seq`, `deployment_seq`,
- *   `workspace_version`, `last_runner_host`) and `update_channels` holds the Expo "latest" update
- *   tokens, which several nodes must share;
+ * The PostgreSQL schema (drizzle `pg-core`), table by table and column by column the SQLite schema of
+ * `src/store/schema.ts` (docs/postgresql.md#schema), so both stores have one row shape: timestamps stay ISO
+ * 8601 UTC text (they sort as text), ids stay UUID text, integers stay JavaScript numbers (`bigint` columns in
+ * `number` mode where a value may pass 2^31: ms since the epoch, bytes). drizzle-kit generates the
+ * migrations in `drizzle-pg/` from this file (`npm run db:generate`). Differences, all deliberate:
+ * - `workflows.seq` is an identity column (PostgreSQL assigns the FIFO order; SQLite: max + 1, one writer);
+ * - `projects` carries the per-project counters (`message_seq`, `deployment_seq`, `workspace_version`,
+ *   `last_runner_host`) and `update_channels` holds the Expo "latest" update tokens, which several nodes share;
  * - PostgreSQL only: `blobs` and `blob_chunks` (artifact and workspace bytes, chunked `bytea`),
  *   `workspace_snapshots` (a project's last completed workspace) and `artifacts.blob_id`;
- * - `rate_limits` has the layout rate-limiter-flexible's `RateLimiterPostgres` reads and writes,
- *   and is UNLOGGED (migration `0001`, with the function `svc_now_ms()`, the database's clock).
+ * - `rate_limits` has the layout rate-limiter-flexible's `RateLimiterPostgres` reads and writes, and is
+ *   UNLOGGED (migration `0001`, with the function `svc_now_ms()`, the database's clock).
  */
 import { sql } from 'drizzle-orm';
 import {
@@ -489,11 +485,6 @@ export const sendReceipts = pgTable(
   (t) => [primaryKey({ columns: [t.userId, t.requestId] })],
 );
 
-/**
- * Each project's environment variables (docs/security.md "Project environment"): plain values as
- * given, secrets sealed with the server's secrets key. Set by `env set` and the console, never
- * through a tool; read by the build that runs the project's workflow.
- */
 export const projectEnv = pgTable(
   'project_env',
   {
