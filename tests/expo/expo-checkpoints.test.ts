@@ -53,10 +53,10 @@ async function run(projectId: string, message: string, kind: 'build' | 'restore'
 
 /** The files of a zip served at `url`, by path. */
 async function zipAt(url: string): Promise<Record<string, Uint8Array>> {
-  const response = await fetch(url);
+  const response = await rawHttp(url);
   expect(response.status).toBe(200);
-  expect(response.headers.get('content-disposition')).toBe('attachment');
-  return unzipSync(new Uint8Array(await response.arrayBuffer()));
+  expect(response.headers['content-disposition']).toBe('attachment');
+  return unzipSync(new Uint8Array(response.body));
 }
 
 const settingsOf = (files: Record<string, Uint8Array>, root: string) =>
