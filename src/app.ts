@@ -30,7 +30,8 @@ import type { ToolDispatcher } from './mcp/tool-dispatcher.js';
 import type { Role } from './roles.js';
 import type { PreviewScreenshots } from './services/preview-screenshots.js';
 import type { ProjectService } from './services/project-service.js';
-import { ProjectEnvService } from './services/project-env.js';
+import { OwnerEnvironment, ProjectEnvService } from './services/project-env.js';
+import { ProjectAccess } from './services/project-access.js';
 import { PublicUrl } from './services/public-url.js';
 import { SecretBox } from './io/secret-box.js';
 import type { WorkflowService } from './services/workflow-service.js';
@@ -86,6 +87,8 @@ export interface App extends AppLifecycle {
   webSessions: WebSessionService;
   /** Projects' environment variables and secrets (docs/security.md "Project environment"). */
   env: ProjectEnvService;
+  /** The same, as a project's owner reaches it (the web console). */
+  ownerEnv: OwnerEnvironment;
   /** Notices of project changes, pushed to the web console's live pages. */
   changes: ProjectChanges;
   /**
@@ -200,6 +203,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     plans,
     webSessions,
     env,
+    ownerEnv: new OwnerEnvironment(env, new ProjectAccess(store.repos.projects)),
     ...(metrics && { metrics: metrics.endpoint }),
     ...appLifecycle({
       dataDir: config.dataDir,

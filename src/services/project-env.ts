@@ -15,6 +15,8 @@ import { isoNow } from '../clock.js';
 import type { BuildEnvironment } from '../builders/builder.js';
 import type { SecretBox } from '../io/secret-box.js';
 import type { Repos } from '../store/repos.js';
+import type { Caller } from '../auth/caller.js';
+import type { ProjectAccess } from './project-access.js';
 
 /** Shortest secret value, in characters. */
 const SECRET_MIN_LENGTH = 8;
@@ -98,6 +100,32 @@ export class ProjectEnvService {
       else plain[row.name] = row.value;
     }
     return { plain, secrets };
+  }
+}
+
+/** A project's environment as its owner reaches it (the web console): every call checks the caller owns the project. */
+export class OwnerEnvironment {
+  constructor(
+    private readonly env: ProjectEnvService,
+    private readonly access: Pick<ProjectAccess, 'writable'>,
+  ) {}
+
+  /** The variables, a secret's value never. @throws ServiceError -32004/-32003 (not the owner) */
+  async list(caller: Caller, projectId: string): Promise<EnvEntry[]> {
+    await this.access.writable(caller, projectId);
+    return this.env.list(projectId);
+  }
+
+  /** `ProjectEnvService.set` for the owner. @throws ServiceError -32004/-32003, and as `set` */
+  async set(caller: Caller, projectId: string, variable: { name: string; value: string; secret: boolean }): Promise<void> {
+    await this.access.writable(caller, projectId);
+    await this.env.set(projectId, variable.name, variable.value, variable.secret);
+  }
+
+  /** Removes a variable. @returns false when there was none @throws ServiceError -32004/-32003 */
+  async unset(caller: Caller, projectId: string, name: string): Promise<boolean> {
+    await this.access.writable(caller, projectId);
+    return this.env.unset(projectId, name);
   }
 }
 
