@@ -15,9 +15,10 @@ export function renderEnvironment(
 ): SafeHtml {
   const action = `/projects/${projectId}/env`;
   const rows = entries.map(
-    (e) => html`<tr><td><code>${e.name}</code></td><td>${e.secret ? 'secret' : 'plain'}</td><td>${
-      e.secret ? html`<span class="meta">hidden</span>` : html`<code>${e.value}</code>`
-    }</td><td><form method="post" action="${action}" class="inline"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="op" value="unset"><input type="hidden" name="name" value="${e.name}"><button type="submit" data-action="unset-env">Remove</button></form></td></tr>`,
+    (e) =>
+      html`<tr><td><code>${e.name}</code></td><td>${e.secret ? 'secret' : 'plain'}</td><td>${
+        e.secret ? html`<span class="meta">hidden</span>` : html`<code>${e.value}</code>`
+      }</td><td><form method="post" action="${action}" class="inline"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="op" value="unset"><input type="hidden" name="name" value="${e.name}"><button type="submit" data-action="unset-env">Remove</button></form></td></tr>`,
   );
   const list =
     entries.length === 0

@@ -117,7 +117,11 @@ export class OwnerEnvironment {
   }
 
   /** `ProjectEnvService.set` for the owner. @throws ServiceError -32004/-32003, and as `set` */
-  async set(caller: Caller, projectId: string, variable: { name: string; value: string; secret: boolean }): Promise<void> {
+  async set(
+    caller: Caller,
+    projectId: string,
+    variable: { name: string; value: string; secret: boolean },
+  ): Promise<void> {
     await this.access.writable(caller, projectId);
     await this.env.set(projectId, variable.name, variable.value, variable.secret);
   }
