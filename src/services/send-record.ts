@@ -15,6 +15,7 @@ import type { WorkflowJournal } from '../workflows/workflow-journal.js';
 import { MAX_MESSAGE_LENGTH } from '../core/message-limits.js';
 import { inferKind } from './instruction-kind.js';
 import { recordRelease } from './release-sends.js';
+import { resolveCheckpoint, restoreInstruction } from '../workflows/checkpoints.js';
 import { checkMovedQuestion } from './answer-verdicts.js';
 import { answerRule, longerThan, tooLong, type CheckedAnswer } from './answer-refusals.js';
 import type { SendMessageResult } from './resource-shapes.js';
@@ -116,11 +117,17 @@ async function recordAnswer(
   };
 }
 
-/** Stores a new workflow as `queued`, with the message as its instruction. */
+/**
+ * Stores a new workflow as `queued`, with the message as its instruction (a restore's names the
+ * checkpoint it restores). @throws ServiceError -32602 for a restore that names no checkpoint
+ */
 async function recordInstruction(deps: SendRecordDeps, { tx, caller, input }: SendRecord): Promise<Recorded> {
   const { journal } = deps;
   const { workflows } = tx;
   if (longerThan(input.message, MAX_MESSAGE_LENGTH)) throw tooLong(MAX_MESSAGE_LENGTH);
+  // A restore names a checkpoint (docs/builders.md "Checkpoints"); its workflow's instruction says which.
+  const restored =
+    input.kind === 'restore' ? await resolveCheckpoint(tx.artifacts, input.projectId, input.message) : undefined;
   // Counted in the write transaction of the insert: concurrent sends cannot pass the bound.
   const { maxQueued } = workflowBounds(limitsFor(deps.plans, caller.plan));
   if ((await workflows.countQueuedByOwner(caller.userId)) >= maxQueued) {
@@ -139,7 +146,7 @@ async function recordInstruction(deps: SendRecordDeps, { tx, caller, input }: Se
     seq: await workflows.nextSeq(),
     kind,
     status: 'queued',
-    instruction: input.message,
+    instruction: restored ? restoreInstruction(restored) : input.message,
     stepIndex: 0,
     stepTotal: 0,
     stepName: null,

@@ -9,10 +9,11 @@ import type { Store } from '../store/store.js';
 import type { NodeRegistry } from '../workflows/node-registry.js';
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
-import type { SessionView } from './resource-shapes.js';
+import { CHECKPOINTS_SHOWN, type SessionView } from './resource-shapes.js';
+import { listCheckpoints } from '../workflows/checkpoints.js';
 import { SessionCache } from './session-cache.js';
 import { deploymentsOf } from './release-history.js';
-import { toPendingQuestion, toPreviewUrl, workflowView, workflowViewOf } from './workflow-views.js';
+import { toCheckpointView, toPendingQuestion, toPreviewUrl, workflowView, workflowViewOf } from './workflow-views.js';
 
 /** What the reader needs: the store, the read access rule, the public URLs and the nodes. */
 export interface SessionReaderDeps {
@@ -81,6 +82,13 @@ export class SessionReader {
       previewUrls: (await artifacts.latestPerPlatform(projectId)).map((a) => toPreviewUrl(a, base)),
       lastWorkflow: last ? await workflowViewOf(artifacts, last, base) : null,
       deployments: await deploymentsOf(this.deps.store.repos.releases, projectId),
+      checkpoints: (await listCheckpoints(artifacts, projectId, CHECKPOINTS_SHOWN)).map((c) =>
+        toCheckpointView(c, base),
+      ),
+      environment: (await this.deps.store.repos.projectEnv.list(projectId)).map((v) => ({
+        name: v.name,
+        secret: v.secret,
+      })),
       ...(await this.waitingFor(queued[0])),
     };
   }

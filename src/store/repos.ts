@@ -20,6 +20,7 @@ import type {
   ProcessGroupRow,
   PublishedRelease,
   ReleaseRow,
+  ProjectEnvRow,
   ProjectRow,
   QuestionRow,
   SendReceiptRow,
@@ -237,6 +238,8 @@ export interface ArtifactRepo {
   latestPerPlatform(projectId: string): Promise<ArtifactRow[]>;
   /** Bytes of published files held by the projects of user `ownerId`. */
   bytesUsedByOwner(ownerId: string): Promise<number>;
+  /** The project's newest `limit` artifacts of `kind`, newest first (checkpoints: its exports). */
+  listByKind(projectId: string, kind: ArtifactRow['kind'], limit: number): Promise<ArtifactRow[]>;
   /** The project's previews of `platform` beyond the newest `keep`, oldest first (for retention). */
   previewsBeyond(projectId: string, platform: ArtifactRow['platform'], keep: number): Promise<ArtifactRow[]>;
   /** Deletes artifact rows by id. */
@@ -420,6 +423,19 @@ export interface ReleaseRepo {
   ): Promise<void>;
 }
 
+/**
+ * The variables of each project's environment (docs/security.md "Project environment"); values
+ * are stored as `ProjectEnvRow.value` says (secrets sealed by the caller).
+ */
+export interface ProjectEnvRepo {
+  /** The project's variables, by name. */
+  list(projectId: string): Promise<ProjectEnvRow[]>;
+  /** Creates or replaces the variable `row.name` of `row.projectId`. */
+  put(row: ProjectEnvRow): Promise<void>;
+  /** Removes a variable. @returns false when the project had no variable of that name. */
+  remove(projectId: string, name: string): Promise<boolean>;
+}
+
 /** A project's last workspace snapshot: the version it holds and its blob. */
 export interface WorkspaceSnapshotRef {
   /** The project's `workspaceVersion` when the snapshot was taken. */
@@ -483,6 +499,7 @@ export interface Repos {
   readonly releases: ReleaseRepo;
   readonly nodes: NodeRepo;
   readonly sendReceipts: SendReceiptRepo;
+  readonly projectEnv: ProjectEnvRepo;
   /** Present only on a store with blobs (PostgreSQL); absent on SQLite (see `WorkspaceRepo`). */
   readonly workspaces?: WorkspaceRepo;
 }

@@ -36,6 +36,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/oauth/flow.test.ts',
   'tests/oauth/oauth-server.test.ts',
   'tests/token-revoke-bin.test.ts',
+  'tests/project-env-bin.test.ts',
   // Headless Chromium.
   'tests/preview-screenshot.test.ts',
   'tests/card/app-card.test.ts',

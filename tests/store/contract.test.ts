@@ -411,6 +411,28 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect(await r.artifacts.deployNumber('p1', 'a')).toBe(1);
     expect(await r.artifacts.deployNumber('p1', 'b')).toBe(2);
     expect((await r.projects.findById('p1'))!.deploymentSeq).toBe(2);
+    // Exports (checkpoints) by kind, newest first; never among the latest per platform.
+    await r.artifacts.insert({ ...(await r.artifacts.findById('v2'))!, id: 'e1', kind: 'export', createdAt: T1 });
+    await r.artifacts.insert({ ...(await r.artifacts.findById('v2'))!, id: 'e2', kind: 'export', createdAt: T2 });
+    expect((await r.artifacts.listByKind('p1', 'export', 10)).map((x) => x.id)).toEqual(['e2', 'e1']);
+    expect((await r.artifacts.listByKind('p1', 'export', 1)).map((x) => x.id)).toEqual(['e2']);
+    expect((await r.artifacts.listByKind('p1', 'deployment', 10)).map((x) => x.id)).toEqual(['d1']);
+    expect((await r.artifacts.latestPerPlatform('p1')).map((x) => x.id)).toEqual(['v3', 'v2', 'd1']);
+  });
+
+  it('project environment: put creates and replaces, list by name, remove once', async () => {
+    await r.projectEnv.put({ projectId: 'p1', name: 'B_KEY', value: 'v1:sealed', secret: true, updatedAt: T0 });
+    await r.projectEnv.put({ projectId: 'p1', name: 'A_URL', value: 'https://a', secret: false, updatedAt: T0 });
+    await r.projectEnv.put({ projectId: 'p2', name: 'A_URL', value: 'other', secret: false, updatedAt: T0 });
+    await r.projectEnv.put({ projectId: 'p1', name: 'A_URL', value: 'https://b', secret: false, updatedAt: T1 });
+    expect(await r.projectEnv.list('p1')).toEqual([
+      { projectId: 'p1', name: 'A_URL', value: 'https://b', secret: false, updatedAt: T1 },
+      { projectId: 'p1', name: 'B_KEY', value: 'v1:sealed', secret: true, updatedAt: T0 },
+    ]);
+    expect(await r.projectEnv.remove('p1', 'A_URL')).toBe(true);
+    expect(await r.projectEnv.remove('p1', 'A_URL')).toBe(false);
+    expect((await r.projectEnv.list('p1')).map((v) => v.name)).toEqual(['B_KEY']);
+    expect((await r.projectEnv.list('p2')).map((v) => v.value)).toEqual(['other']);
   });
 
   it('update channels: a token per project on first use, stable, unique, resolved back; adopt keeps the first', async () => {

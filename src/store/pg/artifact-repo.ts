@@ -50,6 +50,16 @@ export class PgArtifactRepo implements ArtifactRepo {
     return Number(rows[0]?.total ?? 0);
   }
 
+  /** The project's newest `limit` artifacts of `kind`, newest first. */
+  async listByKind(projectId: string, kind: ArtifactRow['kind'], limit: number): Promise<ArtifactRow[]> {
+    return this.db
+      .select()
+      .from(artifacts)
+      .where(and(eq(artifacts.projectId, projectId), eq(artifacts.kind, kind)))
+      .orderBy(desc(artifacts.createdAt))
+      .limit(limit);
+  }
+
   /** The project's previews of `platform` beyond the newest `keep`, oldest first (for retention). */
   async previewsBeyond(projectId: string, platform: ArtifactRow['platform'], keep: number): Promise<ArtifactRow[]> {
     const rows = await this.db

@@ -53,6 +53,7 @@ import { PgUserRepo } from './user-repo.js';
 import { PgWebSessionRepo } from './web-session-repo.js';
 import { PgUpdateChannelRepo } from './update-channel-repo.js';
 import { PgReleaseRepo } from './release-repo.js';
+import { PgProjectEnvRepo } from './project-env-repo.js';
 import { PgWorkspaceRepo } from './workspace-repo.js';
 import { PgWorkflowRepo } from './workflow-repo.js';
 
@@ -93,6 +94,7 @@ const REPO_NAMES = [
   'releases',
   'nodes',
   'sendReceipts',
+  'projectEnv',
   'workspaces',
 ] as const;
 const LOCK_TABLES: Record<LockTable, string> = { users: 'users', projects: 'projects', workflows: 'workflows' };
@@ -296,6 +298,7 @@ export class PgStore implements Store {
       releases: new PgReleaseRepo(db),
       nodes: new PgNodeRepo(db),
       sendReceipts: new PgSendReceiptRepo(db),
+      projectEnv: new PgProjectEnvRepo(db),
       workspaces: new PgWorkspaceRepo(db),
     };
   }

@@ -59,6 +59,11 @@ export class SqliteArtifactRepo implements ArtifactRepo {
       .reverse();
   }
 
+  /** The project's newest `limit` artifacts of `kind`, newest first (the index by project, kind and time). */
+  async listByKind(projectId: string, kind: ArtifactRow['kind'], limit: number): Promise<ArtifactRow[]> {
+    return this.q().byKind.all({ projectId, kind, limit });
+  }
+
   /** Deletes artifact rows by id. */
   async delete(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
@@ -150,6 +155,14 @@ function prepareStatements(db: Db) {
         ),
       )
       .orderBy(desc(artifacts.createdAt))
+      .prepare(),
+    // Every session read lists the checkpoints (exports): prepared once.
+    byKind: db
+      .select()
+      .from(artifacts)
+      .where(and(eq(artifacts.projectId, sql.placeholder('projectId')), eq(artifacts.kind, sql.placeholder('kind'))))
+      .orderBy(desc(artifacts.createdAt))
+      .limit(sql.placeholder('limit'))
       .prepare(),
     bytesByOwner: db
       .select({ total: sum(artifacts.bytes) })

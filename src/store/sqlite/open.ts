@@ -47,6 +47,7 @@ import { SqliteTokenRepo } from './token-repo.js';
 import { SqliteUserRepo } from './user-repo.js';
 import { SqliteUpdateChannelRepo } from './update-channel-repo.js';
 import { SqliteReleaseRepo } from './release-repo.js';
+import { SqliteProjectEnvRepo } from './project-env-repo.js';
 import { SqliteWebSessionRepo } from './web-session-repo.js';
 import { SqliteWorkflowRepo } from './workflow-repo.js';
 import { SqliteRateWindows } from './rate-windows.js';
@@ -72,6 +73,7 @@ const REPO_NAMES = [
   'releases',
   'nodes',
   'sendReceipts',
+  'projectEnv',
 ] as const;
 
 /** The state of one transaction. */
@@ -140,6 +142,7 @@ export class SqliteStore implements Store {
       releases: new SqliteReleaseRepo(this.db),
       nodes: new SqliteNodeRepo(this.db),
       sendReceipts: new SqliteSendReceiptRepo(this.db),
+      projectEnv: new SqliteProjectEnvRepo(this.db),
     };
     const outside = (call: () => Promise<unknown>) => this.outside(call);
     // A read without a wait is not at hand while this process has a transaction open (it would

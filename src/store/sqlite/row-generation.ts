@@ -5,7 +5,7 @@
  *
  * - This process's writes: every call of a writing method of the repositories whose rows a session
  *   shows (workflows, questions, artifacts, projects, users: a deleted user or project takes its
- *   workflows with it) moves the number when it is made and again when it settles, inside a
+ *   workflows with it; the names of projects' variables) moves the number when it is made and again when it settles, inside a
  *   transaction as outside. A method counts as a read only when it is listed in `READ_METHODS`: a
  *   method added later counts as a write until it is listed, so a forgotten list entry costs a
  *   cache miss, never a stale answer.
@@ -16,7 +16,7 @@
 import type { Repos } from '../repos.js';
 
 /** The repositories whose writes move the generation. */
-type CountedRepo = 'workflows' | 'questions' | 'artifacts' | 'projects' | 'users' | 'releases';
+type CountedRepo = 'workflows' | 'questions' | 'artifacts' | 'projects' | 'users' | 'releases' | 'projectEnv';
 
 /**
  * The methods of each counted repository that only read (or, for `renewLease`, write only what no
@@ -45,6 +45,7 @@ export const READ_METHODS: Record<CountedRepo, ReadonlySet<string>> = {
   artifacts: new Set([
     'findById',
     'listByWorkflow',
+    'listByKind',
     'latestPerPlatform',
     'bytesUsedByOwner',
     'previewsBeyond',
@@ -53,6 +54,8 @@ export const READ_METHODS: Record<CountedRepo, ReadonlySet<string>> = {
   projects: new Set(['findById', 'peekById', 'listByOwner', 'countByOwner', 'createdSince']),
   users: new Set(['findByName', 'findById', 'list']),
   releases: new Set(['byWorkflow', 'byNumber', 'recent', 'onChannel', 'numbers']),
+  // The session lists the names of a project's variables.
+  projectEnv: new Set(['list']),
 };
 
 /** Whether repository `name`'s writes move the generation. */
