@@ -4,8 +4,9 @@
  * headers: `expo-platform`, `expo-runtime-version`, `expo-protocol-version`, `eas-client-id`)
  * follows the production channel through deploy #1, a staged rollout of deploy #2 at 50 % (after a
  * build that changes the app), and the rollback to #1, and always gets the manifest the docs say:
- * its launch asset is the deploy's own bundle. The deploy's result names the changed files (the deterministic edits live in `src/app-settings.json`)
- * and its page shows the diff; `deployments` shows each state.
+ * its launch asset is the deploy's own bundle. The deploy's result names the changed files (the
+ * deterministic edits live in `src/app-settings.json`) and its page shows the diff; `deployments`
+ * shows each state.
  */
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
