@@ -11,7 +11,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cliToken, runCli, spawnHttpServer, type SpawnedServer } from './bin-helpers.js';
-import { BIN, createProject, rawHttp, tempDir, toolResult, waitIdle } from './helpers.js';
+import { BIN, createProject, GENEROUS_PLANS, rawHttp, tempDir, toolResult, waitIdle } from './helpers.js';
 
 const SECRET = 'sk_live_7f3a9c1e5b2d8f40';
 const OTHER_SECRET = 'from-stdin-91c2e77d';
