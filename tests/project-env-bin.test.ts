@@ -36,12 +36,16 @@ describe('project environment and secrets (command builder, built bin)', () => {
       'if [ "$SVC_WORKFLOW_KIND" = deploy ]; then echo "::deployment web out"; else echo "::preview web out"; fi',
     ].join('\n');
     writeFileSync(join(dataDir, 'builder.json'), JSON.stringify({ build: { command }, deploy: { command } }));
+    // The waits below poll the session: a request limit no busy machine meets.
+    writeFileSync(join(dataDir, 'plans.json'), JSON.stringify(GENEROUS_PLANS));
     const token = cliToken(dataDir, 'olga');
     server = await spawnHttpServer(dataDir, [
       '--builder',
       'command',
       '--builder-config',
       join(dataDir, 'builder.json'),
+      '--plans',
+      join(dataDir, 'plans.json'),
     ]);
     const project = await createProject(server.mcpUrl, token, { name: 'Env app', visibility: 'public' });
 
