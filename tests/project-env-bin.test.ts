@@ -11,7 +11,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cliToken, runCli, spawnHttpServer, type SpawnedServer } from './bin-helpers.js';
-import { BIN, createProject, rawHttp, tempDir, toolResult, waitIdle } from './helpers.js';
+import { BIN, createProject, GENEROUS_PLANS, rawHttp, tempDir, toolResult, waitIdle } from './helpers.js';
 
 const SECRET = 'sk_live_7f3a9c1e5b2d8f40';
 const OTHER_SECRET = 'from-stdin-91c2e77d';
@@ -36,12 +36,16 @@ describe('project environment and secrets (command builder, built bin)', () => {
       'if [ "$SVC_WORKFLOW_KIND" = deploy ]; then echo "::deployment web out"; else echo "::preview web out"; fi',
     ].join('\n');
     writeFileSync(join(dataDir, 'builder.json'), JSON.stringify({ build: { command }, deploy: { command } }));
+    // The waits below poll the session: a request limit no busy machine meets.
+    writeFileSync(join(dataDir, 'plans.json'), JSON.stringify(GENEROUS_PLANS));
     const token = cliToken(dataDir, 'olga');
     server = await spawnHttpServer(dataDir, [
       '--builder',
       'command',
       '--builder-config',
       join(dataDir, 'builder.json'),
+      '--plans',
+      join(dataDir, 'plans.json'),
     ]);
     const project = await createProject(server.mcpUrl, token, { name: 'Env app', visibility: 'public' });
 

@@ -94,7 +94,7 @@ export class EngineBuildContext implements BuildContext {
           projectId: this.workflow.projectId,
           key: spec.key,
           prompt: this.redact(spec.prompt),
-          options: spec.options ? JSON.stringify(spec.options) : null,
+          options: spec.options ? JSON.stringify(spec.options.map(this.redact)) : null,
           pattern: spec.pattern ?? null,
           kind: spec.kind ?? 'text',
           format: spec.format ? JSON.stringify(spec.format) : null,
@@ -123,7 +123,7 @@ export class EngineBuildContext implements BuildContext {
       };
     });
     {
-      const options = spec.options?.length ? ` Options: ${spec.options.join(', ')}.` : '';
+      const options = spec.options?.length ? ` Options: ${spec.options.map(this.redact).join(', ')}.` : '';
       // A code question's prompt carries the app's files: the conversation shows its head only.
       const content = this.redact(
         spec.kind === 'code'

@@ -6,10 +6,9 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { EXPORT_ARCHIVE, type BuildEnvironment, type BuildJob } from '../builders/builder.js';
-import { resolveCheckpoint, restoredWorkflowOf } from './checkpoints.js';
+import { BuildFailure, EXPORT_ARCHIVE, type BuildEnvironment, type BuildJob } from '../builders/builder.js';
 import { secretRedactor } from '../builders/output-redaction.js';
-import { BuildFailure } from '../builders/builder.js';
+import { resolveCheckpoint, restoredWorkflowOf } from './checkpoints.js';
 import { redactPaths } from '../io/path-redaction.js';
 import type { WorkflowRow } from '../store/rows.js';
 import { EngineBuildContext } from './build-context.js';
