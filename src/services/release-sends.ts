@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_CHANNEL, ROLLOUT_MAX, type WorkflowKind } from '../core/releases.js';
 import { invalidParameter } from '../errors.js';
-import type { ReleaseRepo } from '../store/repos.js';
+import type { ReleaseRepo } from '../store/release-repo.js';
 import type { ReleaseRow, WorkflowRow } from '../store/rows.js';
 import type { Store, Tx } from '../store/store.js';
 import type { Caller } from '../auth/caller.js';

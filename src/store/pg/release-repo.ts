@@ -1,7 +1,7 @@
 /** SQL for the releases of deploy and rollback workflows on PostgreSQL (the twin of `sqlite/release-repo.ts`). */
 import { and, asc, desc, eq, isNotNull } from 'drizzle-orm';
 import type { PgDb } from './db.js';
-import type { ReleaseRepo } from '../repos.js';
+import type { ReleaseRepo } from '../release-repo.js';
 import type { PublishedRelease, ReleaseRow } from '../rows.js';
 import { releases } from './release-schema.js';
 

@@ -1,6 +1,5 @@
 /**
- * The PostgreSQL schema (drizzle `pg-core`), table by table and column by column the SQLite schema of
- * `src/store/schema.ts` (docs/postgresql.md#schema), so both stores have one row shape: timestamps stay ISO
+ * The PostgreSQL schema (drizzle `pg-core`), table by table the SQLite schema (docs/postgresql.md#schema): timestamps stay ISO
  * 8601 UTC text (they sort as text), ids stay UUID text, integers stay JavaScript numbers (`bigint` columns in
  * `number` mode where a value may pass 2^31: ms since the epoch, bytes). drizzle-kit generates the
  * migrations in `drizzle-pg/` from this file (`npm run db:generate`). Differences, all deliberate:

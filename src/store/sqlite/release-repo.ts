@@ -2,7 +2,7 @@
 import { and, asc, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import { preparedOnce } from './prepared-once.js';
 import type { Db } from './db.js';
-import type { ReleaseRepo } from '../repos.js';
+import type { ReleaseRepo } from '../release-repo.js';
 import type { PublishedRelease, ReleaseRow } from '../rows.js';
 import { releases } from './release-schema.js';
 
