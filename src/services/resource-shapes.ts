@@ -195,6 +195,12 @@ export const sessionSchema = z.object({
         .string()
         .optional()
         .describe('Why there is no image (no web preview, no browser, the page failed to render)'),
+      busy: z
+        .literal(true)
+        .optional()
+        .describe(
+          'Present when there is no image only because the server was busy taking other screenshots: ask again in a few seconds. Absent when the preview failed to render (not retried for 10 min)',
+        ),
       previewUrl: z.string().optional().describe('The web preview the image shows'),
       width: z.number().int().optional().describe('CSS pixels of the phone-sized viewport'),
       height: z.number().int().optional(),
