@@ -79,10 +79,6 @@ reported(
   call('messages') && `${call('messages').cpuRatio.toFixed(2)}x`,
 );
 reported('svc_send_message / svc_get_project (CPU)', call('send') && `${call('send').cpuRatio.toFixed(2)}x`);
-reported(
-  'svc_get_project on PostgreSQL / on SQLite (CPU)',
-  call('projectPg') ? `${call('projectPg').cpuRatio.toFixed(2)}x` : tools?.postgres,
-);
 const startup = results['startup.json'];
 goal(3, 'stdio spawn -> initialize, warm cache / bare node', startup?.warmRatio, 2);
 goal(3, 'stdio spawn -> initialize, first start / bare node', startup?.coldRatio, 2.5);
@@ -120,7 +116,24 @@ reported(
   multinode && `${multinode.getProject.ratio.requestsPerSecond.toFixed(2)}x`,
 );
 
-const widths = [4, 64, 34, 12, 6];
+// Round three (docs/performance.md "Round three"); the goals above are the earlier rounds'.
+rows.push(['', 'round three:', '', '', '']);
+if (tools?.postgresCpuIncluded)
+  goal('3.1', 'svc_get_project on PostgreSQL (node + postgres CPU) / on SQLite', call('projectPg')?.cpuRatio, 1.5);
+else
+  reported(
+    '3.1 svc_get_project on PostgreSQL / on SQLite (node CPU only)',
+    call('projectPg') ? `${call('projectPg').cpuRatio.toFixed(2)}x` : tools?.postgres,
+  );
+rows.push([
+  '3.1',
+  '130 calls through two API nodes: 95 to 100 allowed',
+  'a test: tests/multinode/limits-across-nodes.test.ts',
+  '',
+  '',
+]);
+
+const widths = [5, 66, 34, 12, 6];
 console.log('\nperformance goals, each against its baseline measured in this run:');
 for (const row of rows)
   console.log(
