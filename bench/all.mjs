@@ -76,9 +76,9 @@ goal(2, 'svc_get_session idle / svc_get_project (CPU)', call('sessionIdle')?.cpu
 goal(2, 'svc_get_session 1 running + 50 queued / svc_get_project', call('sessionQueued')?.cpuRatio, 3);
 reported(
   'svc_get_messages limit 100 / svc_get_project (CPU)',
-  call('messages') && `${call('messages').cpuRatio.toFixed(2)}x`,
+  call('messages') && `${call('messages').cpuRatioToProject.toFixed(2)}x`,
 );
-reported('svc_send_message / svc_get_project (CPU)', call('send') && `${call('send').cpuRatio.toFixed(2)}x`);
+reported('svc_send_message / svc_get_project (CPU)', call('send') && `${call('send').cpuRatioToProject.toFixed(2)}x`);
 const startup = results['startup.json'];
 goal(3, 'stdio spawn -> initialize, warm cache / bare node', startup?.warmRatio, 2);
 goal(3, 'stdio spawn -> initialize, first start / bare node', startup?.coldRatio, 2.5);

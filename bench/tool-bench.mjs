@@ -5,9 +5,12 @@
 // - svc_get_session on an idle project (its last workflow completed; goal: at most 2x
 //   svc_get_project's CPU per request) and on a project with 1 running and 50 queued workflows
 //   (goal: at most 3x: the queue is one query, not one per queued workflow);
-// - svc_get_messages, a page of 100 of 150 messages, and svc_send_message (a new instruction queued
-//   behind a running build, spread over 100 projects; the queues are emptied before each run, so
-//   every run sends into the same state), reported beside them;
+// - svc_get_messages, a page of 100 of 150 messages, against the floor server's route for that
+//   call (one prepared read, the same reply byte for byte, which is checked; goal: at most 1.3x),
+//   and svc_send_message (a new instruction queued behind a running build, spread over 100
+//   projects; the queues are emptied before each run, so every run sends into the same state)
+//   against the floor's send (one transaction of the same inserts and updates, the same reply but
+//   for its new ids; goal: at most 1.5x); both also reported against svc_get_project;
 // - svc_list_projects of a user with 1,000 projects, against the floor server's route for the same
 //   call (bench/baselines/floor-server.mjs: node:http, one prepared SQLite read, the same reply
 //   byte for byte, which is checked); goal: at most 1.2x its CPU per call.
@@ -107,9 +110,25 @@ try {
       body: call('svc_get_messages', { projectId: seeded.chat, limit: 100 }),
     },
     {
+      key: 'floorMessages',
+      name: 'floor: svc_get_messages, 1 SQLite read',
+      server: servers.floor,
+      headers: target.headers,
+      body: call('svc_get_messages', { projectId: seeded.chat, limit: 100 }),
+    },
+    {
       key: 'send',
       name: 'svc_send_message, queued behind a build',
       server: servers.ours,
+      headers: target.headers,
+      body: sendBody(),
+      nextBody: sendBody,
+      before: emptySinkQueues,
+    },
+    {
+      key: 'floorSend',
+      name: 'floor: svc_send_message, 1 transaction',
+      server: servers.floor,
       headers: target.headers,
       body: sendBody(),
       nextBody: sendBody,
@@ -171,35 +190,40 @@ try {
 }
 
 const pad = (s, n) => String(s).padEnd(n);
+const BASES_SHOWN = { list: 'list', messages: 'page', send: 'send' };
 const verdict = (ratio, goal) => (goal === undefined ? '' : `goal <= ${goal}x: ${ratio <= goal ? 'ok' : 'short'}`);
 console.log(
   `\n${pad('call', 48)}${pad('req/s', 9)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('CPU µs/call', 13)}${pad('CPU ratio', 26)}goal`,
 );
 for (const r of report.calls) {
-  const base =
-    r.key === 'floorList'
-      ? ''
-      : r.key === 'list'
-        ? `${r.cpuRatio.toFixed(2)}x the floor's list`
-        : r.key === 'project'
-          ? '1 (the baseline)'
-          : r.key === 'projectPg'
-            ? `${r.cpuRatio.toFixed(2)}x on SQLite`
-            : `${r.cpuRatio.toFixed(2)}x svc_get_project`;
+  const base = r.key.startsWith('floor')
+    ? ''
+    : BASES_SHOWN[r.key]
+      ? `${r.cpuRatio.toFixed(2)}x the floor's ${BASES_SHOWN[r.key]}`
+      : r.key === 'project'
+        ? '1 (the baseline)'
+        : r.key === 'projectPg'
+          ? `${r.cpuRatio.toFixed(2)}x on SQLite`
+          : `${r.cpuRatio.toFixed(2)}x svc_get_project`;
   console.log(
     `${pad(r.name, 48)}${pad(r.requestsPerSecond.toFixed(0), 9)}${pad(r.p50Ms, 8)}${pad(r.p99Ms, 8)}${pad(r.cpuMicrosPerCall.toFixed(1), 13)}${pad(base, 26)}${verdict(r.cpuRatio, r.goal)}`,
   );
 }
 console.log(`svc_get_project on PostgreSQL: ${report.postgres}`);
-console.log(
-  `the floor's svc_list_projects reply ${report.sameListReply ? 'equals ours, byte for byte' : 'differs from ours: its figures are not comparable'}`,
-);
+for (const [what, same, how] of [
+  ['svc_list_projects', report.sameListReply, 'byte for byte'],
+  ['svc_get_messages', report.sameMessagesReply, 'byte for byte'],
+  ['svc_send_message', report.sameSendReply, 'but for its new ids and queue position'],
+])
+  console.log(
+    `the floor's ${what} reply ${same ? `equals ours, ${how}` : 'differs from ours: its figures are not comparable'}`,
+  );
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(
   join(root, 'bench', 'results', 'tools.json'),
   `${JSON.stringify({ date: new Date().toISOString(), seconds, rounds, connections, sends, ...report }, null, 2)}\n`,
 );
-if (!report.sameListReply) process.exitCode = 1;
+if (!report.sameListReply || !report.sameMessagesReply || !report.sameSendReply) process.exitCode = 1;
 
 /**
  * A second server of this build on PostgreSQL, prepared like the SQLite one (user `bench`, its
@@ -299,6 +323,13 @@ async function checkReplies(calls) {
     throw new Error('the lister does not have its projects');
   emptySinkQueues();
   calls.sameListReply = replies.list === replies.floorList;
+  calls.sameMessagesReply = replies.messages === replies.floorMessages;
+  // A send's ids are new and its queue position grows: the rest of the reply must be the same.
+  const sendShape = (text) =>
+    text
+      .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID')
+      .replace(/(queuePosition\\?":)\d+/g, '$1N');
+  calls.sameSendReply = sendShape(replies.send) === sendShape(replies.floorSend);
 }
 
 /** The median of a list of numbers. */
@@ -314,11 +345,15 @@ function summarise(calls, runs) {
     runs.has(baseKey)
       ? median(runs.get(key).map((r, i) => r.cpuMicrosPerCall / runs.get(baseKey)[i].cpuMicrosPerCall))
       : Number.NaN;
+  const BASES = { list: 'floorList', messages: 'floorMessages', send: 'floorSend' };
+  const GOALS = { list: 1.2, messages: 1.3, send: 1.5 };
   return {
     sameListReply: calls.sameListReply,
+    sameMessagesReply: calls.sameMessagesReply,
+    sameSendReply: calls.sameSendReply,
     calls: calls.map((c) => {
       const mine = runs.get(c.key);
-      const baseKey = c.key === 'list' ? 'floorList' : c.key === 'floorList' ? 'floorList' : 'project';
+      const baseKey = BASES[c.key] ?? (c.key.startsWith('floor') ? c.key : 'project');
       return {
         key: c.key,
         name: c.name,
@@ -328,7 +363,8 @@ function summarise(calls, runs) {
         cpuMicrosPerCall: median(mine.map((r) => r.cpuMicrosPerCall)),
         baseline: baseKey,
         cpuRatio: ratio(c.key, baseKey),
-        goal: c.key === 'list' ? 1.2 : c.goal,
+        cpuRatioToProject: ratio(c.key, 'project'),
+        goal: GOALS[c.key] ?? c.goal,
         rounds: mine,
       };
     }),
