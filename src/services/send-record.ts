@@ -59,6 +59,11 @@ export interface SendRecord {
 export interface Recorded {
   result: SendMessageResult;
   answered: boolean;
+  /**
+   * True for a new workflow queued while its project has an active workflow: it cannot start
+   * before that one ends (which wakes the engines then), so no engine needs an offer or a notice now.
+   */
+  behindActive?: boolean;
 }
 
 /**
@@ -86,7 +91,8 @@ export async function recordSend(deps: SendRecordDeps, send: SendRecord): Promis
   if (input.questionId !== undefined) {
     throw invalidParameter('questionId', 'does not match a pending question: no question is waiting for an answer');
   }
-  return recordInstruction(deps, send);
+  const recorded = await recordInstruction(deps, send);
+  return active ? { ...recorded, behindActive: true } : recorded;
 }
 
 /** Stores the answer to `pending`, the question of waiting workflow `active`. */

@@ -35,7 +35,29 @@ export class SqliteWorkflowRepo implements WorkflowRepo {
   }
 
   async insert(row: WorkflowRow): Promise<void> {
-    this.db.insert(workflows).values(row).run();
+    // Every column bound, none left to its default: the prepared statement names them all.
+    this.q().insert.run({
+      id: row.id,
+      projectId: row.projectId,
+      seq: row.seq,
+      kind: row.kind,
+      status: row.status,
+      instruction: row.instruction,
+      stepIndex: row.stepIndex,
+      stepTotal: row.stepTotal,
+      stepName: row.stepName,
+      runnerId: row.runnerId,
+      leaseExpiresAt: row.leaseExpiresAt,
+      builder: row.builder ?? null,
+      errorCode: row.errorCode,
+      errorMessage: row.errorMessage,
+      createdAt: row.createdAt,
+      startedAt: row.startedAt,
+      finishedAt: row.finishedAt,
+    });
+    // A queued row never changes while queued: kept as the queue's read would keep it (a rolled
+    // back insert leaves an entry no queue names).
+    if (row.status === 'queued') this.keepQueued({ ...row, builder: row.builder ?? null });
   }
 
   async findById(id: string): Promise<WorkflowRow | undefined> {
@@ -67,11 +89,14 @@ export class SqliteWorkflowRepo implements WorkflowRepo {
   /** The project's queue read in full, its rows kept (the oldest kept rows make room past `QUEUED_ROWS_KEPT`). */
   private readQueue(projectId: string): WorkflowRow[] {
     const rows = this.q().queued.all({ projectId });
-    for (const row of rows) {
-      if (this.queuedRows.size >= QUEUED_ROWS_KEPT) this.queuedRows.delete(this.queuedRows.keys().next().value!);
-      this.queuedRows.set(row.id, row);
-    }
+    for (const row of rows) this.keepQueued(row);
     return rows;
+  }
+
+  /** Keeps a queued row for `listQueued` (the oldest kept rows make room past `QUEUED_ROWS_KEPT`). */
+  private keepQueued(row: WorkflowRow): void {
+    if (this.queuedRows.size >= QUEUED_ROWS_KEPT) this.queuedRows.delete(this.queuedRows.keys().next().value!);
+    this.queuedRows.set(row.id, row);
   }
 
   async latestFinished(projectId: string): Promise<WorkflowRow | undefined> {
@@ -236,7 +261,34 @@ function ownerIs(owner: string | null | undefined) {
 
 /** The repository's fixed statements, their parameters as placeholders of the same names. */
 function prepareStatements(db: Db) {
-  return { ...prepareProjectReads(db), ...prepareSchedulerStatements(db) };
+  return { ...prepareProjectReads(db), ...prepareSchedulerStatements(db), insert: prepareInsert(db) };
+}
+
+/** The insert of a new workflow (a send's), every column a parameter named as the row's field. */
+function prepareInsert(db: Db) {
+  const p = (name: keyof WorkflowRow) => sql.placeholder(name);
+  return db
+    .insert(workflows)
+    .values({
+      id: p('id'),
+      projectId: p('projectId'),
+      seq: p('seq'),
+      kind: p('kind'),
+      status: p('status'),
+      instruction: p('instruction'),
+      stepIndex: p('stepIndex'),
+      stepTotal: p('stepTotal'),
+      stepName: p('stepName'),
+      runnerId: p('runnerId'),
+      leaseExpiresAt: p('leaseExpiresAt'),
+      builder: p('builder'),
+      errorCode: p('errorCode'),
+      errorMessage: p('errorMessage'),
+      createdAt: p('createdAt'),
+      startedAt: p('startedAt'),
+      finishedAt: p('finishedAt'),
+    })
+    .prepare();
 }
 
 /** The reads of one project's workflows (and the next sequence number). */
