@@ -44,12 +44,6 @@ export class StoreRequestRateLimiter implements RequestRateLimiter {
   /** @param windows the store's shared windows (`store.rateWindows`). */
   constructor(private readonly windows: RateWindows) {}
 
-  consumeNow(key: string, limit: number, windowSeconds: number): RateDecision | undefined {
-    const now = Date.now();
-    const lease = this.liveLease(`${limit}/${windowSeconds}:${key}`, now);
-    return lease && decidable(lease) ? take(lease, limit, now) : undefined;
-  }
-
   async consume(key: string, limit: number, windowSeconds: number): Promise<RateDecision> {
     const now = Date.now();
     const id = `${limit}/${windowSeconds}:${key}`;

@@ -1,14 +1,18 @@
 /**
- * The full path of a JSON-RPC message from either transport (docs/architecture.md "One message, end
+ * The one path of a JSON-RPC message from either transport (docs/architecture.md "One message, end
  * to end"): parse, envelope check, admission (authentication and rate limit, per the transport's
  * policy), then the answer, with the HTTP status of the error table (docs/contract.md#errors).
- * Every HTTP body and stdio line is answered here but for two paths that give the same bytes:
- * over HTTP, a plain `tools/call` whose answer and admission are at hand (the polled reads) is
- * answered by `answerNow`, which the transport tries first (docs/architecture.md "The fast path");
- * over stdio, a plainly valid first `initialize` is answered by the early start
- * (`cli/early-stdio-start.ts`, docs/performance.md "Start-up time"), and the line is then passed
- * here too (so the SDK server learns of the client) with its reply left unwritten. The SDK servers
+ * Every HTTP body and stdio line is answered here. The one exception is a stdio start's first line
+ * when it is a plainly valid `initialize`: the early start answers it before this server is loaded
+ * (`cli/early-stdio-start.ts`, docs/performance.md "Start-up time"), with the envelope checks of
+ * `jsonrpc-envelope.ts` that this gateway runs too, and the line is then passed here as well (so
+ * the SDK server learns of the client) with its reply left unwritten. The SDK servers
  * (`mcp-server.ts`, `modern-era.ts`) read no transport: they answer what this gateway hands them.
+ *
+ * Repeated reads are made cheap in one place, after admission: the reply memo
+ * (`reply-memo.ts`, docs/architecture.md "The reply memo") answers a `tools/call` of a read-only
+ * tool that it answered before for the same caller and arguments, while nothing the answer shows
+ * has changed, with the same bytes and the new request id; the limiter has counted the call first.
  *
  * Order of checks: parse (-32700, id null) -> envelope (-32600) -> params shape (-32602) ->
  * admission (-32001, -32005) -> method and tool rules.
@@ -48,9 +52,9 @@ import {
   failureReply,
   notified,
   resultReply,
-  validId,
   type GatewayReply,
 } from './gateway-envelope.js';
+import { validId } from './jsonrpc-envelope.js';
 import {
   declaresFormElicitation,
   InputRequiredSignal,
@@ -73,6 +77,7 @@ import {
 } from './app-card.js';
 import { CARD_METHODS, claimsModernEra, MODERN_METHODS, type ProtocolHeaders } from './protocol-era.js';
 import type { ToolDispatcher } from './tool-dispatcher.js';
+import { ReplyMemo } from './reply-memo.js';
 import type { ToolRequest } from './define-tool.js';
 import { checkMeta, toolRequest } from './tool-request.js';
 import type { AdmissionPolicy, RequestChannel } from './request-channel.js';
@@ -100,6 +105,7 @@ export class JsonRpcGateway {
   private attach!: (tools: ToolDispatcher) => void;
   private started: Promise<void> | undefined;
   private need: (() => void) | undefined;
+  private memo: ReplyMemo | undefined;
 
   /**
    * @param tools the tool adapter; absent, `attachTools` gives it later, and until then only
@@ -121,11 +127,13 @@ export class JsonRpcGateway {
   /**
    * Gives the gateway its tool adapter: a stdio start answers `initialize` with a gateway made
    * before the store is open (docs/performance.md "Start-up time"), and the app attaches its tools once it is.
+   * @param memo the reply memo of read-only calls (`reply-memo.ts`); absent, every call runs its tool.
    * @throws Error when tools are attached already.
    */
-  attachTools(tools: ToolDispatcher): void {
+  attachTools(tools: ToolDispatcher, memo?: ReplyMemo): void {
     if (this.tools) throw new Error('the gateway has its tools already');
     this.tools = tools;
+    this.memo = memo;
     this.attach(tools);
   }
 
@@ -175,63 +183,6 @@ export class JsonRpcGateway {
       return Promise.resolve(errorReply(null, parseError()));
     }
     return this.handleValue(value, admit, headers, channel);
-  }
-
-  /**
-   * The request's fast path (docs/performance.md "Performance"): answers one raw message at once, without a
-   * promise, when it is a plain `tools/call` (a request with an id, `params` without `_meta`: no
-   * progress, not the 2026-07-28 era) whose tool has its answer at hand (`ToolDispatcher.callNow`:
-   * a read of cached or SQLite rows that succeeds) and whose admission needs no wait. The reply is
-   * byte for byte the one `handleText` would give, and the call is reported to the observer the
-   * same way. Anything else (an error to answer, a read that must wait) returns undefined having
-   * counted, changed and reported nothing: the caller then passes the message to `handleText`.
-   * @param caller the caller the transport already authenticated the request's token as.
-   * @param admitNow the transport's admission without a wait: the admission, or undefined (nothing
-   *   counted) when it must wait; throws `RateLimitedError` (-32005) for a refusal, which is answered
-   *   here as `handleText` would.
-   */
-  answerNow(
-    text: string,
-    caller: Caller,
-    admitNow: (method: string) => Admission | undefined,
-  ): GatewayReply | undefined {
-    const tools = this.tools;
-    if (!tools) return undefined;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      return undefined;
-    }
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-    const message = value as Record<string, unknown>;
-    const { id, params } = message;
-    if (
-      message.jsonrpc !== '2.0' ||
-      message.method !== 'tools/call' ||
-      !validId(id) ||
-      'result' in message ||
-      'error' in message
-    )
-      return undefined;
-    if (params === null || typeof params !== 'object' || Array.isArray(params) || '_meta' in params) return undefined;
-    const answered = tools.callNow(params as Record<string, unknown>, caller);
-    if (!answered) return undefined;
-    let admission: Admission | undefined;
-    try {
-      admission = admitNow('tools/call');
-    } catch (error) {
-      if (!(error instanceof RateLimitedError)) throw error;
-      tools.refused(params as Record<string, unknown>, error);
-      return errorReply(id as RequestId, error, error.rate);
-    }
-    if (!admission) return undefined;
-    tools.answered(answered.tool);
-    return {
-      body: { jsonrpc: '2.0', id: id as RequestId, result: answered.result },
-      status: 200,
-      rate: admission.rate,
-    };
   }
 
   /**
@@ -309,8 +260,7 @@ export class JsonRpcGateway {
               rate,
               request,
             );
-          const result = await (this.tools ?? (await this.toolsReady())).call(params, admission?.caller, request);
-          return resultReply(id, result, rate);
+          return await this.callTool(params, admission?.caller, request, id as RequestId, rate);
         } finally {
           scoped?.release();
         }
@@ -320,6 +270,35 @@ export class JsonRpcGateway {
       if (error instanceof RateLimitedError) rate = error.rate;
       return failureReply(id, error, rate, this.logger);
     }
+  }
+
+  /**
+   * Answers an admitted 2025-11-25 `tools/call`: from the reply memo when it kept the answer to this
+   * caller's same call and nothing it shows has changed (the same bytes, the new `id`; reported to
+   * the observer like any call), else by the dispatcher, whose answer the memo then keeps when the
+   * tool allows it (`ToolDispatcher.memoizable`). A call that asks for progress (`_meta`) is not kept.
+   * @throws ServiceError as the dispatcher does.
+   */
+  private async callTool(
+    params: Record<string, unknown> | undefined,
+    caller: Caller | undefined,
+    request: ToolRequest,
+    id: RequestId,
+    rate: RateDecision | undefined,
+  ): Promise<GatewayReply> {
+    const tools = this.tools ?? (await this.toolsReady());
+    const memo = this.memo;
+    const kept = memo && caller && !(params && '_meta' in params) ? tools.memoizable(params) : undefined;
+    if (!kept) return resultReply(id, await tools.call(params, caller, request), rate);
+    const key = ReplyMemo.keyOf(caller!, kept.tool, kept.args);
+    const looked = memo!.look(key);
+    if ('hit' in looked) {
+      tools.answered(kept.tool);
+      return resultReply(id, looked.hit, rate);
+    }
+    const result = await tools.call(params, caller, request);
+    memo!.keep(key, looked.miss, result);
+    return resultReply(id, result, rate);
   }
 
   /**

@@ -43,8 +43,8 @@ export class RequestSlots {
 
 /** What the `/mcp` handler works with. */
 export interface McpRouteOptions {
-  gateway: Pick<JsonRpcGateway, 'handleText' | 'answerNow'>;
-  gate: Pick<RequestGate, 'policy' | 'readingKey' | 'readingKeyNow' | 'admitNow'>;
+  gateway: Pick<JsonRpcGateway, 'handleText'>;
+  gate: Pick<RequestGate, 'policy' | 'readingKey'>;
   clientAddress: ClientAddressOf;
   publicUrl: Pick<PublicUrl, 'get'>;
   /** Largest body, in bytes: a longer one is refused with 413 as it streams in. */
@@ -63,26 +63,10 @@ export function mcpRoute(options: McpRouteOptions): RouteHandler {
   return async (req, res) => {
     const address = options.clientAddress(req);
     const token = bearerToken(req.headers.authorization);
-    const reading = options.gate.readingKeyNow(token, address) ?? (await options.gate.readingKey(token, address));
+    const reading = await options.gate.readingKey(token, address);
     const body = await readBounded(req, res, reading.key);
     if (body === undefined) return;
-    // The fast path (docs/performance.md "Performance"): a tool call whose answer and admission are at hand is
-    // answered now, with the reply the full path below would give; it holds no request slot (it
-    // never waits), and a full server sends it the full path, which refuses it.
-    const caller = reading.caller;
-    if (caller && !options.slots.full) {
-      const now = options.gateway.answerNow(body, caller, (method) => options.gate.admitNow(caller, method));
-      if (now) {
-        if (!res.destroyed)
-          sendReply(res, now, {
-            tokenPresented: true,
-            mcp: mcpClient(req.headers['mcp-protocol-version']),
-            resourceMetadata: null,
-          });
-        return;
-      }
-    }
-    await answerInSlot(options, slotReleases, { req, res, body, token, address, caller });
+    await answerInSlot(options, slotReleases, { req, res, body, token, address, caller: reading.caller });
   };
 }
 
@@ -119,7 +103,7 @@ function boundedReader(
   };
 }
 
-/** A read `/mcp` request on the full path. */
+/** A read `/mcp` request. */
 interface ReadMcpRequest {
   req: IncomingMessage;
   res: ServerResponse;
@@ -130,8 +114,9 @@ interface ReadMcpRequest {
 }
 
 /**
- * The full path: a request slot is taken once the caller is authenticated (429 `server` when none
- * is free), and given back when the reply is sent or the client goes away, whichever comes first.
+ * The one path of a read body: a request slot is taken once the caller is authenticated (429
+ * `server` when none is free), and given back when the reply is sent or the client goes away,
+ * whichever comes first.
  */
 async function answerInSlot(
   options: McpRouteOptions,
