@@ -77,7 +77,7 @@ import {
 } from './app-card.js';
 import { CARD_METHODS, claimsModernEra, MODERN_METHODS, type ProtocolHeaders } from './protocol-era.js';
 import type { ToolDispatcher } from './tool-dispatcher.js';
-import { ReplyMemo } from './reply-memo.js';
+import { ReplyMemo, type MemoStats } from './reply-memo.js';
 import type { ToolRequest } from './define-tool.js';
 import { checkMeta, toolRequest } from './tool-request.js';
 import type { AdmissionPolicy, RequestChannel } from './request-channel.js';
@@ -143,6 +143,11 @@ export class JsonRpcGateway {
    */
   whenToolsNeeded(need: () => void): void {
     this.need = need;
+  }
+
+  /** What the reply memo holds and has answered (`ReplyMemo.stats`); undefined before the tools are attached. */
+  memoStats(): MemoStats | undefined {
+    return this.memo?.stats();
   }
 
   /** The tool adapter, at once when attached, else once it is. */

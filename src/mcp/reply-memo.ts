@@ -45,6 +45,17 @@ export interface ReplyMemoOptions {
   maxBytes?: number;
 }
 
+/** What the memo holds and has answered since it was made. */
+export interface MemoStats {
+  entries: number;
+  /** Reply text kept, in bytes. */
+  bytes: number;
+  /** Calls answered from the memo. */
+  hits: number;
+  /** Memoizable calls that ran their tool (nothing kept, or the stamp moved). */
+  misses: number;
+}
+
 /** One kept answer. */
 interface Entry {
   result: ToolResultWithJson;
@@ -56,6 +67,8 @@ export class ReplyMemo {
   private readonly entries = new Map<string, Entry>();
   private stamp: MemoStamp | null = null;
   private bytes = 0;
+  private hits = 0;
+  private misses = 0;
   private readonly maxEntries: number;
   private readonly maxBytes: number;
 
@@ -83,17 +96,19 @@ export class ReplyMemo {
    */
   look(key: string): { hit: ToolResultWithJson } | { miss: MemoStamp | null } {
     const now = this.current();
-    if (now === null) {
-      this.clear(null);
-      return { miss: null };
-    }
     const kept = this.stamp;
-    if (!kept || kept.rows !== now.rows || kept.tokens !== now.tokens || kept.base !== now.base) {
+    if (now === null || !kept || kept.rows !== now.rows || kept.tokens !== now.tokens || kept.base !== now.base) {
       this.clear(now);
+      this.misses++;
       return { miss: now };
     }
     const entry = this.entries.get(key);
-    return entry ? { hit: entry.result } : { miss: kept };
+    if (!entry) {
+      this.misses++;
+      return { miss: kept };
+    }
+    this.hits++;
+    return { hit: entry.result };
   }
 
   /**
@@ -118,9 +133,9 @@ export class ReplyMemo {
     this.bytes += bytes;
   }
 
-  /** Entries and bytes kept now (for tests and the docs' bounds). */
-  size(): { entries: number; bytes: number } {
-    return { entries: this.entries.size, bytes: this.bytes };
+  /** What the memo holds now, and its hits and misses so far. */
+  stats(): MemoStats {
+    return { entries: this.entries.size, bytes: this.bytes, hits: this.hits, misses: this.misses };
   }
 
   private clear(stamp: MemoStamp | null): void {
