@@ -59,20 +59,29 @@ const STORES: { name: string; memo: boolean; config(shared: string): Promise<Par
     : []),
 ];
 
-async function startNode(store: Partial<AppConfig>): Promise<Node> {
+/** Starts a node on `store` as runner host `host` (each node its own, as on two machines). */
+async function startNode(store: Partial<AppConfig>, host: string): Promise<Node> {
   const dataDir = tempDir();
   dirs.push(dataDir);
   const builder = new ManualBuilder();
-  const app = await createApp({
-    dataDir,
-    logger: silentLogger(),
-    builderInstance: builder,
-    pollIntervalMs: 50,
-    // Nothing here stops a node: a long lease keeps a busy machine's late heartbeat from losing a run.
-    leaseMs: 30_000,
-    plans: PLANS,
-    ...store,
-  });
+  const before = process.env.SVC_RUNNER_HOST;
+  process.env.SVC_RUNNER_HOST = host;
+  let app: App;
+  try {
+    app = await createApp({
+      dataDir,
+      logger: silentLogger(),
+      builderInstance: builder,
+      pollIntervalMs: 50,
+      // Nothing here stops a node: a long lease keeps a busy machine's late heartbeat from losing a run.
+      leaseMs: 30_000,
+      plans: PLANS,
+      ...store,
+    });
+  } finally {
+    if (before === undefined) delete process.env.SVC_RUNNER_HOST;
+    else process.env.SVC_RUNNER_HOST = before;
+  }
   await app.start();
   const http = await listenHttp(app, { host: '127.0.0.1', port: 0, serveMcp: true });
   const node = { app, http, builder, mcpUrl: `${http.url}/mcp` };
@@ -107,8 +116,9 @@ describe.each(STORES)('the reply memo on $name', (store) => {
     const shared = tempDir();
     dirs.push(shared);
     mkdirSync(shared, { recursive: true });
-    a = await startNode(await store.config(shared));
-    b = await startNode(await store.config(shared));
+    a = await startNode(await store.config(shared), `memo-a-${store.name}`);
+    // The second node builds nothing (role api): every run is node a's.
+    b = await startNode({ ...(await store.config(shared)), role: 'api' }, `memo-b-${store.name}`);
     const issue = async (user: string) => {
       const { token, summary } = await a.app.tokens.create(`${user}-${store.name}`);
       return { token, id: summary.id };
