@@ -90,7 +90,8 @@ export class RequestGate {
   }
 
   /**
-   * Counts one action of an already authenticated caller (a web console page or form) against
+   * Counts one action of an already authenticated caller (a web console page or form, a tool call
+   * the gateway answers from its reply memo) against
    * the plan's request rate, like a tool call.
    * @throws RateLimitedError (-32005, `data.scope = "requests"`) over the plan's rate.
    */

@@ -54,7 +54,7 @@ import {
   resultReply,
   type GatewayReply,
 } from './gateway-envelope.js';
-import { validId } from './jsonrpc-envelope.js';
+import { paramsProblem, validId } from './jsonrpc-envelope.js';
 import {
   declaresFormElicitation,
   InputRequiredSignal,
@@ -191,6 +191,53 @@ export class JsonRpcGateway {
   }
 
   /**
+   * The first stage of an HTTP body whose token the transport has authenticated: parses `text`
+   * once and, when it is a plain `tools/call` (an id, `params` without `_meta`) whose answer the
+   * reply memo holds for `caller`, answers it from there once `admit` (the transport's admission
+   * of `tools/call`, the rate limiter's count) let it through: the reply `handleValue` would give,
+   * byte for byte, with no request slot, deadline or reply channel made for it. Anything else is
+   * returned parsed (`value`), for `handleValue`; a body that is not JSON is answered (-32700).
+   * A refusal by `admit` (-32005) is answered here as `handleValue` would, and reported the same way.
+   */
+  parseHttp(
+    text: string,
+    caller: Caller | null,
+    admit: () => Promise<Admission | null>,
+  ): { reply: GatewayReply | Promise<GatewayReply> } | { value: unknown } {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return { reply: errorReply(null, parseError()) };
+    }
+    const tools = this.tools;
+    const memo = this.memo;
+    if (!caller || !tools || !memo || envelopeRefusal(value)) return { value };
+    const message = value as Record<string, unknown>;
+    const params = message.params;
+    if (message.method !== 'tools/call' || !validId(message.id) || paramsProblem(message)) return { value };
+    if (params === undefined || '_meta' in (params as object)) return { value };
+    const kept = tools.memoizable(params as Record<string, unknown>);
+    const looked = kept && memo.look(ReplyMemo.keyOf(caller, kept.tool, kept.args));
+    if (!looked || !('hit' in looked)) return { value };
+    const id = message.id as RequestId;
+    return {
+      reply: admit().then(
+        (admission) => {
+          memo.served();
+          tools.answered(kept!.tool);
+          return resultReply(id, looked.hit, admission?.rate);
+        },
+        (error: unknown) => {
+          tools.refused(params as Record<string, unknown>, error);
+          if (error instanceof RateLimitedError) return errorReply(id, error, error.rate);
+          return failureReply(id, error, undefined, this.logger);
+        },
+      ),
+    };
+  }
+
+  /**
    * Handles one parsed message; answers within the deadline whatever the handling does. A tool
    * that may take longer on the caller's request (`svc_get_session`'s `waitSeconds` and
    * `screenshot`) moves the deadline out by that time.
@@ -298,6 +345,7 @@ export class JsonRpcGateway {
     const key = ReplyMemo.keyOf(caller!, kept.tool, kept.args);
     const looked = memo!.look(key);
     if ('hit' in looked) {
+      memo!.served();
       tools.answered(kept.tool);
       return resultReply(id, looked.hit, rate);
     }

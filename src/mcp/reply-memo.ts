@@ -107,7 +107,6 @@ export class ReplyMemo {
       this.misses++;
       return { miss: kept };
     }
-    this.hits++;
     return { hit: entry.result };
   }
 
@@ -131,6 +130,11 @@ export class ReplyMemo {
     }
     this.entries.set(key, { result, bytes });
     this.bytes += bytes;
+  }
+
+  /** Counts a call answered from the memo (a `look` hit whose call was then admitted). */
+  served(): void {
+    this.hits++;
   }
 
   /** What the memo holds now, and its hits and misses so far. */

@@ -43,8 +43,8 @@ export class RequestSlots {
 
 /** What the `/mcp` handler works with. */
 export interface McpRouteOptions {
-  gateway: Pick<JsonRpcGateway, 'handleText'>;
-  gate: Pick<RequestGate, 'policy' | 'readingKey'>;
+  gateway: Pick<JsonRpcGateway, 'parseHttp' | 'handleValue'>;
+  gate: Pick<RequestGate, 'policy' | 'readingKey' | 'admitCaller'>;
   clientAddress: ClientAddressOf;
   publicUrl: Pick<PublicUrl, 'get'>;
   /** Largest body, in bytes: a longer one is refused with 413 as it streams in. */
@@ -66,7 +66,23 @@ export function mcpRoute(options: McpRouteOptions): RouteHandler {
     const reading = await options.gate.readingKey(token, address);
     const body = await readBounded(req, res, reading.key);
     if (body === undefined) return;
-    await answerInSlot(options, slotReleases, { req, res, body, token, address, caller: reading.caller });
+    const caller = reading.caller;
+    // The gateway's first stage: a call its reply memo holds is answered there, counted by the
+    // rate limiter first, without a request slot (it never waits on the store); a full server
+    // sends every call the slot's way, which refuses it.
+    const known = options.slots.full ? null : caller;
+    const parsed = options.gateway.parseHttp(body, known, () => options.gate.admitCaller(known!));
+    if ('reply' in parsed) {
+      const reply = await parsed.reply;
+      if (!res.destroyed)
+        sendReply(res, reply, {
+          tokenPresented: token !== undefined,
+          mcp: mcpClient(req.headers['mcp-protocol-version']),
+          resourceMetadata: options.oauth ? resourceMetadataUrl(options.publicUrl.get()) : null,
+        });
+      return;
+    }
+    await answerInSlot(options, slotReleases, { req, res, value: parsed.value, token, address, caller });
   };
 }
 
@@ -107,7 +123,8 @@ function boundedReader(
 interface ReadMcpRequest {
   req: IncomingMessage;
   res: ServerResponse;
-  body: string;
+  /** The parsed body (`JsonRpcGateway.parseHttp`). */
+  value: unknown;
   token: string | undefined;
   address: string;
   caller: Caller | null;
@@ -148,7 +165,7 @@ async function answerInSlot(
   // (sse-reply.ts); the stream's headers carry the rate window like any other answer.
   const channel = sseReplyChannel(req, res, () => rateHeaders(rate));
   try {
-    const reply = await options.gateway.handleText(request.body, admit, protocolHeaders(req), channel);
+    const reply = await options.gateway.handleValue(request.value, admit, protocolHeaders(req), channel);
     if (channel.streaming) channel.finish(reply.body);
     else if (!res.destroyed) {
       sendReply(res, reply, {
