@@ -9,10 +9,12 @@
  * the SDK server learns of the client) with its reply left unwritten. The SDK servers
  * (`mcp-server.ts`, `modern-era.ts`) read no transport: they answer what this gateway hands them.
  *
- * Repeated reads are made cheap in one place, after admission: the reply memo
- * (`reply-memo.ts`, docs/architecture.md "The reply memo") answers a `tools/call` of a read-only
- * tool that it answered before for the same caller and arguments, while nothing the answer shows
- * has changed, with the same bytes and the new request id; the limiter has counted the call first.
+ * Repeated reads are made cheap in one place: the reply memo (`reply-memo.ts`, docs/architecture.md
+ * "The reply memo") answers a `tools/call` of a read-only tool that it answered before for the same
+ * caller and arguments, while nothing the answer shows has changed, with the same bytes and the new
+ * request id, once the rate limiter counted the call. Over HTTP it is looked up by the first stage,
+ * `parseHttp`, which parses every body once and hands anything else on parsed (`handleValue`);
+ * on every transport, by the answer of an admitted `tools/call`, which also fills it.
  *
  * Order of checks: parse (-32700, id null) -> envelope (-32600) -> params shape (-32602) ->
  * admission (-32001, -32005) -> method and tool rules.

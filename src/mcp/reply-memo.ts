@@ -52,7 +52,7 @@ export interface MemoStats {
   bytes: number;
   /** Calls answered from the memo. */
   hits: number;
-  /** Memoizable calls that ran their tool (nothing kept, or the stamp moved). */
+  /** Lookups that found nothing kept (over HTTP a miss is looked up twice: by the first stage and by the call). */
   misses: number;
 }
 
