@@ -69,14 +69,7 @@ import { InProcessTransport, type JsonRpcReply } from './in-process-transport.js
 import type { McpServers } from './mcp-server.js';
 import type { ModernEra, ModernVerdict } from './modern-era.js';
 import { parameterError } from './parameter-errors.js';
-import {
-  cardHtml,
-  cardResourceList,
-  declaresApps,
-  readCardResource,
-  withCardCapabilities,
-  type ConnectionState,
-} from './app-card.js';
+import { cardFor, cardResourceList, declareCard, readCardResource } from './app-card.js';
 import { CARD_METHODS, claimsModernEra, MODERN_METHODS, type ProtocolHeaders } from './protocol-era.js';
 import type { ToolDispatcher } from './tool-dispatcher.js';
 import { ReplyMemo, type MemoStats } from './reply-memo.js';
@@ -498,29 +491,4 @@ export class JsonRpcGateway {
       result: { ...reply.result, tools: this.tools.listFor(caller, apps).tools, cacheScope: 'private' },
     };
   }
-}
-
-/**
- * Remembers whether a connection's client declared the MCP Apps extension at `initialize`, and if
- * so adds it (and `resources`) to the capabilities of the reply (`app-card.ts`).
- */
-function declareCard(
-  connection: ConnectionState,
-  params: Record<string, unknown> | undefined,
-  reply: JsonRpcReply,
-): void {
-  connection.apps = declaresApps(params?.capabilities) && cardHtml() !== null;
-  const result = reply.result as { capabilities?: Record<string, unknown> } | undefined;
-  if (connection.apps && result?.capabilities) result.capabilities = withCardCapabilities(result.capabilities);
-}
-
-/**
- * The MCP Apps card's HTML when a 2026-07-28 request's envelope declares the extension in its
- * `clientCapabilities` (and the build made the card), else undefined: the request is then answered
- * exactly as for a host without the extension.
- */
-function cardFor(message: Record<string, unknown>): string | undefined {
-  const meta = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta;
-  if (!declaresApps(meta?.['io.modelcontextprotocol/clientCapabilities'])) return undefined;
-  return cardHtml() ?? undefined;
 }
