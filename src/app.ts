@@ -179,6 +179,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     clock,
     logger,
     gateway,
+    tokens: auth.tokens,
     ...(metrics && { observer: metrics.service }),
   });
   const { tokens, loginCodes, oauthGrants, gate, webSessions } = auth;

@@ -58,12 +58,6 @@ export class StoreRequestRateLimiter implements RequestRateLimiter {
     this.leaseShare = options.leaseShare ?? DEFAULT_LEASE_SHARE;
   }
 
-  consumeNow(key: string, limit: number, windowSeconds: number): RateDecision | undefined {
-    const now = Date.now();
-    const lease = this.liveLease(`${limit}/${windowSeconds}:${key}`, now);
-    return lease && decidable(lease) ? take(lease, limit, now) : undefined;
-  }
-
   async consume(key: string, limit: number, windowSeconds: number): Promise<RateDecision> {
     const now = Date.now();
     const id = `${limit}/${windowSeconds}:${key}`;

@@ -18,7 +18,7 @@ import { toCheckpointView, toPendingQuestion, toPreviewUrl, workflowView, workfl
 /** What the reader needs: the store, the read access rule, the public URLs and the nodes. */
 export interface SessionReaderDeps {
   store: Pick<Store, 'repos' | 'rowGeneration'>;
-  access: Pick<ProjectAccess, 'readable' | 'readableNow'>;
+  access: Pick<ProjectAccess, 'readable'>;
   publicUrl: Pick<PublicUrl, 'artifacts' | 'artifactBaseOf'>;
   /** The nodes serving the store: says when no worker serves the next queued workflow's builder (`node-registry.ts`). */
   nodes?: Pick<NodeRegistry, 'waitingFor'> | undefined;
@@ -48,15 +48,6 @@ export class SessionReader {
     const view = await this.readSession(projectId);
     this.sessions.set(projectId, generation, base, view);
     return view;
-  }
-
-  /**
-   * `session` when it needs no wait: the cached view of a project the caller may read, while
-   * nothing it shows changed; else undefined (`session` then reads, or throws).
-   */
-  sessionNow(caller: Caller, projectId: string): SessionView | undefined {
-    if (!this.deps.access.readableNow(caller, projectId)) return undefined;
-    return this.sessions.get(projectId, this.deps.store.rowGeneration(), this.deps.publicUrl.artifacts());
   }
 
   /** The session read from the store. */

@@ -62,12 +62,6 @@ export interface ProjectRepo {
    * by the statements that use them, never read from this.
    */
   findById(id: string): Promise<ProjectRow | undefined>;
-  /**
-   * `findById` when it needs no wait (SQLite: unless this process has a transaction open;
-   * PostgreSQL: when the row is in the read cache; inside a transaction: never), else undefined,
-   * as for an unknown id: `findById` then decides. Throws what a read throws (a closed store).
-   */
-  peekById(id: string): ProjectRow | undefined;
   /** The owner's projects, newest first (docs/contract.md#tools). */
   listByOwner(ownerId: string): Promise<ProjectRow[]>;
   countByOwner(ownerId: string): Promise<number>;

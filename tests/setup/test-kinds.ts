@@ -59,6 +59,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/store/contract.test.ts',
   'tests/health-events.test.ts',
   'tests/answers-across-nodes.test.ts',
+  'tests/reply-memo.test.ts',
   'tests/store/migrations-current.test.ts',
   'tests/store/pg-blob-store.test.ts',
   'tests/store/pg-migrate.test.ts',

@@ -706,25 +706,6 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect(seen).toEqual(['p1']);
   });
 
-  it('peekById answers without a promise: SQLite from the file, PostgreSQL from its read cache; never a row a transaction has not committed', async () => {
-    // Read once through findById: PostgreSQL's read cache then holds the row.
-    const row = await r.projects.findById('p1');
-    const peeked = r.projects.peekById('p1');
-    expect(peeked).not.toBeInstanceOf(Promise);
-    expect(peeked).toEqual(row);
-    expect(r.projects.peekById('unknown')).toBeUndefined();
-    let during: unknown = 'not read';
-    await store.transaction(async (tx) => {
-      await tx.projects.touch('p1', T2);
-      // This process's open transaction: SQLite's one connection would read its uncommitted row.
-      during = r.projects.peekById('p1');
-      expect((tx.projects.peekById('p1') as ProjectRow | undefined)?.updatedAt ?? T2).toBe(T2);
-    });
-    expect(during === undefined || (during as ProjectRow).updatedAt !== T2).toBe(true);
-    if (store.dialect === 'sqlite') expect(during).toBeUndefined();
-    expect((await r.projects.findById('p1'))!.updatedAt).toBe(T2);
-  });
-
   it('a read outside a transaction never sees its uncommitted rows (SQLite: it waits for the commit)', async () => {
     let readDuring: Promise<WorkflowRow | undefined> | undefined;
     await store.transaction(async (tx) => {

@@ -18,11 +18,6 @@ export class PgProjectRepo implements ProjectRepo {
     private readonly cache?: ReadCache<ProjectRow>,
   ) {}
 
-  /** The cached row, if any (a read of the table needs a wait: `findById`). */
-  peekById(id: string): ProjectRow | undefined {
-    return this.cache?.get(id);
-  }
-
   /** The row (shared with the cache: callers must not mutate it). */
   async findById(id: string): Promise<ProjectRow | undefined> {
     const cached = this.cache?.get(id);

@@ -31,11 +31,6 @@ export class SqliteProjectRepo implements ProjectRepo {
 
   /** The row (shared with the cache: callers must not mutate it). */
   async findById(id: string): Promise<ProjectRow | undefined> {
-    return this.peekById(id);
-  }
-
-  /** `findById` without a promise: SQLite answers at once. */
-  peekById(id: string): ProjectRow | undefined {
     const cached = this.cache?.get(id);
     if (cached) return cached;
     const row = this.byId.get({ id });

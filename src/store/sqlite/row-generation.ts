@@ -51,7 +51,7 @@ export const READ_METHODS: Record<CountedRepo, ReadonlySet<string>> = {
     'previewsBeyond',
     'latest',
   ]),
-  projects: new Set(['findById', 'peekById', 'listByOwner', 'countByOwner', 'createdSince']),
+  projects: new Set(['findById', 'listByOwner', 'countByOwner', 'createdSince']),
   users: new Set(['findByName', 'findById', 'list']),
   releases: new Set(['byWorkflow', 'byNumber', 'recent', 'onChannel', 'numbers']),
   // The session lists the names of a project's variables.
@@ -86,8 +86,7 @@ export class RowGeneration {
   }
 
   /**
-   * `repo` (a guarded repository: a plain object of methods returning promises, or values for
-   * `peek…`) with each writing
+   * `repo` (a guarded repository: a plain object of methods returning promises) with each writing
    * method moving the generation when it is called and when its promise settles; the repositories
    * no session shows are returned as they are.
    */
@@ -102,13 +101,7 @@ export class RowGeneration {
       }
       counted[method] = (...args: unknown[]) => {
         this.own++;
-        const result: unknown = fn(...args);
-        // A method that answers without a promise (`peek…`) has done its work on return.
-        if (!(result instanceof Promise)) {
-          this.own++;
-          return result;
-        }
-        return result.finally(() => this.own++);
+        return fn(...args).finally(() => this.own++);
       };
     }
     return counted as R;
