@@ -147,8 +147,7 @@ export async function createApp(config: AppConfig): Promise<App> {
   const store = await openAppStore(config, role, runner.id);
   const publicUrl = new PublicUrl(config.publicUrl, config.artifactUrl, config.artifactOrigins);
   const auth = await composeAuth({ store, config, publicUrl, plans, clock, logger });
-  // Loaded only when asked for: prom-client stays out of a stdio start (docs/performance.md "Start-up time").
-  // The engine's runs are read at scrape time, once the engine below exists.
+  // Metrics load only when asked for (docs/performance.md "Start-up time"); runs are read at scrape time.
   const built: { engine?: EngineParts } = {};
   const reads = {
     localRuns: () => built.engine?.engine.busy ?? 0,

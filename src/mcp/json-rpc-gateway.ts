@@ -130,10 +130,7 @@ export class JsonRpcGateway {
     this.attach(tools);
   }
 
-  /**
-   * Called once, the first time a message needs the tools before they are attached (a stdio
-   * start opens the store then, rather than after the answer to `initialize`).
-   */
+  /** Called once, when a message first needs the tools before they are attached (a stdio start opens the store then). */
   whenToolsNeeded(need: () => void): void {
     this.need = need;
   }
@@ -328,9 +325,8 @@ export class JsonRpcGateway {
    * Answers an admitted 2025-11-25 `tools/call`: from the reply memo when it kept the answer to this
    * caller's same call and nothing it shows has changed (the same bytes, the new `id`; reported to
    * the observer like any call), else by the dispatcher, whose answer the memo then keeps when the
-   * tool allows it (`ToolDispatcher.memoizable`). A call that asks for progress (`_meta`) is not kept,
-   * nor one on a connection whose client shows the app card (`apps`: its QR codes are added to the
-   * result, docs/contract.md#app-card).
+   * tool allows it (`ToolDispatcher.memoizable`). Not kept: a call with `_meta`, and one on a
+   * connection that shows the app card (`apps`: QR codes join its result, docs/contract.md#app-card).
    * @throws ServiceError as the dispatcher does.
    */
   private async callTool(
