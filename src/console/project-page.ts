@@ -114,15 +114,7 @@ export async function environmentAction(
   } catch (error) {
     const s = shown(error);
     if (s.status === 500) ctx.deps.logger.error({ err: error }, 'web console environment change failed');
-    return renderProject(ctx, {
-      req: request.req,
-      res,
-      session,
-      projectId,
-      query: new URLSearchParams(),
-      status: s.status,
-      extra: { error: s.error, errorAt: s.status === 400 ? 'env' : 'session' },
-    });
+    return renderRefusal(ctx, request, s, { errorAt: s.status === 400 ? 'env' : 'session' });
   }
   return redirect(res, `/projects/${encodeURIComponent(projectId)}`);
 }
@@ -165,20 +157,32 @@ export async function projectAction(ctx: ConsoleContext, request: ProjectActionR
       action === 'messages' ? { message: form.get('message') ?? '', kind: form.get('kind') ?? 'build' } : undefined;
     const errorAt =
       action === 'messages' ? 'send' : action === 'answer' && s.error.code === -32602 ? 'answer' : 'session';
-    return renderProject(ctx, {
-      req: request.req,
-      res,
-      session,
-      projectId,
-      query: new URLSearchParams(),
-      status: s.status,
-      extra: { error: s.error, errorAt, ...(draft && { draft }) },
-    });
+    return renderRefusal(ctx, request, s, { errorAt, ...(draft && { draft }) });
   }
   return redirect(res, `/projects/${encodeURIComponent(projectId)}`);
 }
 
 /** A query number as a number, other text as it is (the tool refuses it with its own error). */
+/** The project page again, with the status of the refused form and `extra` (where the error shows, the draft). */
+function renderRefusal(
+  ctx: ConsoleContext,
+  request: Omit<ProjectActionRequest, 'action'>,
+  refusal: ReturnType<typeof shown>,
+  extra: Omit<NonNullable<ProjectPageRequest['extra']>, 'error'>,
+): Promise<void> {
+  const { req, res, session, projectId } = request;
+  const query = new URLSearchParams();
+  return renderProject(ctx, {
+    req,
+    res,
+    session,
+    projectId,
+    query,
+    status: refusal.status,
+    extra: { error: refusal.error, ...extra },
+  });
+}
+
 function numberOrText(value: string | null): number | string | undefined {
   if (value === null || value === '') return undefined;
   return /^-?\d{1,15}$/.test(value) ? Number(value) : value;
