@@ -12,7 +12,7 @@
 // With neither, `startPostgres` returns null with the reason, and the bench reports the PostgreSQL
 // figures as not measured.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -56,10 +56,38 @@ function freePort() {
 }
 
 /**
+ * CPU time (clock ticks, 100 a second) of a PostgreSQL server so far: the postmaster, its live
+ * processes (the backends, the WAL writer...) and the processes of it that have ended.
+ */
+function serverCpuTicks(postmaster) {
+  const ticks = (pid) => {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return {
+        parent: Number(fields[1]),
+        own: Number(fields[11]) + Number(fields[12]),
+        ended: Number(fields[13]) + Number(fields[14]),
+      };
+    } catch {
+      return undefined;
+    }
+  };
+  const main = ticks(postmaster);
+  let total = main ? main.own + main.ended : 0;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const child = ticks(name);
+    if (child?.parent === postmaster) total += child.own;
+  }
+  return total;
+}
+
+/**
  * A PostgreSQL server to create the bench's databases on.
- * @returns `{ adminUrl, stop, how }` (`adminUrl`: a URL whose role may create databases; `stop()`
- *   stops and removes a throwaway cluster, and does nothing for a given server; `how`: where it
- *   came from, for the report), or `{ skipped: reason }` when there is none.
+ * @returns `{ adminUrl, stop, how, cpuTicks }` (`adminUrl`: a URL whose role may create databases;
+ *   `stop()` stops and removes a throwaway cluster, and does nothing for a given server; `how`:
+ *   where it came from, for the report; `cpuTicks()`: the throwaway cluster's CPU so far in clock
+ *   ticks, absent for a given server), or `{ skipped: reason }` when there is none.
  */
 export async function startPostgres() {
   const given = process.env.BENCH_DATABASE_URL || process.env.SVC_TEST_DATABASE_URL;
@@ -119,7 +147,13 @@ export async function startPostgres() {
       '-o',
       options,
     ]);
-    return { adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`, stop, how: `a throwaway cluster (${bin})` };
+    const postmaster = Number(readFileSync(join(home, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    return {
+      adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      stop,
+      how: `a throwaway cluster (${bin})`,
+      cpuTicks: () => serverCpuTicks(postmaster),
+    };
   } catch (error) {
     stop();
     return {

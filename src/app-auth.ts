@@ -74,7 +74,7 @@ export async function composeAuth(deps: AuthStepDeps): Promise<AuthParts> {
 }
 
 /**
- * The request rate limiter: `given` when set; else, with PostgreSQL, exact across nodes, counted on
+ * The request rate limiter: `given` when set; else, with PostgreSQL, at most the limit across nodes, counted on
  * a small pool of its own (loaded only then: node-postgres stays out of a SQLite start, README
  * "Start-up time"); else in the store (a file store may be served by several processes, which
  * share the limits), or in memory for a store without rate windows (`:memory:`).

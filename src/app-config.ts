@@ -62,6 +62,11 @@ export interface AppConfig {
    * snapshots of the PostgreSQL store; ignored on SQLite (one machine keeps its workspaces).
    */
   workspaceSnapshotMaxMb?: number;
+  /**
+   * The key file that seals projects' secrets (`--secrets-key-file`; default `<dataDir>/secrets.key`,
+   * created on first use; docs/security.md "Project environment").
+   */
+  secretsKeyFile?: string;
   /** The builder to run (default `expo`, as `serve`'s). */
   builder?: BuilderName;
   /** JSON config of the `command` builder (required with it). */

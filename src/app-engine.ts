@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import type { AppConfig } from './app-config.js';
+import type { BuildEnvironment } from './builders/builder.js';
 import { createBuilder } from './builders/builder-registry.js';
 import { NO_BUILDS } from './builders/no-builds.js';
 import type { Clock } from './clock.js';
@@ -36,6 +37,8 @@ export interface EngineStepDeps {
   logger: Logger;
   /** The metrics' observer of runs, when the app counts metrics. */
   observer?: RunObserver;
+  /** The environment of a project's build (`services/project-env.ts`). */
+  environment?: (projectId: string) => Promise<BuildEnvironment>;
 }
 
 /** The engine step's parts. */
@@ -96,6 +99,7 @@ export function composeEngine(deps: EngineStepDeps): EngineParts {
       logger,
       clock,
       ...(deps.observer && { observer: deps.observer }),
+      ...(deps.environment && { environment: deps.environment }),
       ...(workspaceSync && { workspaceSync }),
     },
     {

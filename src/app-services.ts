@@ -19,6 +19,8 @@ import { ProjectService } from './services/project-service.js';
 import type { PublicUrl } from './services/public-url.js';
 import { WorkflowService } from './services/workflow-service.js';
 import type { Store } from './store/store.js';
+import type { TokenService } from './auth/token-service.js';
+import { ReplyMemo } from './mcp/reply-memo.js';
 import type { EngineParts } from './app-engine.js';
 import { ProjectChanges } from './workflows/project-changes.js';
 
@@ -32,6 +34,8 @@ export interface ServicesStepDeps {
   clock: Clock;
   logger: Logger;
   gateway: Pick<JsonRpcGateway, 'attachTools'>;
+  /** The token service, whose generation the gateway's reply memo is valid for. */
+  tokens: Pick<TokenService, 'generation'>;
   /** The metrics' observer of tool calls, when the app counts metrics. */
   observer?: ToolCallObserver;
 }
@@ -43,6 +47,23 @@ export interface ServiceParts {
   screenshots: PreviewScreenshots;
   tools: ToolDispatcher;
   changes: ProjectChanges;
+}
+
+/**
+ * The gateway's reply memo (docs/architecture.md "The reply memo"): valid while the store's row
+ * generation, the token cache's generation and the artifact base are unchanged; off (every call
+ * reads) on a store without a row generation (PostgreSQL: another node's commit is known only
+ * when its notice arrives).
+ */
+function replyMemo(
+  store: Pick<Store, 'rowGeneration'>,
+  tokens: Pick<TokenService, 'generation'>,
+  publicUrl: PublicUrl,
+): ReplyMemo {
+  return new ReplyMemo(() => {
+    const rows = store.rowGeneration();
+    return rows === null ? null : { rows, tokens: tokens.generation(), base: publicUrl.artifacts() };
+  });
 }
 
 /**
@@ -81,6 +102,6 @@ export function composeServices(deps: ServicesStepDeps): ServiceParts {
     logger,
   });
   const tools = new ToolDispatcher(ALL_TOOLS, { projects, workflows, screenshots, logger }, deps.observer);
-  deps.gateway.attachTools(tools);
+  deps.gateway.attachTools(tools, replyMemo(store, deps.tokens, publicUrl));
   return { projects, workflows, screenshots, tools, changes };
 }

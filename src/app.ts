@@ -30,7 +30,10 @@ import type { ToolDispatcher } from './mcp/tool-dispatcher.js';
 import type { Role } from './roles.js';
 import type { PreviewScreenshots } from './services/preview-screenshots.js';
 import type { ProjectService } from './services/project-service.js';
+import { OwnerEnvironment, ProjectEnvService } from './services/project-env.js';
+import { ProjectAccess } from './services/project-access.js';
 import { PublicUrl } from './services/public-url.js';
+import { SecretBox } from './io/secret-box.js';
 import type { WorkflowService } from './services/workflow-service.js';
 import type { ArtifactRepo, OAuthRepo, UserRepo } from './store/repos.js';
 import { openStore, type Store } from './store/store.js';
@@ -82,6 +85,10 @@ export interface App extends AppLifecycle {
   screenshots: PreviewScreenshots;
   /** Web console sessions (docs/contract.md "Web console"). */
   webSessions: WebSessionService;
+  /** Projects' environment variables and secrets (docs/security.md "Project environment"). */
+  env: ProjectEnvService;
+  /** The same, as a project's owner reaches it (the web console). */
+  ownerEnv: OwnerEnvironment;
   /** Notices of project changes, pushed to the web console's live pages. */
   changes: ProjectChanges;
   /**
@@ -115,6 +122,12 @@ export async function createGateway(config: Pick<AppConfig, 'logger' | 'requestD
   return gateway;
 }
 
+/** Projects' environment variables, their secrets sealed with the key of `--secrets-key-file` (default in the data dir). */
+function projectEnvOf(config: AppConfig, store: Store, clock: Clock): ProjectEnvService {
+  const box = new SecretBox(config.secretsKeyFile ?? join(config.dataDir, 'secrets.key'));
+  return new ProjectEnvService({ repos: store.repos, box, clock });
+}
+
 /**
  * Builds the service, step by step (docs/architecture.md): the store, auth and limits
  * (`app-auth.ts`), the metrics, the builder and engine (`app-engine.ts`), the services and the
@@ -134,8 +147,7 @@ export async function createApp(config: AppConfig): Promise<App> {
   const store = await openAppStore(config, role, runner.id);
   const publicUrl = new PublicUrl(config.publicUrl, config.artifactUrl, config.artifactOrigins);
   const auth = await composeAuth({ store, config, publicUrl, plans, clock, logger });
-  // Loaded only when asked for: prom-client stays out of a stdio start (docs/performance.md "Start-up time").
-  // The engine's runs are read at scrape time, once the engine below exists.
+  // Metrics load only when asked for (docs/performance.md "Start-up time"); runs are read at scrape time.
   const built: { engine?: EngineParts } = {};
   const reads = {
     localRuns: () => built.engine?.engine.busy ?? 0,
@@ -143,6 +155,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     heldRuns: () => built.engine?.engine.held ?? 0,
   };
   const metrics = config.metrics ? await openMetrics(store, reads, config.metrics, config.trustProxy) : undefined;
+  const env = projectEnvOf(config, store, clock);
   const engineParts = composeEngine({
     store,
     config,
@@ -151,6 +164,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     plans,
     clock,
     logger,
+    environment: (projectId) => env.forBuild(projectId),
     ...(metrics && { observer: metrics.service }),
   });
   built.engine = engineParts;
@@ -164,6 +178,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     clock,
     logger,
     gateway,
+    tokens: auth.tokens,
     ...(metrics && { observer: metrics.service }),
   });
   const { tokens, loginCodes, oauthGrants, gate, webSessions } = auth;
@@ -187,6 +202,8 @@ export async function createApp(config: AppConfig): Promise<App> {
     users: store.repos.users,
     plans,
     webSessions,
+    env,
+    ownerEnv: new OwnerEnvironment(env, new ProjectAccess(store.repos.projects)),
     ...(metrics && { metrics: metrics.endpoint }),
     ...appLifecycle({
       dataDir: config.dataDir,

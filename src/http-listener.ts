@@ -31,6 +31,7 @@ import {
 import type { ArtifactStore } from './workflows/artifact-store.js';
 import type { ProjectChanges } from './workflows/project-changes.js';
 import type { Role } from './roles.js';
+import type { OwnerEnvironment } from './services/project-env.js';
 
 /** The parts of the service (an `App`, app.ts) the HTTP side works with. */
 export interface HttpApp {
@@ -51,6 +52,8 @@ export interface HttpApp {
   tools: ToolDispatcher;
   webSessions: WebSessionService;
   changes: ProjectChanges;
+  /** Projects' environment as their owners reach it (the console's Environment section). */
+  ownerEnv: OwnerEnvironment;
   /** The `/metrics` route, when the app counts metrics. */
   metrics?: MetricsEndpoint;
   healthProblem(): Promise<string | null>;
@@ -75,6 +78,7 @@ export function httpDepsOf(app: HttpApp): HttpServerDeps {
     changes: app.changes,
     projectStates: (caller) => app.workflows.ownProjectStates(caller),
     latestPageStart: (caller, projectId, limit) => app.workflows.latestPageStart(caller, projectId, limit),
+    environment: app.ownerEnv,
     onReset: (listener) => app.store.events.onReset(listener),
     publicUrl: app.publicUrl,
     logger: app.logger,

@@ -319,7 +319,7 @@ function loopbackLookup(
 export function rawHttp(
   url: string,
   options: { method?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       url,
@@ -327,9 +327,10 @@ export function rawHttp(
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }),
-        );
+        res.on('end', () => {
+          const body = Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: body.toString('utf8'), body });
+        });
       },
     );
     req.on('error', reject);

@@ -50,6 +50,7 @@ it('one user holds one browser: their second screenshot while the first renders 
   expect(await shoot('alice', second)).toMatchObject({
     status: 'unavailable',
     reason: expect.stringContaining('busy'),
+    busy: true,
   });
   expect(started()).toBe(before + 1);
   writeFileSync(join(state, 'release'), '');
@@ -66,6 +67,8 @@ it('a failed screenshot is not retried on the next requests: they answer the fai
     status: 'unavailable',
     reason: expect.stringContaining('the browser wrote no image'),
   });
+  // Not a busy answer: asking again gives the same failure, not a picture.
+  expect(failed).not.toHaveProperty('busy');
   expect(started()).toBe(before + 1);
   // The browser would work now: the failure is still remembered, by every user's request.
   rmSync(join(state, 'fail'));

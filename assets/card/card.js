@@ -37,14 +37,20 @@ function show(result) {
   if (!session || typeof session.projectId !== 'string') return;
   take(result);
   render(session);
-  const image = (result.content || []).find((c) => c.type === 'image');
+  picture(result);
+  void name(session.projectId);
+  void screenshot(session);
+  void follow();
+}
+
+/** Shows the image of a svc_get_session `result` (null: none), if it has one; returns whether it had. */
+function picture(result) {
+  const image = result && (result.content || []).find((c) => c.type === 'image');
   if (image) {
     $('shot').src = `data:${image.mimeType};base64,${image.data}`;
     $('shot').hidden = false;
   }
-  void name(session.projectId);
-  void screenshot(session);
-  void follow();
+  return !!image;
 }
 
 async function name(projectId) {
@@ -60,17 +66,27 @@ function webPreview(session) {
   return web.find((p) => p.kind === 'preview') || web[0];
 }
 
+/**
+ * Shows the screenshot of the newest web preview, or why there is none. A "busy" answer (the
+ * user's one browser is taken, docs/hosts.md "Screenshots") is asked again after 3, 6, 12, 24 and
+ * 48 s: past the 90 s a screenshot call may hold a browser, and not once a newer preview is shown.
+ * A failure of the preview itself (which the server remembers) is shown, not asked again.
+ */
 async function screenshot(session) {
   const preview = webPreview(session);
   if (!preview || state.shotOf === preview.url) return;
   state.shotOf = preview.url;
-  // Only the picture is taken from this answer: it may come back after a newer session was shown
-  // (a screenshot takes seconds), and showing its session would bring back an answered question.
-  const result = await call('svc_get_session', { projectId: session.projectId, screenshot: true });
-  const image = result && (result.content || []).find((c) => c.type === 'image');
-  if (image) {
-    $('shot').src = `data:${image.mimeType};base64,${image.data}`;
-    $('shot').hidden = false;
+  for (let delay = 3000; ; delay *= 2) {
+    // Only the picture is taken from this answer: it may come back after a newer session was shown
+    // (a screenshot takes seconds), and showing its session would bring back an answered question.
+    const result = await call('svc_get_session', { projectId: session.projectId, screenshot: true });
+    const shot = result && result.structuredContent.screenshot;
+    if (!shot || !shot.busy || delay > 48000) {
+      $('shot-note').textContent = picture(result) || !shot ? '' : shot.reason;
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    if (state.shotOf !== preview.url) return;
   }
 }
 

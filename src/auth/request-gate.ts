@@ -90,7 +90,8 @@ export class RequestGate {
   }
 
   /**
-   * Counts one action of an already authenticated caller (a web console page or form) against
+   * Counts one action of an already authenticated caller (a web console page or form, a tool call
+   * the gateway answers from its reply memo) against
    * the plan's request rate, like a tool call.
    * @throws RateLimitedError (-32005, `data.scope = "requests"`) over the plan's rate.
    */
@@ -132,31 +133,6 @@ export class RequestGate {
       }
     }
     return { key: `address:${address}`, caller: null };
-  }
-
-  /**
-   * `readingKey` when it needs no wait (the token is in the token cache, or absent or malformed):
-   * the same answer, without a promise; undefined when the token must be looked up in the store.
-   */
-  readingKeyNow(token: string | undefined | null, address: string): { key: string; caller: Caller | null } | undefined {
-    if (!token) return { key: `address:${address}`, caller: null };
-    const caller = this.tokens.authenticateNow(token);
-    return caller ? { key: readingKeyOf(caller), caller } : undefined;
-  }
-
-  /**
-   * Admits `method` from an authenticated HTTP caller when that needs no wait (the rate limiter
-   * decides from process memory): the admission `policy` would give, or undefined, having counted
-   * nothing, when it must wait (then use `policy`).
-   * @throws RateLimitedError (-32005) over the plan's rate, as `policy` does.
-   */
-  admitNow(caller: Caller, method: string): Admission | undefined {
-    if (method !== 'tools/call' || !this.limiter.consumeNow) return undefined;
-    const { requestsPerMinute } = limitsFor(this.plans, caller.plan);
-    const rate = this.limiter.consumeNow(caller.rateKey ?? caller.tokenId, requestsPerMinute, 60);
-    if (!rate) return undefined;
-    if (!rate.allowed) throw new RateLimitedError(rate, 'requests');
-    return { caller, rate };
   }
 
   /**

@@ -143,10 +143,16 @@ export class TokenService {
   }
 
   /**
-   * `authenticate` when it needs no wait: the caller of a token in the token cache and not
-   * expired; undefined otherwise (an unknown, expired or uncached token: `authenticate` decides).
+   * The token cache's generation: it moves whenever a token was revoked or a plan changed (here,
+   * on another node, or by another process on the data dir, as of the last `authenticate`), so
+   * that an answer kept for a caller (the gateway's reply memo) is dropped with it. 0 without a cache.
    */
-  authenticateNow(token: string): Caller | undefined {
+  generation(): number {
+    return this.cache?.dropped() ?? 0;
+  }
+
+  /** The caller of a token in the token cache and not expired; undefined otherwise (`authenticate` decides). */
+  private cachedCaller(token: string): Caller | undefined {
     const cached = this.cache?.get(token);
     if (!cached) return undefined;
     // An API token without expiry needs no clock (one Date fewer per request).
@@ -167,7 +173,7 @@ export class TokenService {
   async authenticate(token: string | undefined | null): Promise<Caller> {
     if (!token || !token.startsWith(TOKEN_PREFIX) || token.length > 200) throw unauthenticated();
     // Looked up by the token itself: a hit costs no SHA-256 (token-cache.ts).
-    const cached = this.authenticateNow(token);
+    const cached = this.cachedCaller(token);
     if (cached) return cached;
     const now = this.clock();
     const hash = hashToken(token);

@@ -15,7 +15,7 @@ export interface PublishedArtifactInfo {
   projectId: string;
   /** The workflow that published it (null for artifacts that outlived theirs). */
   workflowId: string | null;
-  kind: 'preview' | 'deployment';
+  kind: 'preview' | 'deployment' | 'export';
   platform: Platform;
   number: number | null;
   externalUrl: string | null;

@@ -22,6 +22,25 @@ export interface BuildJob {
   workspaceDir: string;
   /** Aborted on cancel, on shutdown, and when this server loses the workflow's lease. */
   signal: AbortSignal;
+  /**
+   * Present for a restore (docs/builders.md "Checkpoints"): the build makes the workspace the files
+   * of the checkpoint of workflow `workflowId`, read from `archive` (the export's zip, as the
+   * builder published it), instead of applying an instruction. Only a builder with `restores` gets one.
+   */
+  restore?: { workflowId: string; deployNumber: number | null; archive: string };
+  /**
+   * The project's environment (docs/security.md "Project environment"): for the build's own
+   * processes only. `EXPO_PUBLIC_*` plain values may reach the app; secrets never leave the
+   * processes' environment (the engine redacts them from every report and refuses to publish files
+   * that hold one). Absent: none.
+   */
+  env?: BuildEnvironment;
+}
+
+/** A project's environment for one build: plain values and secrets, by name. */
+export interface BuildEnvironment {
+  plain: Record<string, string>;
+  secrets: Record<string, string>;
 }
 
 /** A question for the user; the answer must equal one of `options`, or match all of `pattern`. */
@@ -48,19 +67,26 @@ export interface QuestionSpec {
   rules?: object;
 }
 
-/** A published preview or deployment. `path` is the service-relative URL path (`/previews/<id>/`). */
+/**
+ * A published preview, deployment or export (a checkpoint's source zip, docs/builders.md
+ * "Checkpoints"). `path` is the service-relative URL path (`/previews/<id>/`).
+ */
 export interface PublishedArtifact {
   id: string;
-  kind: 'preview' | 'deployment';
+  kind: 'preview' | 'deployment' | 'export';
   platform: Platform;
   number: number | null;
   path: string | null;
   externalUrl: string | null;
 }
 
+/** The one file of an export artifact (the app's source as a zip), under its folder. */
+export const EXPORT_ARCHIVE = 'source.zip';
+
 /** What to publish: a folder of files to serve, another artifact's files, or an external URL. */
 export type PublishRequest =
   | { kind: 'preview' | 'deployment'; platform: Platform; sourceDir: string }
+  | { kind: 'export'; platform: 'web'; sourceDir: string }
   | { kind: 'deployment'; platform: Platform; fromArtifactId: string }
   | { kind: 'preview' | 'deployment'; platform: Platform; externalUrl: string };
 
@@ -103,6 +129,11 @@ export interface BuildContext {
 /** A building agent. */
 export interface Builder {
   readonly name: string;
+  /**
+   * True when the builder publishes an export of the app's files with every completed workflow
+   * and can make the workspace one of them again (`BuildJob.restore`; docs/builders.md "Checkpoints").
+   */
+  readonly restores?: boolean;
   run(job: BuildJob, context: BuildContext): Promise<void>;
 }
 

@@ -201,11 +201,12 @@ export class CommandBuilder implements Builder {
 
 /**
  * The command's whole environment (docs/security.md "The build sandbox"), built from nothing: the
- * config's `env`, then the job's SVC_* variables (workflow, instruction, project, workspace path).
+ * config's `env`, then the project's variables and secrets (docs/security.md "Project environment"),
+ * then the job's SVC_* variables (workflow, instruction, project, workspace path).
  * The server's own environment (its SVC_* settings, SVC_API_TOKEN) never reaches the command.
  */
 function commandEnv(configEnv: Record<string, string> | undefined, job: BuildJob): Record<string, string> {
-  const env: Record<string, string> = { ...configEnv };
+  const env: Record<string, string> = { ...configEnv, ...job.env?.plain, ...job.env?.secrets };
   Object.assign(env, {
     SVC_WORKFLOW_ID: job.workflowId,
     SVC_WORKFLOW_KIND: job.kind,

@@ -8,6 +8,7 @@
  *   mobile-builder-mcp token revoke ID
  *   mobile-builder-mcp login-code --user NAME [--expires-in 10m]
  *   mobile-builder-mcp user list | user set-plan NAME PLAN
+ *   mobile-builder-mcp env set --project ID NAME=VALUE [--secret] | env list --project ID | env unset --project ID NAME
  *   mobile-builder-mcp migrate [--database-url URL]
  *   mobile-builder-mcp toolchain install [--sdk 58,54]
  *
@@ -19,6 +20,7 @@ import { Command } from 'commander';
 import { VERSION } from '../app.js';
 import { optionsFor } from '../config/settings.js';
 import { UsageError } from '../config/usage-error.js';
+import { addEnvCommand } from './commands/env.js';
 import { addLoginCodeCommand } from './commands/login-code.js';
 import { addMigrateCommand } from './commands/migrate.js';
 import { addServeCommand } from './commands/serve.js';
@@ -57,6 +59,7 @@ export function buildProgram(early?: EarlyStdioStart): Command {
   addTokenCommand(program);
   addLoginCodeCommand(program);
   addUserCommand(program);
+  addEnvCommand(program);
   addMigrateCommand(program);
   addSettings(program);
   return program;

@@ -13,6 +13,8 @@ import { createLogger } from '../logger.js';
 export interface StoreOptions {
   dataDir: string;
   databaseUrl?: string;
+  /** `--secrets-key-file` of the commands that take it (`env set|list|unset`). */
+  secretsKeyFile?: string;
 }
 
 /**
@@ -59,6 +61,7 @@ export async function withApp(
       dbPoolSize: 2,
     }),
     ...(options.plans && { plansFile: options.plans }),
+    ...(options.secretsKeyFile && { secretsKeyFile: resolve(options.secretsKeyFile) }),
   });
   try {
     await fn(app);

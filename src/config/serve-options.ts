@@ -43,6 +43,7 @@ export interface WorkerOptions {
   artifactCacheMb: number;
   /** MiB. */
   workspaceSnapshotMaxMb: number;
+  secretsKeyFile?: string;
   metricsToken?: string;
   metricsPublic?: boolean;
 }
@@ -83,6 +84,7 @@ export function appConfigOf(
     ...(options.claimWaitMs !== undefined && { claimWaitMs: options.claimWaitMs }),
     artifactCacheMb: options.artifactCacheMb,
     workspaceSnapshotMaxMb: options.workspaceSnapshotMaxMb,
+    ...(options.secretsKeyFile && { secretsKeyFile: resolve(options.secretsKeyFile) }),
     builder: options.builder,
     scriptedStepMs: options.scriptedStepMs,
     maxConcurrentWorkflows: options.maxConcurrentWorkflows,

@@ -32,6 +32,9 @@ type CommandName =
   | 'login-code'
   | 'user list'
   | 'user set-plan'
+  | 'env set'
+  | 'env list'
+  | 'env unset'
   | 'migrate';
 
 const EVERY_COMMAND: readonly CommandName[] = [
@@ -44,6 +47,9 @@ const EVERY_COMMAND: readonly CommandName[] = [
   'login-code',
   'user list',
   'user set-plan',
+  'env set',
+  'env list',
+  'env unset',
   'migrate',
 ];
 
@@ -57,6 +63,9 @@ const STORE_COMMANDS: readonly CommandName[] = [
   'login-code',
   'user list',
   'user set-plan',
+  'env set',
+  'env list',
+  'env unset',
   'migrate',
 ];
 
@@ -373,6 +382,13 @@ export const SETTINGS = {
     help: 'PostgreSQL store: a larger workspace is not snapshotted after a completed workflow (the next build elsewhere starts from the last one that fit)',
     parse: wholeNumber('--workspace-snapshot-max-mb'),
     commands: NODES,
+  },
+  secretsKeyFile: {
+    flags: '--secrets-key-file <file>',
+    env: 'SVC_SECRETS_KEY_FILE',
+    defaultShown: '<data dir>/secrets.key',
+    help: "key that seals projects' secrets in the store (created on first use; give every node of one database the same file)",
+    commands: [...NODES, 'env set', 'env list', 'env unset'],
   },
   sdk: {
     flags: '--sdk <list>',

@@ -11,6 +11,7 @@ import type { Logger } from '../logger.js';
 import { createToolCaller, type ToolCaller, type ToolRunner } from '../mcp/tool-caller.js';
 import { TOOLS } from '../mcp/tools/index.js';
 import type { ProjectState } from '../services/project-state.js';
+import type { OwnerEnvironment } from '../services/project-env.js';
 import type { PublicUrl } from '../services/public-url.js';
 import type { ProjectChanges } from '../workflows/project-changes.js';
 import type { SafeHtml } from './html.js';
@@ -38,6 +39,8 @@ export interface WebConsoleDeps {
   projectStates(caller: Caller): Promise<ReadonlyMap<string, ProjectState>>;
   /** The `after` of the latest `limit` messages of a project the caller may read (`WorkflowService.latestPageStart`). */
   latestPageStart(caller: Caller, projectId: string, limit: number): Promise<number>;
+  /** A project's environment variables, for its owner alone (docs/console.md; docs/security.md "Project environment"). */
+  environment: Pick<OwnerEnvironment, 'list' | 'set' | 'unset'>;
   /** SQLite's `data_version`, to see other processes' changes. */
   onReset(listener: () => void): () => void;
   publicUrl: Pick<PublicUrl, 'get' | 'artifacts' | 'previewFrameSource' | 'origins'>;

@@ -50,7 +50,7 @@ function layout(title: string, body: SafeHtml, viewer?: Viewer, bodyAttributes: 
 }
 
 /** The error box of a form or page (`role="alert"`). */
-function errorBox(error: ShownError | undefined): SafeHtml {
+export function errorBox(error: ShownError | undefined): SafeHtml {
   if (!error) return html``;
   return html`<div class="error" role="alert" id="error"><p><span class="code">${error.code}</span> <span class="message">${error.message}</span></p>${
     error.issues && error.issues.length > 0 ? html`<ul>${error.issues.map((i) => html`<li>${i}</li>`)}</ul>` : ''
@@ -179,8 +179,10 @@ export interface ProjectPageModel {
   previewsKey: string;
   error?: ShownError;
   /** Where the error happened: next to the send form, under the answer box (while the question is pending), or at the top. */
-  errorAt?: 'send' | 'answer' | 'session';
+  errorAt?: 'send' | 'answer' | 'session' | 'env';
   draft?: { message: string; kind: string };
+  /** The Environment section, for the project's owner (`environment-view.ts`). */
+  environment?: SafeHtml;
 }
 
 /**
@@ -236,6 +238,7 @@ ${sendError.at === 'message' ? sendError.box : ''}
 ${sendError.at === 'kind' ? sendError.box : ''}
 <button type="submit" id="send-button">Send</button>
 </form></section>
+${model.environment ?? ''}
 </aside>
 <div class="main-column">
 <section aria-labelledby="conversation-title"><h2 id="conversation-title">Conversation <span class="meta">newest first</span></h2>${newer}

@@ -15,7 +15,9 @@ import {
 } from '../services/resource-shapes.js';
 import type { ConsoleContext } from './console-context.js';
 import { redirect } from './http-util.js';
-import { projectPage, type ShownError } from './pages.js';
+import { errorBox, projectPage, type ShownError } from './pages.js';
+import { renderEnvironment } from './environment-view.js';
+import type { SafeHtml } from './html.js';
 import { previewsKey, renderPreviews } from './project-view.js';
 import { shown } from './shown-error.js';
 
@@ -29,7 +31,11 @@ export interface ProjectPageRequest {
   /** The HTTP status (default 200; an action's error status when the page shows its error). */
   status?: number;
   /** An action's error, where the page shows it, and the message form as it was sent. */
-  extra?: { error?: ShownError; errorAt?: 'send' | 'answer' | 'session'; draft?: { message: string; kind: string } };
+  extra?: {
+    error?: ShownError;
+    errorAt?: 'send' | 'answer' | 'session' | 'env';
+    draft?: { message: string; kind: string };
+  };
 }
 
 /** Sends the project page (or the error page of the first read that fails: access, a bad `after` or `limit`). */
@@ -61,10 +67,12 @@ export async function renderProject(ctx: ConsoleContext, request: ProjectPageReq
   } catch (error) {
     return ctx.failurePage(res, error, viewer);
   }
+  const environment = await environmentOf(ctx, request);
   ctx.page(
     res,
     request.status ?? 200,
     projectPage(viewer, {
+      ...(environment && { environment }),
       project,
       session: view,
       page: messages,
@@ -74,6 +82,41 @@ export async function renderProject(ctx: ConsoleContext, request: ProjectPageReq
       ...request.extra,
     }),
   );
+}
+
+/** The Environment section for the project's owner; undefined for anyone else (or when it cannot be read). */
+async function environmentOf(ctx: ConsoleContext, request: ProjectPageRequest): Promise<SafeHtml | undefined> {
+  const { session, projectId, extra } = request;
+  const entries = await ctx.deps.environment.list(session.caller, projectId).catch(() => undefined);
+  if (!entries) return undefined;
+  const error = extra?.errorAt === 'env' ? errorBox(extra.error) : undefined;
+  return renderEnvironment(projectId, session.csrf, entries, error);
+}
+
+/**
+ * The Environment form (`op` `set` or `unset`, docs/console.md): the owner's alone; then 303 to the
+ * project page, or the page with the refusal under the form. The value is never sent back.
+ */
+export async function environmentAction(
+  ctx: ConsoleContext,
+  request: Omit<ProjectActionRequest, 'action'>,
+): Promise<void> {
+  const { res, session, projectId, form } = request;
+  const name = form.get('name') ?? '';
+  try {
+    if (form.get('op') === 'unset') await ctx.deps.environment.unset(session.caller, projectId, name);
+    else
+      await ctx.deps.environment.set(session.caller, projectId, {
+        name,
+        value: form.get('value') ?? '',
+        secret: form.get('secret') === 'yes',
+      });
+  } catch (error) {
+    const s = shown(error);
+    if (s.status === 500) ctx.deps.logger.error({ err: error }, 'web console environment change failed');
+    return renderRefusal(ctx, request, s, { errorAt: s.status === 400 ? 'env' : 'session' });
+  }
+  return redirect(res, `/projects/${encodeURIComponent(projectId)}`);
 }
 
 /** A project form (`messages`, `answer`, `cancel`) posted with its checked `form`. */
@@ -114,20 +157,32 @@ export async function projectAction(ctx: ConsoleContext, request: ProjectActionR
       action === 'messages' ? { message: form.get('message') ?? '', kind: form.get('kind') ?? 'build' } : undefined;
     const errorAt =
       action === 'messages' ? 'send' : action === 'answer' && s.error.code === -32602 ? 'answer' : 'session';
-    return renderProject(ctx, {
-      req: request.req,
-      res,
-      session,
-      projectId,
-      query: new URLSearchParams(),
-      status: s.status,
-      extra: { error: s.error, errorAt, ...(draft && { draft }) },
-    });
+    return renderRefusal(ctx, request, s, { errorAt, ...(draft && { draft }) });
   }
   return redirect(res, `/projects/${encodeURIComponent(projectId)}`);
 }
 
 /** A query number as a number, other text as it is (the tool refuses it with its own error). */
+/** The project page again, with the status of the refused form and `extra` (where the error shows, the draft). */
+function renderRefusal(
+  ctx: ConsoleContext,
+  request: Omit<ProjectActionRequest, 'action'>,
+  refusal: ReturnType<typeof shown>,
+  extra: Omit<NonNullable<ProjectPageRequest['extra']>, 'error'>,
+): Promise<void> {
+  const { req, res, session, projectId } = request;
+  const query = new URLSearchParams();
+  return renderProject(ctx, {
+    req,
+    res,
+    session,
+    projectId,
+    query,
+    status: refusal.status,
+    extra: { error: refusal.error, ...extra },
+  });
+}
+
 function numberOrText(value: string | null): number | string | undefined {
   if (value === null || value === '') return undefined;
   return /^-?\d{1,15}$/.test(value) ? Number(value) : value;

@@ -9,11 +9,11 @@ import type { ConsoleContext } from './console-context.js';
 import type { ConsoleGuards, SignedInRequest } from './console-guards.js';
 import type { ConsoleRoute } from './console-route.js';
 import { methodNotAllowed } from './plain-replies.js';
-import { projectAction, renderProject } from './project-page.js';
+import { environmentAction, projectAction, renderProject } from './project-page.js';
 import { projectStream } from './project-stream.js';
 import { projectsList } from './projects-list-routes.js';
 
-const PROJECT_PATH = /^\/projects\/([^/]+)(?:\/(messages|answer|cancel|events|thumbnail\.png))?$/;
+const PROJECT_PATH = /^\/projects\/([^/]+)(?:\/(messages|answer|cancel|env|events|thumbnail\.png))?$/;
 
 /** `/projects` and `/projects/*`, each behind the `session`, `form` and `rateLimit` guards. */
 export function projectRoutes(ctx: ConsoleContext, guards: ConsoleGuards): ConsoleRoute[] {
@@ -48,7 +48,7 @@ async function projectPages(ctx: ConsoleContext, request: ProjectRequest): Promi
   } catch {
     return ctx.failurePage(res, notFound({ resource: 'page', reason: 'unknown path' }), viewer);
   }
-  const action = match[2] as 'messages' | 'answer' | 'cancel' | 'events' | 'thumbnail.png' | undefined;
+  const action = match[2] as 'messages' | 'answer' | 'cancel' | 'env' | 'events' | 'thumbnail.png' | undefined;
   if (action === 'events') {
     if ((req.method ?? 'GET') !== 'GET') return methodNotAllowed(res);
     // The first read checks access with the tools' rule before the stream opens.
@@ -68,6 +68,7 @@ async function projectPages(ctx: ConsoleContext, request: ProjectRequest): Promi
     return renderProject(ctx, { req, res, session, projectId, query });
   }
   if (!form) return methodNotAllowed(res);
+  if (action === 'env') return environmentAction(ctx, { req, res, session, projectId, form });
   return projectAction(ctx, { req, res, session, projectId, action, form });
 }
 

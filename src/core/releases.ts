@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 
 /** Every workflow kind: `svc_send_message`'s `kind`, the store's enum, the session's `kind`. */
-export const WORKFLOW_KINDS = ['build', 'deploy', 'rollback'] as const;
+export const WORKFLOW_KINDS = ['build', 'deploy', 'rollback', 'restore'] as const;
 /** One of `WORKFLOW_KINDS`. */
 export type WorkflowKind = (typeof WORKFLOW_KINDS)[number];
 

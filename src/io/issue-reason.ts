@@ -56,7 +56,9 @@ export function issueReason(issue: z.core.$ZodIssue): string {
       return sizeReason(issue.origin, issue.maximum, 'most', issue.inclusive, issue.exact);
     case 'invalid_format':
       if (issue.format === 'uuid' || issue.format === 'guid') return 'must be a UUID';
-      if (issue.format === 'regex') return 'does not have the expected form';
+      // A pattern's own message when it is in our words (`.regex(re, 'must be …')`).
+      if (issue.format === 'regex')
+        return OUR_REASON.test(issue.message) ? issue.message : 'does not have the required form';
       return `must be a valid ${issue.format}`;
     case 'not_multiple_of':
       return `must be a multiple of ${issue.divisor}`;

@@ -1,20 +1,22 @@
 /**
- * The request limiter of the PostgreSQL store (docs/postgresql.md, "Request rate limiter"):
- * rate-limiter-flexible's `RateLimiterPostgres` counting fixed windows in the migrated
- * `rate_limits` table, one atomic UPSERT per request, so every node and process on one database
- * together allow exactly the limit (the SQLite limiter, `store-rate-limiter.ts`, claims counts in
- * leases and allows at most the limit across processes).
+ * The request limiter of the PostgreSQL store (docs/postgresql.md, "Request rate limiter"): the
+ * lease limiter of `store-rate-limiter.ts` with its windows in the migrated `rate_limits` table.
+ * A node claims a few counts of a key's window at a time with one atomic UPSERT (1/40 of the
+ * limit, at least 1, at most 256) and spends them from memory, so every node and process on one
+ * database together allow at most the limit, and at least the limit less what the others hold
+ * unspent (under one lease each: with two nodes and 100 a minute, leases of 2, at least 99 of the
+ * first 100 calls are allowed when each node spends what it claimed, at least 98 however they split).
  *
- * A key that reached its limit is refused from this process's memory until its window ends
- * (`inMemoryBlockOnConsumed` at the limit), without writing. When the database cannot answer, an
- * in-memory limiter counts instead (per process), so a database problem never refuses every
- * request. Windows are computed from the node's clock (the library's choice): a node whose clock
- * is off moves where a window ends, not how many requests it allows.
+ * A key refused in its window is refused from memory until the window ends, without writing.
+ * When the database cannot answer (down, or slower than the statement timeout), an in-memory
+ * limiter counts instead (per process), so a database problem never refuses every request.
+ * Windows are computed from the node's clock when a window starts: a node whose clock is off moves
+ * where a window ends, not how many requests it allows.
  */
 import type pg from 'pg';
 import { createBoundedPool } from '../store/pg/pg-pool.js';
-import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
-import type { RateDecision, RequestRateLimiter } from './request-rate-limiter.js';
+import type { RateWindows } from '../store/store.js';
+import { StoreRequestRateLimiter } from './store-rate-limiter.js';
 
 /** The migrated table (`drizzle-pg/`): `key varchar(255)` primary key, `points`, `expire` (Unix ms). */
 const TABLE = 'rate_limits';
@@ -22,8 +24,8 @@ const TABLE = 'rate_limits';
 const LIMITER_CONNECT_TIMEOUT_MS = 1000;
 /** The client gives up on a limiter statement this long after the server should have cancelled it (ms). */
 const LIMITER_QUERY_MARGIN_MS = 500;
-/** Windows remembered as refused, per process; past this the map starts again. */
-const MAX_REFUSED_WINDOWS = 10_000;
+/** A claim takes 1/LEASE_SHARE of the limit (see the file comment). */
+const LEASE_SHARE = 40;
 
 /**
  * Opens the limiter's own small pool: a request waits on it, so it never queues behind the
@@ -54,74 +56,52 @@ export function createRateLimiterPool(
   );
 }
 
-/** A request limiter whose counters live in PostgreSQL, exact across every process on the database. */
-export class PgRequestRateLimiter implements RequestRateLimiter {
-  /** One library limiter per `<limit>/<windowSeconds>` (its key prefix), as a plan change counts apart. */
-  private readonly limiters = new Map<string, RateLimiterPostgres>();
-  /** `<limit>/<windowSeconds>:<key>` -> end (Unix ms) of the window this process refused it in. */
-  private readonly refused = new Map<string, number>();
-
-  /** @param pool a pool on a database migrated with `migratePostgres` (see `createRateLimiterPool`); the caller owns it. */
+/**
+ * `RateWindows` in PostgreSQL: one UPSERT per claim, prepared once per connection. The count of a
+ * live window grows by `size`, never beyond `limit + size` (the claimer gets
+ * `min(size, limit - (points - size))`); an ended window starts again at `size`.
+ */
+export class PgRateWindows implements RateWindows {
+  /** @param pool a pool on a migrated database (see `createRateLimiterPool`); the caller owns it. */
   constructor(private readonly pool: pg.Pool) {}
 
-  async consume(key: string, limit: number, windowSeconds: number): Promise<RateDecision> {
-    const id = `${limit}/${windowSeconds}`;
-    let limiter = this.limiters.get(id);
-    if (!limiter) {
-      limiter = new RateLimiterPostgres({
-        storeClient: this.pool,
-        storeType: 'pool',
-        tableName: TABLE,
-        tableCreated: true,
-        // Rows of ended windows are deleted an hour later, every 5 minutes (an unref'd timer).
-        clearExpiredByTimeout: true,
-        keyPrefix: id,
-        points: limit,
-        duration: windowSeconds,
-        inMemoryBlockOnConsumed: limit,
-        insuranceLimiter: new RateLimiterMemory({ keyPrefix: id, points: limit, duration: windowSeconds }),
-      });
-      this.limiters.set(id, limiter);
-    }
-    const now = Date.now();
-    try {
-      const res = await limiter.consume(key, 1);
-      return decision(true, limit, res, now, false);
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      return decision(
-        false,
-        limit,
-        rejection,
-        now,
-        this.firstRefusal(`${id}:${key}`, now + rejection.msBeforeNext, now),
-      );
-    }
+  async claim(claim: {
+    key: string;
+    size: number;
+    expire: number;
+    now: number;
+    limit: number;
+  }): Promise<{ points: number; expire: number } | undefined> {
+    const result = await this.pool.query<{ points: number; expire: string }>({
+      name: 'rate-limits-claim',
+      text: `INSERT INTO ${TABLE} AS r (key, points, expire) VALUES ($1, $2::integer, $3::bigint)
+        ON CONFLICT (key) DO UPDATE SET
+          points = CASE WHEN r.expire > $4::bigint THEN LEAST(r.points + $2::integer, $5::integer + $2::integer)
+                   ELSE $2::integer END,
+          expire = CASE WHEN r.expire > $4::bigint THEN r.expire ELSE EXCLUDED.expire END
+        RETURNING points, expire`,
+      values: [claim.key, claim.size, claim.expire, claim.now, claim.limit],
+    });
+    const row = result.rows[0];
+    return row && { points: row.points, expire: Number(row.expire) };
   }
 
-  /** True when this process has not refused `windowKey` in the window ending at `windowEnd` (Unix ms) yet. */
-  private firstRefusal(windowKey: string, windowEnd: number, now: number): boolean {
-    const known = this.refused.get(windowKey);
-    if (known !== undefined && known > now) return false;
-    if (this.refused.size >= MAX_REFUSED_WINDOWS && known === undefined) this.refused.clear();
-    this.refused.set(windowKey, windowEnd);
-    return true;
+  async deleteExpired(before: number): Promise<void> {
+    await this.pool.query({
+      name: 'rate-limits-sweep',
+      text: `DELETE FROM ${TABLE} WHERE expire < $1::bigint`,
+      values: [before],
+    });
   }
 }
 
-function decision(
-  allowed: boolean,
-  limit: number,
-  res: RateLimiterRes,
-  now: number,
-  firstRefusal: boolean,
-): RateDecision {
-  return {
-    allowed,
-    limit,
-    remaining: allowed ? Math.max(0, res.remainingPoints) : 0,
-    resetAt: Math.ceil((now + res.msBeforeNext) / 1000),
-    retryAfterSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
-    ...(!allowed && { firstRefusal }),
-  };
+/**
+ * A request limiter whose counters live in PostgreSQL, shared by every process on the database:
+ * at most the limit in all, claimed in leases of 1/40 of it (see the file comment).
+ */
+export class PgRequestRateLimiter extends StoreRequestRateLimiter {
+  /** @param pool a pool on a database migrated with `migratePostgres` (see `createRateLimiterPool`); the caller owns it. */
+  constructor(pool: pg.Pool) {
+    super(new PgRateWindows(pool), { leaseShare: LEASE_SHARE });
+  }
 }

@@ -24,12 +24,6 @@ export interface RateDecision {
 export interface RequestRateLimiter {
   /** Counts one request of `key` against `limit` per `windowSeconds`. Never throws for a refusal. */
   consume(key: string, limit: number, windowSeconds: number): Promise<RateDecision>;
-  /**
-   * Counts one request as `consume` does when that needs no wait (the decision is in process
-   * memory), else counts nothing and returns undefined: the caller then uses `consume`. Absent: a
-   * limiter that always waits (the request's fast path, docs/performance.md "Performance", is not taken).
-   */
-  consumeNow?(key: string, limit: number, windowSeconds: number): RateDecision | undefined;
 }
 
 /** The in-process limiter (rate-limiter-flexible): exact within one process, not shared with other processes. */

@@ -15,8 +15,10 @@
 import type { RateWindows } from '../store/store.js';
 import { MemoryRequestRateLimiter, type RateDecision, type RequestRateLimiter } from './request-rate-limiter.js';
 
-/** Counts claimed from the store at a time: 1/16 of the limit, within [1, MAX_LEASE]. */
+/** Most counts claimed from the store at a time (see `leaseSize`). */
 const MAX_LEASE = 256;
+/** Default share of the limit claimed at a time: 1/16 (a SQLite data dir's few processes). */
+const DEFAULT_LEASE_SHARE = 16;
 /** Claims between two sweeps of expired rows. */
 const SWEEP_EVERY = 1000;
 
@@ -41,13 +43,19 @@ export class StoreRequestRateLimiter implements RequestRateLimiter {
   private readonly insurance = new MemoryRequestRateLimiter();
   private claims = 0;
 
-  /** @param windows the store's shared windows (`store.rateWindows`). */
-  constructor(private readonly windows: RateWindows) {}
+  private readonly leaseShare: number;
 
-  consumeNow(key: string, limit: number, windowSeconds: number): RateDecision | undefined {
-    const now = Date.now();
-    const lease = this.liveLease(`${limit}/${windowSeconds}:${key}`, now);
-    return lease && decidable(lease) ? take(lease, limit, now) : undefined;
+  /**
+   * @param windows the store's shared windows (`store.rateWindows`, or the PostgreSQL limiter's).
+   * @param options `leaseShare`: a claim takes 1/leaseShare of the limit (at least 1, at most 256;
+   *   default 16). Each process may hold up to one lease minus one count unspent, which other
+   *   processes cannot have: the smaller the share, the fewer claims and the more that may be lost.
+   */
+  constructor(
+    private readonly windows: RateWindows,
+    options: { leaseShare?: number } = {},
+  ) {
+    this.leaseShare = options.leaseShare ?? DEFAULT_LEASE_SHARE;
   }
 
   async consume(key: string, limit: number, windowSeconds: number): Promise<RateDecision> {
@@ -85,7 +93,7 @@ export class StoreRequestRateLimiter implements RequestRateLimiter {
     windowSeconds: number,
     now: number,
   ): Promise<Lease | undefined> {
-    const size = Math.min(MAX_LEASE, Math.max(1, Math.floor(limit / 16)));
+    const size = Math.min(MAX_LEASE, Math.max(1, Math.floor(limit / this.leaseShare)));
     if (++this.claims % SWEEP_EVERY === 0) void this.sweep(now);
     let row: { points: number; expire: number } | undefined;
     try {

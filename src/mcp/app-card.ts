@@ -17,6 +17,7 @@ import {
 } from '@modelcontextprotocol/ext-apps/server';
 import { invalidParameter, missingParameter } from '../errors.js';
 import type { ToolDescriptor } from './define-tool.js';
+import type { JsonRpcReply } from './in-process-transport.js';
 
 /** The card's resource URI. */
 export const CARD_URI = 'ui://mobile-builder/session-card.html';
@@ -31,7 +32,7 @@ const CARD_FILE = new URL('../../dist/session-card.html', import.meta.url);
  * True when `capabilities` (a client's, from the 2026-07-28 request envelope) declares the MCP Apps
  * extension with the extension's HTML media type (or with no media types listed).
  */
-export function declaresApps(capabilities: unknown): boolean {
+function declaresApps(capabilities: unknown): boolean {
   if (capabilities === null || typeof capabilities !== 'object') return false;
   const ui = getUiCapability(capabilities as Parameters<typeof getUiCapability>[0]);
   if (ui === null || typeof ui !== 'object') return false;
@@ -69,7 +70,7 @@ export const CARD_RESOURCE_META = {
 let html: string | null | undefined;
 
 /** The card's HTML, read once; null when the build has not made it (then the card is not offered). */
-export function cardHtml(): string | null {
+function cardHtml(): string | null {
   if (html === undefined) {
     try {
       html = readFileSync(CARD_FILE, 'utf8');
@@ -89,7 +90,7 @@ export interface ConnectionState {
 }
 
 /** A server's capabilities as a client with the extension sees them: `resources` and the extension too. */
-export function withCardCapabilities(capabilities: Record<string, unknown>): Record<string, unknown> {
+function withCardCapabilities(capabilities: Record<string, unknown>): Record<string, unknown> {
   return { ...capabilities, resources: {}, extensions: { [EXTENSION_ID]: {} } };
 }
 
@@ -113,4 +114,29 @@ export function readCardResource(params: Record<string, unknown> | undefined): {
   return {
     contents: [{ uri: CARD_URI, mimeType: RESOURCE_MIME_TYPE, text: cardHtml() ?? '', _meta: CARD_RESOURCE_META }],
   };
+}
+
+/**
+ * Remembers whether a connection's client declared the MCP Apps extension at `initialize`, and if
+ * so adds it (and `resources`) to the capabilities of the reply (`app-card.ts`).
+ */
+export function declareCard(
+  connection: ConnectionState,
+  params: Record<string, unknown> | undefined,
+  reply: JsonRpcReply,
+): void {
+  connection.apps = declaresApps(params?.capabilities) && cardHtml() !== null;
+  const result = reply.result as { capabilities?: Record<string, unknown> } | undefined;
+  if (connection.apps && result?.capabilities) result.capabilities = withCardCapabilities(result.capabilities);
+}
+
+/**
+ * The MCP Apps card's HTML when a 2026-07-28 request's envelope declares the extension in its
+ * `clientCapabilities` (and the build made the card), else undefined: the request is then answered
+ * exactly as for a host without the extension.
+ */
+export function cardFor(message: Record<string, unknown>): string | undefined {
+  const meta = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta;
+  if (!declaresApps(meta?.['io.modelcontextprotocol/clientCapabilities'])) return undefined;
+  return cardHtml() ?? undefined;
 }

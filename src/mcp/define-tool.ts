@@ -102,13 +102,13 @@ export interface ToolDefinition<I extends z.ZodObject, O extends z.ZodObject> {
   annotations: ToolAnnotations;
   handle(args: z.output<I>, context: ToolContext): z.input<O> | Promise<z.input<O>>;
   /**
-   * The answer without a wait, when the tool has one at hand (a read served from memory or from
-   * SQLite): the output `handle` would give, or undefined when `handle` must run (it then answers,
-   * or throws the error). It must change nothing a client can see (filling a read cache is fine).
-   * Optional: the request's fast path (docs/performance.md "Performance") uses it; an error it throws (a
-   * failed read) sends the call to `handle`, which meets it again and answers it.
+   * Which calls of a read-only tool (annotated `readOnlyHint`) the gateway's reply memo may keep
+   * (docs/architecture.md "The reply memo"), given the call's raw `arguments`: only calls whose
+   * answer depends on nothing but the caller, the arguments and the rows the store's
+   * `rowGeneration()` covers (workflows, questions, artifacts, projects, users), and which neither
+   * wait nor render. Absent: no call of the tool is kept.
    */
-  handleNow?(args: z.output<I>, context: Omit<ToolContext, 'request'>): z.input<O> | undefined;
+  memo?(args: Readonly<Record<string, unknown>>): boolean;
 }
 
 /** The `tools/list` entry of a tool. */
@@ -151,12 +151,10 @@ export interface Tool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject
    */
   call(args: unknown, context: ToolContext): Promise<ToolResult<z.input<O>>>;
   /**
-   * `call` when it needs no wait and succeeds (the tool's `handleNow` answered): the same result;
-   * else undefined, having changed nothing a client can see (then use `call`, which answers or
-   * throws). Throws what `handleNow` throws (a failed read); `ToolDispatcher.callNow` turns that
-   * into undefined.
+   * Whether the reply memo may keep the answer to a call with these raw `arguments` (the tool's
+   * `memo`, and its `readOnlyHint`): false for a tool that declared neither.
    */
-  callNow(args: unknown, context: Omit<ToolContext, 'request'>): ToolResult<z.input<O>> | undefined;
+  memoizable(args: Readonly<Record<string, unknown>>): boolean;
 }
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
@@ -164,9 +162,6 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, u
   delete out.$schema;
   return out;
 }
-
-/** The results `callNow` made, by their output object (see `callNow`). */
-const results = new WeakMap<object, ToolResult>();
 
 /** Builds a callable tool from its declaration. Schemas are converted once, on first use. */
 export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definition: ToolDefinition<I, O>): Tool<I, O> {
@@ -188,20 +183,8 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definit
       };
       return descriptor;
     },
-    callNow(args, context) {
-      const handleNow = definition.handleNow;
-      if (!handleNow) return undefined;
-      const parsed = definition.input.safeParse(args ?? {});
-      if (!parsed.success) return undefined;
-      const output = handleNow(parsed.data, context);
-      if (output === undefined) return undefined;
-      // A tool that answers the same output object again (a view of a cached row) gets the same
-      // result, serialised once.
-      const known = results.get(output);
-      if (known) return known as ToolResult<z.input<O>>;
-      const result = resultOf<O>(output);
-      results.set(output, result);
-      return result;
+    memoizable(args) {
+      return definition.annotations.readOnlyHint && definition.memo !== undefined && definition.memo(args);
     },
     async call(args, context) {
       const parsed = definition.input.safeParse(args ?? {});

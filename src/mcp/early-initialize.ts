@@ -3,12 +3,14 @@
  * without the SDK, zod or any tool (docs/performance.md "Start-up time"): a stdio start writes it before it
  * loads the rest of the server, which then replays the same message through the gateway.
  *
- * The answer is byte for byte the one the gateway gives (the SDK `Server`'s version negotiation,
+ * The message passes the gateway's own envelope stage (`jsonrpc-envelope.ts`) first. The answer is
+ * byte for byte the one the gateway gives (the SDK `Server`'s version negotiation,
  * capabilities, `serverInfo`, instructions, in its key order; `tests/early-initialize.test.ts`
  * compares the two). A message is answered here only when the SDK's schema certainly accepts it;
  * anything else (other keys, `_meta`, icons, an id that is not a string or an integer, a
  * capability that is not an object) gets `null`, and the gateway answers it as before.
  */
+import { envelopeProblem, paramsProblem } from './jsonrpc-envelope.js';
 import { describeServer } from './server-description.js';
 
 /**
@@ -45,9 +47,11 @@ export function earlyInitializeReply(line: string, version: string): string | nu
   } catch {
     return null;
   }
-  if (!isPlainObject(message) || !onlyKeys(message, ['jsonrpc', 'id', 'method', 'params'])) return null;
-  const { jsonrpc, id, method, params } = message;
-  if (jsonrpc !== '2.0' || method !== 'initialize') return null;
+  // The gateway's own envelope stage first: what it refuses is answered by the gateway.
+  if (envelopeProblem(message) || paramsProblem(message as Record<string, unknown>)) return null;
+  if (!onlyKeys(message as Record<string, unknown>, ['jsonrpc', 'id', 'method', 'params'])) return null;
+  const { id, method, params } = message as Record<string, unknown>;
+  if (method !== 'initialize') return null;
   if (typeof id !== 'string' && !Number.isSafeInteger(id)) return null;
   if (!isPlainObject(params) || !onlyKeys(params, ['protocolVersion', 'capabilities', 'clientInfo'])) return null;
   const { protocolVersion, capabilities, clientInfo } = params;

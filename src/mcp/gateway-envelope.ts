@@ -4,8 +4,8 @@
  * the reply envelopes (a result; an error, kept inside the error table; none, for a notification),
  * each with the HTTP status of the error table and the rate window the request was counted in.
  *
- * The builders make the very objects an inline literal would (no extra allocation), so a
- * reply is the same bytes whichever path built it (docs/architecture.md "The fast path").
+ * The builders make the very objects an inline literal would (no extra allocation). The checks
+ * themselves live in `jsonrpc-envelope.ts`, which a stdio start's early answer runs too.
  */
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import {
@@ -23,6 +23,7 @@ import type { Logger } from '../logger.js';
 import { storeUnavailableReason } from '../store/unavailable.js';
 import type { JsonRpcReply } from './in-process-transport.js';
 import type { RequestChannel } from './request-channel.js';
+import { envelopeProblem, paramsProblem, validId } from './jsonrpc-envelope.js';
 
 /** What to send back: the body (null for a notification or a client response) and its HTTP status. */
 export interface GatewayReply {
@@ -35,48 +36,16 @@ export interface GatewayReply {
 /** The error codes of the error table (docs/contract.md#errors); any other code is replaced. */
 const KNOWN_CODES = new Set(Object.values(ERROR_TABLE).map((e) => e.code));
 
-/** Whether `id` is a JSON-RPC request id this server accepts: a string, or a finite number. */
-export function validId(id: unknown): boolean {
-  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
-}
-
 /**
  * The -32600 reply to a parsed message whose envelope is not a JSON-RPC 2.0 request, notification
- * or response, checked in this order: not an object (a batch array says batches are unsupported;
- * id null), `jsonrpc` not "2.0", both `method` and `result`/`error`, no `method` in what is not a
- * response, `method` not a non-empty string, a request `id` neither a string nor a finite number
- * (id null). Undefined when the envelope is well formed (a client response included): no allocation.
+ * or response (`envelopeProblem` of `jsonrpc-envelope.ts`, which says what is checked); undefined
+ * when the envelope is well formed (a client response included): no allocation.
  * @param value the parsed message (any JSON value).
  */
 export function envelopeRefusal(value: unknown): GatewayReply | undefined {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return errorReply(
-      null,
-      invalidRequest(Array.isArray(value) ? { reason: 'batch requests are not supported' } : undefined),
-    );
-  }
-  const message = value as Record<string, unknown>;
-  const id = validId(message.id) ? (message.id as RequestId) : null;
-  if (message.jsonrpc !== '2.0') return errorReply(id, invalidRequest({ reason: 'jsonrpc must be "2.0"' }));
-  if ('method' in message && ('result' in message || 'error' in message)) {
-    // Neither a request nor a response: answer it rather than guess (JSON-RPC 2.0 section 4).
-    return errorReply(id, invalidRequest({ reason: 'a message cannot carry both method and result or error' }));
-  }
-  if (!('method' in message)) {
-    if (isClientResponse(message)) return undefined;
-    return errorReply(id, invalidRequest({ reason: 'method is required' }));
-  }
-  if (typeof message.method !== 'string' || message.method.length === 0) {
-    return errorReply(id, invalidRequest({ reason: 'method must be a non-empty string' }));
-  }
-  if ('id' in message && id === null)
-    return errorReply(null, invalidRequest({ reason: 'id must be a string or a number' }));
-  return undefined;
-}
-
-/** Whether a message without `method` is a response from the client: it has an `id` and a `result` or `error`. */
-function isClientResponse(message: Record<string, unknown>): boolean {
-  return 'id' in message && ('result' in message || 'error' in message);
+  const problem = envelopeProblem(value);
+  if (!problem) return undefined;
+  return errorReply(problem.id, invalidRequest(problem.reason === undefined ? undefined : { reason: problem.reason }));
 }
 
 /**
@@ -84,12 +53,7 @@ function isClientResponse(message: Record<string, unknown>): boolean {
  * @throws ServiceError -32602 (`params` "must be an object") when present and not an object.
  */
 export function checkedParams(message: Record<string, unknown>): Record<string, unknown> | undefined {
-  if (
-    'params' in message &&
-    (message.params === null || typeof message.params !== 'object' || Array.isArray(message.params))
-  ) {
-    throw invalidParameter('params', 'must be an object');
-  }
+  if (paramsProblem(message)) throw invalidParameter('params', 'must be an object');
   return message.params as Record<string, unknown> | undefined;
 }
 

@@ -1,24 +1,28 @@
 /**
- * The full path of a JSON-RPC message from either transport (docs/architecture.md "One message, end
+ * The one path of a JSON-RPC message from either transport (docs/architecture.md "One message, end
  * to end"): parse, envelope check, admission (authentication and rate limit, per the transport's
  * policy), then the answer, with the HTTP status of the error table (docs/contract.md#errors).
- * Every HTTP body and stdio line is answered here but for two paths that give the same bytes:
- * over HTTP, a plain `tools/call` whose answer and admission are at hand (the polled reads) is
- * answered by `answerNow`, which the transport tries first (docs/architecture.md "The fast path");
- * over stdio, a plainly valid first `initialize` is answered by the early start
- * (`cli/early-stdio-start.ts`, docs/performance.md "Start-up time"), and the line is then passed
- * here too (so the SDK server learns of the client) with its reply left unwritten. The SDK servers
+ * Every HTTP body and stdio line is answered here. The one exception is a stdio start's first line
+ * when it is a plainly valid `initialize`: the early start answers it before this server is loaded
+ * (`cli/early-stdio-start.ts`, docs/performance.md "Start-up time"), with the envelope checks of
+ * `jsonrpc-envelope.ts` that this gateway runs too, and the line is then passed here as well (so
+ * the SDK server learns of the client) with its reply left unwritten. The SDK servers
  * (`mcp-server.ts`, `modern-era.ts`) read no transport: they answer what this gateway hands them.
+ *
+ * Repeated reads are made cheap in one place: the reply memo (`reply-memo.ts`, docs/architecture.md
+ * "The reply memo") answers a `tools/call` of a read-only tool that it answered before for the same
+ * caller and arguments, while nothing the answer shows has changed, with the same bytes and the new
+ * request id, once the rate limiter counted the call. Over HTTP it is looked up by the first stage,
+ * `parseHttp`, which parses every body once and hands anything else on parsed (`handleValue`);
+ * on every transport, by the answer of an admitted `tools/call`, which also fills it.
  *
  * Order of checks: parse (-32700, id null) -> envelope (-32600) -> params shape (-32602) ->
  * admission (-32001, -32005) -> method and tool rules.
  *
  * `tools/list` and `tools/call` go straight to the tool dispatcher (and `resources/list` and
  * `resources/read` to the MCP Apps card, for a client that declared it); only `initialize` and
- * `ping` go to the SDK's MCP server, through an in-process transport; any other method is -32601
- * here. The SDK's per-message dispatch (three schema checks to classify the message, an
- * AbortController, several promise hops) cost more than a whole `svc_get_project` call, and the
- * two tool methods are entirely our adapter's code.
+ * `ping` go to the SDK's MCP server, through an in-process transport (its per-message dispatch
+ * cost more than a whole `svc_get_project` call); any other method is -32601 here.
  *
  * A request that carries the 2026-07-28 `_meta` envelope (docs/contract.md#protocol-versions) is
  * checked by that era's SDK after the `params` checks and before admission, and answered by
@@ -33,8 +37,7 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Caller } from '../auth/caller.js';
-import type { Admission } from '../auth/request-gate.js';
-import { RateLimitedError } from '../auth/request-gate.js';
+import { RateLimitedError, type Admission } from '../auth/request-gate.js';
 import { methodNotFound, parseError } from '../errors.js';
 import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { Logger } from '../logger.js';
@@ -48,9 +51,9 @@ import {
   failureReply,
   notified,
   resultReply,
-  validId,
   type GatewayReply,
 } from './gateway-envelope.js';
+import { paramsProblem, validId } from './jsonrpc-envelope.js';
 import {
   declaresFormElicitation,
   InputRequiredSignal,
@@ -63,17 +66,11 @@ import { InProcessTransport, type JsonRpcReply } from './in-process-transport.js
 import type { McpServers } from './mcp-server.js';
 import type { ModernEra, ModernVerdict } from './modern-era.js';
 import { parameterError } from './parameter-errors.js';
-import {
-  cardHtml,
-  cardResourceList,
-  declaresApps,
-  readCardResource,
-  withCardCapabilities,
-  type ConnectionState,
-} from './app-card.js';
+import { cardFor, cardResourceList, declareCard, readCardResource } from './app-card.js';
 import { withCardQrCodes } from './card-qr.js';
 import { CARD_METHODS, claimsModernEra, MODERN_METHODS, type ProtocolHeaders } from './protocol-era.js';
 import type { ToolDispatcher } from './tool-dispatcher.js';
+import { ReplyMemo, type MemoStats } from './reply-memo.js';
 import type { ToolRequest } from './define-tool.js';
 import { checkMeta, toolRequest } from './tool-request.js';
 import type { AdmissionPolicy, RequestChannel } from './request-channel.js';
@@ -101,6 +98,7 @@ export class JsonRpcGateway {
   private attach!: (tools: ToolDispatcher) => void;
   private started: Promise<void> | undefined;
   private need: (() => void) | undefined;
+  private memo: ReplyMemo | undefined;
 
   /**
    * @param tools the tool adapter; absent, `attachTools` gives it later, and until then only
@@ -122,20 +120,24 @@ export class JsonRpcGateway {
   /**
    * Gives the gateway its tool adapter: a stdio start answers `initialize` with a gateway made
    * before the store is open (docs/performance.md "Start-up time"), and the app attaches its tools once it is.
+   * @param memo the reply memo of read-only calls (`reply-memo.ts`); absent, every call runs its tool.
    * @throws Error when tools are attached already.
    */
-  attachTools(tools: ToolDispatcher): void {
+  attachTools(tools: ToolDispatcher, memo?: ReplyMemo): void {
     if (this.tools) throw new Error('the gateway has its tools already');
     this.tools = tools;
+    this.memo = memo;
     this.attach(tools);
   }
 
-  /**
-   * Called once, the first time a message needs the tools before they are attached (a stdio
-   * start opens the store then, rather than after the answer to `initialize`).
-   */
+  /** Called once, when a message first needs the tools before they are attached (a stdio start opens the store then). */
   whenToolsNeeded(need: () => void): void {
     this.need = need;
+  }
+
+  /** What the reply memo holds and has answered (`ReplyMemo.stats`); undefined before the tools are attached. */
+  memoStats(): MemoStats | undefined {
+    return this.memo?.stats();
   }
 
   /** The tool adapter, at once when attached, else once it is. */
@@ -179,59 +181,49 @@ export class JsonRpcGateway {
   }
 
   /**
-   * The request's fast path (docs/performance.md "Performance"): answers one raw message at once, without a
-   * promise, when it is a plain `tools/call` (a request with an id, `params` without `_meta`: no
-   * progress, not the 2026-07-28 era) whose tool has its answer at hand (`ToolDispatcher.callNow`:
-   * a read of cached or SQLite rows that succeeds) and whose admission needs no wait. The reply is
-   * byte for byte the one `handleText` would give, and the call is reported to the observer the
-   * same way. Anything else (an error to answer, a read that must wait) returns undefined having
-   * counted, changed and reported nothing: the caller then passes the message to `handleText`.
-   * @param caller the caller the transport already authenticated the request's token as.
-   * @param admitNow the transport's admission without a wait: the admission, or undefined (nothing
-   *   counted) when it must wait; throws `RateLimitedError` (-32005) for a refusal, which is answered
-   *   here as `handleText` would.
+   * The first stage of an HTTP body whose token the transport has authenticated: parses `text`
+   * once and, when it is a plain `tools/call` (an id, `params` without `_meta`) whose answer the
+   * reply memo holds for `caller`, answers it from there once `admit` (the transport's admission
+   * of `tools/call`, the rate limiter's count) let it through: the reply `handleValue` would give,
+   * byte for byte, with no request slot, deadline or reply channel made for it. Anything else is
+   * returned parsed (`value`), for `handleValue`; a body that is not JSON is answered (-32700).
+   * A refusal by `admit` (-32005) is answered here as `handleValue` would, and reported the same way.
    */
-  answerNow(
+  parseHttp(
     text: string,
-    caller: Caller,
-    admitNow: (method: string) => Admission | undefined,
-  ): GatewayReply | undefined {
-    const tools = this.tools;
-    if (!tools) return undefined;
+    caller: Caller | null,
+    admit: () => Promise<Admission | null>,
+  ): { reply: GatewayReply | Promise<GatewayReply> } | { value: unknown } {
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
-      return undefined;
+      return { reply: errorReply(null, parseError()) };
     }
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+    const tools = this.tools;
+    const memo = this.memo;
+    if (!caller || !tools || !memo || envelopeRefusal(value)) return { value };
     const message = value as Record<string, unknown>;
-    const { id, params } = message;
-    if (
-      message.jsonrpc !== '2.0' ||
-      message.method !== 'tools/call' ||
-      !validId(id) ||
-      'result' in message ||
-      'error' in message
-    )
-      return undefined;
-    if (params === null || typeof params !== 'object' || Array.isArray(params) || '_meta' in params) return undefined;
-    const answered = tools.callNow(params as Record<string, unknown>, caller);
-    if (!answered) return undefined;
-    let admission: Admission | undefined;
-    try {
-      admission = admitNow('tools/call');
-    } catch (error) {
-      if (!(error instanceof RateLimitedError)) throw error;
-      tools.refused(params as Record<string, unknown>, error);
-      return errorReply(id as RequestId, error, error.rate);
-    }
-    if (!admission) return undefined;
-    tools.answered(answered.tool);
+    const params = message.params;
+    if (message.method !== 'tools/call' || !validId(message.id) || paramsProblem(message)) return { value };
+    if (params === undefined || '_meta' in (params as object)) return { value };
+    const kept = tools.memoizable(params as Record<string, unknown>);
+    const looked = kept && memo.look(ReplyMemo.keyOf(caller, kept.tool, kept.args));
+    if (!looked || !('hit' in looked)) return { value };
+    const id = message.id as RequestId;
     return {
-      body: { jsonrpc: '2.0', id: id as RequestId, result: answered.result },
-      status: 200,
-      rate: admission.rate,
+      reply: admit().then(
+        (admission) => {
+          memo.served();
+          tools.answered(kept!.tool);
+          return resultReply(id, looked.hit, admission?.rate);
+        },
+        (error: unknown) => {
+          tools.refused(params as Record<string, unknown>, error);
+          if (error instanceof RateLimitedError) return errorReply(id, error, error.rate);
+          return failureReply(id, error, undefined, this.logger);
+        },
+      ),
     };
   }
 
@@ -310,8 +302,14 @@ export class JsonRpcGateway {
               rate,
               request,
             );
-          const result = await (this.tools ?? (await this.toolsReady())).call(params, admission?.caller, request);
-          return resultReply(id, channel?.connection?.apps ? await withCardQrCodes(params, result) : result, rate);
+          return await this.callTool(
+            params,
+            admission?.caller,
+            request,
+            id as RequestId,
+            rate,
+            channel?.connection?.apps === true,
+          );
         } finally {
           scoped?.release();
         }
@@ -321,6 +319,39 @@ export class JsonRpcGateway {
       if (error instanceof RateLimitedError) rate = error.rate;
       return failureReply(id, error, rate, this.logger);
     }
+  }
+
+  /**
+   * Answers an admitted 2025-11-25 `tools/call`: from the reply memo when it kept the answer to this
+   * caller's same call and nothing it shows has changed (the same bytes, the new `id`; reported to
+   * the observer like any call), else by the dispatcher, whose answer the memo then keeps when the
+   * tool allows it (`ToolDispatcher.memoizable`). Not kept: a call with `_meta`, and one on a
+   * connection that shows the app card (`apps`: QR codes join its result, docs/contract.md#app-card).
+   * @throws ServiceError as the dispatcher does.
+   */
+  private async callTool(
+    params: Record<string, unknown> | undefined,
+    caller: Caller | undefined,
+    request: ToolRequest,
+    id: RequestId,
+    rate: RateDecision | undefined,
+    apps: boolean,
+  ): Promise<GatewayReply> {
+    const tools = this.tools ?? (await this.toolsReady());
+    const memo = this.memo;
+    if (apps) return resultReply(id, await withCardQrCodes(params, await tools.call(params, caller, request)), rate);
+    const kept = memo && caller && !(params && '_meta' in params) ? tools.memoizable(params) : undefined;
+    if (!kept) return resultReply(id, await tools.call(params, caller, request), rate);
+    const key = ReplyMemo.keyOf(caller!, kept.tool, kept.args);
+    const looked = memo!.look(key);
+    if ('hit' in looked) {
+      memo!.served();
+      tools.answered(kept.tool);
+      return resultReply(id, looked.hit, rate);
+    }
+    const result = await tools.call(params, caller, request);
+    memo!.keep(key, looked.miss, result);
+    return resultReply(id, result, rate);
   }
 
   /**
@@ -465,29 +496,4 @@ export class JsonRpcGateway {
       result: { ...reply.result, tools: this.tools.listFor(caller, apps).tools, cacheScope: 'private' },
     };
   }
-}
-
-/**
- * Remembers whether a connection's client declared the MCP Apps extension at `initialize`, and if
- * so adds it (and `resources`) to the capabilities of the reply (`app-card.ts`).
- */
-function declareCard(
-  connection: ConnectionState,
-  params: Record<string, unknown> | undefined,
-  reply: JsonRpcReply,
-): void {
-  connection.apps = declaresApps(params?.capabilities) && cardHtml() !== null;
-  const result = reply.result as { capabilities?: Record<string, unknown> } | undefined;
-  if (connection.apps && result?.capabilities) result.capabilities = withCardCapabilities(result.capabilities);
-}
-
-/**
- * The MCP Apps card's HTML when a 2026-07-28 request's envelope declares the extension in its
- * `clientCapabilities` (and the build made the card), else undefined: the request is then answered
- * exactly as for a host without the extension.
- */
-function cardFor(message: Record<string, unknown>): string | undefined {
-  const meta = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta;
-  if (!declaresApps(meta?.['io.modelcontextprotocol/clientCapabilities'])) return undefined;
-  return cardHtml() ?? undefined;
 }

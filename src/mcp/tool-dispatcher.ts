@@ -75,32 +75,24 @@ export class ToolDispatcher {
   }
 
   /**
-   * `call` when it needs no wait and succeeds (the tool answers from memory: `Tool.callNow`), with
-   * the tool's name; else undefined, having changed and reported nothing (then use `call`). Never
-   * throws: a read that fails sends the call to the full path, which meets the failure again. The caller reports the outcome once it is sent (`answered`), or falls back to `call`.
+   * The tool a `tools/call` with these raw `params` names when the reply memo may keep its answer
+   * (`Tool.memoizable`: a read-only tool that declared which calls), with the call's arguments;
+   * else undefined (an unknown tool, arguments that are not an object, a call that waits or renders).
    */
-  callNow(
+  memoizable(
     params: Record<string, unknown> | undefined,
-    caller: Caller,
-  ): { tool: string; result: ToolResult } | undefined {
+  ): { tool: string; args: Readonly<Record<string, unknown>> } | undefined {
     const name = params?.name;
     if (typeof name !== 'string') return undefined;
     const tool = this.byName.get(name);
-    const args = params!.arguments;
-    if (!tool || (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))))
-      return undefined;
-    if (caller.readOnly && !tool.descriptor.annotations.readOnlyHint) return undefined;
-    let result: ToolResult | undefined;
-    try {
-      result = tool.callNow(args, { caller, services: this.services });
-    } catch {
-      // A read that failed (a closed store, an I/O error): the full path meets it again and answers it.
-      return undefined;
-    }
-    return result && { tool: name, result };
+    const args = params!.arguments ?? {};
+    if (!tool || args === null || typeof args !== 'object' || Array.isArray(args)) return undefined;
+    return tool.memoizable(args as Record<string, unknown>)
+      ? { tool: name, args: args as Record<string, unknown> }
+      : undefined;
   }
 
-  /** Reports a call answered by `callNow` to the observer (as `call` reports its calls). */
+  /** Reports a call answered from the reply memo to the observer (as `call` reports its calls). */
   answered(tool: string): void {
     this.observer?.toolCalled(tool, 'ok');
   }

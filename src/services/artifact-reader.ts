@@ -7,7 +7,8 @@
 import type { DeploymentRelease } from '../builders/builder-module.js';
 import { channelHeads, inRollout } from '../core/releases.js';
 import { sourcePatch, unpackSourceFiles, type FileChange } from '../io/source-snapshot.js';
-import type { ArtifactRepo, ReleaseRepo, UpdateChannelRepo } from '../store/repos.js';
+import type { ArtifactRepo, UpdateChannelRepo } from '../store/repos.js';
+import type { ReleaseRepo } from '../store/release-repo.js';
 
 /**
  * How many of a channel's newest releases are read to find what it serves: its serving deploy is

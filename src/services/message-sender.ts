@@ -119,7 +119,9 @@ async function recordAndReport(deps: SenderDeps, send: CheckedSend): Promise<Sen
       const repeated = receipt && (await lockAndFindAnswer(tx, receipt));
       if (repeated) return { result: repeated };
       const recorded = await recordSend(deps, { tx, caller, input, checked });
-      starts = await engine.offer(tx);
+      // A workflow queued behind its project's active one cannot start now: no slot to hand out
+      // for it (the engines look again when the active one ends, docs/workflows.md "The claim").
+      starts = recorded.behindActive ? undefined : await engine.offer(tx);
       const reported = await reportSent(deps, { tx, caller, projectId: input.projectId, recorded, starts });
       if (receipt) await keepAnswer(tx, receipt, reported.result);
       return reported;

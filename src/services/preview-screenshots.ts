@@ -48,7 +48,15 @@ const NEVER = new AbortController().signal;
 
 /** What a screenshot request gives: `png` when taken, and the `structuredContent.screenshot` shape. */
 export interface ScreenshotOutcome {
-  info: { status: 'taken' | 'unavailable'; reason?: string; previewUrl?: string; width?: number; height?: number };
+  info: {
+    status: 'taken' | 'unavailable';
+    reason?: string;
+    /** Set when there is no image only because the browsers were busy: asking again later may give one. */
+    busy?: true;
+    previewUrl?: string;
+    width?: number;
+    height?: number;
+  };
   /** The PNG's bytes, `info.width` x `info.height` CSS pixels. */
   png?: Buffer;
 }
@@ -109,6 +117,7 @@ export class PreviewScreenshots {
         info: {
           status: 'unavailable',
           reason: 'the server is busy taking other screenshots: ask again in a few seconds',
+          busy: true,
           previewUrl,
         },
       };

@@ -23,15 +23,6 @@ export class ProjectAccess {
   }
 
   /**
-   * `readable` when it needs no wait and lets the caller read: the row; else undefined (an unknown
-   * id, another user's private project, or a row not at hand: `readable` decides and throws).
-   */
-  readableNow(caller: Caller, projectId: string): ProjectRow | undefined {
-    const project = this.projects.peekById(projectId);
-    return project && (project.ownerId === caller.userId || project.visibility === 'public') ? project : undefined;
-  }
-
-  /**
    * @throws ServiceError `not_found` (-32004, `data` `{resource: "project", reason: "unknown id"}`) for an unknown id; `forbidden` (-32003) for any
    *   project the caller does not own, public or not.
    */

@@ -22,9 +22,6 @@ export interface CreateProjectInput {
 
 const HOUR_MS = 3_600_000;
 
-/** The view of each project row `getNow` served (rows and views are never mutated). */
-const views = new WeakMap<ProjectRow, Project>();
-
 /** The public shape of a stored project (never exposes the owner). */
 function toProject(row: ProjectRow): Project {
   return {
@@ -61,20 +58,6 @@ export class ProjectService {
   /** @throws ServiceError -32004 unknown, -32003 another user's private project. */
   async get(caller: Caller, projectId: string): Promise<Project> {
     return toProject(await this.access.readable(caller, projectId));
-  }
-
-  /** `get` when it needs no wait and succeeds; undefined otherwise (`get` then answers or throws). */
-  getNow(caller: Caller, projectId: string): Project | undefined {
-    const row = this.access.readableNow(caller, projectId);
-    if (!row) return undefined;
-    // One view per row object: a cached row gives the same view (and the tool adapter then the
-    // same serialised result) to every call until the row changes; nobody mutates either.
-    let view = views.get(row);
-    if (!view) {
-      view = toProject(row);
-      views.set(row, view);
-    }
-    return view;
   }
 
   /**

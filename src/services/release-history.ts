@@ -4,7 +4,7 @@
  * give it (`deploymentStates` in core/releases.ts).
  */
 import { DEPLOYMENT_HISTORY_LIMIT, deploymentStates } from '../core/releases.js';
-import type { ReleaseRepo } from '../store/repos.js';
+import type { ReleaseRepo } from '../store/release-repo.js';
 import type { DeploymentView } from './resource-shapes.js';
 
 /** The project's `deployments` (one read of its newest releases). @throws the store's error. */

@@ -5,13 +5,14 @@
  * cancelled.
  */
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_CHANNEL, ROLLOUT_MAX, type WorkflowKind } from '../core/releases.js';
+import type { WorkflowKind } from '../core/releases.js';
 import { invalidParameter } from '../errors.js';
-import type { ReleaseRepo } from '../store/repos.js';
+import type { ReleaseRepo } from '../store/release-repo.js';
 import type { ReleaseRow, WorkflowRow } from '../store/rows.js';
 import type { Store, Tx } from '../store/store.js';
 import type { Caller } from '../auth/caller.js';
 import type { WorkflowJournal } from '../workflows/workflow-journal.js';
+import { newRelease } from '../workflows/release-recorder.js';
 import type { ProjectAccess } from './project-access.js';
 import type { SendMessageResult } from './resource-shapes.js';
 
@@ -70,20 +71,14 @@ export async function rollbackTarget(
 export async function recordRelease(tx: Tx, row: WorkflowRow, input: ReleaseInput): Promise<void> {
   if (row.kind === 'build') return;
   const target = row.kind === 'rollback' ? await rollbackTarget(tx.releases, row.projectId, input.message) : null;
-  await tx.releases.insert({
-    workflowId: row.id,
-    projectId: row.projectId,
-    channel: target ? target.channel : (input.channel ?? DEFAULT_CHANNEL),
-    rolloutPercent: target ? ROLLOUT_MAX : (input.rolloutPercent ?? ROLLOUT_MAX),
-    rollbackOf: target ? target.number : null,
-    number: null,
-    previousNumber: null,
-    platforms: '[]',
-    sdks: '[]',
-    changes: null,
-    source: null,
-    createdAt: row.createdAt,
-  });
+  await tx.releases.insert(
+    target
+      ? newRelease(row, { channel: target.channel, rollbackOf: target.number })
+      : newRelease(row, {
+          ...(input.channel && { channel: input.channel }),
+          ...(input.rolloutPercent && { rolloutPercent: input.rolloutPercent }),
+        }),
+  );
 }
 
 /** A new workflow row of project `projectId` (queued unless `status` says otherwise). */

@@ -16,6 +16,8 @@ export const MESSAGES_PAGE_MAX = 500;
 export const MESSAGES_PAGE_DEFAULT = 100;
 /** Longest workflow `title` (the instruction's first line), in code points. */
 export const WORKFLOW_TITLE_MAX = 120;
+/** Checkpoints a session lists (`checkpoints`, newest first). */
+export const CHECKPOINTS_SHOWN = 20;
 
 const timestamp = z.string().describe('ISO 8601 UTC timestamp with milliseconds');
 
@@ -61,6 +63,20 @@ export const workflowSchema = z.object({
   finishedAt: timestamp.nullable(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   previewUrls: z.array(previewUrlSchema),
+  export: z
+    .string()
+    .nullable()
+    .describe(
+      "A completed workflow's checkpoint: absolute URL of a .zip of the app's source as it completed (runs with npm install && npx expo start); null when none",
+    ),
+});
+
+/** A checkpoint: the app's files as a completed workflow left them (docs/builders.md "Checkpoints"). */
+const checkpointSchema = z.object({
+  workflowId: z.string().describe('Pass it as the message of kind "restore" to make the app these files again'),
+  deployNumber: z.number().int().nullable().describe('The deploy this checkpoint was deployed as; null for a build'),
+  createdAt: timestamp,
+  export: z.string().describe("Absolute URL of a .zip of the app's source (runs with npm install && npx expo start)"),
 });
 
 /** The unanswered question of a waiting workflow. */
@@ -138,6 +154,16 @@ export const sessionSchema = z.object({
   deployments: z
     .array(deploymentSchema)
     .describe("The project's last 20 deploys (rollbacks included), newest first, each with its channel and state"),
+  checkpoints: z
+    .array(checkpointSchema)
+    .describe(
+      `The project's newest ${CHECKPOINTS_SHOWN} checkpoints, newest first: every completed workflow of a builder that keeps them (the expo builder)`,
+    ),
+  environment: z
+    .array(z.object({ name: z.string(), secret: z.boolean() }))
+    .describe(
+      "The project's environment variables, by name (set by the operator's `env set` or in the web console, never through the chat): EXPO_PUBLIC_* ones reach the app; secrets reach only the build's own processes. Values are never shown",
+    ),
   waitingFor: z
     .string()
     .optional()
@@ -169,6 +195,12 @@ export const sessionSchema = z.object({
         .string()
         .optional()
         .describe('Why there is no image (no web preview, no browser, the page failed to render)'),
+      busy: z
+        .literal(true)
+        .optional()
+        .describe(
+          'Present when there is no image only because the server was busy taking other screenshots: ask again in a few seconds. Absent when the preview failed to render (not retried for 10 min)',
+        ),
       previewUrl: z.string().optional().describe('The web preview the image shows'),
       width: z.number().int().optional().describe('CSS pixels of the phone-sized viewport'),
       height: z.number().int().optional(),
@@ -226,6 +258,7 @@ export const cancelResultSchema = z.object({
 export type Project = z.infer<typeof projectSchema>;
 export type PreviewUrl = z.infer<typeof previewUrlSchema>;
 export type WorkflowView = z.infer<typeof workflowSchema>;
+export type CheckpointView = z.infer<typeof checkpointSchema>;
 export type PendingQuestion = z.infer<typeof pendingQuestionSchema>;
 export type MessageView = z.infer<typeof messageSchema>;
 export type SendMessageResult = z.infer<typeof sendMessageResultSchema>;

@@ -15,6 +15,7 @@ import type { WorkflowJournal } from '../workflows/workflow-journal.js';
 import { MAX_MESSAGE_LENGTH } from '../core/message-limits.js';
 import { inferKind } from './instruction-kind.js';
 import { recordRelease } from './release-sends.js';
+import { resolveCheckpoint, restoreInstruction } from '../workflows/checkpoints.js';
 import { checkMovedQuestion } from './answer-verdicts.js';
 import { answerRule, longerThan, tooLong, type CheckedAnswer } from './answer-refusals.js';
 import type { SendMessageResult } from './resource-shapes.js';
@@ -58,6 +59,11 @@ export interface SendRecord {
 export interface Recorded {
   result: SendMessageResult;
   answered: boolean;
+  /**
+   * True for a new workflow queued while its project has an active workflow: it cannot start
+   * before that one ends (which wakes the engines then), so no engine needs an offer or a notice now.
+   */
+  behindActive?: boolean;
 }
 
 /**
@@ -85,7 +91,8 @@ export async function recordSend(deps: SendRecordDeps, send: SendRecord): Promis
   if (input.questionId !== undefined) {
     throw invalidParameter('questionId', 'does not match a pending question: no question is waiting for an answer');
   }
-  return recordInstruction(deps, send);
+  const recorded = await recordInstruction(deps, send);
+  return active ? { ...recorded, behindActive: true } : recorded;
 }
 
 /** Stores the answer to `pending`, the question of waiting workflow `active`. */
@@ -116,11 +123,17 @@ async function recordAnswer(
   };
 }
 
-/** Stores a new workflow as `queued`, with the message as its instruction. */
+/**
+ * Stores a new workflow as `queued`, with the message as its instruction (a restore's names the
+ * checkpoint it restores). @throws ServiceError -32602 for a restore that names no checkpoint
+ */
 async function recordInstruction(deps: SendRecordDeps, { tx, caller, input }: SendRecord): Promise<Recorded> {
   const { journal } = deps;
   const { workflows } = tx;
   if (longerThan(input.message, MAX_MESSAGE_LENGTH)) throw tooLong(MAX_MESSAGE_LENGTH);
+  // A restore names a checkpoint (docs/builders.md "Checkpoints"); its workflow's instruction says which.
+  const restored =
+    input.kind === 'restore' ? await resolveCheckpoint(tx.artifacts, input.projectId, input.message) : undefined;
   // Counted in the write transaction of the insert: concurrent sends cannot pass the bound.
   const { maxQueued } = workflowBounds(limitsFor(deps.plans, caller.plan));
   if ((await workflows.countQueuedByOwner(caller.userId)) >= maxQueued) {
@@ -139,7 +152,7 @@ async function recordInstruction(deps: SendRecordDeps, { tx, caller, input }: Se
     seq: await workflows.nextSeq(),
     kind,
     status: 'queued',
-    instruction: input.message,
+    instruction: restored ? restoreInstruction(restored) : input.message,
     stepIndex: 0,
     stepTotal: 0,
     stepName: null,

@@ -43,8 +43,8 @@ export interface SendTx {
 export interface SentReport extends SendTx {
   projectId: string;
   recorded: Recorded;
-  /** The workflows the engine's offer claimed in this transaction. */
-  starts: EngineStarts;
+  /** The workflows the engine's offer claimed in this transaction (none made: undefined). */
+  starts: EngineStarts | undefined;
 }
 
 /**
@@ -61,7 +61,7 @@ export async function reportSent(deps: SendReportDeps, sent: SentReport): Promis
     // when nobody holds it, whichever engine has a slot claims it (the `queued` notice).
     const row = await tx.workflows.findById(workflowId);
     tx.publish({ kind: 'workflow', id: workflowId });
-    const status = starts.started(workflowId) ? 'running' : row?.status;
+    const status = starts?.started(workflowId) ? 'running' : row?.status;
     if (status !== 'waiting_for_input') return { result: recorded.result };
     if (row?.runnerId === null) tx.publish({ kind: 'queued', id: projectId });
     // Another node holds it (or this one claims nothing): its runner resumes it on the notice.
@@ -70,7 +70,9 @@ export async function reportSent(deps: SendReportDeps, sent: SentReport): Promis
     return { result: await reportAnsweredWaiting(deps, sent, recorded.result) };
   }
   // The service only records the request; the engine owns the claim.
-  if (starts.started(workflowId)) return { result: { ...recorded.result, status: 'running' } };
+  if (starts?.started(workflowId)) return { result: { ...recorded.result, status: 'running' } };
+  // Behind the project's active workflow: claimable once that one ends, which publishes the notice.
+  if (recorded.behindActive) return { result: await reportQueued(deps, sent, recorded.result) };
   // Claimable by another node's engine.
   tx.publish({ kind: 'queued', id: projectId });
   if (!engine.claims && !(await waitsForProject(tx, workflowId, projectId)))

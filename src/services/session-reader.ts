@@ -9,15 +9,16 @@ import type { Store } from '../store/store.js';
 import type { NodeRegistry } from '../workflows/node-registry.js';
 import type { ProjectAccess } from './project-access.js';
 import type { PublicUrl } from './public-url.js';
-import type { SessionView } from './resource-shapes.js';
+import { CHECKPOINTS_SHOWN, type SessionView } from './resource-shapes.js';
+import { listCheckpoints } from '../workflows/checkpoints.js';
 import { SessionCache } from './session-cache.js';
 import { deploymentsOf } from './release-history.js';
-import { toPendingQuestion, toPreviewUrl, workflowView, workflowViewOf } from './workflow-views.js';
+import { toCheckpointView, toPendingQuestion, toPreviewUrl, workflowView, workflowViewOf } from './workflow-views.js';
 
 /** What the reader needs: the store, the read access rule, the public URLs and the nodes. */
 export interface SessionReaderDeps {
   store: Pick<Store, 'repos' | 'rowGeneration'>;
-  access: Pick<ProjectAccess, 'readable' | 'readableNow'>;
+  access: Pick<ProjectAccess, 'readable'>;
   publicUrl: Pick<PublicUrl, 'artifacts' | 'artifactBaseOf'>;
   /** The nodes serving the store: says when no worker serves the next queued workflow's builder (`node-registry.ts`). */
   nodes?: Pick<NodeRegistry, 'waitingFor'> | undefined;
@@ -49,15 +50,6 @@ export class SessionReader {
     return view;
   }
 
-  /**
-   * `session` when it needs no wait: the cached view of a project the caller may read, while
-   * nothing it shows changed; else undefined (`session` then reads, or throws).
-   */
-  sessionNow(caller: Caller, projectId: string): SessionView | undefined {
-    if (!this.deps.access.readableNow(caller, projectId)) return undefined;
-    return this.sessions.get(projectId, this.deps.store.rowGeneration(), this.deps.publicUrl.artifacts());
-  }
-
   /** The session read from the store. */
   private async readSession(projectId: string): Promise<SessionView> {
     const { workflows, questions, artifacts } = this.deps.store.repos;
@@ -81,6 +73,13 @@ export class SessionReader {
       previewUrls: (await artifacts.latestPerPlatform(projectId)).map((a) => toPreviewUrl(a, base)),
       lastWorkflow: last ? await workflowViewOf(artifacts, last, base) : null,
       deployments: await deploymentsOf(this.deps.store.repos.releases, projectId),
+      checkpoints: (await listCheckpoints(artifacts, projectId, CHECKPOINTS_SHOWN)).map((c) =>
+        toCheckpointView(c, base),
+      ),
+      environment: (await this.deps.store.repos.projectEnv.list(projectId)).map((v) => ({
+        name: v.name,
+        secret: v.secret,
+      })),
       ...(await this.waitingFor(queued[0])),
     };
   }

@@ -108,11 +108,6 @@ export class WorkflowService {
     return this.reader.session(caller, projectId);
   }
 
-  /** `session` when it needs no wait: the cached view, else undefined (`SessionReader.sessionNow`). */
-  sessionNow(caller: Caller, projectId: string): SessionView | undefined {
-    return this.reader.sessionNow(caller, projectId);
-  }
-
   /**
    * The session, after waiting (up to `options.waitMs` ms) until the workflow it follows changes,
    * with `wait` saying why it returned (`SessionWaits.wait`). @throws -32004/-32003 like `session`

@@ -7,9 +7,12 @@ import type { Repos } from '../store/repos.js';
 import type { ArtifactRow, MessageRow, QuestionRow, WorkflowRow } from '../store/rows.js';
 import { artifactPath } from '../workflows/artifact-store.js';
 import { forOtherReaders } from '../builders/builder-registry.js';
+import { EXPORT_ARCHIVE } from '../builders/builder.js';
+import type { Checkpoint } from '../workflows/checkpoints.js';
 import { MAX_MESSAGE_LENGTH } from '../core/message-limits.js';
 import {
   WORKFLOW_TITLE_MAX,
+  type CheckpointView,
   type MessageView,
   type PendingQuestion,
   type PreviewUrl,
@@ -29,14 +32,24 @@ export async function workflowViewOf(
   row: WorkflowRow,
   base: ArtifactBase,
 ): Promise<WorkflowView> {
+  const published = await artifacts.listByWorkflow(row.id);
+  const exported = published.find((a) => a.kind === 'export');
   return workflowView(
     row,
-    (await artifacts.listByWorkflow(row.id)).map((a) => toPreviewUrl(a, base)),
+    published.filter((a) => a.kind !== 'export').map((a) => toPreviewUrl(a, base)),
+    exported ? exportUrl(exported, base) : null,
   );
 }
 
-/** The view of a workflow with the given preview URLs (`[]` for a queued one: it has published nothing). */
-export function workflowView(row: WorkflowRow, previewUrls: PreviewUrl[]): WorkflowView {
+/**
+ * The view of a workflow with the given preview URLs (`[]` for a queued one: it has published
+ * nothing) and the URL of its export (a checkpoint), if any.
+ */
+export function workflowView(
+  row: WorkflowRow,
+  previewUrls: PreviewUrl[],
+  exported: string | null = null,
+): WorkflowView {
   return {
     id: row.id,
     kind: row.kind,
@@ -48,6 +61,22 @@ export function workflowView(row: WorkflowRow, previewUrls: PreviewUrl[]): Workf
     finishedAt: row.finishedAt,
     error: row.errorCode ? { code: row.errorCode, message: row.errorMessage ?? '' } : null,
     previewUrls,
+    export: exported,
+  };
+}
+
+/** The absolute URL of an export's zip (docs/builders.md "Checkpoints"), on its project's origin like a web preview. */
+function exportUrl(row: ArtifactRow, base: ArtifactBase): string {
+  return `${base.artifactBaseOf(row)}${artifactPath(row)}${EXPORT_ARCHIVE}`;
+}
+
+/** The session's view of a checkpoint. */
+export function toCheckpointView(checkpoint: Checkpoint, base: ArtifactBase): CheckpointView {
+  return {
+    workflowId: checkpoint.workflowId,
+    deployNumber: checkpoint.deployNumber,
+    createdAt: checkpoint.artifact.createdAt,
+    export: exportUrl(checkpoint.artifact, base),
   };
 }
 
@@ -74,6 +103,7 @@ export function toPendingQuestion(q: QuestionRow): PendingQuestion {
 
 /** A preview URL built at read time from the public base URL (docs/builders.md). */
 export function toPreviewUrl(row: ArtifactRow, base: ArtifactBase): PreviewUrl {
+  if (row.kind === 'export') throw new Error('An export is not a preview URL');
   return {
     url: row.externalUrl ?? `${base.artifactBaseOf(row)}${artifactPath(row)}`,
     platform: row.platform,

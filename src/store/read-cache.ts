@@ -48,6 +48,7 @@ export class ChangeWatch {
 export class ReadCache<V> {
   private readonly entries = new Map<string, V>();
   private seen = 0;
+  private drops = 0;
 
   constructor(
     private readonly watch: ChangeWatch,
@@ -58,7 +59,7 @@ export class ReadCache<V> {
     const generation = this.watch.generation();
     if (generation !== this.seen) {
       this.seen = generation;
-      this.entries.clear();
+      this.clear();
       return undefined;
     }
     return this.entries.get(key);
@@ -71,10 +72,20 @@ export class ReadCache<V> {
 
   delete(key: string): void {
     this.entries.delete(key);
+    this.drops++;
   }
 
   clear(): void {
     this.entries.clear();
+    this.drops++;
+  }
+
+  /**
+   * A number that moves whenever an entry was dropped (`delete`, `clear`, or the watch moved, as of
+   * the last `get`): equal numbers mean every entry read between them is still valid.
+   */
+  dropped(): number {
+    return this.drops;
   }
 }
 

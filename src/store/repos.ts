@@ -18,8 +18,7 @@ import type {
   OAuthGrantRow,
   OAuthTokenRow,
   ProcessGroupRow,
-  PublishedRelease,
-  ReleaseRow,
+  ProjectEnvRow,
   ProjectRow,
   QuestionRow,
   SendReceiptRow,
@@ -27,6 +26,7 @@ import type {
   WebSessionRow,
   WorkflowRow,
 } from './rows.js';
+import type { ReleaseRepo } from './release-repo.js';
 import type { WorkflowStatus } from '../core/workflow-states.js';
 
 /** Reads and writes users. */
@@ -62,12 +62,6 @@ export interface ProjectRepo {
    * by the statements that use them, never read from this.
    */
   findById(id: string): Promise<ProjectRow | undefined>;
-  /**
-   * `findById` when it needs no wait (SQLite: unless this process has a transaction open;
-   * PostgreSQL: when the row is in the read cache; inside a transaction: never), else undefined,
-   * as for an unknown id: `findById` then decides. Throws what a read throws (a closed store).
-   */
-  peekById(id: string): ProjectRow | undefined;
   /** The owner's projects, newest first (docs/contract.md#tools). */
   listByOwner(ownerId: string): Promise<ProjectRow[]>;
   countByOwner(ownerId: string): Promise<number>;
@@ -237,6 +231,8 @@ export interface ArtifactRepo {
   latestPerPlatform(projectId: string): Promise<ArtifactRow[]>;
   /** Bytes of published files held by the projects of user `ownerId`. */
   bytesUsedByOwner(ownerId: string): Promise<number>;
+  /** The project's newest `limit` artifacts of `kind`, newest first (checkpoints: its exports). */
+  listByKind(projectId: string, kind: ArtifactRow['kind'], limit: number): Promise<ArtifactRow[]>;
   /** The project's previews of `platform` beyond the newest `keep`, oldest first (for retention). */
   previewsBeyond(projectId: string, platform: ArtifactRow['platform'], keep: number): Promise<ArtifactRow[]>;
   /** Deletes artifact rows by id. */
@@ -387,37 +383,16 @@ export interface UpdateChannelRepo {
 }
 
 /**
- * The releases of deploy and rollback workflows (docs/releases.md): written when the workflow is
- * sent and when it publishes its first deployment; read by the session's history and by the
- * update routes, which pick what a channel serves.
+ * The variables of each project's environment (docs/security.md "Project environment"); values
+ * are stored as `ProjectEnvRow.value` says (secrets sealed by the caller).
  */
-export interface ReleaseRepo {
-  /** Records a workflow's release when it is sent (number null). */
-  insert(row: ReleaseRow): Promise<void>;
-  /** The release of workflow `workflowId`, with its source, or undefined. */
-  byWorkflow(workflowId: string): Promise<ReleaseRow | undefined>;
-  /** The project's published release with deploy number `number`, with its source, or undefined. */
-  byNumber(projectId: string, number: number): Promise<ReleaseRow | undefined>;
-  /** The project's newest `limit` published releases, newest first, without their source. */
-  recent(projectId: string, limit: number): Promise<PublishedRelease[]>;
-  /** The newest `limit` published releases of the project's `channel`, newest first, without their source. */
-  onChannel(projectId: string, channel: string, limit: number): Promise<PublishedRelease[]>;
-  /** Every deploy number of the project that has a release, ascending. */
-  numbers(projectId: string): Promise<number[]>;
-  /**
-   * Writes what the first published deployment of workflow `workflowId` fixes (`number`,
-   * `previousNumber`, `changes`, `source`, `createdAt`; `rolloutPercent` raised to 100 for a
-   * channel's first deploy) or adds (`platforms`, `sdks`).
-   */
-  update(
-    workflowId: string,
-    patch: Partial<
-      Pick<
-        ReleaseRow,
-        'number' | 'previousNumber' | 'rolloutPercent' | 'platforms' | 'sdks' | 'changes' | 'source' | 'createdAt'
-      >
-    >,
-  ): Promise<void>;
+export interface ProjectEnvRepo {
+  /** The project's variables, by name. */
+  list(projectId: string): Promise<ProjectEnvRow[]>;
+  /** Creates or replaces the variable `row.name` of `row.projectId`. */
+  put(row: ProjectEnvRow): Promise<void>;
+  /** Removes a variable. @returns false when the project had no variable of that name. */
+  remove(projectId: string, name: string): Promise<boolean>;
 }
 
 /** A project's last workspace snapshot: the version it holds and its blob. */
@@ -483,6 +458,7 @@ export interface Repos {
   readonly releases: ReleaseRepo;
   readonly nodes: NodeRepo;
   readonly sendReceipts: SendReceiptRepo;
+  readonly projectEnv: ProjectEnvRepo;
   /** Present only on a store with blobs (PostgreSQL); absent on SQLite (see `WorkspaceRepo`). */
   readonly workspaces?: WorkspaceRepo;
 }

@@ -119,12 +119,12 @@ export interface AnswerCheckRow {
   createdAt: string;
 }
 
-/** A published preview or deployment. */
+/** A published preview, deployment, or export (a checkpoint's source zip, docs/builders.md "Checkpoints"). */
 export interface ArtifactRow {
   id: string;
   projectId: string;
   workflowId: string | null;
-  kind: 'preview' | 'deployment';
+  kind: 'preview' | 'deployment' | 'export';
   platform: 'web' | 'ios' | 'android';
   /** Deploy number within the project, shared by the platforms of one deploy; null for previews. */
   number: number | null;
@@ -135,6 +135,20 @@ export interface ArtifactRow {
   createdAt: string;
   /** The packed files as a blob of the store (PostgreSQL, docs/postgresql.md#artifacts); null on SQLite. */
   blobId: string | null;
+}
+
+/**
+ * One variable of a project's environment (docs/security.md "Project environment"): a plain value
+ * as given, or a secret's value sealed with the server's secrets key (`services/secret-box.ts`).
+ */
+export interface ProjectEnvRow {
+  projectId: string;
+  /** The variable's name (`EXPO_PUBLIC_API_URL`, `SENTRY_AUTH_TOKEN`). */
+  name: string;
+  /** The plain value, or the sealed secret (`v1:<iv>:<tag>:<ciphertext>`, base64url). */
+  value: string;
+  secret: boolean;
+  updatedAt: string;
 }
 
 /** A process group of a running build (docs/workflows.md, "Build processes"). */

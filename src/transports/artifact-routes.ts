@@ -1,6 +1,6 @@
 /**
- * `GET /previews/<id>/<path>` and `GET /deployments/<id>/<path>` (docs/builders.md "Previews and
- * deployments"): files of a published artifact, served only from inside the artifact's folder
+ * `GET /previews/<id>/<path>`, `GET /deployments/<id>/<path>` and `GET /exports/<id>/source.zip`
+ * (docs/builders.md "Previews and deployments", "Checkpoints"): files of a published artifact, served only from inside the artifact's folder
  * (real paths), with content types. Artifact ids are random UUIDs, so a link works as a
  * capability: it is shown only to those who may read the project's session.
  * Pages are sandboxed (CSP `sandbox`) so a preview's scripts run in an opaque origin; on its
@@ -48,7 +48,7 @@ export async function serveArtifact(
     return;
   }
   const [, section, id, ...rest] = path.split('/');
-  const kind = section === 'previews' ? 'preview' : 'deployment';
+  const kind = section === 'previews' ? 'preview' : section === 'exports' ? 'export' : 'deployment';
   if (!id || !UUID.test(id)) return notFound(res);
   const row = await artifacts.find(id);
   if (!row || row.kind !== kind || row.externalUrl) return notFound(res);
@@ -72,7 +72,9 @@ export async function serveArtifact(
   res.writeHead(200, {
     'Content-Type': contentType(file.slice(file.lastIndexOf('/') + 1)) || 'application/octet-stream',
     'X-Content-Type-Options': 'nosniff',
-    'Cache-Control': kind === 'deployment' ? 'public, max-age=31536000, immutable' : 'no-cache',
+    'Cache-Control': kind === 'preview' ? 'no-cache' : 'public, max-age=31536000, immutable',
+    // An export is a download (the app's source), never a page.
+    ...(kind === 'export' && { 'Content-Disposition': 'attachment' }),
     'Content-Security-Policy': `sandbox allow-scripts allow-forms allow-popups allow-modals${ownOrigin ? ' allow-same-origin' : ''}`,
     'Access-Control-Allow-Origin': '*',
   });

@@ -81,8 +81,8 @@ export interface HttpServerOptions {
  * address, see `listenHttp` in `app.ts`).
  */
 export interface HttpServerDeps {
-  gateway: Pick<JsonRpcGateway, 'handleText' | 'answerNow'>;
-  gate: Pick<RequestGate, 'policy' | 'readingKey' | 'readingKeyNow' | 'admitNow'>;
+  gateway: Pick<JsonRpcGateway, 'parseHttp' | 'handleValue'>;
+  gate: Pick<RequestGate, 'policy' | 'readingKey' | 'admitCaller'>;
   /**
    * The client address of a request, for the bounds per client address (`client-address.ts`:
    * behind a trusted proxy, from `X-Forwarded-For`). Default the socket's peer.

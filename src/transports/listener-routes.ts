@@ -75,6 +75,7 @@ export function listenerRoutes(parts: ListenerRouteParts): HttpRoutes {
     routes.all(route.path, guards.artifactHost, (req, res, path, query) => route.handle(req, res, path, query));
   routes.all('/previews/*', guards.artifactHost, (req, res, path) => parts.artifacts.shared(req, res, path));
   routes.all('/deployments/*', guards.artifactHost, (req, res, path) => parts.artifacts.shared(req, res, path));
+  routes.all('/exports/*', guards.artifactHost, (req, res, path) => parts.artifacts.shared(req, res, path));
   if (serveMcp && parts.console) {
     for (const route of parts.console.routes)
       routes.all(route.path, guards.hostAndOrigin, guards.formOrigin, ...route.guards, route.handler);

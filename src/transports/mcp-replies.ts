@@ -129,9 +129,9 @@ export function sendReply(res: ServerResponse, reply: GatewayReply, context: Rep
   sendJsonText(res, inBand ? 200 : outage ? 503 : reply.status, replyJson(reply.body), headers);
 }
 
-/** Whether `path` is under `/previews/` or `/deployments/` (the only paths a project's own origin serves). */
+/** Whether `path` is under `/previews/`, `/deployments/` or `/exports/` (the only paths a project's own origin serves). */
 export function isArtifactPath(path: string): boolean {
-  return path.startsWith('/previews/') || path.startsWith('/deployments/');
+  return path.startsWith('/previews/') || path.startsWith('/deployments/') || path.startsWith('/exports/');
 }
 
 /** 404 with `{"error": "Not found"}`. */

@@ -43,8 +43,8 @@ export class RequestSlots {
 
 /** What the `/mcp` handler works with. */
 export interface McpRouteOptions {
-  gateway: Pick<JsonRpcGateway, 'handleText' | 'answerNow'>;
-  gate: Pick<RequestGate, 'policy' | 'readingKey' | 'readingKeyNow' | 'admitNow'>;
+  gateway: Pick<JsonRpcGateway, 'parseHttp' | 'handleValue'>;
+  gate: Pick<RequestGate, 'policy' | 'readingKey' | 'admitCaller'>;
   clientAddress: ClientAddressOf;
   publicUrl: Pick<PublicUrl, 'get'>;
   /** Largest body, in bytes: a longer one is refused with 413 as it streams in. */
@@ -63,26 +63,26 @@ export function mcpRoute(options: McpRouteOptions): RouteHandler {
   return async (req, res) => {
     const address = options.clientAddress(req);
     const token = bearerToken(req.headers.authorization);
-    const reading = options.gate.readingKeyNow(token, address) ?? (await options.gate.readingKey(token, address));
+    const reading = await options.gate.readingKey(token, address);
     const body = await readBounded(req, res, reading.key);
     if (body === undefined) return;
-    // The fast path (docs/performance.md "Performance"): a tool call whose answer and admission are at hand is
-    // answered now, with the reply the full path below would give; it holds no request slot (it
-    // never waits), and a full server sends it the full path, which refuses it.
     const caller = reading.caller;
-    if (caller && !options.slots.full) {
-      const now = options.gateway.answerNow(body, caller, (method) => options.gate.admitNow(caller, method));
-      if (now) {
-        if (!res.destroyed)
-          sendReply(res, now, {
-            tokenPresented: true,
-            mcp: mcpClient(req.headers['mcp-protocol-version']),
-            resourceMetadata: null,
-          });
-        return;
-      }
+    // The gateway's first stage: a call its reply memo holds is answered there, counted by the
+    // rate limiter first, without a request slot (it never waits on the store); a full server
+    // sends every call the slot's way, which refuses it.
+    const known = options.slots.full ? null : caller;
+    const parsed = options.gateway.parseHttp(body, known, () => options.gate.admitCaller(known!));
+    if ('reply' in parsed) {
+      const reply = await parsed.reply;
+      if (!res.destroyed)
+        sendReply(res, reply, {
+          tokenPresented: token !== undefined,
+          mcp: mcpClient(req.headers['mcp-protocol-version']),
+          resourceMetadata: options.oauth ? resourceMetadataUrl(options.publicUrl.get()) : null,
+        });
+      return;
     }
-    await answerInSlot(options, slotReleases, { req, res, body, token, address, caller });
+    await answerInSlot(options, slotReleases, { req, res, value: parsed.value, token, address, caller });
   };
 }
 
@@ -119,19 +119,21 @@ function boundedReader(
   };
 }
 
-/** A read `/mcp` request on the full path. */
+/** A read `/mcp` request. */
 interface ReadMcpRequest {
   req: IncomingMessage;
   res: ServerResponse;
-  body: string;
+  /** The parsed body (`JsonRpcGateway.parseHttp`). */
+  value: unknown;
   token: string | undefined;
   address: string;
   caller: Caller | null;
 }
 
 /**
- * The full path: a request slot is taken once the caller is authenticated (429 `server` when none
- * is free), and given back when the reply is sent or the client goes away, whichever comes first.
+ * The one path of a read body: a request slot is taken once the caller is authenticated (429
+ * `server` when none is free), and given back when the reply is sent or the client goes away,
+ * whichever comes first.
  */
 async function answerInSlot(
   options: McpRouteOptions,
@@ -163,7 +165,7 @@ async function answerInSlot(
   // (sse-reply.ts); the stream's headers carry the rate window like any other answer.
   const channel = sseReplyChannel(req, res, () => rateHeaders(rate));
   try {
-    const reply = await options.gateway.handleText(request.body, admit, protocolHeaders(req), channel);
+    const reply = await options.gateway.handleValue(request.value, admit, protocolHeaders(req), channel);
     if (channel.streaming) channel.finish(reply.body);
     else if (!res.destroyed) {
       sendReply(res, reply, {

@@ -14,6 +14,8 @@ import type { AdmissionPolicy, RequestChannel } from '../mcp/request-channel.js'
 import { DEFAULTS } from '../core/defaults.js';
 import { invalidRequest, toJsonRpcError } from '../errors.js';
 import { readBoundedLines } from '../io/bounded-lines.js';
+import type { JsonRpcReply } from '../mcp/in-process-transport.js';
+import { replyJson } from '../mcp/reply-json.js';
 
 /** What the stdio transport works with (the whole `App` satisfies it). */
 export interface StdioServerDeps {
@@ -69,8 +71,9 @@ export function serveStdio(app: StdioServerDeps, options: StdioServerOptions): P
       first();
     }
   };
-  const write = (value: unknown) => {
-    output.write(`${JSON.stringify(value)}\n`);
+  const write = (value: JsonRpcReply) => {
+    // A kept tool result's JSON text is spliced in, not serialised again (`mcp/reply-json.ts`).
+    output.write(`${replyJson(value)}\n`);
     firstDone();
   };
 
@@ -151,7 +154,7 @@ function replayAnswered(
  * with `data.reason = "body_too_large"` and `data.limitBytes`, id null.
  * @param lineLimit the longest accepted line, in bytes of UTF-8.
  */
-function lineTooLong(lineLimit: number): unknown {
+function lineTooLong(lineLimit: number): JsonRpcReply {
   return {
     jsonrpc: '2.0',
     id: null,

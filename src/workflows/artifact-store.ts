@@ -158,7 +158,10 @@ async function describeLink(path: string): Promise<string> {
   return target.startsWith('/') ? `(absolute path …/${target.split('/').pop()})` : target;
 }
 
-/** The service-relative path of a served artifact: `/previews/<id>/` or `/deployments/<id>/`. */
+/** The URL section of each kind of artifact. */
+const ARTIFACT_SECTIONS = { preview: 'previews', deployment: 'deployments', export: 'exports' } as const;
+
+/** The service-relative path of a served artifact: `/previews/<id>/`, `/deployments/<id>/` or `/exports/<id>/`. */
 export function artifactPath(row: Pick<ArtifactRow, 'id' | 'kind'>): string {
-  return `/${row.kind === 'preview' ? 'previews' : 'deployments'}/${row.id}/`;
+  return `/${ARTIFACT_SECTIONS[row.kind]}/${row.id}/`;
 }

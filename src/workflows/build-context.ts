@@ -10,6 +10,9 @@ import type { Logger } from '../logger.js';
 import type { WorkflowRow } from '../store/rows.js';
 import type { Store, Tx } from '../store/store.js';
 import { questionKind } from '../builders/builder-registry.js';
+import { BuildFailure } from '../builders/builder.js';
+import { secretRedactor } from '../builders/output-redaction.js';
+import { findSecretIn } from '../io/secret-scan.js';
 import { toPublished, type ArtifactPublisher } from './artifact-publisher.js';
 import { LeaseLostError, type LocalRun } from './local-run.js';
 import { killGroupNow, processStart } from './process-groups.js';
@@ -28,18 +31,27 @@ export interface BuildContextDeps {
   logger: Logger;
   /** Called (once per run is enough) when a write finds that this runner lost the lease. */
   onLeaseLost(run: LocalRun): void;
+  /**
+   * The project's secrets, by name (docs/security.md "Project environment"): taken out of every
+   * message and question, and a folder that holds one is never published. None when absent.
+   */
+  secrets?: Readonly<Record<string, string>>;
 }
 
 /** The context one run of a builder reports through. */
 export class EngineBuildContext implements BuildContext {
   /** The release the run's first deployment fixed, announced when the run ends well. */
   private release: ReleasePublication | null = null;
+  /** Replaces the project's secrets in a text (`secretRedactor`). */
+  private readonly redact: (text: string) => string;
 
   constructor(
     private readonly workflow: WorkflowRow,
     private readonly run: LocalRun,
     private readonly deps: BuildContextDeps,
-  ) {}
+  ) {
+    this.redact = secretRedactor(deps.secrets ?? {});
+  }
 
   async step(index: number, total: number, name: string): Promise<void> {
     await this.held(async (tx) => {
@@ -81,8 +93,8 @@ export class EngineBuildContext implements BuildContext {
           workflowId: this.workflow.id,
           projectId: this.workflow.projectId,
           key: spec.key,
-          prompt: spec.prompt,
-          options: spec.options ? JSON.stringify(spec.options) : null,
+          prompt: this.redact(spec.prompt),
+          options: spec.options ? JSON.stringify(spec.options.map(this.redact)) : null,
           pattern: spec.pattern ?? null,
           kind: spec.kind ?? 'text',
           format: spec.format ? JSON.stringify(spec.format) : null,
@@ -111,12 +123,13 @@ export class EngineBuildContext implements BuildContext {
       };
     });
     {
-      const options = spec.options?.length ? ` Options: ${spec.options.join(', ')}.` : '';
+      const options = spec.options?.length ? ` Options: ${spec.options.map(this.redact).join(', ')}.` : '';
       // A code question's prompt carries the app's files: the conversation shows its head only.
-      const content =
+      const content = this.redact(
         spec.kind === 'code'
           ? shortened(spec.prompt, 1500, 'the whole task is in pendingQuestion.prompt of svc_get_session')
-          : `${spec.prompt}${options}`;
+          : `${spec.prompt}${options}`,
+      );
       const moved = await journal.transition(this.workflow, 'running', 'ask', {
         message: { role: 'agent', type: 'question', content },
         owner: runner.id,
@@ -139,6 +152,7 @@ export class EngineBuildContext implements BuildContext {
 
   async publish(request: PublishRequest): Promise<PublishedArtifact> {
     if (this.run.lost) throw new LeaseLostError(this.workflow.id);
+    if ('sourceDir' in request) await this.refuseSecrets(request.sourceDir);
     // A deployment is part of the workflow's release (docs/releases.md).
     const release =
       request.kind === 'deployment'
@@ -216,7 +230,21 @@ export class EngineBuildContext implements BuildContext {
   }
 
   private async post(tx: Tx, message: NewMessage): Promise<void> {
-    await this.deps.journal.post(this.workflow.projectId, this.workflow.id, message, tx);
+    const content = this.redact(message.content);
+    await this.deps.journal.post(this.workflow.projectId, this.workflow.id, { ...message, content }, tx);
+  }
+
+  /**
+   * @throws BuildFailure `secret_in_artifact` when a file of `dir` holds one of the project's secrets
+   *   (named, with the file): nothing is published
+   */
+  private async refuseSecrets(dir: string): Promise<void> {
+    const found = await findSecretIn(dir, this.deps.secrets ?? {});
+    if (found)
+      throw new BuildFailure(
+        'secret_in_artifact',
+        `The file ${found.file} to publish holds the value of the secret ${found.name}: nothing was published. Secrets exist only in the build's environment; read them there, never write them into the app.`,
+      );
   }
 
   /**

@@ -6,8 +6,9 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BuildJob } from '../builders/builder.js';
-import { BuildFailure } from '../builders/builder.js';
+import { BuildFailure, EXPORT_ARCHIVE, type BuildEnvironment, type BuildJob } from '../builders/builder.js';
+import { secretRedactor } from '../builders/output-redaction.js';
+import { resolveCheckpoint, restoredWorkflowOf } from './checkpoints.js';
 import { redactPaths } from '../io/path-redaction.js';
 import type { WorkflowRow } from '../store/rows.js';
 import { EngineBuildContext } from './build-context.js';
@@ -51,20 +52,29 @@ export class BuilderRuns {
     const workspaceDir = join(dataDir, 'workspaces', row.projectId);
     await mkdir(workspaceDir, { recursive: true });
     const release = await store.repos.releases.byWorkflow(row.id);
+    const environment = await this.environmentOf(row);
+    const restoring = row.kind === 'restore' ? await this.restoreOf(row) : {};
     const job: BuildJob = {
       workflowId: row.id,
-      kind: row.kind === 'build' ? 'build' : 'deploy',
+      // A restore is a build whose files come from a checkpoint (docs/builders.md "Checkpoints");
+      // a rollback publishes again (docs/releases.md).
+      kind: row.kind === 'build' || row.kind === 'restore' ? 'build' : 'deploy',
       ...(release && { channel: release.channel }),
       instruction: row.instruction,
       project: { id: project.id, name: project.name, description: project.description, ownerId: project.ownerId },
       history: await store.repos.workflows.instructionsBefore(row.projectId, row.seq),
       workspaceDir,
       signal: run.controller.signal,
+      ...(environment.env && { env: environment.env }),
+      ...(restoring.restore && { restore: restoring.restore }),
     };
+    // A project's secrets never leave the build's processes: out of every report, never published.
+    const redactSecrets = secretRedactor(environment.env?.secrets ?? {});
     const context = new EngineBuildContext(row, run, {
       ...this.state.deps,
       runner: this.state.runner,
       workspaceDir,
+      secrets: environment.env?.secrets ?? {},
       onLeaseLost: (r) => this.leases.leaseLost(r),
     });
     logger.info({ workflowId: row.id, kind: row.kind }, 'workflow started');
@@ -72,6 +82,8 @@ export class BuilderRuns {
     let failure: RunFailure | null = null;
     const startedAt = performance.now();
     try {
+      if (environment.failure) throw environment.failure;
+      if (restoring.failure) throw restoring.failure;
       await this.state.deps.workspaceSync?.restore(row.projectId, workspaceDir, (text) => context.say(text));
       // A rollback publishes earlier deployments again: no builder (docs/releases.md "Rollback").
       if (row.kind === 'rollback') await runRollback(store.repos, row, context);
@@ -79,6 +91,7 @@ export class BuilderRuns {
       await context.announceRelease();
     } catch (error) {
       failure = this.failureOf(error, row, workspaceDir);
+      failure = { code: failure.code, message: redactSecrets(failure.message) };
       if (error instanceof LeaseLostError) this.leases.leaseLost(run);
     }
     // Its own end is recorded below: a re-read of its row meanwhile must not take it for lost.
@@ -92,6 +105,62 @@ export class BuilderRuns {
       outcome: runOutcome(run, failure !== null),
       seconds: (performance.now() - startedAt) / 1000,
     });
+  }
+
+  /**
+   * The project's environment for this run, or the failure that ends the run before its builder
+   * starts (a secret that does not open with this node's key). Never throws.
+   */
+  private async environmentOf(row: WorkflowRow): Promise<{ env?: BuildEnvironment; failure?: BuildFailure }> {
+    const read = this.state.deps.environment;
+    if (!read) return {};
+    try {
+      return { env: await read(row.projectId) };
+    } catch (error) {
+      this.state.deps.logger.error({ err: error, workflowId: row.id }, "could not read the project's environment");
+      const reason = error instanceof Error && error.name === 'SecretKeyError' ? error.message : 'the store failed';
+      return {
+        failure: new BuildFailure('environment_unreadable', `The project's environment could not be read: ${reason}`),
+      };
+    }
+  }
+
+  /**
+   * What a restore hands its builder: the checkpoint its instruction names, with the local path of
+   * the checkpoint's zip; or the failure that ends the run before its builder starts (a builder that
+   * keeps no checkpoints, a checkpoint gone since the send). Never throws.
+   */
+  private async restoreOf(
+    row: WorkflowRow,
+  ): Promise<{ restore?: NonNullable<BuildJob['restore']>; failure?: BuildFailure }> {
+    const { store, artifactStore, logger } = this.state.deps;
+    if (!this.state.builder.restores)
+      return {
+        failure: new BuildFailure(
+          'restore_unsupported',
+          `The ${this.state.builder.name} builder keeps no checkpoints of the app's files: nothing to restore.`,
+        ),
+      };
+    try {
+      const name = restoredWorkflowOf(row.instruction) ?? row.instruction;
+      const checkpoint = await resolveCheckpoint(store.repos.artifacts, row.projectId, name);
+      const dir = await artifactStore.localDir(checkpoint.artifact.id);
+      return {
+        restore: {
+          workflowId: checkpoint.workflowId,
+          deployNumber: checkpoint.deployNumber,
+          archive: join(dir, EXPORT_ARCHIVE),
+        },
+      };
+    } catch (error) {
+      logger.warn({ err: error, workflowId: row.id }, 'could not read the checkpoint of a restore');
+      return {
+        failure: new BuildFailure(
+          'checkpoint_missing',
+          'The checkpoint to restore could not be read: nothing changed.',
+        ),
+      };
+    }
   }
 
   /** What a builder's throw is stored as: a `BuildFailure`'s code, else `builder_error`; never a server path or SQL. */

@@ -12,6 +12,7 @@ import type { ArtifactPublisher } from './artifact-publisher.js';
 import type { ArtifactStore } from './artifact-store.js';
 import type { RunnerIdentity } from './runner-identity.js';
 import type { RunObserver } from './run-observer.js';
+import type { BuildEnvironment } from '../builders/builder.js';
 import type { WorkflowJournal } from './workflow-journal.js';
 import type { WorkspaceSync } from './workspace-sync.js';
 
@@ -61,6 +62,11 @@ export interface WorkflowEngineDeps {
   clock: Clock;
   /** Told of each run's end and of the reaper's takeovers (the metrics); none by default. */
   observer?: RunObserver;
+  /**
+   * The environment of a project's build (docs/security.md "Project environment"); none when absent.
+   * @throws when a secret cannot be opened (the run fails with `environment_unreadable`)
+   */
+  environment?: (projectId: string) => Promise<BuildEnvironment>;
   /** Workspace snapshots, with a store that has blobs (docs/postgresql.md#workspace-snapshots); absent: the workspace stays on this disk. */
   workspaceSync?: WorkspaceSync;
 }

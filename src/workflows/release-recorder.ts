@@ -49,7 +49,7 @@ export class ReleasePublication {
     workspaceDir: string,
     request: PublishRequest,
   ): Promise<ReleasePublication> {
-    const release = (await repos.releases.byWorkflow(workflow.id)) ?? defaultRelease(workflow);
+    const release = (await repos.releases.byWorkflow(workflow.id)) ?? newRelease(workflow);
     const target =
       release.rollbackOf === null ? undefined : await repos.releases.byNumber(workflow.projectId, release.rollbackOf);
     const sdks =
@@ -127,14 +127,20 @@ export class ReleasePublication {
   }
 }
 
-/** The release of a workflow sent without one: production, 100 %. */
-function defaultRelease(workflow: WorkflowRow): ReleaseRow {
+/**
+ * A workflow's release as it is sent, before it publishes (no number, no source): on `channel` at
+ * `rolloutPercent`, republishing deploy `rollbackOf` for a rollback. Defaults: production, 100 %.
+ */
+export function newRelease(
+  workflow: Pick<WorkflowRow, 'id' | 'projectId' | 'createdAt'>,
+  { channel = DEFAULT_CHANNEL, rolloutPercent = ROLLOUT_MAX, rollbackOf = null }: Partial<ReleaseRow> = {},
+): ReleaseRow {
   return {
     workflowId: workflow.id,
     projectId: workflow.projectId,
-    channel: DEFAULT_CHANNEL,
-    rolloutPercent: ROLLOUT_MAX,
-    rollbackOf: null,
+    channel,
+    rolloutPercent,
+    rollbackOf,
     number: null,
     previousNumber: null,
     platforms: '[]',

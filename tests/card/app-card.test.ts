@@ -4,7 +4,8 @@
  * `card-host.js`: the extension's AppBridge in headless Chromium, the card in a sandboxed
  * iframe, its tool calls sent by a real SDK client to the real server over HTTP. The card
  * renders, shows the latest screenshot and a deployment's QR code, and its Cancel button cancels
- * a running workflow.
+ * a running workflow. A screenshot the server was busy with is asked again (the card's clock moved
+ * by the test); one whose render failed is shown as such and not asked again.
  */
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpTransportV2 } from '@modelcontextprotocol/client';
 import { EXTENSION_ID, RESOURCE_MIME_TYPE } from '@modelcontextprotocol/ext-apps/server';
@@ -12,16 +13,28 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, FrameLocator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SANDBOX_TURNED_OFF } from '../../src/builders/process-sandbox.js';
 import { CARD_QR_META_KEY, qrSvg } from '../../src/mcp/card-qr.js';
+import { SCREENSHOT_LONGEST_MS } from '../../src/services/preview-screenshots.js';
 import { launchChromium } from '../chromium.js';
 import { cliToken } from '../bin-helpers.js';
-import { BIN, httpClient, post, ROOT, startTestServer, tempDir, type TestServer } from '../helpers.js';
+import {
+  BIN,
+  httpClient,
+  post,
+  ROOT,
+  startTestServer,
+  tempDir,
+  toolResult,
+  waitFor as waitUntil,
+  type TestServer,
+} from '../helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const MODERN = '2026-07-28';
@@ -106,7 +119,7 @@ afterAll(async () => {
 
 /**
  * The card's bytes (README "The app card (MCP Apps)"): the goal is under 100 KB; the extension's App bridge,
- * the SDK's Protocol and zod under it, trimmed by scripts/build-card.mjs, come to 157,716 bytes, of
+ * the SDK's Protocol and zod under it, trimmed by scripts/build-card.mjs, come to 157,858 bytes, of
  * which zod and the Protocol with its 2025-11-25 wire schemas are about 131,000.
  * The ceiling holds what the trims won: a dependency or a card change that grows it fails here.
  */
@@ -457,6 +470,102 @@ describe.runIf(existsSync(CHROMIUM))('the card in a host (the extension AppBridg
     } finally {
       await tab.close();
       await client.close();
+    }
+  });
+  it('asks again for a screenshot the server was busy with and shows it once the browser is free; shows a failed one, asking no more', async (ctx) => {
+    if (!browser) return ctx.skip();
+    // The browser: Chromium, started once `hold` is gone (each start leaves a `started.<pid>` file),
+    // or no image at all while `fail` exists. The test decides when each run goes on.
+    const gate = tempDir('mbm-card-gate-');
+    const gated = join(gate, 'browser');
+    writeFileSync(
+      gated,
+      `#!/bin/sh\ntouch "${gate}/started.$$"\nwhile [ -e "${gate}/hold" ]; do sleep 0.05; done\n[ -e "${gate}/fail" ] && exit 1\nexec ${CHROMIUM} "$@"\n`,
+    );
+    chmodSync(gated, 0o755);
+    const started = () => readdirSync(gate).filter((f) => f.startsWith('started.')).length;
+    const quick = await startTestServer({ browser: gated, buildSandbox: SANDBOX_TURNED_OFF });
+    const own = quick.token('frank');
+    const client = await modernClient(quick, own, true);
+    type Shot = { status: string; busy?: true; reason?: string };
+    /** A harness tab whose card's clock moves only when the test moves it, recording the card's calls. */
+    async function recordingTab(): Promise<{ tab: Page; calls: string[]; shots: Shot[] }> {
+      const tab = await browser!.newPage({ viewport: { width: 460, height: 900 } });
+      const [calls, shots] = [[] as string[], [] as Shot[]];
+      await tab.clock.install();
+      await tab.exposeFunction(
+        'hostCallTool',
+        async (params: { name: string; arguments?: Record<string, unknown> }) => {
+          calls.push(params.arguments?.screenshot ? 'screenshot' : params.name);
+          const result = await client.callTool(params);
+          const shot = (result.structuredContent as { screenshot?: Shot }).screenshot;
+          if (shot) shots.push(shot);
+          return result;
+        },
+      );
+      await tab.goto(`http://127.0.0.1:${(page.address() as AddressInfo).port}/`);
+      await tab.clock.pauseAt(Date.now() + 1000);
+      return { tab, calls, shots };
+    }
+    const tabs: Page[] = [];
+    try {
+      const built: string[] = [];
+      for (const name of ['Held', 'Shown', 'Failed']) {
+        const created = await client.callTool({ name: 'svc_create_project', arguments: { name } });
+        const id = (created.structuredContent as { id: string }).id;
+        await client.callTool({
+          name: 'svc_send_message',
+          arguments: { projectId: id, kind: 'build', message: 'Build' },
+        });
+        await waitFor(client, id, (s) => !s.hasActiveWorkflows);
+        built.push(id);
+      }
+      const [heldId, shownId, failedId] = built as [string, string, string];
+      // Frank's one browser is taken by a screenshot of another project, held before it renders.
+      writeFileSync(join(gate, 'hold'), '');
+      const held = toolResult(quick.mcpUrl, own, 'svc_get_session', { projectId: heldId, screenshot: true });
+      await waitUntil(() => started() === 1, 60_000, 'the held browser to start');
+      const busy = await recordingTab();
+      tabs.push(busy.tab);
+      const card = await openCard(busy.tab, client, shownId);
+      await waitUntil(() => busy.shots.length === 1, 60_000, "the card's first screenshot answer");
+      expect(busy.shots[0]).toMatchObject({ status: 'unavailable', busy: true });
+      expect(await card.locator('#shot').isHidden()).toBe(true);
+      // The held screenshot ends; only then does the card's clock move on to its next try (3 s).
+      rmSync(join(gate, 'hold'));
+      expect(await held).toMatchObject({ screenshot: { status: 'taken' } });
+      await busy.tab.clock.runFor(3_000);
+      // (Its render takes what a screenshot call may take at most.)
+      await card.locator('#shot:visible').waitFor({ timeout: SCREENSHOT_LONGEST_MS });
+      expect(await card.locator('#shot').evaluate((img: { naturalWidth: number }) => img.naturalWidth)).toBe(390);
+      expect(busy.shots.map((s) => s.status)).toEqual(['unavailable', 'taken']);
+      expect(await card.locator('#shot-note').textContent()).toBe('');
+      expect(started()).toBe(2);
+
+      // A preview whose render fails: the card says why, and asks no more, however long it stays open.
+      writeFileSync(join(gate, 'fail'), '');
+      const failed = await recordingTab();
+      tabs.push(failed.tab);
+      const failedCard = await openCard(failed.tab, client, failedId);
+      await failedCard
+        .locator('#shot-note')
+        .filter({ hasText: 'the browser wrote no image' })
+        .waitFor({ timeout: SCREENSHOT_LONGEST_MS });
+      expect(failed.shots).toEqual([expect.objectContaining({ status: 'unavailable' })]);
+      expect(failed.shots[0]).not.toHaveProperty('busy');
+      await failed.tab.clock.runFor(200_000);
+      // A call the card makes after that time: any screenshot call it made before would come first.
+      await failedCard.locator('#deploy').click();
+      await waitUntil(() => failed.calls.includes('svc_send_message'), 60_000, "the card's Deploy call");
+      expect(failed.calls.slice(failed.calls.indexOf('screenshot') + 1)[0]).toBe('svc_send_message');
+      expect(failed.calls.filter((c) => c === 'screenshot')).toHaveLength(1);
+      expect(await failedCard.locator('#shot').isHidden()).toBe(true);
+      expect(started()).toBe(3);
+    } finally {
+      rmSync(join(gate, 'hold'), { force: true });
+      for (const tab of tabs) await tab.close();
+      await client.close();
+      await quick.close();
     }
   });
 });

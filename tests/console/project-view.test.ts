@@ -162,6 +162,7 @@ describe('console session panel', () => {
     finishedAt: null,
     error: null,
     previewUrls: [],
+    export: null,
   };
   const base = {
     projectId: ID,
@@ -171,6 +172,8 @@ describe('console session panel', () => {
     previewUrls: [],
     lastWorkflow: null,
     deployments: [],
+    checkpoints: [],
+    environment: [],
   };
 
   it("offers a question's options as required choices, and escapes its prompt", () => {

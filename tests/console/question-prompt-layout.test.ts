@@ -46,6 +46,7 @@ describe('a code question in the session panel', () => {
       finishedAt: null,
       error: null,
       previewUrls: [],
+      export: null,
     };
     const panel = renderSession(
       { projectId: ID, csrf: 'c' },
@@ -57,6 +58,8 @@ describe('a code question in the session panel', () => {
         previewUrls: [],
         lastWorkflow: null,
         deployments: [],
+        checkpoints: [],
+        environment: [],
         pendingQuestion: { questionId: ID, workflowId: ID, kind: 'code', prompt, maxLength: 240_000, askedAt: at },
       },
     ).value;

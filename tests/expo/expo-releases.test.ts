@@ -4,8 +4,9 @@
  * headers: `expo-platform`, `expo-runtime-version`, `expo-protocol-version`, `eas-client-id`)
  * follows the production channel through deploy #1, a staged rollout of deploy #2 at 50 % (after a
  * build that changes the app), and the rollback to #1, and always gets the manifest the docs say:
- * its launch asset is the deploy's own Hermes bundle. The deploy's result names the changed files
- * and its page shows the diff; `deployments` shows each state.
+ * its launch asset is the deploy's own bundle. The deploy's result names the changed files (the
+ * deterministic edits live in `src/app-settings.json`) and its page shows the diff; `deployments`
+ * shows each state.
  */
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -101,7 +102,7 @@ describe('expo builder: channel, staged rollout and rollback on real deploys', (
     const rolled = await done(second.workflowId);
     const note2 = (await results(second.workflowId)).at(-1)!;
     expect(note2).toContain('Deploy #2 on channel "production", rolling out to 50 %');
-    expect(note2).toMatch(/Changed since deploy #1: .*App\.tsx \(\+\d+ −\d+\)/);
+    expect(note2).toMatch(/Changed since deploy #1: .*src\/app-settings\.json \(\+\d+ −\d+\)/);
     expect(rolled.deployments.map((d: any) => [d.number, d.state, d.rolloutPercent, d.sdks])).toEqual([
       [2, 'rolling_out', 50, [58]],
       [1, 'serving', 100, [58]],

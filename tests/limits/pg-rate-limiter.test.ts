@@ -1,8 +1,8 @@
 /**
  * The PostgreSQL request limiter on a real server (docs/postgresql.md, "Request rate limiter"):
  * two child processes (the built module, each with its own pool) hammer one key in three bursts,
- * 3, 130 and 20 requests split between them, and together allow exactly the limit, 3/97/0 (the
- * SQLite limiter, which claims counts in leases, allowed 3/94/3 there). Then, in this process:
+ * 3, 130 and 20 requests split between them, and together allow at most the limit and at least
+ * the limit less one lease per process (leases of 2 counts for 100 a minute). Then, in this process:
  * the answers the gate reads, separate keys and limits, a new window after the old one ends, and
  * the in-memory fallback when the database cannot answer.
  */
@@ -83,7 +83,7 @@ describe.skipIf(!postgresAvailable())('PgRequestRateLimiter', () => {
     await db?.drop();
   });
 
-  it('two processes hammering one key allow exactly the limit in total: 3/97/0 of 3/130/20', async () => {
+  it('two processes hammering one key allow at most the limit in total, and at least 98 of 100', async () => {
     for (let i = 0; i < 2; i++) {
       const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD], {
         env: { ...process.env, DB_URL: db.url },
@@ -98,11 +98,14 @@ describe.skipIf(!postgresAvailable())('PgRequestRateLimiter', () => {
     const warmUp = sum(await Promise.all([a.burst(key, 100, 2), b.burst(key, 100, 1)]));
     const burst = sum(await Promise.all([a.burst(key, 100, 65), b.burst(key, 100, 65)]));
     const after = sum(await Promise.all([a.burst(key, 100, 10), b.burst(key, 100, 10)]));
-    expect([warmUp, burst, after]).toEqual([3, 97, 0]);
-    // Every request of the first two bursts reached the database (one UPSERT each).
+    expect(warmUp).toBe(3);
+    // Each process may hold under one lease (2 counts) unspent: at most 1 count each is lost.
+    expect(warmUp + burst + after).toBeLessThanOrEqual(100);
+    expect(warmUp + burst + after).toBeGreaterThanOrEqual(98);
+    // The database counted leases, not requests: never more than the limit and one lease.
     const points = await pointsOf('100/60:token-shared');
-    expect(points).toBeGreaterThanOrEqual(133);
-    expect(points).toBeLessThanOrEqual(153);
+    expect(points).toBeGreaterThanOrEqual(100);
+    expect(points).toBeLessThanOrEqual(102);
   });
 
   it('alone: allows exactly the limit, counts down `remaining`, and refuses with the window end and retry-after', async () => {
@@ -132,8 +135,19 @@ describe.skipIf(!postgresAvailable())('PgRequestRateLimiter', () => {
     const limiter = new PgRequestRateLimiter(pool);
     for (let i = 0; i < 2; i++) expect((await limiter.consume('token-2', 2, 60)).allowed).toBe(true);
     expect(await pointsOf('2/60:token-2')).toBe(2);
+    // The first refusal is the claim that found the window full (the count goes past by that claim).
+    expect((await limiter.consume('token-2', 2, 60)).allowed).toBe(false);
+    expect(await pointsOf('2/60:token-2')).toBe(3);
     for (let i = 0; i < 20; i++) expect((await limiter.consume('token-2', 2, 60)).allowed).toBe(false);
-    expect(await pointsOf('2/60:token-2')).toBe(2);
+    expect(await pointsOf('2/60:token-2')).toBe(3);
+  });
+
+  it('claims counts in leases: 400 requests at 4 000 a minute write 4 claims of 100', async () => {
+    const limiter = new PgRequestRateLimiter(pool);
+    for (let i = 0; i < 400; i++) expect((await limiter.consume('token-8', 4000, 60)).allowed).toBe(true);
+    expect(await pointsOf('4000/60:token-8')).toBe(400);
+    expect((await limiter.consume('token-8', 4000, 60)).remaining).toBe(3599);
+    expect(await pointsOf('4000/60:token-8')).toBe(500);
   });
 
   it('separate keys and separate limits (a plan change) count apart', async () => {

@@ -36,6 +36,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/oauth/flow.test.ts',
   'tests/oauth/oauth-server.test.ts',
   'tests/token-revoke-bin.test.ts',
+  'tests/project-env-bin.test.ts',
   // Headless Chromium.
   'tests/preview-screenshot.test.ts',
   'tests/card/app-card.test.ts',
@@ -58,6 +59,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/store/contract.test.ts',
   'tests/health-events.test.ts',
   'tests/answers-across-nodes.test.ts',
+  'tests/reply-memo.test.ts',
   'tests/store/migrations-current.test.ts',
   'tests/store/pg-blob-store.test.ts',
   'tests/store/pg-migrate.test.ts',

@@ -411,6 +411,28 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect(await r.artifacts.deployNumber('p1', 'a')).toBe(1);
     expect(await r.artifacts.deployNumber('p1', 'b')).toBe(2);
     expect((await r.projects.findById('p1'))!.deploymentSeq).toBe(2);
+    // Exports (checkpoints) by kind, newest first; never among the latest per platform.
+    await r.artifacts.insert({ ...(await r.artifacts.findById('v2'))!, id: 'e1', kind: 'export', createdAt: T1 });
+    await r.artifacts.insert({ ...(await r.artifacts.findById('v2'))!, id: 'e2', kind: 'export', createdAt: T2 });
+    expect((await r.artifacts.listByKind('p1', 'export', 10)).map((x) => x.id)).toEqual(['e2', 'e1']);
+    expect((await r.artifacts.listByKind('p1', 'export', 1)).map((x) => x.id)).toEqual(['e2']);
+    expect((await r.artifacts.listByKind('p1', 'deployment', 10)).map((x) => x.id)).toEqual(['d1']);
+    expect((await r.artifacts.latestPerPlatform('p1')).map((x) => x.id)).toEqual(['v3', 'v2', 'd1']);
+  });
+
+  it('project environment: put creates and replaces, list by name, remove once', async () => {
+    await r.projectEnv.put({ projectId: 'p1', name: 'B_KEY', value: 'v1:sealed', secret: true, updatedAt: T0 });
+    await r.projectEnv.put({ projectId: 'p1', name: 'A_URL', value: 'https://a', secret: false, updatedAt: T0 });
+    await r.projectEnv.put({ projectId: 'p2', name: 'A_URL', value: 'other', secret: false, updatedAt: T0 });
+    await r.projectEnv.put({ projectId: 'p1', name: 'A_URL', value: 'https://b', secret: false, updatedAt: T1 });
+    expect(await r.projectEnv.list('p1')).toEqual([
+      { projectId: 'p1', name: 'A_URL', value: 'https://b', secret: false, updatedAt: T1 },
+      { projectId: 'p1', name: 'B_KEY', value: 'v1:sealed', secret: true, updatedAt: T0 },
+    ]);
+    expect(await r.projectEnv.remove('p1', 'A_URL')).toBe(true);
+    expect(await r.projectEnv.remove('p1', 'A_URL')).toBe(false);
+    expect((await r.projectEnv.list('p1')).map((v) => v.name)).toEqual(['B_KEY']);
+    expect((await r.projectEnv.list('p2')).map((v) => v.value)).toEqual(['other']);
   });
 
   it('update channels: a token per project on first use, stable, unique, resolved back; adopt keeps the first', async () => {
@@ -682,25 +704,6 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     stop();
     await store.transaction(async (tx) => tx.publish({ kind: 'project', id: 'p1' }));
     expect(seen).toEqual(['p1']);
-  });
-
-  it('peekById answers without a promise: SQLite from the file, PostgreSQL from its read cache; never a row a transaction has not committed', async () => {
-    // Read once through findById: PostgreSQL's read cache then holds the row.
-    const row = await r.projects.findById('p1');
-    const peeked = r.projects.peekById('p1');
-    expect(peeked).not.toBeInstanceOf(Promise);
-    expect(peeked).toEqual(row);
-    expect(r.projects.peekById('unknown')).toBeUndefined();
-    let during: unknown = 'not read';
-    await store.transaction(async (tx) => {
-      await tx.projects.touch('p1', T2);
-      // This process's open transaction: SQLite's one connection would read its uncommitted row.
-      during = r.projects.peekById('p1');
-      expect((tx.projects.peekById('p1') as ProjectRow | undefined)?.updatedAt ?? T2).toBe(T2);
-    });
-    expect(during === undefined || (during as ProjectRow).updatedAt !== T2).toBe(true);
-    if (store.dialect === 'sqlite') expect(during).toBeUndefined();
-    expect((await r.projects.findById('p1'))!.updatedAt).toBe(T2);
   });
 
   it('a read outside a transaction never sees its uncommitted rows (SQLite: it waits for the commit)', async () => {

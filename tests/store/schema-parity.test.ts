@@ -12,7 +12,7 @@ import * as pgReleaseTables from '../../src/store/pg/release-schema.js';
 import * as sqliteTables from '../../src/store/sqlite/schema.js';
 import * as sqliteReleaseTables from '../../src/store/sqlite/release-schema.js';
 
-/** Each store's tables: `schema.ts` and `release-schema.ts` (drizzle-kit reads both). */
+/** Each store's tables: `schema.ts` and `release-schema.ts` (`npm run db:generate` reads both). */
 const pgSchema = { ...pgTables, ...pgReleaseTables };
 const sqliteSchema = { ...sqliteTables, ...sqliteReleaseTables };
 

@@ -3,7 +3,8 @@
 // - A transform cache in the service's cache folder (SVC_METRO_CACHE_DIR, set by the service), one
 //   per app config: Expo inlines the app's public config (name, slug, ...) into modules such as
 //   expo-constants, and Metro's cache key does not cover app.json, so apps of different configs
-//   never share transformed output. Rebuilds of one app reuse its own.
+//   never share transformed output. Rebuilds of one app reuse its own. The same for the
+//   project's EXPO_PUBLIC_* variables (inlined too).
 // - No file outside this app and its toolchain enters a bundle: every resolved module and asset
 //   is checked after links are resolved (a package subpath with "..", an absolute path through a
 //   package), and require.context (which lists folders) is off.
@@ -22,6 +23,10 @@ if (process.env.SVC_METRO_CACHE_DIR) {
       text = fs.readFileSync(path.join(__dirname, name), 'utf8');
     } catch {}
     configHash.update(`${name}\0${text}\0`);
+  }
+  // The project's EXPO_PUBLIC_* variables, which Expo inlines into modules: a changed value is a new cache.
+  for (const name of Object.keys(process.env).filter((n) => n.startsWith('EXPO_PUBLIC_')).sort()) {
+    configHash.update(`env:${name}\0${process.env[name]}\0`);
   }
   const root = path.join(process.env.SVC_METRO_CACHE_DIR, `config-${configHash.digest('hex').slice(0, 24)}`);
   config.cacheStores = [new FileStore({ root })];

@@ -138,7 +138,8 @@ async function writeHistoryFile(workspaceDir: string, job: BuildJob): Promise<st
 
 /**
  * The agent's whole environment (docs/security.md "The build sandbox"), built from nothing: the
- * operator's `extra` variables, then the SVC_* variables of the file comment and EXPO_NO_TELEMETRY.
+ * operator's `extra` variables, the project's variables and secrets (docs/security.md "Project
+ * environment"), then the SVC_* variables of the file comment and EXPO_NO_TELEMETRY.
  * The server's environment (its SVC_* settings, SVC_API_TOKEN) never passes.
  */
 function agentEnv(options: {
@@ -154,7 +155,7 @@ function agentEnv(options: {
   toolchains: AgentInput['toolchains'];
 }): Record<string, string> {
   const { job } = options;
-  const env: Record<string, string> = { ...options.extra };
+  const env: Record<string, string> = { ...options.extra, ...job.env?.plain, ...job.env?.secrets };
   Object.assign(env, {
     SVC_WORKFLOW_ID: job.workflowId,
     SVC_INSTRUCTION: job.instruction,

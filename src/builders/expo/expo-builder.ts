@@ -17,7 +17,15 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BuildFailure, reportInBackground, type Builder, type BuildContext, type BuildJob } from '../builder.js';
+import {
+  BuildFailure,
+  EXPORT_ARCHIVE,
+  reportInBackground,
+  type Builder,
+  type BuildContext,
+  type BuildJob,
+} from '../builder.js';
+import { packCheckpoint, RESTORE_STEP } from './checkpoint.js';
 import { OutputBatcher } from '../output-batcher.js';
 import { appIdentifier } from '../app-identifier.js';
 import type { AgentStep } from './agent-step.js';
@@ -55,6 +63,8 @@ export interface ExpoBuilderOptions {
 /** The `expo` builder (see the file comment). */
 export class ExpoBuilder implements Builder {
   readonly name = 'expo';
+  /** Every completed workflow publishes a checkpoint, and a restore makes the app one again. */
+  readonly restores = true;
   /** When this server last pruned the Metro cache (ms since the epoch). */
   private lastCachePrune = 0;
 
@@ -79,6 +89,7 @@ export class ExpoBuilder implements Builder {
     try {
       if (job.kind === 'build') await this.build(job, context, workspace, output, 0, 5);
       else await this.deploy(job, context, workspace, output);
+      await this.publishCheckpoint(job, context, workspace);
     } catch (error) {
       output.flush();
       // A broken edit never poisons the next build: back to the last good commit.
@@ -137,7 +148,8 @@ export class ExpoBuilder implements Builder {
     offset: number,
     total: number,
   ): Promise<void> {
-    const { agent } = this.options;
+    // A restore's files come from its checkpoint instead of an agent (docs/builders.md "Checkpoints").
+    const agent = job.restore ? RESTORE_STEP : this.options.agent;
     await context.step(offset + 1, total, `Preparing the workspace (Expo SDK ${this.toolchain.sdk})`);
     await this.prepare(job, context, workspace);
 
@@ -178,6 +190,25 @@ export class ExpoBuilder implements Builder {
       `Web preview of ${job.project.name} published at ${preview.path} (a real Expo web export; open it from previewUrls of svc_get_session).`,
       'result',
     );
+  }
+
+  /**
+   * Publishes the workflow's checkpoint: the app's committed files as a zip (docs/builders.md
+   * "Checkpoints"), and says where it is (and, for a restore, what was restored).
+   */
+  private async publishCheckpoint(job: BuildJob, context: BuildContext, workspace: ExpoWorkspace): Promise<void> {
+    const dir = await packCheckpoint(workspace, this.toolchain, job.project.name);
+    const exported = await context.publish({ kind: 'export', platform: 'web', sourceDir: dir });
+    const source = `${exported.path}${EXPORT_ARCHIVE}`;
+    const restore = job.restore;
+    if (restore) {
+      const deploy = restore.deployNumber === null ? '' : ` (deploy #${restore.deployNumber})`;
+      await context.say(
+        `Restored ${job.project.name} to the checkpoint of workflow ${restore.workflowId}${deploy}, as a new build; every later checkpoint stays restorable. Its source: ${source}.`,
+        'result',
+      );
+    } else
+      await context.say(`Checkpoint saved: the app's source as a zip at ${source} (npm install && npx expo start).`);
   }
 
   private async deploy(
@@ -388,7 +419,8 @@ export class ExpoBuilder implements Builder {
         command: process.execPath,
         args,
         cwd: appDir,
-        env: this.childEnv(heapFlag(bounds)),
+        // The project's plain EXPO_PUBLIC_* variables, which Expo inlines into the app; never a secret.
+        env: { ...expoPublicOf(job), ...this.childEnv(heapFlag(bounds)) },
         binds: this.binds(job.workspaceDir, true, toolchain),
         ...(this.options.sandbox && { sandbox: this.options.sandbox }),
         limits: { memoryBytes: bounds.memoryBytes, cpuSeconds: bounds.cpuSeconds },
@@ -416,6 +448,11 @@ export class ExpoBuilder implements Builder {
       await pruneMetroCache(this.options.metroCacheDir);
     }
   }
+}
+
+/** The project's plain `EXPO_PUBLIC_*` variables (docs/security.md "Project environment"). */
+function expoPublicOf(job: BuildJob): Record<string, string> {
+  return Object.fromEntries(Object.entries(job.env?.plain ?? {}).filter(([name]) => name.startsWith('EXPO_PUBLIC_')));
 }
 
 /** Posts non-blank output lines (Metro pads its report with empty ones). */

@@ -22,5 +22,6 @@ export const getProjectTool = defineTool({
   output: projectSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   handle: ({ projectId }, { caller, services }) => services.projects.get(caller, projectId),
-  handleNow: ({ projectId }, { caller, services }) => services.projects.getNow(caller, projectId),
+  // A project row: covered by the store's row generation.
+  memo: () => true,
 });

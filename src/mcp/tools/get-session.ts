@@ -55,12 +55,9 @@ export const getSessionTool = defineTool({
   }),
   output: sessionSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  // A poll that neither waits nor asks for a picture or a page, of a session cached since nothing it shows changed.
-  handleNow: ({ projectId, waitSeconds, screenshot, questionFilesPage }, { caller, services }) => {
-    if (waitSeconds > 0 || screenshot || questionFilesPage !== undefined) return undefined;
-    const session = services.workflows.sessionNow(caller, projectId);
-    return session && replyOf(session);
-  },
+  // A poll that neither waits nor asks for a picture or a page: the session's rows are covered by the
+  // store's row generation (a wait, a screenshot and a page of files are not kept).
+  memo: (args) => !args.waitSeconds && !args.screenshot && args.questionFilesPage === undefined,
   handle: async ({ projectId, waitSeconds, screenshot, questionFilesPage }, { caller, services, request }) => {
     // A screenshot may wait for a browser, then render: never cut by the per-message deadline.
     const waited = Math.min(waitSeconds, WAIT_CAP_SECONDS);

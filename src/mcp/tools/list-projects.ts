@@ -16,5 +16,7 @@ export const listProjectsTool = defineTool({
   input: z.strictObject({}),
   output: projectListSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  // Project rows: covered by the store's row generation.
+  memo: () => true,
   handle: async (_args, { caller, services }) => ({ projects: await services.projects.list(caller) }),
 });

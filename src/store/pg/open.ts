@@ -314,21 +314,13 @@ export class PgStore implements Store {
   }
 }
 
-/**
- * `repo` with every method run through `around`; a method that answers without a promise
- * (`peek…`) answers undefined inside a transaction ("not at hand": its caller uses the method that
- * waits, which reads on the transaction's connection).
- */
+/** `repo` with every method run through `around`. */
 function guarded<R extends object>(repo: R, around: (call: () => Promise<unknown>) => Promise<unknown>): R {
   const proto = Object.getPrototypeOf(repo) as Record<string, unknown>;
   const wrapped: Record<string, unknown> = {};
   for (const name of Object.getOwnPropertyNames(proto)) {
     const method = proto[name];
     if (name === 'constructor' || typeof method !== 'function' || name.startsWith('_')) continue;
-    if (name.startsWith('peek')) {
-      wrapped[name] = () => undefined;
-      continue;
-    }
     wrapped[name] = (...args: unknown[]) =>
       around(() => (method as (...a: unknown[]) => Promise<unknown>).apply(repo, args));
   }

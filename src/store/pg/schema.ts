@@ -1,20 +1,15 @@
 /**
- * The PostgreSQL schema (drizzle `pg-core`), table by table and column by column the SQLite schema
- * of `src/store/schema.ts` (docs/postgresql.md#schema), so both stores have one row shape: timestamps stay
- * ISO 8601 UTC text (they sort as text), ids stay UUID text, integers stay JavaScript numbers
- * (`bigint` columns in `number` mode where a value may pass 2^31: ms since the epoch, bytes).
- * drizzle-kit generates the migrations in `drizzle-pg/` from this file (`npm run db:generate`).
- *
- * Differences, all deliberate:
- * - `workflows.seq` is an identity column (PostgreSQL assigns the FIFO order; SQLite uses max + 1
- *   under its single writer);
- * - `projects` carries the per-project counters (`message_seq`, `deployment_seq`,
- *   `workspace_version`, `last_runner_host`) and `update_channels` holds the Expo "latest" update
- *   tokens, which several nodes must share;
+ * The PostgreSQL schema (drizzle `pg-core`), table by table the SQLite schema (docs/postgresql.md#schema): timestamps stay ISO
+ * 8601 UTC text (they sort as text), ids stay UUID text, integers stay JavaScript numbers (`bigint` columns in
+ * `number` mode where a value may pass 2^31: ms since the epoch, bytes). drizzle-kit generates the
+ * migrations in `drizzle-pg/` from this file (`npm run db:generate`). Differences, all deliberate:
+ * - `workflows.seq` is an identity column (PostgreSQL assigns the FIFO order; SQLite: max + 1, one writer);
+ * - `projects` carries the per-project counters (`message_seq`, `deployment_seq`, `workspace_version`,
+ *   `last_runner_host`) and `update_channels` holds the Expo "latest" update tokens, which several nodes share;
  * - PostgreSQL only: `blobs` and `blob_chunks` (artifact and workspace bytes, chunked `bytea`),
  *   `workspace_snapshots` (a project's last completed workspace) and `artifacts.blob_id`;
- * - `rate_limits` has the layout rate-limiter-flexible's `RateLimiterPostgres` reads and writes,
- *   and is UNLOGGED (migration `0001`, with the function `svc_now_ms()`, the database's clock).
+ * - `rate_limits` has the layout rate-limiter-flexible's `RateLimiterPostgres` reads and writes, and is
+ *   UNLOGGED (migration `0001`, with the function `svc_now_ms()`, the database's clock).
  */
 import { sql } from 'drizzle-orm';
 import {
@@ -252,7 +247,7 @@ export const artifacts = pgTable(
       .notNull()
       .references(() => projects.id, { onDelete: 'cascade' }),
     workflowId: text('workflow_id').references(() => workflows.id, { onDelete: 'set null' }),
-    kind: text('kind', { enum: ['preview', 'deployment'] }).notNull(),
+    kind: text('kind', { enum: ['preview', 'deployment', 'export'] }).notNull(),
     platform: text('platform', { enum: ['web', 'ios', 'android'] }).notNull(),
     /**
      * Deploy number within the project (1, 2, ...), shared by every platform one deploy workflow
@@ -488,4 +483,18 @@ export const sendReceipts = pgTable(
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
   },
   (t) => [primaryKey({ columns: [t.userId, t.requestId] })],
+);
+
+export const projectEnv = pgTable(
+  'project_env',
+  {
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    value: text('value').notNull(),
+    secret: boolean('secret').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.name] })],
 );

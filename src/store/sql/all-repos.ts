@@ -13,6 +13,7 @@ import { SqlMessageRepo } from './message-repo.js';
 import { SqlNodeRepo } from './node-repo.js';
 import { SqlOAuthRepo } from './oauth-repo.js';
 import { SqlProcessGroupRepo } from './process-group-repo.js';
+import { SqlProjectEnvRepo } from './project-env-repo.js';
 import { SqlProjectRepo } from './project-repo.js';
 import { SqlQuestionRepo } from './question-repo.js';
 import { SqlReleaseRepo } from './release-repo.js';
@@ -41,6 +42,7 @@ export const REPO_NAMES = [
   'nodes',
   'sendReceipts',
   'releases',
+  'projectEnv',
 ] as const;
 
 /** Every repository of both backends (PostgreSQL adds its own `workspaces`). */
@@ -68,5 +70,6 @@ export function sqlRepos(d: Dialect, projectCache?: ReadCache<ProjectRow>): Shar
     oauth: new SqlOAuthRepo(d),
     sendReceipts: new SqlSendReceiptRepo(d),
     releases: new SqlReleaseRepo(d),
+    projectEnv: new SqlProjectEnvRepo(d),
   };
 }

@@ -1,4 +1,4 @@
-/** SQL for published previews and deployments. */
+/** SQL for published previews, deployments and exports. */
 import { and, asc, desc, eq, inArray, max, sql, sum } from 'drizzle-orm';
 import type { ArtifactRepo } from '../repos.js';
 import type { ArtifactRow } from '../rows.js';
@@ -58,6 +58,11 @@ export class SqlArtifactRepo implements ArtifactRepo {
       .limit(1_000_000)
       .offset(keep);
     return rows.reverse();
+  }
+
+  /** The project's newest `limit` artifacts of `kind`, newest first (the index by project, kind and time). */
+  async listByKind(projectId: string, kind: ArtifactRow['kind'], limit: number): Promise<ArtifactRow[]> {
+    return this.q.byKind.all({ projectId, kind, limit });
   }
 
   /** Deletes artifact rows by id. */
@@ -157,6 +162,15 @@ function statements(d: Dialect) {
           )
           .orderBy(desc(artifacts.createdAt)),
       ),
+    ),
+    // Every session read lists the checkpoints (exports): built once.
+    byKind: d.statement((db, { artifacts }) =>
+      db
+        .select()
+        .from(artifacts)
+        .where(and(eq(artifacts.projectId, sql.placeholder('projectId')), eq(artifacts.kind, sql.placeholder('kind'))))
+        .orderBy(desc(artifacts.createdAt))
+        .limit(sql.placeholder('limit')),
     ),
     bytesByOwner: d.statement((db, { artifacts, projects }) =>
       db

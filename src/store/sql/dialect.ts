@@ -41,8 +41,6 @@ export interface Statement<R> {
   pluck(params?: Params): Promise<unknown[]>;
   /** Runs a write. @returns how many rows it changed. */
   run(params?: Params): Promise<number>;
-  /** `get` without a promise, where the driver answers at once (SQLite); absent elsewhere. */
-  getNow?(params?: Params): R | undefined;
 }
 
 /**

@@ -43,15 +43,6 @@ export class SqlProjectRepo implements ProjectRepo {
     return row;
   }
 
-  /** The cached row, or the row read at once where the driver answers without a wait (SQLite); else undefined. */
-  peekById(id: string): ProjectRow | undefined {
-    const cached = this.cache?.get(id);
-    if (cached || !this.byId.getNow) return cached;
-    const row = this.byId.getNow({ id });
-    if (row) this.cache?.set(id, row);
-    return row;
-  }
-
   /** The owner's projects, newest first (docs/contract.md#tools). */
   async listByOwner(ownerId: string): Promise<ProjectRow[]> {
     return this.byOwner.all({ ownerId });

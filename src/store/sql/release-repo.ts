@@ -1,6 +1,6 @@
 /** SQL for the releases of deploy and rollback workflows (docs/releases.md). */
 import { and, asc, desc, eq, isNotNull, sql } from 'drizzle-orm';
-import type { ReleaseRepo } from '../repos.js';
+import type { ReleaseRepo } from '../release-repo.js';
 import type { PublishedRelease, ReleaseRow } from '../rows.js';
 import type { Dialect, Tables } from './dialect.js';
 

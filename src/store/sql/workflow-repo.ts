@@ -19,7 +19,13 @@ import type { WorkflowRepo, SlotCandidate } from '../repos.js';
 import { WORKFLOW_STATUSES, type WorkflowStatus } from '../../core/workflow-states.js';
 import type { WorkflowRow } from '../rows.js';
 import type { Dialect, Tables } from './dialect.js';
-import { ACTIVE_SQL, ACTIVE_STATUSES, projectReads, schedulerStatements } from './workflow-statements.js';
+import {
+  ACTIVE_SQL,
+  ACTIVE_STATUSES,
+  insertStatement,
+  projectReads,
+  schedulerStatements,
+} from './workflow-statements.js';
 
 /** Queued rows `listQueued` keeps in memory, at most (about 1 KiB each). */
 const QUEUED_ROWS_KEPT = 4096;
@@ -29,13 +35,13 @@ type Patch = Partial<WorkflowRow> & { status: WorkflowStatus };
 
 /** Reads workflows and changes them by compare-and-set on the status (see the file comment). */
 export class SqlWorkflowRepo implements WorkflowRepo {
-  /** The statements of the reads and of the heartbeat, built once. */
+  /** The statements of the reads, the heartbeat and the insert, built once. */
   private readonly q;
   /** Queued rows by id, as read while queued (see `listQueued`). */
   private readonly queuedRows = new Map<string, WorkflowRow>();
 
   constructor(private readonly d: Dialect) {
-    this.q = { ...projectReads(d), ...schedulerStatements(d) };
+    this.q = { ...projectReads(d), ...schedulerStatements(d), insert: insertStatement(d) };
   }
 
   /** A fresh number of the FIFO order: increasing, never repeated, across every node. */
@@ -43,8 +49,13 @@ export class SqlWorkflowRepo implements WorkflowRepo {
     return this.d.nextWorkflowSeq();
   }
 
+  /** Inserts a new workflow by the statement built once (a send's insert builds no SQL). */
   async insert(row: WorkflowRow): Promise<void> {
-    await this.d.db.insert(this.d.t.workflows).values(row);
+    const bound = { ...row, builder: row.builder ?? null };
+    await this.q.insert.run(bound);
+    // A queued row never changes while queued: kept as the queue's read would keep it, so the
+    // send's queue position reads no rows again (a rolled-back insert leaves an entry no queue names).
+    if (row.status === 'queued') this.keepQueued(bound);
   }
 
   async findById(id: string): Promise<WorkflowRow | undefined> {
@@ -75,11 +86,14 @@ export class SqlWorkflowRepo implements WorkflowRepo {
   /** The project's queue read in full, its rows kept (the oldest kept rows make room past `QUEUED_ROWS_KEPT`). */
   private async readQueue(projectId: string): Promise<WorkflowRow[]> {
     const rows = await this.q.queued.all({ projectId });
-    for (const row of rows) {
-      if (this.queuedRows.size >= QUEUED_ROWS_KEPT) this.queuedRows.delete(this.queuedRows.keys().next().value!);
-      this.queuedRows.set(row.id, row);
-    }
+    for (const row of rows) this.keepQueued(row);
     return rows;
+  }
+
+  /** Keeps a queued row for `listQueued` (the oldest kept rows make room past `QUEUED_ROWS_KEPT`). */
+  private keepQueued(row: WorkflowRow): void {
+    if (this.queuedRows.size >= QUEUED_ROWS_KEPT) this.queuedRows.delete(this.queuedRows.keys().next().value!);
+    this.queuedRows.set(row.id, row);
   }
 
   async latestFinished(projectId: string): Promise<WorkflowRow | undefined> {

@@ -1,6 +1,7 @@
 /** The fixed statements of the workflow repository (`workflow-repo.ts`), their parameters as placeholders of the same names. */
 import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
 import { ACTIVE_STATUSES as ACTIVE, TERMINAL_STATUSES as TERMINAL } from '../../core/workflow-states.js';
+import type { WorkflowRow } from '../rows.js';
 import type { Dialect } from './dialect.js';
 
 /** The active statuses, as an array drizzle's `inArray` takes. */
@@ -143,4 +144,36 @@ export function schedulerStatements(d: Dialect) {
     ),
     heldBy: d.statement((db) => d.forUpdate(db.select({ id: workflows.id }).from(workflows).where(heldBy))),
   };
+}
+
+/** The columns of a new workflow's row, each a parameter named as the row's field. */
+const WORKFLOW_COLUMNS = [
+  'id',
+  'projectId',
+  'seq',
+  'kind',
+  'status',
+  'instruction',
+  'stepIndex',
+  'stepTotal',
+  'stepName',
+  'runnerId',
+  'leaseExpiresAt',
+  'builder',
+  'errorCode',
+  'errorMessage',
+  'createdAt',
+  'startedAt',
+  'finishedAt',
+] as const satisfies readonly (keyof WorkflowRow)[];
+
+/**
+ * The insert of a new workflow (a send's), built once: every column a parameter, none left to its
+ * default, so `WorkflowRow` binds it as it is (`builder` null when absent).
+ */
+export function insertStatement(d: Dialect) {
+  const values = Object.fromEntries(WORKFLOW_COLUMNS.map((name) => [name, sql.placeholder(name)]));
+  return d.statement(
+    (db, { workflows }) => db.insert(workflows).values(values as never) as unknown as { execute(): Promise<unknown[]> },
+  );
 }

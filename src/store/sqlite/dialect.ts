@@ -48,7 +48,6 @@ export function sqliteDialect(db: Db): Dialect {
           const { statement, params: bound } = plucking();
           return statement.all(...fillPlaceholders(bound, params ?? {}));
         },
-        getNow: (params) => p().get(params),
       };
     },
     rows: async <T>(query: SQL) => db.all<T>(query),

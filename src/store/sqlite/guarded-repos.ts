@@ -14,23 +14,14 @@ function methodNames(repo: object): string[] {
 }
 
 /**
- * `repo` with every method run through `around`, which gets the call as a thunk; a method that
- * answers without a promise (`peek…`, such as `ProjectRepo.peekById`) runs through `peek` instead,
- * which runs it now or answers undefined ("not at hand": the caller then uses the method that waits).
+ * `repo` with every method run through `around`, which gets the call as a thunk.
  * @param around runs the call (now, or later) and returns its promise.
- * @param peek runs the call now, or returns undefined without running it.
  */
-export function guardRepo<R extends object>(
-  repo: R,
-  around: (call: () => Promise<unknown>) => Promise<unknown>,
-  peek: (call: () => unknown) => unknown,
-): R {
+export function guardRepo<R extends object>(repo: R, around: (call: () => Promise<unknown>) => Promise<unknown>): R {
   const guarded: Record<string, unknown> = {};
   for (const name of methodNames(repo)) {
     const method = (repo as Record<string, (...args: unknown[]) => Promise<unknown>>)[name]!;
-    guarded[name] = name.startsWith('peek')
-      ? (...args: unknown[]) => peek(() => method.apply(repo, args))
-      : (...args: unknown[]) => around(() => method.apply(repo, args));
+    guarded[name] = (...args: unknown[]) => around(() => method.apply(repo, args));
   }
   return guarded as R;
 }

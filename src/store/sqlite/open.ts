@@ -93,11 +93,8 @@ export class SqliteStore implements Store {
     const projectCache = new ReadCache<ProjectRow>(new ChangeWatch(this.events));
     this.raw = sqlRepos(sqliteDialect(this.db), projectCache);
     const outside = (call: () => Promise<unknown>) => this.outside(call);
-    // A read without a wait is not at hand while this process has a transaction open (it would
-    // join it and could read its uncommitted rows).
-    const peekOutside = (call: () => unknown) => (this.mutex.locked ? undefined : call());
     this.repos = Object.fromEntries(
-      REPO_NAMES.map((name) => [name, this.generation.counted(name, guardRepo(this.raw[name], outside, peekOutside))]),
+      REPO_NAMES.map((name) => [name, this.generation.counted(name, guardRepo(this.raw[name], outside))]),
     ) as unknown as Repos;
     this.rateWindows = this.inMemory ? null : new SqliteRateWindows(sqlite, outside);
   }
@@ -188,7 +185,6 @@ export class SqliteStore implements Store {
         );
       return call();
     };
-    const peekInside = (call: () => unknown) => (state.open ? call() : undefined);
     const tx: Record<string, unknown> = {
       lock: async (_table: LockTable, _id: string) => {
         // BEGIN IMMEDIATE holds the file's write lock: every writer is serialised already.
@@ -205,7 +201,7 @@ export class SqliteStore implements Store {
     for (const name of REPO_NAMES) {
       let repo: unknown;
       Object.defineProperty(tx, name, {
-        get: () => (repo ??= this.generation.counted(name, guardRepo(this.raw[name], inside, peekInside))),
+        get: () => (repo ??= this.generation.counted(name, guardRepo(this.raw[name], inside))),
         enumerable: true,
       });
     }

@@ -5,7 +5,7 @@
  *
  * - This process's writes: every call of a writing method of the repositories whose rows a session
  *   shows (workflows, questions, artifacts, projects, users: a deleted user or project takes its
- *   workflows with it) moves the number when it is made and again when it settles, inside a
+ *   workflows with it; the names of projects' variables) moves the number when it is made and again when it settles, inside a
  *   transaction as outside. A method counts as a read only when it is listed in `READ_METHODS`: a
  *   method added later counts as a write until it is listed, so a forgotten list entry costs a
  *   cache miss, never a stale answer.
@@ -16,7 +16,7 @@
 import type { Repos } from '../repos.js';
 
 /** The repositories whose writes move the generation. */
-type CountedRepo = 'workflows' | 'questions' | 'artifacts' | 'projects' | 'users' | 'releases';
+type CountedRepo = 'workflows' | 'questions' | 'artifacts' | 'projects' | 'users' | 'releases' | 'projectEnv';
 
 /**
  * The methods of each counted repository that only read (or, for `renewLease`, write only what no
@@ -45,14 +45,17 @@ export const READ_METHODS: Record<CountedRepo, ReadonlySet<string>> = {
   artifacts: new Set([
     'findById',
     'listByWorkflow',
+    'listByKind',
     'latestPerPlatform',
     'bytesUsedByOwner',
     'previewsBeyond',
     'latest',
   ]),
-  projects: new Set(['findById', 'peekById', 'listByOwner', 'countByOwner', 'createdSince']),
+  projects: new Set(['findById', 'listByOwner', 'countByOwner', 'createdSince']),
   users: new Set(['findByName', 'findById', 'list']),
   releases: new Set(['byWorkflow', 'byNumber', 'recent', 'onChannel', 'numbers']),
+  // The session lists the names of a project's variables.
+  projectEnv: new Set(['list']),
 };
 
 /** Whether repository `name`'s writes move the generation. */
@@ -83,8 +86,7 @@ export class RowGeneration {
   }
 
   /**
-   * `repo` (a guarded repository: a plain object of methods returning promises, or values for
-   * `peek…`) with each writing
+   * `repo` (a guarded repository: a plain object of methods returning promises) with each writing
    * method moving the generation when it is called and when its promise settles; the repositories
    * no session shows are returned as they are.
    */
@@ -99,13 +101,7 @@ export class RowGeneration {
       }
       counted[method] = (...args: unknown[]) => {
         this.own++;
-        const result: unknown = fn(...args);
-        // A method that answers without a promise (`peek…`) has done its work on return.
-        if (!(result instanceof Promise)) {
-          this.own++;
-          return result;
-        }
-        return result.finally(() => this.own++);
+        return fn(...args).finally(() => this.own++);
       };
     }
     return counted as R;

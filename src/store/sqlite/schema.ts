@@ -212,7 +212,7 @@ export const artifacts = sqliteTable(
       .notNull()
       .references(() => projects.id, { onDelete: 'cascade' }),
     workflowId: text('workflow_id').references(() => workflows.id, { onDelete: 'set null' }),
-    kind: text('kind', { enum: ['preview', 'deployment'] }).notNull(),
+    kind: text('kind', { enum: ['preview', 'deployment', 'export'] }).notNull(),
     platform: text('platform', { enum: ['web', 'ios', 'android'] }).notNull(),
     /**
      * Deploy number within the project (1, 2, ...), shared by every platform one deploy workflow
@@ -464,3 +464,22 @@ export const rateLimits = sqliteTable('rate_limits', {
   points: integer('points').notNull().default(0),
   expire: integer('expire'),
 });
+
+/**
+ * Each project's environment variables (docs/security.md "Project environment"): plain values as
+ * given, secrets sealed with the server's secrets key. Set by `env set` and the console, never
+ * through a tool; read by the build that runs the project's workflow.
+ */
+export const projectEnv = sqliteTable(
+  'project_env',
+  {
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    value: text('value').notNull(),
+    secret: integer('secret', { mode: 'boolean' }).notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.name] })],
+);
