@@ -79,6 +79,7 @@ describe('StoreRequestRateLimiter', () => {
     expect((await limiter.consume('token-4', 1, 60)).allowed).toBe(true);
     expect((await limiter.consume('token-4', 1, 60)).allowed).toBe(false);
   });
+
   it("decides a key's requests in the order they arrive, also when one comes while a claim is answered", async () => {
     // The first claim waits for the store (as behind a repository call holding the SQLite mutex,
     // or a PostgreSQL round trip); the third request comes 0 to 40 microtask turns after the
