@@ -41,6 +41,7 @@ import * as schema from './schema.js';
 import { PgWorkspaceRepo } from './workspace-repo.js';
 import { pgDialect } from './dialect.js';
 import { REPO_NAMES as SHARED_REPO_NAMES, sqlRepos } from '../sql/all-repos.js';
+import type { QueuedRows } from '../sql/workflow-repo.js';
 
 const DEFAULT_POOL_SIZE = 10;
 const DEFAULT_APPLICATION_NAME = 'mobile-builder-mcp';
@@ -97,6 +98,8 @@ export class PgStore implements Store {
   private readonly pool: pg.Pool;
   private readonly db: NodePgDatabase<typeof schema>;
   private readonly projectCache: ReadCache<ProjectRow>;
+  /** Queued workflow rows kept across the pool's and every transaction's repositories (`sql/workflow-repo.ts`). */
+  private readonly queuedRows: QueuedRows = new Map();
   private readonly clock: ClockOffset;
   private readonly ownBackends = new Set<number>();
   private readonly strict: boolean;
@@ -249,7 +252,7 @@ export class PgStore implements Store {
   /** The repositories on a drizzle handle: the pool's, or a transaction's. */
   private reposOn(db: PgDb): Repos {
     return {
-      ...sqlRepos(pgDialect(db), this.projectCache),
+      ...sqlRepos(pgDialect(db), this.projectCache, this.queuedRows),
       workspaces: new PgWorkspaceRepo(db),
     };
   }

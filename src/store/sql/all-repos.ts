@@ -22,7 +22,7 @@ import { SqlTokenRepo } from './token-repo.js';
 import { SqlUpdateChannelRepo } from './update-channel-repo.js';
 import { SqlUserRepo } from './user-repo.js';
 import { SqlWebSessionRepo } from './web-session-repo.js';
-import { SqlWorkflowRepo } from './workflow-repo.js';
+import { SqlWorkflowRepo, type QueuedRows } from './workflow-repo.js';
 
 /** The names of the repositories in `sqlRepos`, in the order of `Repos`. */
 export const REPO_NAMES = [
@@ -51,13 +51,14 @@ export type SharedRepos = Omit<Repos, 'workspaces'>;
 /**
  * Every repository on the seam, over `d`.
  * @param projectCache the read cache of project rows by id, shared by every handle of one store.
+ * @param queuedRows the queued workflow rows kept by `workflows.listQueued`, shared by every handle of one store.
  */
-export function sqlRepos(d: Dialect, projectCache?: ReadCache<ProjectRow>): SharedRepos {
+export function sqlRepos(d: Dialect, projectCache?: ReadCache<ProjectRow>, queuedRows?: QueuedRows): SharedRepos {
   return {
     users: new SqlUserRepo(d),
     tokens: new SqlTokenRepo(d),
     projects: new SqlProjectRepo(d, projectCache),
-    workflows: new SqlWorkflowRepo(d),
+    workflows: new SqlWorkflowRepo(d, queuedRows),
     messages: new SqlMessageRepo(d),
     questions: new SqlQuestionRepo(d),
     answerChecks: new SqlAnswerCheckRepo(d),

@@ -33,14 +33,21 @@ const ONE_ACTIVE_INDEX = 'workflows_one_active_per_project';
 
 type Patch = Partial<WorkflowRow> & { status: WorkflowStatus };
 
+/** Queued workflow rows by id, kept for `SqlWorkflowRepo.listQueued` (a queued row never changes while queued). */
+export type QueuedRows = Map<string, WorkflowRow>;
+
 /** Reads workflows and changes them by compare-and-set on the status (see the file comment). */
 export class SqlWorkflowRepo implements WorkflowRepo {
   /** The statements of the reads, the heartbeat and the insert, built once. */
   private readonly q;
-  /** Queued rows by id, as read while queued (see `listQueued`). */
-  private readonly queuedRows = new Map<string, WorkflowRow>();
-
-  constructor(private readonly d: Dialect) {
+  /**
+   * @param queuedRows queued rows by id, as read or inserted while queued (see `listQueued`): one
+   *   map for the store's handle and every transaction's (PostgreSQL builds repositories per transaction).
+   */
+  constructor(
+    private readonly d: Dialect,
+    private readonly queuedRows: QueuedRows = new Map(),
+  ) {
     this.q = { ...projectReads(d), ...schedulerStatements(d), insert: insertStatement(d) };
   }
 
