@@ -23,6 +23,7 @@ import {
   ACTIVE_SQL,
   ACTIVE_STATUSES,
   insertStatement,
+  insertValues,
   projectReads,
   schedulerStatements,
 } from './workflow-statements.js';
@@ -58,8 +59,8 @@ export class SqlWorkflowRepo implements WorkflowRepo {
 
   /** Inserts a new workflow by the statement built once (a send's insert builds no SQL). */
   async insert(row: WorkflowRow): Promise<void> {
-    const bound = { ...row, builder: row.builder ?? null };
-    await this.q.insert.run(bound);
+    const bound = insertValues(row);
+    await this.q.insert.run(bound as unknown as Record<string, unknown>);
     // A queued row never changes while queued: kept as the queue's read would keep it, so the
     // send's queue position reads no rows again (a rolled-back insert leaves an entry no queue names).
     if (row.status === 'queued') this.keepQueued(bound);

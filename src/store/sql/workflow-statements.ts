@@ -167,9 +167,14 @@ const WORKFLOW_COLUMNS = [
   'finishedAt',
 ] as const satisfies readonly (keyof WorkflowRow)[];
 
+/** `row` with every column of the insert, each absent one (`builder` of a new row) null: the values `insertStatement` binds. */
+export function insertValues(row: WorkflowRow): WorkflowRow {
+  return Object.fromEntries(WORKFLOW_COLUMNS.map((name) => [name, row[name] ?? null])) as unknown as WorkflowRow;
+}
+
 /**
  * The insert of a new workflow (a send's), built once: every column a parameter, none left to its
- * default, so `WorkflowRow` binds it as it is (`builder` null when absent).
+ * default; bind it with `insertValues(row)`.
  */
 export function insertStatement(d: Dialect) {
   const values = Object.fromEntries(WORKFLOW_COLUMNS.map((name) => [name, sql.placeholder(name)]));
