@@ -65,11 +65,11 @@ export async function rollbackTarget(
 
 /**
  * Inside the send's transaction, for new workflow `row`: records its release (a deploy's channel
- * and rollout; a rollback's target and channel, at 100 %). Nothing for a build.
+ * and rollout; a rollback's target and channel, at 100 %). Nothing for a build or a restore.
  * @throws ServiceError -32602 as `rollbackTarget` does.
  */
 export async function recordRelease(tx: Tx, row: WorkflowRow, input: ReleaseInput): Promise<void> {
-  if (row.kind === 'build') return;
+  if (row.kind !== 'deploy' && row.kind !== 'rollback') return;
   const target = row.kind === 'rollback' ? await rollbackTarget(tx.releases, row.projectId, input.message) : null;
   await tx.releases.insert(
     target

@@ -133,7 +133,9 @@ async function recordInstruction(deps: SendRecordDeps, { tx, caller, input }: Se
   if (longerThan(input.message, MAX_MESSAGE_LENGTH)) throw tooLong(MAX_MESSAGE_LENGTH);
   // A restore names a checkpoint (docs/builders.md "Checkpoints"); its workflow's instruction says which.
   const restored =
-    input.kind === 'restore' ? await resolveCheckpoint(tx.artifacts, input.projectId, input.message) : undefined;
+    input.kind === 'restore'
+      ? await resolveCheckpoint(tx.artifacts, input.projectId, input.message, tx.releases)
+      : undefined;
   // Counted in the write transaction of the insert: concurrent sends cannot pass the bound.
   const { maxQueued } = workflowBounds(limitsFor(deps.plans, caller.plan));
   if ((await workflows.countQueuedByOwner(caller.userId)) >= maxQueued) {
