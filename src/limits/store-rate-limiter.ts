@@ -39,7 +39,8 @@ interface Lease {
 /** A request limiter whose counters live in the SQLite store, shared across processes. */
 export class StoreRequestRateLimiter implements RequestRateLimiter {
   private readonly leases = new Map<string, Lease>();
-  private readonly renewing = new Map<string, Promise<Lease | undefined>>();
+  /** Per window, the end of the line of its requests waiting for a claim (see `consume`): one claim of a window at a time. */
+  private readonly lines = new Map<string, Promise<void>>();
   private readonly insurance = new MemoryRequestRateLimiter();
   private claims = 0;
 
@@ -58,20 +59,41 @@ export class StoreRequestRateLimiter implements RequestRateLimiter {
     this.leaseShare = options.leaseShare ?? DEFAULT_LEASE_SHARE;
   }
 
+  /**
+   * Decides one request of `key`, in the order the requests of `key` arrived here: from memory at
+   * once while nobody of `key` waits for a claim; otherwise behind the ones waiting, so a lease a
+   * claim brings serves them first, never a request that came after them (a claim waits for the
+   * store, which other requests may hold meanwhile).
+   */
   async consume(key: string, limit: number, windowSeconds: number): Promise<RateDecision> {
-    const now = Date.now();
     const id = `${limit}/${windowSeconds}:${key}`;
-    for (;;) {
+    const line = this.lines.get(id);
+    if (!line) {
+      const now = Date.now();
       const lease = this.liveLease(id, now);
       // Decided from memory, in one step: concurrent requests share the lease object.
       if (lease && decidable(lease)) return take(lease, limit, now);
-      // One claim per key at a time: concurrent requests wait for it, then look again.
-      let pending = this.renewing.get(id);
-      if (!pending) {
-        pending = this.renew(id, lease, limit, windowSeconds, now).finally(() => this.renewing.delete(id));
-        this.renewing.set(id, pending);
-      }
-      if (!(await pending)) return this.insurance.consume(key, limit, windowSeconds);
+    }
+    const turn = (line ?? Promise.resolve()).then(() => this.decide(id, key, limit, windowSeconds));
+    const end = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.lines.set(id, end);
+    void end.then(() => {
+      if (this.lines.get(id) === end) this.lines.delete(id);
+    });
+    return turn;
+  }
+
+  /** Decides the request at the head of `id`'s line: from the lease, after a claim when it has none to give. */
+  private async decide(id: string, key: string, limit: number, windowSeconds: number): Promise<RateDecision> {
+    for (;;) {
+      const now = Date.now();
+      const lease = this.liveLease(id, now);
+      if (lease && decidable(lease)) return take(lease, limit, now);
+      if (!(await this.renew(id, lease, limit, windowSeconds, now)))
+        return this.insurance.consume(key, limit, windowSeconds);
     }
   }
 
