@@ -2,13 +2,13 @@
  * The request limiter counted in the store (docs/contract.md "Limits and plans"): two connections to one
  * database file (as two processes have) share one window; counts are claimed in leases; a key
  * refused in its window is refused from memory without writing; the memory limiter answers when
- * the store cannot.
+ * the store cannot; a key's requests are decided in the order they arrive, also while a claim waits.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StoreRequestRateLimiter } from '../src/limits/store-rate-limiter.js';
-import { openStore } from '../src/store/store.js';
+import { openStore, type RateWindows } from '../src/store/store.js';
 import { sqliteOf } from './store-access.js';
 import { tempDir } from './helpers.js';
 
@@ -78,5 +78,31 @@ describe('StoreRequestRateLimiter', () => {
     await own.close();
     expect((await limiter.consume('token-4', 1, 60)).allowed).toBe(true);
     expect((await limiter.consume('token-4', 1, 60)).allowed).toBe(false);
+  });
+  it("decides a key's requests in the order they arrive, also when one comes while a claim is answered", async () => {
+    // The first claim waits for the store (as behind a repository call holding the SQLite mutex,
+    // or a PostgreSQL round trip); the third request comes 0 to 40 microtask turns after the
+    // store answers, so one of them lands between the lease arriving and the first request taking it.
+    const store = a.rateWindows!;
+    for (let turns = 0; turns <= 40; turns++) {
+      let answer!: () => void;
+      const held = new Promise<void>((resolve) => (answer = resolve));
+      const windows: RateWindows = {
+        claim: async (claim) => {
+          await held;
+          return store.claim(claim);
+        },
+        deleteExpired: (before) => store.deleteExpired(before),
+      };
+      const limiter = new StoreRequestRateLimiter(windows);
+      const key = `order-${turns}`;
+      const first = limiter.consume(key, 2, 60);
+      const second = limiter.consume(key, 2, 60);
+      answer();
+      for (let i = 0; i < turns; i++) await Promise.resolve();
+      const third = limiter.consume(key, 2, 60);
+      const decisions = await Promise.all([first, second, third]);
+      expect({ turns, allowed: decisions.map((d) => d.allowed) }).toEqual({ turns, allowed: [true, true, false] });
+    }
   });
 });
