@@ -12,6 +12,7 @@ import { ServiceError } from '../src/errors.js';
 import type { ArtifactRow, WorkflowRow } from '../src/store/rows.js';
 import { openStore, type Store } from '../src/store/store.js';
 import { resolveCheckpoint, restoredWorkflowOf, restoreInstruction } from '../src/workflows/checkpoints.js';
+import { newRelease } from '../src/workflows/release-recorder.js';
 import { tempDir } from './helpers.js';
 
 let store: Store;
@@ -113,5 +114,17 @@ describe('checkpoint names', () => {
     const checkpoint = await resolveCheckpoint(artifacts, mine, '#1');
     expect(restoreInstruction(checkpoint)).toBe(`Restore the checkpoint of workflow ${deploy} (deploy #1)`);
     expect(restoredWorkflowOf(restoreInstruction(checkpoint))).toBe(deploy);
+
+    // A rollback (deploy #2, republishing #1) makes no checkpoint: "#2" names #1's, through the releases.
+    const rollback = await workflow(mine, 'rollback', 4);
+    await store.repos.releases.insert(
+      newRelease({ id: rollback, projectId: mine, createdAt: at(4) }, { rollbackOf: 1 }),
+    );
+    await store.repos.releases.update(rollback, { number: 2 });
+    expect(await resolveCheckpoint(artifacts, mine, '#2', store.repos.releases)).toMatchObject({
+      workflowId: deploy,
+      deployNumber: 1,
+    });
+    await expect(resolveCheckpoint(artifacts, mine, '#3', store.repos.releases)).rejects.toThrow(/names no checkpoint/);
   });
 });

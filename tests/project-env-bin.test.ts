@@ -4,13 +4,16 @@
  * deploy commands get both, and the secret's value appears in no output: not in a message, a tool
  * result, the session, an artifact, `/metrics`, the server's stdout or stderr, the CLI's output, nor
  * in plaintext in the SQLite file. A deploy that writes the secret into its published folder fails
- * with `secret_in_artifact` and publishes nothing.
+ * with `secret_in_artifact` and publishes nothing. The source a deploy keeps for its diff has the
+ * secrets replaced by their names.
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cliToken, runCli, spawnHttpServer, type SpawnedServer } from './bin-helpers.js';
+import { unpackSourceFiles } from '../src/io/source-snapshot.js';
 import { BIN, createProject, GENEROUS_PLANS, rawHttp, tempDir, toolResult, waitIdle } from './helpers.js';
 
 const SECRET = 'sk_live_7f3a9c1e5b2d8f40';
@@ -125,7 +128,17 @@ describe('project environment and secrets (command builder, built bin)', () => {
       .filter((f) => f.startsWith('mobile-builder.db'))
       .map((f) => readFileSync(join(dataDir, f)).toString('latin1'));
     expect(dbFiles.join('')).toContain('API_SECRET');
+    // The source each deploy keeps for its page's diff holds the workspace's files (the unpublished
+    // one too) with every secret replaced by its name.
+    const db = new Database(join(dataDir, 'mobile-builder.db'), { readonly: true });
+    const rows = db.prepare('select source from releases where source is not null').all() as { source: Buffer }[];
+    db.close();
+    const kept = JSON.stringify(rows.map((r) => unpackSourceFiles(r.source)));
+    expect(rows.length).toBeGreaterThan(0);
+    expect(kept).toContain('not-published.txt');
+    expect(kept).toContain('[secret API_SECRET]');
     const outputs = {
+      deploySources: kept,
       messages: said,
       toolResults: JSON.stringify([...results, session, messages]),
       artifacts: artifacts.join('\n'),

@@ -220,10 +220,12 @@ function rootArgs(network: boolean): string[] {
     else if (info.isDirectory()) args.push('--ro-bind', top, top);
   }
   for (const path of ETC_FILES) if (existsSync(path)) args.push('--ro-bind', path, path);
-  // The running node (it may live outside /usr: /opt/node, ~/.nvm/versions/...).
+  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--tmpfs', '/home', '--dir', SANDBOX_HOME);
+  // The running node (it may live outside /usr: /opt/node, ~/.nvm/versions/..., the Node 24 that
+  // scripts/with-node-24.sh installs under ~/.cache): bound after the private /tmp and /home, which
+  // would hide it, so that `npm` and the Expo CLI run on it and not on an older node in /usr.
   const nodePrefix = dirname(dirname(realpathSync(process.execPath)));
   if (!nodePrefix.startsWith('/usr/') && nodePrefix !== '/usr') args.push('--ro-bind', nodePrefix, nodePrefix);
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--tmpfs', '/home', '--dir', SANDBOX_HOME);
   return args;
 }
 

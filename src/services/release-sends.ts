@@ -4,7 +4,6 @@
  * recorded with the new workflow; and a rollback the user declined to confirm, recorded as
  * cancelled.
  */
-import { randomUUID } from 'node:crypto';
 import type { WorkflowKind } from '../core/releases.js';
 import { invalidParameter } from '../errors.js';
 import type { ReleaseRepo } from '../store/release-repo.js';
@@ -12,6 +11,7 @@ import type { ReleaseRow, WorkflowRow } from '../store/rows.js';
 import type { Store, Tx } from '../store/store.js';
 import type { Caller } from '../auth/caller.js';
 import type { WorkflowJournal } from '../workflows/workflow-journal.js';
+import { newWorkflowRow } from './workflow-row.js';
 import { newRelease } from '../workflows/release-recorder.js';
 import type { ProjectAccess } from './project-access.js';
 import type { SendMessageResult } from './resource-shapes.js';
@@ -65,11 +65,11 @@ export async function rollbackTarget(
 
 /**
  * Inside the send's transaction, for new workflow `row`: records its release (a deploy's channel
- * and rollout; a rollback's target and channel, at 100 %). Nothing for a build.
+ * and rollout; a rollback's target and channel, at 100 %). Nothing for a build or a restore.
  * @throws ServiceError -32602 as `rollbackTarget` does.
  */
 export async function recordRelease(tx: Tx, row: WorkflowRow, input: ReleaseInput): Promise<void> {
-  if (row.kind === 'build') return;
+  if (row.kind !== 'deploy' && row.kind !== 'rollback') return;
   const target = row.kind === 'rollback' ? await rollbackTarget(tx.releases, row.projectId, input.message) : null;
   await tx.releases.insert(
     target
@@ -79,27 +79,6 @@ export async function recordRelease(tx: Tx, row: WorkflowRow, input: ReleaseInpu
           ...(input.rolloutPercent && { rolloutPercent: input.rolloutPercent }),
         }),
   );
-}
-
-/** A new workflow row of project `projectId` (queued unless `status` says otherwise). */
-function newWorkflowRow(
-  fields: Pick<WorkflowRow, 'projectId' | 'seq' | 'kind' | 'instruction' | 'createdAt' | 'builder'> &
-    Partial<Pick<WorkflowRow, 'status' | 'finishedAt'>>,
-): WorkflowRow {
-  return {
-    id: randomUUID(),
-    status: 'queued',
-    stepIndex: 0,
-    stepTotal: 0,
-    stepName: null,
-    runnerId: null,
-    leaseExpiresAt: null,
-    errorCode: null,
-    errorMessage: null,
-    startedAt: null,
-    finishedAt: null,
-    ...fields,
-  };
 }
 
 /** What recording a declined rollback needs. */

@@ -3,7 +3,6 @@
  * pending question of the project's waiting workflow, or a new `queued` workflow with its
  * instruction message. Runs inside the send's transaction, under the project's lock.
  */
-import { randomUUID } from 'node:crypto';
 import type { Caller } from '../auth/caller.js';
 import { invalidParameter, rateLimited } from '../errors.js';
 import { limitsFor, workflowBounds, type PlanTable } from '../limits/plans.js';
@@ -15,6 +14,7 @@ import type { WorkflowJournal } from '../workflows/workflow-journal.js';
 import { MAX_MESSAGE_LENGTH } from '../core/message-limits.js';
 import { inferKind } from './instruction-kind.js';
 import { recordRelease } from './release-sends.js';
+import { newWorkflowRow } from './workflow-row.js';
 import { resolveCheckpoint, restoreInstruction } from '../workflows/checkpoints.js';
 import { checkMovedQuestion } from './answer-verdicts.js';
 import { answerRule, longerThan, tooLong, type CheckedAnswer } from './answer-refusals.js';
@@ -133,7 +133,9 @@ async function recordInstruction(deps: SendRecordDeps, { tx, caller, input }: Se
   if (longerThan(input.message, MAX_MESSAGE_LENGTH)) throw tooLong(MAX_MESSAGE_LENGTH);
   // A restore names a checkpoint (docs/builders.md "Checkpoints"); its workflow's instruction says which.
   const restored =
-    input.kind === 'restore' ? await resolveCheckpoint(tx.artifacts, input.projectId, input.message) : undefined;
+    input.kind === 'restore'
+      ? await resolveCheckpoint(tx.artifacts, input.projectId, input.message, tx.releases)
+      : undefined;
   // Counted in the write transaction of the insert: concurrent sends cannot pass the bound.
   const { maxQueued } = workflowBounds(limitsFor(deps.plans, caller.plan));
   if ((await workflows.countQueuedByOwner(caller.userId)) >= maxQueued) {
@@ -146,25 +148,14 @@ async function recordInstruction(deps: SendRecordDeps, { tx, caller, input }: Se
   }
 
   const kind = input.kind ?? inferKind(input.message);
-  const row: WorkflowRow = {
-    id: randomUUID(),
+  const row = newWorkflowRow({
     projectId: input.projectId,
     seq: await workflows.nextSeq(),
     kind,
-    status: 'queued',
     instruction: restored ? restoreInstruction(restored) : input.message,
-    stepIndex: 0,
-    stepTotal: 0,
-    stepName: null,
-    runnerId: null,
-    leaseExpiresAt: null,
     builder: deps.builderName ?? null,
-    errorCode: null,
-    errorMessage: null,
     createdAt: journal.now(),
-    startedAt: null,
-    finishedAt: null,
-  };
+  });
   await workflows.insert(row);
   await recordRelease(tx, row, input);
   const message = await journal.post(

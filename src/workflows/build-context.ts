@@ -156,7 +156,13 @@ export class EngineBuildContext implements BuildContext {
     // A deployment is part of the workflow's release (docs/releases.md).
     const release =
       request.kind === 'deployment'
-        ? await ReleasePublication.prepare(this.deps.store.repos, this.workflow, this.deps.workspaceDir, request)
+        ? await ReleasePublication.prepare(
+            this.deps.store.repos,
+            this.workflow,
+            this.deps.workspaceDir,
+            request,
+            this.redact,
+          )
         : null;
     // The row is recorded only while this runner holds the workflow.
     const { published, refused } = await this.deps.publisher.publish(

@@ -6,6 +6,7 @@
  * checkpoint, and to store the restore's instruction) and by the engine (to hand the builder the zip).
  */
 import { invalidParameter } from '../errors.js';
+import type { ReleaseRepo } from '../store/release-repo.js';
 import type { ArtifactRepo } from '../store/repos.js';
 import type { ArtifactRow } from '../store/rows.js';
 
@@ -45,6 +46,26 @@ export async function listCheckpoints(
 }
 
 /**
+ * The checkpoint of deploy `number`. A rollback publishes no checkpoint of its own: its number
+ * names the checkpoint of the deploy it published again (followed through `releases`, rollback of
+ * a rollback included).
+ */
+async function deployCheckpoint(
+  all: Checkpoint[],
+  projectId: string,
+  number: number,
+  releases: Pick<ReleaseRepo, 'byNumber'> | undefined,
+): Promise<Checkpoint | undefined> {
+  let target: number | null | undefined = number;
+  for (let hops = 0; target !== null && target !== undefined && hops <= all.length; hops++) {
+    const found = all.find((c) => c.deployNumber === target);
+    if (found || !releases) return found;
+    target = (await releases.byNumber(projectId, target))?.rollbackOf;
+  }
+  return undefined;
+}
+
+/**
  * The checkpoint `name` names: a workflow id, or a deploy number (`3`, `#3`).
  * @throws ServiceError -32602 (`Invalid parameter: message ...`) when it names none of the project's
  *   checkpoints; `data` lists the workflow ids and deploy numbers that exist (the newest `NAMED_IN_ERRORS`)
@@ -53,6 +74,7 @@ export async function resolveCheckpoint(
   artifacts: Pick<ArtifactRepo, 'listByKind'>,
   projectId: string,
   name: string,
+  releases?: Pick<ReleaseRepo, 'byNumber'>,
 ): Promise<Checkpoint> {
   const wanted = name.trim();
   const all = await listCheckpoints(artifacts, projectId, CHECKPOINTS_SEARCHED);
@@ -60,7 +82,7 @@ export async function resolveCheckpoint(
   const found = UUID.test(wanted)
     ? all.find((c) => c.workflowId.toLowerCase() === wanted.toLowerCase())
     : number !== undefined
-      ? all.find((c) => c.deployNumber === Number(number))
+      ? await deployCheckpoint(all, projectId, Number(number), releases)
       : undefined;
   if (found) return found;
   const data = {

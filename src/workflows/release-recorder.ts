@@ -41,13 +41,15 @@ export class ReleasePublication {
   /**
    * Before the publish transaction: reads the workflow's release (the default one when it has
    * none), and for its first deployment the app's source (`workspaceDir`; a rollback's is its
-   * target's) and the changes since the channel's previous deploy.
+   * target's) and the changes since the channel's previous deploy. The source is kept with every
+   * value `redact` replaces (the project's secrets) replaced: the deploy's page shows its diff.
    */
   static async prepare(
     repos: Pick<Repos, 'releases'>,
     workflow: WorkflowRow,
     workspaceDir: string,
     request: PublishRequest,
+    redact: (text: string) => string,
   ): Promise<ReleasePublication> {
     const release = (await repos.releases.byWorkflow(workflow.id)) ?? newRelease(workflow);
     const target =
@@ -60,7 +62,9 @@ export class ReleasePublication {
           : [];
     const publication = new ReleasePublication(workflow, release, sdks);
     if (release.number !== null) return publication;
-    const files = target ? unpackSourceFiles(target.source) : await readSourceFiles(workspaceDir);
+    const files = target
+      ? unpackSourceFiles(target.source)
+      : Object.fromEntries(Object.entries(await readSourceFiles(workspaceDir)).map(([f, text]) => [f, redact(text)]));
     const [previous] = await repos.releases.onChannel(workflow.projectId, release.channel, 1);
     const before = previous ? await repos.releases.byNumber(workflow.projectId, previous.number) : undefined;
     publication.first = {

@@ -181,7 +181,15 @@ function cutToLength(text: string, max: number): string {
   return text;
 }
 
-/** `Build` / `Deploy` / `Rollback`: the kind as a message starts it. */
+/** The kind as a message starts it: `Build`, `Deploy`, `Rollback`, `Restore`. */
+const KIND_LABELS: Record<WorkflowRow['kind'], string> = {
+  build: 'Build',
+  deploy: 'Deploy',
+  rollback: 'Rollback',
+  restore: 'Restore',
+};
+
+/** `Build` / `Deploy` / `Rollback` / `Restore`: the kind as a message starts it. */
 export function kindLabel(kind: WorkflowRow['kind']): string {
-  return kind === 'build' ? 'Build' : kind === 'deploy' ? 'Deploy' : 'Rollback';
+  return KIND_LABELS[kind];
 }

@@ -3,7 +3,8 @@
  * "Project environment"): the code agent's command gets a plain `EXPO_PUBLIC_*` variable and a
  * secret; the app's code reads the plain one, which Expo inlines into the web bundle, and a new
  * value reaches the next build (the transform cache is kept per value); the secret is in no
- * bundle, export or message (the agent's output names it `[secret API_SECRET]`).
+ * bundle, export or message (the agent's output names it `[secret API_SECRET]`); a build whose
+ * source holds the secret completes with its preview and without a checkpoint, and says why.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,6 +20,7 @@ set -e
 test "$API_SECRET" = "${SECRET}" || { echo "no secret"; exit 3; }
 echo "the agent has $API_SECRET"
 printf '%s\\n' "export const greeting: string = process.env.EXPO_PUBLIC_GREETING ?? 'none';" > src/greeting.ts
+if [ "$WRITE_KEY" = yes ]; then echo "$API_SECRET" > key-note.txt; fi
 grep -q "src/greeting" App.tsx || sed -i "1i import { greeting } from './src/greeting';\\nconsole.log('greeting:', greeting);" App.tsx
 `;
 
@@ -84,5 +86,18 @@ describe('expo builder: project environment', () => {
     const said = JSON.stringify(messages);
     expect(said).toContain('the agent has [secret API_SECRET]');
     expect(said).not.toContain(SECRET);
+
+    // A build that commits the secret into a file the app does not bundle: its preview is published,
+    // its checkpoint (the source) is refused and said, and the workflow still completes.
+    await server.app.env.set(project.id, 'WRITE_KEY', 'yes', false);
+    const third = await build();
+    expect(third.lastWorkflow.export).toBeNull();
+    expect(await bundleOf(third)).not.toContain(SECRET);
+    const after = await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId: project.id, limit: 500 });
+    const thirdSaid = after.messages
+      .filter((m: any) => m.workflowId === third.lastWorkflow.id)
+      .map((m: any) => m.content);
+    expect(thirdSaid.join('\n')).toMatch(/No checkpoint saved for this workflow: .*secret/);
+    expect(JSON.stringify(after.messages)).not.toContain(SECRET);
   });
 });

@@ -3,7 +3,8 @@
  * same for every SDK; tests/expo/expo-deploy.test.ts covers both): an Expo-Go-shaped client (its
  * headers: `expo-platform`, `expo-runtime-version`, `expo-protocol-version`, `eas-client-id`)
  * follows the production channel through deploy #1, a staged rollout of deploy #2 at 50 % (after a
- * build that changes the app), and the rollback to #1, and always gets the manifest the docs say:
+ * build that changes the app), the rollback to #1, and the restore of #2's checkpoint deployed as #4,
+ * and always gets the manifest the docs say:
  * its launch asset is the deploy's own bundle. The deploy's result names the changed files (the
  * deterministic edits live in `src/app-settings.json`) and its page shows the diff; `deployments`
  * shows each state.
@@ -53,7 +54,7 @@ async function manifest(url: string, clientId: string | null): Promise<{ id: str
 }
 
 describe('expo builder: channel, staged rollout and rollback on real deploys', () => {
-  it('a phone follows production through deploy #1, a 50 % rollout of #2 and the rollback to #1', async () => {
+  it('a phone follows production through deploy #1, a 50 % rollout of #2, the rollback to #1 and a restore of #2 deployed', async () => {
     const project = await createProject(server.mcpUrl, token, { name: 'Releases' });
     const projectId = project.id;
     const results = async (workflowId: string) =>
@@ -151,5 +152,37 @@ describe('expo builder: channel, staged rollout and rollback on real deploys', (
     const v3Launch = (await manifest(latest, inRolloutId)).launchAsset.url;
     expect(v3Launch).not.toBe(v1.launchAsset.url);
     expect((await get(v3Launch)).body).toBe(v1Bundle.body);
+    expect(v1Bundle.body).not.toContain('Second version');
+
+    // Restore deploy #2's checkpoint (a build with its files), then deploy #4: every phone of the
+    // channel gets the second version again, from a bundle of its own.
+    const restore = await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId,
+      message: '#2',
+      kind: 'restore',
+    });
+    expect(restore.kind).toBe('restore');
+    await done(restore.workflowId);
+    const told = (await toolResult(server.mcpUrl, token, 'svc_get_messages', { projectId, limit: 500 })).messages
+      .filter((m: any) => m.workflowId === restore.workflowId)
+      .map((m: any) => m.content as string);
+    expect(told.join('\n')).toMatch(/Restored Releases to the checkpoint of workflow .* \(deploy #2\)/);
+    const fourth = await toolResult(server.mcpUrl, token, 'svc_send_message', {
+      projectId,
+      message: 'Deploy the restored version',
+      kind: 'deploy',
+    });
+    const restored = await done(fourth.workflowId);
+    expect(restored.deployments.map((d: any) => [d.number, d.state])).toEqual([
+      [4, 'serving'],
+      [3, 'superseded'],
+      [2, 'rolled_back'],
+      [1, 'superseded'],
+    ]);
+    for (const id of [ids[0]!, inRolloutId, null]) {
+      const got = await manifest(latest, id);
+      expect(got.id).not.toBe(v1.id);
+      expect((await get(got.launchAsset.url)).body).toContain('Second version');
+    }
   });
 });

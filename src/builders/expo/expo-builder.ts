@@ -40,6 +40,9 @@ import { prepareDeploymentFolder, type FailedSdk, type SdkExport } from './updat
 import { DEFAULT_CHANNEL, latestUpdatePathOf } from '../../core/releases.js';
 import { ExpoWorkspace, OUTPUT_DIR } from './workspace.js';
 
+/** Refusals of a checkpoint that leave the workflow completed (docs/builders.md "Checkpoints"). */
+const CHECKPOINT_REFUSALS = new Set(['secret_in_artifact', 'artifact_quota_exceeded']);
+
 /** Settings of the `expo` builder. */
 export interface ExpoBuilderOptions {
   /** Metro's transform cache, shared by every project (in the data dir, not /tmp). */
@@ -89,7 +92,12 @@ export class ExpoBuilder implements Builder {
     try {
       if (job.kind === 'build') await this.build(job, context, workspace, output, 0, 5);
       else await this.deploy(job, context, workspace, output);
-      await this.publishCheckpoint(job, context, workspace);
+      await this.publishCheckpoint(job, context, workspace).catch((error: unknown) => {
+        // What the workflow published stays published: a checkpoint refused (a secret in the
+        // source, the owner's storage full) is said, and the workflow still completes.
+        if (!(error instanceof BuildFailure) || !CHECKPOINT_REFUSALS.has(error.code)) throw error;
+        return context.say(`No checkpoint saved for this workflow: ${error.message}`);
+      });
     } catch (error) {
       output.flush();
       // A broken edit never poisons the next build: back to the last good commit.
