@@ -107,8 +107,8 @@ export interface Store {
    * throws. `fn` may await only `tx`'s repositories, `lock` and pure computation: no file, network,
    * timer or builder I/O, no `store.repos`, no other transaction (docs/architecture.md "Inside a
    * transaction"). SQLite: `BEGIN IMMEDIATE … COMMIT` behind a per-process FIFO mutex. PostgreSQL:
-   * READ COMMITTED on one pooled connection, retried once on a deadlock or serialization failure:
-   * `fn` then runs a second time, so what it records outside the transaction (claims, counters)
+   * READ COMMITTED on one pooled connection, retried (at most three runs) on a deadlock or serialization failure:
+   * `fn` then runs again, so what it records outside the transaction (claims, counters)
    * must be reset at its start. A transaction still open when the event loop reaches its next macrotask (PostgreSQL: with none
    * of its statements in flight) is reported (and, with `strictTransactions`, rolled back and
    * rejected with `TransactionSpanError`).

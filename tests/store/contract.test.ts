@@ -929,7 +929,7 @@ describe.skipIf(!postgresAvailable())('store contract: postgres across nodes', (
     }
   });
 
-  it('a deadlock between two nodes is retried once: both transactions commit', async () => {
+  it('a deadlock between two nodes is retried: both transactions commit', async () => {
     await a.repos.projects.insert(project('p2', 'u1'));
     const holder = await openNode('node-holder', { strictTransactions: false, onTransactionSpan: () => {} });
     try {
@@ -958,9 +958,9 @@ describe.skipIf(!postgresAvailable())('store contract: postgres across nodes', (
       release();
       await Promise.all([first, second]);
       // Which transaction the deadlock detector aborts, and whether the retry meets the other again,
-      // is PostgreSQL's timing: at least one retry ran, and at most one per transaction (four runs).
+      // is PostgreSQL's timing: at least one retry ran, and at most two per transaction (six runs).
       expect(runs).toBeGreaterThanOrEqual(3);
-      expect(runs).toBeLessThanOrEqual(4);
+      expect(runs).toBeLessThanOrEqual(6);
       expect((await a.repos.projects.findById('p1'))!.updatedAt).toBe(T1);
       expect((await a.repos.projects.findById('p2'))!.updatedAt).toBe(T2);
     } finally {

@@ -60,6 +60,21 @@ const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
 const CONNECT_TIMEOUT_MS = 3_000;
 /** `ping()` fails when the database has not answered `select 1` within this (ms). */
 const PING_TIMEOUT_MS = 500;
+/**
+ * How many times a transaction runs when PostgreSQL aborts it as a deadlock's victim or for a
+ * serialization failure. A victim's retry can take a row lock before the transaction it lost to
+ * is woken, and meet it again: a second retry, after a longer pause, ends such a repeat.
+ */
+const TX_ATTEMPTS = 3;
+
+/**
+ * Waits before attempt `attempt + 1` of a transaction: a random 0 to 25 ms times `attempt`, so
+ * the transaction the victim lost to, woken by its rollback, takes its rows first.
+ */
+function retryPause(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * 25 * attempt));
+}
+
 /** How often the clock offset is measured again (ms). */
 const CLOCK_SAMPLE_MS = 10_000;
 
@@ -215,8 +230,8 @@ export class PgStore implements Store {
         return result;
       } catch (error) {
         state.open = false;
-        if (attempt === 1 && !state.spanned && isRetryable(error)) continue;
-        throw error;
+        if (attempt >= TX_ATTEMPTS || state.spanned || !isRetryable(error)) throw error;
+        await retryPause(attempt);
       }
     }
   }
