@@ -19,7 +19,8 @@
 // must end with a JSON-RPC result whose `wait.reason` is `time_up`.
 //
 // Options (env): BENCH_WAITS (default 1000), BENCH_WAIT_SECONDS (default 30: long enough for every
-// wait to be open before the first ends on a loaded machine).
+// wait to be open before the first ends on a loaded machine), BENCH_NODE_FLAGS (space-separated
+// node flags for the server, e.g. `--trace-gc`, to see what the memory is).
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
@@ -48,7 +49,13 @@ let server;
 let report;
 try {
   server = await startChild(
-    [...target.serveArgs, '--max-concurrent-requests', String(WAITS + 64), '--trust-proxy', 'loopback'],
+    [
+      ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+      ...target.serveArgs,
+      '--max-concurrent-requests', String(WAITS + 64),
+      '--trust-proxy',
+      'loopback',
+    ],
     target.readyPattern,
     root,
   );
