@@ -52,7 +52,8 @@ try {
     [
       ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
       ...target.serveArgs,
-      '--max-concurrent-requests', String(WAITS + 64),
+      '--max-concurrent-requests',
+      String(WAITS + 64),
       '--trust-proxy',
       'loopback',
     ],
@@ -67,7 +68,9 @@ try {
   agent.destroy();
   await sleep(2000);
   const idle = Math.max(rssMiB(pid), ...(await samples(pid)));
-  console.error(`benchmark: ${WAITS} open svc_get_session waits of ${WAIT_SECONDS} s, one user each; idle RSS ${idle.toFixed(1)} MiB`);
+  console.error(
+    `benchmark: ${WAITS} open svc_get_session waits of ${WAIT_SECONDS} s, one user each; idle RSS ${idle.toFixed(1)} MiB`,
+  );
 
   const waitAgent = new Agent({ keepAlive: true, maxSockets: Infinity });
   const started = Date.now();
