@@ -15,8 +15,9 @@
 // progress token, each on its own connection (node:http, `Accept: application/json,
 // text/event-stream`), so that each reply turns into an SSE stream whose first event is the wait's
 // first progress notification. A wait is open once that event has come; with all of them open
-// the server's RSS is read again (the largest of a few reads over a second), then every stream
-// must end with a JSON-RPC result whose `wait.reason` is `time_up`.
+// the server's RSS is read again, every 250 ms until a second before the first wait is due to end
+// (the largest read is the figure), then every stream must end with a JSON-RPC result whose
+// `wait.reason` is `time_up`.
 //
 // Options (env): BENCH_WAITS (default 1000), BENCH_WAIT_SECONDS (default 30: long enough for every
 // wait to be open before the first ends on a loaded machine), BENCH_NODE_FLAGS (space-separated
@@ -29,12 +30,13 @@ import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { prepareTarget, seedRows, startChild, stopChild } from './http-target.mjs';
+import { load, prepareTarget, seedRows, startChild, stopChild } from './http-target.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const WAITS = Number(process.env.BENCH_WAITS ?? 1000);
 const WAIT_SECONDS = Number(process.env.BENCH_WAIT_SECONDS ?? 30);
 const WARMUP_WAITS = 20;
+const LOAD_SECONDS = 3;
 const GOAL_MIB = 64;
 const { generateToken, hashToken, displayPrefix } = await import(
   pathToFileURL(join(root, 'dist', 'auth', 'api-token.js')).href
@@ -67,9 +69,14 @@ try {
   if (warm.some((w) => !w.ok)) throw new Error(`warm-up waits failed: ${JSON.stringify(warm.find((w) => !w.ok))}`);
   agent.destroy();
   await sleep(2000);
+  const coldIdle = Math.max(rssMiB(pid), ...(await samples(pid)));
+  // Then load, as any server in use has had: svc_get_project of the bench user for a few seconds
+  // (no waiter's token or session is read), and idle again: the idle server of the goal.
+  await load(server.port, pid, target.headers, target.body, { seconds: LOAD_SECONDS, connections: 32 });
+  await sleep(2000);
   const idle = Math.max(rssMiB(pid), ...(await samples(pid)));
   console.error(
-    `benchmark: ${WAITS} open svc_get_session waits of ${WAIT_SECONDS} s, one user each; idle RSS ${idle.toFixed(1)} MiB`,
+    `benchmark: ${WAITS} open svc_get_session waits of ${WAIT_SECONDS} s, one user each; idle RSS ${coldIdle.toFixed(1)} MiB before any load, ${idle.toFixed(1)} MiB after ${LOAD_SECONDS} s of svc_get_project`,
   );
 
   const waitAgent = new Agent({ keepAlive: true, maxSockets: Infinity });
@@ -88,6 +95,15 @@ try {
   const openMs = Date.now() - started;
   const openCount = opened;
   const open = Math.max(...(await samples(pid)));
+  // Then while they stay open (their heartbeats come every 10 s), until a second before the first
+  // is due to end or one has ended: the largest read is the figure.
+  let firstEnded = false;
+  void Promise.race(calls).then(() => (firstEnded = true));
+  let held = open;
+  while (!firstEnded && Date.now() < started + WAIT_SECONDS * 1000 - 1000) {
+    held = Math.max(held, rssMiB(pid));
+    await sleep(250);
+  }
   const results = await ended;
   waitAgent.destroy();
   const answered = results.filter((r) => r.ok).length;
@@ -100,10 +116,13 @@ try {
     allOpenAfterMs: openMs,
     answered,
     reasons,
+    coldIdleRssMiB: coldIdle,
     idleRssMiB: idle,
+    aboveColdIdleMiB: held - coldIdle,
     openRssMiB: open,
-    aboveIdleMiB: open - idle,
-    perWaitKiB: openCount > 0 ? ((open - idle) * 1024) / openCount : undefined,
+    heldRssMiB: held,
+    aboveIdleMiB: held - idle,
+    perWaitKiB: openCount > 0 ? ((held - idle) * 1024) / openCount : undefined,
     peakRssMiB: Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024,
     goalMiB: GOAL_MIB,
     loadAverage: loadavg().map((l) => Number(l.toFixed(2))),
@@ -121,7 +140,7 @@ console.log(
     .join(', ')})`,
 );
 console.log(
-  `server RSS: idle ${report.idleRssMiB.toFixed(1)} MiB, with the waits open ${report.openRssMiB.toFixed(1)} MiB: ${report.aboveIdleMiB.toFixed(1)} MiB above idle (${report.perWaitKiB?.toFixed(1)} KiB per wait; goal <= ${GOAL_MIB} MiB: ${report.aboveIdleMiB <= GOAL_MIB && report.answered === WAITS ? 'ok' : 'short'}); peak ${report.peakRssMiB.toFixed(1)} MiB; load ${report.loadAverage.join(' ')}`,
+  `server RSS: idle ${report.idleRssMiB.toFixed(1)} MiB (${report.coldIdleRssMiB.toFixed(1)} before any load), once all were open ${report.openRssMiB.toFixed(1)} MiB, at most ${report.heldRssMiB.toFixed(1)} MiB while they stayed open: ${report.aboveIdleMiB.toFixed(1)} MiB above idle (${report.perWaitKiB?.toFixed(1)} KiB per wait; ${report.aboveColdIdleMiB.toFixed(1)} MiB above the idle server before any load; goal <= ${GOAL_MIB} MiB: ${report.aboveIdleMiB <= GOAL_MIB && report.answered === WAITS ? 'ok' : 'short'}); peak ${report.peakRssMiB.toFixed(1)} MiB; load ${report.loadAverage.join(' ')}`,
 );
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(
