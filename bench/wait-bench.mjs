@@ -21,7 +21,9 @@
 //
 // Options (env): BENCH_WAITS (default 1000), BENCH_WAIT_SECONDS (default 30: long enough for every
 // wait to be open before the first ends on a loaded machine), BENCH_NODE_FLAGS (space-separated
-// node flags for the server, e.g. `--trace-gc`, to see what the memory is).
+// node flags for the server, to see what the memory is: `--max-semi-space-size=1`,
+// `--heapsnapshot-signal=SIGUSR2`, `--require` of a file that logs `v8.getHeapSpaceStatistics()`;
+// the server's own output is not shown).
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
