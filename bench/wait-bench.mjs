@@ -10,8 +10,9 @@
 // is 256, docs/contract.md "Limits and plans") and `--trust-proxy loopback` (the bench is one peer
 // address: past 512 open connections a peer keeps at most 128 unless it is a trusted proxy).
 //
-// After a warm-up (a few short waits), the server's RSS (VmRSS of /proc/<pid>/status) is read
-// idle; then every user opens one `tools/call svc_get_session {projectId, waitSeconds}` with a
+// After a warm-up (a few short waits, then 3 s of svc_get_project load of the bench user, as any
+// server in use has had), the server's RSS (VmRSS of /proc/<pid>/status) is read idle (and before
+// that load, reported beside the figure); then every user opens one `tools/call svc_get_session {projectId, waitSeconds}` with a
 // progress token, each on its own connection (node:http, `Accept: application/json,
 // text/event-stream`), so that each reply turns into an SSE stream whose first event is the wait's
 // first progress notification. A wait is open once that event has come; with all of them open
