@@ -8,7 +8,10 @@
 // - bench/startup-bench.mjs: stdio spawn to the answer to initialize against bare node (goal 3);
 // - bench/lease-bench.mjs: lease takeover after SIGKILL and the heartbeat's writes (goal 5);
 // - bench/multinode.mjs: API nodes and workers on PostgreSQL: a worker's takeover after SIGKILL,
-//   builds per minute with 1 and 2 workers, svc_get_project on PostgreSQL against SQLite (reported).
+//   builds per minute with 1 and 2 workers, svc_get_project on PostgreSQL against SQLite (reported);
+// - bench/wait-bench.mjs: 1,000 open svc_get_session waits (SSE, one user each): the server's RSS
+//   above idle while all are open, and how many answered (round three, goal 6: at most 64 MiB, and
+//   every one answers).
 //
 // Goal 4 (each build and install keeps its own code cache) is a test, tests/code-cache.test.ts.
 // Each part writes its figures to bench/results/; a part that fails is reported as not measured
@@ -27,6 +30,7 @@ const PARTS = [
   ['startup-bench.mjs', 'startup.json'],
   ['lease-bench.mjs', 'leases.json'],
   ['multinode.mjs', 'multinode.json'],
+  ['wait-bench.mjs', 'waits.json'],
 ];
 
 const results = {};
@@ -150,8 +154,24 @@ goal(
   150,
   { unit: 'ms' },
 );
+const waits = results['waits.json'];
+goal(
+  '3.6',
+  `${waits?.waits ?? 1000} open svc_get_session waits (SSE): server RSS above idle`,
+  waits && waits.openAtOnce === waits.waits ? waits.aboveIdleMiB : undefined,
+  64,
+  { unit: 'MiB' },
+);
+reported(
+  '3.6 the same, above the idle server before any load',
+  waits?.aboveColdIdleMiB !== undefined ? `${Math.round(waits.aboveColdIdleMiB)} MiB` : undefined,
+);
+goal('3.6', 'open svc_get_session waits answered with a result', waits?.answered, waits?.waits ?? 1000, {
+  atLeast: true,
+  unit: 'waits',
+});
 
-const widths = [5, 66, 34, 12, 6];
+const widths = [5, 66, 34, 14, 6];
 console.log('\nperformance goals, each against its baseline measured in this run:');
 for (const row of rows)
   console.log(

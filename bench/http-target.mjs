@@ -4,6 +4,7 @@
 // from /proc (Linux).
 import autocannon from 'autocannon';
 import { spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -207,4 +208,51 @@ export async function measureAlternating(servers, { rounds, seconds, warmup, con
       },
     };
   });
+}
+
+/** A runner of another host: a server under test never takes its workflows over while their lease lasts. */
+export const PHANTOM_RUNNER = 'bench-phantom-host:1:bench';
+
+/**
+ * Row writers for seeding a data dir's SQLite file (open `db`, `foreign_keys` on) before its server
+ * starts: `newProject(ownerId, name, msAgo)` and `newWorkflow(projectId, status, instruction)` (a
+ * build; a running one is held by `PHANTOM_RUNNER` with a lease a day long, so no build ever runs
+ * and its project's waits see no change). Each returns the new row's id.
+ */
+export function seedRows(db) {
+  const now = Date.now();
+  const at = (msAgo) => new Date(now - msAgo).toISOString();
+  let seq = db.prepare('SELECT coalesce(max(seq), 0) AS m FROM workflows').get().m;
+  const project = db.prepare(
+    'INSERT INTO projects (id, owner_id, name, description, visibility, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  const workflow = db.prepare(
+    `INSERT INTO workflows (id, project_id, seq, kind, status, instruction, step_index, step_total, step_name, runner_id, lease_expires_at, created_at, started_at, finished_at)
+     VALUES (@id, @projectId, @seq, 'build', @status, @instruction, @stepIndex, 4, @stepName, @runnerId, @leaseExpiresAt, @createdAt, @startedAt, @finishedAt)`,
+  );
+  const newProject = (owner, name, msAgo) => {
+    const id = randomUUID();
+    project.run(id, owner, name, `${name}: a bench project`, 'private', at(msAgo), at(msAgo));
+    return id;
+  };
+  const newWorkflow = (projectId, status, instruction) => {
+    const id = randomUUID();
+    const running = status === 'running';
+    workflow.run({
+      id,
+      projectId,
+      seq: ++seq,
+      status,
+      instruction,
+      stepIndex: status === 'queued' ? 0 : running ? 2 : 4,
+      stepName: status === 'queued' ? null : 'Bundling the app',
+      runnerId: running ? PHANTOM_RUNNER : null,
+      leaseExpiresAt: running ? now + 86_400_000 : null,
+      createdAt: at(60_000),
+      startedAt: status === 'queued' ? null : at(50_000),
+      finishedAt: status === 'completed' ? at(10_000) : null,
+    });
+    return id;
+  };
+  return { newProject, newWorkflow, at };
 }

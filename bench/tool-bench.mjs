@@ -38,7 +38,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuTicks, prepareTarget, startChild, stopChild } from './http-target.mjs';
+import { cpuTicks, prepareTarget, seedRows, startChild, stopChild } from './http-target.mjs';
 import { createDatabase, dropDatabase, startPostgres } from './postgres.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -51,8 +51,6 @@ const QUEUED = 50;
 const LISTED_PROJECTS = 1000;
 const MESSAGES = 150;
 const SINKS = 100;
-/** A runner of another host: the server under test never takes its workflows over while the lease lasts. */
-const PHANTOM_RUNNER = 'bench-phantom-host:1:bench';
 
 const target = await prepareTarget(root);
 const dbFile = join(target.dataDir, 'mobile-builder.db');
@@ -383,43 +381,10 @@ function seed(file) {
   const userId = (name) => db.prepare('SELECT id FROM users WHERE name = ?').get(name).id;
   const bench = userId('bench');
   const listerId = userId('lister');
-  const now = Date.now();
-  const at = (msAgo) => new Date(now - msAgo).toISOString();
-  let seq = db.prepare('SELECT coalesce(max(seq), 0) AS m FROM workflows').get().m;
-  const project = db.prepare(
-    'INSERT INTO projects (id, owner_id, name, description, visibility, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
-  const workflow = db.prepare(
-    `INSERT INTO workflows (id, project_id, seq, kind, status, instruction, step_index, step_total, step_name, runner_id, lease_expires_at, created_at, started_at, finished_at)
-     VALUES (@id, @projectId, @seq, 'build', @status, @instruction, @stepIndex, 4, @stepName, @runnerId, @leaseExpiresAt, @createdAt, @startedAt, @finishedAt)`,
-  );
+  const { newProject, newWorkflow, at } = seedRows(db);
   const message = db.prepare(
     "INSERT INTO messages (id, project_id, seq, role, type, content, workflow_id, created_at) VALUES (?, ?, ?, ?, 'progress', ?, ?, ?)",
   );
-  const newProject = (owner, name, msAgo) => {
-    const id = randomUUID();
-    project.run(id, owner, name, `${name}: a bench project`, 'private', at(msAgo), at(msAgo));
-    return id;
-  };
-  const newWorkflow = (projectId, status, instruction) => {
-    const id = randomUUID();
-    const running = status === 'running';
-    workflow.run({
-      id,
-      projectId,
-      seq: ++seq,
-      status,
-      instruction,
-      stepIndex: status === 'queued' ? 0 : running ? 2 : 4,
-      stepName: status === 'queued' ? null : 'Bundling the app',
-      runnerId: running ? PHANTOM_RUNNER : null,
-      leaseExpiresAt: running ? now + 86_400_000 : null,
-      createdAt: at(60_000),
-      startedAt: status === 'queued' ? null : at(50_000),
-      finishedAt: status === 'completed' ? at(10_000) : null,
-    });
-    return id;
-  };
   const ids = db.transaction(() => {
     const idle = newProject(bench, 'Idle', 5000);
     newWorkflow(idle, 'completed', 'Build a todo list app');

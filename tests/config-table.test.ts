@@ -176,6 +176,7 @@ describe('the settings table', () => {
       '--artifact-url',
       '--trust-proxy',
       '--body-limit',
+      '--max-concurrent-requests',
       '--claim-wait-ms',
       '--browser',
     ])
@@ -254,8 +255,10 @@ describe('the settings table', () => {
       maxConcurrentWorkflows: 2,
       leaseMs: 2500,
       bodyLimitBytes: 1024 * 1024,
+      maxConcurrentRequests: 256,
       port: 3333,
     });
+    expect(SETTINGS.maxConcurrentRequests.default).toBe(DEFAULTS.maxConcurrentRequests);
     expect(SETTINGS.leaseMs.default).toBe(DEFAULTS.leaseMs);
     expect(SETTINGS.bodyLimit.default).toBe(DEFAULTS.bodyLimitBytes);
   });
@@ -275,6 +278,11 @@ describe('the settings table', () => {
       exitCode: 1,
       stderr:
         "error: option '--body-limit <bytes>' argument '0' is invalid. --body-limit must be a whole number of at least 1\n(run with --help for usage)\n",
+    });
+    expect(await refused(['serve', '--max-concurrent-requests', '0'])).toEqual({
+      exitCode: 1,
+      stderr:
+        "error: option '--max-concurrent-requests <n>' argument '0' is invalid. --max-concurrent-requests must be a whole number of at least 1\n(run with --help for usage)\n",
     });
     expect(await refused(['serve', '--expo-sdks', '58,12'])).toMatchObject({
       exitCode: 1,

@@ -11,10 +11,14 @@ import type { RunningHttpServer } from '../transports/http-server.js';
 import { buildSandboxFor, sandboxLine } from './build-sandbox-choice.js';
 import { openHealthPort } from './health-port.js';
 
-/** The listener settings every HTTP listener of one `serve` shares (`--host`, `--body-limit` in bytes, `--allowed-hosts`). */
+/**
+ * The listener settings every HTTP listener of one `serve` shares (`--host`, `--body-limit` in
+ * bytes, `--allowed-hosts`, `--max-concurrent-requests`).
+ */
 export interface ServeListenerOptions {
   host: string;
   bodyLimitBytes: number;
+  maxConcurrentRequests: number;
   allowedHosts?: string[];
 }
 
@@ -79,6 +83,7 @@ export function prepareServeRun(
     listener: {
       host: options.host,
       bodyLimitBytes: options.bodyLimit,
+      maxConcurrentRequests: options.maxConcurrentRequests,
       ...(options.allowedHosts && { allowedHosts: options.allowedHosts }),
     },
     opened,

@@ -60,6 +60,8 @@ export interface ServeOptions extends WorkerOptions {
   trustProxy?: string[];
   /** Bytes. */
   bodyLimit: number;
+  /** The HTTP listener's request slots (`--max-concurrent-requests`). */
+  maxConcurrentRequests: number;
   updatesSigningKey?: string;
   artifactUrl?: string;
   artifactOrigins: ArtifactOrigins;

@@ -270,6 +270,15 @@ export const SETTINGS = {
     parse: wholeNumber('--body-limit', 1),
     commands: ['serve'],
   },
+  maxConcurrentRequests: {
+    flags: '--max-concurrent-requests <n>',
+    env: 'SVC_MAX_CONCURRENT_REQUESTS',
+    default: DEFAULTS.maxConcurrentRequests,
+    unit: 'requests',
+    help: 'authenticated MCP requests handled at once over HTTP (an open svc_get_session wait holds one); more get 429',
+    parse: wholeNumber('--max-concurrent-requests', 1),
+    commands: ['serve'],
+  },
   logLevel: {
     flags: '--log-level <level>',
     env: 'SVC_LOG_LEVEL',

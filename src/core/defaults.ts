@@ -22,6 +22,8 @@ export const DEFAULTS = {
   claimWaitMs: 2000,
   /** Largest HTTP request body and largest stdio line (one JSON-RPC message), in bytes: 1 MiB. */
   bodyLimitBytes: 1024 * 1024,
+  /** Authenticated MCP requests an HTTP listener handles at once (its request slots; a session wait holds one). */
+  maxConcurrentRequests: 256,
   /** Log level of the process logger. */
   logLevel: 'info',
   /** Limit of one code agent run of the expo builder, in seconds. */

@@ -57,7 +57,7 @@ export interface HttpServerOptions {
   headersTimeoutMs?: number;
   /** Time allowed to receive the whole request, in ms (default 30 000). */
   requestTimeoutMs?: number;
-  /** Authenticated MCP requests handled at once; more get 429 with `data.scope = "server"` (default 256). */
+  /** Authenticated MCP requests handled at once; more get 429 with `data.scope = "server"` (default `DEFAULTS.maxConcurrentRequests`, `--max-concurrent-requests`). */
   maxConcurrentRequests?: number;
   /**
    * Requests still being read or authenticated, per user for a request with a valid token, else
@@ -153,7 +153,7 @@ const NO_QUERY: URLSearchParams = new EmptyQuery();
  */
 export async function startHttpServer(deps: HttpServerDeps, options: HttpServerOptions): Promise<RunningHttpServer> {
   const bodyLimit = options.bodyLimitBytes ?? DEFAULTS.bodyLimitBytes;
-  const slots = new RequestSlots(options.maxConcurrentRequests ?? 256);
+  const slots = new RequestSlots(options.maxConcurrentRequests ?? DEFAULTS.maxConcurrentRequests);
   const hosts = openListenerHosts();
   const oauth = await loadOAuthRoutes(deps, options);
   const artifacts = artifactHandlers(deps.artifacts, deps.builderRoutes);

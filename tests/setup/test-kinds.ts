@@ -18,6 +18,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/elicitation-stdio.test.ts',
   'tests/metrics-bin.test.ts',
   'tests/body-limit.test.ts',
+  'tests/max-concurrent-requests.test.ts',
   'tests/code-cache.test.ts',
   'tests/stdio-startup.test.ts',
   'tests/console/console-sessions-cli.test.ts',
