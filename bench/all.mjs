@@ -162,8 +162,8 @@ goal(
 // run it, and shows the newest `npm run bench:expo` figures, named as such, or 'not measured'.
 const expo = newestExpoFigures();
 reported(
-  '3.5 from the newest npm run bench:expo (not run by npm run bench)',
-  expo && `${expo.file} (${expo.figures.date ?? 'time in its name'})`,
+  'goal 3.5: the newest npm run bench:expo, not this run',
+  expo && `${expo.file}${expo.figures.date ? ` (started ${expo.figures.date})` : ''}`,
 );
 expoGoalLines(lines, expo?.figures);
 
