@@ -14,13 +14,16 @@
 //   every one answers).
 //
 // Goal 4 (each build and install keeps its own code cache) is a test, tests/code-cache.test.ts.
+// Goal 3.5 (the expo builder against bare `expo export` runs) is bench/expo-bench.mjs, which takes
+// minutes: this shows the newest figures it wrote, with their file and time, or 'not measured'.
 // Each part writes its figures to bench/results/; a part that fails is reported as not measured
 // (its file is older than this run), and the exit code is non-zero. A `short` goal is a finding,
 // not a failure.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expoGoalLines, goalLines } from './goal-lines.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const started = Date.now();
@@ -44,6 +47,25 @@ for (const [script, file] of PARTS) {
   results[file] = readFresh(join(root, 'bench', 'results', file));
 }
 
+/** The newest bench/results/expo-<time>.json (bench/expo-bench.mjs) and its figures, if any. */
+function newestExpoFigures() {
+  const dir = join(root, 'bench', 'results');
+  let names;
+  try {
+    names = readdirSync(dir).filter((name) => /^expo-.*\.json$/.test(name));
+  } catch {
+    return undefined;
+  }
+  // The names hold the ISO time of the run, so the newest sorts last.
+  const file = names.sort().at(-1);
+  if (!file) return undefined;
+  try {
+    return { file: `bench/results/${file}`, figures: JSON.parse(readFileSync(join(dir, file), 'utf8')) };
+  } catch {
+    return undefined;
+  }
+}
+
 /** The figures of a part, when it wrote them during this run. */
 function readFresh(path) {
   try {
@@ -54,21 +76,8 @@ function readFresh(path) {
   }
 }
 
-const rows = [];
-/** Adds a goal's line: `ratio` against `goal` (`max`: at most, else at least), or not measured. */
-const goal = (n, what, ratio, limit, { atLeast = false, unit = 'x' } = {}) => {
-  if (ratio === undefined) return rows.push([n, what, 'not measured', '', '']);
-  const ok = atLeast ? ratio >= limit : ratio <= limit;
-  const shown = unit === 'x' ? `${ratio.toFixed(2)}x` : `${Math.round(ratio)} ${unit}`;
-  rows.push([
-    n,
-    what,
-    shown,
-    `${atLeast ? '>=' : '<='} ${limit}${unit === 'x' ? 'x' : ` ${unit}`}`,
-    ok ? 'ok' : 'short',
-  ]);
-};
-const reported = (what, value) => rows.push(['', what, value ?? 'not measured', '', '']);
+const lines = goalLines();
+const { goal, reported, line } = lines;
 
 const http = results['latest.json'];
 goal(1, 'svc_get_project CPU per request / the floor', http?.ratios.cpuVsFloor, 1.15);
@@ -90,7 +99,7 @@ reported(
   'stdio spawn -> first tools/list answered, warm / first start',
   startup?.warmToolsMs && `${Math.round(startup.warmToolsMs)} / ${Math.round(startup.coldToolsMs)} ms`,
 );
-rows.push([4, 'code cache per build and install path', 'a test: tests/code-cache.test.ts', '', '']);
+line(4, 'code cache per build and install path', 'a test: tests/code-cache.test.ts');
 const leases = results['leases.json'];
 goal(
   5,
@@ -117,7 +126,7 @@ reported(
 );
 
 // Round three (docs/performance.md "Round three"); the goals above are the earlier rounds'.
-rows.push(['', 'round three:', '', '', '']);
+line('', 'round three:');
 if (tools?.postgresCpuIncluded)
   goal('3.1', 'svc_get_project on PostgreSQL (node + postgres CPU) / on SQLite', call('projectPg')?.cpuRatio, 1.5);
 else
@@ -125,13 +134,11 @@ else
     '3.1 svc_get_project on PostgreSQL / on SQLite (node CPU only)',
     call('projectPg') ? `${call('projectPg').cpuRatio.toFixed(2)}x` : tools?.postgres,
   );
-rows.push([
+line(
   '3.1',
   '130 calls through two API nodes: 95 to 100 allowed',
   'a test: tests/multinode/limits-across-nodes.test.ts',
-  '',
-  '',
-]);
+);
 goal(
   '3.2',
   'svc_send_message / the floor (one transaction) (CPU)',
@@ -171,13 +178,14 @@ goal('3.6', 'open svc_get_session waits answered with a result', waits?.answered
   unit: 'waits',
 });
 
-const widths = [5, 66, 34, 14, 6];
-console.log('\nperformance goals, each against its baseline measured in this run:');
-for (const row of rows)
-  console.log(
-    row
-      .map((cell, i) => String(cell).padEnd(widths[i]))
-      .join('')
-      .trimEnd(),
-  );
+// Goal 3.5 takes minutes (toolchain install, cold and native exports): `npm run bench` does not
+// run it, and shows the newest `npm run bench:expo` figures, named as such, or 'not measured'.
+const expo = newestExpoFigures();
+reported(
+  'goal 3.5: the newest npm run bench:expo, not this run',
+  expo && `${expo.file}${expo.figures.date ? ` (started ${expo.figures.date})` : ''}`,
+);
+expoGoalLines(lines, expo?.figures);
+
+lines.print('performance goals, each against its baseline measured in this run:');
 if (failed) process.exitCode = 1;

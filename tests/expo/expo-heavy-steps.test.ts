@@ -5,6 +5,8 @@
  * type check is stopped at its bound, her answer gets a repair question that says why, and Bob's
  * build, which waited for the slot, completes.
  */
+import { execFileSync } from 'node:child_process';
+import { readlinkSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolResult, waitFor, type TestServer } from '../helpers.js';
 import { ensureToolchain, startExpoServer } from './expo-helpers.js';
@@ -55,6 +57,23 @@ async function pending(
   );
 }
 
+/**
+ * Whether a `tsc` of the project's workspace runs now: in the build sandbox its command line names
+ * the workspace (bubblewrap's `--chdir`); without it, its working folder is in the workspace.
+ */
+function typeCheckRunning(projectId: string): boolean {
+  const lines = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).split('\n');
+  return lines.some((line) => {
+    if (!line.includes('typescript/bin/tsc') || line.includes('ps -eo')) return false;
+    if (line.includes(projectId)) return true;
+    try {
+      return readlinkSync(`/proc/${line.trim().split(/\s+/)[0]}/cwd`).includes(projectId);
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
+}
+
 describe('expo builder: heavy steps shared between users', () => {
   it("a pathological type in one user's answer is refused with its reason, and another user's build finishes", async () => {
     const a = await toolResult(server.mcpUrl, alice, 'svc_create_project', { name: 'Types Bomb' });
@@ -79,11 +98,13 @@ describe('expo builder: heavy steps shared between users', () => {
       message: bomb,
     });
     // Alice's type check holds the one slot; then Bob's build (deterministic edits) needs it.
+    // "Staging" is said before the check asks for the slot: wait for its tsc process itself.
     await waitFor(
       async () => (await messagesOf(alice, a.id)).some((m) => m.content.startsWith('Staging 1 file')),
       120_000,
       "Alice's type check to start",
     );
+    await waitFor(() => typeCheckRunning(a.id), 120_000, "Alice's tsc to run");
     await toolResult(server.mcpUrl, bob, 'svc_send_message', {
       projectId: b.id,
       questionId: bobQuestion.questionId,

@@ -3,7 +3,7 @@
  * update (docs/performance.md "The expo builder").
  *
  * - build: workspace (toolchain installed on first use, template copied, `app.json` synced) ->
- *   agent step (deterministic edits or the operator's code agent) -> `tsc --noEmit` ->
+ *   agent step (deterministic edits or the operator's code agent) -> `tsc --noEmit` beside
  *   `expo export --platform web` -> web preview. Success commits the workspace; failure or
  *   cancel resets it to the last good commit.
  * - deploy: builds first when there is no good build -> app identifier (asked once per
@@ -181,13 +181,8 @@ export class ExpoBuilder implements Builder {
     // The agent may not touch the identity: put it back.
     await workspace.syncAppConfig({ name: job.project.name, identifier: await context.recall('app_identifier') });
 
-    await context.step(offset + 3, total, 'Type checking (tsc --noEmit)');
-    if (outcome.typeChecked) await context.say('The applied files passed tsc --noEmit in the staging copy.');
-    else await this.typeCheck(job, context, workspace, output);
-
-    await context.step(offset + 4, total, 'Exporting the web app (expo export --platform web)');
     const webDir = join(workspace.dir, OUTPUT_DIR, 'web');
-    await this.exportPlatforms(job, context, workspace.dir, this.toolchain, output, ['web'], webDir);
+    await this.checkAndExportWeb(job, context, workspace, output, outcome.typeChecked === true, offset + 3, total);
 
     await context.step(offset + 5, total, 'Publishing the web preview');
     const preview = await context.publish({ kind: 'preview', platform: 'web', sourceDir: webDir });
@@ -330,28 +325,61 @@ export class ExpoBuilder implements Builder {
     return writable ? { ro, rw: [workspaceDir, this.options.metroCacheDir] } : { ro: [...ro, workspaceDir] };
   }
 
-  private heavy<T>(job: BuildJob, context: BuildContext, fn: () => Promise<T>): Promise<T> {
+  /** Runs `fn` in a heavy-step slot of its own, or at once when the caller holds one (`inSlot`). */
+  private heavy<T>(job: BuildJob, context: BuildContext, inSlot: boolean, fn: () => Promise<T>): Promise<T> {
+    if (inSlot) return fn();
     const wait = `Waiting for a heavy-step slot (type checks and exports take turns between users, ${this.options.heavy.slots} at a time on this server)…`;
     return this.options.heavy.runFor(job.project.ownerId, job.signal, fn, () => reportInBackground(context.say(wait)));
   }
 
-  private async typeCheck(
+  /**
+   * Steps `step` (type check; none when the agent's files passed it in staging: `typeChecked`) and
+   * `step + 1` (web export into `.svc/web`) of a build, side by side in one heavy-step slot: tsc
+   * only reads the sources (docs/performance.md "Round three"). A failed check stops the export.
+   * @throws BuildFailure `type_check_failed`, or the export's; the abort reason on cancel.
+   */
+  private async checkAndExportWeb(
     job: BuildJob,
     context: BuildContext,
     workspace: ExpoWorkspace,
     output: OutputBatcher,
+    typeChecked: boolean,
+    step: number,
+    total: number,
   ): Promise<void> {
-    const { ok, diagnostics } = await this.checkTypes(job, context, workspace.dir, output);
-    if (!ok) {
-      throw new BuildFailure(
-        'type_check_failed',
-        `The app does not type-check (tsc --noEmit); the workspace was reset to its last good version:\n${diagnostics.slice(0, 10).join('\n')}`,
-      );
-    }
+    const webDir = join(workspace.dir, OUTPUT_DIR, 'web');
+    await context.step(step, total, 'Type checking (tsc --noEmit)');
+    if (typeChecked) await context.say('The applied files passed tsc --noEmit in the staging copy.');
+    await context.step(step + 1, total, 'Exporting the web app (expo export --platform web)');
+    if (typeChecked) return this.exportPlatforms(job, context, workspace.dir, this.toolchain, output, ['web'], webDir);
+    const stop = new AbortController();
+    await this.heavy(job, context, false, async () => {
+      const exported = this.exportPlatforms(job, context, workspace.dir, this.toolchain, output, ['web'], webDir, {
+        signal: AbortSignal.any([job.signal, stop.signal]),
+        inSlot: true,
+      });
+      exported.catch(() => undefined); // awaited below, whichever way the type check ends
+      let checked: { ok: boolean; diagnostics: string[] } | undefined;
+      try {
+        checked = await this.checkTypes(job, context, workspace.dir, output, true);
+      } finally {
+        // A failed (or cancelled) check stops the export and waits for its process group to end.
+        if (!checked?.ok) {
+          stop.abort();
+          await exported.catch(() => undefined);
+        }
+      }
+      if (!checked.ok)
+        throw new BuildFailure(
+          'type_check_failed',
+          `The app does not type-check (tsc --noEmit); the workspace was reset to its last good version:\n${checked.diagnostics.slice(0, 10).join('\n')}`,
+        );
+      await exported;
+    });
   }
 
   /**
-   * `tsc --noEmit` in `dir` (fixed argv, no shell), in a heavy-step slot, within `TYPE_CHECK_BOUNDS`.
+   * `tsc --noEmit` in `dir` (fixed argv, no shell), in a heavy-step slot (the caller's: `inSlot`), within `TYPE_CHECK_BOUNDS`.
    * A check stopped at a bound fails (`ok: false`) with the reason as its only diagnostic.
    * @throws the abort reason on cancel.
    */
@@ -360,10 +388,11 @@ export class ExpoBuilder implements Builder {
     context: BuildContext,
     dir: string,
     output: OutputBatcher,
+    inSlot = false,
   ): Promise<{ ok: boolean; diagnostics: string[] }> {
     const bounds = withTimeout(TYPE_CHECK_BOUNDS, this.options.stepTimeoutMs);
     const diagnostics: string[] = [];
-    const result = await this.heavy(job, context, () =>
+    const result = await this.heavy(job, context, inSlot, () =>
       runProcess({
         command: process.execPath,
         args: [heapFlag(bounds), this.toolchain.bin('typescript/bin/tsc'), '--noEmit', '--pretty', 'false'],
@@ -399,7 +428,8 @@ export class ExpoBuilder implements Builder {
 
   /**
    * `expo export` of `platforms` for the app in `appDir` (the workspace or a copy inside it) with
-   * `toolchain`, into `outDir`, under the heavy-step semaphore.
+   * `toolchain`, into `outDir`, under the heavy-step semaphore (the caller's slot: `inSlot`), until
+   * `signal` (default the job's) aborts.
    * @throws BuildFailure `timeout` or `export_failed`; the abort reason on cancel.
    */
   private async exportPlatforms(
@@ -410,6 +440,7 @@ export class ExpoBuilder implements Builder {
     output: OutputBatcher,
     platforms: Array<'web' | 'ios' | 'android'>,
     outDir: string,
+    { signal = job.signal, inSlot = false }: { signal?: AbortSignal; inSlot?: boolean } = {},
   ): Promise<void> {
     const bounds = withTimeout(EXPORT_BOUNDS, this.options.stepTimeoutMs);
     await rm(outDir, { recursive: true, force: true });
@@ -422,7 +453,7 @@ export class ExpoBuilder implements Builder {
       '--output-dir',
       outDir,
     ];
-    const result = await this.heavy(job, context, () =>
+    const result = await this.heavy(job, context, inSlot, () =>
       runProcess({
         command: process.execPath,
         args,
@@ -432,7 +463,7 @@ export class ExpoBuilder implements Builder {
         binds: this.binds(job.workspaceDir, true, toolchain),
         ...(this.options.sandbox && { sandbox: this.options.sandbox }),
         limits: { memoryBytes: bounds.memoryBytes, cpuSeconds: bounds.cpuSeconds },
-        signal: job.signal,
+        signal,
         timeoutMs: bounds.timeoutMs,
         onStdout: (line) => pushLine(output, line),
         onStderr: (line) => pushLine(output, line),
@@ -440,7 +471,7 @@ export class ExpoBuilder implements Builder {
       }),
     );
     output.flush();
-    if (result.aborted || job.signal.aborted) throw job.signal.reason;
+    if (result.aborted || signal.aborted) throw signal.reason;
     const passed = boundPassed(result, bounds, `The ${platforms.join('+')} export (Expo SDK ${toolchain.sdk})`);
     if (passed)
       throw new BuildFailure(result.timedOut ? 'timeout' : 'export_failed', `${passed}; the workspace was reset.`);
