@@ -116,6 +116,13 @@ export interface RawResponse {
   json: any;
 }
 
+/** A JSON-RPC body in a few words, for a hang's message: its method and tool, or its length. */
+function describeBody(body: unknown): string {
+  if (typeof body === 'string') return `(${body.length} characters)`;
+  const message = body as { method?: string; params?: { name?: string } } | null;
+  return [message?.method, message?.params?.name].filter(Boolean).join(' ') || '(a batch)';
+}
+
 /** POSTs a body (object or raw string) to the MCP endpoint. */
 export async function post(
   mcpUrl: string,
@@ -123,17 +130,20 @@ export async function post(
   token?: string,
   headers: Record<string, string> = {},
 ): Promise<RawResponse> {
-  const res = await fetch(mcpUrl, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      ...(token !== undefined && { Authorization: `Bearer ${token}` }),
-      ...headers,
-    },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
+  const request = async () => {
+    const res = await fetch(mcpUrl, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        ...(token !== undefined && { Authorization: `Bearer ${token}` }),
+        ...headers,
+      },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    return { res, text: await res.text() };
+  };
+  const { res, text } = await bounded(`POST ${mcpUrl} ${describeBody(body)}`, request());
   let json: any;
   try {
     json = text ? JSON.parse(text) : null;
@@ -247,6 +257,24 @@ export async function mcpError(call: Promise<unknown>): Promise<McpError> {
  * state that takes 1 s on a quiet one may take 30, and only a hang should fail the test.
  */
 const WAIT_GUARD_MS = 120_000;
+
+/**
+ * Awaits `work` under the hang guard and names it when it hangs: past `WAIT_GUARD_MS` it fails with
+ * "<what>: no result in 120 s", where the test's own limit would name no step. For the awaits that
+ * have no bound of their own (a `fetch` to a server, Playwright's `newPage` and `close`).
+ * @throws the error of `work`, or the hang error.
+ */
+export async function bounded<T>(what: string, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const hang = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no result in ${WAIT_GUARD_MS / 1000} s`)), WAIT_GUARD_MS);
+  });
+  try {
+    return await Promise.race([work, hang]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * Polls `check` until it returns a truthy value, or fails after `timeoutMs` (a hang guard: at

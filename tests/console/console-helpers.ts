@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { PNG } from 'pngjs';
 import type { BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
-import { ROOT } from '../helpers.js';
+import { bounded, ROOT } from '../helpers.js';
 
 /** Where the console tests write their screenshots (gitignored). */
 const SCREENSHOTS = join(ROOT, 'test-output', 'screenshots');
@@ -84,7 +84,7 @@ export async function rawSignIn(base: string, credential: string): Promise<RawSe
 
 /** A new page of `context` on the console at `base`, signed in with `token` (the session cookie is shared by the context's pages). */
 export async function signedInPage(context: BrowserContext, base: string, token: string): Promise<Page> {
-  const p = await context.newPage();
+  const p = await bounded('a new page', context.newPage());
   await p.goto(`${base}/projects`);
   if (p.url() === `${base}/signin`) {
     await p.fill('#credential', token);

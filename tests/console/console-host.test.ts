@@ -12,7 +12,16 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../chromium.js';
 import { codeAnswerFormat, type CodeAnswerRules } from '../../src/builders/expo/code-answer.js';
-import { createProject, ROOT, startTestServer, tempDir, toolResult, waitFor, type TestServer } from '../helpers.js';
+import {
+  bounded,
+  createProject,
+  ROOT,
+  startTestServer,
+  tempDir,
+  toolResult,
+  waitFor,
+  type TestServer,
+} from '../helpers.js';
 import { ManualBuilder } from '../manual-builder.js';
 import { signedInPage } from './console-helpers.js';
 
@@ -47,7 +56,7 @@ async function connectText(page: Page): Promise<string> {
 describe('the front page', () => {
   it('says the console follows and steers work that an MCP host does, with the lines to connect one', async (ctx) => {
     if (!browser) return ctx.skip();
-    const page = await context.newPage();
+    const page = await bounded('a new page', context.newPage());
     try {
       await page.goto(`${base}/signin`);
       const about = await page.locator('#about').innerText();
@@ -58,7 +67,7 @@ describe('the front page', () => {
       );
       expect(lines).toContain(`"url": "${server.mcpUrl}"`);
     } finally {
-      await page.close();
+      await bounded('closing the page', page.close());
     }
     // Signed in, the projects list says the same.
     const projects = await signedInPage(context, base, token);
@@ -66,7 +75,7 @@ describe('the front page', () => {
       expect(await projects.locator('#about').innerText()).toMatch(/follows and steers the work an MCP host does/);
       expect(await connectText(projects)).toContain(server.mcpUrl);
     } finally {
-      await projects.close();
+      await bounded('closing the page', projects.close());
     }
   });
 });
@@ -125,7 +134,7 @@ describe('a code question', () => {
       await waitFor(() => run.answers.length > 0, 15_000, 'the answer to reach the builder');
       expect(run.answers).toEqual(['skip']);
     } finally {
-      await page.close();
+      await bounded('closing the page', page.close());
       run.finish();
     }
   });

@@ -156,8 +156,18 @@ export class SqliteStore implements Store {
    */
   private outside(call: () => Promise<unknown>): Promise<unknown> {
     const release = () => this.mutex.release();
-    if (this.mutex.tryAcquire()) return call().finally(release);
-    return this.mutex.acquire().then(() => call().finally(release));
+    // A call that throws before returning its promise releases the mutex too: held, it would stall
+    // every later call of this process.
+    const held = (): Promise<unknown> => {
+      try {
+        return call().finally(release);
+      } catch (error) {
+        release();
+        return Promise.reject(error);
+      }
+    };
+    if (this.mutex.tryAcquire()) return held();
+    return this.mutex.acquire().then(held);
   }
 
   /**
