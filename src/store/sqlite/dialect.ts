@@ -79,6 +79,7 @@ function rowMapper<R>(prepared: Prepared<R>): { stmt: Database.Statement; map: (
 /** The SQLite dialect over `db` (the store's one handle: transactions run on it too). */
 export function sqliteDialect(db: Db): Dialect {
   const handle = db as unknown as SqlDb;
+  let maxSeq: Database.Statement | undefined;
   const dialect: Dialect = {
     name: 'sqlite',
     db: handle,
@@ -123,8 +124,9 @@ export function sqliteDialect(db: Db): Dialect {
     },
     rows: async <T>(query: SQL) => db.all<T>(query),
     async nextWorkflowSeq() {
-      const row = db.get<{ m: number | null }>(sql`select max(seq) as m from workflows`);
-      return (row?.m ?? 0) + 1;
+      // Prepared once: every send takes one (built and compiled on each call, it was 4 % of a send's CPU in a profile).
+      maxSeq ??= db.$client.prepare('select max(seq) from workflows').pluck();
+      return ((maxSeq.get() as number | null) ?? 0) + 1;
     },
     isUniqueViolation(error, index) {
       const e = error as { code?: unknown; message?: unknown } | null;
