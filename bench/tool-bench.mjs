@@ -23,7 +23,8 @@
 // Options (env): BENCH_TOOL_SECONDS (default 3, per call and round), BENCH_TOOL_ROUNDS (default 3),
 // BENCH_CONNECTIONS (default 32), BENCH_WARMUP_SECONDS (default 1 here), BENCH_SENDS (default 300
 // svc_send_message calls per round), BENCH_CPU_PROF (a folder: the server under test runs with
-// `node --cpu-prof` and writes its profile there when it stops), BENCH_TOOL_CALLS (a comma-separated
+// `node --cpu-prof` and writes its profile there when it stops, the floor server its own in the
+// folder's `floor/`), BENCH_TOOL_CALLS (a comma-separated
 // subset of the calls' keys, e.g. `project,sessionIdle`, for profiling one).
 //
 // svc_get_project is also loaded on a second server of the same build on PostgreSQL, in the same
@@ -77,8 +78,11 @@ let report;
 try {
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   servers.ours = await startChild([...profile, ...target.serveArgs], target.readyPattern, root);
+  const floorProfile = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${join(process.env.BENCH_CPU_PROF, 'floor')}`]
+    : [];
   servers.floor = await startChild(
-    [join(root, 'bench/baselines/floor-server.mjs'), dbFile, seeded.listerId],
+    [...floorProfile, join(root, 'bench/baselines/floor-server.mjs'), dbFile, seeded.listerId],
     /PORT=(\d+)/,
   );
   side.push(servers.ours.child, servers.floor.child);

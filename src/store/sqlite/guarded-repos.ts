@@ -5,12 +5,20 @@
  * refuse calls once it has ended.
  */
 
+/** Each repository prototype's method names, found once (a transaction guards its repositories anew). */
+const namesByPrototype = new WeakMap<object, string[]>();
+
 /** The methods of a repository object (its prototype's functions). */
 function methodNames(repo: object): string[] {
   const proto = Object.getPrototypeOf(repo) as object;
-  return Object.getOwnPropertyNames(proto).filter(
-    (name) => name !== 'constructor' && typeof (proto as Record<string, unknown>)[name] === 'function',
-  );
+  let names = namesByPrototype.get(proto);
+  if (!names) {
+    names = Object.getOwnPropertyNames(proto).filter(
+      (name) => name !== 'constructor' && typeof (proto as Record<string, unknown>)[name] === 'function',
+    );
+    namesByPrototype.set(proto, names);
+  }
+  return names;
 }
 
 /**
