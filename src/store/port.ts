@@ -153,7 +153,7 @@ export interface Store {
    * On a store whose `rowGeneration()` is null (PostgreSQL): a number that moves whenever a
    * project row as `repos.projects.findById` returns it may have changed, as this process's
    * project cache sees it: this process's writes to projects drop their cached rows, and another
-   * node's are known when their `cache` notice arrives (docs/postgresql.md "The project cache").
+   * node's are known when their `cache` notice arrives (docs/postgresql.md "The reply memo").
    * So an answer made of one project row and kept while this number stays put is what that cache
    * would give: never staler than it. Null while the change notices may be missed (the LISTEN
    * connection is down). Absent on SQLite, where `rowGeneration()` covers project rows exactly.
