@@ -22,9 +22,9 @@
 //
 // Options (env): BENCH_TOOL_SECONDS (default 3, per call and round), BENCH_TOOL_ROUNDS (default 3),
 // BENCH_CONNECTIONS (default 32), BENCH_WARMUP_SECONDS (default 1 here), BENCH_SENDS (default 300
-// svc_send_message calls per round), BENCH_CPU_PROF (a folder: the server under test runs with
-// `node --cpu-prof` and writes its profile there when it stops, the floor server its own in the
-// folder's `floor/`), BENCH_TOOL_CALLS (a comma-separated
+// svc_send_message calls per round), BENCH_CPU_PROF (a folder: the servers under test, on SQLite
+// and on PostgreSQL, run with `node --cpu-prof` and write their profiles there when they stop, the
+// floor server its own in the folder's `floor/`), BENCH_TOOL_CALLS (a comma-separated
 // subset of the calls' keys, e.g. `project,sessionIdle`, for profiling one).
 //
 // svc_get_project is also loaded on a second server of the same build on PostgreSQL, in the same
@@ -48,6 +48,7 @@ const rounds = Number(process.env.BENCH_TOOL_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const warmup = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 const sends = Number(process.env.BENCH_SENDS ?? 300);
+const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 const QUEUED = 50;
 const LISTED_PROJECTS = 1000;
 const MESSAGES = 150;
@@ -76,7 +77,6 @@ const servers = {};
 const side = [];
 let report;
 try {
-  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   servers.ours = await startChild([...profile, ...target.serveArgs], target.readyPattern, root);
   const floorProfile = process.env.BENCH_CPU_PROF
     ? ['--cpu-prof', `--cpu-prof-dir=${join(process.env.BENCH_CPU_PROF, 'floor')}`]
@@ -256,7 +256,7 @@ async function postgresTarget() {
     cleanups.push(pgTarget.cleanup);
     return {
       target: pgTarget,
-      server: await startChild(pgTarget.serveArgs, pgTarget.readyPattern, root),
+      server: await startChild([...profile, ...pgTarget.serveArgs], pgTarget.readyPattern, root),
       how,
       serverTicks,
     };

@@ -51,18 +51,20 @@ export interface ServiceParts {
 
 /**
  * The gateway's reply memo (docs/architecture.md "The reply memo"): valid while the store's row
- * generation, the token cache's generation and the artifact base are unchanged; off (every call
- * reads) on a store without a row generation (PostgreSQL: another node's commit is known only
- * when its notice arrives).
+ * generation, the token cache's generation and the artifact base are unchanged. On a store
+ * without a row generation (PostgreSQL: another node's commit is known only when its notice
+ * arrives) it keeps only the answers made of one project row, valid while the store's
+ * `projectRowGeneration()` (its project cache's) is unchanged; every other call reads.
  */
 function replyMemo(
-  store: Pick<Store, 'rowGeneration'>,
+  store: Pick<Store, 'rowGeneration' | 'projectRowGeneration'>,
   tokens: Pick<TokenService, 'generation'>,
   publicUrl: PublicUrl,
 ): ReplyMemo {
   return new ReplyMemo(() => {
     const rows = store.rowGeneration();
-    return rows === null ? null : { rows, tokens: tokens.generation(), base: publicUrl.artifacts() };
+    const project = rows ?? store.projectRowGeneration?.() ?? null;
+    return { rows, project, tokens: tokens.generation(), base: publicUrl.artifacts() };
   });
 }
 

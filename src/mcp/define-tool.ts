@@ -10,6 +10,7 @@ import type { Elicitation } from './elicitation.js';
 import { toolIcons, type Icon } from './icons.js';
 import { parameterError } from './parameter-errors.js';
 import { ToolResultWithJson } from './reply-json.js';
+import type { MemoCovers } from './reply-memo.js';
 import type { ToolServices } from './tool-services.js';
 
 /** MCP tool annotations (hints for a host; they are not security controls). */
@@ -109,6 +110,11 @@ export interface ToolDefinition<I extends z.ZodObject, O extends z.ZodObject> {
    * wait nor render. Absent: no call of the tool is kept.
    */
   memo?(args: Readonly<Record<string, unknown>>): boolean;
+  /**
+   * What the kept answers depend on besides the caller and the arguments (`MemoCovers`): `rows`
+   * (the default) or `project`, one project row alone, which the memo keeps on PostgreSQL too.
+   */
+  memoCovers?: MemoCovers;
 }
 
 /** The `tools/list` entry of a tool. */
@@ -151,10 +157,11 @@ export interface Tool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject
    */
   call(args: unknown, context: ToolContext): Promise<ToolResult<z.input<O>>>;
   /**
-   * Whether the reply memo may keep the answer to a call with these raw `arguments` (the tool's
-   * `memo`, and its `readOnlyHint`): false for a tool that declared neither.
+   * What the answer to a call with these raw `arguments` depends on when the reply memo may keep
+   * it (the tool's `memo` and `memoCovers`, and its `readOnlyHint`); null when it may not (a tool
+   * that declared neither).
    */
-  memoizable(args: Readonly<Record<string, unknown>>): boolean;
+  memoizable(args: Readonly<Record<string, unknown>>): MemoCovers | null;
 }
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
@@ -184,7 +191,8 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definit
       return descriptor;
     },
     memoizable(args) {
-      return definition.annotations.readOnlyHint && definition.memo !== undefined && definition.memo(args);
+      const kept = definition.annotations.readOnlyHint && definition.memo !== undefined && definition.memo(args);
+      return kept ? (definition.memoCovers ?? 'rows') : null;
     },
     async call(args, context) {
       const parsed = definition.input.safeParse(args ?? {});

@@ -208,7 +208,7 @@ export class JsonRpcGateway {
     if (message.method !== 'tools/call' || !validId(message.id) || paramsProblem(message)) return { value };
     if (params === undefined || '_meta' in (params as object)) return { value };
     const kept = tools.memoizable(params as Record<string, unknown>);
-    const looked = kept && memo.look(ReplyMemo.keyOf(caller, kept.tool, kept.args));
+    const looked = kept && memo.look(ReplyMemo.keyOf(caller, kept.tool, kept.args), kept.covers);
     if (!looked || !('hit' in looked)) return { value };
     const id = message.id as RequestId;
     return {
@@ -343,7 +343,7 @@ export class JsonRpcGateway {
     const kept = memo && caller && !(params && '_meta' in params) ? tools.memoizable(params) : undefined;
     if (!kept) return resultReply(id, await tools.call(params, caller, request), rate);
     const key = ReplyMemo.keyOf(caller!, kept.tool, kept.args);
-    const looked = memo!.look(key);
+    const looked = memo!.look(key, kept.covers);
     if ('hit' in looked) {
       memo!.served();
       tools.answered(kept.tool);

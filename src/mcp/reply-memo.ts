@@ -9,10 +9,14 @@
  *
  * Validity: an entry is served only while the stamp it was read at is current: the store's
  * `rowGeneration()` (any write of this process to the rows a session or project shows, and any
- * commit of another process on the data dir), the token cache's generation (a token revoked or a
- * plan changed, here or by another node) and the artifact base of links. Any change drops every
- * entry. A store without a generation (PostgreSQL: another node's commit is known only when its
- * notice arrives) has no memo: every call reads.
+ * commit of another process on the data dir), the store's `projectRowGeneration()` where it has
+ * no row generation, the token cache's generation (a token revoked or a plan changed, here or by
+ * another node) and the artifact base of links. Any change drops every entry. What a tool's kept
+ * answers depend on (`MemoCovers`) says which generation must exist: on a store without a row
+ * generation (PostgreSQL: another node's commit is known only when its notice arrives) only the
+ * answers made of one project row are kept, valid while the project cache's generation stays put
+ * (they are then never staler than that cache: docs/postgresql.md "The reply memo"); every other
+ * call reads.
  *
  * Bounds: at most `maxEntries` entries and `maxBytes` bytes of reply text (default 1 000 and
  * 8 MiB); past either, the oldest entries are dropped first. A result larger than a quarter of
@@ -22,10 +26,19 @@ import { stringify } from 'safe-stable-stringify';
 import type { Caller } from '../auth/caller.js';
 import { ToolResultWithJson } from './reply-json.js';
 
+/**
+ * What a kept answer depends on besides the caller and the arguments: `rows`, the rows the
+ * store's `rowGeneration()` covers; `project`, one project row alone (covered by the row
+ * generation, or on a store without one by its `projectRowGeneration()`).
+ */
+export type MemoCovers = 'rows' | 'project';
+
 /** What an entry is valid for; a field that differs from the current one drops every entry. */
 export interface MemoStamp {
-  /** The store's `rowGeneration()`. */
-  rows: number;
+  /** The store's `rowGeneration()`: null on a store without one (PostgreSQL). */
+  rows: number | null;
+  /** What covers project rows: `rows` where it is not null, else the store's `projectRowGeneration()` (null while it cannot tell). */
+  project: number | null;
   /** The token cache's generation (`TokenService.generation`). */
   tokens: number;
   /** The artifact base of links (`PublicUrl.artifacts()`). */
@@ -73,11 +86,11 @@ export class ReplyMemo {
   private readonly maxBytes: number;
 
   /**
-   * @param current the stamp of now, or null when nothing may be kept (a store without a
-   *   generation: PostgreSQL). Called once per memoizable call.
+   * @param current the stamp of now; a field of it that is null keeps nothing that depends on
+   *   it. Called once per memoizable call.
    */
   constructor(
-    private readonly current: () => MemoStamp | null,
+    private readonly current: () => MemoStamp,
     options: ReplyMemoOptions = {},
   ) {
     this.maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
@@ -90,17 +103,29 @@ export class ReplyMemo {
   }
 
   /**
-   * Looks `key` up at the current stamp: the kept result, or undefined with the stamp to pass to
-   * `keep` once the call was answered (taken before the reads: a write made while they run moves
-   * it, and their answer is not kept). A stamp that moved drops every entry first.
+   * Looks `key` (of a tool whose answers depend on `covers`) up at the current stamp: the kept
+   * result, or a miss with the stamp to pass to `keep` once the call was answered (taken before
+   * the reads: a write made while they run moves it, and their answer is not kept), null when the
+   * stamp's generation for `covers` is null (nothing to keep). A stamp that moved drops every
+   * entry first.
    */
-  look(key: string): { hit: ToolResultWithJson } | { miss: MemoStamp | null } {
+  look(key: string, covers: MemoCovers = 'rows'): { hit: ToolResultWithJson } | { miss: MemoStamp | null } {
     const now = this.current();
     const kept = this.stamp;
-    if (now === null || !kept || kept.rows !== now.rows || kept.tokens !== now.tokens || kept.base !== now.base) {
+    if (
+      !kept ||
+      kept.rows !== now.rows ||
+      kept.project !== now.project ||
+      kept.tokens !== now.tokens ||
+      kept.base !== now.base
+    ) {
       this.clear(now);
       this.misses++;
-      return { miss: now };
+      return { miss: now[covers] === null ? null : now };
+    }
+    if (kept[covers] === null) {
+      this.misses++;
+      return { miss: null };
     }
     const entry = this.entries.get(key);
     if (!entry) {
@@ -142,7 +167,7 @@ export class ReplyMemo {
     return { entries: this.entries.size, bytes: this.bytes, hits: this.hits, misses: this.misses };
   }
 
-  private clear(stamp: MemoStamp | null): void {
+  private clear(stamp: MemoStamp): void {
     this.entries.clear();
     this.bytes = 0;
     this.stamp = stamp;

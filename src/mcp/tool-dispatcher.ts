@@ -16,6 +16,7 @@ import type { Tool, ToolDescriptor, ToolRequest, ToolResult } from './define-too
 import { withCardMeta } from './app-card.js';
 import { callCode, type ToolCallObserver } from './tool-call-observer.js';
 import type { ToolServices } from './tool-services.js';
+import type { MemoCovers } from './reply-memo.js';
 
 /** Lists and calls the tools by name. */
 export class ToolDispatcher {
@@ -76,20 +77,20 @@ export class ToolDispatcher {
 
   /**
    * The tool a `tools/call` with these raw `params` names when the reply memo may keep its answer
-   * (`Tool.memoizable`: a read-only tool that declared which calls), with the call's arguments;
+   * (`Tool.memoizable`: a read-only tool that declared which calls), with the call's arguments
+   * and what its answer depends on;
    * else undefined (an unknown tool, arguments that are not an object, a call that waits or renders).
    */
   memoizable(
     params: Record<string, unknown> | undefined,
-  ): { tool: string; args: Readonly<Record<string, unknown>> } | undefined {
+  ): { tool: string; args: Readonly<Record<string, unknown>>; covers: MemoCovers } | undefined {
     const name = params?.name;
     if (typeof name !== 'string') return undefined;
     const tool = this.byName.get(name);
     const args = params!.arguments ?? {};
     if (!tool || args === null || typeof args !== 'object' || Array.isArray(args)) return undefined;
-    return tool.memoizable(args as Record<string, unknown>)
-      ? { tool: name, args: args as Record<string, unknown> }
-      : undefined;
+    const covers = tool.memoizable(args as Record<string, unknown>);
+    return covers ? { tool: name, args: args as Record<string, unknown>, covers } : undefined;
   }
 
   /** Reports a call answered from the reply memo to the observer (as `call` reports its calls). */

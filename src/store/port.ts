@@ -150,6 +150,16 @@ export interface Store {
    */
   rowGeneration(): number | null;
   /**
+   * On a store whose `rowGeneration()` is null (PostgreSQL): a number that moves whenever a
+   * project row as `repos.projects.findById` returns it may have changed, as this process's
+   * project cache sees it: this process's writes to projects drop their cached rows, and another
+   * node's are known when their `cache` notice arrives (docs/postgresql.md "The reply memo").
+   * So an answer made of one project row and kept while this number stays put is what that cache
+   * would give: never staler than it. Null while the change notices may be missed (the LISTEN
+   * connection is down). Absent on SQLite, where `rowGeneration()` covers project rows exactly.
+   */
+  projectRowGeneration?(): number | null;
+  /**
    * The connection pool's use now, for the metrics (docs/metrics.md): absent on a store without a
    * pool (SQLite, one connection per process).
    */

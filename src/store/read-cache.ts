@@ -56,12 +56,7 @@ export class ReadCache<V> {
   ) {}
 
   get(key: string): V | undefined {
-    const generation = this.watch.generation();
-    if (generation !== this.seen) {
-      this.seen = generation;
-      this.clear();
-      return undefined;
-    }
+    if (this.watchMoved()) return undefined;
     return this.entries.get(key);
   }
 
@@ -86,6 +81,25 @@ export class ReadCache<V> {
    */
   dropped(): number {
     return this.drops;
+  }
+
+  /**
+   * `dropped()` after a look at the watch (a move clears every entry first, as `get` does): equal
+   * numbers from two calls mean that no entry was dropped and no change notice concerning the
+   * cache arrived between them, so every entry read in between is still what `get` would return.
+   */
+  generation(): number {
+    this.watchMoved();
+    return this.drops;
+  }
+
+  /** Clears every entry when the watch moved since the last look; true then. */
+  private watchMoved(): boolean {
+    const generation = this.watch.generation();
+    if (generation === this.seen) return false;
+    this.seen = generation;
+    this.clear();
+    return true;
   }
 }
 

@@ -1053,6 +1053,36 @@ describe.skipIf(!postgresAvailable())('store contract: postgres across nodes', (
     await waitFor(() => seen.includes('p1'), 15_000, 'a notice after the reconnect');
   });
 
+  it('projectRowGeneration moves with the project cache: at once for its own writes, on another node with the notice; null while not listening', async () => {
+    await a.repos.projects.findById('p1');
+    await b.repos.projects.findById('p1');
+    const [onA, onB] = [a.projectRowGeneration(), b.projectRowGeneration()];
+    expect(onA).toBeTypeOf('number');
+    // Reads leave it alone.
+    await a.repos.projects.findById('p1');
+    expect(a.projectRowGeneration()).toBe(onA);
+    // A's write moves A's at once (when it is made); B's once the `cache` notice reached B.
+    await a.transaction(async (tx) => {
+      await tx.projects.completeWorkspace('p1', T1);
+      expect(a.projectRowGeneration()).not.toBe(onA);
+      tx.publish({ kind: 'cache', id: 'project:p1' });
+    });
+    await waitFor(() => b.projectRowGeneration() !== onB, 15_000, 'node B to hear of the change');
+    expect((await b.repos.projects.findById('p1'))!.updatedAt).toBe(T1);
+    // The listener down: notices may be missed, so there is no generation until it is back, and
+    // then another one (the reconnect cleared the cache).
+    const whileLost: (number | null)[] = [];
+    b.events.onConnectionLost(() => whileLost.push(b.projectRowGeneration()));
+    let resets = 0;
+    b.events.onReset(() => resets++);
+    const before = b.projectRowGeneration();
+    await admin.query('select pg_terminate_backend($1)', [b.listenerPid]);
+    await waitFor(() => resets >= 1, 15_000, 'the listener back');
+    expect(whileLost[0]).toBeNull();
+    expect(b.projectRowGeneration()).toBeTypeOf('number');
+    expect(b.projectRowGeneration()).not.toBe(before);
+  });
+
   it('claimQueued racing on two nodes: exactly one claims each head', async () => {
     for (let i = 0; i < 10; i++) {
       await a.repos.projects.insert(project(`r${i}`, 'u1'));

@@ -22,6 +22,8 @@ export const getProjectTool = defineTool({
   output: projectSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   handle: ({ projectId }, { caller, services }) => services.projects.get(caller, projectId),
-  // A project row: covered by the store's row generation.
+  // One project row and the caller's access to it (owner and visibility never change): covered by
+  // the store's row generation, or on PostgreSQL by its project cache's (`memoCovers`).
   memo: () => true,
+  memoCovers: 'project',
 });

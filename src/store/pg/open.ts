@@ -172,6 +172,14 @@ export class PgStore implements Store {
     return null;
   }
 
+  /**
+   * `Store.projectRowGeneration`: the project cache's generation (its drops, and the `cache`
+   * notices and reconnects that clear it), or null while the LISTEN connection is down.
+   */
+  projectRowGeneration(): number | null {
+    return this.events.listening ? this.projectCache.generation() : null;
+  }
+
   /** True while the change-notice (LISTEN) connection is up (`Store.listening`). */
   /** Connections of the pool (not the listener's): open, idle, and requests waiting for one. */
   poolStats(): PoolStats {

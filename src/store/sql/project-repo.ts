@@ -34,12 +34,17 @@ export class SqlProjectRepo implements ProjectRepo {
     );
   }
 
-  /** The row (shared with the cache: callers must not mutate it). */
+  /**
+   * The row (shared with the cache: callers must not mutate it). A row read while the cache
+   * dropped something (a write of this process, a change notice) is not kept: it may be older than
+   * that change.
+   */
   async findById(id: string): Promise<ProjectRow | undefined> {
     const cached = this.cache?.get(id);
     if (cached) return cached;
+    const seen = this.cache?.dropped();
     const row = await this.byId.get({ id });
-    if (row) this.cache?.set(id, row);
+    if (row && this.cache?.generation() === seen) this.cache!.set(id, row);
     return row;
   }
 
