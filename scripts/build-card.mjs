@@ -79,7 +79,7 @@ const pureSdk = {
  * Reads `path` and applies `[from, to]` replacements, failing the build when one no longer matches;
  * with `pure`, then makes its module-level values removable (pureModuleValues).
  */
-async function patched(path, replacements, why, { pure = false } = {}) {
+async function patched(path, replacements, why, { pure = false, transform = (s) => s } = {}) {
   let text = await readFile(path, 'utf8');
   for (const [from, to] of replacements) {
     if (!(typeof from === 'string' ? text.includes(from) : text.search(from) !== -1))
@@ -88,6 +88,7 @@ async function patched(path, replacements, why, { pure = false } = {}) {
       );
     text = text.replace(from, to);
   }
+  text = transform(text, path);
   return { contents: pure ? pureModuleValues(text, path) : text, loader: 'js' };
 }
 
@@ -167,6 +168,146 @@ const appBridgeTrims = {
 };
 
 /**
+ * The methods the App bridge (ext-apps' app.js) sends or handles that the SDK's 2025-11-25 codec
+ * has a schema for: its requests to the host (tools/call, tools/list, resources/*, sampling,
+ * ping) and their results, the host's requests it answers (ping, tools/call and tools/list of
+ * the App's own tools), and the notifications either side sends it or it sends.
+ */
+const BRIDGE_METHODS = new Set([
+  'ping',
+  'tools/call',
+  'tools/list',
+  'resources/list',
+  'resources/read',
+  'sampling/createMessage',
+  'notifications/cancelled',
+  'notifications/progress',
+  'notifications/message',
+  'notifications/tools/list_changed',
+]);
+
+/**
+ * The SDK client's 2025-11-25 wire schemas, built on first use by one function (`build$1`, returned
+ * by `buildSchemas2025`) and looked up by method in `registryMaps`: every spec method's request,
+ * notification and result schema. The card keeps the schemas of BRIDGE_METHODS (and the sampling
+ * result variants the codec reads) and every schema they are built from; a method outside
+ * BRIDGE_METHODS keeps its place in the codec's tables, and its schema becomes a getter that
+ * throws, so a message the bridge was never meant to exchange fails loudly, never passes
+ * unchecked. `text` is parsed by TypeScript; the build fails if the shapes looked for are gone.
+ */
+function pruneSchemas2025(text, path) {
+  const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS);
+  const fail = (what) => {
+    throw new Error(`build-card: ${what} is no longer in ${path}; review this trim against the new version`);
+  };
+  const fn = (name) => source.statements.find((s) => ts.isFunctionDeclaration(s) && s.name?.text === name);
+  const memo = /return [\w$]+\s*\?\?=\s*([\w$]+)\(\)/.exec(fn('buildSchemas2025')?.getText(source) ?? '');
+  const builder = memo ? fn(memo[1]) : undefined;
+  const registry = fn('registryMaps');
+  const returned = builder?.body.statements.at(-1);
+  if (
+    !builder ||
+    !registry ||
+    !returned ||
+    !ts.isReturnStatement(returned) ||
+    !ts.isObjectLiteralExpression(returned.expression)
+  )
+    fail('the 2025-11-25 schema builder (buildSchemas2025, registryMaps)');
+  const built = new Map(returned.expression.properties.map((p) => [p.name.text, p]));
+  const edits = [];
+  const kept = new Set();
+  // registryMaps: `method: s.Schema` in its three tables.
+  let tables = 0;
+  const visitRegistry = (node) => {
+    if (ts.isPropertyAssignment(node) && /^(request|notification|result)Schemas$/.test(node.name.getText(source))) {
+      tables += 1;
+      for (const entry of node.initializer.properties) {
+        const method = entry.name.text;
+        const schema = entry.initializer.name.text;
+        if (!built.has(schema)) fail(`registryMaps' schema ${schema}`);
+        if (BRIDGE_METHODS.has(method)) kept.add(schema);
+        else
+          edits.push([
+            entry.getStart(source),
+            entry.end,
+            `get ${JSON.stringify(method)}() { return cardUnbundledSchema(${JSON.stringify(method)}); }`,
+          ]);
+      }
+      return;
+    }
+    ts.forEachChild(node, visitRegistry);
+  };
+  visitRegistry(registry);
+  if (tables !== 3) fail("registryMaps' three tables");
+  // The other reads of a built schema (the codec's sampling result variants): `s.Schema` in a
+  // function that holds `const s = buildSchemas2025()`, the registry aside.
+  const visitReads = (node, reading) => {
+    if (node === registry) return;
+    if (ts.isFunctionLike(node))
+      reading = node.body !== undefined && /\bconst s = buildSchemas2025\(\)/.test(node.body.getText(source));
+    if (
+      reading &&
+      ts.isPropertyAccessExpression(node) &&
+      node.expression.getText(source) === 's' &&
+      built.has(node.name.text)
+    )
+      kept.add(node.name.text);
+    ts.forEachChild(node, (child) => visitReads(child, reading));
+  };
+  visitReads(source, false);
+  // The builder's locals the kept schemas are built from.
+  const locals = new Map();
+  for (const statement of builder.body.statements)
+    if (ts.isVariableStatement(statement))
+      for (const d of statement.declarationList.declarations) locals.set(d.name.text, statement);
+  const reached = new Set();
+  const walk = (node) => {
+    if (ts.isIdentifier(node) && locals.has(node.text) && !reached.has(node.text)) {
+      reached.add(node.text);
+      walk(locals.get(node.text));
+    }
+    ts.forEachChild(node, walk);
+  };
+  for (const name of kept) walk(built.get(name));
+  for (const [name, property] of built)
+    if (!kept.has(name)) edits.push([property.getFullStart(), property.end + (text[property.end] === ',' ? 1 : 0), '']);
+  for (const [name, statement] of locals)
+    if (!reached.has(name) && statement.declarationList.declarations.length === 1)
+      edits.push([statement.getFullStart(), statement.end, '']);
+  let out = text;
+  for (const [start, end, insert] of edits.sort((a, b) => b[0] - a[0]))
+    out = out.slice(0, start) + insert + out.slice(end);
+  return `${out}\nfunction cardUnbundledSchema(method) {\n\tthrow new Error(\`The 2025-11-25 schema of \${method} is not bundled in the session card (scripts/build-card.mjs): its App bridge never sends or handles it\`);\n}\n`;
+}
+
+/**
+ * The SDK client's 2026-07-28 codec (`rev2026Codec`): the Protocol asks every codec whether a
+ * method is the spec's (`hasRequestMethod`, `hasNotificationMethod`) and reads its `era` to name
+ * an incoming message's era; it validates, encodes or decodes with it only on a connection that
+ * negotiated 2026-07-28, which the App bridge never does (sdkClientTrims). Those three members
+ * stay; every other one becomes a function that throws, so a path that reached it would fail
+ * loudly. `text` is parsed by TypeScript; the build fails if the codec is gone.
+ */
+function stubCodec2026(text, path) {
+  const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS);
+  const declaration = source.statements
+    .filter(ts.isVariableStatement)
+    .flatMap((s) => s.declarationList.declarations)
+    .find((d) => d.name.getText(source) === 'rev2026Codec');
+  const codec = declaration?.initializer;
+  if (!codec || !ts.isObjectLiteralExpression(codec))
+    throw new Error(`build-card: rev2026Codec is no longer in ${path}; review this trim against the new version`);
+  const kept = new Set(['era', 'hasRequestMethod', 'hasNotificationMethod']);
+  const edits = codec.properties
+    .filter((p) => !kept.has(p.name.getText(source)))
+    .map((p) => [p.getStart(source), p.end, `${p.name.getText(source)}: cardUnbundledCodec2026`]);
+  let out = text;
+  for (const [start, end, insert] of edits.sort((a, b) => b[0] - a[0]))
+    out = out.slice(0, start) + insert + out.slice(end);
+  return `${out}\nfunction cardUnbundledCodec2026() {\n\tthrow new Error("The 2026-07-28 codec is not bundled in the session card (scripts/build-card.mjs): its App bridge speaks the 2025-11-25 codec");\n}\n`;
+}
+
+/**
  * Two trims of the SDK client's module (the Protocol the App bridge extends), then its
  * module-level values kept only if read (pureModuleValues):
  * - it builds, when it loads, a registry of every spec and OAuth schema (`specTypeSchemas`,
@@ -208,11 +349,67 @@ const sdkClientTrims = {
           ],
         ],
         "the SDK client's module-level values and its wire eras",
-        { pure: true },
+        { pure: true, transform: (text, path) => stubCodec2026(pruneSchemas2025(text, path), path) },
       ),
     );
   },
 };
+
+/**
+ * The method names the card's code calls (`.name(`, `?.name(`, `.name.call(`, `["name"]`) in
+ * `texts`, the sources of the modules bundled, and the members zod's classic schemas read on
+ * their own instances (`this.name`, `inst.name`): what zodMethodsUsed keeps.
+ */
+function calledNames(texts) {
+  const names = new Set();
+  const patterns = [
+    /(?:\?\.|\.)\s*([A-Za-z_$][\w$]*)\s*(?:\(|\.(?:call|apply|bind)\()/g,
+    /\[\s*["'`]([\w$~]+)["'`]\s*\]/g,
+    /\b(?:this|inst)\.([A-Za-z_$][\w$]*)/g,
+  ];
+  for (const text of texts) for (const pattern of patterns) for (const m of text.matchAll(pattern)) names.add(m[1]);
+  return names;
+}
+
+/**
+ * zod's classic schemas put their methods on each schema type's prototype (`$constructor`'s third
+ * argument, `util.derived`'s second): every string format (`email`, `jwt`, `cidrv6`, ...), every
+ * wrapper (`catch`, `prefault`, `readonly`, ...), each reaching its schema class, its checks and
+ * its regular expressions, so esbuild keeps all of them. A method no bundled module calls (`used`,
+ * calledNames) becomes `zodMethodNotBundled`, which throws if called: its classes drop. Getters,
+ * setters and `~`/`_` members stay. `text` is parsed by TypeScript.
+ */
+function pruneZodMethods(text, path, used) {
+  const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS);
+  const tables = [];
+  const visit = (node) => {
+    if (ts.isCallExpression(node)) {
+      const callee = node.expression.getText(source);
+      const table =
+        callee === 'core.$constructor' ? node.arguments[2] : callee === 'util.derived' ? node.arguments[1] : undefined;
+      if (table && ts.isObjectLiteralExpression(table)) tables.push(table);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  if (tables.length < 10)
+    throw new Error(
+      `build-card: zod's classic method tables are no longer in ${path}; review this trim against the new version`,
+    );
+  const edits = [];
+  for (const table of tables)
+    for (const member of table.properties) {
+      if (!(ts.isMethodDeclaration(member) || ts.isPropertyAssignment(member))) continue;
+      const name = member.name.getText(source).replace(/^["']|["']$/g, '');
+      if (used.has(name) || /^[~_]/.test(name)) continue;
+      if (ts.isPropertyAssignment(member) && !ts.isFunctionLike(member.initializer)) continue;
+      edits.push([member.getStart(source), member.end, `${member.name.getText(source)}: zodMethodNotBundled`]);
+    }
+  let out = text;
+  for (const [start, end, insert] of edits.sort((a, b) => b[0] - a[0]))
+    out = out.slice(0, start) + insert + out.slice(end);
+  return `${out}\nfunction zodMethodNotBundled() {\n\tthrow new Error("This zod method is not bundled in the session card (scripts/build-card.mjs): nothing in the card calls it");\n}\n`;
+}
 
 /**
  * zod's classic schemas import zod's util module as a named re-export of zod's core
@@ -220,7 +417,7 @@ const sdkClientTrims = {
  * keeps all of util.js. Imported as `import * as util from "../core/util.js"` (the same module
  * namespace), its calls are property reads esbuild tree-shakes to what is called.
  */
-const zodUtilTreeShaken = {
+const zodUtilTreeShaken = (used) => ({
   name: 'zod-util-tree-shaken',
   setup(b) {
     b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]classic[\\/]schemas\.js$/ }, (args) =>
@@ -231,11 +428,11 @@ const zodUtilTreeShaken = {
           [/\bcore\.util\./g, 'util.'],
         ],
         "zod's classic schemas import util from zod's core",
+        { transform: (text, path) => (used ? pruneZodMethods(text, path, used) : text) },
       ),
     );
   },
-};
-
+});
 /**
  * zod's classic schemas carry a JSON Schema converter for each type (`toJSONSchema()`, the
  * Standard JSON Schema `jsonSchema` of `~standard`; about 20 KB). The card converts no schema
@@ -268,15 +465,12 @@ const noZodJsonSchema = {
   },
 };
 
-/**
- * Builds the card; resolves with the path written, its size in bytes and esbuild's metafile
- * (what each module adds, for `analyzeMetafile`).
- */
-export async function buildCard() {
-  const bundle = await build({
+/** One esbuild run over the card's script; `used`: the zod methods kept (zodMethodsUsed), all if undefined. */
+function bundleCard({ minify, used }) {
+  return build({
     entryPoints: [join(root, 'assets/card/card.js')],
     bundle: true,
-    minify: true,
+    minify,
     format: 'iife',
     platform: 'browser',
     target: 'es2022',
@@ -286,8 +480,27 @@ export async function buildCard() {
     write: false,
     metafile: true,
     logLevel: 'warning',
-    plugins: [englishOnly, pureSdk, pureSdkSchemas, appBridgeTrims, sdkClientTrims, zodUtilTreeShaken, noZodJsonSchema],
+    plugins: [
+      englishOnly,
+      pureSdk,
+      pureSdkSchemas,
+      appBridgeTrims,
+      sdkClientTrims,
+      zodUtilTreeShaken(used),
+      noZodJsonSchema,
+    ],
   });
+}
+
+/**
+ * Builds the card; resolves with the path written, its size in bytes and esbuild's metafile
+ * (what each module adds, for `analyzeMetafile`).
+ */
+export async function buildCard() {
+  // A first build, not minified, gives the code kept and so the zod methods it calls
+  // (zodMethodsUsed); the second one keeps only those.
+  const first = await bundleCard({ minify: false, used: undefined });
+  const bundle = await bundleCard({ minify: true, used: calledNames([first.outputFiles[0].text]) });
   const script = bundle.outputFiles[0].text.replaceAll('</script', '<\\/script');
   const template = await readFile(join(root, 'assets/card/card.html'), 'utf8');
   const html = template.replace('/*CARD_SCRIPT*/', () => script);
