@@ -139,6 +139,45 @@ const pureSdkSchemas = {
 };
 
 /**
+ * The App bridge's classes (ext-apps' app.js: the App, its transport) and the SDK's Protocol carry
+ * a method for every request the extension and MCP define (open a link, download a file, send a
+ * log, read a resource, sample, ...), and the App an `on...` accessor for each thing a host
+ * tells it; the card uses a few. A method of a class in `text` that no bundled code calls or
+ * reads (`used.called`, calledNames), or an accessor whose name no bundled code reads or sets
+ * (`used.accessed`, accessedNames), becomes one that throws if used, so what only it reached
+ * (its schemas, its helpers) drops. Constructors and `#` members stay.
+ * `text` is parsed by TypeScript; `needed` is the least number of classes it must find.
+ */
+function pruneUncalledMethods(text, path, used, needed) {
+  const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS);
+  const edits = [];
+  let classes = 0;
+  const visit = (node) => {
+    if (ts.isClassLike(node)) {
+      classes += 1;
+      for (const member of node.members) {
+        const accessor = ts.isGetAccessorDeclaration(member) || ts.isSetAccessorDeclaration(member);
+        if (!(accessor || ts.isMethodDeclaration(member)) || !member.body || ts.isPrivateIdentifier(member.name))
+          continue;
+        const name = member.name.getText(source).replace(/^["']|["']$/g, '');
+        if ((accessor ? used.accessed : used.called).has(name)) continue;
+        edits.push([member.body.getStart(source), member.body.end, '{methodNotBundled()}']);
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  if (classes < needed)
+    throw new Error(
+      `build-card: the classes looked for are no longer in ${path}; review this trim against the new version`,
+    );
+  let out = text;
+  for (const [start, end, insert] of edits.sort((a, b) => b[0] - a[0]))
+    out = out.slice(0, start) + insert + out.slice(end);
+  return `${out}\nfunction methodNotBundled() {\n\tthrow new Error("This method is not bundled in the session card (scripts/build-card.mjs): nothing in the card calls it");\n}\n`;
+}
+
+/**
  * Two trims of the App bridge's own module (ext-apps' dist/src/app.js):
  * - it imports zod as `import { z } from "zod/v4"`, a namespace object used as a value: esbuild
  *   then keeps all of zod (JSON Schema import, the schema compiler, every format check; about
@@ -149,7 +188,7 @@ const pureSdkSchemas = {
  *   validation never reads it. The calls on a plain string literal are removed.
  * Then its schemas are kept only if read (pureModuleValues).
  */
-const appBridgeTrims = {
+const appBridgeTrims = (used) => ({
   name: 'app-bridge-trims',
   setup(b) {
     const literal = /\.describe\(("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`(?:[^`\\$]|\\.|\$(?!\{))*`)\)/g;
@@ -161,41 +200,38 @@ const appBridgeTrims = {
           [literal, ''],
         ],
         'the App bridge imports zod as `{ z }` and describes its schemas',
-        { pure: true },
+        { pure: true, transform: (text, path) => (used ? pruneUncalledMethods(text, path, used, 3) : text) },
       ),
     );
   },
-};
+});
 
 /**
- * The methods the App bridge (ext-apps' app.js) sends or handles that the SDK's 2025-11-25 codec
- * has a schema for: its requests to the host (tools/call, tools/list, resources/*, sampling,
- * ping) and their results, the host's requests it answers (ping, tools/call and tools/list of
- * the App's own tools), and the notifications either side sends it or it sends.
+ * The MCP methods the card's code names (`"tools/call"`, `"ping"`, ...: string literals) in
+ * `text`, a build's output not minified, outside the SDK's own modules (whose tables name them
+ * all); with those the SDK's Protocol handles itself in every connection (ping, cancellation,
+ * progress). What the App bridge can send or handle: pruneSchemas2025 keeps their schemas.
  */
-const BRIDGE_METHODS = new Set([
-  'ping',
-  'tools/call',
-  'tools/list',
-  'resources/list',
-  'resources/read',
-  'sampling/createMessage',
-  'notifications/cancelled',
-  'notifications/progress',
-  'notifications/message',
-  'notifications/tools/list_changed',
-]);
+function namedMethods(text) {
+  const methods = new Set(['ping', 'notifications/cancelled', 'notifications/progress']);
+  const regions = text.split(/^\s*\/\/ (?=(?:node_modules|assets|[\w-]+:)[\\/]\S*$)/m);
+  for (const region of regions) {
+    if (/^(node_modules[\\/]@modelcontextprotocol[\\/](client|core)[\\/])/.test(region)) continue;
+    for (const m of region.matchAll(/["'`]((?:[a-z]+\/)+[a-z_]+|ping)["'`]/g)) methods.add(m[1]);
+  }
+  return methods;
+}
 
 /**
  * The SDK client's 2025-11-25 wire schemas, built on first use by one function (`build$1`, returned
  * by `buildSchemas2025`) and looked up by method in `registryMaps`: every spec method's request,
- * notification and result schema. The card keeps the schemas of BRIDGE_METHODS (and the sampling
- * result variants the codec reads) and every schema they are built from; a method outside
- * BRIDGE_METHODS keeps its place in the codec's tables, and its schema becomes a getter that
+ * notification and result schema. The card keeps the schemas of `methods` (namedMethods; all
+ * if undefined), and every schema they are built from; a method outside them keeps its place in the codec's tables, and its schema becomes a getter that
  * throws, so a message the bridge was never meant to exchange fails loudly, never passes
  * unchecked. `text` is parsed by TypeScript; the build fails if the shapes looked for are gone.
  */
-function pruneSchemas2025(text, path) {
+function pruneSchemas2025(text, path, methods) {
+  if (!methods) return text;
   const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS);
   const fail = (what) => {
     throw new Error(`build-card: ${what} is no longer in ${path}; review this trim against the new version`);
@@ -225,7 +261,7 @@ function pruneSchemas2025(text, path) {
         const method = entry.name.text;
         const schema = entry.initializer.name.text;
         if (!built.has(schema)) fail(`registryMaps' schema ${schema}`);
-        if (BRIDGE_METHODS.has(method)) kept.add(schema);
+        if (methods.has(method)) kept.add(schema);
         else
           edits.push([
             entry.getStart(source),
@@ -239,10 +275,24 @@ function pruneSchemas2025(text, path) {
   };
   visitRegistry(registry);
   if (tables !== 3) fail("registryMaps' three tables");
-  // The other reads of a built schema (the codec's sampling result variants): `s.Schema` in a
-  // function that holds `const s = buildSchemas2025()`, the registry aside.
+  // The codec's sampling result variants, read for sampling/createMessage alone: kept with it, or
+  // a function that throws.
+  const variant = source.statements
+    .filter(ts.isVariableStatement)
+    .flatMap((s) => s.declarationList.declarations)
+    .find((d) => d.name.getText(source) === 'rev2025Codec')
+    ?.initializer?.properties?.find((p) => p.name?.getText(source) === 'samplingResultVariant');
+  if (!variant || !ts.isPropertyAssignment(variant)) fail("rev2025Codec's samplingResultVariant");
+  if (!methods.has('sampling/createMessage'))
+    edits.push([
+      variant.initializer.getStart(source),
+      variant.initializer.end,
+      '() => cardUnbundledSchema("sampling/createMessage")',
+    ]);
+  // The other reads of a built schema: `s.Schema` in a function that holds
+  // `const s = buildSchemas2025()`, the registry aside.
   const visitReads = (node, reading) => {
-    if (node === registry) return;
+    if (node === registry || (node === variant && !methods.has('sampling/createMessage'))) return;
     if (ts.isFunctionLike(node))
       reading = node.body !== undefined && /\bconst s = buildSchemas2025\(\)/.test(node.body.getText(source));
     if (
@@ -322,7 +372,7 @@ function stubCodec2026(text, path) {
  *   sends: its builder throws instead, so a path that reached it would fail loudly, never pass
  *   unchecked.
  */
-const sdkClientTrims = {
+const sdkClientTrims = (used) => ({
   name: 'sdk-client-trims',
   setup(b) {
     const loops =
@@ -349,11 +399,17 @@ const sdkClientTrims = {
           ],
         ],
         "the SDK client's module-level values and its wire eras",
-        { pure: true, transform: (text, path) => stubCodec2026(pruneSchemas2025(text, path), path) },
+        {
+          pure: true,
+          transform: (text, path) => {
+            const trimmed = stubCodec2026(pruneSchemas2025(text, path, used?.methods), path);
+            return used ? pruneUncalledMethods(trimmed, path, used, 1) : trimmed;
+          },
+        },
       ),
     );
   },
-};
+});
 
 /**
  * The method names the card's code calls (`.name(`, `?.name(`, `.name.call(`, `["name"]`) in
@@ -368,6 +424,13 @@ function calledNames(texts) {
     /\b(?:this|inst)\.([A-Za-z_$][\w$]*)/g,
   ];
   for (const text of texts) for (const pattern of patterns) for (const m of text.matchAll(pattern)) names.add(m[1]);
+  return names;
+}
+
+/** The property names `text` reads or sets (`.name`, `["name"]`): the accessors pruneUncalledMethods keeps. */
+function accessedNames(text) {
+  const names = new Set();
+  for (const m of text.matchAll(/\.\s*([A-Za-z_$][\w$]*)|\[\s*["'`]([\w$~]+)["'`]\s*\]/g)) names.add(m[1] ?? m[2]);
   return names;
 }
 
@@ -426,9 +489,13 @@ const zodUtilTreeShaken = (used) => ({
         [
           ['import { util } from "../core/index.js";', 'import * as util from "../core/util.js";'],
           [/\bcore\.util\./g, 'util.'],
+          // The App bridge sets zod's `jitless` (its `allowUnsafeEval` option, which the card leaves
+          // off): an object schema then parses as zod's plain $ZodObject does, and its compiler
+          // (the JIT object, zod's Doc) never runs. Built as a plain $ZodObject, it is not bundled.
+          ['core.$ZodObjectJIT.init(inst, def);', 'core.$ZodObject.init(inst, def);'],
         ],
-        "zod's classic schemas import util from zod's core",
-        { transform: (text, path) => (used ? pruneZodMethods(text, path, used) : text) },
+        "zod's classic schemas import util from zod's core and build objects with the JIT",
+        { transform: (text, path) => (used ? pruneZodMethods(text, path, used.called) : text) },
       ),
     );
   },
@@ -484,8 +551,8 @@ function bundleCard({ minify, used }) {
       englishOnly,
       pureSdk,
       pureSdkSchemas,
-      appBridgeTrims,
-      sdkClientTrims,
+      appBridgeTrims(used),
+      sdkClientTrims(used),
       zodUtilTreeShaken(used),
       noZodJsonSchema,
     ],
@@ -497,10 +564,16 @@ function bundleCard({ minify, used }) {
  * (what each module adds, for `analyzeMetafile`).
  */
 export async function buildCard() {
-  // A first build, not minified, gives the code kept and so the zod methods it calls
-  // (zodMethodsUsed); the second one keeps only those.
-  const first = await bundleCard({ minify: false, used: undefined });
-  const bundle = await bundleCard({ minify: true, used: calledNames([first.outputFiles[0].text]) });
+  // Builds not minified give the code kept and so the methods it calls (calledNames); each next
+  // build keeps only those, so keeps a part of the code before it: until that stops shrinking.
+  let used;
+  for (let size = Infinity; ;) {
+    const text = (await bundleCard({ minify: false, used })).outputFiles[0].text;
+    if (text.length >= size) break;
+    size = text.length;
+    used = { called: calledNames([text]), accessed: accessedNames(text), methods: namedMethods(text) };
+  }
+  const bundle = await bundleCard({ minify: true, used });
   const script = bundle.outputFiles[0].text.replaceAll('</script', '<\\/script');
   const template = await readFile(join(root, 'assets/card/card.html'), 'utf8');
   const html = template.replace('/*CARD_SCRIPT*/', () => script);
