@@ -207,7 +207,8 @@ const appBridgeTrims = (used) => ({
 });
 
 /**
- * The MCP methods the card's code names (`"tools/call"`, `"ping"`, ...: string literals) in
+ * The MCP methods the card's code names (`"tools/call"`, `"ping"`, ...: string literals but
+ * `case` labels) in
  * `text`, a build's output not minified, outside the SDK's own modules (whose tables name them
  * all); with those the SDK's Protocol handles itself in every connection (ping, cancellation,
  * progress). What the App bridge can send or handle: pruneSchemas2025 keeps their schemas.
@@ -217,7 +218,9 @@ function namedMethods(text) {
   const regions = text.split(/^\s*\/\/ (?=(?:node_modules|assets|[\w-]+:)[\\/]\S*$)/m);
   for (const region of regions) {
     if (/^(node_modules[\\/]@modelcontextprotocol[\\/](client|core)[\\/])/.test(region)) continue;
-    for (const m of region.matchAll(/["'`]((?:[a-z]+\/)+[a-z_]+|ping)["'`]/g)) methods.add(m[1]);
+    // A `case "..."` label only compares a method (the App's capability checks): it neither
+    // sends one nor handles one.
+    for (const m of region.matchAll(/(?<!\bcase\s*)["'`]((?:[a-z]+\/)+[a-z_]+|ping)["'`]/g)) methods.add(m[1]);
   }
   return methods;
 }
@@ -262,13 +265,10 @@ function pruneSchemas2025(text, path, methods) {
         const schema = entry.initializer.name.text;
         if (!built.has(schema)) fail(`registryMaps' schema ${schema}`);
         if (methods.has(method)) kept.add(schema);
-        else
-          edits.push([
-            entry.getStart(source),
-            entry.end,
-            `get ${JSON.stringify(method)}() { return cardUnbundledSchema(${JSON.stringify(method)}); }`,
-          ]);
+        else edits.push([entry.getFullStart(), entry.end + (text[entry.end] === ',' ? 1 : 0), '']);
       }
+      edits.push([node.initializer.getStart(source), node.initializer.getStart(source), 'cardSchemaTable(']);
+      edits.push([node.initializer.end, node.initializer.end, ')']);
       return;
     }
     ts.forEachChild(node, visitRegistry);
@@ -327,7 +327,7 @@ function pruneSchemas2025(text, path, methods) {
   let out = text;
   for (const [start, end, insert] of edits.sort((a, b) => b[0] - a[0]))
     out = out.slice(0, start) + insert + out.slice(end);
-  return `${out}\nfunction cardUnbundledSchema(method) {\n\tthrow new Error(\`The 2025-11-25 schema of \${method} is not bundled in the session card (scripts/build-card.mjs): its App bridge never sends or handles it\`);\n}\n`;
+  return `${out}\nfunction cardSchemaTable(table) {\n\treturn new Proxy(table, { get: (t, method) => (method in t ? t[method] : cardUnbundledSchema(method)) });\n}\nfunction cardUnbundledSchema(method) {\n\tthrow new Error(\`The 2025-11-25 schema of \${method} is not bundled in the session card (scripts/build-card.mjs): its App bridge never sends or handles it\`);\n}\n`;
 }
 
 /**
@@ -425,6 +425,21 @@ function calledNames(texts) {
   ];
   for (const text of texts) for (const pattern of patterns) for (const m of text.matchAll(pattern)) names.add(m[1]);
   return names;
+}
+
+/**
+ * The SDK's, the bridge's and zod's internal members, named `_...` and read on `this`
+ * (`this._transport`, `this._responseHandlers`, ...) in `text`: esbuild's mangleProps gives them
+ * short names. Left out are the names that cross the bundle's edge or are spelled as strings
+ * somewhere: `_meta` (MCP's wire field), `_zod` (zod defines it by name), `_errors` (zod's
+ * formatted errors), `_def`, `__...`, and any other name `text` spells in quotes.
+ */
+function privateMembers(text) {
+  const quoted = new Set([...text.matchAll(/["'`](_[\w$]+)["'`]/g)].map((m) => m[1]));
+  const members = new Set();
+  for (const m of text.matchAll(/\bthis\.(_[A-Za-z][\w$]*)/g))
+    if (!/^(_meta|_zod|_errors|_def)$/.test(m[1]) && !quoted.has(m[1])) members.add(m[1]);
+  return members;
 }
 
 /** The property names `text` reads or sets (`.name`, `["name"]`): the accessors pruneUncalledMethods keeps. */
@@ -542,6 +557,9 @@ function bundleCard({ minify, used }) {
     platform: 'browser',
     target: 'es2022',
     legalComments: 'none',
+    // The members the code reads on `this` named `_...` (privateMembers) get short names, as
+    // local variables do.
+    ...(minify && used?.members.size > 0 && { mangleProps: new RegExp(`^(${[...used.members].join('|')})$`) }),
     // The bridge's transport logs every message it parses at debug level; nothing else is dropped.
     pure: ['console.debug'],
     write: false,
@@ -571,7 +589,12 @@ export async function buildCard() {
     const text = (await bundleCard({ minify: false, used })).outputFiles[0].text;
     if (text.length >= size) break;
     size = text.length;
-    used = { called: calledNames([text]), accessed: accessedNames(text), methods: namedMethods(text) };
+    used = {
+      called: calledNames([text]),
+      accessed: accessedNames(text),
+      methods: namedMethods(text),
+      members: privateMembers(text),
+    };
   }
   const bundle = await bundleCard({ minify: true, used });
   const script = bundle.outputFiles[0].text.replaceAll('</script', '<\\/script');
