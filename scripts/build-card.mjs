@@ -88,7 +88,7 @@ async function patched(path, replacements, why, { pure = false, transform = (s) 
       );
     text = text.replace(from, to);
   }
-  text = transform(text, path);
+  text = await transform(text, path);
   return { contents: pure ? pureModuleValues(text, path) : text, loader: 'js' };
 }
 
@@ -127,12 +127,26 @@ function pureModuleValues(text, path) {
   return out;
 }
 
+/**
+ * The SDK reads zod's ISO formats as `z.iso.datetime(...)`, a namespace inside zod's namespace:
+ * esbuild then keeps every ISO format (date, time, duration). Read as `zodIso.datetime(...)`
+ * from zod's own iso module, the calls tree-shake to the formats used. `b` resolves zod as the
+ * importer (`path`) does.
+ */
+async function isoTreeShaken(b, text, path) {
+  if (!/\bz\.iso\./.test(text))
+    throw new Error(`build-card: z.iso is no longer read in ${path}; review this trim against the new version`);
+  const zod = await b.resolve('zod/v4', { kind: 'import-statement', resolveDir: dirname(path) });
+  const iso = join(dirname(zod.path), 'classic/iso.js');
+  return `import * as zodIso from ${JSON.stringify(iso)};\n${text.replace(/\bz\.iso\./g, 'zodIso.')}`;
+}
+
 /** The SDK's message schemas module (@modelcontextprotocol/core), its values kept only if read. */
 const pureSdkSchemas = {
   name: 'pure-sdk-schemas',
   setup(b) {
     b.onLoad({ filter: /[\\/]@modelcontextprotocol[\\/]core[\\/]dist[\\/]schemas-[\w-]+\.mjs$/ }, async (args) => ({
-      contents: pureModuleValues(await readFile(args.path, 'utf8'), args.path),
+      contents: pureModuleValues(await isoTreeShaken(b, await readFile(args.path, 'utf8'), args.path), args.path),
       loader: 'js',
     }));
   },
@@ -206,6 +220,9 @@ const appBridgeTrims = (used) => ({
   },
 });
 
+/** The comment esbuild heads each module's code with in an output not minified (`// node_modules/...`). */
+const MODULE_HEADER = /^\s*\/\/ (?=(?:node_modules|assets|[\w-]+:)[\\/]\S*$)/m;
+
 /**
  * The MCP methods the card's code names (`"tools/call"`, `"ping"`, ...: string literals but
  * `case` labels) in
@@ -215,7 +232,7 @@ const appBridgeTrims = (used) => ({
  */
 function namedMethods(text) {
   const methods = new Set(['ping', 'notifications/cancelled', 'notifications/progress']);
-  const regions = text.split(/^\s*\/\/ (?=(?:node_modules|assets|[\w-]+:)[\\/]\S*$)/m);
+  const regions = text.split(MODULE_HEADER);
   for (const region of regions) {
     if (/^(node_modules[\\/]@modelcontextprotocol[\\/](client|core)[\\/])/.test(region)) continue;
     // A `case "..."` label only compares a method (the App's capability checks): it neither
@@ -283,6 +300,16 @@ function pruneSchemas2025(text, path, methods) {
     .find((d) => d.name.getText(source) === 'rev2025Codec')
     ?.initializer?.properties?.find((p) => p.name?.getText(source) === 'samplingResultVariant');
   if (!variant || !ts.isPropertyAssignment(variant)) fail("rev2025Codec's samplingResultVariant");
+  // The codec's encoding of a tools/list result the App would answer with (its tools' output
+  // schemas, wrapped for 2025-11-25): kept with tools/list.
+  const encode = variant.parent.properties.find((p) => p.name?.getText(source) === 'encodeResult');
+  if (!encode || !ts.isMethodDeclaration(encode)) fail("rev2025Codec's encodeResult");
+  if (!methods.has('tools/list'))
+    edits.push([
+      encode.getStart(source),
+      encode.end,
+      'encodeResult: (method, result) => (method === "tools/list" ? cardUnbundledSchema(method) : result)',
+    ]);
   if (!methods.has('sampling/createMessage'))
     edits.push([
       variant.initializer.getStart(source),
@@ -401,8 +428,11 @@ const sdkClientTrims = (used) => ({
         "the SDK client's module-level values and its wire eras",
         {
           pure: true,
-          transform: (text, path) => {
-            const trimmed = stubCodec2026(pruneSchemas2025(text, path, used?.methods), path);
+          transform: async (text, path) => {
+            const trimmed = stubCodec2026(
+              pruneSchemas2025(await isoTreeShaken(b, text, path), path, used?.methods),
+              path,
+            );
             return used ? pruneUncalledMethods(trimmed, path, used, 1) : trimmed;
           },
         },
@@ -413,17 +443,23 @@ const sdkClientTrims = (used) => ({
 
 /**
  * The method names the card's code calls (`.name(`, `?.name(`, `.name.call(`, `["name"]`) in
- * `texts`, the sources of the modules bundled, and the members zod's classic schemas read on
- * their own instances (`this.name`, `inst.name`): what zodMethodsUsed keeps.
+ * `text`, a build's output not minified, and the members it reads on its own instances
+ * (`this.name`, `inst.name`): what zodMethodsUsed and pruneUncalledMethods keep. In zod's core
+ * (and its locales) only the latter count: the core is written against zod's internals and
+ * calls no method of the classic schemas, the SDK or the bridge, and its own `.includes(`,
+ * `.startsWith(`, ... are those of strings and arrays.
  */
-function calledNames(texts) {
+function calledNames(text) {
   const names = new Set();
-  const patterns = [
+  const own = /\b(?:this|inst)\.([A-Za-z_$][\w$]*)/g;
+  const calls = [
     /(?:\?\.|\.)\s*([A-Za-z_$][\w$]*)\s*(?:\(|\.(?:call|apply|bind)\()/g,
     /\[\s*["'`]([\w$~]+)["'`]\s*\]/g,
-    /\b(?:this|inst)\.([A-Za-z_$][\w$]*)/g,
   ];
-  for (const text of texts) for (const pattern of patterns) for (const m of text.matchAll(pattern)) names.add(m[1]);
+  for (const region of text.split(MODULE_HEADER)) {
+    const core = /^node_modules[\\/]zod[\\/]v4[\\/](core|locales)[\\/]/.test(region);
+    for (const pattern of core ? [own] : [own, ...calls]) for (const m of region.matchAll(pattern)) names.add(m[1]);
+  }
   return names;
 }
 
@@ -508,6 +544,9 @@ const zodUtilTreeShaken = (used) => ({
           // off): an object schema then parses as zod's plain $ZodObject does, and its compiler
           // (the JIT object, zod's Doc) never runs. Built as a plain $ZodObject, it is not bundled.
           ['core.$ZodObjectJIT.init(inst, def);', 'core.$ZodObject.init(inst, def);'],
+          // Each schema type's JSON Schema hook, read only by zod's JSON Schema conversion, which is
+          // not bundled (noZodJsonSchema).
+          [/^\s*inst\._zod\.processJSONSchema = \(ctx, json, params\) => [^\n]*;\n/gm, ''],
         ],
         "zod's classic schemas import util from zod's core and build objects with the JIT",
         { transform: (text, path) => (used ? pruneZodMethods(text, path, used.called) : text) },
@@ -590,7 +629,7 @@ export async function buildCard() {
     if (text.length >= size) break;
     size = text.length;
     used = {
-      called: calledNames([text]),
+      called: calledNames(text),
       accessed: accessedNames(text),
       methods: namedMethods(text),
       members: privateMembers(text),
