@@ -8,19 +8,30 @@
 //                                           analyzeMetafile), the way to find what to trim next
 //
 // The bytes are the App bridge of @modelcontextprotocol/ext-apps, the SDK's Protocol under it
-// (@modelcontextprotocol/client) and zod, which the SDK validates every message with. Each plugin
-// below trims what the card cannot reach, without changing what the bridge says or checks:
+// (@modelcontextprotocol/client) and zod, which the SDK validates every message with. Each trim
+// below leaves out what the card cannot reach, without changing what the bridge says or checks
+// on any path the card takes; what is left out of a reachable object (a method, a schema of a
+// method) is replaced by a function that throws, so a path that reached it fails loudly:
 // - appBridgeTrims: esbuild keeps only the zod the bridge uses (the whole namespace was kept),
 //   and the bridge's schema descriptions (read only by JSON Schema conversion) are left out;
 // - sdkClientTrims: values the SDK computes at load (its spec schema registry) are kept only if
-//   read, and the 2026-07-28 wire schemas, which the App bridge never speaks, are left out;
+//   read; the 2026-07-28 wire schemas and codec, which the App bridge never speaks, are left out
+//   (stubCodec2026); of the 2025-11-25 schemas, those of the methods the card's code names
+//   (pruneSchemas2025, namedMethods);
+// - pruneUncalledMethods (through the two above): the bridge's and the Protocol's methods and
+//   accessors that no code in the card calls or reads (calledNames, accessedNames);
 // - pureModuleValues (through the two above and for the SDK's schema module): every module-level
 //   value of the SDK and the bridge (message schemas, error classes, tables) is kept only if read;
-// - zodUtilTreeShaken: only the helpers of zod's util module that zod calls are kept;
+// - zodUtilTreeShaken: only the helpers of zod's util module that zod calls are kept, zod's
+//   classic methods that nothing calls are left out (pruneZodMethods), and so is the object JIT
+//   (the bridge sets zod `jitless`) and each type's JSON Schema hook;
+// - isoTreeShaken: only the ISO formats the SDK reads (`z.iso.datetime`);
 // - noZodJsonSchema: zod's JSON Schema conversion (the card converts no schema) is left out;
 // - englishOnly: zod's error messages in English alone;
 // - pureSdk: the SDK's modules the bridge does not import are left out;
-// and `pure: ['console.debug']` drops the bridge's per-message debug logging.
+// and `pure: ['console.debug']` drops the bridge's per-message debug logging, and `mangleProps`
+// shortens the `_` members read on `this` (privateMembers). What a trim keeps is learned from
+// the code itself: builds not minified run until the code kept stops shrinking (buildCard).
 import { analyzeMetafile, build } from 'esbuild';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -246,9 +257,10 @@ function namedMethods(text) {
  * The SDK client's 2025-11-25 wire schemas, built on first use by one function (`build$1`, returned
  * by `buildSchemas2025`) and looked up by method in `registryMaps`: every spec method's request,
  * notification and result schema. The card keeps the schemas of `methods` (namedMethods; all
- * if undefined), and every schema they are built from; a method outside them keeps its place in the codec's tables, and its schema becomes a getter that
- * throws, so a message the bridge was never meant to exchange fails loudly, never passes
- * unchecked. `text` is parsed by TypeScript; the build fails if the shapes looked for are gone.
+ * if undefined), and every schema they are built from; a method outside them keeps its place
+ * in the codec's tables of names, and a lookup of its schema throws (each table of schemas is a
+ * Proxy, cardSchemaTable), so a message the bridge was never meant to exchange fails loudly,
+ * never passes unchecked. `text` is parsed by TypeScript; the build fails if the shapes looked for are gone.
  */
 function pruneSchemas2025(text, path, methods) {
   if (!methods) return text;
@@ -444,7 +456,7 @@ const sdkClientTrims = (used) => ({
 /**
  * The method names the card's code calls (`.name(`, `?.name(`, `.name.call(`, `["name"]`) in
  * `text`, a build's output not minified, and the members it reads on its own instances
- * (`this.name`, `inst.name`): what zodMethodsUsed and pruneUncalledMethods keep. In zod's core
+ * (`this.name`, `inst.name`): what pruneZodMethods and pruneUncalledMethods keep. In zod's core
  * (and its locales) only the latter count: the core is written against zod's internals and
  * calls no method of the classic schemas, the SDK or the bridge, and its own `.includes(`,
  * `.startsWith(`, ... are those of strings and arrays.
@@ -586,7 +598,10 @@ const noZodJsonSchema = {
   },
 };
 
-/** One esbuild run over the card's script; `used`: the zod methods kept (zodMethodsUsed), all if undefined. */
+/**
+ * One esbuild run over the card's script; `used`: what the last build not minified reached
+ * (buildCard), undefined for the first.
+ */
 function bundleCard({ minify, used }) {
   return build({
     entryPoints: [join(root, 'assets/card/card.js')],
@@ -598,7 +613,10 @@ function bundleCard({ minify, used }) {
     legalComments: 'none',
     // The members the code reads on `this` named `_...` (privateMembers) get short names, as
     // local variables do.
-    ...(minify && used?.members.size > 0 && { mangleProps: new RegExp(`^(${[...used.members].join('|')})$`) }),
+    ...(minify &&
+      used?.members.size > 0 && {
+        mangleProps: new RegExp(`^(${[...used.members].map((m) => m.replaceAll('$', '\\$')).join('|')})$`),
+      }),
     // The bridge's transport logs every message it parses at debug level; nothing else is dropped.
     pure: ['console.debug'],
     write: false,
