@@ -164,6 +164,15 @@ const pureSdkSchemas = {
 };
 
 /**
+ * Whether the language calls a member of this name without the code naming it: a computed name
+ * (`[Symbol.hasInstance]` for `instanceof`, `[Symbol.iterator]`, ...), `toJSON`, `toString`,
+ * `valueOf`, `then`, `constructor`. pruneUncalledMethods and pruneZodMethods keep those.
+ */
+function calledImplicitly(nameNode, name) {
+  return ts.isComputedPropertyName(nameNode) || /^(toJSON|toString|valueOf|then|constructor)$/.test(name);
+}
+
+/**
  * The App bridge's classes (ext-apps' app.js: the App, its transport) and the SDK's Protocol carry
  * a method for every request the extension and MCP define (open a link, download a file, send a
  * log, read a resource, sample, ...), and the App an `on...` accessor for each thing a host
@@ -185,7 +194,7 @@ function pruneUncalledMethods(text, path, used, needed) {
         if (!(accessor || ts.isMethodDeclaration(member)) || !member.body || ts.isPrivateIdentifier(member.name))
           continue;
         const name = member.name.getText(source).replace(/^["']|["']$/g, '');
-        if ((accessor ? used.accessed : used.called).has(name)) continue;
+        if (calledImplicitly(member.name, name) || (accessor ? used.accessed : used.called).has(name)) continue;
         edits.push([member.body.getStart(source), member.body.end, '{methodNotBundled()}']);
       }
     }
@@ -527,7 +536,7 @@ function pruneZodMethods(text, path, used) {
     for (const member of table.properties) {
       if (!(ts.isMethodDeclaration(member) || ts.isPropertyAssignment(member))) continue;
       const name = member.name.getText(source).replace(/^["']|["']$/g, '');
-      if (used.has(name) || /^[~_]/.test(name)) continue;
+      if (calledImplicitly(member.name, name) || used.has(name) || /^[~_]/.test(name)) continue;
       if (ts.isPropertyAssignment(member) && !ts.isFunctionLike(member.initializer)) continue;
       edits.push([member.getStart(source), member.end, `${member.name.getText(source)}: zodMethodNotBundled`]);
     }
