@@ -60,8 +60,8 @@ function replyMemo(
   tokens: Pick<TokenService, 'generation'>,
   publicUrl: PublicUrl,
 ): ReplyMemo {
-  return new ReplyMemo(() => {
-    const rows = store.rowGeneration();
+  return new ReplyMemo((lastLook) => {
+    const rows = store.rowGeneration(lastLook);
     return rows === null ? null : { rows, tokens: tokens.generation(), base: publicUrl.artifacts() };
   });
 }

@@ -91,11 +91,13 @@ export class RequestGate {
 
   /**
    * Counts one action of an already authenticated caller (a web console page or form, a tool call
-   * the gateway answers from its reply memo) against
-   * the plan's request rate, like a tool call.
-   * @throws RateLimitedError (-32005, `data.scope = "requests"`) over the plan's rate.
+   * the gateway answers from its reply memo) against the plan's request rate, like a tool call:
+   * the admission itself when the limiter decided from memory at once (no promise: the reply
+   * memo's hit is one synchronous step), else a promise of it.
+   * @throws RateLimitedError (-32005, `data.scope = "requests"`) over the plan's rate: at once, or
+   *   as the promise's rejection.
    */
-  admitCaller(caller: Caller): Promise<Required<Admission>> {
+  admitCaller(caller: Caller): Required<Admission> | Promise<Required<Admission>> {
     return this.count(caller, 'requests');
   }
 
@@ -157,7 +159,7 @@ export class RequestGate {
         return this.count(await this.authenticate(origin), 'requests');
       };
     }
-    const admitCaller = (caller: Caller, method: string): Promise<Admission> => {
+    const admitCaller = async (caller: Caller, method: string): Promise<Admission> => {
       if (method === 'notifications/cancelled')
         this.logger?.info({ user: caller.userName, address: origin.address }, 'client cancelled a request');
       return this.count(caller, method === 'tools/call' ? 'requests' : 'housekeeping');
@@ -206,16 +208,27 @@ export class RequestGate {
     }
   }
 
-  private async count(caller: Caller, scope: RateScope): Promise<Required<Admission>> {
+  /** Counts a request of `caller` against `scope`'s limit: at once when the limiter decides at once (see `admitCaller`). */
+  private count(caller: Caller, scope: RateScope): Required<Admission> | Promise<Required<Admission>> {
     const { requestsPerMinute } = limitsFor(this.plans, caller.plan);
     const key = caller.rateKey ?? caller.tokenId;
     const rate =
       scope === 'requests'
-        ? await this.limiter.consume(key, requestsPerMinute, 60)
-        : await this.limiter.consume(`housekeeping:${key}`, requestsPerMinute * HOUSEKEEPING_FACTOR, 60);
-    if (!rate.allowed) throw new RateLimitedError(rate, scope);
-    return { caller, rate };
+        ? this.limiter.consume(key, requestsPerMinute, 60)
+        : this.limiter.consume(`housekeeping:${key}`, requestsPerMinute * HOUSEKEEPING_FACTOR, 60);
+    return rate instanceof Promise
+      ? rate.then((decided) => admitted(caller, decided, scope))
+      : admitted(caller, rate, scope);
   }
+}
+
+/**
+ * The admission of `caller` by `rate`.
+ * @throws RateLimitedError when `rate` refused the request.
+ */
+function admitted(caller: Caller, rate: RateDecision, scope: RateScope): Required<Admission> {
+  if (!rate.allowed) throw new RateLimitedError(rate, scope);
+  return { caller, rate };
 }
 
 /** The key a caller's requests still being read count against: `user:<id>`, made once per caller object. */

@@ -74,10 +74,10 @@ export class ReplyMemo {
 
   /**
    * @param current the stamp of now, or null when nothing may be kept (a store without a
-   *   generation: PostgreSQL). Called once per memoizable call.
+   *   generation: PostgreSQL). Called once per memoizable call; `lastLook` as in `look`.
    */
   constructor(
-    private readonly current: () => MemoStamp | null,
+    private readonly current: (lastLook: boolean) => MemoStamp | null,
     options: ReplyMemoOptions = {},
   ) {
     this.maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
@@ -93,9 +93,12 @@ export class ReplyMemo {
    * Looks `key` up at the current stamp: the kept result, or undefined with the stamp to pass to
    * `keep` once the call was answered (taken before the reads: a write made while they run moves
    * it, and their answer is not kept). A stamp that moved drops every entry first.
+   * @param lastLook the store's row generation as of its last look at other processes' commits
+   *   (`Store.rowGeneration`), for a call whose caller's token was checked by the token cache
+   *   after the call arrived: that check looked (docs/architecture.md "The reply memo").
    */
-  look(key: string): { hit: ToolResultWithJson } | { miss: MemoStamp | null } {
-    const now = this.current();
+  look(key: string, lastLook = false): { hit: ToolResultWithJson } | { miss: MemoStamp | null } {
+    const now = this.current(lastLook);
     const kept = this.stamp;
     if (now === null || !kept || kept.rows !== now.rows || kept.tokens !== now.tokens || kept.base !== now.base) {
       this.clear(now);

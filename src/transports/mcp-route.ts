@@ -73,7 +73,8 @@ export function mcpRoute(options: McpRouteOptions): RouteHandler {
     const known = options.slots.full ? null : caller;
     const parsed = options.gateway.parseHttp(body, known, () => options.gate.admitCaller(known!));
     if ('reply' in parsed) {
-      const reply = await parsed.reply;
+      // A hit whose rate the limiter decided from memory is a reply already: no promise to wait on.
+      const reply = parsed.reply instanceof Promise ? await parsed.reply : parsed.reply;
       if (!res.destroyed)
         sendReply(res, reply, {
           tokenPresented: token !== undefined,
