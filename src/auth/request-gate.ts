@@ -64,6 +64,12 @@ export interface RequestOrigin {
   caller?: Caller | null | undefined;
 }
 
+/** What `readingKey` gives: the key a request still being read counts against, and its caller when its token authenticated. */
+export interface Reading {
+  key: string;
+  caller: Caller | null;
+}
+
 /** Decides who may send `method`: the admission, null when the method needs no caller, or a ServiceError (the gateway's `AdmissionPolicy`). */
 type Policy = (method: string) => Promise<Admission | null>;
 
@@ -123,18 +129,18 @@ export class RequestGate {
    * The key a request still being read counts against (the transport's bound on such requests):
    * `user:<id>` when `token` authenticates, else `address:<client address>`, with the caller it
    * authenticated (pass it to `policy` as `caller`, so the token is looked up once per request).
-   * Looks only at the token (no rate is counted, nothing is logged); never rejects.
+   * Looks only at the token (no rate is counted, nothing is logged); never rejects. A token in
+   * the token cache is answered at once (no promise, `TokenService.authenticate`).
    */
-  async readingKey(token: string | undefined | null, address: string): Promise<{ key: string; caller: Caller | null }> {
-    if (token) {
-      try {
-        const caller = await this.tokens.authenticate(token);
-        return { key: readingKeyOf(caller), caller };
-      } catch {
-        // A refused token is anonymous.
-      }
-    }
-    return { key: `address:${address}`, caller: null };
+  readingKey(token: string | undefined | null, address: string): Reading | Promise<Reading> {
+    if (!token) return { key: `address:${address}`, caller: null };
+    const caller = this.tokens.authenticate(token);
+    if (!(caller instanceof Promise)) return { key: readingKeyOf(caller), caller };
+    return caller.then(
+      (known) => ({ key: readingKeyOf(known), caller: known }),
+      // A refused token is anonymous.
+      () => ({ key: `address:${address}`, caller: null }),
+    );
   }
 
   /**
@@ -150,7 +156,7 @@ export class RequestGate {
         // The list names the caller's tools (a read-only token's are fewer); it needs no token.
         if (method === 'tools/list')
           return origin.token
-            ? this.tokens.authenticate(origin.token).then(
+            ? Promise.resolve(this.tokens.authenticate(origin.token)).then(
                 (caller) => ({ caller }),
                 () => null,
               )
