@@ -51,6 +51,7 @@ import {
   failureReply,
   notified,
   resultReply,
+  whenSettled,
   type GatewayReply,
 } from './gateway-envelope.js';
 import { paramsProblem, validId } from './jsonrpc-envelope.js';
@@ -188,11 +189,9 @@ export class JsonRpcGateway {
    * byte for byte, with no request slot, deadline or reply channel made for it. Anything else is
    * returned parsed (`value`), for `handleValue`; a body that is not JSON is answered (-32700).
    * A refusal by `admit` (-32005) is answered here as `handleValue` would, and reported the same way.
-   *
-   * A hit is one synchronous step when `admit` decides at once (the limiter's lease in memory):
-   * the reply itself, no promise. The memo's stamp takes the store's row generation as of its last
-   * look at other processes' commits (`ReplyMemo.look`'s `lastLook`): `caller` must come from the
-   * token cache's check of this request's token, made after the request arrived, which looked.
+   * A hit is one synchronous step when `admit` decides at once (a lease in memory): the reply, no
+   * promise. Its stamp takes the store's last look at other processes' commits (`lastLook` of
+   * `ReplyMemo.look`): `caller` comes from the token cache's check of this request, which looked.
    */
   parseHttp(
     text: string,
@@ -226,13 +225,7 @@ export class JsonRpcGateway {
       if (error instanceof RateLimitedError) return errorReply(id, error, error.rate);
       return failureReply(id, error, undefined, this.logger);
     };
-    let admitted: Admission | null | Promise<Admission | null>;
-    try {
-      admitted = admit();
-    } catch (error) {
-      return { reply: refused(error) };
-    }
-    return { reply: admitted instanceof Promise ? admitted.then(served, refused) : served(admitted) };
+    return { reply: whenSettled(admit, served, refused) };
   }
 
   /**
