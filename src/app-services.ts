@@ -61,8 +61,8 @@ function replyMemo(
   tokens: Pick<TokenService, 'generation'>,
   publicUrl: PublicUrl,
 ): ReplyMemo {
-  return new ReplyMemo(() => {
-    const rows = store.rowGeneration();
+  return new ReplyMemo((lastLook) => {
+    const rows = store.rowGeneration(lastLook);
     const project = rows ?? store.projectRowGeneration?.() ?? null;
     return { rows, project, tokens: tokens.generation(), base: publicUrl.artifacts() };
   });

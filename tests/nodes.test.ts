@@ -361,7 +361,7 @@ describe.each(STORES)('nodes on one $name store', (shared) => {
     await expect(a.app.tokens.authenticate(alice.token)).rejects.toMatchObject({ kind: 'unauthenticated' });
     await waitFor(
       () =>
-        b.app.tokens.authenticate(alice.token).then(
+        Promise.resolve(b.app.tokens.authenticate(alice.token)).then(
           () => false,
           () => true,
         ),

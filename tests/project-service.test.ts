@@ -31,7 +31,7 @@ async function caller(name: string) {
   return await app.tokens.authenticate((await app.tokens.create(name)).token);
 }
 
-async function thrown(fn: () => Promise<unknown>): Promise<ServiceError> {
+async function thrown(fn: () => unknown): Promise<ServiceError> {
   try {
     await fn();
   } catch (error) {

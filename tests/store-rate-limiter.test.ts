@@ -39,6 +39,18 @@ describe('StoreRequestRateLimiter', () => {
     expect(refused.firstRefusal).toBe(true);
   });
 
+  it('a request decided from a lease in memory gets the decision itself, not a promise; a claim is a promise', async () => {
+    const limiter = new StoreRequestRateLimiter(a.rateWindows!);
+    const first = limiter.consume('token-sync', 64, 60);
+    expect(first).toBeInstanceOf(Promise);
+    expect((await first).remaining).toBe(63);
+    // The claim's line of waiting requests is let go once it settled (a few microtasks on).
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = limiter.consume('token-sync', 64, 60);
+    expect(second).not.toBeInstanceOf(Promise);
+    expect(second).toMatchObject({ allowed: true, remaining: 62 });
+  });
+
   it('a refused key is answered from memory: the store is not written again in that window', async () => {
     const limiter = new StoreRequestRateLimiter(a.rateWindows!);
     for (let i = 0; i < 3; i++) await limiter.consume('token-2', 2, 60);

@@ -64,6 +64,12 @@ export interface RequestOrigin {
   caller?: Caller | null | undefined;
 }
 
+/** What `readingKey` gives: the key a request still being read counts against, and its caller when its token authenticated. */
+export interface Reading {
+  key: string;
+  caller: Caller | null;
+}
+
 /** Decides who may send `method`: the admission, null when the method needs no caller, or a ServiceError (the gateway's `AdmissionPolicy`). */
 type Policy = (method: string) => Promise<Admission | null>;
 
@@ -91,11 +97,13 @@ export class RequestGate {
 
   /**
    * Counts one action of an already authenticated caller (a web console page or form, a tool call
-   * the gateway answers from its reply memo) against
-   * the plan's request rate, like a tool call.
-   * @throws RateLimitedError (-32005, `data.scope = "requests"`) over the plan's rate.
+   * the gateway answers from its reply memo) against the plan's request rate, like a tool call:
+   * the admission itself when the limiter decided from memory at once (no promise: the reply
+   * memo's hit is one synchronous step), else a promise of it.
+   * @throws RateLimitedError (-32005, `data.scope = "requests"`) over the plan's rate: at once, or
+   *   as the promise's rejection.
    */
-  admitCaller(caller: Caller): Promise<Required<Admission>> {
+  admitCaller(caller: Caller): Required<Admission> | Promise<Required<Admission>> {
     return this.count(caller, 'requests');
   }
 
@@ -121,18 +129,18 @@ export class RequestGate {
    * The key a request still being read counts against (the transport's bound on such requests):
    * `user:<id>` when `token` authenticates, else `address:<client address>`, with the caller it
    * authenticated (pass it to `policy` as `caller`, so the token is looked up once per request).
-   * Looks only at the token (no rate is counted, nothing is logged); never rejects.
+   * Looks only at the token (no rate is counted, nothing is logged); never rejects. A token in
+   * the token cache is answered at once (no promise, `TokenService.authenticate`).
    */
-  async readingKey(token: string | undefined | null, address: string): Promise<{ key: string; caller: Caller | null }> {
-    if (token) {
-      try {
-        const caller = await this.tokens.authenticate(token);
-        return { key: readingKeyOf(caller), caller };
-      } catch {
-        // A refused token is anonymous.
-      }
-    }
-    return { key: `address:${address}`, caller: null };
+  readingKey(token: string | undefined | null, address: string): Reading | Promise<Reading> {
+    if (!token) return { key: `address:${address}`, caller: null };
+    const caller = this.tokens.authenticate(token);
+    if (!(caller instanceof Promise)) return { key: readingKeyOf(caller), caller };
+    return caller.then(
+      (known) => ({ key: readingKeyOf(known), caller: known }),
+      // A refused token is anonymous.
+      () => ({ key: `address:${address}`, caller: null }),
+    );
   }
 
   /**
@@ -148,7 +156,7 @@ export class RequestGate {
         // The list names the caller's tools (a read-only token's are fewer); it needs no token.
         if (method === 'tools/list')
           return origin.token
-            ? this.tokens.authenticate(origin.token).then(
+            ? Promise.resolve(this.tokens.authenticate(origin.token)).then(
                 (caller) => ({ caller }),
                 () => null,
               )
@@ -157,7 +165,7 @@ export class RequestGate {
         return this.count(await this.authenticate(origin), 'requests');
       };
     }
-    const admitCaller = (caller: Caller, method: string): Promise<Admission> => {
+    const admitCaller = async (caller: Caller, method: string): Promise<Admission> => {
       if (method === 'notifications/cancelled')
         this.logger?.info({ user: caller.userName, address: origin.address }, 'client cancelled a request');
       return this.count(caller, method === 'tools/call' ? 'requests' : 'housekeeping');
@@ -206,16 +214,27 @@ export class RequestGate {
     }
   }
 
-  private async count(caller: Caller, scope: RateScope): Promise<Required<Admission>> {
+  /** Counts a request of `caller` against `scope`'s limit: at once when the limiter decides at once (see `admitCaller`). */
+  private count(caller: Caller, scope: RateScope): Required<Admission> | Promise<Required<Admission>> {
     const { requestsPerMinute } = limitsFor(this.plans, caller.plan);
     const key = caller.rateKey ?? caller.tokenId;
     const rate =
       scope === 'requests'
-        ? await this.limiter.consume(key, requestsPerMinute, 60)
-        : await this.limiter.consume(`housekeeping:${key}`, requestsPerMinute * HOUSEKEEPING_FACTOR, 60);
-    if (!rate.allowed) throw new RateLimitedError(rate, scope);
-    return { caller, rate };
+        ? this.limiter.consume(key, requestsPerMinute, 60)
+        : this.limiter.consume(`housekeeping:${key}`, requestsPerMinute * HOUSEKEEPING_FACTOR, 60);
+    return rate instanceof Promise
+      ? rate.then((decided) => admitted(caller, decided, scope))
+      : admitted(caller, rate, scope);
   }
+}
+
+/**
+ * The admission of `caller` by `rate`.
+ * @throws RateLimitedError when `rate` refused the request.
+ */
+function admitted(caller: Caller, rate: RateDecision, scope: RateScope): Required<Admission> {
+  if (!rate.allowed) throw new RateLimitedError(rate, scope);
+  return { caller, rate };
 }
 
 /** The key a caller's requests still being read count against: `user:<id>`, made once per caller object. */

@@ -167,14 +167,20 @@ export class TokenService {
    * Checks a presented token: an API token, or an OAuth access token (`svc_at_`) issued for this
    * server's `/mcp` (its audience, RFC 8707, is checked when the token is looked up; the in-memory cache holds only
    * tokens verified for this server, and clears when a token is revoked or a plan changes).
-   * @throws ServiceError `unauthenticated` (-32001) when it is missing, malformed, unknown,
-   *   expired, revoked, or an access token for another resource.
+   * A token in the token cache is answered at once: the caller itself, no promise (a hit of the
+   * reply memo is one synchronous step, docs/architecture.md "The reply memo"); any other is
+   * looked up in the store: a promise.
+   * @throws ServiceError `unauthenticated` (-32001), always as a rejected promise, when it is
+   *   missing, malformed, unknown, expired, revoked, or an access token for another resource.
    */
-  async authenticate(token: string | undefined | null): Promise<Caller> {
-    if (!token || !token.startsWith(TOKEN_PREFIX) || token.length > 200) throw unauthenticated();
+  authenticate(token: string | undefined | null): Caller | Promise<Caller> {
+    if (!token || !token.startsWith(TOKEN_PREFIX) || token.length > 200) return Promise.reject(unauthenticated());
     // Looked up by the token itself: a hit costs no SHA-256 (token-cache.ts).
-    const cached = this.cachedCaller(token);
-    if (cached) return cached;
+    return this.cachedCaller(token) ?? this.lookUp(token);
+  }
+
+  /** `authenticate` of a token the cache does not hold: from the store (or the OAuth grants), then cached. */
+  private async lookUp(token: string): Promise<Caller> {
     const now = this.clock();
     const hash = hashToken(token);
     if (this.oauth && token.startsWith(ACCESS_TOKEN_PREFIX)) {

@@ -22,8 +22,12 @@ export interface RateDecision {
 
 /** Counts requests per key in fixed windows. */
 export interface RequestRateLimiter {
-  /** Counts one request of `key` against `limit` per `windowSeconds`. Never throws for a refusal. */
-  consume(key: string, limit: number, windowSeconds: number): Promise<RateDecision>;
+  /**
+   * Counts one request of `key` against `limit` per `windowSeconds`: the decision itself when it
+   * is made from memory at once (the store's limiter, while it holds a lease of the window), else
+   * a promise of it. Never throws for a refusal.
+   */
+  consume(key: string, limit: number, windowSeconds: number): RateDecision | Promise<RateDecision>;
 }
 
 /** The in-process limiter (rate-limiter-flexible): exact within one process, not shared with other processes. */

@@ -61,11 +61,11 @@ export class StoreRequestRateLimiter implements RequestRateLimiter {
 
   /**
    * Decides one request of `key`, in the order the requests of `key` arrived here: from memory at
-   * once while nobody of `key` waits for a claim; otherwise behind the ones waiting, so a lease a
-   * claim brings serves them first, never a request that came after them (a claim waits for the
-   * store, which other requests may hold meanwhile).
+   * once while nobody of `key` waits for a claim (the decision itself, no promise); otherwise
+   * behind the ones waiting, so a lease a claim brings serves them first, never a request that
+   * came after them (a claim waits for the store, which other requests may hold meanwhile).
    */
-  async consume(key: string, limit: number, windowSeconds: number): Promise<RateDecision> {
+  consume(key: string, limit: number, windowSeconds: number): RateDecision | Promise<RateDecision> {
     const id = `${limit}/${windowSeconds}:${key}`;
     const line = this.lines.get(id);
     if (!line) {

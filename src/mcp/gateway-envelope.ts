@@ -134,3 +134,21 @@ export function notified(
     channel?.cancel?.(params.requestId as RequestId);
   return { body: null, status: 202, ...(rate && { rate }) };
 }
+
+/**
+ * `then` for a step that answers at once when it can: `done` of what `step` gave, at once when it
+ * gave a value (no promise), else a promise of it; `failed` of what it threw or rejected with.
+ */
+export function whenSettled<T, R>(
+  step: () => T | Promise<T>,
+  done: (value: T) => R,
+  failed: (error: unknown) => R,
+): R | Promise<R> {
+  let value: T | Promise<T>;
+  try {
+    value = step();
+  } catch (error) {
+    return failed(error);
+  }
+  return value instanceof Promise ? value.then(done, failed) : done(value);
+}

@@ -51,6 +51,7 @@ import {
   failureReply,
   notified,
   resultReply,
+  whenSettled,
   type GatewayReply,
 } from './gateway-envelope.js';
 import { paramsProblem, validId } from './jsonrpc-envelope.js';
@@ -188,11 +189,14 @@ export class JsonRpcGateway {
    * byte for byte, with no request slot, deadline or reply channel made for it. Anything else is
    * returned parsed (`value`), for `handleValue`; a body that is not JSON is answered (-32700).
    * A refusal by `admit` (-32005) is answered here as `handleValue` would, and reported the same way.
+   * A hit is one synchronous step when `admit` decides at once (a lease in memory): the reply, no
+   * promise. Its stamp takes the store's last look at other processes' commits (`lastLook` of
+   * `ReplyMemo.look`): `caller` comes from the token cache's check of this request, which looked.
    */
   parseHttp(
     text: string,
     caller: Caller | null,
-    admit: () => Promise<Admission | null>,
+    admit: () => Admission | null | Promise<Admission | null>,
   ): { reply: GatewayReply | Promise<GatewayReply> } | { value: unknown } {
     let value: unknown;
     try {
@@ -208,23 +212,20 @@ export class JsonRpcGateway {
     if (message.method !== 'tools/call' || !validId(message.id) || paramsProblem(message)) return { value };
     if (params === undefined || '_meta' in (params as object)) return { value };
     const kept = tools.memoizable(params as Record<string, unknown>);
-    const looked = kept && memo.look(ReplyMemo.keyOf(caller, kept.tool, kept.args), kept.covers);
+    const looked = kept && memo.look(ReplyMemo.keyOf(caller, kept.tool, kept.args), kept.covers, true);
     if (!looked || !('hit' in looked)) return { value };
     const id = message.id as RequestId;
-    return {
-      reply: admit().then(
-        (admission) => {
-          memo.served();
-          tools.answered(kept!.tool);
-          return resultReply(id, looked.hit, admission?.rate);
-        },
-        (error: unknown) => {
-          tools.refused(params as Record<string, unknown>, error);
-          if (error instanceof RateLimitedError) return errorReply(id, error, error.rate);
-          return failureReply(id, error, undefined, this.logger);
-        },
-      ),
+    const served = (admission: Admission | null): GatewayReply => {
+      memo.served();
+      tools.answered(kept!.tool);
+      return resultReply(id, looked.hit, admission?.rate);
     };
+    const refused = (error: unknown): GatewayReply => {
+      tools.refused(params as Record<string, unknown>, error);
+      if (error instanceof RateLimitedError) return errorReply(id, error, error.rate);
+      return failureReply(id, error, undefined, this.logger);
+    };
+    return { reply: whenSettled(admit, served, refused) };
   }
 
   /**

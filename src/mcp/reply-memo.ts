@@ -87,10 +87,10 @@ export class ReplyMemo {
 
   /**
    * @param current the stamp of now; a field of it that is null keeps nothing that depends on
-   *   it. Called once per memoizable call.
+   *   it. Called once per memoizable call; `lastLook` as in `look`.
    */
   constructor(
-    private readonly current: () => MemoStamp,
+    private readonly current: (lastLook: boolean) => MemoStamp,
     options: ReplyMemoOptions = {},
   ) {
     this.maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
@@ -108,9 +108,16 @@ export class ReplyMemo {
    * the reads: a write made while they run moves it, and their answer is not kept), null when the
    * stamp's generation for `covers` is null (nothing to keep). A stamp that moved drops every
    * entry first.
+   * @param lastLook the store's row generation as of its last look at other processes' commits
+   *   (`Store.rowGeneration`), for a call whose caller's token was checked by the token cache
+   *   after the call arrived: that check looked (docs/architecture.md "The reply memo").
    */
-  look(key: string, covers: MemoCovers = 'rows'): { hit: ToolResultWithJson } | { miss: MemoStamp | null } {
-    const now = this.current();
+  look(
+    key: string,
+    covers: MemoCovers = 'rows',
+    lastLook = false,
+  ): { hit: ToolResultWithJson } | { miss: MemoStamp | null } {
+    const now = this.current(lastLook);
     const kept = this.stamp;
     if (
       !kept ||

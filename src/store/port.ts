@@ -147,8 +147,13 @@ export interface Store {
    * keyed by it is never stale (docs/architecture.md "The session cache"). SQLite: one `PRAGMA
    * data_version` read. PostgreSQL: null (other nodes' commits are not known at once: nothing
    * may be cached by it).
+   * @param lastLook take other processes' commits as of the store's last look at them (SQLite: the
+   *   last `PRAGMA data_version` read, by any reader: the event poll, an exact watch such as the
+   *   token cache's, or this method) instead of looking again. Only for a caller that knows such a
+   *   look was made after the request it answers arrived (docs/architecture.md "The reply memo"):
+   *   a commit that ended before the request was sent then shows as well. Default false.
    */
-  rowGeneration(): number | null;
+  rowGeneration(lastLook?: boolean): number | null;
   /**
    * On a store whose `rowGeneration()` is null (PostgreSQL): a number that moves whenever a
    * project row as `repos.projects.findById` returns it may have changed, as this process's

@@ -42,11 +42,15 @@ export function boundConnections(server: Server, bounds: ConnectionBounds): void
       else connectionsOf.set(peer, left);
     });
   });
-  // A connection that never sends a byte is closed after the header timeout, like a slow one.
+  // A connection that never sends a byte is closed after the header timeout, like a slow one. It
+  // is told by the bytes read, not by a 'data' listener: one on the socket would take its reads
+  // from node:http's parser, which then reads every request through a JavaScript stream (a fifth
+  // of a small request's CPU; docs/performance.md "The reply memo").
   server.on('connection', (socket) => {
-    const idle = setTimeout(() => socket.destroy(), bounds.headersTimeoutMs);
+    const idle = setTimeout(() => {
+      if (socket.bytesRead === 0) socket.destroy();
+    }, bounds.headersTimeoutMs);
     idle.unref();
-    socket.once('data', () => clearTimeout(idle));
     socket.once('close', () => clearTimeout(idle));
   });
   // Malformed requests and slow clients (header or request timeout): answer if we still can, then drop the connection.

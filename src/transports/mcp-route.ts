@@ -63,17 +63,20 @@ export function mcpRoute(options: McpRouteOptions): RouteHandler {
   return async (req, res) => {
     const address = options.clientAddress(req);
     const token = bearerToken(req.headers.authorization);
-    const reading = await options.gate.readingKey(token, address);
+    // A token in the token cache is known at once: no promise to wait on (docs/architecture.md "The reply memo").
+    const known = options.gate.readingKey(token, address);
+    const reading = known instanceof Promise ? await known : known;
     const body = await readBounded(req, res, reading.key);
     if (body === undefined) return;
     const caller = reading.caller;
     // The gateway's first stage: a call its reply memo holds is answered there, counted by the
     // rate limiter first, without a request slot (it never waits on the store); a full server
     // sends every call the slot's way, which refuses it.
-    const known = options.slots.full ? null : caller;
-    const parsed = options.gateway.parseHttp(body, known, () => options.gate.admitCaller(known!));
+    const first = options.slots.full ? null : caller;
+    const parsed = options.gateway.parseHttp(body, first, () => options.gate.admitCaller(first!));
     if ('reply' in parsed) {
-      const reply = await parsed.reply;
+      // A hit whose rate the limiter decided from memory is a reply already: no promise to wait on.
+      const reply = parsed.reply instanceof Promise ? await parsed.reply : parsed.reply;
       if (!res.destroyed)
         sendReply(res, reply, {
           tokenPresented: token !== undefined,

@@ -119,3 +119,23 @@ it("moves on another connection's commit, of any table", async () => {
     other.close();
   }
 });
+
+it("with lastLook, takes another connection's commit as of the store's last look: the next look of any reader shows it", async () => {
+  const start = store.rowGeneration();
+  const other = new Database(file);
+  try {
+    other.pragma('busy_timeout = 5000');
+    other
+      .prepare('insert into users (id, name, plan, created_at) values (?, ?, ?, ?)')
+      .run(randomUUID(), 'elsewhere', 'free', new Date().toISOString());
+    // No look since the commit: the last one stands (a caller that passes lastLook looked after its request arrived).
+    expect(store.rowGeneration(true)).toBe(start);
+    // The token cache's exact watch looks (StoreEvents.catchUp); the row generation takes that look.
+    store.events.catchUp?.();
+    const afterOther = store.rowGeneration(true);
+    expect(afterOther).not.toBe(start);
+    expect(store.rowGeneration()).toBe(afterOther);
+  } finally {
+    other.close();
+  }
+});

@@ -86,9 +86,13 @@ export class SqliteStore implements Store {
     this.begin = sqlite.prepare('BEGIN IMMEDIATE');
     this.commit = sqlite.prepare('COMMIT');
     this.rollback = sqlite.prepare('ROLLBACK');
-    const dataVersion = sqlite.prepare('pragma data_version').pluck();
-    this.events = new SqliteEvents(() => dataVersion.get() as number, config.pollMs ?? 250);
-    this.generation = new RowGeneration(() => dataVersion.get() as number);
+    // One reader of `PRAGMA data_version` for the event poll, the exact watches (the token cache)
+    // and the row generation, which may take the last value read (`Store.rowGeneration`).
+    const versionStatement = sqlite.prepare('pragma data_version').pluck();
+    let lastVersion = versionStatement.get() as number;
+    const dataVersion = () => (lastVersion = versionStatement.get() as number);
+    this.events = new SqliteEvents(dataVersion, config.pollMs ?? 250);
+    this.generation = new RowGeneration(dataVersion, () => lastVersion);
     // Project rows are read on every request: cached, cleared by other processes' commits.
     const projectCache = new ReadCache<ProjectRow>(new ChangeWatch(this.events));
     this.raw = sqlRepos(sqliteDialect(this.db), projectCache);
@@ -134,9 +138,9 @@ export class SqliteStore implements Store {
     return 0;
   }
 
-  /** See `Store.rowGeneration` (`row-generation.ts`): one `PRAGMA data_version` read. */
-  rowGeneration(): number {
-    return this.generation.current();
+  /** See `Store.rowGeneration` (`row-generation.ts`): one `PRAGMA data_version` read, none with `lastLook`. */
+  rowGeneration(lastLook = false): number {
+    return this.generation.current(lastLook);
   }
 
   async ping(): Promise<void> {

@@ -68,16 +68,24 @@ export class RowGeneration {
   private own = 0;
   private version: number | undefined;
 
-  /** @param dataVersion reads `PRAGMA data_version` on the store's connection. */
-  constructor(private readonly dataVersion: () => number) {}
+  /**
+   * @param dataVersion reads `PRAGMA data_version` on the store's connection.
+   * @param lastVersion the value of the last such read, by any reader of the store (no read).
+   */
+  constructor(
+    private readonly dataVersion: () => number,
+    private readonly lastVersion: () => number,
+  ) {}
 
   /**
    * The current generation: equal numbers from two calls mean that no write of this process to a
    * session's rows was made, and no other process committed, between them.
-   * @throws the driver's error once the database is closed.
+   * @param lastLook other processes' commits as of the store's last `PRAGMA data_version` read,
+   *   without a new one (`Store.rowGeneration`).
+   * @throws the driver's error once the database is closed (not with `lastLook`).
    */
-  current(): number {
-    const version = this.dataVersion();
+  current(lastLook = false): number {
+    const version = lastLook ? this.lastVersion() : this.dataVersion();
     if (version !== this.version) {
       this.version = version;
       this.own++;
