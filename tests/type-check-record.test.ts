@@ -34,6 +34,7 @@ beforeEach(() => {
   mkdirSync(join(toolchain.dir, 'node_modules', 'typescript'), { recursive: true });
   writeFileSync(join(toolchain.dir, 'package-lock.json'), '{"lockfileVersion":3}\n');
   mkdirSync(join(app, 'src'), { recursive: true });
+  mkdirSync(join(app, '.expo'));
   setTypeScript('6.0.3');
   write('tsconfig.json', { extends: 'expo/tsconfig.base', compilerOptions: { strict: true } });
   write('package.json', { name: 'app', main: 'index.ts' });
@@ -57,6 +58,10 @@ describe('type check record', () => {
   it('skips when nothing changed or only JSON values of the same type changed', async () => {
     expect(await afterEdit(() => undefined)).toMatch(/^Type check skipped: nothing tsc --noEmit reads changed/);
     expect(await afterEdit(() => write('.svc/web/index.html', 'output changes'))).toMatch(/nothing .* changed/);
+    // The web export's favicon cache in .expo/: nothing TypeScript reads.
+    const favicon = join(app, '.expo', 'web', 'cache', 'favicon-1');
+    expect(await afterEdit(() => mkdirSync(favicon, { recursive: true }))).toMatch(/nothing .* changed/);
+    expect(await afterEdit(() => write('.expo/web/cache/favicon-1/favicon-48.png', 'png'))).toMatch(/nothing/);
     const values = { ...SETTINGS, subtitle: 'Daily', accentColor: '#000', darkMode: true, instructions: ['b', 'c'] };
     expect(await afterEdit(() => write('src/app-settings.json', values))).toMatch(
       /^Type check skipped: only JSON values changed since the last passing check/,
@@ -73,6 +78,7 @@ describe('type check record', () => {
       ['JSON with a comment', () => write('src/app-settings.json', '// x\n{}')],
       ['a code file edited', () => write('App.tsx', '// one line\nexport default 1;\n')],
       ['a file added', () => write('src/extra.ts', 'export {};\n')],
+      ['generated types added', () => write('.expo/types.d.ts', 'export {};\n')],
       ['a folder added', () => mkdirSync(join(app, 'src', 'screens'))],
       ['a file removed', () => rmSync(join(app, 'App.tsx'))],
       ['package.json value', () => write('package.json', { name: 'app', main: 'other.ts' })],
@@ -86,6 +92,7 @@ describe('type check record', () => {
       expect(await afterEdit(edit), name).toBeNull();
       // Back to the first state for the next edit.
       rmSync(join(app, 'src', 'extra.ts'), { force: true });
+      rmSync(join(app, '.expo', 'types.d.ts'), { force: true });
       rmSync(join(app, 'src', 'screens'), { recursive: true, force: true });
       write('App.tsx', "import settings from './src/app-settings.json';\nexport default settings;\n");
       write('src/app-settings.json', SETTINGS);

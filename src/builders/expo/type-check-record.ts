@@ -4,7 +4,8 @@
  *
  * A fingerprint covers everything `tsc --noEmit` can read that may change between builds: the
  * toolchain (its folder, its lockfile, the TypeScript version), and every file and folder of the
- * workspace outside `node_modules`, `.git` and `.svc/` by its path. A file's content counts in
+ * workspace outside `node_modules`, `.git` and `.svc/` by its path (in `.expo/`, only files
+ * TypeScript can read). A file's content counts in
  * full, except a JSON file that TypeScript can only read as a module (`resolveJsonModule`),
  * which counts by the type TypeScript infers for it: a string's value never changes its type
  * `string`, a key added or a number turned string does. Configuration JSON (`package.json`,
@@ -27,6 +28,13 @@ const RECORD_FILE = join(OUTPUT_DIR, 'type-check-pass.json');
 
 /** Folders of the workspace's root never fingerprinted (the toolchain link, git, the output). */
 const NOT_READ = new Set(['node_modules', '.git', OUTPUT_DIR]);
+
+/**
+ * In `.expo/` (Expo's caches, such as the web export's favicons), only files TypeScript can read
+ * count: its include patterns never enter a dot-folder but `.expo/types`, and an import names a file.
+ */
+const DOT_EXPO = '.expo/';
+const TS_READABLE = /\.([cm]?[jt]sx?|json)$/i;
 
 /** More entries than this: no fingerprint (the check runs). */
 const MAX_ENTRIES = 20_000;
@@ -152,7 +160,8 @@ async function listEntries(
       if (relative === '' && NOT_READ.has(entry.name)) continue;
       const path = relative ? `${relative}/${entry.name}` : entry.name;
       const kind = entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
-      found.push({ path, kind });
+      const counted = !path.startsWith(DOT_EXPO) || (kind !== 'dir' && (kind !== 'file' || TS_READABLE.test(path)));
+      if (counted) found.push({ path, kind });
       if (found.length > MAX_ENTRIES) return false;
       if (kind === 'dir' && !(await walk(path))) return false;
     }
