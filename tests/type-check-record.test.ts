@@ -34,7 +34,6 @@ beforeEach(() => {
   mkdirSync(join(toolchain.dir, 'node_modules', 'typescript'), { recursive: true });
   writeFileSync(join(toolchain.dir, 'package-lock.json'), '{"lockfileVersion":3}\n');
   mkdirSync(join(app, 'src'), { recursive: true });
-  mkdirSync(join(app, '.expo'));
   setTypeScript('6.0.3');
   write('tsconfig.json', { extends: 'expo/tsconfig.base', compilerOptions: { strict: true } });
   write('package.json', { name: 'app', main: 'index.ts' });
@@ -59,6 +58,7 @@ describe('type check record', () => {
     expect(await afterEdit(() => undefined)).toMatch(/^Type check skipped: nothing tsc --noEmit reads changed/);
     expect(await afterEdit(() => write('.svc/web/index.html', 'output changes'))).toMatch(/nothing .* changed/);
     // The web export's favicon cache in .expo/: nothing TypeScript reads.
+    expect(await afterEdit(() => mkdirSync(join(app, '.expo')))).toMatch(/nothing .* changed/);
     const favicon = join(app, '.expo', 'web', 'cache', 'favicon-1');
     expect(await afterEdit(() => mkdirSync(favicon, { recursive: true }))).toMatch(/nothing .* changed/);
     expect(await afterEdit(() => write('.expo/web/cache/favicon-1/favicon-48.png', 'png'))).toMatch(/nothing/);
@@ -78,7 +78,13 @@ describe('type check record', () => {
       ['JSON with a comment', () => write('src/app-settings.json', '// x\n{}')],
       ['a code file edited', () => write('App.tsx', '// one line\nexport default 1;\n')],
       ['a file added', () => write('src/extra.ts', 'export {};\n')],
-      ['generated types added', () => write('.expo/types.d.ts', 'export {};\n')],
+      [
+        'generated types added',
+        () => {
+          mkdirSync(join(app, '.expo'), { recursive: true });
+          write('.expo/types.d.ts', 'export {};\n');
+        },
+      ],
       ['a folder added', () => mkdirSync(join(app, 'src', 'screens'))],
       ['a file removed', () => rmSync(join(app, 'App.tsx'))],
       ['package.json value', () => write('package.json', { name: 'app', main: 'other.ts' })],

@@ -160,7 +160,8 @@ async function listEntries(
       if (relative === '' && NOT_READ.has(entry.name)) continue;
       const path = relative ? `${relative}/${entry.name}` : entry.name;
       const kind = entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
-      const counted = !path.startsWith(DOT_EXPO) || (kind !== 'dir' && (kind !== 'file' || TS_READABLE.test(path)));
+      const counted =
+        !`${path}/`.startsWith(DOT_EXPO) || (kind !== 'dir' && (kind !== 'file' || TS_READABLE.test(path)));
       if (counted) found.push({ path, kind });
       if (found.length > MAX_ENTRIES) return false;
       if (kind === 'dir' && !(await walk(path))) return false;
