@@ -5,7 +5,8 @@
  * configuration, the toolchain), and that a record written by another process never verifies.
  * The builder skipping a real `tsc --noEmit` is `tests/expo/expo-type-check-skip.test.ts`.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -127,6 +128,21 @@ describe('type check record', () => {
     expect(await first.skipped(app, passed)).toBeNull();
     write('.svc/type-check-pass.json', 'not json');
     expect(await first.skipped(app, passed)).toBeNull();
+  });
+
+  it("never opens a FIFO, and writes no record through the app's links", async () => {
+    const records = new TypeCheckRecords();
+    const passed = await records.fingerprint(app, toolchain);
+    // Counted by its path and kind, never opened (which would wait for a writer).
+    execFileSync('mkfifo', [join(app, 'src', 'pipe.ts')]);
+    expect((await records.fingerprint(app, toolchain))?.types).not.toBe(passed!.types);
+    rmSync(join(app, 'src', 'pipe.ts'));
+    const elsewhere = mkdtempSync(join(tmpdir(), 'mbm-tcr-elsewhere-'));
+    rmSync(join(app, '.svc'), { recursive: true });
+    symlinkSync(elsewhere, join(app, '.svc'));
+    await records.recordPass(app, toolchain, passed!);
+    expect(readdirSync(elsewhere)).toEqual([]);
+    rmSync(elsewhere, { recursive: true });
   });
 
   it('infers JSON shapes as TypeScript widens them', () => {

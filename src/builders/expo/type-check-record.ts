@@ -18,7 +18,8 @@
  * a record from another server or an earlier process never verifies either (the check then runs).
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdir, readdir, readFile, readlink, rename, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, readdir, readFile, readlink, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { ExpoToolchain } from './toolchain.js';
 import { OUTPUT_DIR } from './workspace.js';
@@ -84,7 +85,8 @@ export class TypeCheckRecords {
           exact.update(line);
           continue;
         }
-        const content = await readFile(full);
+        const content = await readRegular(full);
+        if (!content) return null;
         const hash = createHash('sha256').update(content).digest('hex');
         exact.update(`file\0${path}\0${hash}\n`);
         const shape =
@@ -128,11 +130,18 @@ export class TypeCheckRecords {
     const after = await this.fingerprint(dir, toolchain);
     if (after?.types !== passed.types || after.exact !== passed.exact) return;
     const file = join(dir, RECORD_FILE);
-    await mkdir(join(dir, OUTPUT_DIR), { recursive: true });
-    const body = { ...passed, mac: this.mac(dir, passed.types, passed.exact) };
-    const temporary = `${file}.${process.pid}.tmp`;
-    await writeFile(temporary, `${JSON.stringify(body)}\n`);
-    await rename(temporary, file);
+    try {
+      await mkdir(join(dir, OUTPUT_DIR), { recursive: true });
+      // The app's code may have put a link there: write into a real folder, never through a link.
+      if (!(await lstat(join(dir, OUTPUT_DIR))).isDirectory()) return;
+      const body = { ...passed, mac: this.mac(dir, passed.types, passed.exact) };
+      const temporary = `${file}.${process.pid}.tmp`;
+      await rm(temporary, { force: true });
+      await writeFile(temporary, `${JSON.stringify(body)}\n`, { flag: 'wx' });
+      await rename(temporary, file);
+    } catch {
+      // No record: the next build type-checks.
+    }
   }
 
   private mac(dir: string, types: string, exact: string): string {
@@ -148,6 +157,24 @@ async function toolchainIdentity(toolchain: ExpoToolchain): Promise<string> {
   };
   const lockHash = createHash('sha256').update(lock).digest('hex');
   return `toolchain\0${toolchain.dir}\0${lockHash}\0${String(typescript.version)}\n`;
+}
+
+/** Files larger than this: no fingerprint (the check runs). */
+const MAX_FILE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The content of the regular file at `path`, or null when it is not one (a link, a FIFO the app's
+ * code put there meanwhile: never followed, never waited on) or larger than `MAX_FILE_BYTES`.
+ */
+async function readRegular(path: string): Promise<Buffer | null> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const info = await handle.stat();
+    if (!info.isFile() || info.size > MAX_FILE_BYTES) return null;
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Every file, folder and link under `dir` (outside `NOT_READ`), sorted by path; null past `MAX_ENTRIES`. */
