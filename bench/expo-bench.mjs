@@ -15,7 +15,9 @@
 // Prints a table, goal 3.5's lines (bench/goal-lines.mjs: each ratio against 1.15x, ok or short),
 // and writes bench/results/expo-<time>.json, whose newest `npm run bench` shows.
 //
-// Options (env): BENCH_KEEP=1 keeps the data dir.
+// Options (env): BENCH_KEEP=1 keeps the data dir; BENCH_EXPO_BUILDS_ONLY=1 stops after the warm
+// rebuild comparison (no deploys, no sandbox comparison, no results file: goal 3.5's deploy line
+// is then not measured).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -158,6 +160,9 @@ async function run(projectId, message, kind) {
 const duration = (w) => seconds(Date.parse(w.finishedAt) - Date.parse(w.startedAt));
 /** The middle of three figures. */
 const median = (list) => [...list].sort((a, b) => a - b)[1];
+const ratio = (a, b) => Math.round((a / b) * 100) / 100;
+/** Thrown to stop after the warm rebuilds (BENCH_EXPO_BUILDS_ONLY). */
+const BUILDS_ONLY = process.env.BENCH_EXPO_BUILDS_ONLY ? Symbol('builds only') : null;
 
 try {
   // 3. A new workspace, alone (the same code the first build runs).
@@ -186,8 +191,14 @@ try {
     bare.refresh();
     results.bareWarmWebExportRunsS.push(bare.export(SDKS[0], ['web']));
   }
+  // How many of them skipped the type check (docs/builders.md "Skipping the type check").
+  const said = (await tool('svc_get_messages', { projectId: first.id, limit: 500 })).messages;
+  results.warmRebuildsSkippingTypeCheck = said.filter((m) => m.content.startsWith('Type check skipped')).length;
   results.warmRebuildS = median(results.warmRebuildRunsS);
   results.bareWarmWebExportS = median(results.bareWarmWebExportRunsS);
+  results.firstBuildRatio = ratio(results.firstBuildS, results.bareColdWebExportS);
+  results.warmRebuildRatio = ratio(results.warmRebuildS, results.bareWarmWebExportS);
+  if (BUILDS_ONLY) throw BUILDS_ONLY;
   results.coldDeployS = duration(await run(first.id, 'deploy', 'deploy'));
   // The app identifier the deploy set is in app.json: the bare copy takes it too.
   bare.refresh();
@@ -196,9 +207,6 @@ try {
       (SDKS.reduce((sum, sdk) => sum + bare.export(sdk, ['ios', 'android']), 0) + bare.export(SDKS[0], ['web'])) * 10,
     ) / 10;
   results.warmDeployS = duration(await run(first.id, 'deploy again', 'deploy'));
-  const ratio = (a, b) => Math.round((a / b) * 100) / 100;
-  results.firstBuildRatio = ratio(results.firstBuildS, results.bareColdWebExportS);
-  results.warmRebuildRatio = ratio(results.warmRebuildS, results.bareWarmWebExportS);
   results.deployRatio = ratio(results.coldDeployS, results.bareDeployExportsS);
   process.stderr.write(`bench:expo so far: ${JSON.stringify(results)}\n`);
   results.diskPerProjectMiB = duMiB(join(dataDir, 'workspaces', second.id));
@@ -224,6 +232,8 @@ try {
   results.warmRebuildUnsandboxedS = times.unsandboxed;
   results.sandboxOverheadPercent =
     Math.round(((median(times.sandboxed) - median(times.unsandboxed)) / median(times.unsandboxed)) * 1000) / 10;
+} catch (error) {
+  if (error !== BUILDS_ONLY) throw error;
 } finally {
   clearInterval(sampler);
   await stopServer(current).catch(() => undefined);
@@ -243,7 +253,7 @@ const rows = [
   ['first build, second project', `${results.secondProjectFirstBuildS} s`],
   [
     'warm rebuild after a one-line edit (median of 3)',
-    `${results.warmRebuildS} s = ${results.warmRebuildRatio}x a bare warm web export (${results.bareWarmWebExportS} s); runs ${results.warmRebuildRunsS.join(' / ')} s against ${results.bareWarmWebExportRunsS.join(' / ')} s`,
+    `${results.warmRebuildS} s = ${results.warmRebuildRatio}x a bare warm web export (${results.bareWarmWebExportS} s); runs ${results.warmRebuildRunsS.join(' / ')} s against ${results.bareWarmWebExportRunsS.join(' / ')} s; ${results.warmRebuildsSkippingTypeCheck} of 3 skipped the type check`,
   ],
   [
     `deploy, first (cold native exports, SDK ${SDKS.join(' and ')})`,
@@ -257,20 +267,25 @@ const rows = [
     `${results.exportPeakProcessRssMiB} / ${results.exportPeakTreeRssMiB} MiB`,
   ],
   ['builds', results.startLine],
-  ['warm rebuild, sandboxed (3 runs)', `${results.warmRebuildSandboxedS.join(' / ')} s`],
-  ['warm rebuild, --no-build-sandbox (3 runs)', `${results.warmRebuildUnsandboxedS.join(' / ')} s`],
+  ['warm rebuild, sandboxed (3 runs)', `${results.warmRebuildSandboxedS?.join(' / ')} s`],
+  ['warm rebuild, --no-build-sandbox (3 runs)', `${results.warmRebuildUnsandboxedS?.join(' / ')} s`],
   ['sandbox overhead (medians)', `${results.sandboxOverheadPercent} %`],
 ];
+if (BUILDS_ONLY) {
+  process.stderr.write(`bench:expo builds only: ${JSON.stringify(results)}\n`);
+  rows.splice(0, rows.length, ...rows.filter(([, value]) => !value.includes('undefined')));
+}
 const width = Math.max(...rows.map((r) => r[0].length));
 process.stdout.write(`\n${rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n')}\n`);
 const goals = goalLines();
 expoGoalLines(goals, results);
 goals.print('goal 3.5 (docs/performance.md "Round three"), each against its baseline measured in this run:');
-mkdirSync(join(root, 'bench', 'results'), { recursive: true });
-writeFileSync(
-  join(root, 'bench', 'results', `expo-${new Date().toISOString().replace(/[:.]/g, '-')}.json`),
-  `${JSON.stringify(results, null, 2)}\n`,
-);
+if (!BUILDS_ONLY) mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+if (!BUILDS_ONLY)
+  writeFileSync(
+    join(root, 'bench', 'results', `expo-${new Date().toISOString().replace(/[:.]/g, '-')}.json`),
+    `${JSON.stringify(results, null, 2)}\n`,
+  );
 
 /**
  * A bare copy of a project's app for baselines: its files (no git, no output) with node_modules

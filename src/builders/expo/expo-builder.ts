@@ -33,12 +33,13 @@ import { HeavyStepSemaphore } from '../heavy-steps.js';
 import { pruneMetroCache, PRUNE_EVERY_MS } from './metro-cache.js';
 import { pathRedactor } from '../output-redaction.js';
 import type { BuildSandbox, SandboxBinds } from '../process-sandbox.js';
-import { groupHooks, runProcess } from './run-process.js';
+import { expoPublicOf, groupHooks, pushLine, runProcess } from './run-process.js';
 import { EXPO_ENV, ExpoToolchain } from './toolchain.js';
 import { boundPassed, EXPORT_BOUNDS, heapFlag, TYPE_CHECK_BOUNDS, withTimeout } from './step-bounds.js';
 import { prepareDeploymentFolder, type FailedSdk, type SdkExport } from './update-bundle.js';
 import { DEFAULT_CHANNEL, latestUpdatePathOf } from '../../core/releases.js';
 import { ExpoWorkspace, OUTPUT_DIR } from './workspace.js';
+import { TypeCheckRecords } from './type-check-record.js';
 
 /** Refusals of a checkpoint that leave the workflow completed (docs/builders.md "Checkpoints"). */
 const CHECKPOINT_REFUSALS = new Set(['secret_in_artifact', 'artifact_quota_exceeded']);
@@ -70,6 +71,8 @@ export class ExpoBuilder implements Builder {
   readonly restores = true;
   /** When this server last pruned the Metro cache (ms since the epoch). */
   private lastCachePrune = 0;
+  /** The workspaces' last passing type checks, verifiable by this process only. */
+  private readonly records = new TypeCheckRecords();
 
   constructor(private readonly options: ExpoBuilderOptions) {}
 
@@ -350,8 +353,13 @@ export class ExpoBuilder implements Builder {
     const webDir = join(workspace.dir, OUTPUT_DIR, 'web');
     await context.step(step, total, 'Type checking (tsc --noEmit)');
     if (typeChecked) await context.say('The applied files passed tsc --noEmit in the staging copy.');
+    // docs/builders.md "Skipping the type check": nothing the check reads changed in type since it last passed.
+    const before = typeChecked ? null : await this.records.fingerprint(workspace.dir, this.toolchain);
+    const skipped = await this.records.skipped(workspace.dir, before);
+    if (skipped) await context.say(skipped);
     await context.step(step + 1, total, 'Exporting the web app (expo export --platform web)');
-    if (typeChecked) return this.exportPlatforms(job, context, workspace.dir, this.toolchain, output, ['web'], webDir);
+    if (typeChecked || skipped)
+      return this.exportPlatforms(job, context, workspace.dir, this.toolchain, output, ['web'], webDir);
     const stop = new AbortController();
     await this.heavy(job, context, false, async () => {
       const exported = this.exportPlatforms(job, context, workspace.dir, this.toolchain, output, ['web'], webDir, {
@@ -374,6 +382,7 @@ export class ExpoBuilder implements Builder {
           'type_check_failed',
           `The app does not type-check (tsc --noEmit); the workspace was reset to its last good version:\n${checked.diagnostics.slice(0, 10).join('\n')}`,
         );
+      if (before) await this.records.recordPass(workspace.dir, this.toolchain, before);
       await exported;
     });
   }
@@ -487,14 +496,4 @@ export class ExpoBuilder implements Builder {
       await pruneMetroCache(this.options.metroCacheDir);
     }
   }
-}
-
-/** The project's plain `EXPO_PUBLIC_*` variables (docs/security.md "Project environment"). */
-function expoPublicOf(job: BuildJob): Record<string, string> {
-  return Object.fromEntries(Object.entries(job.env?.plain ?? {}).filter(([name]) => name.startsWith('EXPO_PUBLIC_')));
-}
-
-/** Posts non-blank output lines (Metro pads its report with empty ones). */
-function pushLine(output: OutputBatcher, line: string): void {
-  if (line.trim()) output.push(line);
 }

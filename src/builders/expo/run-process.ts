@@ -4,7 +4,8 @@
  * output is read in bounded lines, and on abort, timeout or exit the whole group is ended
  * (SIGTERM, then SIGKILL). No shell is involved unless the caller runs one.
  */
-import type { BuildContext } from '../builder.js';
+import type { BuildContext, BuildJob } from '../builder.js';
+import type { OutputBatcher } from '../output-batcher.js';
 import { startProcess, type ProcessRunOptions } from '../process-runner.js';
 
 /** What to run and how. */
@@ -99,4 +100,14 @@ export function groupHooks(context: BuildContext): Pick<ProcessSpec, 'onGroupSta
     onGroupStarted: (pgid) => context.trackProcessGroup?.(pgid),
     onGroupEnded: (pgid) => context.untrackProcessGroup?.(pgid),
   };
+}
+
+/** The project's plain `EXPO_PUBLIC_*` variables, which Expo inlines into the app (docs/security.md "Project environment"). */
+export function expoPublicOf(job: BuildJob): Record<string, string> {
+  return Object.fromEntries(Object.entries(job.env?.plain ?? {}).filter(([name]) => name.startsWith('EXPO_PUBLIC_')));
+}
+
+/** Posts a child's non-blank output line to `output` (Metro pads its report with empty ones). */
+export function pushLine(output: OutputBatcher, line: string): void {
+  if (line.trim()) output.push(line);
 }
