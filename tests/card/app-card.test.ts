@@ -12,11 +12,12 @@ import { EXTENSION_ID, RESOURCE_MIME_TYPE } from '@modelcontextprotocol/ext-apps
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { build } from 'esbuild';
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { Browser, FrameLocator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_TURNED_OFF } from '../../src/builders/process-sandbox.js';
@@ -80,8 +81,9 @@ let projectId: string;
 let cardBytes: number;
 
 beforeAll(async () => {
-  // The card as `npm run build` makes it.
-  execFileSync(process.execPath, [join(ROOT, 'scripts/build-card.mjs')], { stdio: 'ignore' });
+  // The card as `npm run build` makes it. Asynchronously: its esbuild passes take a minute on a busy
+  // machine, and a worker blocked that long fails the run with vitest's "Timeout calling onTaskUpdate".
+  await promisify(execFile)(process.execPath, [join(ROOT, 'scripts/build-card.mjs')]);
   cardBytes = statSync(join(ROOT, 'dist/session-card.html')).size;
   dataDir = tempDir('mbm-card-');
   // A first server with quick steps: a build (the preview the card's screenshot shows) and a deploy.
