@@ -87,6 +87,7 @@ export function httpDepsOf(app: HttpApp): HttpServerDeps {
   return {
     gateway: app.gateway,
     gate: app.gate,
+    oneLook: (fn) => app.store.oneLook(fn),
     clientAddress,
     trustedPeer: trustedPeerReader(app.config.trustProxy),
     healthProblem: () => app.healthProblem(),

@@ -155,6 +155,17 @@ export interface Store {
    */
   rowGeneration(lastLook?: boolean): number | null;
   /**
+   * Runs `fn` (synchronous) with every look at other processes' commits made inside it answered by
+   * one: on SQLite the first `PRAGMA data_version` read in `fn` serves every later look in `fn`
+   * (the token cache's exact watch, `rowGeneration()`), which then costs no statement; after `fn`
+   * returns (and in anything `fn` left to finish asynchronously) each look reads again. Only for
+   * work on requests that had all arrived before `fn` started: the one read is made after each of
+   * them arrived, as a read per request would be (docs/architecture.md "The reply memo").
+   * PostgreSQL: runs `fn` (its looks read nothing).
+   * @returns what `fn` returns. @throws what `fn` throws.
+   */
+  oneLook<T>(fn: () => T): T;
+  /**
    * On a store whose `rowGeneration()` is null (PostgreSQL): a number that moves whenever a
    * project row as `repos.projects.findById` returns it may have changed, as this process's
    * project cache sees it: this process's writes to projects drop their cached rows, and another

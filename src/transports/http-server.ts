@@ -31,6 +31,7 @@ import { artifactHandlers, type ArtifactHandlers } from './artifact-handlers.js'
 import { boundConnections } from './connection-bounds.js';
 import type { HttpRoutes, RouteDescription } from './http-pipeline.js';
 import type { RouteHandler } from '../io/route-guard.js';
+import type { OneLook } from './request-turn.js';
 import { bindListenerHosts, openListenerHosts, WILDCARD_HOSTS } from './listener-hosts.js';
 import { listenerRoutes, type ConsoleRoutes, type MetricsRoute } from './listener-routes.js';
 import { notFound, sendJson } from './mcp-replies.js';
@@ -83,6 +84,11 @@ export interface HttpServerOptions {
 export interface HttpServerDeps {
   gateway: Pick<JsonRpcGateway, 'parseHttp' | 'handleValue'>;
   gate: Pick<RequestGate, 'policy' | 'readingKey' | 'admitCaller'>;
+  /**
+   * The store's `oneLook` (`Store.oneLook`): the `/mcp` requests of one event-loop turn share one
+   * look at other processes' commits (`request-turn.ts`). Default: no sharing.
+   */
+  oneLook?: OneLook;
   /**
    * The client address of a request, for the bounds per client address (`client-address.ts`:
    * behind a trusted proxy, from `X-Forwarded-For`). Default the socket's peer.
@@ -170,6 +176,7 @@ export async function startHttpServer(deps: HttpServerDeps, options: HttpServerO
       slots,
       maxUnauthenticated: options.maxUnauthenticatedPerAddress ?? 32,
       oauth: oauth !== undefined,
+      oneLook: deps.oneLook ?? ((fn) => fn()),
     }),
     health: healthRoute(deps, options.serveMcp ? slots : undefined),
     metrics: deps.metrics,

@@ -25,6 +25,7 @@ import {
   sendError,
   sendReply,
 } from './mcp-replies.js';
+import { RequestTurn, type OneLook } from './request-turn.js';
 import { SlotReleases } from './slot-releases.js';
 import { sseReplyChannel } from './sse-reply.js';
 
@@ -54,13 +55,17 @@ export interface McpRouteOptions {
   maxUnauthenticated: number;
   /** Whether this listener serves OAuth: a 401 then names the protected resource metadata. */
   oauth: boolean;
+  /** The store's `oneLook`: a turn's requests share one look at other processes' commits (request-turn.ts). */
+  oneLook: OneLook;
 }
 
 /** The `/mcp` POST handler. */
 export function mcpRoute(options: McpRouteOptions): RouteHandler {
   const readBounded = boundedReader(options);
   const slotReleases = new SlotReleases();
-  return async (req, res) => {
+  // Requests arriving in one turn start together, after one look at other processes' commits (request-turn.ts).
+  const turn = new RequestTurn(options.oneLook);
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const address = options.clientAddress(req);
     const token = bearerToken(req.headers.authorization);
     // A token in the token cache is known at once: no promise to wait on (docs/architecture.md "The reply memo").
@@ -87,6 +92,7 @@ export function mcpRoute(options: McpRouteOptions): RouteHandler {
     }
     await answerInSlot(options, slotReleases, { req, res, value: parsed.value, token, address, caller });
   };
+  return (req, res) => turn.run(() => handle(req, res));
 }
 
 /**

@@ -139,3 +139,43 @@ it("with lastLook, takes another connection's commit as of the store's last look
     other.close();
   }
 });
+
+it("inside oneLook, the first look at other connections' commits serves the rest; outside, each look reads again", async () => {
+  const sqlite = sqliteOf(store);
+  const other = new Database(file);
+  const commitElsewhere = () =>
+    other
+      .prepare('insert into users (id, name, plan, created_at) values (?, ?, ?, ?)')
+      .run(randomUUID(), `elsewhere-${randomUUID()}`, 'free', new Date().toISOString());
+  try {
+    other.pragma('busy_timeout = 5000');
+    const before = store.rowGeneration();
+    let looks: number[] = [];
+    const reads = await statementsOf(sqlite, async () => {
+      looks = store.oneLook(() => {
+        const first = store.rowGeneration() as number;
+        // Committed after the one look: it shows only to looks after oneLook returned.
+        commitElsewhere();
+        return [first, store.rowGeneration() as number, store.rowGeneration() as number];
+      });
+    });
+    expect(reads.filter((sql) => /data_version/i.test(sql))).toHaveLength(1);
+    expect(looks).toEqual([before, before, before]);
+    expect(store.rowGeneration()).not.toBe(before);
+    // A commit made before oneLook started shows at its first look.
+    const settled = store.rowGeneration();
+    commitElsewhere();
+    expect(store.oneLook(() => store.rowGeneration())).not.toBe(settled);
+    // What oneLook throws is thrown, and the looks after it read again.
+    expect(() =>
+      store.oneLook(() => {
+        throw new Error('boom');
+      }),
+    ).toThrow('boom');
+    const now = store.rowGeneration();
+    commitElsewhere();
+    expect(store.rowGeneration()).not.toBe(now);
+  } finally {
+    other.close();
+  }
+});

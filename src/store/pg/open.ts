@@ -172,6 +172,11 @@ export class PgStore implements Store {
     return null;
   }
 
+  /** `Store.oneLook`: runs `fn`; PostgreSQL's looks at other nodes' commits read nothing. */
+  oneLook<T>(fn: () => T): T {
+    return fn();
+  }
+
   /**
    * `Store.projectRowGeneration`: the project cache's generation (its drops, and the `cache`
    * notices and reconnects that clear it), or null while the LISTEN connection is down.

@@ -70,6 +70,7 @@ export class SqliteStore implements Store {
   private readonly commit: Database.Statement;
   private readonly rollback: Database.Statement;
   private readonly generation: RowGeneration;
+  private readonly oneLookOf: <T>(fn: () => T) => T;
 
   constructor(config: StoreConfig) {
     const sqlite = new Database(config.file);
@@ -90,7 +91,22 @@ export class SqliteStore implements Store {
     // and the row generation, which may take the last value read (`Store.rowGeneration`).
     const versionStatement = sqlite.prepare('pragma data_version').pluck();
     let lastVersion = versionStatement.get() as number;
-    const dataVersion = () => (lastVersion = versionStatement.get() as number);
+    // Inside `oneLook`, the first read serves the rest of it (`Store.oneLook`).
+    let sharing: 'off' | 'unread' | 'read' = 'off';
+    const dataVersion = () => {
+      if (sharing === 'read') return lastVersion;
+      if (sharing === 'unread') sharing = 'read';
+      return (lastVersion = versionStatement.get() as number);
+    };
+    this.oneLookOf = (fn) => {
+      if (sharing !== 'off') return fn();
+      sharing = 'unread';
+      try {
+        return fn();
+      } finally {
+        sharing = 'off';
+      }
+    };
     this.events = new SqliteEvents(dataVersion, config.pollMs ?? 250);
     this.generation = new RowGeneration(dataVersion, () => lastVersion);
     // Project rows are read on every request: cached, cleared by other processes' commits.
@@ -136,6 +152,11 @@ export class SqliteStore implements Store {
 
   clockOffsetMs(): number {
     return 0;
+  }
+
+  /** See `Store.oneLook`: the first `PRAGMA data_version` read inside `fn` serves the rest of it. */
+  oneLook<T>(fn: () => T): T {
+    return this.oneLookOf(fn);
   }
 
   /** See `Store.rowGeneration` (`row-generation.ts`): one `PRAGMA data_version` read, none with `lastLook`. */
