@@ -17,13 +17,20 @@ export type BodyText = string | typeof BODY_TOO_LARGE | typeof BODY_ABORTED;
 /**
  * Reads `req`'s body as UTF-8 text of at most `limitBytes` bytes. Never rejects.
  * @returns the text; `BODY_TOO_LARGE` when the declared or received length exceeds the limit;
- *   `BODY_ABORTED` when the request ended early.
+ *   `BODY_ABORTED` when the request ended early. A body known at once (larger than declared
+ *   possible, or already received whole, as a small body sent with its headers is) is the value
+ *   itself, not a promise.
  */
-export function readBody(req: IncomingMessage, limitBytes: number): Promise<BodyText> {
+export function readBody(req: IncomingMessage, limitBytes: number): BodyText | Promise<BodyText> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limitBytes) {
     req.resume();
-    return Promise.resolve(BODY_TOO_LARGE);
+    return BODY_TOO_LARGE;
+  }
+  // Received whole already (the parser saw the message's end): taken from the stream's buffer at once.
+  if (req.complete && !req.readableFlowing && req.readableLength > 0 && req.readableLength <= limitBytes) {
+    const whole = req.read() as Buffer | null;
+    if (whole) return whole.toString('utf8');
   }
   // Four listeners and no other closure: this runs for every MCP request. `resolve` takes the first value only.
   return new Promise((resolve) => {

@@ -10,7 +10,7 @@ import type { ClientAddressOf } from '../auth/client-address.js';
 import type { RequestGate } from '../auth/request-gate.js';
 import type { Caller } from '../auth/caller.js';
 import { rateLimited } from '../errors.js';
-import { BODY_ABORTED, BODY_TOO_LARGE, readBody } from '../io/request-body.js';
+import { BODY_ABORTED, BODY_TOO_LARGE, readBody, type BodyText } from '../io/request-body.js';
 import type { RateDecision } from '../limits/request-rate-limiter.js';
 import type { JsonRpcGateway } from '../mcp/json-rpc-gateway.js';
 import type { PublicUrl } from '../services/public-url.js';
@@ -71,7 +71,9 @@ export function mcpRoute(options: McpRouteOptions): RouteHandler {
     // A token in the token cache is known at once: no promise to wait on (docs/architecture.md "The reply memo").
     const known = options.gate.readingKey(token, address);
     const reading = known instanceof Promise ? await known : known;
-    const body = await readBounded(req, res, reading.key);
+    // A body received whole already is read at once: no promise to wait on.
+    const read = readBounded(req, res, reading.key);
+    const body = read instanceof Promise ? await read : read;
     if (body === undefined) return;
     const caller = reading.caller;
     // The gateway's first stage: a call its reply memo holds is answered there, counted by the
@@ -103,10 +105,18 @@ export function mcpRoute(options: McpRouteOptions): RouteHandler {
  */
 function boundedReader(
   options: McpRouteOptions,
-): (req: IncomingMessage, res: ServerResponse, key: string) => Promise<string | undefined> {
+): (req: IncomingMessage, res: ServerResponse, key: string) => string | undefined | Promise<string | undefined> {
   const unauthenticated = new Map<string, number>();
   const max = options.maxUnauthenticated;
-  return async (req, res, key) => {
+  const checked = (res: ServerResponse, body: BodyText): string | undefined => {
+    if (body === BODY_ABORTED) return undefined;
+    if (body === BODY_TOO_LARGE) {
+      bodyTooLarge(res, options.bodyLimit);
+      return undefined;
+    }
+    return body;
+  };
+  return (req, res, key) => {
     const pending = unauthenticated.get(key) ?? 0;
     if (pending >= max) {
       res.setHeader('Retry-After', '1');
@@ -114,17 +124,16 @@ function boundedReader(
       sendError(res, rateLimited({ scope: 'client', limit: max, retryAfterSeconds: 1 }));
       return undefined;
     }
+    const read = readBody(req, options.bodyLimit);
+    // A body received whole already is never pending: no count to keep.
+    if (!(read instanceof Promise)) return checked(res, read);
     unauthenticated.set(key, pending + 1);
-    const body = await readBody(req, options.bodyLimit);
-    const left = (unauthenticated.get(key) ?? 1) - 1;
-    if (left <= 0) unauthenticated.delete(key);
-    else unauthenticated.set(key, left);
-    if (body === BODY_ABORTED) return undefined;
-    if (body === BODY_TOO_LARGE) {
-      bodyTooLarge(res, options.bodyLimit);
-      return undefined;
-    }
-    return body;
+    return read.then((body) => {
+      const left = (unauthenticated.get(key) ?? 1) - 1;
+      if (left <= 0) unauthenticated.delete(key);
+      else unauthenticated.set(key, left);
+      return checked(res, body);
+    });
   };
 }
 
