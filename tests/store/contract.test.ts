@@ -796,6 +796,22 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect((await store.repos.users.findById('u1'))!.plan).toBe('pro');
   });
 
+  it("a transaction's repositories refuse calls once it has ended, while the next transaction runs on its own", async () => {
+    const first = await store.transaction(async (tx) => {
+      await tx.users.setPlan('u1', 'pro');
+      return tx;
+    });
+    await expect(first.users.setPlan('u1', 'team')).rejects.toThrow(/has ended/);
+    await store.transaction(async (tx) => {
+      // The ended transaction's repositories stay refused while another is open, and never join it.
+      await expect(first.users.setPlan('u1', 'team')).rejects.toThrow(/has ended/);
+      expect(tx.users).not.toBe(first.users);
+      expect(tx.users).toBe(tx.users);
+      await tx.users.setPlan('u1', 'team');
+    });
+    expect((await store.repos.users.findById('u1'))!.plan).toBe('team');
+  });
+
   it('the guard never fires for a transaction that awaits only its repositories, however many', async () => {
     await close();
     const reported: TransactionSpanError[] = [];
