@@ -64,6 +64,11 @@ export interface Recorded {
    * before that one ends (which wakes the engines then), so no engine needs an offer or a notice now.
    */
   behindActive?: boolean;
+  /**
+   * The new workflow's row as this transaction inserted it (`queued`), for a new instruction: with
+   * `behindActive` nothing in the transaction can have changed it, so the report reads it from here.
+   */
+  row?: WorkflowRow;
 }
 
 /**
@@ -164,5 +169,5 @@ async function recordInstruction(deps: SendRecordDeps, { tx, caller, input }: Se
     { role: 'user', type: 'instruction', content: input.message },
     tx,
   );
-  return { result: { messageId: message.id, workflowId: row.id, kind, status: 'queued' }, answered: false };
+  return { result: { messageId: message.id, workflowId: row.id, kind, status: 'queued' }, answered: false, row };
 }

@@ -72,7 +72,9 @@ export async function reportSent(deps: SendReportDeps, sent: SentReport): Promis
   // The service only records the request; the engine owns the claim.
   if (starts?.started(workflowId)) return { result: { ...recorded.result, status: 'running' } };
   // Behind the project's active workflow: claimable once that one ends, which publishes the notice.
-  if (recorded.behindActive) return { result: await reportQueued(deps, sent, recorded.result) };
+  // No claim was offered in this transaction, so the row is still the one it inserted.
+  if (recorded.behindActive)
+    return { result: await reportQueued(deps, sent, recorded.result, recorded.row && { row: recorded.row }) };
   // Claimable by another node's engine.
   tx.publish({ kind: 'queued', id: projectId });
   if (!engine.claims && !(await waitsForProject(tx, workflowId, projectId)))
@@ -103,16 +105,24 @@ async function waitsForProject(tx: Tx, workflowId: string, projectId: string): P
 /**
  * The answer for a workflow this engine could not start: `running` when another engine claimed
  * it meanwhile, else `queued` with its position and a status message saying why it waits.
+ * @param behindActive the row this transaction inserted behind its project's active workflow,
+ *   with no claim offered since (`Recorded.row`): it is neither read again nor is the active one.
  */
-async function reportQueued(deps: SendReportDeps, at: SendTx, result: SendMessageResult): Promise<SendMessageResult> {
+async function reportQueued(
+  deps: SendReportDeps,
+  at: SendTx,
+  result: SendMessageResult,
+  behindActive?: { row: WorkflowRow },
+): Promise<SendMessageResult> {
   const { journal } = deps;
   const { tx } = at;
   const { workflows } = tx;
-  const row = await workflows.findById(result.workflowId);
+  const row = behindActive?.row ?? (await workflows.findById(result.workflowId));
   if (!row || row.status !== 'queued') return { ...result, status: 'running' };
   const queued = await workflows.listQueued(row.projectId);
   const position = queued.findIndex((w) => w.id === row.id) + 1;
-  const waitsForProject = position > 1 || (await workflows.findActive(row.projectId)) !== undefined;
+  const waitsForProject =
+    position > 1 || behindActive !== undefined || (await workflows.findActive(row.projectId)) !== undefined;
   await journal.post(
     row.projectId,
     row.id,

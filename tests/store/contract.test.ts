@@ -177,6 +177,25 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect((await r.projects.findById('p1'))!.workspaceVersion).toBe(2);
   });
 
+  it("countQueuedByOwner counts the owner's queued workflows over all their projects, and nobody else's", async () => {
+    expect(await r.workflows.countQueuedByOwner('u1')).toBe(0);
+    let seq = 0;
+    const add = (id: string, projectId: string, status: WorkflowRow['status'] = 'queued') =>
+      r.workflows.insert(workflow(id, projectId, ++seq, status));
+    await add('a1', 'p1', 'running');
+    await add('a2', 'p1');
+    await add('a3', 'p1');
+    await add('b1', 'p2');
+    await add('b2', 'p2', 'completed');
+    await add('c1', 'q1');
+    await add('c2', 'q1');
+    expect(await r.workflows.countQueuedByOwner('u1')).toBe(3);
+    expect(await r.workflows.countQueuedByOwner('u2')).toBe(2);
+    expect(await r.workflows.countQueuedByOwner('nobody')).toBe(0);
+    await r.workflows.transition('a2', 'queued', { status: 'cancelled' });
+    expect(await r.workflows.countQueuedByOwner('u1')).toBe(2);
+  });
+
   it('workflows: seq, FIFO queue, active, finished, history, owner views, claims, leases, holds', async () => {
     // Each number is taken just before its insert (SQLite: max + 1; PostgreSQL: the identity's sequence).
     const s1 = await r.workflows.nextSeq();
@@ -794,6 +813,22 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     // The store works on: the next transaction is not blocked.
     await store.transaction(async (tx) => tx.users.setPlan('u1', 'pro'));
     expect((await store.repos.users.findById('u1'))!.plan).toBe('pro');
+  });
+
+  it("a transaction's repositories refuse calls once it has ended, while the next transaction runs on its own", async () => {
+    const first = await store.transaction(async (tx) => {
+      await tx.users.setPlan('u1', 'pro');
+      return tx;
+    });
+    await expect(first.users.setPlan('u1', 'team')).rejects.toThrow(/has ended/);
+    await store.transaction(async (tx) => {
+      // The ended transaction's repositories stay refused while another is open, and never join it.
+      await expect(first.users.setPlan('u1', 'team')).rejects.toThrow(/has ended/);
+      expect(tx.users).not.toBe(first.users);
+      expect(tx.users).toBe(tx.users);
+      await tx.users.setPlan('u1', 'team');
+    });
+    expect((await store.repos.users.findById('u1'))!.plan).toBe('team');
   });
 
   it('the guard never fires for a transaction that awaits only its repositories, however many', async () => {

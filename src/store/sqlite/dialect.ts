@@ -2,7 +2,7 @@
  * The SQLite side of the dialect seam (`sql/dialect.ts`): better-sqlite3 under drizzle, one
  * connection, one writer at a time (`BEGIN IMMEDIATE`), statements that answer synchronously.
  */
-import { Column, fillPlaceholders, is, noopDecoder, SQL, sql, Subquery } from 'drizzle-orm';
+import { Column, is, noopDecoder, Param, Placeholder, SQL, sql, Subquery } from 'drizzle-orm';
 import type Database from 'better-sqlite3';
 import type { Db as SqlDb, Dialect, Executable, Params, Statement, Tables } from '../sql/dialect.js';
 import type { Db } from './db.js';
@@ -76,6 +76,32 @@ function rowMapper<R>(prepared: Prepared<R>): { stmt: Database.Statement; map: (
   };
 }
 
+/** One parameter of a prepared query: a placeholder's name (with its column's encoder), or a value bound as it is. */
+type Slot = { name: string; encode?: (value: unknown) => unknown } | { value: unknown };
+
+/**
+ * drizzle's `fillPlaceholders` for one statement, each parameter's kind found once (drizzle finds it
+ * again with two or three `is` checks per parameter per run): the values to bind for `values`.
+ * @throws Error when a placeholder has no value, as drizzle does.
+ */
+function binder(params: readonly unknown[]): (values: Params | undefined) => unknown[] {
+  const slots: Slot[] = params.map((p) => {
+    if (is(p, Placeholder)) return { name: p.name };
+    if (is(p, Param) && is(p.value, Placeholder)) {
+      const { encoder } = p;
+      return { name: p.value.name, encode: (value: unknown) => encoder.mapToDriverValue(value) };
+    }
+    return { value: p };
+  });
+  return (values = {}) =>
+    slots.map((slot) => {
+      if ('value' in slot) return slot.value;
+      if (!(slot.name in values)) throw new Error(`No value for placeholder "${slot.name}" was provided`);
+      const value = values[slot.name];
+      return slot.encode ? slot.encode(value) : value;
+    });
+}
+
 /** The SQLite dialect over `db` (the store's one handle: transactions run on it too). */
 export function sqliteDialect(db: Db): Dialect {
   const handle = db as unknown as SqlDb;
@@ -91,34 +117,39 @@ export function sqliteDialect(db: Db): Dialect {
     statement<R>(build: (db: SqlDb, t: Tables) => Executable<R[]>): Statement<R> {
       let prepared: Prepared<R> | undefined;
       let mapped: ReturnType<typeof rowMapper<R>> | null = null;
-      let plucked: { statement: Database.Statement; params: unknown[] } | undefined;
+      let bind: ReturnType<typeof binder> | undefined;
+      let plucked: { statement: Database.Statement; bind: ReturnType<typeof binder> } | undefined;
       const p = () => (prepared ??= (build(handle, dialect.t) as unknown as { prepare(): Prepared<R> }).prepare());
       // The statement's own mapper (`rowMapper`), found on the first read; undefined: drizzle's.
       const m = () => (mapped === null ? (mapped = rowMapper(p())) : mapped);
+      const b = () => (bind ??= binder(p().query!.params));
       // The first column as plain values (better-sqlite3's `pluck`): no row objects, no arrays.
       const plucking = () => {
         if (plucked) return plucked;
         const query = (build(handle, dialect.t) as unknown as { toSQL(): { sql: string; params: unknown[] } }).toSQL();
-        return (plucked = { statement: db.$client.prepare(query.sql).pluck(), params: query.params });
+        return (plucked = { statement: db.$client.prepare(query.sql).pluck(), bind: binder(query.params) });
       };
       return {
         all: async (params) => {
           const fast = m();
           if (!fast) return p().all(params);
-          const rows = fast.stmt.all(...fillPlaceholders(prepared!.query!.params, params ?? {})) as unknown[][];
+          const rows = fast.stmt.all(...b()(params)) as unknown[][];
           return rows.map(fast.map);
         },
         get: async (params) => {
           const fast = m();
           if (!fast) return p().get(params);
-          const row = fast.stmt.get(...fillPlaceholders(prepared!.query!.params, params ?? {})) as
-            unknown[] | undefined;
+          const row = fast.stmt.get(...b()(params)) as unknown[] | undefined;
           return row === undefined ? undefined : fast.map(row);
         },
-        run: async (params) => p().run(params).changes,
+        // A write's statement as drizzle prepared it (no logger on the store's handle), its values bound by `binder`.
+        run: async (params) => {
+          const { stmt } = p();
+          return stmt ? stmt.run(...b()(params)).changes : p().run(params).changes;
+        },
         pluck: async (params) => {
-          const { statement, params: bound } = plucking();
-          return statement.all(...fillPlaceholders(bound, params ?? {}));
+          const { statement, bind: bound } = plucking();
+          return statement.all(...bound(params));
         },
       };
     },

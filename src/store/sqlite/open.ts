@@ -30,7 +30,7 @@ import {
 } from '../port.js';
 import { ChangeWatch, ReadCache } from '../read-cache.js';
 import { FifoMutex } from './fifo-mutex.js';
-import { guardRepo } from './guarded-repos.js';
+import { gatedPrototype, gatedRepo, guardRepo } from './guarded-repos.js';
 import * as schema from './schema.js';
 import { SqliteEvents } from './sqlite-events.js';
 import { RowGeneration } from './row-generation.js';
@@ -71,6 +71,8 @@ export class SqliteStore implements Store {
   private readonly rollback: Database.Statement;
   private readonly generation: RowGeneration;
   private readonly oneLookOf: <T>(fn: () => T) => T;
+  /** The prototype of every transaction's object: its repositories' getters (`txRepoGetters`). */
+  private readonly txRepos: object;
 
   constructor(config: StoreConfig) {
     const sqlite = new Database(config.file);
@@ -116,6 +118,7 @@ export class SqliteStore implements Store {
     this.repos = Object.fromEntries(
       REPO_NAMES.map((name) => [name, this.generation.counted(name, guardRepo(this.raw[name], outside))]),
     ) as unknown as Repos;
+    this.txRepos = txRepoGetters(this.raw, this.generation);
     this.rateWindows = this.inMemory ? null : new SqliteRateWindows(sqlite, outside);
   }
 
@@ -213,14 +216,7 @@ export class SqliteStore implements Store {
   }
 
   private txOf(state: TxState): Tx {
-    const inside = (call: () => Promise<unknown>) => {
-      if (!state.open)
-        return Promise.reject(
-          state.spanned ?? new Error('The transaction has ended: its repositories cannot be used any more'),
-        );
-      return call();
-    };
-    const tx: Record<string, unknown> = {
+    const tx = {
       lock: async (_table: LockTable, _id: string) => {
         // BEGIN IMMEDIATE holds the file's write lock: every writer is serialised already.
         if (!state.open) throw state.spanned ?? new Error('The transaction has ended');
@@ -233,15 +229,35 @@ export class SqliteStore implements Store {
         if (state.open) state.events.push(event);
       },
     };
-    for (const name of REPO_NAMES) {
-      let repo: unknown;
-      Object.defineProperty(tx, name, {
-        get: () => (repo ??= this.generation.counted(name, guardRepo(this.raw[name], inside))),
-        enumerable: true,
-      });
-    }
-    return tx as unknown as Tx;
+    const own = Object.assign(Object.create(this.txRepos) as TxOwn, tx, { state, repos: {} });
+    return own as unknown as Tx;
   }
+}
+
+/** What a transaction object holds of its own: its state and the repositories it has used. */
+interface TxOwn {
+  state: TxState;
+  repos: Record<string, unknown>;
+}
+
+/**
+ * The repositories of every transaction, built once per store (each transaction wrapping them anew
+ * cost a closure per method per call: docs/performance.md "Round three"): a getter per repository,
+ * which makes the transaction's own (`gatedRepo`, one small object) on first use; each method
+ * refuses calls once that transaction has ended and counts writes in the row generation.
+ */
+function txRepoGetters(raw: Repos, generation: RowGeneration): object {
+  const getters = {};
+  for (const name of REPO_NAMES) {
+    const methods = gatedPrototype(raw[name], (method, call) => generation.countedCall(name, method, call));
+    Object.defineProperty(getters, name, {
+      get(this: TxOwn) {
+        return (this.repos[name] ??= gatedRepo(methods, this.state));
+      },
+      enumerable: true,
+    });
+  }
+  return getters;
 }
 
 /**

@@ -100,18 +100,25 @@ export class RowGeneration {
    */
   counted<R extends object>(name: keyof Repos, repo: R): R {
     if (!isCounted(name)) return repo;
-    const reads = READ_METHODS[name];
     const counted: Record<string, unknown> = {};
-    for (const [method, fn] of Object.entries(repo as Record<string, (...args: unknown[]) => Promise<unknown>>)) {
-      if (reads.has(method)) {
-        counted[method] = fn;
-        continue;
-      }
-      counted[method] = (...args: unknown[]) => {
-        this.own++;
-        return fn(...args).finally(() => this.own++);
-      };
-    }
+    for (const [method, fn] of Object.entries(repo as Record<string, (...args: unknown[]) => Promise<unknown>>))
+      counted[method] = this.countedCall(name, method, fn);
     return counted as R;
+  }
+
+  /**
+   * `call`, method `method` of repository `name`, moving the generation when it is called and when
+   * its promise settles if it is a write (see `counted`); as it is if it only reads.
+   */
+  countedCall(
+    name: keyof Repos,
+    method: string,
+    call: (...args: unknown[]) => Promise<unknown>,
+  ): (...args: unknown[]) => Promise<unknown> {
+    if (!isCounted(name) || READ_METHODS[name].has(method)) return call;
+    return (...args: unknown[]) => {
+      this.own++;
+      return call(...args).finally(() => this.own++);
+    };
   }
 }
