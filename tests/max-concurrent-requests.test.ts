@@ -26,6 +26,15 @@ describe('--max-concurrent-requests', () => {
       message: 'Build a todo list app',
       kind: 'build',
     });
+    // Once the build runs nothing the session shows changes, so the wait lasts (a wait opened while
+    // the build was still queued would end when it started, giving the slot back).
+    await waitFor(
+      async () =>
+        (await toolResult(mcpUrl, token, 'svc_get_session', { projectId: project.id })).activeWorkflow?.status ===
+        'running',
+      20_000,
+      'the build running',
+    );
     const leave = new AbortController();
     const waiting = fetch(mcpUrl, {
       method: 'POST',
