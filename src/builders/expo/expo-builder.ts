@@ -17,15 +17,9 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  BuildFailure,
-  EXPORT_ARCHIVE,
-  reportInBackground,
-  type Builder,
-  type BuildContext,
-  type BuildJob,
-} from '../builder.js';
-import { packCheckpoint, RESTORE_STEP } from './checkpoint.js';
+import { BuildFailure, reportInBackground, type Builder, type BuildContext, type BuildJob } from '../builder.js';
+import { packCheckpoint, publishCheckpoint, RESTORE_STEP } from './checkpoint.js';
+import { BesideExport } from './beside-export.js';
 import { OutputBatcher } from '../output-batcher.js';
 import { appIdentifier } from '../app-identifier.js';
 import type { AgentStep } from './agent-step.js';
@@ -93,9 +87,10 @@ export class ExpoBuilder implements Builder {
       maxLines: this.options.maxOutputLines ?? 400,
     });
     try {
-      if (job.kind === 'build') await this.build(job, context, workspace, output, 0, 5);
-      else await this.deploy(job, context, workspace, output);
-      await this.publishCheckpoint(job, context, workspace).catch((error: unknown) => {
+      const packed = job.kind === 'build' ? await this.build(job, context, workspace, output, 0, 5) : null;
+      if (job.kind !== 'build') await this.deploy(job, context, workspace, output);
+      const checkpointDir = packed ?? (await packCheckpoint(workspace, this.toolchain, job.project.name));
+      await publishCheckpoint(job, context, checkpointDir).catch((error: unknown) => {
         // What the workflow published stays published: a checkpoint refused (a secret in the
         // source, the owner's storage full) is said, and the workflow still completes.
         if (!(error instanceof BuildFailure) || !CHECKPOINT_REFUSALS.has(error.code)) throw error;
@@ -158,7 +153,7 @@ export class ExpoBuilder implements Builder {
     output: OutputBatcher,
     offset: number,
     total: number,
-  ): Promise<void> {
+  ): Promise<string | null> {
     // A restore's files come from its checkpoint instead of an agent (docs/builders.md "Checkpoints").
     const agent = job.restore ? RESTORE_STEP : this.options.agent;
     await context.step(offset + 1, total, `Preparing the workspace (Expo SDK ${this.toolchain.sdk})`);
@@ -185,36 +180,29 @@ export class ExpoBuilder implements Builder {
     await workspace.syncAppConfig({ name: job.project.name, identifier: await context.recall('app_identifier') });
 
     const webDir = join(workspace.dir, OUTPUT_DIR, 'web');
-    await this.checkAndExportWeb(job, context, workspace, output, outcome.typeChecked === true, offset + 3, total);
+    const firstLine = job.instruction.split('\n')[0]!.slice(0, 72);
+    // The commit and a build's checkpoint are prepared beside the export; the commit becomes HEAD
+    // once the preview is published (docs/performance.md "Goal 3.5").
+    const beside = BesideExport.start(
+      workspace,
+      `${firstLine || 'Build'}\n\n${outcome.summary}\nWorkflow ${job.workflowId}`,
+      job.kind === 'build' ? { toolchain: this.toolchain, appName: job.project.name } : null,
+    );
+    try {
+      await this.checkAndExportWeb(job, context, workspace, output, outcome.typeChecked === true, offset + 3, total);
+    } finally {
+      // No reset of the workspace while its git process runs.
+      await beside.settled();
+    }
 
     await context.step(offset + 5, total, 'Publishing the web preview');
     const preview = await context.publish({ kind: 'preview', platform: 'web', sourceDir: webDir });
-    const firstLine = job.instruction.split('\n')[0]!.slice(0, 72);
-    await workspace.commit(`${firstLine || 'Build'}\n\n${outcome.summary}\nWorkflow ${job.workflowId}`);
-    await workspace.pruneHistory();
+    const packed = await beside.finish();
     await context.say(
       `Web preview of ${job.project.name} published at ${preview.path} (a real Expo web export; open it from previewUrls of svc_get_session).`,
       'result',
     );
-  }
-
-  /**
-   * Publishes the workflow's checkpoint: the app's committed files as a zip (docs/builders.md
-   * "Checkpoints"), and says where it is (and, for a restore, what was restored).
-   */
-  private async publishCheckpoint(job: BuildJob, context: BuildContext, workspace: ExpoWorkspace): Promise<void> {
-    const dir = await packCheckpoint(workspace, this.toolchain, job.project.name);
-    const exported = await context.publish({ kind: 'export', platform: 'web', sourceDir: dir });
-    const source = `${exported.path}${EXPORT_ARCHIVE}`;
-    const restore = job.restore;
-    if (restore) {
-      const deploy = restore.deployNumber === null ? '' : ` (deploy #${restore.deployNumber})`;
-      await context.say(
-        `Restored ${job.project.name} to the checkpoint of workflow ${restore.workflowId}${deploy}, as a new build; every later checkpoint stays restorable. Its source: ${source}.`,
-        'result',
-      );
-    } else
-      await context.say(`Checkpoint saved: the app's source as a zip at ${source} (npm install && npx expo start).`);
+    return packed;
   }
 
   private async deploy(
