@@ -481,7 +481,8 @@ export class ExpoBuilder implements Builder {
     }
     if (Date.now() - this.lastCachePrune >= PRUNE_EVERY_MS) {
       this.lastCachePrune = Date.now();
-      await pruneMetroCache(this.options.metroCacheDir);
+      // The server's own cache, not the build's work: pruned beside the builds, never waited for.
+      pruneMetroCache(this.options.metroCacheDir).catch(() => undefined);
     }
   }
 }
