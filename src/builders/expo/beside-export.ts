@@ -2,10 +2,12 @@
  * The bookkeeping of a build that does not feed its web export, run beside it rather than after it
  * (docs/performance.md "Goal 3.5"): the commit of the build's files is prepared (`git add -A`,
  * the commit object, the history's length, the tracked files: one git process) and the
- * checkpoint's zip packed while the export runs. Only once the export passed and the preview is
- * published does the commit become HEAD, so a failed, cancelled or refused build still resets the
- * workspace to its last good commit, and a build that published nothing commits nothing.
+ * checkpoint's zip packed while the export runs, and copied into the artifact store while the
+ * preview is published. Only once the export passed and the preview is published does the commit
+ * become HEAD, and only then is the checkpoint recorded, so a failed, cancelled or refused build
+ * still resets the workspace to its last good commit and records nothing more than before.
  */
+import type { BuildContext, PublishedArtifact } from '../builder.js';
 import type { ExpoToolchain } from './toolchain.js';
 import { packCheckpoint } from './checkpoint.js';
 import type { ExpoWorkspace, StagedCommit } from './workspace.js';
@@ -48,21 +50,53 @@ export class BesideExport {
   }
 
   /**
-   * After the export and the preview: makes the staged commit HEAD and folds old history
-   * (`pruneHistory`). When a file changed since staging, commits as a build always did and
-   * leaves the checkpoint to be packed again.
-   * @returns the packed checkpoint's folder, or null when it must be packed again.
-   * @throws BuildFailure `workspace_failed` when git fails (also when staging failed).
+   * After the export: publishes the preview (`publishPreview`), makes the staged commit HEAD
+   * (`advance`, and `pruneHistory`) and posts the build's result (`announce`). Meanwhile a
+   * build's packed checkpoint is copied into the artifact store; its row is recorded only once all
+   * of that succeeded, so the artifacts and messages come in the order they always did. When a
+   * file changed since staging, commits as a build always did, and the checkpoint is left to be
+   * packed and published afresh.
+   * @returns the checkpoint's publication (its refusals are the caller's to say), or null when
+   *   the caller must pack and publish it.
+   * @throws what `publishPreview` or `announce` throw, BuildFailure `workspace_failed` when git
+   *   fails (also when staging failed); nothing of the checkpoint is then recorded.
    */
-  async finish(): Promise<string | null> {
+  async finish(
+    context: BuildContext,
+    publishPreview: () => Promise<PublishedArtifact>,
+    announce: (preview: PublishedArtifact) => Promise<void>,
+  ): Promise<{ checkpoint: Promise<PublishedArtifact> | null }> {
     const ready = await this.ready;
-    if ('failure' in ready) throw ready.failure;
-    if (await this.workspace.advance(ready.staged)) {
-      await this.workspace.pruneHistory(undefined, ready.staged.count);
-      return ready.checkpointDir;
+    let open = (): void => undefined;
+    let close: (reason: unknown) => void = () => undefined;
+    const gate = new Promise<void>((resolve, reject) => ((open = resolve), (close = reject)));
+    gate.catch(() => undefined);
+    const dir = 'failure' in ready ? null : ready.checkpointDir;
+    const checkpoint = dir
+      ? context.publish({ kind: 'export', platform: 'web', sourceDir: dir, recordAfter: gate })
+      : null;
+    checkpoint?.catch(() => undefined); // awaited by the caller, or below
+    try {
+      const preview = await publishPreview();
+      if ('failure' in ready) throw ready.failure;
+      const advanced = await this.workspace.advance(ready.staged);
+      if (advanced) await this.workspace.pruneHistory(undefined, ready.staged.count);
+      else {
+        await this.workspace.commit(this.message);
+        await this.workspace.pruneHistory();
+      }
+      await announce(preview);
+      if (!advanced) throw STALE;
+      open();
+      return { checkpoint };
+    } catch (error) {
+      close(error);
+      await checkpoint?.catch(() => undefined);
+      if (error === STALE) return { checkpoint: null };
+      throw error;
     }
-    await this.workspace.commit(this.message);
-    await this.workspace.pruneHistory();
-    return null;
   }
 }
+
+/** Why a checkpoint packed beside the export is not recorded: a file changed since it was packed. */
+const STALE = new Error('The app changed since its checkpoint was packed.');

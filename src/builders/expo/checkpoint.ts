@@ -12,7 +12,7 @@
 import { lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
 import { unzipSync, zipSync, type Zippable } from 'fflate';
-import { BuildFailure, EXPORT_ARCHIVE, type BuildContext, type BuildJob } from '../builder.js';
+import { BuildFailure, EXPORT_ARCHIVE, type BuildContext, type BuildJob, type PublishedArtifact } from '../builder.js';
 import type { AgentStep } from './agent-step.js';
 import type { ExpoToolchain } from './toolchain.js';
 import { OUTPUT_DIR, slugOf, type ExpoWorkspace } from './workspace.js';
@@ -56,12 +56,16 @@ export async function packCheckpoint(
 }
 
 /**
- * Publishes the workflow's checkpoint, the zip `packCheckpoint` left in `dir`, as its export
- * (docs/builders.md "Checkpoints"), and says where it is (and, for a restore, what was restored).
+ * Says where the workflow's checkpoint is once `publication` (of the zip `packCheckpoint` left, as
+ * the workflow's export: docs/builders.md "Checkpoints") ends (and, for a restore, what was restored).
  * @throws what `BuildContext.publish` throws (`secret_in_artifact`, `artifact_quota_exceeded`…)
  */
-export async function publishCheckpoint(job: BuildJob, context: BuildContext, dir: string): Promise<void> {
-  const exported = await context.publish({ kind: 'export', platform: 'web', sourceDir: dir });
+export async function publishCheckpoint(
+  job: BuildJob,
+  context: BuildContext,
+  publication: Promise<PublishedArtifact>,
+): Promise<void> {
+  const exported = await publication;
   const source = `${exported.path}${EXPORT_ARCHIVE}`;
   const restore = job.restore;
   if (restore) {

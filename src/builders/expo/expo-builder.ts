@@ -4,8 +4,7 @@
  *
  * - build: workspace (toolchain installed on first use, template copied, `app.json` synced) ->
  *   agent step (deterministic edits or the operator's code agent) -> `tsc --noEmit` beside
- *   `expo export --platform web` -> web preview. Success commits the workspace; failure or
- *   cancel resets it to the last good commit.
+ *   `expo export --platform web` -> web preview. Success commits; failure or cancel resets.
  * - deploy: builds first when there is no good build -> app identifier (asked once per
  *   project) -> `expo export --platform ios --platform android` (Hermes bytecode) once per served
  *   SDK (the first in the workspace, the others in a copy linked to their own toolchain) and a
@@ -17,7 +16,14 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BuildFailure, reportInBackground, type Builder, type BuildContext, type BuildJob } from '../builder.js';
+import {
+  BuildFailure,
+  reportInBackground,
+  type Builder,
+  type BuildContext,
+  type BuildJob,
+  type PublishedArtifact,
+} from '../builder.js';
 import { packCheckpoint, publishCheckpoint, RESTORE_STEP } from './checkpoint.js';
 import { BesideExport } from './beside-export.js';
 import { OutputBatcher } from '../output-batcher.js';
@@ -87,10 +93,14 @@ export class ExpoBuilder implements Builder {
       maxLines: this.options.maxOutputLines ?? 400,
     });
     try {
-      const packed = job.kind === 'build' ? await this.build(job, context, workspace, output, 0, 5) : null;
+      const built = job.kind === 'build' ? await this.build(job, context, workspace, output, 0, 5) : null;
       if (job.kind !== 'build') await this.deploy(job, context, workspace, output);
-      const checkpointDir = packed ?? (await packCheckpoint(workspace, this.toolchain, job.project.name));
-      await publishCheckpoint(job, context, checkpointDir).catch((error: unknown) => {
+      const checkpoint =
+        built?.checkpoint ??
+        packCheckpoint(workspace, this.toolchain, job.project.name).then((sourceDir) =>
+          context.publish({ kind: 'export', platform: 'web', sourceDir }),
+        );
+      await publishCheckpoint(job, context, checkpoint).catch((error: unknown) => {
         // What the workflow published stays published: a checkpoint refused (a secret in the
         // source, the owner's storage full) is said, and the workflow still completes.
         if (!(error instanceof BuildFailure) || !CHECKPOINT_REFUSALS.has(error.code)) throw error;
@@ -153,7 +163,7 @@ export class ExpoBuilder implements Builder {
     output: OutputBatcher,
     offset: number,
     total: number,
-  ): Promise<string | null> {
+  ): Promise<{ checkpoint: Promise<PublishedArtifact> | null }> {
     // A restore's files come from its checkpoint instead of an agent (docs/builders.md "Checkpoints").
     const agent = job.restore ? RESTORE_STEP : this.options.agent;
     await context.step(offset + 1, total, `Preparing the workspace (Expo SDK ${this.toolchain.sdk})`);
@@ -196,13 +206,15 @@ export class ExpoBuilder implements Builder {
     }
 
     await context.step(offset + 5, total, 'Publishing the web preview');
-    const preview = await context.publish({ kind: 'preview', platform: 'web', sourceDir: webDir });
-    const packed = await beside.finish();
-    await context.say(
-      `Web preview of ${job.project.name} published at ${preview.path} (a real Expo web export; open it from previewUrls of svc_get_session).`,
-      'result',
+    return beside.finish(
+      context,
+      () => context.publish({ kind: 'preview', platform: 'web', sourceDir: webDir }),
+      (preview) =>
+        context.say(
+          `Web preview of ${job.project.name} published at ${preview.path} (a real Expo web export; open it from previewUrls of svc_get_session).`,
+          'result',
+        ),
     );
-    return packed;
   }
 
   private async deploy(
