@@ -1,6 +1,6 @@
 /**
  * The bookkeeping of a build that does not feed its web export, run beside it rather than after it
- * (docs/performance.md "Goal 3.5"): the commit of the build's files is prepared (`git add -A`,
+ * (docs/performance.md "Round three"): the commit of the build's files is prepared (`git add -A`,
  * the commit object, the history's length, the tracked files: one git process) and the
  * checkpoint's zip packed while the export runs, and copied into the artifact store while the
  * preview is published. Only once the export passed and the preview is published does the commit

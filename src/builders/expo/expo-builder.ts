@@ -192,7 +192,7 @@ export class ExpoBuilder implements Builder {
     const webDir = join(workspace.dir, OUTPUT_DIR, 'web');
     const firstLine = job.instruction.split('\n')[0]!.slice(0, 72);
     // The commit and a build's checkpoint are prepared beside the export; the commit becomes HEAD
-    // once the preview is published (docs/performance.md "Goal 3.5").
+    // once the preview is published (docs/performance.md "Round three").
     const beside = BesideExport.start(
       workspace,
       `${firstLine || 'Build'}\n\n${outcome.summary}\nWorkflow ${job.workflowId}`,

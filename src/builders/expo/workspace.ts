@@ -183,7 +183,7 @@ export class ExpoWorkspace {
 
   /**
    * Prepares the commit of every change without making it HEAD yet, in one git process (what a
-   * build runs beside its export, docs/performance.md "Goal 3.5"): stages every file (`git add
+   * build runs beside its export, docs/performance.md "Round three"): stages every file (`git add
    * -A`), writes the commit of that tree on HEAD with `message` (cleaned up as `git commit -m`
    * does), and reads the history's length and the tracked files. `advance` then makes the commit
    * HEAD; until then a `reset` still goes back to the last good commit.
