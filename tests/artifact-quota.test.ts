@@ -4,7 +4,7 @@
  * or on two) cannot both fit in what is left, although each fits alone.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
@@ -64,6 +64,53 @@ describe('the artifact quota', () => {
     expect(refused.reason).toMatchObject({ code: 'artifact_quota_exceeded' });
     expect(await app.store.repos.artifacts.bytesUsedByOwner(caller.userId)).toBe(600 * 1024);
     // The refused copy left nothing behind.
+    expect(readdirSync(join(dataDir, 'artifacts'))).toHaveLength(1);
+  });
+
+  it('an export held by recordAfter is recorded once it resolves, and not at all (its copy removed) when it rejects', async () => {
+    const dataDir = tempDir('mbm-record-after-');
+    dirs.push(dataDir);
+    const app = await createApp({
+      dataDir,
+      logger: silentLogger(),
+      builderInstance: new ManualBuilder(),
+      pollIntervalMs: 3_600_000,
+      plans: GENEROUS_PLANS,
+    });
+    apps.push(app);
+    await app.start();
+    const caller = await app.tokens.authenticate((await app.tokens.create('alice')).token);
+    const publisher = new ArtifactPublisher({
+      store: app.store,
+      artifactStore: app.artifactStore,
+      plans: GENEROUS_PLANS,
+      clock: app.clock,
+      logger: silentLogger(),
+    });
+    const projectId = (await app.projects.create(caller, { name: 'gated' })).id;
+    const { workflowId } = await app.workflows.send(caller, { projectId, message: 'build', kind: 'build' });
+    const dir = join(dataDir, 'source');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'source.zip'), randomBytes(1024));
+    const exportsOf = () => app.store.repos.artifacts.listByKind(projectId, 'export', 10);
+    const gated = (recordAfter: Promise<unknown>) =>
+      publisher.publish(projectId, workflowId, { kind: 'export', platform: 'web', sourceDir: dir, recordAfter });
+
+    let open = (): void => undefined;
+    const recorded = gated(new Promise<void>((resolve) => (open = resolve)));
+    // The copy is made while the gate is shut; the row only once it opens.
+    const copies = () => (existsSync(join(dataDir, 'artifacts')) ? readdirSync(join(dataDir, 'artifacts')) : []);
+    while (copies().length === 0) await new Promise((r) => setTimeout(r, 10));
+    expect(await exportsOf()).toHaveLength(0);
+    open();
+    const published = (await recorded).published;
+    expect((await exportsOf()).map((row) => row.id)).toEqual([published.id]);
+
+    const refusal = new Error('the preview before it failed');
+    const shut = Promise.reject(refusal);
+    shut.catch(() => undefined);
+    await expect(gated(shut)).rejects.toBe(refusal);
+    expect((await exportsOf()).map((row) => row.id)).toEqual([published.id]);
     expect(readdirSync(join(dataDir, 'artifacts'))).toHaveLength(1);
   });
 });

@@ -203,6 +203,58 @@ describe('build sandbox', () => {
     expect(await workspace.pruneHistory()).toBe(0);
   });
 
+  it("a build's commit is staged beside its export and made HEAD only by advance, as git commit would have made it", async () => {
+    const dataDir = tempDir('mbm-sbx-stage-');
+    const workspace = new ExpoWorkspace(
+      join(dataDir, 'workspaces', 'p1'),
+      new ExpoToolchain(join(dataDir, 'toolchains'), 58),
+    );
+    await workspace.ensure({ name: 'Staged' });
+    const git = (...args: string[]) => spawnSync('git', args, { cwd: workspace.dir, encoding: 'utf8' }).stdout.trim();
+    const app = join(workspace.dir, 'App.tsx');
+    const first = git('rev-parse', 'HEAD');
+    // Shell syntax and whitespace that `git commit -m` cleans up: the message is data, never script.
+    const message = `Make it "green" $(touch pwned) \`id\`  \n\n\n accent colour #30a46c; exit 1\nWorkflow w1\n\n`;
+
+    const idle = await workspace.stage(message);
+    expect(idle).toMatchObject({ head: first, commit: null, count: 1 });
+    expect(idle.files).toEqual(git('ls-files').split('\n'));
+    expect(await workspace.advance(idle)).toBe(true);
+    expect(git('rev-parse', 'HEAD')).toBe(first);
+
+    // Staged but not advanced (the export failed): a reset goes back to the last good commit.
+    writeFileSync(app, '// broken\n');
+    const failed = await workspace.stage(message);
+    expect(failed.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(git('rev-parse', 'HEAD')).toBe(first);
+    await workspace.reset();
+    expect(readFileSync(app, 'utf8')).not.toContain('broken');
+
+    writeFileSync(app, '// good\n');
+    writeFileSync(join(workspace.dir, 'New.tsx'), 'export const n = 1;\n');
+    const staged = await workspace.stage(message);
+    expect(staged).toMatchObject({ head: first, count: 2 });
+    expect(staged.files).toContain('New.tsx');
+    expect(await workspace.advance(staged)).toBe(true);
+    expect(git('rev-parse', 'HEAD')).toBe(staged.commit);
+    expect(git('rev-list', '--count', 'HEAD')).toBe('2');
+    expect(git('status', '--porcelain')).toBe('');
+    expect(existsSync(join(workspace.dir, 'pwned'))).toBe(false);
+    // The same message and tree `commit` (git commit -m) makes.
+    writeFileSync(app, '// committed\n');
+    expect(await workspace.commit(message)).toBe(true);
+    expect(git('log', '-1', '--format=%B', staged.commit!)).toBe(git('log', '-1', '--format=%B', 'HEAD'));
+    expect(git('log', '-1', '--format=%an <%ae>', staged.commit!)).toBe(git('log', '-1', '--format=%an <%ae>', 'HEAD'));
+
+    // A file changed since staging (written by the export): nothing moves, the caller commits.
+    writeFileSync(app, '// staged\n');
+    const changed = await workspace.stage(message);
+    writeFileSync(join(workspace.dir, 'written-by-the-export.txt'), 'x\n');
+    const head = git('rev-parse', 'HEAD');
+    expect(await workspace.advance(changed)).toBe(false);
+    expect(git('rev-parse', 'HEAD')).toBe(head);
+  });
+
   it("a user's workspaces count against the plan's storage quota together with the artifacts", async () => {
     const dir = tempDir('mbm-sbx-quota-');
     writeFileSync(

@@ -86,7 +86,18 @@ export const EXPORT_ARCHIVE = 'source.zip';
 /** What to publish: a folder of files to serve, another artifact's files, or an external URL. */
 export type PublishRequest =
   | { kind: 'preview' | 'deployment'; platform: Platform; sourceDir: string }
-  | { kind: 'export'; platform: 'web'; sourceDir: string }
+  | {
+      kind: 'export';
+      platform: 'web';
+      sourceDir: string;
+      /**
+       * The files are copied at once, the row recorded only once this settles: when it rejects,
+       * nothing is recorded, the copy is removed and `publish` rejects with its reason (a
+       * checkpoint copied beside the publication of the preview it must follow). It may reject
+       * before `publish` waits on it: give it a handler.
+       */
+      recordAfter?: Promise<unknown>;
+    }
   | { kind: 'deployment'; platform: Platform; fromArtifactId: string }
   | { kind: 'preview' | 'deployment'; platform: Platform; externalUrl: string };
 

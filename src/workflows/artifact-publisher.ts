@@ -66,7 +66,8 @@ export class ArtifactPublisher {
    * @param afterInsert runs inside that transaction after the row is inserted (a deployment's
    *   release, `release-recorder.ts`); what it throws rolls the row back too.
    * @throws BuildFailure `artifact_quota_exceeded` when the owner's storage is full;
-   *   Error when the folder to publish does not exist; whatever `beforeInsert` throws.
+   *   Error when the folder to publish does not exist; whatever `beforeInsert` throws, or the
+   *   request's `recordAfter` rejects with (nothing recorded, the copied files removed).
    */
   async publish(
     projectId: string,
@@ -81,6 +82,7 @@ export class ArtifactPublisher {
     let expired: ArtifactRow[] = [];
     let row: ArtifactRow;
     try {
+      if ('recordAfter' in request) await request.recordAfter;
       row = await store.transaction(async (tx) => {
         await beforeInsert?.(tx);
         // Checked again under the owner's row lock, in the transaction that records the artifact:

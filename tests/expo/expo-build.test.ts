@@ -119,5 +119,7 @@ describe('expo builder: build', () => {
     }
     const log2 = execFileSync('git', ['log', '--format=%s'], { cwd: workspace, encoding: 'utf8' }).trim().split('\n');
     expect(log2[0]).toBe('Add a weekly summary, accent #ff8800');
+    // The commit prepared beside the export is the head, with every file of the build in it.
+    expect(execFileSync('git', ['status', '--porcelain'], { cwd: workspace, encoding: 'utf8' })).toBe('');
   });
 });

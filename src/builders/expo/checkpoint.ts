@@ -12,7 +12,7 @@
 import { lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
 import { unzipSync, zipSync, type Zippable } from 'fflate';
-import { BuildFailure, EXPORT_ARCHIVE } from '../builder.js';
+import { BuildFailure, EXPORT_ARCHIVE, type BuildContext, type BuildJob, type PublishedArtifact } from '../builder.js';
 import type { AgentStep } from './agent-step.js';
 import type { ExpoToolchain } from './toolchain.js';
 import { OUTPUT_DIR, slugOf, type ExpoWorkspace } from './workspace.js';
@@ -26,16 +26,18 @@ const MAX_RESTORED_BYTES = 200 * 1024 * 1024;
 
 /**
  * Packs the workspace's tracked files into `<workspace>/.svc/export/source.zip` (see the file comment).
+ * @param tracked the tracked files when the caller has them (`StagedCommit.files`; default: asks git)
  * @returns the folder to publish as the export (it holds the zip alone)
  */
 export async function packCheckpoint(
   workspace: ExpoWorkspace,
   toolchain: ExpoToolchain,
   appName: string,
+  tracked?: readonly string[],
 ): Promise<string> {
   const root = slugOf(appName);
   const files: Zippable = {};
-  for (const path of await workspace.trackedFiles()) {
+  for (const path of tracked ?? (await workspace.trackedFiles())) {
     if (SERVICE_FILES.has(path)) continue;
     const file = join(workspace.dir, path);
     // Regular files only: a link is the app's own business, but never followed out of it.
@@ -51,6 +53,28 @@ export async function packCheckpoint(
   // sources are small; the images are compressed already.
   await writeFile(join(dir, EXPORT_ARCHIVE), zipSync(files, { level: 0 }));
   return dir;
+}
+
+/**
+ * Says where the workflow's checkpoint is once `publication` (of the zip `packCheckpoint` left, as
+ * the workflow's export: docs/builders.md "Checkpoints") ends (and, for a restore, what was restored).
+ * @throws what `BuildContext.publish` throws (`secret_in_artifact`, `artifact_quota_exceeded`…)
+ */
+export async function publishCheckpoint(
+  job: BuildJob,
+  context: BuildContext,
+  publication: Promise<PublishedArtifact>,
+): Promise<void> {
+  const exported = await publication;
+  const source = `${exported.path}${EXPORT_ARCHIVE}`;
+  const restore = job.restore;
+  if (restore) {
+    const deploy = restore.deployNumber === null ? '' : ` (deploy #${restore.deployNumber})`;
+    await context.say(
+      `Restored ${job.project.name} to the checkpoint of workflow ${restore.workflowId}${deploy}, as a new build; every later checkpoint stays restorable. Its source: ${source}.`,
+      'result',
+    );
+  } else await context.say(`Checkpoint saved: the app's source as a zip at ${source} (npm install && npx expo start).`);
 }
 
 /** `app.json` without the service's constant relative base URL of web previews. */

@@ -4,8 +4,7 @@
  *
  * - build: workspace (toolchain installed on first use, template copied, `app.json` synced) ->
  *   agent step (deterministic edits or the operator's code agent) -> `tsc --noEmit` beside
- *   `expo export --platform web` -> web preview. Success commits the workspace; failure or
- *   cancel resets it to the last good commit.
+ *   `expo export --platform web` -> web preview. Success commits; failure or cancel resets.
  * - deploy: builds first when there is no good build -> app identifier (asked once per
  *   project) -> `expo export --platform ios --platform android` (Hermes bytecode) once per served
  *   SDK (the first in the workspace, the others in a copy linked to their own toolchain) and a
@@ -19,13 +18,14 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   BuildFailure,
-  EXPORT_ARCHIVE,
   reportInBackground,
   type Builder,
   type BuildContext,
   type BuildJob,
+  type PublishedArtifact,
 } from '../builder.js';
-import { packCheckpoint, RESTORE_STEP } from './checkpoint.js';
+import { packCheckpoint, publishCheckpoint, RESTORE_STEP } from './checkpoint.js';
+import { BesideExport } from './beside-export.js';
 import { OutputBatcher } from '../output-batcher.js';
 import { appIdentifier } from '../app-identifier.js';
 import type { AgentStep } from './agent-step.js';
@@ -93,9 +93,14 @@ export class ExpoBuilder implements Builder {
       maxLines: this.options.maxOutputLines ?? 400,
     });
     try {
-      if (job.kind === 'build') await this.build(job, context, workspace, output, 0, 5);
-      else await this.deploy(job, context, workspace, output);
-      await this.publishCheckpoint(job, context, workspace).catch((error: unknown) => {
+      const built = job.kind === 'build' ? await this.build(job, context, workspace, output, 0, 5) : null;
+      if (job.kind !== 'build') await this.deploy(job, context, workspace, output);
+      const checkpoint =
+        built?.checkpoint ??
+        packCheckpoint(workspace, this.toolchain, job.project.name).then((sourceDir) =>
+          context.publish({ kind: 'export', platform: 'web', sourceDir }),
+        );
+      await publishCheckpoint(job, context, checkpoint).catch((error: unknown) => {
         // What the workflow published stays published: a checkpoint refused (a secret in the
         // source, the owner's storage full) is said, and the workflow still completes.
         if (!(error instanceof BuildFailure) || !CHECKPOINT_REFUSALS.has(error.code)) throw error;
@@ -158,7 +163,7 @@ export class ExpoBuilder implements Builder {
     output: OutputBatcher,
     offset: number,
     total: number,
-  ): Promise<void> {
+  ): Promise<{ checkpoint: Promise<PublishedArtifact> | null }> {
     // A restore's files come from its checkpoint instead of an agent (docs/builders.md "Checkpoints").
     const agent = job.restore ? RESTORE_STEP : this.options.agent;
     await context.step(offset + 1, total, `Preparing the workspace (Expo SDK ${this.toolchain.sdk})`);
@@ -185,36 +190,31 @@ export class ExpoBuilder implements Builder {
     await workspace.syncAppConfig({ name: job.project.name, identifier: await context.recall('app_identifier') });
 
     const webDir = join(workspace.dir, OUTPUT_DIR, 'web');
-    await this.checkAndExportWeb(job, context, workspace, output, outcome.typeChecked === true, offset + 3, total);
+    const firstLine = job.instruction.split('\n')[0]!.slice(0, 72);
+    // The commit and a build's checkpoint are prepared beside the export; the commit becomes HEAD
+    // once the preview is published (docs/performance.md "Round three").
+    const beside = BesideExport.start(
+      workspace,
+      `${firstLine || 'Build'}\n\n${outcome.summary}\nWorkflow ${job.workflowId}`,
+      job.kind === 'build' ? { toolchain: this.toolchain, appName: job.project.name } : null,
+    );
+    try {
+      await this.checkAndExportWeb(job, context, workspace, output, outcome.typeChecked === true, offset + 3, total);
+    } finally {
+      // No reset of the workspace while its git process runs.
+      await beside.settled();
+    }
 
     await context.step(offset + 5, total, 'Publishing the web preview');
-    const preview = await context.publish({ kind: 'preview', platform: 'web', sourceDir: webDir });
-    const firstLine = job.instruction.split('\n')[0]!.slice(0, 72);
-    await workspace.commit(`${firstLine || 'Build'}\n\n${outcome.summary}\nWorkflow ${job.workflowId}`);
-    await workspace.pruneHistory();
-    await context.say(
-      `Web preview of ${job.project.name} published at ${preview.path} (a real Expo web export; open it from previewUrls of svc_get_session).`,
-      'result',
+    return beside.finish(
+      context,
+      () => context.publish({ kind: 'preview', platform: 'web', sourceDir: webDir }),
+      (preview) =>
+        context.say(
+          `Web preview of ${job.project.name} published at ${preview.path} (a real Expo web export; open it from previewUrls of svc_get_session).`,
+          'result',
+        ),
     );
-  }
-
-  /**
-   * Publishes the workflow's checkpoint: the app's committed files as a zip (docs/builders.md
-   * "Checkpoints"), and says where it is (and, for a restore, what was restored).
-   */
-  private async publishCheckpoint(job: BuildJob, context: BuildContext, workspace: ExpoWorkspace): Promise<void> {
-    const dir = await packCheckpoint(workspace, this.toolchain, job.project.name);
-    const exported = await context.publish({ kind: 'export', platform: 'web', sourceDir: dir });
-    const source = `${exported.path}${EXPORT_ARCHIVE}`;
-    const restore = job.restore;
-    if (restore) {
-      const deploy = restore.deployNumber === null ? '' : ` (deploy #${restore.deployNumber})`;
-      await context.say(
-        `Restored ${job.project.name} to the checkpoint of workflow ${restore.workflowId}${deploy}, as a new build; every later checkpoint stays restorable. Its source: ${source}.`,
-        'result',
-      );
-    } else
-      await context.say(`Checkpoint saved: the app's source as a zip at ${source} (npm install && npx expo start).`);
   }
 
   private async deploy(
@@ -493,7 +493,8 @@ export class ExpoBuilder implements Builder {
     }
     if (Date.now() - this.lastCachePrune >= PRUNE_EVERY_MS) {
       this.lastCachePrune = Date.now();
-      await pruneMetroCache(this.options.metroCacheDir);
+      // The server's own cache, not the build's work: pruned beside the builds, never waited for.
+      pruneMetroCache(this.options.metroCacheDir).catch(() => undefined);
     }
   }
 }

@@ -182,13 +182,72 @@ export class ExpoWorkspace {
   }
 
   /**
+   * Prepares the commit of every change without making it HEAD yet, in one git process (what a
+   * build runs beside its export, docs/performance.md "Round three"): stages every file (`git add
+   * -A`), writes the commit of that tree on HEAD with `message` (cleaned up as `git commit -m`
+   * does), and reads the history's length and the tracked files. `advance` then makes the commit
+   * HEAD; until then a `reset` still goes back to the last good commit.
+   * @throws BuildFailure `workspace_failed` when git fails.
+   */
+  async stage(message: string): Promise<StagedCommit> {
+    const script = [
+      'git add -A',
+      'tree=$(git write-tree)',
+      'head=$(git rev-parse HEAD)',
+      'headTree=$(git rev-parse "HEAD^{tree}")',
+      'echo "head $head"',
+      'echo "tree $tree"',
+      // What `git commit -m` stores: the message with its whitespace cleaned up.
+      'if [ "$tree" != "$headTree" ]; then',
+      '  commit=$(printf "%s\\n" "$1" | git stripspace | git commit-tree "$tree" -p "$head")',
+      '  echo "commit $commit"',
+      'fi',
+      'count=$(git rev-list --count "$head")',
+      'echo "count $count"',
+      'echo files',
+      'git ls-files',
+    ];
+    const lines = await this.gitScript(script, [message]);
+    const field = (name: string) => lines.find((line) => line.startsWith(`${name} `))?.slice(name.length + 1) ?? null;
+    const head = field('head');
+    const tree = field('tree');
+    const commit = field('commit');
+    const count = Number(field('count'));
+    const files = lines.indexOf('files');
+    if (!head || !tree || !Number.isInteger(count) || files < 0)
+      throw new BuildFailure('workspace_failed', 'git did not stage the workspace.');
+    return { head, tree, commit, count: count + (commit ? 1 : 0), files: lines.slice(files + 1) };
+  }
+
+  /**
+   * Makes the commit `stage` prepared HEAD, in one git process, provided the files are still
+   * those staged (`git add -A` gives the same tree); the history is unchanged when nothing was
+   * staged to commit.
+   * @returns false, moving nothing, when a file changed since `stage` (then `commit` is the way).
+   * @throws BuildFailure `workspace_failed` when git fails (HEAD moved on since `stage`, for one).
+   */
+  async advance(staged: StagedCommit): Promise<boolean> {
+    const script = [
+      'git add -A',
+      'tree=$(git write-tree)',
+      'if [ "$tree" != "$1" ]; then echo changed; exit 0; fi',
+      'if [ -n "$2" ]; then git update-ref HEAD "$2" "$3"; fi',
+      'echo advanced',
+    ];
+    const lines = await this.gitScript(script, [staged.tree, staged.commit ?? '', staged.head]);
+    return lines.at(-1) === 'advanced';
+  }
+
+  /**
    * Keeps the newest `keep` commits: once the history holds twice as many, the older ones are
    * folded into one root commit (same trees, same messages for the kept ones), and git's unreachable
    * objects are deleted. Each build adds a commit, so without this a workspace grows for ever.
+   * @param known the history's length when the caller knows it (`StagedCommit.count`): no git
+   *   process runs unless there is something to fold.
    * @returns the number of commits folded away (0 when the history was short enough).
    */
-  async pruneHistory(keep: number = HISTORY_KEPT): Promise<number> {
-    const count = Number((await this.git(['rev-list', '--count', 'HEAD']))[0] ?? '0');
+  async pruneHistory(keep: number = HISTORY_KEPT, known?: number): Promise<number> {
+    const count = known ?? Number((await this.git(['rev-list', '--count', 'HEAD']))[0] ?? '0');
     if (count <= keep * 2) return 0;
     const kept = await this.git(['rev-list', '--reverse', `--max-count=${keep}`, 'HEAD']);
     const oldest = kept[0]!;
@@ -214,8 +273,8 @@ export class ExpoWorkspace {
   /** Puts the workspace back at its last commit: tracked files restored, untracked ones removed. */
   async reset(): Promise<void> {
     if (!(await exists(join(this.dir, '.git')))) return;
-    await this.git(['reset', '-q', '--hard', 'HEAD']);
-    await this.git(['clean', '-fdq']);
+    // One process for both (each sandboxed git process costs tens of ms on a busy machine).
+    await this.gitScript(['git reset -q --hard HEAD', 'git clean -fdq']);
   }
 
   /**
@@ -247,11 +306,27 @@ export class ExpoWorkspace {
     return this.git(['ls-files']);
   }
 
-  private async git(args: string[]): Promise<string[]> {
+  private git(args: string[]): Promise<string[]> {
+    return this.run('git', [...GIT_IDENTITY, ...args], args[0]!);
+  }
+
+  /**
+   * Runs the fixed `lines` in one `/bin/sh` (stopping at the first failure), `git` being git with
+   * the builder's identity; `args` are the script's `$1`, `$2`…, never part of its text.
+   * @returns the script's output lines.
+   * @throws BuildFailure `workspace_failed` when it fails.
+   */
+  private gitScript(lines: string[], args: string[] = []): Promise<string[]> {
+    const identity = GIT_IDENTITY.map((arg) => `'${arg}'`).join(' ');
+    const script = [`git() { command git ${identity} "$@"; }`, 'set -e', ...lines].join('\n');
+    return this.run('/bin/sh', ['-c', script, 'sh', ...args], 'script');
+  }
+
+  private async run(command: string, args: string[], what: string): Promise<string[]> {
     const lines: string[] = [];
     const result = await runProcess({
-      command: 'git',
-      args: [...GIT_IDENTITY, ...args],
+      command,
+      args,
       cwd: this.dir,
       // Nothing of the server's environment: git sees the workspace and a private home only.
       env: { GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' },
@@ -263,10 +338,24 @@ export class ExpoWorkspace {
     if (result.code !== 0)
       throw new BuildFailure(
         'workspace_failed',
-        `git ${args[0]} failed in the workspace:\n${result.tail.slice(-5).join('\n')}`,
+        `git ${what} failed in the workspace:\n${result.tail.slice(-5).join('\n')}`,
       );
     return lines;
   }
+}
+
+/** A commit `ExpoWorkspace.stage` prepared, for `advance` (ids as git prints them). */
+export interface StagedCommit {
+  /** HEAD when staged: the commit the new one follows. */
+  head: string;
+  /** The tree of every file as staged. */
+  tree: string;
+  /** The new commit, or null when the tree is HEAD's (nothing to commit). */
+  commit: string | null;
+  /** Commits in the history once the new one is HEAD. */
+  count: number;
+  /** The tracked files, as `git ls-files` prints them (the checkpoint's files). */
+  files: string[];
 }
 
 /** A URL- and store-safe slug of a name: `My Habit Tracker!` -> `my-habit-tracker`. */
