@@ -17,9 +17,9 @@ export type BodyText = string | typeof BODY_TOO_LARGE | typeof BODY_ABORTED;
 /**
  * Reads `req`'s body as UTF-8 text of at most `limitBytes` bytes. Never rejects.
  * @returns the text; `BODY_TOO_LARGE` when the declared or received length exceeds the limit;
- *   `BODY_ABORTED` when the request ended early. A body known at once (larger than declared
- *   possible, or already received whole, as a small body sent with its headers is) is the value
- *   itself, not a promise.
+ *   `BODY_ABORTED` when the request ended early. What is known at once (a declared length over
+ *   the limit, or a body already received whole, as a small body sent with its headers is) is the
+ *   value itself, not a promise.
  */
 export function readBody(req: IncomingMessage, limitBytes: number): BodyText | Promise<BodyText> {
   const declared = Number(req.headers['content-length']);

@@ -80,7 +80,7 @@ export class BesideExport {
       const preview = await publishPreview();
       if ('failure' in ready) throw ready.failure;
       const advanced = await this.workspace.advance(ready.staged);
-      if (advanced) await this.workspace.pruneHistory(undefined, ready.staged.count);
+      if (advanced) await this.workspace.pruneHistory({ known: ready.staged.count });
       else {
         await this.workspace.commit(this.message);
         await this.workspace.pruneHistory();

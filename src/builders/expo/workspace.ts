@@ -242,11 +242,12 @@ export class ExpoWorkspace {
    * Keeps the newest `keep` commits: once the history holds twice as many, the older ones are
    * folded into one root commit (same trees, same messages for the kept ones), and git's unreachable
    * objects are deleted. Each build adds a commit, so without this a workspace grows for ever.
-   * @param known the history's length when the caller knows it (`StagedCommit.count`): no git
-   *   process runs unless there is something to fold.
+   * @param options.keep commits kept (default `HISTORY_KEPT`); `options.known`: the history's
+   *   length when the caller knows it (`StagedCommit.count`): no git process runs unless there is
+   *   something to fold.
    * @returns the number of commits folded away (0 when the history was short enough).
    */
-  async pruneHistory(keep: number = HISTORY_KEPT, known?: number): Promise<number> {
+  async pruneHistory({ keep = HISTORY_KEPT, known }: { keep?: number; known?: number } = {}): Promise<number> {
     const count = known ?? Number((await this.git(['rev-list', '--count', 'HEAD']))[0] ?? '0');
     if (count <= keep * 2) return 0;
     const kept = await this.git(['rev-list', '--reverse', `--max-count=${keep}`, 'HEAD']);

@@ -70,7 +70,8 @@ export class SqliteStore implements Store {
   private readonly commit: Database.Statement;
   private readonly rollback: Database.Statement;
   private readonly generation: RowGeneration;
-  private readonly oneLookOf: <T>(fn: () => T) => T;
+  /** See `Store.oneLook`: the first `PRAGMA data_version` read inside `fn` serves the rest of it. */
+  readonly oneLook: <T>(fn: () => T) => T;
   /** The prototype of every transaction's object: its repositories' getters (`txRepoGetters`). */
   private readonly txRepos: object;
 
@@ -100,7 +101,7 @@ export class SqliteStore implements Store {
       if (sharing === 'unread') sharing = 'read';
       return (lastVersion = versionStatement.get() as number);
     };
-    this.oneLookOf = (fn) => {
+    this.oneLook = (fn) => {
       if (sharing !== 'off') return fn();
       sharing = 'unread';
       try {
@@ -155,11 +156,6 @@ export class SqliteStore implements Store {
 
   clockOffsetMs(): number {
     return 0;
-  }
-
-  /** See `Store.oneLook`: the first `PRAGMA data_version` read inside `fn` serves the rest of it. */
-  oneLook<T>(fn: () => T): T {
-    return this.oneLookOf(fn);
   }
 
   /** See `Store.rowGeneration` (`row-generation.ts`): one `PRAGMA data_version` read, none with `lastLook`. */
