@@ -4,6 +4,7 @@
 // codes come drawn from the server, src/mcp/card-qr.ts: the card bundles no QR encoder.)
 //
 //   node scripts/build-card.mjs             builds it and prints its size in bytes (stderr)
+//   node scripts/build-card.mjs --out FILE  writes it to FILE instead
 //   node scripts/build-card.mjs --analyze   also prints what each module adds (esbuild's
 //                                           analyzeMetafile), the way to find what to trim next
 //
@@ -38,12 +39,14 @@
 // wire-schemas.mjs (the SDK's wire-schema tables and codecs), zod-trims.mjs (zod) and
 // module-edits.mjs (the source edits they share).
 import { analyzeMetafile } from 'esbuild';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { buildCard } from './card/build.mjs';
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { path, bytes, metafile } = await buildCard();
+  const at = process.argv.indexOf('--out');
+  const { path, bytes, metafile } = await buildCard(at > 0 ? { out: resolve(process.argv[at + 1]) } : {});
   if (process.argv.includes('--analyze')) process.stderr.write(await analyzeMetafile(metafile));
   process.stderr.write(`${path}: ${bytes} bytes\n`);
 }

@@ -19,6 +19,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 function bundleCard({ minify, used }) {
   return build({
     entryPoints: [join(root, 'assets/card/card.js')],
+    // Module paths (the headers usage.mjs reads) relative to the checkout, whatever the caller's
+    // working folder.
+    absWorkingDir: root,
     bundle: true,
     minify,
     format: 'iife',
@@ -49,10 +52,11 @@ function bundleCard({ minify, used }) {
 }
 
 /**
- * Builds the card; resolves with the path written, its size in bytes and esbuild's metafile
- * (what each module adds, for `analyzeMetafile`).
+ * Builds the card into `out` (default: dist/session-card.html of this checkout); resolves with the
+ * path written, its size in bytes and esbuild's metafile (what each module adds, for
+ * `analyzeMetafile`).
  */
-export async function buildCard() {
+export async function buildCard({ out = join(root, 'dist/session-card.html') } = {}) {
   // Builds not minified give the code kept and so the methods it calls (calledNames); each next
   // build keeps only those, so keeps a part of the code before it: until that stops shrinking.
   let used;
@@ -71,7 +75,6 @@ export async function buildCard() {
   const script = bundle.outputFiles[0].text.replaceAll('</script', '<\\/script');
   const template = await readFile(join(root, 'assets/card/card.html'), 'utf8');
   const html = template.replace('/*CARD_SCRIPT*/', () => script);
-  const out = join(root, 'dist/session-card.html');
   await mkdir(dirname(out), { recursive: true });
   await writeFile(out, html);
   return { path: out, bytes: Buffer.byteLength(html), metafile: bundle.metafile };

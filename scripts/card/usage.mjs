@@ -5,8 +5,17 @@
 // (calledImplicitly). The trims keep what these find and leave out the rest.
 import ts from 'typescript';
 
-/** The comment esbuild heads each module's code with in an output not minified (`// node_modules/...`). */
-const MODULE_HEADER = /^\s*\/\/ (?=(?:node_modules|assets|[\w-]+:)[\\/]\S*$)/m;
+/**
+ * The comment esbuild heads each module's code with in an output not minified: the module's path
+ * relative to the working folder (`// node_modules/...`, `// ../../elsewhere/node_modules/...` when
+ * node_modules is a link to another folder, `// node_modules/.pnpm/zod@4.1.0/node_modules/zod/...`
+ * under pnpm), or a plugin's namespace. A region's tests match the package from its last
+ * `node_modules/` (inPackage).
+ */
+const MODULE_HEADER = /^\s*\/\/ (?=(?:\S*node_modules|assets|[\w-]+:)[\\/]\S*$)/m;
+
+/** Whether `region` (a module's code, headed by its path) is a module of package folder `folder` (e.g. `zod[\\/]v4[\\/]core`). */
+const inPackage = (region, folder) => new RegExp(`^\\S*node_modules[\\\\/](?:${folder})[\\\\/]`).test(region);
 
 /**
  * Whether the language calls a member of this name without the code naming it: a computed name
@@ -28,7 +37,7 @@ export function namedMethods(text) {
   const methods = new Set(['ping', 'notifications/cancelled', 'notifications/progress']);
   const regions = text.split(MODULE_HEADER);
   for (const region of regions) {
-    if (/^(node_modules[\\/]@modelcontextprotocol[\\/](client|core)[\\/])/.test(region)) continue;
+    if (inPackage(region, '@modelcontextprotocol[\\\\/](?:client|core)')) continue;
     // A `case "..."` label only compares a method (the App's capability checks): it neither
     // sends one nor handles one.
     for (const m of region.matchAll(/(?<!\bcase\s*)["'`]((?:[a-z]+\/)+[a-z_]+|ping)["'`]/g)) methods.add(m[1]);
@@ -52,7 +61,7 @@ export function calledNames(text) {
     /\[\s*["'`]([\w$~]+)["'`]\s*\]/g,
   ];
   for (const region of text.split(MODULE_HEADER)) {
-    const core = /^node_modules[\\/]zod[\\/]v4[\\/](core|locales)[\\/]/.test(region);
+    const core = inPackage(region, 'zod[\\\\/]v4[\\\\/](?:core|locales)');
     for (const pattern of core ? [own] : [own, ...calls]) for (const m of region.matchAll(pattern)) names.add(m[1]);
   }
   return names;

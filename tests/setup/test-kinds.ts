@@ -54,6 +54,8 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/oauth/mcp-remote-oauth.test.ts',
   // Child processes that load a built module of dist/.
   'tests/limits/pg-rate-limiter.test.ts',
+  // The session card's build (scripts/build-card.mjs: esbuild passes of a minute on a busy machine).
+  'tests/card/card-build-linked.test.ts',
   // npm (the expo toolchain's install, against an unreachable registry).
   'tests/expo-toolchain-offline.test.ts',
   // A PostgreSQL server (the tests' throwaway cluster, tests/setup/postgres.ts) or drizzle-kit.
