@@ -12,7 +12,7 @@
 // 2. The request limiter: cost of counting one request in process memory and in the store
 //    (shared by every process on the data dir).
 //
-// Options (env): BENCH_SECONDS (default 5, per round and server), BENCH_ROUNDS (default 4 rounds of
+// Options (env): BENCH_SECONDS (default 5, per round and server), BENCH_ROUNDS (default 5 rounds of
 // ours, the floor and bare node:http, alternating), BENCH_CONNECTIONS (default 32),
 // BENCH_WARMUP_SECONDS (default 2). stdio start-up is measured by bench/startup-bench.mjs (`npm run
 // bench` runs both).
@@ -24,7 +24,7 @@ import { load, measureAlternating, peakRssMiB, prepareTarget, startChild, stopCh
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
-const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const warmup = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 

@@ -20,7 +20,8 @@
 // is loaded in turn by autocannon, in alternating order round after round, so that the machine's
 // load changes fall on all alike; each ratio is the median of the per-round ratios.
 //
-// Options (env): BENCH_TOOL_SECONDS (default 3, per call and round), BENCH_TOOL_ROUNDS (default 3),
+// Options (env): BENCH_TOOL_SECONDS (default 3, per call and round), BENCH_TOOL_ROUNDS (default 5:
+// the median of five rounds moves less with the machine's load than that of three),
 // BENCH_CONNECTIONS (default 32), BENCH_WARMUP_SECONDS (default 1 here), BENCH_SENDS (default 300
 // svc_send_message calls per round), BENCH_CPU_PROF (a folder: the servers under test, on SQLite
 // and on PostgreSQL, run with `node --cpu-prof` and write their profiles there when they stop, the
@@ -44,7 +45,7 @@ import { createDatabase, dropDatabase, startPostgres } from './postgres.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_TOOL_SECONDS ?? 3);
-const rounds = Number(process.env.BENCH_TOOL_ROUNDS ?? 3);
+const rounds = Number(process.env.BENCH_TOOL_ROUNDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const warmup = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 const sends = Number(process.env.BENCH_SENDS ?? 300);
