@@ -6,11 +6,16 @@ import { z } from 'zod';
 
 const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
-/** Number of Unicode code points in `text`. */
-function codePointLength(text: string): number {
+/**
+ * Whether `text` has at most `max` Unicode code points. Its UTF-16 length bounds that count from
+ * above, so only a longer text is walked (an iterator result per code point), and only until it
+ * passes `max`.
+ */
+function atMostCodePoints(text: string, max: number): boolean {
+  if (text.length <= max) return true;
   let n = 0;
-  for (const _ of text) n++;
-  return n;
+  for (const _ of text) if (++n > max) return false;
+  return true;
 }
 
 /**
@@ -26,7 +31,7 @@ export function boundedText(max: number, description: string, options: { nonBlan
     .refine((s) => !s.includes('\u0000'), { message: 'must not contain NUL characters' });
   if (options.nonBlank) schema = schema.refine((s) => s.trim().length > 0, { message: 'must not be empty or blank' });
   return schema
-    .refine((s) => codePointLength(s) <= max, { message: `must be at most ${max} characters` })
+    .refine((s) => atMostCodePoints(s, max), { message: `must be at most ${max} characters` })
     .meta({ maxLength: max, ...(options.nonBlank ? { minLength: 1 } : {}), description });
 }
 

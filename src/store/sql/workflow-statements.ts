@@ -175,7 +175,10 @@ const WORKFLOW_COLUMNS = [
 
 /** `row` with every column of the insert, each absent one (`builder` of a new row) null: the values `insertStatement` binds. */
 export function insertValues(row: WorkflowRow): WorkflowRow {
-  return Object.fromEntries(WORKFLOW_COLUMNS.map((name) => [name, row[name] ?? null])) as unknown as WorkflowRow;
+  // One object, no array of pairs: every send binds it.
+  const values: Record<string, unknown> = {};
+  for (const name of WORKFLOW_COLUMNS) values[name] = row[name] ?? null;
+  return values as unknown as WorkflowRow;
 }
 
 /**
