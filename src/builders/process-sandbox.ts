@@ -8,7 +8,7 @@
  * `$HOME` (tmpfs, gone with the process), a fresh `/proc` and `/dev`, and only the paths its caller
  * binds (the workspace read-write, the toolchain read-only, ...). Every namespace is unshared
  * (user, mount, PID, IPC, UTS, cgroup, network); `network: true` keeps the host's network (the
- * toolchain install alone). `--die-with-parent` ends it with the server.
+ * toolchain install alone). It holds no capability. `--die-with-parent` ends it with the server.
  */
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
