@@ -315,7 +315,7 @@ export class ExpoBuilder implements Builder {
 
   /** The environment of tsc and the exports: only what Expo needs (never the server's own), and the heap bound of every Node process. */
   private childEnv(heap: string): Record<string, string> {
-    return { ...BUILD_ENV, SVC_METRO_CACHE_DIR: this.options.metroCacheDir, NODE_ENV: 'production', NODE_OPTIONS: heap };
+    return { ...BUILD_ENV, SVC_METRO_CACHE_DIR: this.options.metroCacheDir, NODE_OPTIONS: heap };
   }
 
   /**
