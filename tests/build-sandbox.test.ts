@@ -1,8 +1,8 @@
 /**
  * The build sandbox (docs/security.md "The build sandbox"): a build step that tries to read the store,
- * another project's workspace, the server's environment and the network finds nothing; git in a
- * workspace gets none of the server's environment; `serve --http` refuses to run builds unconfined
- * unless told to, and its start-up line says which.
+ * another project's workspace, the server's environment and the network finds nothing and holds
+ * no capability; git in a workspace gets none of the server's environment; `serve --http` refuses
+ * to run builds unconfined unless told to, and its start-up line says which.
  */
 import { spawnSync } from 'node:child_process';
 import {
@@ -50,7 +50,7 @@ beforeAll(() => {
 });
 
 describe('build sandbox', () => {
-  it('a build step that tries to read the store, another workspace, the server environment and the network finds nothing', async () => {
+  it('a build step that tries to read the store, another workspace, the server environment and the network finds nothing, and holds no capability', async () => {
     const dataDir = tempDir('mbm-sbx-');
     const secret = `secret-of-A-${Math.random().toString(36).slice(2)}`;
     const probe = [
@@ -60,6 +60,7 @@ describe('build sandbox', () => {
       'for f in "$DATA"/workspaces/*/secret.txt; do echo "other=$(cat "$f" 2>&1)"; done',
       'echo "env=$(env | sort | tr "\\n" " ")"',
       'echo "procs=$(cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" " ")"',
+      'echo "caps=$(grep CapEff /proc/self/status)"',
       "node -e \"fetch(require('fs').readFileSync('url.txt','utf8')).then(() => console.log('net=REACHED'), () => console.log('net=blocked'))\"",
       'echo probe-done',
     ].join('\n');
@@ -103,6 +104,8 @@ describe('build sandbox', () => {
     expect(output).not.toContain('operator-setting-should-not-leak');
     expect(output).toContain('net=blocked');
     expect(output).not.toContain('net=REACHED');
+    // No capability either, even when the server runs as root (its builds then drop them all).
+    expect(output).toMatch(/caps=CapEff:\s+0{16}\b/);
   });
 
   it("git in a workspace runs without the server's environment (a hook sees no token)", async () => {

@@ -8,7 +8,7 @@
  * `$HOME` (tmpfs, gone with the process), a fresh `/proc` and `/dev`, and only the paths its caller
  * binds (the workspace read-write, the toolchain read-only, ...). Every namespace is unshared
  * (user, mount, PID, IPC, UTS, cgroup, network); `network: true` keeps the host's network (the
- * toolchain install alone). `--die-with-parent` ends it with the server.
+ * toolchain install alone). It holds no capability. `--die-with-parent` ends it with the server.
  */
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
@@ -212,6 +212,11 @@ function childEnvironment(request: SandboxRequest, sandbox: BuildSandbox): Recor
 /** The sandbox's fixed part: namespaces, the system folders, private /tmp and home. */
 function rootArgs(network: boolean): string[] {
   const args = ['--unshare-all', ...(network ? ['--share-net'] : []), '--die-with-parent'];
+  // A server run as root would otherwise leave its builds root's capabilities inside their
+  // namespaces (an unprivileged bwrap keeps none); without them the Expo CLI's LAN probe, a DHCP
+  // request from UDP port 68, fails at once instead of waiting 250 ms for a reply per export
+  // (docs/performance.md "Goal 3.5: the `expo` builder against a bare `npx expo export`").
+  if (process.getuid?.() === 0) args.push('--cap-drop', 'ALL');
   args.push('--ro-bind', '/usr', '/usr');
   for (const top of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
     const info = lstatOrNull(top);

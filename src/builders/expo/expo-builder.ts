@@ -34,7 +34,7 @@ import { pruneMetroCache, PRUNE_EVERY_MS } from './metro-cache.js';
 import { pathRedactor } from '../output-redaction.js';
 import type { BuildSandbox, SandboxBinds } from '../process-sandbox.js';
 import { expoPublicOf, groupHooks, pushLine, runProcess } from './run-process.js';
-import { EXPO_ENV, ExpoToolchain } from './toolchain.js';
+import { BUILD_ENV, ExpoToolchain } from './toolchain.js';
 import { boundPassed, EXPORT_BOUNDS, heapFlag, TYPE_CHECK_BOUNDS, withTimeout } from './step-bounds.js';
 import { prepareDeploymentFolder, type FailedSdk, type SdkExport } from './update-bundle.js';
 import { DEFAULT_CHANNEL, latestUpdatePathOf } from '../../core/releases.js';
@@ -315,7 +315,7 @@ export class ExpoBuilder implements Builder {
 
   /** The environment of tsc and the exports: only what Expo needs (never the server's own), and the heap bound of every Node process. */
   private childEnv(heap: string): Record<string, string> {
-    return { ...EXPO_ENV, SVC_METRO_CACHE_DIR: this.options.metroCacheDir, NODE_ENV: 'production', NODE_OPTIONS: heap };
+    return { ...BUILD_ENV, SVC_METRO_CACHE_DIR: this.options.metroCacheDir, NODE_OPTIONS: heap };
   }
 
   /**

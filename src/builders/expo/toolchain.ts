@@ -38,7 +38,15 @@ export const NEWEST_KNOWN_EXPO_SDK = 58;
 const SHIPPED_TOOLCHAINS_DIR = fileURLToPath(new URL('../../../toolchains/', import.meta.url));
 
 /** Environment every Expo command runs with: no telemetry, no interactive prompts. */
-export const EXPO_ENV = { EXPO_NO_TELEMETRY: '1', CI: '1' } as const;
+const EXPO_ENV = { EXPO_NO_TELEMETRY: '1', CI: '1' } as const;
+
+/**
+ * Environment of a build's type checks and exports: `EXPO_ENV`, production, and images (the web favicon)
+ * resized by the toolchain's own jimp, never by a `sharp-cli` found on the machine: the search for
+ * one (`sharp --version`, `npm config -g get prefix`, yarn, pnpm, bun) took about 150 ms of every
+ * web export (docs/performance.md "Goal 3.5: the `expo` builder against a bare `npx expo export`").
+ */
+export const BUILD_ENV = { ...EXPO_ENV, NODE_ENV: 'production', EXPO_IMAGE_UTILS_NO_SHARP: '1' } as const;
 
 const MARKER = '.svc-toolchain.json';
 
