@@ -158,6 +158,22 @@ async function run(projectId, message, kind) {
   }
 }
 const duration = (w) => seconds(Date.parse(w.finishedAt) - Date.parse(w.startedAt));
+
+/**
+ * Seconds of each step of finished workflow `w` of project `projectId`, from its `Step k/n: ...`
+ * progress messages to the next one (the last to the workflow's end), keyed by the step's name.
+ */
+async function stepSeconds(projectId, w) {
+  const { messages } = await tool('svc_get_messages', { projectId, limit: 500 });
+  const steps = messages.filter((m) => m.workflowId === w.id && /^Step \d+\/\d+: /.test(m.content));
+  const ends = [...steps.slice(1).map((m) => m.createdAt), w.finishedAt];
+  return Object.fromEntries(
+    steps.map((m, i) => [
+      m.content.replace(/^Step \d+\/\d+: /, ''),
+      seconds(Date.parse(ends[i]) - Date.parse(m.createdAt)),
+    ]),
+  );
+}
 /** The middle of three figures. */
 const median = (list) => [...list].sort((a, b) => a - b)[1];
 const ratio = (a, b) => Math.round((a / b) * 100) / 100;
@@ -199,13 +215,16 @@ try {
   results.firstBuildRatio = ratio(results.firstBuildS, results.bareColdWebExportS);
   results.warmRebuildRatio = ratio(results.warmRebuildS, results.bareWarmWebExportS);
   if (BUILDS_ONLY) throw BUILDS_ONLY;
-  results.coldDeployS = duration(await run(first.id, 'deploy', 'deploy'));
+  const coldDeploy = await run(first.id, 'deploy', 'deploy');
+  results.coldDeployS = duration(coldDeploy);
+  results.coldDeployStepsS = await stepSeconds(first.id, coldDeploy);
   // The app identifier the deploy set is in app.json: the bare copy takes it too.
   bare.refresh();
+  results.bareDeployExportRunsS = {};
+  for (const [sdk, platforms] of [...SDKS.map((sdk) => [sdk, ['ios', 'android']]), [SDKS[0], ['web']]])
+    results.bareDeployExportRunsS[`SDK ${sdk} ${platforms.join('+')}`] = bare.export(sdk, platforms);
   results.bareDeployExportsS =
-    Math.round(
-      (SDKS.reduce((sum, sdk) => sum + bare.export(sdk, ['ios', 'android']), 0) + bare.export(SDKS[0], ['web'])) * 10,
-    ) / 10;
+    Math.round(Object.values(results.bareDeployExportRunsS).reduce((sum, s) => sum + s, 0) * 10) / 10;
   results.warmDeployS = duration(await run(first.id, 'deploy again', 'deploy'));
   results.deployRatio = ratio(results.coldDeployS, results.bareDeployExportsS);
   process.stderr.write(`bench:expo so far: ${JSON.stringify(results)}\n`);
@@ -259,6 +278,18 @@ const rows = [
     `deploy, first (cold native exports, SDK ${SDKS.join(' and ')})`,
     `${results.coldDeployS} s = ${results.deployRatio}x the bare exports it needs (${results.bareDeployExportsS} s)`,
   ],
+  [
+    'deploy, first: its steps',
+    Object.entries(results.coldDeployStepsS ?? {})
+      .map(([step, s]) => `${step} ${s} s`)
+      .join('; '),
+  ],
+  [
+    'deploy, first: the bare exports',
+    Object.entries(results.bareDeployExportRunsS ?? {})
+      .map(([what, s]) => `${what} ${s} s`)
+      .join('; '),
+  ],
   ['deploy, warm', `${results.warmDeployS} s`],
   ['extra disk per project (after one build)', `${results.diskPerProjectMiB} MiB`],
   ['peak RSS, server', `${results.serverPeakRssMiB} MiB`],
@@ -273,7 +304,7 @@ const rows = [
 ];
 if (BUILDS_ONLY) {
   process.stderr.write(`bench:expo builds only: ${JSON.stringify(results)}\n`);
-  rows.splice(0, rows.length, ...rows.filter(([, value]) => !value.includes('undefined')));
+  rows.splice(0, rows.length, ...rows.filter(([, value]) => value !== '' && !value.includes('undefined')));
 }
 const width = Math.max(...rows.map((r) => r[0].length));
 process.stdout.write(`\n${rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n')}\n`);
