@@ -19,7 +19,18 @@
 // rebuild comparison (no deploys, no sandbox comparison, no results file: goal 3.5's deploy line
 // is then not measured).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  createWriteStream,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,7 +93,12 @@ async function startServer(extra = []) {
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let err = '';
-  child.stderr.on('data', (d) => (err += d.toString()));
+  // Kept beside the store (BENCH_KEEP=1 keeps both): what the server said, warnings and up.
+  const log = createWriteStream(join(dataDir, 'server.log'), { flags: 'a' });
+  child.stderr.on('data', (d) => {
+    err += d.toString();
+    log.write(d);
+  });
   const line = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start: ${err}`)), 180_000);
     const poll = setInterval(() => {
@@ -194,7 +210,7 @@ try {
   const first = await tool('svc_create_project', { name: 'Bench One' });
   results.firstBuildS = duration(await run(first.id, 'A habit tracker, make it green', 'build'));
   const bare = bareApp(first.id);
-  results.bareColdWebExportS = bare.export(SDKS[0], ['web']);
+  results.bareColdWebExportS = await bare.export(SDKS[0], ['web']);
   const second = await tool('svc_create_project', { name: 'Bench Two' });
   results.secondProjectFirstBuildS = duration(await run(second.id, 'A recipe box in dark mode', 'build'));
   // Warm rebuilds and bare warm exports alternate, three each, each after its own one-line edit
@@ -205,7 +221,7 @@ try {
   for (const accent of ['#ff8800', '#ff8801', '#ff8802']) {
     results.warmRebuildRunsS.push(duration(await run(first.id, `accent ${accent}`, 'build')));
     bare.refresh();
-    results.bareWarmWebExportRunsS.push(bare.export(SDKS[0], ['web']));
+    results.bareWarmWebExportRunsS.push(await bare.export(SDKS[0], ['web']));
   }
   // How many of them skipped the type check (docs/builders.md "Skipping the type check").
   const said = (await tool('svc_get_messages', { projectId: first.id, limit: 500 })).messages;
@@ -222,7 +238,7 @@ try {
   bare.refresh();
   results.bareDeployExportRunsS = {};
   for (const [sdk, platforms] of [...SDKS.map((sdk) => [sdk, ['ios', 'android']]), [SDKS[0], ['web']]])
-    results.bareDeployExportRunsS[`SDK ${sdk} ${platforms.join('+')}`] = bare.export(sdk, platforms);
+    results.bareDeployExportRunsS[`SDK ${sdk} ${platforms.join('+')}`] = await bare.export(sdk, platforms);
   results.bareDeployExportsS =
     Math.round(Object.values(results.bareDeployExportRunsS).reduce((sum, s) => sum + s, 0) * 10) / 10;
   results.warmDeployS = duration(await run(first.id, 'deploy again', 'deploy'));
@@ -344,22 +360,29 @@ function bareApp(projectId) {
   };
   refresh();
   /** Seconds one `expo export --platform ...` of the SDK's copy takes. */
-  const exportOnce = (sdk, platforms) => {
+  /**
+   * Seconds one `expo export --platform ...` of the SDK's copy takes. Not a synchronous spawn: the
+   * bench's event loop must go on meanwhile, or its HTTP client would reuse a keep-alive connection
+   * the server closed during a long export (EPIPE on the next tool call).
+   */
+  const exportOnce = async (sdk, platforms) => {
     const started = Date.now();
     const cli = join(dataDir, 'toolchains', `expo-sdk-${sdk}`, 'node_modules', 'expo', 'bin', 'cli');
     const out = join(base, `out-${sdk}-${platforms.join('-')}`);
     const { SVC_METRO_CACHE_DIR: _unused, ...env } = process.env;
-    const run = spawnSync(
+    const child = spawn(
       process.execPath,
       [cli, 'export', ...platforms.flatMap((p) => ['--platform', p]), '--output-dir', out],
       {
         cwd: copyFor(sdk),
         env: { ...env, TMPDIR: tmp, EXPO_NO_TELEMETRY: '1', CI: '1', NODE_ENV: 'production' },
-        encoding: 'utf8',
+        stdio: ['ignore', 'ignore', 'pipe'],
       },
     );
-    if (run.status !== 0)
-      throw new Error(`bare expo export (SDK ${sdk}, ${platforms.join('+')}) failed: ${run.stderr.slice(-2000)}`);
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-2000)));
+    const [code] = await once(child, 'exit');
+    if (code !== 0) throw new Error(`bare expo export (SDK ${sdk}, ${platforms.join('+')}) failed: ${stderr}`);
     return seconds(Date.now() - started);
   };
   return { refresh, export: exportOnce };
