@@ -359,7 +359,6 @@ function bareApp(projectId) {
     }
   };
   refresh();
-  /** Seconds one `expo export --platform ...` of the SDK's copy takes. */
   /**
    * Seconds one `expo export --platform ...` of the SDK's copy takes. Not a synchronous spawn: the
    * bench's event loop must go on meanwhile, or its HTTP client would reuse a keep-alive connection
