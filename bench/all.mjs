@@ -83,6 +83,10 @@ const http = results['latest.json'];
 goal(1, 'svc_get_project CPU per request / the floor', http?.ratios.cpuVsFloor, 1.15);
 goal(1, 'svc_get_project req/s / the floor', http?.ratios.vsFloor, 0.9, { atLeast: true });
 reported('svc_get_project CPU per request / bare node:http', http?.ratios.cpuVsBare?.toFixed(2).concat('x'));
+reported(
+  'an idle HTTP server: CPU and event-loop wake-ups per second',
+  http?.idle && `${http.idle.ours.cpuMsPerSecond.toFixed(1)} ms, ${http.idle.ours.wakeupsPerSecond.toFixed(0)} /s`,
+);
 const tools = results['tools.json'];
 const call = (key) => tools?.calls.find((c) => c.key === key);
 goal(2, 'svc_get_session idle / svc_get_project (CPU)', call('sessionIdle')?.cpuRatio, 2);

@@ -1,4 +1,4 @@
-// `npm run bench`, three parts, each against baselines measured in the same run (figures are
+// `npm run bench`, four parts, each against baselines measured in the same run (figures are
 // relative: the machine is shared and noisy, so only the ratios within one run mean much):
 //
 // 1. svc_get_project over HTTP under autocannon, against four baselines: a bare node:http server,
@@ -9,7 +9,9 @@
 //    server CPU per request of each, in one table, and the ratios. Ours, the floor and the bare
 //    server run side by side and are loaded in alternating rounds (medians; a goal's ratio is the
 //    median of the per-round ratios), so that the shared machine's load falls on all three alike.
-// 2. The request limiter: cost of counting one request in process memory and in the store
+// 2. What ours and the floor cost idle after the rounds (CPU ms and event-loop wake-ups per second,
+//    over BENCH_IDLE_SECONDS, default 10): timers that fire while nobody calls.
+// 3. The request limiter: cost of counting one request in process memory and in the store
 //    (shared by every process on the data dir).
 //
 // Options (env): BENCH_SECONDS (default 5, per round and server), BENCH_ROUNDS (default 5 rounds of
@@ -20,13 +22,22 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { load, measureAlternating, peakRssMiB, prepareTarget, startChild, stopChild } from './http-target.mjs';
+import {
+  idleCost,
+  load,
+  measureAlternating,
+  peakRssMiB,
+  prepareTarget,
+  startChild,
+  stopChild,
+} from './http-target.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const warmup = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
+const idleSeconds = Number(process.env.BENCH_IDLE_SECONDS ?? 10);
 
 /** Starts a server, loads it and stops it. */
 async function measure(name, start, headers, body, { prepare = async () => ({}) } = {}) {
@@ -65,6 +76,8 @@ console.error(
 // alternating rounds, so that the machine's load changes fall on all three alike.
 const side = [];
 let alternating;
+/** What the floor and ours cost idle after the rounds (`idleCost`). */
+const idle = {};
 try {
   for (const [name, start] of [
     [
@@ -87,6 +100,8 @@ try {
   ourReply = await replyOf(side[2].port);
   alternating = await measureAlternating(side, { rounds, seconds, warmup, connections });
   alternating.forEach((r, i) => Object.assign(r, { peakRssMiB: peakRssMiB(side[i].child.pid), errors: 0 }));
+  // Both at once, so that the machine's load falls on both alike.
+  [idle.floor, idle.ours] = await Promise.all([side[1], side[2]].map((s) => idleCost(s.child.pid, idleSeconds)));
 } finally {
   for (const server of side) await stopChild(server.child);
 }
@@ -142,6 +157,10 @@ console.log(
   `peak RSS ours / bare: ${(ours.peakRssMiB / bare.peakRssMiB).toFixed(2)}x; ours / stock SDK: ${(ours.peakRssMiB / sdk.peakRssMiB).toFixed(2)}x; ours / long-lived SDK: ${(ours.peakRssMiB / sdkLongLived.peakRssMiB).toFixed(2)}x`,
 );
 
+console.log(
+  `idle for ${idleSeconds}s after the rounds: ours ${idle.ours.cpuMsPerSecond.toFixed(2)} ms of CPU and ${idle.ours.wakeupsPerSecond.toFixed(1)} event-loop wake-ups per second; the floor ${idle.floor.cpuMsPerSecond.toFixed(2)} ms and ${idle.floor.wakeupsPerSecond.toFixed(1)}`,
+);
+
 const limiter = await measureLimiter();
 console.log(
   `\nrequest limiter, one counted request: in memory ${limiter.memoryMicros.toFixed(1)} µs; in the store (shared across processes) ${limiter.storeMicros.toFixed(1)} µs with leases of 256, ${limiter.storeWritePerRequestMicros.toFixed(1)} µs with a store write per request (limits under 32 a minute)`,
@@ -167,6 +186,7 @@ writeFileSync(
         vsSdkLongLived,
         sameReplyAsFloor: sameReply,
       },
+      idle,
       limiter,
     },
     null,

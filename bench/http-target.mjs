@@ -56,6 +56,22 @@ export function cpuTicks(pid) {
   return nanos / 10_000_000;
 }
 
+/**
+ * What process `pid` costs while nobody calls it, over `seconds`: its CPU in ms per second
+ * (`cpuTicks`) and its main thread's wake-ups per second (voluntary context switches: each timer
+ * that fires wakes the event loop once). @returns `{ cpuMsPerSecond, wakeupsPerSecond }`
+ */
+export async function idleCost(pid, seconds) {
+  const wakeups = () =>
+    Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  const [ticks, woken] = [cpuTicks(pid), wakeups()];
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  return {
+    cpuMsPerSecond: ((cpuTicks(pid) - ticks) * 10) / seconds,
+    wakeupsPerSecond: (wakeups() - woken) / seconds,
+  };
+}
+
 /** Peak resident memory of process `pid`, in MiB. */
 export function peakRssMiB(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

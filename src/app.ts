@@ -152,7 +152,6 @@ export async function createApp(config: AppConfig): Promise<App> {
   const reads = {
     localRuns: () => built.engine?.engine.busy ?? 0,
     unserved: async () => built.engine?.nodes.unserved() ?? new Map<string, number>(),
-    heldRuns: () => built.engine?.engine.held ?? 0,
   };
   const metrics = config.metrics ? await openMetrics(store, reads, config.metrics, config.trustProxy) : undefined;
   const env = projectEnvOf(config, store, clock);
@@ -243,7 +242,7 @@ function newGateway(logger: Logger, deadlineMs: number | undefined): JsonRpcGate
  */
 async function openMetrics(
   store: Store,
-  reads: Pick<ServiceMetricsDeps, 'localRuns' | 'unserved' | 'heldRuns'>,
+  reads: Pick<ServiceMetricsDeps, 'localRuns' | 'unserved'>,
   access: MetricsAccessOptions,
   trustProxy: string[] | undefined,
 ): Promise<{ service: ServiceMetrics; endpoint: MetricsEndpoint }> {

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_PLANS } from '../src/limits/plans.js';
 import { isLoopbackAddress } from '../src/metrics/metrics-access.js';
 import { ServiceMetrics } from '../src/metrics/service-metrics.js';
@@ -197,6 +197,38 @@ describe('GET /metrics after work', () => {
         outcome: 'completed',
       }),
     ).toBe(1);
+  });
+
+  it('measures the event-loop delay only while the engine holds a build, told by the engine (no timer looks)', async () => {
+    const held = vi.spyOn(ServiceMetrics.prototype, 'heldChanged');
+    try {
+      const builder = new ManualBuilder();
+      const server = await serverWith({ metrics: {}, builderInstance: builder });
+      const token = server.token('hal');
+      const project = await createProject(server.mcpUrl, token);
+      const loopDelay = (text: string) => sample(text, 'mbm_build_event_loop_delay_seconds', { quantile: '1' });
+      // No build yet: the monitor never ran, so the gauge has no sample.
+      expect(loopDelay(await metricsOf(server))).toBeUndefined();
+      expect(held).not.toHaveBeenCalled();
+      await toolResult(server.mcpUrl, token, 'svc_send_message', {
+        projectId: project.id,
+        message: 'go',
+        kind: 'build',
+      });
+      const run = await waitFor(() => builder.runs[0], 10_000, 'the run');
+      await waitFor(
+        async () => loopDelay(await metricsOf(server)) !== undefined,
+        10_000,
+        'the event-loop delay measured while the build is held',
+      );
+      run.finish();
+      await waitIdle(server.mcpUrl, token, project.id);
+      await waitFor(() => held.mock.calls.at(-1)?.[0] === 0, 10_000, 'the engine to report it holds nothing');
+      // Claimed (a slot, then the run), then released: the count went above 0 and back to 0.
+      expect(Math.max(...held.mock.calls.map(([n]) => n))).toBeGreaterThan(0);
+    } finally {
+      held.mockRestore();
+    }
   });
 
   it("counts the reaper's takeover of a workflow whose runner's lease expired", async () => {

@@ -3,15 +3,15 @@
  * leases from its event loop, so anything that blocks the loop for long (a synchronous gzip, a
  * large synchronous read) delays the renewal and may cost it its lease. Measured with
  * `perf_hooks.monitorEventLoopDelay` while at least one build runs here, and kept since the start
- * (never reset at a scrape), so a scrape after the builds still tells how they went.
+ * (never reset at a scrape), so a scrape after the builds still tells how they went. The engine
+ * reports each change of the number of builds it holds (`RunObserver.heldChanged`), so no timer
+ * wakes an idle process to look (docs/performance.md "An idle server").
  */
 import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
 import { Gauge, type Registry } from 'prom-client';
 
 /** The monitor's sampling period (ms): the smallest delay it can see. */
 const RESOLUTION_MS = 10;
-/** How often it looks whether a build runs (ms). */
-const LOOK_MS = 50;
 /** The quantiles exported, as `quantile` labels. */
 const QUANTILES = [0.5, 0.9, 0.99, 1] as const;
 
@@ -21,12 +21,10 @@ export class BuildLoopDelay {
   private enabled = false;
 
   /**
-   * Starts looking (every 50 ms, an unref'd timer, for the life of the process) whether a build
-   * runs, and registers the gauge.
+   * Registers the gauge; the monitor stays off until `track` is told a build is held.
    * @param registry the app's registry
-   * @param builds how many builds this process runs now (waiting ones included or not: any above 0 measures)
    */
-  constructor(registry: Registry, builds: () => number) {
+  constructor(registry: Registry) {
     const histogram = this.histogram;
     new Gauge({
       name: 'mbm_build_event_loop_delay_seconds',
@@ -39,13 +37,17 @@ export class BuildLoopDelay {
           this.set({ quantile: String(q) }, (q === 1 ? histogram.max : histogram.percentile(q * 100)) / 1e9);
       },
     });
-    const timer = setInterval(() => {
-      const busy = builds() > 0;
-      if (busy === this.enabled) return;
-      this.enabled = busy;
-      if (busy) this.histogram.enable();
-      else this.histogram.disable();
-    }, LOOK_MS);
-    timer.unref();
+  }
+
+  /**
+   * Measures while this process holds at least one build.
+   * @param held the number of workflows it holds now (running or waiting for an answer)
+   */
+  track(held: number): void {
+    const busy = held > 0;
+    if (busy === this.enabled) return;
+    this.enabled = busy;
+    if (busy) this.histogram.enable();
+    else this.histogram.disable();
   }
 }

@@ -20,8 +20,6 @@ export interface ServiceMetricsDeps {
   localRuns(): number;
   /** Queued workflows per builder that no live build worker has (`node-registry.ts`); read at scrape time. */
   unserved?(): Promise<Map<string, number>>;
-  /** Builds this process holds now, waiting ones included: the event-loop delay is measured while above 0 (`BuildLoopDelay`). */
-  heldRuns?(): number;
 }
 
 /**
@@ -43,6 +41,8 @@ export class ServiceMetrics implements RunObserver, ToolCallObserver {
   private readonly pool: { total: Gauge; idle: Gauge; waiting: Gauge } | undefined;
   private readonly runSeconds: Histogram<'builder' | 'kind' | 'outcome'>;
   private readonly takeovers: Counter;
+  /** The event-loop delay while this process holds builds (`heldChanged`). */
+  private readonly buildLoopDelay: BuildLoopDelay;
   /**
    * Tool calls counted since the last scrape, by tool then code: a call costs two map lookups
    * (prom-client's `inc` with labels hashes them, several hundred ns on the hot path); the counter
@@ -126,8 +126,9 @@ export class ServiceMetrics implements RunObserver, ToolCallObserver {
         }),
       };
     }
-    collectDefaultMetrics({ register: this.registry, prefix: 'mbm_' });
-    if (deps.heldRuns) new BuildLoopDelay(this.registry, deps.heldRuns);
+    // Every 100 ms, not prom-client's 10 ms: docs/performance.md "An idle server".
+    collectDefaultMetrics({ register: this.registry, prefix: 'mbm_', eventLoopMonitoringPrecision: 100 });
+    this.buildLoopDelay = new BuildLoopDelay(this.registry);
   }
 
   /** The `Content-Type` of `scrape`'s text (the Prometheus text format 0.0.4). */
@@ -170,6 +171,10 @@ export class ServiceMetrics implements RunObserver, ToolCallObserver {
     this.pool.total.set(stats.total);
     this.pool.idle.set(stats.idle);
     this.pool.waiting.set(stats.waiting);
+  }
+
+  heldChanged(held: number): void {
+    this.buildLoopDelay.track(held);
   }
 
   runEnded(end: RunEnd): void {

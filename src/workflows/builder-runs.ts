@@ -39,7 +39,7 @@ export class BuilderRuns {
         this.state.deps.logger.error({ err: error, workflowId: row.id }, 'workflow run failed unexpectedly'),
       )
       .finally(() => {
-        this.state.runs.delete(row.id);
+        this.state.release(row.id);
         this.onEnded();
       });
   }

@@ -13,8 +13,12 @@ import { isDeadOnThisHost, type RunnerIdentity } from './runner-identity.js';
 
 /** The shared state of one engine (see the file comment). */
 export class EngineState {
-  /** The runs this process holds, by workflow id: claimed (committed or not), running or waiting for an answer. */
-  readonly runs = new Map<string, LocalRun>();
+  /**
+   * The runs this process holds, by workflow id: claimed (committed or not), running or waiting
+   * for an answer. Read it here; add and remove through `reserve`, `forget` and `release`, which
+   * report its new size to the observer.
+   */
+  readonly runs: ReadonlyMap<string, LocalRun> = new Map<string, LocalRun>();
   /** False before `start`, and from a drain or shutdown on: no claim is made. */
   accepting = false;
   /** True from shutdown on: no timer is set again. */
@@ -76,13 +80,29 @@ export class EngineState {
   /** Takes a slot for a run claimed in a transaction that has not committed yet. */
   reserve(row: WorkflowRow): { row: WorkflowRow; run: LocalRun } {
     const run = new LocalRun(row.id, row.projectId);
-    this.runs.set(row.id, run);
+    this.runMap.set(row.id, run);
+    this.heldChanged();
     return { row, run };
   }
 
   /** Forgets a run whose claim was rolled back (not one that replaced it since). */
   forget(run: LocalRun): void {
-    if (this.runs.get(run.workflowId) === run) this.runs.delete(run.workflowId);
+    if (this.runs.get(run.workflowId) === run) this.release(run.workflowId);
+  }
+
+  /** Forgets the run of `workflowId`, which ended here. */
+  release(workflowId: string): void {
+    if (this.runMap.delete(workflowId)) this.heldChanged();
+  }
+
+  /** `runs`, writable. */
+  private get runMap(): Map<string, LocalRun> {
+    return this.runs as Map<string, LocalRun>;
+  }
+
+  /** Reports the number of runs held now to the observer (the metrics measure the event-loop delay while it is above 0). */
+  private heldChanged(): void {
+    this.deps.observer?.heldChanged(this.runs.size);
   }
 
   /** The runner that still holds `row`'s lease, or null when none does (expired, none, or dead on this host). */

@@ -1,6 +1,6 @@
 /**
- * What the engine reports as it works, for the metrics (docs/metrics.md): the end of each run on
- * this runner and the leases its reaper takes over. The engine calls it after the store writes;
+ * What the engine reports as it works, for the metrics (docs/metrics.md): how many workflows this
+ * process holds, the end of each run on this runner and the leases its reaper takes over. The engine calls it after the store writes;
  * an observer only counts (it must not throw, block or write).
  */
 import type { WorkflowRow } from '../store/rows.js';
@@ -24,6 +24,8 @@ export interface RunEnd {
 
 /** Receives the engine's reports. */
 export interface RunObserver {
+  /** The number of runs this process holds (claimed, running or waiting for an answer) changed to `held`. */
+  heldChanged(held: number): void;
   /** A run on this runner ended (after its outcome was written, or not, when it lost its lease). */
   runEnded(end: RunEnd): void;
   /** The reaper took over `count` workflows whose runner's lease had expired (or whose runner died on this host). */

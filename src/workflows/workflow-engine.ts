@@ -95,11 +95,6 @@ export class WorkflowEngine {
     return this.runner.id;
   }
 
-  /** Number of workflows this process holds now, ones waiting for an answer included. */
-  get held(): number {
-    return this.state.held;
-  }
-
   /** Number of workflows this process runs now (not counting ones waiting for an answer). */
   get busy(): number {
     return this.state.busy;

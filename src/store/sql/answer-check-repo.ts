@@ -1,12 +1,31 @@
 /** SQL for answers checked on another node (docs/workflows.md "Where answers are checked"). */
-import { and, asc, eq, isNull, lt } from 'drizzle-orm';
+import { and, asc, eq, isNull, lt, sql } from 'drizzle-orm';
 import type { AnswerCheckRepo } from '../repos.js';
 import type { AnswerCheckRow } from '../rows.js';
 import type { Dialect } from './dialect.js';
 
 /** Inserts, takes, settles and deletes answer checks. */
 export class SqlAnswerCheckRepo implements AnswerCheckRepo {
-  constructor(private readonly d: Dialect) {}
+  /** The open checks, all or one workflow's: read at every engine tick, so built once. */
+  private readonly open;
+  private readonly openOf;
+
+  constructor(private readonly d: Dialect) {
+    this.open = d.statement((db, { answerChecks }) =>
+      db
+        .select()
+        .from(answerChecks)
+        .where(isNull(answerChecks.checkedBy))
+        .orderBy(asc(answerChecks.createdAt), asc(answerChecks.id)),
+    );
+    this.openOf = d.statement((db, { answerChecks }) =>
+      db
+        .select()
+        .from(answerChecks)
+        .where(and(isNull(answerChecks.checkedBy), eq(answerChecks.workflowId, sql.placeholder('workflowId'))))
+        .orderBy(asc(answerChecks.createdAt), asc(answerChecks.id)),
+    );
+  }
 
   async insert(row: AnswerCheckRow): Promise<void> {
     await this.d.db.insert(this.d.t.answerChecks).values(row);
@@ -18,13 +37,7 @@ export class SqlAnswerCheckRepo implements AnswerCheckRepo {
   }
 
   async listOpen(workflowId?: string): Promise<AnswerCheckRow[]> {
-    const { answerChecks } = this.d.t;
-    const open = isNull(answerChecks.checkedBy);
-    return this.d.db
-      .select()
-      .from(answerChecks)
-      .where(workflowId === undefined ? open : and(open, eq(answerChecks.workflowId, workflowId)))
-      .orderBy(asc(answerChecks.createdAt), asc(answerChecks.id));
+    return workflowId === undefined ? this.open.all({}) : this.openOf.all({ workflowId });
   }
 
   async take(id: string, runnerId: string): Promise<boolean> {
