@@ -88,6 +88,14 @@ export type SlotCandidate = WorkflowRow & {
   ownerId: string;
   plan: string;
 };
+/** The earliest end of one runner's live leases (`WorkflowRepo.liveLeaseEnds`). */
+export interface LeaseEnd {
+  /** The runner (`<host>:<pid>:<nonce>`). */
+  runnerId: string;
+  /** ms since the Unix epoch, on the database's clock. */
+  leaseEnd: number;
+}
+
 /** Reads workflows and changes them by compare-and-set on the status. */
 export interface WorkflowRepo {
   nextSeq(): Promise<number>;
@@ -106,8 +114,25 @@ export interface WorkflowRepo {
   listUnfinishedByOwner(
     ownerId: string,
   ): Promise<Pick<WorkflowRow, 'projectId' | 'kind' | 'status' | 'stepIndex' | 'stepTotal' | 'stepName'>[]>;
-  /** All active workflows of the store (for crash recovery and orphan checks). */
-  listActive(): Promise<WorkflowRow[]>;
+  /**
+   * The reaper's first read (docs/workflows.md "Leases"): for each runner other than `runnerId`
+   * that holds a live lease (one ending after `now`, ms on the database's clock) on an active
+   * workflow not in `held` (the workflows this process holds), the earliest end of those leases.
+   * One row per such runner, in no order.
+   */
+  liveLeaseEnds(runnerId: string, now: number, held: readonly string[]): Promise<LeaseEnd[]>;
+  /**
+   * The reaper's second read (docs/workflows.md "Leases"): the active workflows not in `held` that
+   * no live runner holds, oldest first (`seq`): no runner or no lease, a lease that ended at or
+   * before `now` (ms on the database's clock), runner `runnerId` (this engine: it holds only what
+   * it has in memory), or a runner in `dead` (other processes of this host known gone).
+   */
+  takeoverCandidates(
+    runnerId: string,
+    now: number,
+    held: readonly string[],
+    dead?: readonly string[],
+  ): Promise<WorkflowRow[]>;
   /**
    * Every workflow that could take a build slot now, oldest first, each with its owner and the
    * owner's plan (the engine's scheduler picks among them, docs/workflows.md "Fair shares"):

@@ -4,13 +4,17 @@
  * active workflow whose lease expired or whose runner is known dead on this host: `running` ->
  * `failed` (`interrupted`), `cancelling` -> `cancelled`, and a `waiting_for_input` workflow only
  * loses its runner (its question stays). Then it kills process groups on this host that no live
- * runner holds. After a store outage it takes nothing over for a lease (`reap-gate.ts`).
+ * runner holds. After a store outage it takes nothing over for a lease (`reap-gate.ts`). Its reads
+ * are bounded by the runners and the workflows it can take over, not by the active workflows of the
+ * store (`WorkflowRepo.liveLeaseEnds`, `takeoverCandidates`): a tick with nothing to take over reads
+ * one row per other live runner.
  */
 import type { WorkflowRow } from '../store/rows.js';
 import { isStoreUnavailable } from '../store/unavailable.js';
 import type { EngineState } from './engine-state.js';
 import type { GroupSweeps } from './group-sweeps.js';
 import { interrupted, stopped } from './run-endings.js';
+import { isDeadOnThisHost } from './runner-identity.js';
 
 /** Takes over what other runners left (see the file comment). */
 export class Reaper {
@@ -44,20 +48,31 @@ export class Reaper {
     this.wake = undefined;
   }
 
-  /** One pass of the reaper (see `reap`). */
+  /**
+   * One pass of the reaper (see `reap`). It reads only what it can act on (docs/workflows.md
+   * "Leases"): the earliest live lease end of each other runner, then the workflows no live runner
+   * holds; never every active workflow. Both reads compare leases with one `now` on the database's
+   * clock, and leave out the workflows this process holds.
+   */
   private async reapOnce(): Promise<void> {
     const { runs, reapGate, runner } = this.state;
-    let reaped = 0;
+    const { workflows } = this.state.deps.store.repos;
+    const now = this.state.now();
+    const held = [...runs.keys()];
     let earliestLeaseEnd = Infinity;
-    const active = await this.state.deps.store.repos.workflows.listActive();
+    // A runner of this host that is gone holds nothing, whatever its leases say; the others' leases
+    // are what the wake waits for.
+    const dead: string[] = [];
+    for (const lease of await workflows.liveLeaseEnds(runner.id, now, held)) {
+      if (isDeadOnThisHost(lease.runnerId, runner)) dead.push(lease.runnerId);
+      else earliestLeaseEnd = Math.min(earliestLeaseEnd, lease.leaseEnd);
+    }
+    const candidates = await workflows.takeoverCandidates(runner.id, now, held, dead);
     const mayTakeOver = reapGate.mayTakeOver();
-    for (const row of active) {
+    let reaped = 0;
+    for (const row of candidates) {
+      // Claimed or resumed by this process since the read.
       if (runs.has(row.id)) continue;
-      if (this.state.liveHolder(row)) {
-        if (row.leaseExpiresAt !== null && row.runnerId !== runner.id)
-          earliestLeaseEnd = Math.min(earliestLeaseEnd, row.leaseExpiresAt);
-        continue;
-      }
       if (!mayTakeOver) {
         // Its runner may be alive and renewing again soon: look once the store answered for a lease.
         earliestLeaseEnd = Math.min(earliestLeaseEnd, this.state.now() + reapGate.waitMs());

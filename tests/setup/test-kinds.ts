@@ -82,6 +82,7 @@ export const PROCESS_TESTS: readonly string[] = [
   'tests/multinode/database-restart.test.ts',
   'tests/multinode/worker-event-loop.test.ts',
   'tests/engine-pg-claims.test.ts',
+  'tests/reaper-reads.test.ts',
 ];
 
 /** What a unit test must not contain: it starts the bin, a browser, a database server or a third-party process. */

@@ -220,7 +220,8 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     ).toBe(true);
     expect(await r.workflows.claimQueued('a', { status: 'running', runnerId: 'me' })).toBe(false);
     expect((await r.workflows.findActive('p1'))!.id).toBe('a');
-    expect((await r.workflows.listActive()).map((w) => w.id)).toEqual(['a']);
+    expect((await r.workflows.takeoverCandidates('other', 999, [])).map((w) => w.id)).toEqual([]);
+    expect((await r.workflows.takeoverCandidates('other', 1000, [])).map((w) => w.id)).toEqual(['a']);
     expect(await r.workflows.runningByOwner()).toEqual(new Map([['u1', 1]]));
     expect(await r.workflows.countByStatus()).toEqual({
       queued: 2,
@@ -256,6 +257,54 @@ describe.each(STORES)('store contract: %s', (_kind, open) => {
     expect((await r.workflows.latestFinished('p1'))!.id).toBe('a');
     expect(await r.workflows.instructionsBefore('p1', s2)).toEqual(['do a']);
     expect(await r.workflows.findActive('p1')).toBeUndefined();
+  });
+
+  it("the reaper's reads: live lease ends per other runner, and only the workflows no live runner holds", async () => {
+    const now = 3000;
+    const rows: [string, WorkflowRow['status'], string | null, number | null][] = [
+      ['w1', 'running', 'other:1:a', 5000],
+      ['w2', 'running', 'other:1:a', 4000],
+      ['w3', 'running', 'far:2:b', 2000],
+      ['w4', 'waiting_for_input', null, null],
+      ['w5', 'cancelling', 'far:2:b', now],
+      ['w6', 'running', 'me', 9000],
+      ['w7', 'running', 'far:2:b', 8000],
+      ['w8', 'failed', 'far:2:b', 1000],
+      ['w9', 'running', 'other:1:a', null],
+    ];
+    for (const [id, status, runnerId, leaseExpiresAt] of rows) {
+      await r.projects.insert(project(`r-${id}`, 'u1'));
+      await r.workflows.insert(
+        workflow(id, `r-${id}`, await r.workflows.nextSeq(), status, { runnerId, leaseExpiresAt }),
+      );
+    }
+    // Queued rows are never read: no runner, no lease, yet not active.
+    await r.workflows.insert(workflow('q', 'r-w1', await r.workflows.nextSeq()));
+    const ends = async (runnerId: string, held: string[]) =>
+      (await r.workflows.liveLeaseEnds(runnerId, now, held)).sort((x, y) => x.runnerId.localeCompare(y.runnerId));
+    const ids = async (runnerId: string, held: string[], dead?: string[]) =>
+      (await r.workflows.takeoverCandidates(runnerId, now, held, dead)).map((w) => w.id);
+    expect(await ends('me', ['w6'])).toEqual([
+      { runnerId: 'far:2:b', leaseEnd: 8000 },
+      { runnerId: 'other:1:a', leaseEnd: 4000 },
+    ]);
+    // A held workflow counts for neither read; a runner's own leases are not another's.
+    expect(await ends('me', ['w2'])).toEqual([
+      { runnerId: 'far:2:b', leaseEnd: 8000 },
+      { runnerId: 'other:1:a', leaseEnd: 5000 },
+    ]);
+    expect(await ends('other:1:a', [])).toEqual([
+      { runnerId: 'far:2:b', leaseEnd: 8000 },
+      { runnerId: 'me', leaseEnd: 9000 },
+    ]);
+    // Expired (a lease that ends at `now` is over), no runner, no lease; whole rows, oldest first.
+    const candidates = await r.workflows.takeoverCandidates('me', now, ['w6']);
+    expect(candidates.map((w) => w.id)).toEqual(['w3', 'w4', 'w5', 'w9']);
+    expect(candidates[0]).toEqual(await r.workflows.findById('w3'));
+    // This runner's own workflow that it does not hold; the live ones of a runner known dead.
+    expect(await ids('me', [])).toEqual(['w3', 'w4', 'w5', 'w6', 'w9']);
+    expect(await ids('me', ['w6'], ['other:1:a'])).toEqual(['w1', 'w2', 'w3', 'w4', 'w5', 'w9']);
+    expect(await ids('someone', ['w3', 'w4', 'w9'])).toEqual(['w5']);
   });
 
   it('messages: append numbers per project from the project row, list pages after a seq', async () => {
@@ -1131,7 +1180,7 @@ describe.skipIf(!postgresAvailable())('store contract: postgres across nodes', (
       ).flat(),
     );
     for (let i = 0; i < 10; i++) expect([claims[2 * i], claims[2 * i + 1]].filter(Boolean)).toHaveLength(1);
-    expect(await a.repos.workflows.listActive()).toHaveLength(10);
+    expect((await a.repos.workflows.countByStatus()).running).toBe(10);
   });
 
   it('a second active workflow of a project is refused (false), and the transaction goes on', async () => {

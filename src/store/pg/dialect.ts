@@ -49,6 +49,7 @@ export function pgDialect(db: PgDb): Dialect {
     },
     skipLocked: sql`for update skip locked`,
     laterFirst: (id) => sql`${id} desc`,
+    jsonTexts: (list) => sql`select json_array_elements_text(cast(${list} as json))`,
   };
   return dialect;
 }

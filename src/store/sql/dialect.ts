@@ -8,7 +8,7 @@
  * adapter's tables (same property names, same row types: `tests/store/row-types.test.ts` and
  * `tests/store/schema-parity.test.ts` check it), so each adapter's SQL is its own dialect's.
  */
-import type { SQL } from 'drizzle-orm';
+import type { Placeholder, SQL } from 'drizzle-orm';
 import type { AnyPgColumn, PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type * as releaseSchema from '../pg/release-schema.js';
 import type * as schema from '../pg/schema.js';
@@ -91,4 +91,11 @@ export interface Dialect {
    * keeps no insertion order, so the table's `id` column, descending.
    */
   laterFirst(id: AnyPgColumn): SQL;
+  /**
+   * A subquery of the strings of `list`, a parameter bound to a JSON array of strings as text
+   * (`'["a","b"]'`), for `column in (…)`: SQLite `json_each`, PostgreSQL
+   * `json_array_elements_text`. One parameter for the whole list keeps a statement built once,
+   * whatever the list's length.
+   */
+  jsonTexts(list: Placeholder): SQL;
 }

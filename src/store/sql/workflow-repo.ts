@@ -15,7 +15,7 @@
  *   database's clock (`Date.now() + store.clockOffsetMs()`).
  */
 import { and, count, eq, inArray, isNull, sql } from 'drizzle-orm';
-import type { WorkflowRepo, SlotCandidate } from '../repos.js';
+import type { LeaseEnd, WorkflowRepo, SlotCandidate } from '../repos.js';
 import { WORKFLOW_STATUSES, type WorkflowStatus } from '../../core/workflow-states.js';
 import type { WorkflowRow } from '../rows.js';
 import type { Dialect, Tables } from './dialect.js';
@@ -123,9 +123,26 @@ export class SqlWorkflowRepo implements WorkflowRepo {
     return this.q.unfinishedByOwner.all({ ownerId });
   }
 
-  /** All active workflows of the store (for crash recovery and orphan checks), in `seq` order. */
-  async listActive(): Promise<WorkflowRow[]> {
-    return this.q.allActive.all();
+  /** See `WorkflowRepo.liveLeaseEnds` (docs/workflows.md "Leases"). */
+  async liveLeaseEnds(runnerId: string, now: number, held: readonly string[]): Promise<LeaseEnd[]> {
+    const rows = await this.q.liveLeaseEnds.all({ runnerId, now, held: JSON.stringify(held) });
+    // Both are non-null: the statement keeps only rows with another runner and a lease ahead.
+    return rows.map((r) => ({ runnerId: r.runnerId!, leaseEnd: r.leaseEnd! }));
+  }
+
+  /** See `WorkflowRepo.takeoverCandidates` (docs/workflows.md "Leases"). */
+  async takeoverCandidates(
+    runnerId: string,
+    now: number,
+    held: readonly string[],
+    dead: readonly string[] = [],
+  ): Promise<WorkflowRow[]> {
+    return this.q.takeoverCandidates.all({
+      runnerId,
+      now,
+      held: JSON.stringify(held),
+      dead: JSON.stringify(dead),
+    });
   }
 
   /** See `WorkflowRepo.slotCandidates` (docs/workflows.md "Fair shares"). */

@@ -1,5 +1,5 @@
 /** The fixed statements of the workflow repository (`workflow-repo.ts`), their parameters as placeholders of the same names. */
-import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, inArray, isNull, lte, min, ne, or, sql } from 'drizzle-orm';
 import { ACTIVE_STATUSES as ACTIVE, TERMINAL_STATUSES as TERMINAL } from '../../core/workflow-states.js';
 import type { WorkflowRow } from '../rows.js';
 import type { Dialect } from './dialect.js';
@@ -81,7 +81,7 @@ export function projectReads(d: Dialect) {
   };
 }
 
-/** What the engine's scheduler reads and writes: every active workflow, slot candidates, counts per owner, leases. */
+/** What the engine's scheduler reads and writes: the reaper's reads, slot candidates, counts per owner, leases. */
 export function schedulerStatements(d: Dialect) {
   const ownerId = sql.placeholder('ownerId');
   const runnerId = sql.placeholder('runnerId');
@@ -92,9 +92,7 @@ export function schedulerStatements(d: Dialect) {
     inArray(workflows.status, ACTIVE_STATUSES),
   );
   return {
-    allActive: d.statement((db) =>
-      db.select().from(workflows).where(inArray(workflows.status, ACTIVE_STATUSES)).orderBy(asc(workflows.seq)),
-    ),
+    ...reaperReads(d),
     slotCandidates: d.statement((db, { projects, users }) =>
       db
         .select({ workflow: workflows, ownerId: projects.ownerId, plan: users.plan })
@@ -149,6 +147,52 @@ export function schedulerStatements(d: Dialect) {
           .where(heldBy) as unknown as { execute(): Promise<unknown[]> },
     ),
     heldBy: d.statement((db) => d.forUpdate(db.select({ id: workflows.id }).from(workflows).where(heldBy))),
+  };
+}
+
+/**
+ * The reaper's two reads (docs/workflows.md "Leases"), each bounded by what it can act on, never by
+ * the active workflows of the store. Parameters: `runnerId` (this engine's), `now` (ms on the
+ * database's clock, as the engine reads it), `held` and `dead` (JSON arrays of text: the workflows
+ * this process holds, the runners of other processes of this host known dead).
+ * - `liveLeaseEnds`: per other runner, the earliest end of its live leases (one row per live runner);
+ * - `takeoverCandidates`: the active workflows no live runner holds, oldest first: no runner or no
+ *   lease, a lease over at `now`, this engine's runner (it holds only the `held` ones), or a dead runner.
+ * Neither returns a workflow of `held`.
+ */
+function reaperReads(d: Dialect) {
+  const { workflows } = d.t;
+  const runnerId = sql.placeholder('runnerId');
+  const now = sql.placeholder('now');
+  const notHeld = sql`${workflows.id} not in (${d.jsonTexts(sql.placeholder('held'))})`;
+  const active = inArray(workflows.status, ACTIVE_STATUSES);
+  return {
+    liveLeaseEnds: d.statement((db) =>
+      db
+        .select({ runnerId: workflows.runnerId, leaseEnd: min(workflows.leaseExpiresAt) })
+        .from(workflows)
+        .where(and(active, ne(workflows.runnerId, runnerId), gt(workflows.leaseExpiresAt, now), notHeld))
+        .groupBy(workflows.runnerId),
+    ),
+    takeoverCandidates: d.statement((db) =>
+      db
+        .select()
+        .from(workflows)
+        .where(
+          and(
+            active,
+            notHeld,
+            or(
+              isNull(workflows.runnerId),
+              isNull(workflows.leaseExpiresAt),
+              lte(workflows.leaseExpiresAt, now),
+              eq(workflows.runnerId, runnerId),
+              sql`${workflows.runnerId} in (${d.jsonTexts(sql.placeholder('dead'))})`,
+            ),
+          ),
+        )
+        .orderBy(asc(workflows.seq)),
+    ),
   };
 }
 

@@ -167,6 +167,7 @@ export function sqliteDialect(db: Db): Dialect {
     savepoint: (fn) => fn(dialect),
     skipLocked: sql``,
     laterFirst: () => sql`rowid desc`,
+    jsonTexts: (list) => sql`select value from json_each(${list})`,
   };
   return dialect;
 }
