@@ -1,10 +1,11 @@
 // Managed by mobile-builder-mcp: rewritten before every build (changes to it are not kept).
 //
-// - A transform cache in the service's cache folder (SVC_METRO_CACHE_DIR, set by the service), one
-//   per app config: Expo inlines the app's public config (name, slug, ...) into modules such as
-//   expo-constants, and Metro's cache key does not cover app.json, so apps of different configs
-//   never share transformed output. Rebuilds of one app reuse its own. The same for the
-//   project's EXPO_PUBLIC_* variables (inlined too).
+// - A transform cache in this project's own cache folder (SVC_METRO_CACHE_DIR, set by the
+//   service; the build sandbox shows an export no other project's), one per app config inside it:
+//   Expo inlines the app's public config (name, slug, ...) into modules such as expo-constants,
+//   and Metro's cache key does not cover app.json, so configs never share transformed output.
+//   Rebuilds of one app reuse its own. The same for the project's EXPO_PUBLIC_* variables
+//   (inlined too).
 // - No file outside this app and its toolchain enters a bundle: every resolved module and asset
 //   is checked after links are resolved (a package subpath with "..", an absolute path through a
 //   package), and require.context (which lists folders) is off.

@@ -313,19 +313,18 @@ export class ExpoBuilder implements Builder {
     return { exports, failed };
   }
 
-  /** The environment of tsc and the exports: only what Expo needs (never the server's own), and the heap bound of every Node process. */
-  private childEnv(heap: string): Record<string, string> {
-    return { ...BUILD_ENV, SVC_METRO_CACHE_DIR: this.options.metroCacheDir, NODE_OPTIONS: heap };
+  /** The environment of tsc and the exports: only what Expo needs (never the server's own), the heap bound, an export's Metro cache. */
+  private childEnv(heap: string, metroCacheDir?: string): Record<string, string> {
+    return { ...BUILD_ENV, ...(metroCacheDir && { SVC_METRO_CACHE_DIR: metroCacheDir }), NODE_OPTIONS: heap };
   }
 
   /**
-   * What a type check or export sees: the workspace (read-only for a type check, which may run in
-   * a staging copy inside it whose `node_modules` links to the workspace's), the toolchain
-   * read-only, and for an export the shared Metro cache read-write.
+   * What a type check (workspace read-only) or an export (`metroCache` given: the workspace and its
+   * project's Metro cache folder read-write, never another's) sees, beside the toolchain read-only.
    */
-  private binds(workspaceDir: string, writable: boolean, toolchain: ExpoToolchain = this.toolchain): SandboxBinds {
+  private binds(workspaceDir: string, metroCache?: string, toolchain: ExpoToolchain = this.toolchain): SandboxBinds {
     const ro = [toolchain.dir];
-    return writable ? { ro, rw: [workspaceDir, this.options.metroCacheDir] } : { ro: [...ro, workspaceDir] };
+    return metroCache ? { ro, rw: [workspaceDir, metroCache] } : { ro: [...ro, workspaceDir] };
   }
 
   /** Runs `fn` in a heavy-step slot of its own, or at once when the caller holds one (`inSlot`). */
@@ -407,7 +406,7 @@ export class ExpoBuilder implements Builder {
         args: [heapFlag(bounds), this.toolchain.bin('typescript/bin/tsc'), '--noEmit', '--pretty', 'false'],
         cwd: dir,
         env: this.childEnv(heapFlag(bounds)),
-        binds: this.binds(job.workspaceDir, false),
+        binds: this.binds(job.workspaceDir),
         ...(this.options.sandbox && { sandbox: this.options.sandbox }),
         limits: { memoryBytes: bounds.memoryBytes, cpuSeconds: bounds.cpuSeconds },
         signal: job.signal,
@@ -454,7 +453,8 @@ export class ExpoBuilder implements Builder {
     const bounds = withTimeout(EXPORT_BOUNDS, this.options.stepTimeoutMs);
     await rm(outDir, { recursive: true, force: true });
     await mkdir(join(outDir, '..'), { recursive: true });
-    await mkdir(this.options.metroCacheDir, { recursive: true });
+    const metroCache = join(this.options.metroCacheDir, job.project.id);
+    await mkdir(metroCache, { recursive: true });
     const args = [
       toolchain.bin('expo/bin/cli'),
       'export',
@@ -468,8 +468,8 @@ export class ExpoBuilder implements Builder {
         args,
         cwd: appDir,
         // The project's plain EXPO_PUBLIC_* variables, which Expo inlines into the app; never a secret.
-        env: { ...expoPublicOf(job), ...this.childEnv(heapFlag(bounds)) },
-        binds: this.binds(job.workspaceDir, true, toolchain),
+        env: { ...expoPublicOf(job), ...this.childEnv(heapFlag(bounds), metroCache) },
+        binds: this.binds(job.workspaceDir, metroCache, toolchain),
         ...(this.options.sandbox && { sandbox: this.options.sandbox }),
         limits: { memoryBytes: bounds.memoryBytes, cpuSeconds: bounds.cpuSeconds },
         signal,
