@@ -87,6 +87,9 @@ export function answersPending(input: SendMessageInput): boolean {
  */
 export async function recordSend(deps: SendRecordDeps, send: SendRecord): Promise<Recorded> {
   const { tx, input } = send;
+  // A new instruction (`kind` without `questionId`): whether the project has an active workflow is
+  // all it needs, not that workflow's row.
+  if (!answersPending(input)) return recordInstruction(deps, send, await tx.workflows.hasActive(input.projectId));
   const active = await tx.workflows.findActive(input.projectId);
   const pending =
     answersPending(input) && active?.status === 'waiting_for_input'
@@ -96,8 +99,7 @@ export async function recordSend(deps: SendRecordDeps, send: SendRecord): Promis
   if (input.questionId !== undefined) {
     throw invalidParameter('questionId', 'does not match a pending question: no question is waiting for an answer');
   }
-  const recorded = await recordInstruction(deps, send);
-  return active ? { ...recorded, behindActive: true } : recorded;
+  return recordInstruction(deps, send, active !== undefined);
 }
 
 /** Stores the answer to `pending`, the question of waiting workflow `active`. */
@@ -130,9 +132,14 @@ async function recordAnswer(
 
 /**
  * Stores a new workflow as `queued`, with the message as its instruction (a restore's names the
- * checkpoint it restores). @throws ServiceError -32602 for a restore that names no checkpoint
+ * checkpoint it restores); `behindActive`: its project has an active workflow (`Recorded.behindActive`).
+ * @throws ServiceError -32602 for a restore that names no checkpoint
  */
-async function recordInstruction(deps: SendRecordDeps, { tx, caller, input }: SendRecord): Promise<Recorded> {
+async function recordInstruction(
+  deps: SendRecordDeps,
+  { tx, caller, input }: SendRecord,
+  behindActive: boolean,
+): Promise<Recorded> {
   const { journal } = deps;
   const { workflows } = tx;
   if (longerThan(input.message, MAX_MESSAGE_LENGTH)) throw tooLong(MAX_MESSAGE_LENGTH);
@@ -169,5 +176,6 @@ async function recordInstruction(deps: SendRecordDeps, { tx, caller, input }: Se
     { role: 'user', type: 'instruction', content: input.message },
     tx,
   );
-  return { result: { messageId: message.id, workflowId: row.id, kind, status: 'queued' }, answered: false, row };
+  const result: SendMessageResult = { messageId: message.id, workflowId: row.id, kind, status: 'queued' };
+  return behindActive ? { result, answered: false, behindActive, row } : { result, answered: false, row };
 }

@@ -102,6 +102,8 @@ export interface WorkflowRepo {
   insert(row: WorkflowRow): Promise<void>;
   findById(id: string): Promise<WorkflowRow | undefined>;
   findActive(projectId: string): Promise<WorkflowRow | undefined>;
+  /** Whether the project has an active workflow: `findActive` without its row (one index read). */
+  hasActive(projectId: string): Promise<boolean>;
   /** The project's queued workflows in FIFO order. */
   listQueued(projectId: string): Promise<WorkflowRow[]>;
   latestFinished(projectId: string): Promise<WorkflowRow | undefined>;

@@ -31,6 +31,10 @@ export function pgDialect(db: PgDb): Dialect {
         all: (params) => q().execute(params),
         get: async (params) => (await q().execute(params))[0],
         pluck: async (params) => (await q().execute(params)).map((row) => Object.values(row as object)[0]),
+        value: async (params) => {
+          const row = (await q().execute(params))[0];
+          return row === undefined ? undefined : Object.values(row as object)[0];
+        },
         run: async (params) => dialect.changes(await (q() as unknown as Executable<unknown>).execute(params)),
       };
     },

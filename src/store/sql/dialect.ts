@@ -39,6 +39,8 @@ export interface Statement<R> {
   get(params?: Params): Promise<R | undefined>;
   /** The first column of every row (SQLite builds no row objects for it). */
   pluck(params?: Params): Promise<unknown[]>;
+  /** The first column of the first row, undefined when there is none (SQLite builds no row for it). */
+  value(params?: Params): Promise<unknown>;
   /** Runs a write. @returns how many rows it changed. */
   run(params?: Params): Promise<number>;
 }

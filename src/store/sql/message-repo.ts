@@ -7,7 +7,7 @@
 import { and, asc, eq, gt, max, sql } from 'drizzle-orm';
 import type { MessageRepo } from '../repos.js';
 import type { MessageRow } from '../rows.js';
-import type { Dialect } from './dialect.js';
+import type { Dialect, Params } from './dialect.js';
 
 /** Appends and pages conversation messages. */
 export class SqlMessageRepo implements MessageRepo {
@@ -56,19 +56,20 @@ export class SqlMessageRepo implements MessageRepo {
 
   /** Appends a message with the project's next `seq` (its counter moves in the same statement). Call inside a write transaction. */
   async append(row: Omit<MessageRow, 'seq'>): Promise<MessageRow> {
-    const counter = await this.nextSeq.get({ projectId: row.projectId });
-    const seq = counter?.seq ?? (await this.lastSeq(row.projectId)) + 1;
-    const full = { ...row, seq };
-    await this.insert.run({
-      id: full.id,
-      projectId: full.projectId,
+    const counter = (await this.nextSeq.value({ projectId: row.projectId })) as number | undefined;
+    const seq = counter ?? (await this.lastSeq(row.projectId)) + 1;
+    // One object, the row and the insert's values both (their names are the placeholders').
+    const full: MessageRow = {
+      id: row.id,
+      projectId: row.projectId,
       seq,
-      role: full.role,
-      type: full.type,
-      content: full.content,
-      workflowId: full.workflowId ?? null,
-      createdAt: full.createdAt,
-    });
+      role: row.role,
+      type: row.type,
+      content: row.content,
+      workflowId: row.workflowId ?? null,
+      createdAt: row.createdAt,
+    };
+    await this.insert.run(full as unknown as Params);
     return full;
   }
 

@@ -74,6 +74,10 @@ export class SqlWorkflowRepo implements WorkflowRepo {
     return this.q.active.get({ projectId });
   }
 
+  async hasActive(projectId: string): Promise<boolean> {
+    return (await this.q.activeId.pluck({ projectId })).length > 0;
+  }
+
   /**
    * The project's queued workflows in FIFO order. A queued row never changes while it is queued (it
    * only leaves the status: claimed or cancelled; no transition leads back, workflow-states.ts), so
@@ -82,11 +86,12 @@ export class SqlWorkflowRepo implements WorkflowRepo {
    * shared with that memory: callers must not mutate them.
    */
   async listQueued(projectId: string): Promise<WorkflowRow[]> {
-    const kept: WorkflowRow[] = [];
-    for (const id of await this.q.queuedIds.pluck({ projectId })) {
-      const row = this.queuedRows.get(id as string);
+    const ids = await this.q.queuedIds.pluck({ projectId });
+    const kept: WorkflowRow[] = new Array(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      const row = this.queuedRows.get(ids[i] as string);
       if (!row) return this.readQueue(projectId);
-      kept.push(row);
+      kept[i] = row;
     }
     return kept;
   }
@@ -178,7 +183,7 @@ export class SqlWorkflowRepo implements WorkflowRepo {
 
   /** Queued (not yet started) workflows over all projects of `ownerId`. */
   async countQueuedByOwner(ownerId: string): Promise<number> {
-    return (await this.q.queuedByOwner.get({ ownerId }))?.n ?? 0;
+    return ((await this.q.queuedByOwner.value({ ownerId })) as number | undefined) ?? 0;
   }
 
   /** Workflows in each status, store-wide: one `GROUP BY` over the `(status, seq)` index. */

@@ -25,6 +25,15 @@ export function projectReads(d: Dialect) {
           .where(and(eq(workflows.projectId, projectId), inArray(workflows.status, ACTIVE_STATUSES))),
       ),
     ),
+    // Its id alone (`Statement.pluck`): whether there is one, with no row built.
+    activeId: d.statement((db, { workflows }) =>
+      d.first(
+        db
+          .select({ id: workflows.id })
+          .from(workflows)
+          .where(and(eq(workflows.projectId, projectId), inArray(workflows.status, ACTIVE_STATUSES))),
+      ),
+    ),
     // The ids alone (`Statement.pluck`): a read of the queue whose rows are kept already builds no rows.
     queuedIds: d.statement((db, { workflows }) =>
       db
@@ -221,7 +230,10 @@ const WORKFLOW_COLUMNS = [
 export function insertValues(row: WorkflowRow): WorkflowRow {
   // One object, no array of pairs: every send binds it.
   const values: Record<string, unknown> = {};
-  for (const name of WORKFLOW_COLUMNS) values[name] = row[name] ?? null;
+  for (let i = 0; i < WORKFLOW_COLUMNS.length; i++) {
+    const name = WORKFLOW_COLUMNS[i]!;
+    values[name] = row[name] ?? null;
+  }
   return values as unknown as WorkflowRow;
 }
 

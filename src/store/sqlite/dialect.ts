@@ -151,6 +151,10 @@ export function sqliteDialect(db: Db): Dialect {
           const { statement, bind: bound } = plucking();
           return statement.all(...bound(params));
         },
+        value: async (params) => {
+          const { statement, bind: bound } = plucking();
+          return statement.get(...bound(params));
+        },
       };
     },
     rows: async <T>(query: SQL) => db.all<T>(query),

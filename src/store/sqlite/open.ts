@@ -74,6 +74,30 @@ export class SqliteStore implements Store {
   readonly oneLook: <T>(fn: () => T) => T;
   /** The prototype of every transaction's object: its repositories' getters (`txRepoGetters`). */
   private readonly txRepos: object;
+  /** The transaction begun last (one at a time: the mutex); `open` says whether it still is. */
+  private current: TxState | null = null;
+  /** Releases the mutex and passes `value` on (`outside`: one `then`, not a `finally`, per call). */
+  private readonly releaseWith = (value: unknown): unknown => {
+    this.mutex.release();
+    return value;
+  };
+  /** Releases the mutex and throws `error` again. */
+  private readonly releaseThrowing = (error: unknown): never => {
+    this.mutex.release();
+    throw error;
+  };
+  /** Whether `checkSpan` is queued for the event loop's next check phase. */
+  private spanCheckArmed = false;
+  /**
+   * Runs in the check phase after a transaction began (one `setImmediate` per event-loop turn,
+   * not one per transaction): the transaction begun last still open then outlived its microtasks.
+   */
+  private readonly checkSpan = (): void => {
+    this.spanCheckArmed = false;
+    const state = this.current;
+    this.current = null;
+    if (state?.open) this.spanned(state);
+  };
 
   constructor(config: StoreConfig) {
     const sqlite = new Database(config.file);
@@ -124,7 +148,8 @@ export class SqliteStore implements Store {
   }
 
   async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    await this.mutex.acquire();
+    // A free mutex is taken at once: no promise to wait on.
+    if (!this.mutex.tryAcquire()) await this.mutex.acquire();
     const state: TxState = { open: true, spanned: null, events: [] };
     let result: T;
     try {
@@ -134,8 +159,12 @@ export class SqliteStore implements Store {
       throw error;
     }
     // Awaits of tx's repositories resolve in microtasks: reaching the next macrotask means the
-    // transaction awaited something else.
-    const guard = setImmediate(() => this.spanned(state));
+    // transaction awaited something else (`checkSpan`).
+    this.current = state;
+    if (!this.spanCheckArmed) {
+      this.spanCheckArmed = true;
+      setImmediate(this.checkSpan);
+    }
     try {
       result = await fn(this.txOf(state));
       if (state.spanned) throw state.spanned;
@@ -144,13 +173,12 @@ export class SqliteStore implements Store {
       if (!state.spanned && this.sqlite.inTransaction) this.rollback.run();
       throw error;
     } finally {
-      clearImmediate(guard);
       if (state.open) {
         state.open = false;
         this.mutex.release();
       }
     }
-    this.events.deliver(state.events);
+    if (state.events.length > 0) this.events.deliver(state.events);
     return result;
   }
 
@@ -179,14 +207,13 @@ export class SqliteStore implements Store {
    * the method is done (its later statements would join the transaction).
    */
   private outside(call: () => Promise<unknown>): Promise<unknown> {
-    const release = () => this.mutex.release();
     // A call that throws before returning its promise releases the mutex too: held, it would stall
     // every later call of this process.
     const held = (): Promise<unknown> => {
       try {
-        return call().finally(release);
+        return call().then(this.releaseWith, this.releaseThrowing);
       } catch (error) {
-        release();
+        this.mutex.release();
         return Promise.reject(error);
       }
     };
@@ -212,20 +239,9 @@ export class SqliteStore implements Store {
   }
 
   private txOf(state: TxState): Tx {
-    const tx = {
-      lock: async (_table: LockTable, _id: string) => {
-        // BEGIN IMMEDIATE holds the file's write lock: every writer is serialised already.
-        if (!state.open) throw state.spanned ?? new Error('The transaction has ended');
-      },
-      tryLock: async (_table: LockTable, _id: string) => {
-        if (!state.open) throw state.spanned ?? new Error('The transaction has ended');
-        return true;
-      },
-      publish: (event: StoreEvent) => {
-        if (state.open) state.events.push(event);
-      },
-    };
-    const own = Object.assign(Object.create(this.txRepos) as TxOwn, tx, { state, repos: {} });
+    const own = Object.create(this.txRepos) as TxOwn;
+    own.state = state;
+    own.repos = {};
     return own as unknown as Tx;
   }
 }
@@ -236,14 +252,32 @@ interface TxOwn {
   repos: Record<string, unknown>;
 }
 
+/** Throws when the transaction of `state` has ended. */
+function checkOpen(state: TxState): void {
+  if (!state.open) throw state.spanned ?? new Error('The transaction has ended');
+}
+
 /**
- * The repositories of every transaction, built once per store (each transaction wrapping them anew
- * cost a closure per method per call: docs/performance.md "Round three"): a getter per repository,
+ * The prototype of every transaction's object, built once per store (each transaction wrapping
+ * its parts anew cost a closure per method per call: docs/performance.md "Round three"): `lock`,
+ * `tryLock` and `publish`, which read the transaction's own state, and a getter per repository,
  * which makes the transaction's own (`gatedRepo`, one small object) on first use; each method
  * refuses calls once that transaction has ended and counts writes in the row generation.
  */
 function txRepoGetters(raw: Repos, generation: RowGeneration): object {
-  const getters = {};
+  const getters = {
+    // BEGIN IMMEDIATE holds the file's write lock: every writer is serialised already.
+    async lock(this: TxOwn, _table: LockTable, _id: string): Promise<void> {
+      checkOpen(this.state);
+    },
+    async tryLock(this: TxOwn, _table: LockTable, _id: string): Promise<boolean> {
+      checkOpen(this.state);
+      return true;
+    },
+    publish(this: TxOwn, event: StoreEvent): void {
+      if (this.state.open) this.state.events.push(event);
+    },
+  };
   for (const name of REPO_NAMES) {
     const methods = gatedPrototype(raw[name], (method, call) => generation.countedCall(name, method, call));
     Object.defineProperty(getters, name, {

@@ -27,6 +27,7 @@ export const READ_METHODS: Record<CountedRepo, ReadonlySet<string>> = {
     'nextSeq',
     'findById',
     'findActive',
+    'hasActive',
     'listQueued',
     'latestFinished',
     'instructionsBefore',
@@ -117,9 +118,18 @@ export class RowGeneration {
     call: (...args: unknown[]) => Promise<unknown>,
   ): (...args: unknown[]) => Promise<unknown> {
     if (!isCounted(name) || READ_METHODS[name].has(method)) return call;
+    // One `then` with both handlers, not `finally` (which makes two more promises per call).
+    const settled = <V>(value: V): V => {
+      this.own++;
+      return value;
+    };
+    const failed = (error: unknown): never => {
+      this.own++;
+      throw error;
+    };
     return (...args: unknown[]) => {
       this.own++;
-      return call(...args).finally(() => this.own++);
+      return call(...args).then(settled, failed);
     };
   }
 }
