@@ -16,7 +16,8 @@
 // active workflow and the owner's queue read, the workflow and its two messages inserted, the
 // project's message counter moved twice, the queue position counted) and the same reply's shape;
 // `svc_get_messages`: one prepared read of the page (limit + 1 rows) and the same reply, byte for
-// byte (which the bench checks). The send opens a second, writable connection on first use.
+// byte (which the bench checks). The send opens a second, writable connection on first use, with
+// the server's connection settings (foreign keys on, `synchronous = NORMAL`).
 //
 // Usage: node floor-server.mjs <path of mobile-builder.db> [owner id for svc_list_projects];
 // prints PORT=<port> once listening.
@@ -40,6 +41,11 @@ let send;
 function sendStatements() {
   const w = new Database(process.argv[2], { fileMustExist: true });
   w.pragma('busy_timeout = 5000');
+  // The connection settings of the server under test (src/store/sqlite/open.ts), so that the
+  // same statements do the same work: foreign keys checked on every insert, commits synced as
+  // that server syncs them.
+  w.pragma('foreign_keys = ON');
+  w.pragma('synchronous = NORMAL');
   return {
     begin: w.prepare('BEGIN IMMEDIATE'),
     commit: w.prepare('COMMIT'),
