@@ -224,7 +224,7 @@ describe('GET /metrics after work', () => {
       run.finish();
       await waitIdle(server.mcpUrl, token, project.id);
       await waitFor(() => held.mock.calls.at(-1)?.[0] === 0, 10_000, 'the engine to report it holds nothing');
-      // Claimed (a slot, then the run), then released: the count went above 0 and back to 0.
+      // Claimed, then released: the count of runs went above 0 and back to 0.
       expect(Math.max(...held.mock.calls.map(([n]) => n))).toBeGreaterThan(0);
     } finally {
       held.mockRestore();

@@ -91,10 +91,7 @@ export async function recordSend(deps: SendRecordDeps, send: SendRecord): Promis
   // all it needs, not that workflow's row.
   if (!answersPending(input)) return recordInstruction(deps, send, await tx.workflows.hasActive(input.projectId));
   const active = await tx.workflows.findActive(input.projectId);
-  const pending =
-    answersPending(input) && active?.status === 'waiting_for_input'
-      ? await tx.questions.pendingOf(active.id)
-      : undefined;
+  const pending = active?.status === 'waiting_for_input' ? await tx.questions.pendingOf(active.id) : undefined;
   if (active && pending) return recordAnswer(deps, send, { active, pending });
   if (input.questionId !== undefined) {
     throw invalidParameter('questionId', 'does not match a pending question: no question is waiting for an answer');

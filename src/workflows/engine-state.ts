@@ -13,12 +13,8 @@ import { isDeadOnThisHost, type RunnerIdentity } from './runner-identity.js';
 
 /** The shared state of one engine (see the file comment). */
 export class EngineState {
-  /**
-   * The runs this process holds, by workflow id: claimed (committed or not), running or waiting
-   * for an answer. Read it here; add and remove through `reserve`, `forget` and `release`, which
-   * report its new size to the observer.
-   */
-  readonly runs: ReadonlyMap<string, LocalRun> = new Map<string, LocalRun>();
+  /** `runs`, changed only by `reserve`, `forget` and `release`, which report its new size to the observer. */
+  private readonly runMap = new Map<string, LocalRun>();
   /** False before `start`, and from a drain or shutdown on: no claim is made. */
   accepting = false;
   /** True from shutdown on: no timer is set again. */
@@ -34,6 +30,11 @@ export class EngineState {
     readonly runner: RunnerIdentity,
   ) {
     this.reapGate = new ReapGate(settings.leaseMs);
+  }
+
+  /** The runs this process holds, by workflow id: claimed (committed or not), running or waiting for an answer. */
+  get runs(): ReadonlyMap<string, LocalRun> {
+    return this.runMap;
   }
 
   /**
@@ -93,11 +94,6 @@ export class EngineState {
   /** Forgets the run of `workflowId`, which ended here. */
   release(workflowId: string): void {
     if (this.runMap.delete(workflowId)) this.heldChanged();
-  }
-
-  /** `runs`, writable. */
-  private get runMap(): Map<string, LocalRun> {
-    return this.runs as Map<string, LocalRun>;
   }
 
   /** Reports the number of runs held now to the observer (the metrics measure the event-loop delay while it is above 0). */
