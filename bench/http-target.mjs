@@ -5,7 +5,7 @@
 import autocannon from 'autocannon';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -25,6 +25,9 @@ export function startChild(args, readyPattern, cwd = process.cwd()) {
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
+    // BENCH_CHILD_LOG=<prefix>: the server's stdout (a `--trace-gc` log, say) kept in `<prefix>.<pid>`.
+    const log = process.env.BENCH_CHILD_LOG;
+    if (log) child.stdout.on('data', (d) => appendFileSync(`${log}.${child.pid}`, d));
     child.once('exit', (code) => reject(new Error(`server exited (${code}): ${out}`)));
     setTimeout(() => reject(new Error(`server did not start: ${out}`)), 20_000).unref();
   });

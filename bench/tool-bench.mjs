@@ -26,7 +26,16 @@
 // svc_send_message calls per round), BENCH_CPU_PROF (a folder: the servers under test, on SQLite
 // and on PostgreSQL, run with `node --cpu-prof` and write their profiles there when they stop, the
 // floor server its own in the folder's `floor/`), BENCH_TOOL_CALLS (a comma-separated
-// subset of the calls' keys, e.g. `project,sessionIdle`, for profiling one).
+// subset of the calls' keys, e.g. `project,sessionIdle`, for profiling one), BENCH_SEND_WARMUP
+// (default 3000: svc_send_message calls of each server's warm-up, in runs of BENCH_SENDS),
+// BENCH_OURS_FLAGS and BENCH_FLOOR_FLAGS (node options, space-separated, for the SQLite server
+// under test and the floor server, e.g. `--trace-gc`; BENCH_CHILD_LOG=<prefix> keeps each server's
+// stdout in `<prefix>.<pid>`), BENCH_PER_ROUND (set: each run's CPU per call on stderr, with its
+// start and end in Unix ms).
+//
+// A run of svc_send_message ends at its last answer: autocannon takes at least a second for any
+// fixed count of calls, and the server's CPU is read when the last one is answered, so that its
+// idle timers over the rest of that second are not counted as the calls' cost.
 //
 // svc_get_project is also loaded on a second server of the same build on PostgreSQL, in the same
 // rounds, its CPU per call (the node's and, on a throwaway cluster, the cluster's processes
@@ -49,6 +58,7 @@ const rounds = Number(process.env.BENCH_TOOL_ROUNDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const warmup = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 const sends = Number(process.env.BENCH_SENDS ?? 300);
+const sendWarmup = Number(process.env.BENCH_SEND_WARMUP ?? 3000);
 const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 const QUEUED = 50;
 const LISTED_PROJECTS = 1000;
@@ -61,6 +71,8 @@ const listerToken = target.cli('token', 'create', '--user', 'lister').stdout.tri
 target.cli('user', 'set-plan', 'lister', 'bench', '--plans', target.plans);
 const seeded = seed(dbFile);
 
+/** The node options in env variable `name`, space-separated (none when unset). */
+const nodeFlags = (name) => process.env[name]?.split(' ').filter(Boolean) ?? [];
 const call = (name, args) =>
   JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 const headersOf = (token) => ({ ...target.headers, authorization: `Bearer ${token}` });
@@ -78,12 +90,22 @@ const servers = {};
 const side = [];
 let report;
 try {
-  servers.ours = await startChild([...profile, ...target.serveArgs], target.readyPattern, root);
+  servers.ours = await startChild(
+    [...profile, ...nodeFlags('BENCH_OURS_FLAGS'), ...target.serveArgs],
+    target.readyPattern,
+    root,
+  );
   const floorProfile = process.env.BENCH_CPU_PROF
     ? ['--cpu-prof', `--cpu-prof-dir=${join(process.env.BENCH_CPU_PROF, 'floor')}`]
     : [];
   servers.floor = await startChild(
-    [...floorProfile, join(root, 'bench/baselines/floor-server.mjs'), dbFile, seeded.listerId],
+    [
+      ...floorProfile,
+      ...nodeFlags('BENCH_FLOOR_FLAGS'),
+      join(root, 'bench/baselines/floor-server.mjs'),
+      dbFile,
+      seeded.listerId,
+    ],
     /PORT=(\d+)/,
   );
   side.push(servers.ours.child, servers.floor.child);
@@ -179,7 +201,13 @@ try {
     `benchmark: the polled calls on one server, ${connections} connections, ${rounds} alternating rounds of ${seconds}s per call (svc_send_message: ${sends} calls per round) after ${warmup}s of warm-up`,
   );
   const runs = new Map(calls.map((c) => [c.key, []]));
-  for (const c of calls) await run(c, warmup);
+  // A call of a fixed count (svc_send_message) warms up over BENCH_SEND_WARMUP calls, about what a
+  // polled call gets in its warm-up second: after one run of 300 the JIT still compiled the send's
+  // path, and the first measured round of ours cost twice the next ones.
+  for (const c of calls) {
+    if (!c.nextBody) await run(c, warmup);
+    else for (let n = 0; n < sendWarmup; n += sends) await run(c, warmup);
+  }
   for (let i = 0; i < rounds; i++) {
     const order = i % 2 === 0 ? calls : [...calls].reverse();
     for (const c of order) runs.get(c.key).push(await run(c, seconds));
@@ -295,8 +323,14 @@ async function run(c, duration) {
   else Object.assign(opts, { body: c.body, duration });
   const ticksNow = () => cpuTicks(c.server.child.pid) + (c.extraTicks?.() ?? 0);
   const ticks = ticksNow();
-  const r = await autocannon(opts);
-  const cpuMicrosPerCall = ((ticksNow() - ticks) * 10_000) / Math.max(1, r.requests.total);
+  const started = Date.now();
+  const load = autocannon(opts);
+  // A run of a fixed count of calls ends at its last answer (see the file comment).
+  let ticksAtLast;
+  let answered = 0;
+  if (c.nextBody) load.on('response', () => ++answered === sends && (ticksAtLast = ticksNow()));
+  const r = await load;
+  const cpuMicrosPerCall = (((ticksAtLast ?? ticksNow()) - ticks) * 10_000) / Math.max(1, r.requests.total);
   const errors = r.errors + r.timeouts + r.non2xx;
   if (errors > 0) throw new Error(`${c.name}: ${errors} requests failed`);
   if (c.before) {
@@ -304,6 +338,8 @@ async function run(c, duration) {
     if (queued !== r.requests.total)
       throw new Error(`${c.name}: ${queued} of ${r.requests.total} calls queued a workflow`);
   }
+  if (process.env.BENCH_PER_ROUND)
+    console.error(`round ${c.key} ${cpuMicrosPerCall.toFixed(1)} ${started} ${Date.now()}`);
   return { requestsPerSecond: r.requests.average, cpuMicrosPerCall, p50Ms: r.latency.p50, p99Ms: r.latency.p99 };
 }
 
