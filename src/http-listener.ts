@@ -87,7 +87,7 @@ export function httpDepsOf(app: HttpApp): HttpServerDeps {
   return {
     gateway: app.gateway,
     gate: app.gate,
-    oneLook: (fn) => app.store.oneLook(fn),
+    oneLook: (fn, shared) => app.store.oneLook(fn, shared),
     clientAddress,
     trustedPeer: trustedPeerReader(app.config.trustProxy),
     healthProblem: () => app.healthProblem(),

@@ -92,6 +92,12 @@ export interface RateWindows {
 }
 
 /** The asynchronous store (see the file comment). */
+/** One look at other processes' commits shared by several `Store.oneLook` calls (a turn's requests). */
+export interface SharedLook {
+  /** Whether one of the calls has read already (set by the store). */
+  looked: boolean;
+}
+
 export interface Store {
   readonly dialect: Dialect;
   /** True for a private in-memory database (nothing is shared with another process). */
@@ -158,13 +164,15 @@ export interface Store {
    * Runs `fn` (synchronous) with every look at other processes' commits made inside it answered by
    * one: on SQLite the first `PRAGMA data_version` read in `fn` serves every later look in `fn`
    * (the token cache's exact watch, `rowGeneration()`), which then costs no statement; after `fn`
-   * returns (and in anything `fn` left to finish asynchronously) each look reads again. Only for
-   * work on requests that had all arrived before `fn` started: the one read is made after each of
-   * them arrived, as a read per request would be (docs/architecture.md "The reply memo").
+   * returns (and in anything `fn` left to finish asynchronously) each look reads again. With
+   * `shared`, the look is shared by every call given the same object: once one of them read, the
+   * later ones take that read (or any made since) without a statement. Only for work on requests
+   * that had all arrived before the first of those calls started: the one read is made after each
+   * of them arrived, as a read per request would be (docs/architecture.md "The reply memo").
    * PostgreSQL: runs `fn` (its looks read nothing).
    * @returns what `fn` returns. @throws what `fn` throws.
    */
-  oneLook<T>(fn: () => T): T;
+  oneLook<T>(fn: () => T, shared?: SharedLook): T;
   /**
    * On a store whose `rowGeneration()` is null (PostgreSQL): a number that moves whenever a
    * project row as `repos.projects.findById` returns it may have changed, as this process's

@@ -179,3 +179,36 @@ it("inside oneLook, the first look at other connections' commits serves the rest
     other.close();
   }
 });
+
+it('oneLook calls given the same shared look read once between them; a new shared look reads again', async () => {
+  const sqlite = sqliteOf(store);
+  const other = new Database(file);
+  const commitElsewhere = () =>
+    other
+      .prepare('insert into users (id, name, plan, created_at) values (?, ?, ?, ?)')
+      .run(randomUUID(), `elsewhere-${randomUUID()}`, 'free', new Date().toISOString());
+  try {
+    other.pragma('busy_timeout = 5000');
+    const settled = store.rowGeneration();
+    // Committed before the shared look's first read: that read shows it.
+    commitElsewhere();
+    const shared = { looked: false };
+    let looks: number[] = [];
+    const reads = await statementsOf(sqlite, async () => {
+      const first = store.oneLook(() => store.rowGeneration() as number, shared);
+      // Committed after the shared look: the later calls of that look do not read it.
+      commitElsewhere();
+      const second = store.oneLook(() => store.rowGeneration() as number, shared);
+      const third = store.oneLook(() => store.rowGeneration() as number, shared);
+      looks = [first, second, third];
+    });
+    expect(shared.looked).toBe(true);
+    expect(reads.filter((sql) => /data_version/i.test(sql))).toHaveLength(1);
+    expect(looks[0]).not.toBe(settled);
+    expect(looks).toEqual([looks[0], looks[0], looks[0]]);
+    // Another shared look reads again, and sees the later commit.
+    expect(store.oneLook(() => store.rowGeneration(), { looked: false })).not.toBe(looks[0]);
+  } finally {
+    other.close();
+  }
+});

@@ -24,6 +24,7 @@ import {
   TransactionSpanError,
   type LockTable,
   type PoolStats,
+  type SharedLook,
   type Store,
   type StoreConfig,
   type StoreEvent,
@@ -173,7 +174,7 @@ export class PgStore implements Store {
   }
 
   /** `Store.oneLook`: runs `fn`; PostgreSQL's looks at other nodes' commits read nothing. */
-  oneLook<T>(fn: () => T): T {
+  oneLook<T>(fn: () => T, _shared?: SharedLook): T {
     return fn();
   }
 

@@ -23,6 +23,7 @@ import {
   TransactionSpanError,
   type LockTable,
   type RateWindows,
+  type SharedLook,
   type Store,
   type StoreConfig,
   type StoreEvent,
@@ -70,8 +71,8 @@ export class SqliteStore implements Store {
   private readonly commit: Database.Statement;
   private readonly rollback: Database.Statement;
   private readonly generation: RowGeneration;
-  /** See `Store.oneLook`: the first `PRAGMA data_version` read inside `fn` serves the rest of it. */
-  readonly oneLook: <T>(fn: () => T) => T;
+  /** See `Store.oneLook`: the first `PRAGMA data_version` read inside `fn` (or any call given `shared`) serves the rest. */
+  readonly oneLook: <T>(fn: () => T, shared?: SharedLook) => T;
   /** The prototype of every transaction's object: its repositories' getters (`txRepoGetters`). */
   private readonly txRepos: object;
   /** The transaction begun last (one at a time: the mutex); `open` says whether it still is. */
@@ -125,12 +126,14 @@ export class SqliteStore implements Store {
       if (sharing === 'unread') sharing = 'read';
       return (lastVersion = versionStatement.get() as number);
     };
-    this.oneLook = (fn) => {
+    this.oneLook = (fn, shared) => {
       if (sharing !== 'off') return fn();
-      sharing = 'unread';
+      // A look shared with earlier calls that read already: theirs (or any read since) serves this one.
+      sharing = shared?.looked ? 'read' : 'unread';
       try {
         return fn();
       } finally {
+        if (shared && sharing === 'read') shared.looked = true;
         sharing = 'off';
       }
     };
