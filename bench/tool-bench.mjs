@@ -35,7 +35,8 @@
 //
 // A run of svc_send_message ends at its last answer: autocannon takes at least a second for any
 // fixed count of calls, and the server's CPU is read when the last one is answered, so that its
-// idle timers over the rest of that second are not counted as the calls' cost.
+// idle timers over the rest of that second are not counted as the calls' cost (nor, for either
+// server, what the calls left to finish after it, such as a garbage collector's sweep).
 //
 // svc_get_project is also loaded on a second server of the same build on PostgreSQL, in the same
 // rounds, its CPU per call (the node's and, on a throwaway cluster, the cluster's processes
