@@ -140,15 +140,21 @@ it("with lastLook, takes another connection's commit as of the store's last look
   }
 });
 
-it("inside oneLook, the first look at other connections' commits serves the rest; outside, each look reads again", async () => {
-  const sqlite = sqliteOf(store);
+/** A second connection to the store's file, and a commit of a new user through it. */
+function otherConnection() {
   const other = new Database(file);
+  other.pragma('busy_timeout = 5000');
   const commitElsewhere = () =>
     other
       .prepare('insert into users (id, name, plan, created_at) values (?, ?, ?, ?)')
       .run(randomUUID(), `elsewhere-${randomUUID()}`, 'free', new Date().toISOString());
+  return { commitElsewhere, close: () => other.close() };
+}
+
+it("inside oneLook, the first look at other connections' commits serves the rest; outside, each look reads again", async () => {
+  const sqlite = sqliteOf(store);
+  const { commitElsewhere, close } = otherConnection();
   try {
-    other.pragma('busy_timeout = 5000');
     const before = store.rowGeneration();
     let looks: number[] = [];
     const reads = await statementsOf(sqlite, async () => {
@@ -176,19 +182,14 @@ it("inside oneLook, the first look at other connections' commits serves the rest
     commitElsewhere();
     expect(store.rowGeneration()).not.toBe(now);
   } finally {
-    other.close();
+    close();
   }
 });
 
 it('oneLook calls given the same shared look read once between them; a new shared look reads again', async () => {
   const sqlite = sqliteOf(store);
-  const other = new Database(file);
-  const commitElsewhere = () =>
-    other
-      .prepare('insert into users (id, name, plan, created_at) values (?, ?, ?, ?)')
-      .run(randomUUID(), `elsewhere-${randomUUID()}`, 'free', new Date().toISOString());
+  const { commitElsewhere, close } = otherConnection();
   try {
-    other.pragma('busy_timeout = 5000');
     const settled = store.rowGeneration();
     // Committed before the shared look's first read: that read shows it.
     commitElsewhere();
@@ -209,6 +210,6 @@ it('oneLook calls given the same shared look read once between them; a new share
     // Another shared look reads again, and sees the later commit.
     expect(store.oneLook(() => store.rowGeneration(), { looked: false })).not.toBe(looks[0]);
   } finally {
-    other.close();
+    close();
   }
 });
