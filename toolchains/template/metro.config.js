@@ -5,7 +5,10 @@
 //   Expo inlines the app's public config (name, slug, ...) into modules such as expo-constants,
 //   and Metro's cache key does not cover app.json, so configs never share transformed output.
 //   Rebuilds of one app reuse its own. The same for the project's EXPO_PUBLIC_* variables
-//   (inlined too).
+//   (inlined too). The native identifiers a deploy writes (expo.ios.bundleIdentifier,
+//   expo.android.package) are left out of the key: Expo inlines the config only into web
+//   bundles, and removes its ios and android sections first, so a first deploy's web export
+//   reuses the previews' cache.
 // - No file outside this app and its toolchain enters a bundle: every resolved module and asset
 //   is checked after links are resolved (a package subpath with "..", an absolute path through a
 //   package), and require.context (which lists folders) is off.
@@ -15,6 +18,25 @@ const { getDefaultConfig } = require('expo/metro-config');
 const { FileStore } = require('metro-cache');
 
 const config = getDefaultConfig(__dirname);
+
+/** app.json's text as JSON without expo.ios.bundleIdentifier and expo.android.package (a section left empty goes too); other text as it is. */
+function withoutNativeIdentifiers(text) {
+  let app;
+  try {
+    app = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  const expo = app && app.expo;
+  if (!expo || typeof expo !== 'object') return text;
+  for (const [section, key] of [['ios', 'bundleIdentifier'], ['android', 'package']]) {
+    const value = expo[section];
+    if (!value || typeof value !== 'object' || !(key in value)) continue;
+    delete value[key];
+    if (Object.keys(value).length === 0) delete expo[section];
+  }
+  return JSON.stringify(app);
+}
 if (process.env.SVC_METRO_CACHE_DIR) {
   // Everything Expo reads the app's config from (a missing file counts as empty).
   const configHash = require('crypto').createHash('sha256');
@@ -23,7 +45,7 @@ if (process.env.SVC_METRO_CACHE_DIR) {
     try {
       text = fs.readFileSync(path.join(__dirname, name), 'utf8');
     } catch {}
-    configHash.update(`${name}\0${text}\0`);
+    configHash.update(`${name}\0${name === 'app.json' ? withoutNativeIdentifiers(text) : text}\0`);
   }
   // The project's EXPO_PUBLIC_* variables, which Expo inlines into modules: a changed value is a new cache.
   for (const name of Object.keys(process.env).filter((n) => n.startsWith('EXPO_PUBLIC_')).sort()) {
