@@ -91,13 +91,13 @@ export interface RateWindows {
   deleteExpired(before: number): Promise<void>;
 }
 
-/** The asynchronous store (see the file comment). */
 /** One look at other processes' commits shared by several `Store.oneLook` calls (a turn's requests). */
 export interface SharedLook {
   /** Whether one of the calls has read already (set by the store). */
   looked: boolean;
 }
 
+/** The asynchronous store (see the file comment). */
 export interface Store {
   readonly dialect: Dialect;
   /** True for a private in-memory database (nothing is shared with another process). */
