@@ -12,7 +12,7 @@ import type { StoreConfig, Store } from './port.js';
 import { openSqliteStore } from './sqlite/open.js';
 
 export { TransactionSpanError } from './port.js';
-export type { RateWindows, Store, StoreConfig, Tx } from './port.js';
+export type { RateWindows, SharedLook, Store, StoreConfig, Tx } from './port.js';
 
 /**
  * Opens (creating and migrating) the store named by `config`: the PostgreSQL database of

@@ -15,11 +15,13 @@
  * phase, when they all start. A request waits at most until then.
  */
 
+import type { SharedLook } from '../store/store.js';
+
 /**
  * Runs `fn` with the looks at other processes' commits inside it answered by one look, shared by
  * every call given the same `shared` (`Store.oneLook`).
  */
-export type OneLook = <T>(fn: () => T, shared?: { looked: boolean }) => T;
+export type OneLook = <T>(fn: () => T, shared?: SharedLook) => T;
 
 interface Queued {
   start: () => Promise<void>;
@@ -50,7 +52,7 @@ export class RequestTurn {
   private readonly flush = (): void => {
     const queue = this.queue;
     this.queue = [];
-    const shared = { looked: false };
+    const shared: SharedLook = { looked: false };
     let next = 0;
     const startNext = (): void => {
       while (next < queue.length) {
